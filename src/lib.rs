@@ -1,0 +1,13 @@
+//! sessionfs: Pi coding-agent sessions as a filesystem.
+//!
+//! The crate has three layers, each testable on its own:
+//!
+//! * [`model`]: Pi's session files (index, migrate, context, render, append, check).
+//!   No FUSE in it.
+//! * `view`: what every inode of a mount is, answering lookup/getattr/readdir/read/
+//!   write as plain Rust over the model.
+//! * `fuse`: a thin `fuser::Filesystem` adapter that only translates requests, and the
+//!   mount command.
+
+pub mod model;
+pub mod view;

@@ -1,0 +1,316 @@
+//! Appending entries the way Pi writes them.
+//!
+//! A new entry is built with Pi's key order (`type, id, parentId, timestamp, payload`),
+//! serialized as `JSON.stringify` would (one line, no spaces, non-ASCII raw), and
+//! written with a single `write(2)` on an `O_APPEND` descriptor, so that it cannot
+//! interleave with lines Pi appends at the same time; then `fdatasync`. Before that:
+//!
+//! * the index catches up with what other writers appended ([`Session::refresh`]), so
+//!   ids stay unique and `name`/labels hang under the real last entry;
+//! * if the file does not end in `\n` (a torn write), the line is preceded by one, so
+//!   the new entry does not glue onto the fragment;
+//! * space is reserved with `fallocate` first where the filesystem supports it, so a
+//!   full disk fails before any byte is written; should a write still come up short,
+//!   the fragment is cut off again (or, failing that, terminated) so that no partial
+//!   line remains for the next writer to glue onto.
+//!
+//! v1 files are refused: their ids exist only in memory (see [`super::migrate`]).
+
+use super::session::{Change, LoadError, Session};
+use super::time::{format_iso_ms, now_ms};
+use serde_json::{Value, json};
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// What to append.
+#[derive(Debug, Clone)]
+pub enum NewEntry<'a> {
+    /// A user message under the entry with this id, or a new root (`None`).
+    Reply { parent: Option<&'a str>, text: &'a str },
+    /// A `session_info` entry (the text is trimmed, runs of CR/LF become one space).
+    Name(&'a str),
+    /// A `label` entry setting (`Some`) or clearing (`None`) the label on `target`.
+    Label { target: &'a str, label: Option<&'a str> },
+}
+
+/// Why an append did not happen. Nothing was written in any of these cases, except
+/// `Io` after a partial write, which is then cut back (see the module docs).
+#[derive(Debug)]
+pub enum AppendError {
+    /// v1 files have no ids on disk.
+    LegacyV1,
+    /// The parent or label target is not in the file.
+    NoSuchEntry(String),
+    /// A label name that cannot be used (empty, or with a line break).
+    BadLabel(String),
+    Load(LoadError),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for AppendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AppendError::LegacyV1 => write!(f, "the session is in format v1, which sessionfs does not write to (Pi would rewrite it first)"),
+            AppendError::NoSuchEntry(id) => write!(f, "no entry {id:?} in the session"),
+            AppendError::BadLabel(l) => write!(f, "bad label name {l:?}"),
+            AppendError::Load(e) => write!(f, "{e}"),
+            AppendError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AppendError {}
+
+impl From<io::Error> for AppendError {
+    fn from(e: io::Error) -> Self {
+        AppendError::Io(e)
+    }
+}
+
+impl From<LoadError> for AppendError {
+    fn from(e: LoadError) -> Self {
+        AppendError::Load(e)
+    }
+}
+
+impl AppendError {
+    /// The errno a filesystem should answer with.
+    pub fn errno(&self) -> i32 {
+        match self {
+            AppendError::LegacyV1 => libc::EROFS,
+            AppendError::NoSuchEntry(_) => libc::ENOENT,
+            AppendError::BadLabel(_) => libc::EINVAL,
+            AppendError::Load(LoadError::Io(e)) | AppendError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            AppendError::Load(_) => libc::EIO,
+        }
+    }
+}
+
+/// A random `u32` from the kernel.
+pub fn random_u32() -> u32 {
+    let mut b = [0u8; 4];
+    // SAFETY: the buffer is valid for 4 bytes.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), 4, 0) };
+    if n != 4 {
+        // Practically unreachable; fall back to the clock mixed with the pid.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64;
+        return (t ^ (t >> 32) ^ std::process::id() as u64) as u32;
+    }
+    u32::from_ne_bytes(b)
+}
+
+/// Pi's `session_info` sanitizing: runs of CR/LF become one space, then trim.
+pub fn sanitize_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_break = false;
+    for c in name.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+        } else {
+            out.push(c);
+            in_break = false;
+        }
+    }
+    js_trim(&out).to_string()
+}
+
+/// JavaScript's `String.prototype.trim` (whitespace and line terminators).
+pub fn js_trim(s: &str) -> &str {
+    let ws = |c: char| {
+        c.is_whitespace() || c == '\u{FEFF}'
+    };
+    s.trim_matches(ws)
+}
+
+impl Session {
+    /// Builds the line for `what` (with its `\n`) and returns it with the new id.
+    /// Does not catch up with the file; [`Session::append`] does.
+    pub fn build_line(&self, what: &NewEntry<'_>, now: i64) -> Result<(String, Vec<u8>), AppendError> {
+        if self.is_v1() {
+            return Err(AppendError::LegacyV1);
+        }
+        let id = self.new_id();
+        let ts = format_iso_ms(now);
+        let leaf_id = || -> Value {
+            match self.leaf() {
+                Some(l) if !self.entry(l).id.is_none() => Value::String(self.id_string(l)),
+                _ => Value::Null,
+            }
+        };
+        let v = match what {
+            NewEntry::Reply { parent, text } => {
+                let parent = match parent {
+                    Some(p) => {
+                        let n = self.find(p).ok_or_else(|| AppendError::NoSuchEntry(p.to_string()))?;
+                        Value::String(self.id_string(n))
+                    }
+                    None => Value::Null,
+                };
+                json!({
+                    "type": "message",
+                    "id": id,
+                    "parentId": parent,
+                    "timestamp": ts,
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": text}],
+                        "timestamp": now,
+                    },
+                })
+            }
+            NewEntry::Name(name) => json!({
+                "type": "session_info",
+                "id": id,
+                "parentId": leaf_id(),
+                "timestamp": ts,
+                "name": sanitize_name(name),
+            }),
+            NewEntry::Label { target, label } => {
+                let n = self.find(target).ok_or_else(|| AppendError::NoSuchEntry(target.to_string()))?;
+                let target = self.id_string(n);
+                let mut v = json!({
+                    "type": "label",
+                    "id": id,
+                    "parentId": leaf_id(),
+                    "timestamp": ts,
+                    "targetId": target,
+                });
+                if let Some(l) = label {
+                    if l.is_empty() || l.contains(['\n', '\r']) {
+                        return Err(AppendError::BadLabel(l.to_string()));
+                    }
+                    v["label"] = Value::String(l.to_string());
+                }
+                v
+            }
+        };
+        let mut line = serde_json::to_vec(&v).map_err(|e| AppendError::Io(io::Error::other(e)))?;
+        line.push(b'\n');
+        Ok((id, line))
+    }
+
+    /// Catches up with the file, appends `what`, syncs, and indexes it.
+    /// Returns the new entry's id and everything that changed since the last refresh.
+    pub fn append(&mut self, what: &NewEntry<'_>) -> Result<(String, Change), AppendError> {
+        let mut change = self.refresh()?;
+        let (id, line) = self.build_line(what, now_ms())?;
+        write_line(self.path(), &line)?;
+        let more = self.refresh()?;
+        merge(&mut change, more);
+        Ok((id, change))
+    }
+}
+
+/// Folds a later change into an earlier one.
+pub fn merge(a: &mut Change, b: Change) {
+    if b.reloaded {
+        *a = b;
+        return;
+    }
+    if a.new_entries.is_empty() {
+        a.new_entries = b.new_entries;
+    } else if !b.new_entries.is_empty() {
+        a.new_entries.end = b.new_entries.end;
+    }
+    a.parents.extend(b.parents);
+    a.parents.sort_unstable();
+    a.parents.dedup();
+    a.rebuilt |= b.rebuilt;
+    a.labels_changed |= b.labels_changed;
+    a.name_changed |= b.name_changed;
+}
+
+/// Appends one complete line (ending in `\n`) to the file at `path`, durably.
+/// See the module docs for what happens on a torn tail or a full disk.
+pub fn write_line(path: &Path, line: &[u8]) -> io::Result<()> {
+    debug_assert!(line.ends_with(b"\n"));
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: plain syscalls on a descriptor we own and close below.
+    unsafe {
+        let fd = libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let r = write_line_fd(fd, line);
+        libc::close(fd);
+        r
+    }
+}
+
+unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
+    // SAFETY (whole fn): `fd` is an open descriptor; buffers are valid for their lengths.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let size = st.st_size as u64;
+        let mut buf: Vec<u8> = Vec::with_capacity(line.len() + 1);
+        if size > 0 {
+            let mut last = 0u8;
+            if libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) == 1 && last != b'\n' {
+                buf.push(b'\n');
+            }
+        }
+        buf.extend_from_slice(line);
+        // Reserve the blocks first: a full disk then fails before anything is written.
+        if libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, size as i64, buf.len() as i64) != 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ENOSPC) | Some(libc::EDQUOT) | Some(libc::EFBIG) => return Err(e),
+                _ => {} // not supported here: go ahead and write
+            }
+        }
+        let n = loop {
+            let n = libc::write(fd, buf.as_ptr().cast(), buf.len());
+            if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break n;
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if (n as usize) < buf.len() {
+            let err = io::Error::from_raw_os_error(libc::ENOSPC);
+            // Cut our fragment off if nobody wrote after it; otherwise end it with a
+            // newline so that it stays a malformed line of its own.
+            let end = libc::lseek(fd, 0, libc::SEEK_CUR);
+            let mut st2: libc::stat = std::mem::zeroed();
+            if end >= 0 && libc::fstat(fd, &mut st2) == 0 && st2.st_size == end {
+                if libc::ftruncate(fd, end - n as i64) == 0 {
+                    libc::fdatasync(fd);
+                    return Err(err);
+                }
+            }
+            let nl = b"\n";
+            libc::write(fd, nl.as_ptr().cast(), 1);
+            libc::fdatasync(fd);
+            return Err(err);
+        }
+        if libc::fdatasync(fd) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitized_like_pi() {
+        assert_eq!(sanitize_name("  a\r\n\nb \n"), "a b");
+        assert_eq!(sanitize_name("\n"), "");
+        assert_eq!(sanitize_name("x\ty"), "x\ty");
+    }
+}

@@ -1,0 +1,191 @@
+//! `sessionfs check`: what is wrong with a session file, line by line.
+
+use super::session::{LoadError, Problem, ProblemKind, Session, Severity};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The outcome of checking one file.
+#[derive(Debug)]
+pub enum Report {
+    /// The file could not be read at all (exit code 2).
+    Unreadable(String),
+    /// The file is not a Pi session (no valid header).
+    NotASession(String),
+    Checked(Box<Summary>),
+}
+
+#[derive(Debug)]
+pub struct Summary {
+    pub problems: Vec<Problem>,
+    pub problems_dropped: u64,
+    pub version: u32,
+    pub session_id: String,
+    pub entries: usize,
+    pub roots: usize,
+    pub leaves: u32,
+    pub branch_points: u32,
+    pub deepest: usize,
+    pub deepest_leaf: Option<String>,
+    pub leaf: Option<String>,
+    pub name: Option<String>,
+}
+
+impl Report {
+    /// Has the file anything worse than notes?
+    pub fn has_problems(&self) -> bool {
+        match self {
+            Report::Unreadable(_) | Report::NotASession(_) => true,
+            Report::Checked(s) => s.problems.iter().any(|p| p.severity >= Severity::Warning),
+        }
+    }
+}
+
+/// Checks one file. Never writes to it; never hangs (the index breaks cycles).
+pub fn check(path: &Path) -> Report {
+    let s = match Session::open(path) {
+        Ok(s) => s,
+        Err(LoadError::Io(e)) => return Report::Unreadable(e.to_string()),
+        Err(e) => return Report::NotASession(e.to_string()),
+    };
+    let mut deepest = 0usize;
+    let mut deepest_node = None;
+    s.walk_preorder(|n, d| {
+        if d + 1 > deepest {
+            deepest = d + 1;
+            deepest_node = Some(n);
+        }
+    });
+    Report::Checked(Box::new(Summary {
+        problems: s.problems().to_vec(),
+        problems_dropped: s.problems_dropped(),
+        version: s.header().version,
+        session_id: s.header().session_id.clone(),
+        entries: s.entries().len(),
+        roots: s.roots().len(),
+        leaves: s.leaf_count(),
+        branch_points: s.branch_point_count(),
+        deepest,
+        deepest_leaf: deepest_node.map(|n| s.id_string(n)),
+        leaf: s.leaf().map(|l| s.id_string(l)),
+        name: s.name().map(str::to_string),
+    }))
+}
+
+/// One problem as a line of text.
+pub fn describe(p: &ProblemKind) -> String {
+    match p {
+        ProblemKind::Blank => "blank line (skipped)".into(),
+        ProblemKind::Crlf => "CRLF line endings (read fine)".into(),
+        ProblemKind::Malformed(m) => format!("malformed line, skipped by Pi: {m}"),
+        ProblemKind::NotAnObject => "JSON that is not an object, skipped".into(),
+        ProblemKind::ExtraHeader => "another session header (ignored, as Pi does)".into(),
+        ProblemKind::MissingId => "entry without an id".into(),
+        ProblemKind::DuplicateId { id, first_line } => {
+            format!("duplicate id {id} (also on line {first_line}); the later entry wins")
+        }
+        ProblemKind::Orphan { parent } => format!("parent {parent} is not in the file; shown as a root"),
+        ProblemKind::SelfParent => "entry is its own parent (Pi hangs on it); shown as a root".into(),
+        ProblemKind::Cycle { ids } => {
+            format!("parent cycle {} (Pi hangs on it); broken here, shown as a root", ids.join(" -> "))
+        }
+        ProblemKind::UnknownType(t) if t.is_empty() => "entry without a type".into(),
+        ProblemKind::UnknownType(t) => format!("unknown entry type {t:?} (kept, not in any context)"),
+        ProblemKind::LabelTargetMissing { target } => format!("label on {target}, which is not in the file"),
+        ProblemKind::UnterminatedLastLine { bytes, parses: true } => format!(
+            "last line ({bytes} bytes) has no final newline: not indexed yet; Pi's next append would glue onto it"
+        ),
+        ProblemKind::UnterminatedLastLine { bytes, parses: false } => {
+            format!("torn last line ({bytes} bytes, incomplete JSON); Pi's next append would be lost with it")
+        }
+    }
+}
+
+fn severity_word(s: Severity) -> &'static str {
+    match s {
+        Severity::Note => "note",
+        Severity::Warning => "warning",
+    }
+}
+
+/// Human-readable report.
+pub fn to_text(path: &Path, r: &Report) -> String {
+    let p = path.display();
+    match r {
+        Report::Unreadable(e) => format!("{p}: error: cannot read: {e}\n"),
+        Report::NotASession(e) => format!("{p}: error: {e}\n"),
+        Report::Checked(s) => {
+            let mut out = String::new();
+            let warnings = s.problems.iter().filter(|x| x.severity >= Severity::Warning).count();
+            for x in &s.problems {
+                out.push_str(&format!("{p}:{}: {}: {}\n", x.line, severity_word(x.severity), describe(&x.what)));
+            }
+            if s.problems_dropped > 0 {
+                out.push_str(&format!("{p}: … and {} more problems not listed\n", s.problems_dropped));
+            }
+            out.push_str(&format!(
+                "{p}: {}: v{}, {} entries, {} roots, {} leaves, {} branch points, deepest path {}{}{}\n",
+                if warnings == 0 { "ok".to_string() } else { format!("{warnings} problems") },
+                s.version,
+                s.entries,
+                s.roots,
+                s.leaves,
+                s.branch_points,
+                s.deepest,
+                s.deepest_leaf.as_ref().map(|l| format!(" (to {l})")).unwrap_or_default(),
+                s.name.as_ref().map(|n| format!(", name {n:?}")).unwrap_or_default(),
+            ));
+            out
+        }
+    }
+}
+
+/// Machine-readable report.
+pub fn to_json(path: &Path, r: &Report) -> Value {
+    let file = path.display().to_string();
+    match r {
+        Report::Unreadable(e) => json!({"file": file, "ok": false, "readable": false, "error": e}),
+        Report::NotASession(e) => json!({"file": file, "ok": false, "readable": true, "session": false, "error": e}),
+        Report::Checked(s) => json!({
+            "file": file,
+            "ok": !r.has_problems(),
+            "readable": true,
+            "session": true,
+            "version": s.version,
+            "sessionId": s.session_id,
+            "problems": s.problems.iter().map(|x| json!({
+                "line": x.line,
+                "severity": severity_word(x.severity),
+                "kind": kind_word(&x.what),
+                "message": describe(&x.what),
+            })).collect::<Vec<_>>(),
+            "problemsNotListed": s.problems_dropped,
+            "entries": s.entries,
+            "roots": s.roots,
+            "leaves": s.leaves,
+            "branchPoints": s.branch_points,
+            "deepestPath": s.deepest,
+            "deepestLeaf": s.deepest_leaf,
+            "leafId": s.leaf,
+            "name": s.name,
+        }),
+    }
+}
+
+fn kind_word(p: &ProblemKind) -> &'static str {
+    match p {
+        ProblemKind::Blank => "blank",
+        ProblemKind::Crlf => "crlf",
+        ProblemKind::Malformed(_) => "malformed",
+        ProblemKind::NotAnObject => "not-an-object",
+        ProblemKind::ExtraHeader => "extra-header",
+        ProblemKind::MissingId => "missing-id",
+        ProblemKind::DuplicateId { .. } => "duplicate-id",
+        ProblemKind::Orphan { .. } => "orphan",
+        ProblemKind::SelfParent => "self-parent",
+        ProblemKind::Cycle { .. } => "cycle",
+        ProblemKind::UnknownType(_) => "unknown-type",
+        ProblemKind::LabelTargetMissing { .. } => "label-target-missing",
+        ProblemKind::UnterminatedLastLine { parses: true, .. } => "unterminated-last-line",
+        ProblemKind::UnterminatedLastLine { parses: false, .. } => "torn-last-line",
+    }
+}

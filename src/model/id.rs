@@ -1,0 +1,125 @@
+//! Compact entry ids.
+//!
+//! Pi's entry ids are almost always 8 lowercase hex digits (the first 8 characters of a
+//! UUID), so an id is kept as a `u64` key: the hex value itself for those, and an index
+//! into an interning table for anything else (a full UUID fallback, a hand-written id,
+//! a name that is not even a valid file name). This keeps the per-entry index small
+//! (see the memory budget in `session`), while any string Pi accepts is still an id.
+
+use std::collections::HashMap;
+
+/// An entry id, interned. Equal ids have equal keys within one [`IdTable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdKey(u64);
+
+const INTERNED: u64 = 1 << 62;
+
+impl IdKey {
+    /// No id at all: `parentId` null or missing, or an entry without `id`.
+    pub const NONE: IdKey = IdKey(u64::MAX);
+
+    pub fn is_none(self) -> bool {
+        self == IdKey::NONE
+    }
+
+    /// The key of an 8-lowercase-hex id, without touching any table.
+    pub fn from_hex8(s: &str) -> Option<IdKey> {
+        let b = s.as_bytes();
+        if b.len() != 8 {
+            return None;
+        }
+        let mut v: u64 = 0;
+        for &c in b {
+            let d = match c {
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                _ => return None,
+            };
+            v = (v << 4) | d as u64;
+        }
+        Some(IdKey(v))
+    }
+
+    pub fn from_u32(v: u32) -> IdKey {
+        IdKey(v as u64)
+    }
+
+    /// The raw value, for hashing into derived ids.
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+}
+
+/// Interning table for ids that are not 8 lowercase hex digits.
+#[derive(Default, Debug, Clone)]
+pub struct IdTable {
+    strings: Vec<Box<str>>,
+    lookup: HashMap<Box<str>, u32>,
+}
+
+impl IdTable {
+    /// Returns the key for `s`, interning it if needed.
+    pub fn intern(&mut self, s: &str) -> IdKey {
+        if let Some(k) = IdKey::from_hex8(s) {
+            return k;
+        }
+        if let Some(&i) = self.lookup.get(s) {
+            return IdKey(INTERNED | i as u64);
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(s.into());
+        self.lookup.insert(s.into(), i);
+        IdKey(INTERNED | i as u64)
+    }
+
+    /// Returns the key for `s` if `s` is a known id (or a hex id), without interning.
+    pub fn get(&self, s: &str) -> Option<IdKey> {
+        if let Some(k) = IdKey::from_hex8(s) {
+            return Some(k);
+        }
+        self.lookup.get(s).map(|&i| IdKey(INTERNED | i as u64))
+    }
+
+    /// The id as a string. `NONE` has no string.
+    pub fn resolve(&self, k: IdKey) -> Option<std::borrow::Cow<'_, str>> {
+        if k.is_none() {
+            None
+        } else if k.0 & INTERNED != 0 {
+            Some(std::borrow::Cow::Borrowed(&self.strings[(k.0 & !INTERNED) as usize]))
+        } else {
+            Some(std::borrow::Cow::Owned(format!("{:08x}", k.0)))
+        }
+    }
+
+    /// Bytes held by the interned strings and their lookup table (approximate).
+    pub fn heap_bytes(&self) -> usize {
+        self.strings.iter().map(|s| s.len() * 2 + 48).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_ids_need_no_table() {
+        let t = IdTable::default();
+        let k = IdKey::from_hex8("0a1b2c3d").unwrap();
+        assert_eq!(t.resolve(k).unwrap(), "0a1b2c3d");
+        assert_eq!(IdKey::from_hex8("0A1B2C3D"), None);
+        assert_eq!(IdKey::from_hex8("0a1b2c3"), None);
+    }
+
+    #[test]
+    fn other_ids_are_interned_once() {
+        let mut t = IdTable::default();
+        let a = t.intern("reply");
+        let b = t.intern("../x");
+        assert_ne!(a, b);
+        assert_eq!(t.intern("reply"), a);
+        assert_eq!(t.get("../x"), Some(b));
+        assert_eq!(t.get("nope"), None);
+        assert_eq!(t.resolve(b).unwrap(), "../x");
+        assert_eq!(t.intern(""), t.get("").unwrap());
+    }
+}

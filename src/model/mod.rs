@@ -1,0 +1,26 @@
+//! The session model: everything sessionfs knows about Pi's session files, with no
+//! filesystem in it.
+//!
+//! * [`session`] indexes a file (tolerant of damage, lazy about content) and catches up
+//!   with appends; [`scan`] is the per-line field reader it uses.
+//! * [`migrate`] applies Pi's v1/v2 migrations in memory.
+//! * [`context`] rebuilds the messages Pi would send to the model for any entry.
+//! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree.
+//! * [`append`] writes new entries the way Pi does.
+//! * [`check`] reports what is wrong with a file.
+
+pub mod append;
+pub mod base64;
+pub mod check;
+pub mod context;
+pub mod id;
+pub mod kind;
+pub mod migrate;
+pub mod render;
+pub mod scan;
+pub mod session;
+pub mod time;
+pub mod tree;
+
+pub use append::{AppendError, NewEntry};
+pub use session::{Change, LoadError, NIL, Session};

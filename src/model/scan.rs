@@ -1,0 +1,415 @@
+//! Reading the few fields of a line that the tree needs, without building the line.
+//!
+//! Indexing a session must not cost a full `serde_json::Value` per line: a 100 MB file
+//! would take seconds and hundreds of MB. [`LineHead::parse`] walks the JSON once,
+//! keeps only `type`, `id`, `parentId`, `timestamp`, `message.role`, the label fields,
+//! the session name and the header's `version`, and skips everything else while still
+//! validating it, so a line is accepted exactly when `JSON.parse` would accept it (up to
+//! serde_json's nesting limit of 128, past which a line counts as malformed).
+//!
+//! Keys that occur twice keep their last value, as in JavaScript. Invalid UTF-8 is
+//! replaced by U+FFFD first, as Node's UTF-8 decoder does when Pi reads the file.
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+
+/// A JSON value reduced to what the index needs to know about a field.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Field<'a> {
+    /// The key is not there.
+    #[default]
+    Missing,
+    Null,
+    Str(Cow<'a, str>),
+    /// A number; its text is kept only for the header's `version`.
+    Num(f64),
+    /// `true`, `false`, an array or an object.
+    Other { truthy: bool },
+}
+
+impl<'a> Field<'a> {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Field::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn into_owned(self) -> Field<'static> {
+        match self {
+            Field::Missing => Field::Missing,
+            Field::Null => Field::Null,
+            Field::Str(s) => Field::Str(Cow::Owned(s.into_owned())),
+            Field::Num(n) => Field::Num(n),
+            Field::Other { truthy } => Field::Other { truthy },
+        }
+    }
+}
+
+/// The fields of one line that indexing uses.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct LineHead<'a> {
+    pub ty: Field<'a>,
+    pub id: Field<'a>,
+    pub parent_id: Field<'a>,
+    pub timestamp: Field<'a>,
+    /// `message.role`, when `message` is an object.
+    pub role: Field<'a>,
+    pub target_id: Field<'a>,
+    pub label: Field<'a>,
+    pub name: Field<'a>,
+    pub version: Field<'a>,
+    /// `firstKeptEntryIndex` (v1 compactions).
+    pub first_kept_index: Field<'a>,
+}
+
+/// Why a line is not an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineError {
+    /// Only whitespace.
+    Blank,
+    /// Not valid JSON (the parser's message).
+    Malformed(String),
+    /// Valid JSON, but not an object (`JSON.parse` accepts it; Pi then fails on it).
+    NotAnObject,
+}
+
+impl<'a> LineHead<'a> {
+    /// Parses one line (without its `\n`; a trailing `\r` is whitespace to JSON).
+    pub fn parse(line: &'a [u8]) -> Result<LineHead<'a>, LineError> {
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            return Err(LineError::Blank);
+        }
+        match parse_slice(line) {
+            Ok(h) => Ok(h),
+            Err(e) => {
+                if std::str::from_utf8(line).is_ok() {
+                    return Err(e);
+                }
+                // Node decodes the file as UTF-8 with replacement characters before
+                // JSON.parse ever sees it; do the same and try again.
+                let fixed = String::from_utf8_lossy(line).into_owned();
+                parse_slice(fixed.as_bytes()).map(LineHead::into_owned)
+            }
+        }
+    }
+
+    fn into_owned(self) -> LineHead<'static> {
+        LineHead {
+            ty: self.ty.into_owned(),
+            id: self.id.into_owned(),
+            parent_id: self.parent_id.into_owned(),
+            timestamp: self.timestamp.into_owned(),
+            role: self.role.into_owned(),
+            target_id: self.target_id.into_owned(),
+            label: self.label.into_owned(),
+            name: self.name.into_owned(),
+            version: self.version.into_owned(),
+            first_kept_index: self.first_kept_index.into_owned(),
+        }
+    }
+
+    /// Is this a session header (`type: "session"` with a string `id`)?
+    pub fn is_header(&self) -> bool {
+        self.ty.as_str() == Some("session") && matches!(self.id, Field::Str(_))
+    }
+}
+
+fn parse_slice(line: &[u8]) -> Result<LineHead<'_>, LineError> {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let r = de.deserialize_any(HeadVisitor);
+    match r {
+        Ok(Some(h)) => match de.end() {
+            Ok(()) => Ok(h),
+            Err(e) => Err(LineError::Malformed(e.to_string())),
+        },
+        Ok(None) => match de.end() {
+            Ok(()) => Err(LineError::NotAnObject),
+            Err(e) => Err(LineError::Malformed(e.to_string())),
+        },
+        Err(e) => Err(LineError::Malformed(e.to_string())),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Key {
+    Type,
+    Id,
+    ParentId,
+    Timestamp,
+    Message,
+    TargetId,
+    Label,
+    Name,
+    Version,
+    FirstKeptIndex,
+    Role,
+    Other,
+}
+
+impl Key {
+    fn of(s: &str) -> Key {
+        match s {
+            "type" => Key::Type,
+            "id" => Key::Id,
+            "parentId" => Key::ParentId,
+            "timestamp" => Key::Timestamp,
+            "message" => Key::Message,
+            "targetId" => Key::TargetId,
+            "label" => Key::Label,
+            "name" => Key::Name,
+            "version" => Key::Version,
+            "firstKeptEntryIndex" => Key::FirstKeptIndex,
+            "role" => Key::Role,
+            _ => Key::Other,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                Ok(Key::of(s))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Any JSON value, kept only when it is a string or a number.
+struct FieldSeed;
+
+impl<'de> de::DeserializeSeed<'de> for FieldSeed {
+    type Value = Field<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field<'de>, D::Error> {
+        d.deserialize_any(FieldVisitor)
+    }
+}
+
+struct FieldVisitor;
+
+impl<'de> Visitor<'de> for FieldVisitor {
+    type Value = Field<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Field<'de>, E> {
+        Ok(Field::Str(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Field<'de>, E> {
+        Ok(Field::Str(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Field<'de>, E> {
+        Ok(Field::Str(Cow::Owned(s)))
+    }
+    fn visit_unit<E>(self) -> Result<Field<'de>, E> {
+        Ok(Field::Null)
+    }
+    fn visit_none<E>(self) -> Result<Field<'de>, E> {
+        Ok(Field::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Field<'de>, E> {
+        Ok(Field::Other { truthy: v })
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Field<'de>, E> {
+        Ok(Field::Num(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Field<'de>, E> {
+        Ok(Field::Num(v as f64))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Field<'de>, E> {
+        Ok(Field::Num(v))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Field<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Field::Other { truthy: true })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Field<'de>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Field::Other { truthy: true })
+    }
+}
+
+/// The `message` object: only its `role` matters.
+struct RoleSeed;
+
+impl<'de> de::DeserializeSeed<'de> for RoleSeed {
+    type Value = Field<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field<'de>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Field<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Field<'de>, A::Error> {
+                let mut role = Field::Missing;
+                while let Some(k) = map.next_key::<Key>()? {
+                    if let Key::Role = k {
+                        role = map.next_value_seed(FieldSeed)?;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(role)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Field<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Field::Missing)
+            }
+            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+            fn visit_unit<E>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Field<'de>, E> {
+                Ok(Field::Missing)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The top level: `Some(head)` for an object, `None` for any other JSON value.
+struct HeadVisitor;
+
+impl<'de> Visitor<'de> for HeadVisitor {
+    type Value = Option<LineHead<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut h = LineHead::default();
+        while let Some(k) = map.next_key::<Key>()? {
+            let slot = match k {
+                Key::Type => &mut h.ty,
+                Key::Id => &mut h.id,
+                Key::ParentId => &mut h.parent_id,
+                Key::Timestamp => &mut h.timestamp,
+                Key::TargetId => &mut h.target_id,
+                Key::Label => &mut h.label,
+                Key::Name => &mut h.name,
+                Key::Version => &mut h.version,
+                Key::FirstKeptIndex => &mut h.first_kept_index,
+                Key::Message => {
+                    h.role = map.next_value_seed(RoleSeed)?;
+                    continue;
+                }
+                Key::Role | Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = map.next_value_seed(FieldSeed)?;
+        }
+        Ok(Some(h))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_tree_fields_only() {
+        let l = br#"{"type":"message","id":"aaaaaaa2","parentId":"aaaaaaa1","timestamp":"2026-01-05T09:00:02.000Z","message":{"content":[{"type":"text","text":"role"}],"role":"user","timestamp":1}}"#;
+        let h = LineHead::parse(l).unwrap();
+        assert_eq!(h.ty.as_str(), Some("message"));
+        assert_eq!(h.id.as_str(), Some("aaaaaaa2"));
+        assert_eq!(h.parent_id.as_str(), Some("aaaaaaa1"));
+        assert_eq!(h.role.as_str(), Some("user"));
+        assert!(matches!(h.ty, Field::Str(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn null_parent_and_escaped_strings() {
+        let h = LineHead::parse(br#"{"type":"label","id":"a\u0062","parentId":null,"targetId":"x","label":"l"}"#).unwrap();
+        assert_eq!(h.id.as_str(), Some("ab"));
+        assert_eq!(h.parent_id, Field::Null);
+        assert_eq!(h.label.as_str(), Some("l"));
+    }
+
+    #[test]
+    fn duplicate_keys_last_wins() {
+        let h = LineHead::parse(br#"{"id":"first","type":"x","id":"second"}"#).unwrap();
+        assert_eq!(h.id.as_str(), Some("second"));
+    }
+
+    #[test]
+    fn crlf_and_whitespace() {
+        assert!(LineHead::parse(b"{\"type\":\"x\"}\r").is_ok());
+        assert_eq!(LineHead::parse(b"  \r"), Err(LineError::Blank));
+        assert_eq!(LineHead::parse(b""), Err(LineError::Blank));
+    }
+
+    #[test]
+    fn malformed_and_non_objects() {
+        assert!(matches!(LineHead::parse(b"{\"half\":"), Err(LineError::Malformed(_))));
+        assert!(matches!(LineHead::parse(b"not json"), Err(LineError::Malformed(_))));
+        assert!(matches!(LineHead::parse(b"{} x"), Err(LineError::Malformed(_))));
+        assert_eq!(LineHead::parse(b"[1,2]"), Err(LineError::NotAnObject));
+        assert_eq!(LineHead::parse(b"\"s\""), Err(LineError::NotAnObject));
+        // A BOM is not JSON whitespace.
+        assert!(matches!(LineHead::parse(b"\xEF\xBB\xBF{}"), Err(LineError::Malformed(_))));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_rejected() {
+        let h = LineHead::parse(b"{\"type\":\"message\",\"id\":\"ab\xFFcd\"}").unwrap();
+        assert_eq!(h.id.as_str(), Some("ab\u{FFFD}cd"));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let mut s = String::from("{\"type\":\"x\",\"deep\":");
+        s.push_str(&"[".repeat(100_000));
+        s.push_str(&"]".repeat(100_000));
+        s.push('}');
+        assert!(matches!(LineHead::parse(s.as_bytes()), Err(LineError::Malformed(_))));
+    }
+}

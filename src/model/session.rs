@@ -1,0 +1,1074 @@
+//! The index of one session file.
+//!
+//! A [`Session`] reads a Pi session file once, front to back, and keeps per entry only
+//! what the tree needs: id, parent, kind, timestamp and the byte range of its line
+//! (64 bytes an entry, plus the id map). Content is read back from the file with
+//! `pread` and parsed only when asked for ([`Session::entry_value`]), so the index of a
+//! 100 MB session fits in a few MB.
+//!
+//! Loading is tolerant in the way Pi is, and stricter where Pi is unsafe:
+//!
+//! * blank, malformed and non-object lines are skipped (and reported by `check`);
+//! * the first line that parses must be a header (`type: "session"`, string `id`),
+//!   otherwise [`LoadError::NotASession`]; the file is never written to;
+//! * a last line without `\n` is not yet written: it is neither indexed nor an error,
+//!   and is picked up once its newline arrives;
+//! * duplicate ids: the later entry wins, the earlier one leaves the tree;
+//! * a missing parent, a self-parent, or a parent cycle makes an entry a root, so
+//!   walking to the root always ends (Pi hangs on cycles);
+//! * v1 and v2 files are migrated in memory as Pi does (see [`super::migrate`]); v1
+//!   entries get ids derived from the session id and their position, the same on
+//!   every load.
+//!
+//! [`Session::refresh`] catches up with lines appended since, or reloads the file when
+//! it was replaced, truncated or rewritten.
+
+use super::id::{IdKey, IdTable};
+use super::kind::{KNOWN_TYPES, KindId, KindTable};
+use super::scan::{Field, LineError, LineHead};
+use super::time::parse_iso_ms;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// "No entry": the parent of a root, the end of a sibling list.
+pub const NIL: u32 = u32::MAX;
+
+/// Timestamp value for a timestamp JavaScript cannot parse (`NaN`).
+pub const NO_TIME: i64 = i64::MIN;
+
+/// One parsed, non-header line of the file, in file order.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Byte offset of the line in the file.
+    pub offset: u64,
+    /// Length of the line, without its `\n`.
+    pub len: u32,
+    /// 1-based line number in the file.
+    pub line: u32,
+    pub id: IdKey,
+    /// The `parentId` as written (`NONE` for null or missing).
+    pub parent_id: IdKey,
+    /// Entry timestamp in ms, or [`NO_TIME`].
+    pub ts: i64,
+    pub kind: KindId,
+    pub flags: u8,
+    /// Resolved tree links (entry indices), valid unless [`flags::SHADOWED`].
+    pub parent: u32,
+    pub first_child: u32,
+    pub last_child: u32,
+    pub next_sibling: u32,
+    pub child_count: u32,
+}
+
+/// Bits of [`Entry::flags`].
+pub mod flags {
+    /// A later entry has the same id; this one is not in the tree.
+    pub const SHADOWED: u8 = 1;
+    /// The entry has no string `id` on disk (and is not from a v1 file).
+    pub const NO_ID: u8 = 2;
+    /// Root because its parent is not in the file.
+    pub const ORPHAN: u8 = 4;
+    /// Root because it is its own parent.
+    pub const SELF_PARENT: u8 = 8;
+    /// Root because it closed a parent cycle.
+    pub const CYCLE: u8 = 16;
+    /// The `type` is not one Pi 0.81 knows.
+    pub const UNKNOWN_TYPE: u8 = 32;
+}
+
+impl Entry {
+    pub fn is_node(&self) -> bool {
+        self.flags & flags::SHADOWED == 0
+    }
+}
+
+/// The header line.
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub offset: u64,
+    pub len: u32,
+    pub line: u32,
+    pub session_id: String,
+    /// `version`, with Pi's default of 1. Non-numeric versions count as current.
+    pub version: u32,
+    pub timestamp_ms: i64,
+}
+
+/// Something about a line worth telling the user (`sessionfs check`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub line: u32,
+    pub severity: Severity,
+    pub what: ProblemKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Harmless, reported for information.
+    Note,
+    /// Pi loses or mishandles something here.
+    Warning,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProblemKind {
+    Blank,
+    Crlf,
+    Malformed(String),
+    NotAnObject,
+    /// A second `type: "session"` line (Pi ignores it).
+    ExtraHeader,
+    MissingId,
+    DuplicateId { id: String, first_line: u32 },
+    Orphan { parent: String },
+    SelfParent,
+    Cycle { ids: Vec<String> },
+    UnknownType(String),
+    LabelTargetMissing { target: String },
+    /// The last line has no `\n`: Pi's next append would be glued onto it.
+    UnterminatedLastLine { bytes: u64, parses: bool },
+}
+
+/// Why a file could not be loaded as a session.
+#[derive(Debug)]
+pub enum LoadError {
+    Io(io::Error),
+    /// The file is empty (Pi would write a fresh header into it).
+    Empty,
+    /// The first line that parses is not a session header.
+    NotASession { line: u32, reason: String },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Io(e) => write!(f, "{e}"),
+            LoadError::Empty => write!(f, "the file is empty: not a Pi session yet"),
+            LoadError::NotASession { line, reason } => {
+                write!(f, "not a Pi session: line {line}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl From<io::Error> for LoadError {
+    fn from(e: io::Error) -> Self {
+        LoadError::Io(e)
+    }
+}
+
+/// What a [`Session::refresh`] changed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The file was replaced or rewritten and indexed from scratch.
+    pub reloaded: bool,
+    /// Entries added (indices into [`Session::entries`]).
+    pub new_entries: std::ops::Range<u32>,
+    /// Nodes whose child list changed (`NIL` stands for the root list).
+    pub parents: Vec<u32>,
+    /// The tree was rebuilt (a duplicate id or an adopted orphan): anything may have moved.
+    pub rebuilt: bool,
+    pub labels_changed: bool,
+    pub name_changed: bool,
+}
+
+impl Change {
+    pub fn is_empty(&self) -> bool {
+        !self.reloaded && self.new_entries.is_empty()
+    }
+}
+
+const MAX_PROBLEMS: usize = 10_000;
+const READ_CHUNK: usize = 4 << 20;
+const FINGERPRINT: u64 = 64;
+
+/// The index of one session file. See the module docs.
+#[derive(Debug)]
+pub struct Session {
+    path: PathBuf,
+    file: File,
+    dev_ino: (u64, u64),
+    header: Header,
+    entries: Vec<Entry>,
+    ids: IdTable,
+    by_id: HashMap<IdKey, u32>,
+    kinds: KindTable,
+    roots: Vec<u32>,
+    /// Parent ids that orphans are waiting for.
+    missing_parents: HashSet<IdKey>,
+    /// Live labels: target id -> (label, index of the label entry).
+    labels: HashMap<IdKey, (Box<str>, u32)>,
+    /// The session name and the index of the `session_info` entry that set it.
+    name: Option<(Box<str>, u32)>,
+    branch_points: u32,
+    leaves: u32,
+    /// Bytes of the file indexed so far (always the end of a complete line).
+    scanned: u64,
+    next_line: u32,
+    /// Parsed lines so far, header included (Pi's parsed-array index; v1 needs it).
+    parsed_count: u32,
+    /// v1 only: parsed-array index -> entry index (`NIL` for session lines).
+    v1_parsed: Vec<u32>,
+    problems: Vec<Problem>,
+    problems_dropped: u64,
+    /// Length of an unterminated last line, if any.
+    tail: u64,
+    generation: u64,
+    /// The last bytes indexed, to notice a file rewritten in place.
+    fingerprint: Vec<u8>,
+    /// A duplicate id was seen since the last link pass: relink everything.
+    relink: bool,
+}
+
+impl Session {
+    /// Loads and indexes the session file at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Session, LoadError> {
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path)?;
+        let md = file.metadata()?;
+        if md.is_dir() {
+            return Err(LoadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
+        }
+        let mut s = Session {
+            path,
+            file,
+            dev_ino: (md.dev(), md.ino()),
+            header: Header {
+                offset: 0,
+                len: 0,
+                line: 0,
+                session_id: String::new(),
+                version: 3,
+                timestamp_ms: NO_TIME,
+            },
+            entries: Vec::new(),
+            ids: IdTable::default(),
+            by_id: HashMap::new(),
+            kinds: KindTable::default(),
+            roots: Vec::new(),
+            missing_parents: HashSet::new(),
+            labels: HashMap::new(),
+            name: None,
+            branch_points: 0,
+            leaves: 0,
+            scanned: 0,
+            next_line: 1,
+            parsed_count: 0,
+            v1_parsed: Vec::new(),
+            problems: Vec::new(),
+            problems_dropped: 0,
+            tail: 0,
+            generation: 0,
+            fingerprint: Vec::new(),
+            relink: false,
+        };
+        s.scan(true)?;
+        s.entries.shrink_to_fit();
+        Ok(s)
+    }
+
+    // ----- accessors -------------------------------------------------------------
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The header line, byte for byte (without its line ending).
+    pub fn header_bytes(&self) -> io::Result<Vec<u8>> {
+        self.read_range(self.header.offset, self.header.len)
+    }
+
+    /// `true` for files older than format v2, whose ids exist only in memory.
+    pub fn is_v1(&self) -> bool {
+        self.header.version < 2
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn entry(&self, i: u32) -> &Entry {
+        &self.entries[i as usize]
+    }
+
+    pub fn ids(&self) -> &IdTable {
+        &self.ids
+    }
+
+    pub fn kinds(&self) -> &KindTable {
+        &self.kinds
+    }
+
+    /// The kind (content file) name of entry `i`.
+    pub fn kind_name(&self, i: u32) -> &str {
+        self.kinds.name(self.entries[i as usize].kind)
+    }
+
+    /// The id of entry `i` as a string; entries without an id get `line-N`.
+    pub fn id_string(&self, i: u32) -> String {
+        let e = &self.entries[i as usize];
+        match self.ids.resolve(e.id) {
+            Some(s) => s.into_owned(),
+            None => format!("line-{}", e.line),
+        }
+    }
+
+    /// The node with this id.
+    pub fn find(&self, id: &str) -> Option<u32> {
+        let k = self.ids.get(id)?;
+        self.by_id.get(&k).copied()
+    }
+
+    /// The node with this id key.
+    pub fn find_key(&self, k: IdKey) -> Option<u32> {
+        self.by_id.get(&k).copied()
+    }
+
+    /// Root nodes, in file order (Pi's `getTree`).
+    pub fn roots(&self) -> &[u32] {
+        &self.roots
+    }
+
+    /// Children of a node in Pi's order (timestamp, then file order).
+    pub fn children(&self, i: u32) -> Children<'_> {
+        Children { s: self, next: self.entries[i as usize].first_child }
+    }
+
+    pub fn parent(&self, i: u32) -> Option<u32> {
+        let p = self.entries[i as usize].parent;
+        (p != NIL).then_some(p)
+    }
+
+    /// The last entry in file order: where Pi resumes.
+    pub fn leaf(&self) -> Option<u32> {
+        (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1)
+    }
+
+    /// Nodes without children, in pre-order.
+    pub fn leaves(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.leaves as usize);
+        self.walk_preorder(|i, _| {
+            if self.entries[i as usize].child_count == 0 {
+                out.push(i);
+            }
+        });
+        out
+    }
+
+    pub fn leaf_count(&self) -> u32 {
+        self.leaves
+    }
+
+    pub fn branch_point_count(&self) -> u32 {
+        self.branch_points
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.by_id.len() + self.entries.iter().filter(|e| e.flags & flags::NO_ID != 0).count()
+    }
+
+    /// Live labels: `(label, target node)`, sorted by label. Dangling targets are left out.
+    pub fn labels(&self) -> Vec<(&str, u32)> {
+        let mut v: Vec<(&str, u32)> = self
+            .labels
+            .iter()
+            .filter_map(|(t, (l, _))| self.by_id.get(t).map(|&n| (&**l, n)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The label on a node, if any.
+    pub fn label_of(&self, i: u32) -> Option<&str> {
+        let e = &self.entries[i as usize];
+        if e.id.is_none() {
+            return None;
+        }
+        self.labels.get(&e.id).map(|(l, _)| &**l)
+    }
+
+    /// The label entry that set the live label `name`.
+    pub fn label_entry(&self, name: &str) -> Option<(u32, u32)> {
+        self.labels
+            .iter()
+            .find(|(t, (l, _))| &**l == name && self.by_id.contains_key(t))
+            .map(|(t, (_, e))| (self.by_id[t], *e))
+    }
+
+    /// The session name (latest `session_info`; an empty name clears it).
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_ref().map(|(n, _)| &**n)
+    }
+
+    /// The `session_info` entry behind [`Session::name`].
+    pub fn name_entry(&self) -> Option<u32> {
+        self.name.as_ref().map(|(_, e)| *e)
+    }
+
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    pub fn problems_dropped(&self) -> u64 {
+        self.problems_dropped
+    }
+
+    /// Bytes indexed (the end of the last complete line).
+    pub fn scanned_bytes(&self) -> u64 {
+        self.scanned
+    }
+
+    /// Length of an unterminated last line (0 when the file ends in `\n`).
+    pub fn tail_bytes(&self) -> u64 {
+        self.tail
+    }
+
+    /// Bumped on every reload; indices from an older generation are meaningless.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Root-first path to `i` (inclusive). Always terminates: the tree has no cycles.
+    pub fn path_to(&self, i: u32) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut cur = i;
+        while cur != NIL {
+            v.push(cur);
+            cur = self.entries[cur as usize].parent;
+        }
+        v.reverse();
+        v
+    }
+
+    /// Number of entries on the path from the root to `i`, inclusive.
+    pub fn depth(&self, i: u32) -> usize {
+        let mut d = 0;
+        let mut cur = i;
+        while cur != NIL {
+            d += 1;
+            cur = self.entries[cur as usize].parent;
+        }
+        d
+    }
+
+    /// Visits every node in pre-order (roots in file order, children in Pi's order),
+    /// with the node's depth (0 for roots). Iterative: any depth is fine.
+    pub fn walk_preorder(&self, mut f: impl FnMut(u32, usize)) {
+        let mut stack: Vec<(u32, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
+        let mut kids = Vec::new();
+        while let Some((n, d)) = stack.pop() {
+            f(n, d);
+            kids.clear();
+            kids.extend(self.children(n));
+            for &c in kids.iter().rev() {
+                stack.push((c, d + 1));
+            }
+        }
+    }
+
+    /// Approximate heap bytes held by the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.by_id.capacity() * (std::mem::size_of::<(IdKey, u32)>() + 1)
+            + self.ids.heap_bytes()
+            + self.roots.capacity() * 4
+            + self.v1_parsed.capacity() * 4
+            + self.labels.capacity() * 48
+            + self.problems.capacity() * std::mem::size_of::<Problem>()
+    }
+
+    // ----- content -----------------------------------------------------------------
+
+    /// The raw bytes of entry `i`'s line (without `\n`; a trailing `\r` is kept).
+    pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
+        let e = &self.entries[i as usize];
+        self.read_range(e.offset, e.len)
+    }
+
+    fn read_range(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+
+    /// Entry `i` parsed and migrated to the current format, as Pi holds it in memory.
+    pub fn entry_value(&self, i: u32) -> io::Result<serde_json::Value> {
+        let bytes = self.entry_bytes(i)?;
+        let mut v = super::migrate::parse_line(&bytes).map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("line {}: {e}", self.entries[i as usize].line))
+        })?;
+        super::migrate::migrate_entry(self, i, &mut v);
+        Ok(v)
+    }
+
+    /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).
+    pub(crate) fn v1_entry_at_parsed(&self, k: usize) -> Option<u32> {
+        self.v1_parsed.get(k).copied().filter(|&e| e != NIL)
+    }
+
+    // ----- loading -------------------------------------------------------------------
+
+    /// Catches up with the file: indexes lines appended since the last call, or reloads
+    /// the file if it was replaced, truncated or rewritten. A missing file is an error
+    /// and leaves the index as it was.
+    pub fn refresh(&mut self) -> Result<Change, LoadError> {
+        let md = std::fs::metadata(&self.path)?;
+        let replaced = (md.dev(), md.ino()) != self.dev_ino;
+        let shrunk = !replaced && md.len() < self.scanned + self.tail;
+        let rewritten = !replaced && !shrunk && !self.fingerprint_matches()?;
+        if replaced || shrunk || rewritten {
+            let fresh = Session::open(&self.path)?;
+            let generation = self.generation + 1;
+            *self = fresh;
+            self.generation = generation;
+            let n = self.entries.len() as u32;
+            return Ok(Change {
+                reloaded: true,
+                new_entries: 0..n,
+                rebuilt: true,
+                labels_changed: true,
+                name_changed: true,
+                parents: Vec::new(),
+            });
+        }
+        if md.len() == self.scanned + self.tail {
+            return Ok(Change::default());
+        }
+        let before = self.entries.len() as u32;
+        let name_before = self.name.as_ref().map(|(_, e)| *e);
+        let labels_before = self.labels.len();
+        let label_entries_before = self.labels.values().map(|(_, e)| *e).max();
+        let (rebuilt, parents) = self.scan(false)?;
+        let after = self.entries.len() as u32;
+        Ok(Change {
+            reloaded: false,
+            new_entries: before..after,
+            parents,
+            rebuilt,
+            labels_changed: self.labels.len() != labels_before
+                || self.labels.values().map(|(_, e)| *e).max() != label_entries_before
+                || (before..after).any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
+            name_changed: self.name.as_ref().map(|(_, e)| *e) != name_before,
+        })
+    }
+
+    /// Are the bytes just before `scanned` still what they were?
+    fn fingerprint_matches(&self) -> io::Result<bool> {
+        let len = self.fingerprint.len() as u64;
+        let mut buf = vec![0u8; len as usize];
+        match self.file.read_exact_at(&mut buf, self.scanned - len) {
+            Ok(()) => Ok(buf == self.fingerprint),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn take_fingerprint(&mut self) -> io::Result<()> {
+        let len = self.scanned.min(FINGERPRINT);
+        let mut buf = vec![0u8; len as usize];
+        self.file.read_exact_at(&mut buf, self.scanned - len)?;
+        self.fingerprint = buf;
+        Ok(())
+    }
+
+    fn note(&mut self, line: u32, severity: Severity, what: ProblemKind) {
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(Problem { line, severity, what });
+        } else {
+            self.problems_dropped += 1;
+        }
+    }
+
+    /// Reads from `scanned` to the end of the file and indexes every complete line.
+    /// Returns whether the tree was rebuilt and which parents gained children.
+    fn scan(&mut self, initial: bool) -> Result<(bool, Vec<u32>), LoadError> {
+        self.problems.retain(|p| !matches!(p.what, ProblemKind::UnterminatedLastLine { .. }));
+        let mut pos = self.scanned;
+        let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+        let mut chunk = vec![0u8; READ_CHUNK];
+        let first_new = self.entries.len();
+        let mut header_found = !initial;
+        let file = self.file.try_clone()?;
+        let mut base = pos; // file offset of buf[0]
+        loop {
+            let n = read_at_some(&file, &mut chunk, pos)?;
+            if n == 0 {
+                break;
+            }
+            pos += n as u64;
+            buf.extend_from_slice(&chunk[..n]);
+            let mut start = 0usize;
+            while let Some(nl) = memchr(b'\n', &buf[start..]) {
+                let line = &buf[start..start + nl];
+                let off = base + start as u64;
+                self.index_line(line, off, &mut header_found)?;
+                start += nl + 1;
+            }
+            buf.drain(..start);
+            base += start as u64;
+            self.scanned = base;
+        }
+        self.tail = buf.len() as u64;
+        self.take_fingerprint()?;
+        if initial {
+            if !header_found {
+                if self.tail == 0 && self.next_line == 1 {
+                    return Err(LoadError::Empty);
+                }
+                let reason = if self.tail > 0 && self.next_line == 1 {
+                    "the file holds one unterminated line and no header".to_string()
+                } else {
+                    "no line is a session header".to_string()
+                };
+                return Err(LoadError::NotASession { line: self.next_line, reason });
+            }
+        }
+        if self.tail > 0 {
+            let parses = LineHead::parse(&buf).is_ok();
+            let line = self.next_line;
+            self.note(line, Severity::Warning, ProblemKind::UnterminatedLastLine { bytes: self.tail, parses });
+        }
+        // Link the new entries into the tree.
+        let new = first_new as u32..self.entries.len() as u32;
+        if initial {
+            self.relink = false;
+            self.rebuild_tree();
+            return Ok((true, Vec::new()));
+        }
+        let adopts_orphan = new.clone().any(|i| {
+            let e = &self.entries[i as usize];
+            !e.id.is_none() && self.missing_parents.contains(&e.id)
+        });
+        if self.relink || adopts_orphan {
+            self.relink = false;
+            self.rebuild_tree();
+            return Ok((true, Vec::new()));
+        }
+        let mut parents = Vec::new();
+        for i in new {
+            let p = self.attach(i);
+            parents.push(p);
+        }
+        parents.sort_unstable();
+        parents.dedup();
+        Ok((false, parents))
+    }
+
+    fn index_line(&mut self, raw: &[u8], off: u64, header_found: &mut bool) -> Result<(), LoadError> {
+        let line_no = self.next_line;
+        self.next_line += 1;
+        let len = raw.len() as u32;
+        if raw.last() == Some(&b'\r') && line_no <= 2 {
+            self.note(line_no, Severity::Note, ProblemKind::Crlf);
+        }
+        let head = match LineHead::parse(raw) {
+            Ok(h) => h,
+            Err(LineError::Blank) => {
+                self.note(line_no, Severity::Note, ProblemKind::Blank);
+                return Ok(());
+            }
+            Err(LineError::Malformed(m)) => {
+                self.note(line_no, Severity::Warning, ProblemKind::Malformed(m));
+                return Ok(());
+            }
+            Err(LineError::NotAnObject) => {
+                // JSON.parse accepts it, so for Pi it is a parsed line.
+                if !*header_found {
+                    return Err(LoadError::NotASession {
+                        line: line_no,
+                        reason: "the first JSON line is not an object".into(),
+                    });
+                }
+                self.parsed_count += 1;
+                if self.is_v1() {
+                    self.v1_parsed.push(NIL);
+                }
+                self.note(line_no, Severity::Warning, ProblemKind::NotAnObject);
+                return Ok(());
+            }
+        };
+        if !*header_found {
+            if !head.is_header() {
+                let reason = match head.ty.as_str() {
+                    Some("session") => "the header has no string \"id\"".to_string(),
+                    Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
+                    None => "the first JSON line has no \"type\"".to_string(),
+                };
+                return Err(LoadError::NotASession { line: line_no, reason });
+            }
+            *header_found = true;
+            let version = match &head.version {
+                Field::Num(n) if *n < 2.0 => 1,
+                Field::Num(n) if *n < 3.0 => 2,
+                Field::Missing | Field::Null => 1,
+                _ => 3,
+            };
+            self.header = Header {
+                offset: off,
+                len,
+                line: line_no,
+                session_id: head.id.as_str().unwrap_or_default().to_string(),
+                version,
+                timestamp_ms: head.timestamp.as_str().and_then(parse_iso_ms).unwrap_or(NO_TIME),
+            };
+            self.parsed_count = 1;
+            if version < 2 {
+                self.v1_parsed.push(NIL);
+            }
+            return Ok(());
+        }
+        self.parsed_count += 1;
+        if head.ty.as_str() == Some("session") {
+            if self.is_v1() {
+                self.v1_parsed.push(NIL);
+            }
+            self.note(line_no, Severity::Note, ProblemKind::ExtraHeader);
+            return Ok(());
+        }
+        let idx = self.entries.len() as u32;
+        let mut fl = 0u8;
+        let (id, parent_id) = if self.is_v1() {
+            self.v1_parsed.push(idx);
+            let id = super::migrate::v1_id(&self.header.session_id, idx, |k| self.by_id.contains_key(&k));
+            let parent = if idx == 0 { IdKey::NONE } else { self.entries[idx as usize - 1].id };
+            (id, parent)
+        } else {
+            let id = match head.id.as_str() {
+                Some(s) => self.ids.intern(s),
+                None => {
+                    fl |= flags::NO_ID;
+                    self.note(line_no, Severity::Warning, ProblemKind::MissingId);
+                    IdKey::NONE
+                }
+            };
+            let parent = match head.parent_id.as_str() {
+                Some(s) => self.ids.intern(s),
+                None => IdKey::NONE,
+            };
+            (id, parent)
+        };
+        let ty = head.ty.as_str();
+        if let Some(t) = ty
+            && !KNOWN_TYPES.contains(&t)
+        {
+            fl |= flags::UNKNOWN_TYPE;
+            self.note(line_no, Severity::Note, ProblemKind::UnknownType(t.to_string()));
+        } else if ty.is_none() {
+            fl |= flags::UNKNOWN_TYPE;
+            self.note(line_no, Severity::Note, ProblemKind::UnknownType(String::new()));
+        }
+        let kind = self.kinds.intern(ty, head.role.as_str(), self.header.version < 3);
+        let ts = head.timestamp.as_str().and_then(parse_iso_ms).unwrap_or(NO_TIME);
+        if !id.is_none() {
+            if let Some(&prev) = self.by_id.get(&id) {
+                let first_line = self.entries[prev as usize].line;
+                self.entries[prev as usize].flags |= flags::SHADOWED;
+                self.relink = true;
+                let id_s = self.ids.resolve(id).unwrap_or_default().into_owned();
+                self.note(line_no, Severity::Warning, ProblemKind::DuplicateId { id: id_s, first_line });
+            }
+            self.by_id.insert(id, idx);
+        }
+        // Labels and name resolve over the whole file, in file order.
+        match ty {
+            Some("label") => {
+                if let Some(t) = head.target_id.as_str() {
+                    let t = self.ids.intern(t);
+                    match head.label.as_str() {
+                        Some(l) if !l.is_empty() => {
+                            self.labels.insert(t, (l.into(), idx));
+                        }
+                        _ => {
+                            self.labels.remove(&t);
+                        }
+                    }
+                }
+            }
+            Some("session_info") => {
+                let n = head.name.as_str().map(str::trim).unwrap_or("");
+                self.name = if n.is_empty() { None } else { Some((n.into(), idx)) };
+            }
+            _ => {}
+        }
+        self.entries.push(Entry {
+            offset: off,
+            len,
+            line: line_no,
+            id,
+            parent_id,
+            ts,
+            kind,
+            flags: fl,
+            parent: NIL,
+            first_child: NIL,
+            last_child: NIL,
+            next_sibling: NIL,
+            child_count: 0,
+        });
+        Ok(())
+    }
+
+    /// The node an entry's `parentId` resolves to, and why it is a root otherwise.
+    fn resolve_parent(&self, i: u32) -> (u32, u8) {
+        let e = &self.entries[i as usize];
+        if e.parent_id.is_none() {
+            return (NIL, 0);
+        }
+        if e.parent_id == e.id {
+            return (NIL, flags::SELF_PARENT);
+        }
+        match self.by_id.get(&e.parent_id) {
+            Some(&p) => (p, 0),
+            None => (NIL, flags::ORPHAN),
+        }
+    }
+
+    /// Rebuilds every tree link from the entries (after load, or a duplicate id).
+    fn rebuild_tree(&mut self) {
+        const ROOT_REASONS: u8 = flags::ORPHAN | flags::SELF_PARENT | flags::CYCLE;
+        self.roots.clear();
+        self.missing_parents.clear();
+        let n = self.entries.len();
+        for i in 0..n {
+            let (p, why) = if self.entries[i].is_node() { self.resolve_parent(i as u32) } else { (NIL, 0) };
+            let e = &mut self.entries[i];
+            e.flags &= !ROOT_REASONS;
+            e.flags |= why;
+            e.parent = p;
+            e.first_child = NIL;
+            e.last_child = NIL;
+            e.next_sibling = NIL;
+            e.child_count = 0;
+        }
+        self.break_cycles();
+        // Children sorted by (timestamp, file order): one sort, then link.
+        let mut kids: Vec<(u32, i64, u32)> = Vec::with_capacity(n);
+        for i in 0..n {
+            let e = &self.entries[i];
+            if !e.is_node() {
+                continue;
+            }
+            if e.parent == NIL {
+                self.roots.push(i as u32);
+                if e.flags & flags::ORPHAN != 0 {
+                    self.missing_parents.insert(e.parent_id);
+                }
+            } else {
+                kids.push((e.parent, e.ts, i as u32));
+            }
+        }
+        kids.sort_unstable();
+        for &(p, _, c) in &kids {
+            let pe = &mut self.entries[p as usize];
+            let last = pe.last_child;
+            pe.last_child = c;
+            pe.child_count += 1;
+            if last == NIL {
+                pe.first_child = c;
+            } else {
+                self.entries[last as usize].next_sibling = c;
+            }
+        }
+        self.recount();
+        self.report_tree_problems();
+    }
+
+    /// Makes one member of every parent cycle a root (the earliest in the file).
+    fn break_cycles(&mut self) {
+        let n = self.entries.len();
+        // 0 = unvisited, 1 = on the current walk, 2 = done.
+        let mut color = vec![0u8; n];
+        let mut walk: Vec<u32> = Vec::new();
+        for start in 0..n {
+            if color[start] != 0 || !self.entries[start].is_node() {
+                continue;
+            }
+            walk.clear();
+            let mut cur = start as u32;
+            loop {
+                if cur == NIL || color[cur as usize] == 2 {
+                    break;
+                }
+                if color[cur as usize] == 1 {
+                    // Cycle: the walk from `cur` onwards.
+                    let pos = walk.iter().position(|&w| w == cur).unwrap_or(0);
+                    let cycle = &walk[pos..];
+                    let first = *cycle.iter().min().unwrap_or(&cur);
+                    let ids: Vec<String> = cycle.iter().map(|&c| self.id_string(c)).collect();
+                    let line = self.entries[first as usize].line;
+                    self.entries[first as usize].parent = NIL;
+                    self.entries[first as usize].flags |= flags::CYCLE;
+                    self.note(line, Severity::Warning, ProblemKind::Cycle { ids });
+                    break;
+                }
+                color[cur as usize] = 1;
+                walk.push(cur);
+                cur = self.entries[cur as usize].parent;
+            }
+            for &w in &walk {
+                color[w as usize] = 2;
+            }
+        }
+    }
+
+    fn recount(&mut self) {
+        self.leaves = 0;
+        self.branch_points = 0;
+        for e in &self.entries {
+            if !e.is_node() {
+                continue;
+            }
+            match e.child_count {
+                0 => self.leaves += 1,
+                1 => {}
+                _ => self.branch_points += 1,
+            }
+        }
+    }
+
+    fn report_tree_problems(&mut self) {
+        // Re-derive orphan/self-parent/label problems from scratch after a rebuild.
+        self.problems.retain(|p| {
+            !matches!(
+                p.what,
+                ProblemKind::Orphan { .. } | ProblemKind::SelfParent | ProblemKind::LabelTargetMissing { .. }
+            )
+        });
+        let mut found = Vec::new();
+        for e in &self.entries {
+            if !e.is_node() {
+                continue;
+            }
+            if e.flags & flags::ORPHAN != 0 {
+                let parent = self.ids.resolve(e.parent_id).unwrap_or_default().into_owned();
+                found.push((e.line, ProblemKind::Orphan { parent }));
+            }
+            if e.flags & flags::SELF_PARENT != 0 {
+                found.push((e.line, ProblemKind::SelfParent));
+            }
+        }
+        for (t, (_, li)) in &self.labels {
+            if !self.by_id.contains_key(t) {
+                let target = self.ids.resolve(*t).unwrap_or_default().into_owned();
+                found.push((self.entries[*li as usize].line, ProblemKind::LabelTargetMissing { target }));
+            }
+        }
+        for (line, what) in found {
+            self.note(line, Severity::Warning, what);
+        }
+        self.problems.sort_by_key(|p| p.line);
+    }
+
+    /// Links one new entry (appended after the initial load) into the tree.
+    /// Returns the parent whose child list changed (`NIL` for the root list).
+    fn attach(&mut self, i: u32) -> u32 {
+        let (p, why) = self.resolve_parent(i);
+        {
+            let e = &mut self.entries[i as usize];
+            e.parent = p;
+            e.flags |= why;
+        }
+        self.leaves += 1;
+        if p == NIL {
+            self.roots.push(i);
+            let e = &self.entries[i as usize];
+            if why & flags::ORPHAN != 0 {
+                let (line, pid) = (e.line, e.parent_id);
+                self.missing_parents.insert(pid);
+                let parent = self.ids.resolve(pid).unwrap_or_default().into_owned();
+                self.note(line, Severity::Warning, ProblemKind::Orphan { parent });
+            } else if why & flags::SELF_PARENT != 0 {
+                let line = e.line;
+                self.note(line, Severity::Warning, ProblemKind::SelfParent);
+            }
+            return NIL;
+        }
+        let ts = self.entries[i as usize].ts;
+        let count = self.entries[p as usize].child_count;
+        match count {
+            0 => self.leaves -= 1,
+            1 => self.branch_points += 1,
+            _ => {}
+        }
+        let last = self.entries[p as usize].last_child;
+        if last == NIL || self.entries[last as usize].ts <= ts {
+            // The common case: the newest child goes last.
+            if last == NIL {
+                self.entries[p as usize].first_child = i;
+            } else {
+                self.entries[last as usize].next_sibling = i;
+            }
+            self.entries[p as usize].last_child = i;
+        } else {
+            // Insert before the first sibling with a later timestamp.
+            let mut prev = NIL;
+            let mut cur = self.entries[p as usize].first_child;
+            while cur != NIL && self.entries[cur as usize].ts <= ts {
+                prev = cur;
+                cur = self.entries[cur as usize].next_sibling;
+            }
+            self.entries[i as usize].next_sibling = cur;
+            if prev == NIL {
+                self.entries[p as usize].first_child = i;
+            } else {
+                self.entries[prev as usize].next_sibling = i;
+            }
+        }
+        self.entries[p as usize].child_count += 1;
+        p
+    }
+
+    /// Allocates a fresh 8-hex id not used in the file.
+    pub fn new_id(&self) -> String {
+        loop {
+            let v = super::append::random_u32();
+            let k = IdKey::from_u32(v);
+            if !self.by_id.contains_key(&k) {
+                return format!("{v:08x}");
+            }
+        }
+    }
+}
+
+/// Iterator over a node's children.
+pub struct Children<'a> {
+    s: &'a Session,
+    next: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        if self.next == NIL {
+            return None;
+        }
+        let c = self.next;
+        self.next = self.s.entries[c as usize].next_sibling;
+        Some(c)
+    }
+}
+
+fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == needle)
+}
+
+/// One `pread` at `pos`; retries on EINTR.
+fn read_at_some(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+    loop {
+        match file.read_at(buf, pos) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+

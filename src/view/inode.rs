@@ -1,0 +1,139 @@
+//! Inode numbers: computed, stable, never reused within a mount.
+//!
+//! The fixed files of the root have small fixed numbers. Every entry owns a block of
+//! [`SLOTS`] numbers, one per file it can show (its nested directory, its `.id/`
+//! directory, its content file, images, links...), at
+//! `ENTRY_BASE + generation_base + index * SLOTS + slot`. Entry indices only grow while
+//! a file is appended to; when the file is replaced and reloaded, `generation_base`
+//! moves past every number handed out so far, so an old number can never name a new
+//! thing (it answers `ESTALE`). Label symlinks are numbered per label name from a
+//! counter below `ENTRY_BASE`.
+
+pub type Ino = u64;
+
+pub const ROOT: Ino = 1;
+pub const SESSION_JSON: Ino = 2;
+pub const NAME: Ino = 3;
+pub const TREE: Ino = 4;
+pub const ROOT_REPLY: Ino = 5;
+pub const LEAF: Ino = 6;
+pub const BRANCHES: Ino = 7;
+pub const LABELS: Ino = 8;
+pub const ID_DIR: Ino = 9;
+
+/// First number for label symlinks.
+pub const LABEL_BASE: Ino = 64;
+/// First number for entries.
+pub const ENTRY_BASE: Ino = 1 << 32;
+/// Numbers per entry.
+pub const SLOTS: u64 = 64;
+
+/// What an entry's inode is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// `…/ID/` in the nested tree.
+    NestedDir,
+    /// `.id/ID/`.
+    FlatDir,
+    /// The content file (`user`, `assistant`, ...), shared by both directories.
+    Kind,
+    /// `reply`, shared by both directories.
+    Reply,
+    /// `.id/ID/entry.json`, `.id/ID/context`, `.id/ID/context.json`.
+    EntryJson,
+    Context,
+    ContextJson,
+    /// The symlinks of the same names in the nested directory.
+    EntryJsonLink,
+    ContextLink,
+    ContextJsonLink,
+    /// `.id/ID/parent`.
+    ParentLink,
+    /// `.id/PARENT/ID`, the link from the parent's flat directory to this entry.
+    ChildLink,
+    /// `branches/ID`.
+    BranchLink,
+    /// `image-N.EXT`, N from 1.
+    Image(u32),
+}
+
+/// Images an entry can show (slots 13..64).
+pub const MAX_IMAGES: u32 = (SLOTS - 13) as u32;
+
+impl Slot {
+    fn index(self) -> u64 {
+        match self {
+            Slot::NestedDir => 0,
+            Slot::FlatDir => 1,
+            Slot::Kind => 2,
+            Slot::Reply => 3,
+            Slot::EntryJson => 4,
+            Slot::Context => 5,
+            Slot::ContextJson => 6,
+            Slot::EntryJsonLink => 7,
+            Slot::ContextLink => 8,
+            Slot::ContextJsonLink => 9,
+            Slot::ParentLink => 10,
+            Slot::ChildLink => 11,
+            Slot::BranchLink => 12,
+            Slot::Image(n) => 12 + n as u64,
+        }
+    }
+
+    fn from_index(i: u64) -> Slot {
+        match i {
+            0 => Slot::NestedDir,
+            1 => Slot::FlatDir,
+            2 => Slot::Kind,
+            3 => Slot::Reply,
+            4 => Slot::EntryJson,
+            5 => Slot::Context,
+            6 => Slot::ContextJson,
+            7 => Slot::EntryJsonLink,
+            8 => Slot::ContextLink,
+            9 => Slot::ContextJsonLink,
+            10 => Slot::ParentLink,
+            11 => Slot::ChildLink,
+            12 => Slot::BranchLink,
+            n => Slot::Image((n - 12) as u32),
+        }
+    }
+}
+
+/// The inode of `slot` of entry `idx` in the generation starting at `base`.
+pub fn entry_ino(base: u64, idx: u32, slot: Slot) -> Ino {
+    ENTRY_BASE + base + idx as u64 * SLOTS + slot.index()
+}
+
+/// Decodes an entry inode of the current generation. `Err(())` for an inode of an
+/// earlier generation.
+pub fn decode_entry(base: u64, ino: Ino) -> Option<Result<(u32, Slot), ()>> {
+    if ino < ENTRY_BASE {
+        return None;
+    }
+    let rel = ino - ENTRY_BASE;
+    if rel < base {
+        return Some(Err(()));
+    }
+    let rel = rel - base;
+    let idx = rel / SLOTS;
+    if idx > u32::MAX as u64 {
+        return Some(Err(()));
+    }
+    Some(Ok((idx as u32, Slot::from_index(rel % SLOTS))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        for slot in [Slot::NestedDir, Slot::Kind, Slot::BranchLink, Slot::Image(1), Slot::Image(MAX_IMAGES)] {
+            let ino = entry_ino(640, 7, slot);
+            assert_eq!(decode_entry(640, ino), Some(Ok((7, slot))));
+            assert_eq!(decode_entry(6400, ino), Some(Err(())));
+        }
+        assert_eq!(decode_entry(0, TREE), None);
+    }
+}

@@ -1,0 +1,113 @@
+//! The filesystem view: what every inode of a mounted session is.
+//!
+//! This layer decides names, inode numbers, attributes, directory listings, file
+//! contents, symlink targets and what a write means, as plain Rust over the
+//! [`crate::model`]. It knows nothing of FUSE: the adapter in `crate::fuse` calls these
+//! methods and turns `Ok` into a reply and `Err` into an errno. Everything here can be
+//! tested without a mount.
+//!
+//! The layout is the contract in `docs/LAYOUT.md`.
+
+mod inode;
+mod names;
+mod view;
+
+pub use inode::Ino;
+pub use names::{escape_id, unescape_name};
+pub use view::{Opened, Options, SessionView};
+
+use std::ffi::OsString;
+use std::time::{Duration, SystemTime};
+
+/// The root directory's inode.
+pub const ROOT_INO: u64 = 1;
+
+/// What kind of inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Dir,
+    File,
+    Symlink,
+}
+
+/// Attributes of an inode, without FUSE types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attr {
+    pub ino: u64,
+    pub kind: FileKind,
+    pub size: u64,
+    pub mtime: SystemTime,
+    /// Permission bits (e.g. 0o444).
+    pub perm: u16,
+    pub nlink: u32,
+    /// How long the kernel may cache these attributes and the name that led here.
+    pub ttl: Duration,
+}
+
+/// One directory entry in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub ino: u64,
+    pub kind: FileKind,
+    pub name: OsString,
+}
+
+/// Kernel cache entries that a change to the session made stale. The adapter sends
+/// them from a thread of its own, never from inside a request handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalidation {
+    /// Attributes and cached data of this inode.
+    Inode(u64),
+    /// The name `name` in directory `parent`.
+    Entry { parent: u64, name: OsString },
+}
+
+/// Errors a view operation answers with; each maps to one errno.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    NotFound,
+    /// An inode from before the session file was reloaded.
+    Stale,
+    NotDir,
+    IsDir,
+    /// Not allowed on this inode (writing a read-only file, creating files in an entry).
+    Access,
+    /// Read-only mount, or a v1 session.
+    ReadOnly,
+    /// Text written to `reply`/`name` is not UTF-8.
+    NotUtf8,
+    /// More than the reply size limit.
+    TooBig,
+    Exists,
+    Invalid,
+    NotSupported,
+    /// I/O error reading or writing the session file (errno).
+    Io(i32),
+}
+
+impl Error {
+    pub fn errno(&self) -> i32 {
+        match self {
+            Error::NotFound => libc::ENOENT,
+            Error::Stale => libc::ESTALE,
+            Error::NotDir => libc::ENOTDIR,
+            Error::IsDir => libc::EISDIR,
+            Error::Access => libc::EACCES,
+            Error::ReadOnly => libc::EROFS,
+            Error::NotUtf8 => libc::EILSEQ,
+            Error::TooBig => libc::EFBIG,
+            Error::Exists => libc::EEXIST,
+            Error::Invalid => libc::EINVAL,
+            Error::NotSupported => libc::ENOSYS,
+            Error::Io(e) => *e,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e.raw_os_error().unwrap_or(libc::EIO))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,1025 @@
+//! [`SessionView`]: one mounted session.
+//!
+//! Reads take the model's read lock; appends and refreshes take its write lock only
+//! while they change the index. Rendered content (an entry's text and images, a
+//! context, the tree) is computed on demand and kept in small caches, so `stat`, `open`
+//! and `read` of the same file render it once. Kernel cache invalidations are computed
+//! from each [`Change`] and handed to a sink (the adapter's notifier thread); the view
+//! itself never calls into the kernel.
+
+use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
+use super::names::{escape_id, is_image_name, unescape_name};
+use super::{Attr, DirEntry, Error, FileKind, Invalidation, Result};
+use crate::model::append::NewEntry;
+use crate::model::render::{self, Image};
+use crate::model::session::{Change, NIL, Session};
+use crate::model::{AppendError, LoadError, context, tree};
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, VecDeque};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How a session is mounted.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Refuse every write with `EROFS`.
+    pub read_only: bool,
+    /// Absolute path of the mount point (for symlinks too deep for a relative target).
+    pub mount_point: PathBuf,
+    /// Owner of every inode (the mounting user).
+    pub uid: u32,
+    pub gid: u32,
+    /// Largest message accepted through `reply` (bytes), `EFBIG` past it.
+    pub max_reply: usize,
+}
+
+impl Options {
+    /// Defaults for tests and tools: writable, owned by the current user, 16 MiB limit.
+    pub fn new(mount_point: impl Into<PathBuf>) -> Options {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        Options { read_only: false, mount_point: mount_point.into(), uid, gid, max_reply: 16 << 20 }
+    }
+}
+
+/// What `open` decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    pub fh: u64,
+    /// The content cannot change: the kernel may keep its page cache across opens.
+    pub keep_cache: bool,
+    /// Bypass the page cache (files whose size is not known up front).
+    pub direct_io: bool,
+}
+
+/// Cache lifetime of what never changes (an entry's files, its context).
+const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
+/// Cache lifetime of what changes with appends (also invalidated explicitly).
+const SHORT: Duration = Duration::from_secs(1);
+/// Entries returned per readdir call; the kernel asks again from the next offset.
+const READDIR_BATCH: usize = 512;
+
+/// Every inode the view can name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Node {
+    Root,
+    SessionJson,
+    Name,
+    Tree,
+    RootReply,
+    Leaf,
+    Branches,
+    Labels,
+    IdDir,
+    Label(String),
+    E(u32, Slot),
+}
+
+/// An entry's rendered content file and images.
+struct Rendered {
+    text: Vec<u8>,
+    images: Vec<Image>,
+}
+
+/// An entry's context, both forms.
+struct Ctx {
+    text: Vec<u8>,
+    json: Vec<u8>,
+}
+
+/// A small least-recently-used cache.
+struct Lru<V> {
+    cap: usize,
+    map: HashMap<(u64, u32), Arc<V>>,
+    order: VecDeque<(u64, u32)>,
+}
+
+impl<V> Lru<V> {
+    fn new(cap: usize) -> Self {
+        Lru { cap, map: HashMap::new(), order: VecDeque::new() }
+    }
+    fn get(&mut self, k: (u64, u32)) -> Option<Arc<V>> {
+        let v = self.map.get(&k)?.clone();
+        if let Some(p) = self.order.iter().position(|x| *x == k) {
+            self.order.remove(p);
+        }
+        self.order.push_back(k);
+        Some(v)
+    }
+    fn put(&mut self, k: (u64, u32), v: Arc<V>) {
+        if self.map.insert(k, v).is_none() {
+            self.order.push_back(k);
+        }
+        while self.order.len() > self.cap {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+    }
+    fn clear(&mut self) {
+        self.map.clear();
+        self.order.clear();
+    }
+}
+
+struct State {
+    s: Session,
+    /// Inode generation base (see `inode`).
+    base: u64,
+    tree: Option<Arc<Vec<u8>>>,
+}
+
+enum WriteTarget {
+    /// A user message under this entry id, or a new root.
+    Reply(Option<String>),
+    Name,
+}
+
+enum Handle {
+    Read(Arc<Vec<u8>>),
+    Write { target: WriteTarget, buf: Vec<u8>, committed: bool, failed: Option<Error> },
+}
+
+/// One mounted session. All methods take `&self`; state is behind locks.
+pub struct SessionView {
+    opts: Options,
+    state: RwLock<State>,
+    /// Serializes appends made through this mount.
+    append_lock: Mutex<()>,
+    handles: Mutex<HashMap<u64, Handle>>,
+    next_fh: AtomicU64,
+    label_inos: Mutex<HashMap<String, u64>>,
+    rendered: Mutex<Lru<Rendered>>,
+    contexts: Mutex<Lru<Ctx>>,
+    sink: Mutex<Option<Sender<Invalidation>>>,
+}
+
+fn time_of(ms: i64) -> SystemTime {
+    if ms == crate::model::session::NO_TIME {
+        return UNIX_EPOCH;
+    }
+    if ms >= 0 {
+        UNIX_EPOCH + Duration::from_millis(ms as u64)
+    } else {
+        UNIX_EPOCH.checked_sub(Duration::from_millis(ms.unsigned_abs())).unwrap_or(UNIX_EPOCH)
+    }
+}
+
+fn load_err(e: LoadError) -> Error {
+    match e {
+        LoadError::Io(e) => e.into(),
+        _ => Error::Io(libc::EIO),
+    }
+}
+
+fn append_err(e: AppendError) -> Error {
+    match e {
+        AppendError::LegacyV1 => Error::ReadOnly,
+        AppendError::NoSuchEntry(_) => Error::NotFound,
+        AppendError::BadLabel(_) => Error::Invalid,
+        other => Error::Io(other.errno()),
+    }
+}
+
+/// The file name of entry `i`: its escaped id, or `%%line-N` for an entry without one.
+fn name_of(s: &Session, i: u32) -> String {
+    if s.entry(i).id.is_none() { format!("%%line-{}", s.entry(i).line) } else { escape_id(&s.id_string(i)) }
+}
+
+/// Is `buf` valid UTF-8 except possibly for an unfinished character at its end?
+fn utf8_so_far(buf: &[u8]) -> bool {
+    match std::str::from_utf8(buf) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none(),
+    }
+}
+
+impl SessionView {
+    /// Loads the session file; fails as [`Session::open`] does.
+    pub fn open(path: &Path, opts: Options) -> std::result::Result<SessionView, LoadError> {
+        let s = Session::open(path)?;
+        Ok(SessionView {
+            opts,
+            state: RwLock::new(State { s, base: 0, tree: None }),
+            append_lock: Mutex::new(()),
+            handles: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            label_inos: Mutex::new(HashMap::new()),
+            rendered: Mutex::new(Lru::new(256)),
+            contexts: Mutex::new(Lru::new(16)),
+            sink: Mutex::new(None),
+        })
+    }
+
+    /// The options this view was opened with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Runs `f` with the session model (for tools and tests).
+    pub fn with_session<T>(&self, f: impl FnOnce(&Session) -> T) -> T {
+        f(&self.state.read().s)
+    }
+
+    /// Where invalidations are sent (the adapter's notifier thread).
+    pub fn set_invalidation_sink(&self, sink: Sender<Invalidation>) {
+        *self.sink.lock() = Some(sink);
+    }
+
+    fn send(&self, invs: Vec<Invalidation>) {
+        if invs.is_empty() {
+            return;
+        }
+        if let Some(tx) = &*self.sink.lock() {
+            for i in invs {
+                let _ = tx.send(i);
+            }
+        }
+    }
+
+    /// Catches up with the file (called by the watcher); sends invalidations.
+    pub fn refresh(&self) -> Result<()> {
+        let invs = {
+            let mut st = self.state.write();
+            let before = Snapshot::take(&st);
+            let change = st.s.refresh().map_err(load_err)?;
+            if change.is_empty() {
+                return Ok(());
+            }
+            self.apply_change(&mut st, &before, &change)
+        };
+        self.send(invs);
+        Ok(())
+    }
+
+    /// Updates caches after a change and lists the kernel caches it made stale.
+    fn apply_change(&self, st: &mut State, before: &Snapshot, change: &Change) -> Vec<Invalidation> {
+        let mut invs = vec![
+            Invalidation::Inode(ino::TREE),
+            Invalidation::Inode(ino::LEAF),
+            Invalidation::Inode(ino::BRANCHES),
+            Invalidation::Inode(ino::ROOT),
+        ];
+        st.tree = None;
+        if change.reloaded {
+            // Every old inode is stale now: move the generation past all of them.
+            st.base += (before.entries as u64 + 1) * ino::SLOTS;
+            self.rendered.lock().clear();
+            self.contexts.lock().clear();
+            for name in &before.root_names {
+                invs.push(Invalidation::Entry { parent: ino::ROOT, name: name.into() });
+            }
+            invs.push(Invalidation::Inode(ino::SESSION_JSON));
+            invs.push(Invalidation::Inode(ino::NAME));
+            invs.push(Invalidation::Inode(ino::LABELS));
+            for l in &before.labels {
+                invs.push(Invalidation::Entry { parent: ino::LABELS, name: l.into() });
+            }
+            return invs;
+        }
+        let s = &st.s;
+        for &p in &change.parents {
+            if p == NIL {
+                continue;
+            }
+            invs.push(Invalidation::Inode(entry_ino(st.base, p, Slot::NestedDir)));
+            invs.push(Invalidation::Inode(entry_ino(st.base, p, Slot::FlatDir)));
+            if s.entry(p).child_count == 1 {
+                // It was a leaf: it is no longer a branch tip.
+                invs.push(Invalidation::Entry { parent: ino::BRANCHES, name: name_of(s, p).into() });
+            }
+        }
+        if change.rebuilt {
+            let now: std::collections::HashSet<String> =
+                s.roots().iter().map(|&r| name_of(s, r)).collect();
+            for name in &before.root_names {
+                if !now.contains(name) {
+                    invs.push(Invalidation::Entry { parent: ino::ROOT, name: name.into() });
+                }
+            }
+        }
+        if change.labels_changed {
+            invs.push(Invalidation::Inode(ino::LABELS));
+            for l in &before.labels {
+                invs.push(Invalidation::Entry { parent: ino::LABELS, name: l.into() });
+            }
+        }
+        if change.name_changed {
+            invs.push(Invalidation::Inode(ino::NAME));
+        }
+        invs
+    }
+
+    // ----- naming ------------------------------------------------------------------
+
+    fn decode(&self, st: &State, i: u64) -> Result<Node> {
+        let n = match i {
+            ino::ROOT => Node::Root,
+            ino::SESSION_JSON => Node::SessionJson,
+            ino::NAME => Node::Name,
+            ino::TREE => Node::Tree,
+            ino::ROOT_REPLY => Node::RootReply,
+            ino::LEAF => Node::Leaf,
+            ino::BRANCHES => Node::Branches,
+            ino::LABELS => Node::Labels,
+            ino::ID_DIR => Node::IdDir,
+            _ => match decode_entry(st.base, i) {
+                None => {
+                    let labels = self.label_inos.lock();
+                    let name = labels.iter().find(|(_, v)| **v == i).map(|(k, _)| k.clone());
+                    match name {
+                        Some(n) if st.s.labels().iter().any(|(l, _)| *l == n) => Node::Label(n),
+                        _ => return Err(Error::NotFound),
+                    }
+                }
+                Some(Err(())) => return Err(Error::Stale),
+                Some(Ok((idx, slot))) => {
+                    let s = &st.s;
+                    if idx as usize >= s.entries().len() || !s.entry(idx).is_node() {
+                        return Err(Error::NotFound);
+                    }
+                    let e = s.entry(idx);
+                    let ok = match slot {
+                        Slot::ParentLink | Slot::ChildLink => e.parent != NIL,
+                        Slot::BranchLink => e.child_count == 0,
+                        _ => true,
+                    };
+                    if !ok {
+                        return Err(Error::NotFound);
+                    }
+                    Node::E(idx, slot)
+                }
+            },
+        };
+        Ok(n)
+    }
+
+    fn label_ino(&self, name: &str) -> u64 {
+        let mut m = self.label_inos.lock();
+        let next = ino::LABEL_BASE + m.len() as u64;
+        *m.entry(name.to_string()).or_insert(next)
+    }
+
+    /// The entry a file name in a directory of entries (root, `.id`, a nested entry)
+    /// stands for.
+    fn entry_by_name(s: &Session, name: &str, candidates: Option<u32>) -> Option<u32> {
+        if let Some(id) = unescape_name(name) {
+            return s.find(&id);
+        }
+        // A long id: find it by its hashed name among the candidates.
+        let matches = |i: u32| name_of(s, i) == name;
+        match candidates {
+            Some(NIL) => s.roots().iter().copied().find(|&r| matches(r)),
+            Some(p) => s.children(p).find(|&c| matches(c)),
+            None => (0..s.entries().len() as u32).find(|&i| s.entry(i).is_node() && matches(i)),
+        }
+    }
+
+    /// Fixed names of an entry directory, in listing order.
+    fn entry_files(&self, st: &State, idx: u32, flat: bool) -> Result<Vec<(String, Slot)>> {
+        let s = &st.s;
+        let mut v = vec![(s.kind_name(idx).to_string(), Slot::Kind)];
+        let r = self.rendered(st, idx)?;
+        for (n, im) in r.images.iter().enumerate().take(MAX_IMAGES as usize) {
+            v.push((format!("image-{}.{}", n + 1, im.ext), Slot::Image(n as u32 + 1)));
+        }
+        v.push(("reply".into(), Slot::Reply));
+        if flat {
+            v.push(("entry.json".into(), Slot::EntryJson));
+            v.push(("context".into(), Slot::Context));
+            v.push(("context.json".into(), Slot::ContextJson));
+            if s.entry(idx).parent != NIL {
+                v.push(("parent".into(), Slot::ParentLink));
+            }
+        } else {
+            v.push(("entry.json".into(), Slot::EntryJsonLink));
+            v.push(("context".into(), Slot::ContextLink));
+            v.push(("context.json".into(), Slot::ContextJsonLink));
+        }
+        Ok(v)
+    }
+
+    fn rendered(&self, st: &State, idx: u32) -> Result<Arc<Rendered>> {
+        let key = (st.base, idx);
+        if let Some(r) = self.rendered.lock().get(key) {
+            return Ok(r);
+        }
+        let v = st.s.entry_value(idx)?;
+        let r = Arc::new(Rendered { text: render::render_entry(&v).into_bytes(), images: render::images(&v) });
+        self.rendered.lock().put(key, r.clone());
+        Ok(r)
+    }
+
+    fn context(&self, st: &State, idx: u32) -> Result<Arc<Ctx>> {
+        let key = (st.base, idx);
+        if let Some(c) = self.contexts.lock().get(key) {
+            return Ok(c);
+        }
+        let path = st.s.path_to(idx);
+        let mut values = Vec::with_capacity(path.len());
+        for &p in &path {
+            values.push(st.s.entry_value(p)?);
+        }
+        let refs: Vec<&serde_json::Value> = values.iter().collect();
+        let built = context::build_session_context(&refs);
+        let messages = context::convert_to_llm(&built.agent_messages);
+        let c = Arc::new(Ctx {
+            text: render::render_context(&messages).into_bytes(),
+            json: render::context_json(&messages).into_bytes(),
+        });
+        self.contexts.lock().put(key, c.clone());
+        Ok(c)
+    }
+
+    fn tree_bytes(&self, st: &State) -> Result<Arc<Vec<u8>>> {
+        if let Some(t) = &st.tree {
+            return Ok(t.clone());
+        }
+        Ok(Arc::new(tree::render_tree(&st.s)?))
+    }
+
+    /// The `tree` file, cached until the next change.
+    fn tree_cached(&self) -> Result<Arc<Vec<u8>>> {
+        if let Some(t) = &self.state.read().tree {
+            return Ok(t.clone());
+        }
+        let mut st = self.state.write();
+        let t = self.tree_bytes(&st)?;
+        st.tree = Some(t.clone());
+        Ok(t)
+    }
+
+    fn name_bytes(s: &Session) -> Vec<u8> {
+        match s.name() {
+            Some(n) => format!("{n}\n").into_bytes(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Depth of an entry's nested directory below the mount root (roots are 1).
+    fn symlink_to_id(&self, st: &State, idx: u32, file: &str) -> Vec<u8> {
+        let depth = st.s.depth(idx);
+        let id = name_of(&st.s, idx);
+        let rel_len = depth * 3 + 4 + id.len() + 1 + file.len();
+        if rel_len < 4000 {
+            let mut t = "../".repeat(depth);
+            t.push_str(".id/");
+            t.push_str(&id);
+            t.push('/');
+            t.push_str(file);
+            t.into_bytes()
+        } else {
+            let mut p = self.opts.mount_point.clone().into_os_string().into_vec();
+            p.extend_from_slice(format!("/.id/{id}/{file}").as_bytes());
+            p
+        }
+    }
+
+    // ----- attributes -------------------------------------------------------------
+
+    fn attr_of(&self, st: &State, i: u64, node: &Node) -> Result<Attr> {
+        let s = &st.s;
+        let writable = !self.opts.read_only && !s.is_v1();
+        let last_ts = s.leaf().map(|l| s.entry(l).ts).unwrap_or(s.header().timestamp_ms);
+        let header_time = time_of(s.header().timestamp_ms);
+        let dir = |mtime, perm, ttl| Attr { ino: i, kind: FileKind::Dir, size: 0, mtime, perm, nlink: 1, ttl };
+        let file = |size, mtime, perm, ttl| Attr { ino: i, kind: FileKind::File, size, mtime, perm, nlink: 1, ttl };
+        let link = |size, mtime, ttl| Attr { ino: i, kind: FileKind::Symlink, size, mtime, perm: 0o777, nlink: 1, ttl };
+        let rw = if writable { 0o644 } else { 0o444 };
+        Ok(match node {
+            Node::Root => dir(header_time, 0o555, SHORT),
+            Node::SessionJson => file(s.header().len as u64 + 1, header_time, 0o444, FOREVER),
+            Node::Name => file(Self::name_bytes(s).len() as u64, time_of(last_ts), rw, SHORT),
+            Node::Tree => {
+                let size = match &st.tree {
+                    Some(t) => t.len() as u64,
+                    None => self.tree_bytes(st)?.len() as u64,
+                };
+                file(size, time_of(last_ts), 0o444, SHORT)
+            }
+            Node::RootReply => file(0, header_time, rw, FOREVER),
+            Node::Leaf => {
+                let l = s.leaf().ok_or(Error::NotFound)?;
+                let t = format!(".id/{}", name_of(s, l));
+                link(t.len() as u64, time_of(last_ts), SHORT)
+            }
+            Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
+            Node::Labels => dir(time_of(last_ts), if writable { 0o755 } else { 0o555 }, SHORT),
+            Node::IdDir => dir(header_time, 0o555, FOREVER),
+            Node::Label(name) => {
+                let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
+                let t = format!("../.id/{}", name_of(s, target));
+                let (_, le) = s.label_entry(name).ok_or(Error::NotFound)?;
+                link(t.len() as u64, time_of(s.entry(le).ts), SHORT)
+            }
+            Node::E(idx, slot) => {
+                let idx = *idx;
+                let mtime = time_of(s.entry(idx).ts);
+                match slot {
+                    Slot::NestedDir => dir(mtime, 0o555, FOREVER),
+                    Slot::FlatDir => dir(mtime, 0o555, FOREVER),
+                    Slot::Kind => file(self.rendered(st, idx)?.text.len() as u64, mtime, 0o444, FOREVER),
+                    Slot::Image(n) => {
+                        let r = self.rendered(st, idx)?;
+                        let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
+                        file(im.data.len() as u64, mtime, 0o444, FOREVER)
+                    }
+                    Slot::Reply => file(0, mtime, rw, FOREVER),
+                    Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, 0o444, FOREVER),
+                    Slot::Context => file(self.context(st, idx)?.text.len() as u64, mtime, 0o444, FOREVER),
+                    Slot::ContextJson => file(self.context(st, idx)?.json.len() as u64, mtime, 0o444, FOREVER),
+                    Slot::EntryJsonLink => link(self.symlink_to_id(st, idx, "entry.json").len() as u64, mtime, FOREVER),
+                    Slot::ContextLink => link(self.symlink_to_id(st, idx, "context").len() as u64, mtime, FOREVER),
+                    Slot::ContextJsonLink => {
+                        link(self.symlink_to_id(st, idx, "context.json").len() as u64, mtime, FOREVER)
+                    }
+                    Slot::ParentLink => {
+                        let p = s.entry(idx).parent;
+                        link(3 + name_of(s, p).len() as u64, mtime, FOREVER)
+                    }
+                    Slot::ChildLink => link(3 + name_of(s, idx).len() as u64, mtime, FOREVER),
+                    Slot::BranchLink => link(7 + name_of(s, idx).len() as u64, mtime, SHORT),
+                }
+            }
+        })
+    }
+
+    pub fn getattr(&self, i: u64) -> Result<Attr> {
+        let st = self.state.read();
+        let node = self.decode(&st, i)?;
+        self.attr_of(&st, i, &node)
+    }
+
+    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr> {
+        let st = self.state.read();
+        let (i, node) = self.lookup_node(&st, parent, name)?;
+        self.attr_of(&st, i, &node)
+    }
+
+    fn lookup_node(&self, st: &State, parent: u64, name: &OsStr) -> Result<(u64, Node)> {
+        let s = &st.s;
+        let pnode = self.decode(st, parent)?;
+        let name = name.to_str().ok_or(Error::NotFound)?;
+        let found = match pnode {
+            Node::Root => match name {
+                "session.json" => Some((ino::SESSION_JSON, Node::SessionJson)),
+                "name" => Some((ino::NAME, Node::Name)),
+                "tree" => Some((ino::TREE, Node::Tree)),
+                "reply" => Some((ino::ROOT_REPLY, Node::RootReply)),
+                "leaf" if s.leaf().is_some() => Some((ino::LEAF, Node::Leaf)),
+                "branches" => Some((ino::BRANCHES, Node::Branches)),
+                "labels" => Some((ino::LABELS, Node::Labels)),
+                ".id" => Some((ino::ID_DIR, Node::IdDir)),
+                _ => Self::entry_by_name(s, name, Some(NIL))
+                    .filter(|&e| s.entry(e).parent == NIL)
+                    .map(|e| (entry_ino(st.base, e, Slot::NestedDir), Node::E(e, Slot::NestedDir))),
+            },
+            Node::IdDir => Self::entry_by_name(s, name, None)
+                .map(|e| (entry_ino(st.base, e, Slot::FlatDir), Node::E(e, Slot::FlatDir))),
+            Node::Branches => Self::entry_by_name(s, name, None)
+                .filter(|&e| s.entry(e).child_count == 0)
+                .map(|e| (entry_ino(st.base, e, Slot::BranchLink), Node::E(e, Slot::BranchLink))),
+            Node::Labels => s.label_entry(name).map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
+            Node::E(idx, slot @ (Slot::NestedDir | Slot::FlatDir)) => {
+                let flat = slot == Slot::FlatDir;
+                let fixed = self.entry_files(st, idx, flat)?;
+                if let Some((_, sl)) = fixed.iter().find(|(n, _)| n == name) {
+                    Some((entry_ino(st.base, idx, *sl), Node::E(idx, *sl)))
+                } else if is_image_name(name) {
+                    None
+                } else {
+                    Self::entry_by_name(s, name, Some(idx)).filter(|&c| s.entry(c).parent == idx).map(|c| {
+                        if flat {
+                            (entry_ino(st.base, c, Slot::ChildLink), Node::E(c, Slot::ChildLink))
+                        } else {
+                            (entry_ino(st.base, c, Slot::NestedDir), Node::E(c, Slot::NestedDir))
+                        }
+                    })
+                }
+            }
+            Node::E(..) | Node::SessionJson | Node::Name | Node::Tree | Node::RootReply | Node::Leaf | Node::Label(_) => {
+                return Err(Error::NotDir);
+            }
+        };
+        found.ok_or(Error::NotFound)
+    }
+
+    pub fn readlink(&self, i: u64) -> Result<Vec<u8>> {
+        let st = self.state.read();
+        let s = &st.s;
+        let node = self.decode(&st, i)?;
+        let id_of = |e: u32| name_of(s, e);
+        Ok(match node {
+            Node::Leaf => format!(".id/{}", id_of(s.leaf().ok_or(Error::NotFound)?)).into_bytes(),
+            Node::Label(name) => {
+                let (t, _) = s.label_entry(&name).ok_or(Error::NotFound)?;
+                format!("../.id/{}", id_of(t)).into_bytes()
+            }
+            Node::E(idx, slot) => match slot {
+                Slot::EntryJsonLink => self.symlink_to_id(&st, idx, "entry.json"),
+                Slot::ContextLink => self.symlink_to_id(&st, idx, "context"),
+                Slot::ContextJsonLink => self.symlink_to_id(&st, idx, "context.json"),
+                Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
+                Slot::ChildLink => format!("../{}", id_of(idx)).into_bytes(),
+                Slot::BranchLink => format!("../.id/{}", id_of(idx)).into_bytes(),
+                _ => return Err(Error::Invalid),
+            },
+            _ => return Err(Error::Invalid),
+        })
+    }
+
+    // ----- listings ---------------------------------------------------------------
+
+    /// The whole listing from `offset`, at most `READDIR_BATCH` entries.
+    fn listing(&self, st: &State, i: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
+        let s = &st.s;
+        let node = self.decode(st, i)?;
+        let mut l = Lister { off: offset as usize, pos: 0, out: Vec::new() };
+        let parent_of_dir = match &node {
+            Node::E(idx, Slot::NestedDir) => match s.entry(*idx).parent {
+                NIL => ino::ROOT,
+                p => entry_ino(st.base, p, Slot::NestedDir),
+            },
+            Node::E(_, Slot::FlatDir) => ino::ID_DIR,
+            _ => ino::ROOT,
+        };
+        match node {
+            Node::Root | Node::IdDir | Node::Branches | Node::Labels | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+                l.push(i, FileKind::Dir, ".".into());
+                l.push(parent_of_dir, FileKind::Dir, "..".into());
+            }
+            _ => return Err(Error::NotDir),
+        }
+                match node {
+            Node::Root => {
+                let fixed: [(&str, u64, FileKind); 8] = [
+                    ("session.json", ino::SESSION_JSON, FileKind::File),
+                    ("name", ino::NAME, FileKind::File),
+                    ("tree", ino::TREE, FileKind::File),
+                    ("reply", ino::ROOT_REPLY, FileKind::File),
+                    ("leaf", ino::LEAF, FileKind::Symlink),
+                    ("branches", ino::BRANCHES, FileKind::Dir),
+                    ("labels", ino::LABELS, FileKind::Dir),
+                    (".id", ino::ID_DIR, FileKind::Dir),
+                ];
+                for (n, fi, k) in fixed {
+                    if n == "leaf" && s.leaf().is_none() {
+                        continue;
+                    }
+                    if !l.push(fi, k, n.into()) {
+                        return Ok(l.out);
+                    }
+                }
+                let skip = l.skip(s.roots().len());
+                for &r in s.roots().iter().skip(skip) {
+                    let name = name_of(s, r);
+                    if !l.push(entry_ino(st.base, r, Slot::NestedDir), FileKind::Dir, name.into()) {
+                        break;
+                    }
+                }
+            }
+            Node::IdDir => {}
+            Node::Branches => {
+                let leaves = s.leaves();
+                let skip = l.skip(leaves.len());
+                for &leaf in leaves.iter().skip(skip) {
+                    let name = name_of(s, leaf);
+                    if !l.push(entry_ino(st.base, leaf, Slot::BranchLink), FileKind::Symlink, name.into()) {
+                        break;
+                    }
+                }
+            }
+            Node::Labels => {
+                let mut names: Vec<&str> = s.labels().into_iter().map(|(l, _)| l).collect();
+                names.dedup();
+                let skip = l.skip(names.len());
+                for name in names.into_iter().skip(skip) {
+                    let li = self.label_ino(name);
+                    if !l.push(li, FileKind::Symlink, name.into()) {
+                        break;
+                    }
+                }
+            }
+            Node::E(idx, slot) => {
+                let flat = slot == Slot::FlatDir;
+                let files = self.entry_files(st, idx, flat)?;
+                for (n, sl) in files {
+                    let kind = match sl {
+                        Slot::EntryJsonLink | Slot::ContextLink | Slot::ContextJsonLink | Slot::ParentLink => {
+                            FileKind::Symlink
+                        }
+                        _ => FileKind::File,
+                    };
+                    if !l.push(entry_ino(st.base, idx, sl), kind, n.into()) {
+                        return Ok(l.out);
+                    }
+                }
+                let mut kids = s.children(idx);
+                let skip = l.off.saturating_sub(l.pos);
+                for _ in 0..skip {
+                    if kids.next().is_none() {
+                        break;
+                    }
+                    l.pos += 1;
+                }
+                for c in kids {
+                    let name = name_of(s, c);
+                    let (slot, kind) =
+                        if flat { (Slot::ChildLink, FileKind::Symlink) } else { (Slot::NestedDir, FileKind::Dir) };
+                    if !l.push(entry_ino(st.base, c, slot), kind, name.into()) {
+                        break;
+                    }
+                }
+            }
+            _ => unreachable!("checked above"),
+        }
+        Ok(l.out)
+    }
+
+    /// Entries from `offset` on; each with the offset of the entry after it.
+    pub fn readdir(&self, i: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
+        let st = self.state.read();
+        self.listing(&st, i, offset)
+    }
+
+    /// As `readdir`, with each entry's attributes (for readdirplus).
+    pub fn readdirplus(&self, i: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>> {
+        let st = self.state.read();
+        let list = self.listing(&st, i, offset)?;
+        let mut out = Vec::with_capacity(list.len());
+        for (off, d) in list {
+            let node = self.decode(&st, d.ino)?;
+            let a = self.attr_of(&st, d.ino, &node)?;
+            out.push((off, d, a));
+        }
+        Ok(out)
+    }
+
+    // ----- files --------------------------------------------------------------------
+
+    fn new_fh(&self, h: Handle) -> u64 {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.handles.lock().insert(fh, h);
+        fh
+    }
+
+    /// `write`: opened for writing; `truncate`: `O_TRUNC`.
+    pub fn open_file(&self, i: u64, write: bool, _truncate: bool) -> Result<Opened> {
+        let st = self.state.read();
+        let node = self.decode(&st, i)?;
+        if write {
+            let target = match &node {
+                Node::RootReply => WriteTarget::Reply(None),
+                Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
+                Node::Name => WriteTarget::Name,
+                Node::Root | Node::IdDir | Node::Branches | Node::Labels => return Err(Error::IsDir),
+                Node::E(_, Slot::NestedDir | Slot::FlatDir) => return Err(Error::IsDir),
+                _ => return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access }),
+            };
+            if self.opts.read_only || st.s.is_v1() {
+                return Err(Error::ReadOnly);
+            }
+            let fh = self.new_fh(Handle::Write { target, buf: Vec::new(), committed: false, failed: None });
+            return Ok(Opened { fh, keep_cache: false, direct_io: true });
+        }
+        let (data, keep): (Arc<Vec<u8>>, bool) = match node {
+            Node::SessionJson => {
+                let mut b = st.s.header_bytes()?;
+                b.push(b'\n');
+                (Arc::new(b), true)
+            }
+            Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
+            Node::Tree => {
+                drop(st);
+                return Ok(Opened { fh: self.new_fh(Handle::Read(self.tree_cached()?)), keep_cache: false, direct_io: false });
+            }
+            Node::RootReply | Node::E(_, Slot::Reply) => (Arc::new(Vec::new()), true),
+            Node::E(idx, Slot::Kind) => (Arc::new(self.rendered(&st, idx)?.text.clone()), true),
+            Node::E(idx, Slot::Image(n)) => {
+                let r = self.rendered(&st, idx)?;
+                (Arc::new(r.images.get(n as usize - 1).ok_or(Error::NotFound)?.data.clone()), true)
+            }
+            Node::E(idx, Slot::EntryJson) => {
+                let mut b = st.s.entry_bytes(idx)?;
+                b.push(b'\n');
+                (Arc::new(b), true)
+            }
+            Node::E(idx, Slot::Context) => (Arc::new(self.context(&st, idx)?.text.clone()), true),
+            Node::E(idx, Slot::ContextJson) => (Arc::new(self.context(&st, idx)?.json.clone()), true),
+            Node::Root | Node::IdDir | Node::Branches | Node::Labels | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+                return Err(Error::IsDir);
+            }
+            _ => return Err(Error::Invalid),
+        };
+        Ok(Opened { fh: self.new_fh(Handle::Read(data)), keep_cache: keep, direct_io: false })
+    }
+
+    pub fn read(&self, _i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let h = self.handles.lock();
+        match h.get(&fh) {
+            Some(Handle::Read(d)) => {
+                let start = (offset as usize).min(d.len());
+                let end = start.saturating_add(size as usize).min(d.len());
+                Ok(d[start..end].to_vec())
+            }
+            Some(Handle::Write { .. }) => Ok(Vec::new()),
+            None => Err(Error::Io(libc::EBADF)),
+        }
+    }
+
+    pub fn write(&self, _i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
+        let mut h = self.handles.lock();
+        let Some(Handle::Write { buf, failed, .. }) = h.get_mut(&fh) else {
+            return Err(Error::Io(libc::EBADF));
+        };
+        if let Some(e) = failed {
+            return Err(e.clone());
+        }
+        let end = offset as usize + data.len();
+        if end > self.opts.max_reply {
+            *failed = Some(Error::TooBig);
+            return Err(Error::TooBig);
+        }
+        // Appends are the normal case; a write at an earlier offset overwrites.
+        if buf.len() < end {
+            buf.resize(end, 0);
+        }
+        buf[offset as usize..end].copy_from_slice(data);
+        if !utf8_so_far(buf) {
+            *failed = Some(Error::NotUtf8);
+            return Err(Error::NotUtf8);
+        }
+        Ok(data.len() as u32)
+    }
+
+    /// `setattr` with a size (the shell's `>` truncates before writing).
+    pub fn truncate(&self, i: u64, fh: Option<u64>, size: u64) -> Result<Attr> {
+        {
+            let st = self.state.read();
+            let node = self.decode(&st, i)?;
+            match node {
+                Node::RootReply | Node::Name | Node::E(_, Slot::Reply) => {
+                    if self.opts.read_only || st.s.is_v1() {
+                        return Err(Error::ReadOnly);
+                    }
+                }
+                Node::Root | Node::IdDir | Node::Branches | Node::Labels | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+                    return Err(Error::IsDir);
+                }
+                _ => return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access }),
+            }
+        }
+        if let Some(fh) = fh
+            && let Some(Handle::Write { buf, .. }) = self.handles.lock().get_mut(&fh)
+        {
+            buf.truncate(size as usize);
+        }
+        self.getattr(i)
+    }
+
+    /// Appends what was written through `fh` (once); returns once it is on disk.
+    pub fn flush(&self, _i: u64, fh: u64) -> Result<()> {
+        let (target, text) = {
+            let mut h = self.handles.lock();
+            let Some(Handle::Write { target, buf, committed, failed }) = h.get_mut(&fh) else {
+                return Ok(());
+            };
+            if *committed || failed.is_some() || buf.is_empty() {
+                return Ok(());
+            }
+            *committed = true;
+            let text = match String::from_utf8(std::mem::take(buf)) {
+                Ok(t) => t,
+                Err(_) => return Err(Error::NotUtf8),
+            };
+            let target = match target {
+                WriteTarget::Reply(p) => WriteTarget::Reply(p.clone()),
+                WriteTarget::Name => WriteTarget::Name,
+            };
+            (target, text)
+        };
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        match target {
+            WriteTarget::Reply(parent) => {
+                if text.is_empty() {
+                    return Ok(());
+                }
+                self.append(&NewEntry::Reply { parent: parent.as_deref(), text })
+            }
+            WriteTarget::Name => self.append(&NewEntry::Name(text)),
+        }
+        .map(|_| ())
+    }
+
+    pub fn release(&self, i: u64, fh: u64) -> Result<()> {
+        let r = self.flush(i, fh);
+        self.handles.lock().remove(&fh);
+        r
+    }
+
+    /// Appends an entry through the model and sends the resulting invalidations.
+    fn append(&self, what: &NewEntry<'_>) -> Result<String> {
+        if self.opts.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let _serial = self.append_lock.lock();
+        let (id, invs) = {
+            let mut st = self.state.write();
+            let before = Snapshot::take(&st);
+            let (id, change) = st.s.append(what).map_err(append_err)?;
+            let invs = self.apply_change(&mut st, &before, &change);
+            (id, invs)
+        };
+        self.send(invs);
+        Ok(id)
+    }
+
+    /// `ln -s TARGET labels/NAME`.
+    pub fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr> {
+        if parent != ino::LABELS {
+            return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access });
+        }
+        let name = name.to_str().ok_or(Error::NotUtf8)?;
+        let last = target
+            .as_os_str()
+            .as_bytes()
+            .split(|&b| b == b'/')
+            .filter(|c| !c.is_empty() && *c != b".")
+            .next_back()
+            .ok_or(Error::Invalid)?;
+        let last = std::str::from_utf8(last).map_err(|_| Error::NotFound)?;
+        let id = {
+            let st = self.state.read();
+            if st.s.label_entry(name).is_some() {
+                return Err(Error::Exists);
+            }
+            let e = Self::entry_by_name(&st.s, last, None).ok_or(Error::NotFound)?;
+            st.s.id_string(e)
+        };
+        self.append(&NewEntry::Label { target: &id, label: Some(name) })?;
+        self.lookup(ino::LABELS, OsStr::new(name))
+    }
+
+    /// `rm labels/NAME`.
+    pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
+        if parent != ino::LABELS {
+            return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access });
+        }
+        let name = name.to_str().ok_or(Error::NotFound)?;
+        let id = {
+            let st = self.state.read();
+            let (t, _) = st.s.label_entry(name).ok_or(Error::NotFound)?;
+            st.s.id_string(t)
+        };
+        self.append(&NewEntry::Label { target: &id, label: None })?;
+        Ok(())
+    }
+}
+
+/// Builds one page of a listing: entries before `off` are counted, not kept.
+struct Lister {
+    off: usize,
+    pos: usize,
+    out: Vec<(u64, DirEntry)>,
+}
+
+impl Lister {
+    /// Adds an entry; `false` once the page is full.
+    fn push(&mut self, ino: u64, kind: FileKind, name: OsString) -> bool {
+        if self.pos >= self.off {
+            self.out.push(((self.pos + 1) as u64, DirEntry { ino, kind, name }));
+        }
+        self.pos += 1;
+        self.out.len() < READDIR_BATCH
+    }
+
+    /// Skips the part of the next `n` entries that lies before `off`; returns how many.
+    fn skip(&mut self, n: usize) -> usize {
+        let k = self.off.saturating_sub(self.pos).min(n);
+        self.pos += k;
+        k
+    }
+}
+
+/// What the kernel may have cached by name before a change.
+struct Snapshot {
+    entries: usize,
+    root_names: Vec<String>,
+    labels: Vec<String>,
+}
+
+impl Snapshot {
+    fn take(st: &State) -> Snapshot {
+        let s = &st.s;
+        Snapshot {
+            entries: s.entries().len(),
+            root_names: s.roots().iter().map(|&r| name_of(s, r)).collect(),
+            labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
+        }
+    }
+}
