@@ -405,11 +405,14 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_is_an_error_not_a_crash() {
+    fn deep_nesting_does_not_crash() {
         let mut s = String::from("{\"type\":\"x\",\"deep\":");
         s.push_str(&"[".repeat(100_000));
         s.push_str(&"]".repeat(100_000));
         s.push('}');
-        assert!(matches!(LineHead::parse(s.as_bytes()), Err(LineError::Malformed(_))));
+        // serde_json skips ignored values without recursion, so the head parses, as
+        // JSON.parse would; a full parse (content) stops at its nesting limit instead.
+        assert!(LineHead::parse(s.as_bytes()).is_ok());
+        assert!(crate::model::migrate::parse_line(s.as_bytes()).is_err());
     }
 }

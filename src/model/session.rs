@@ -184,7 +184,7 @@ impl Change {
 }
 
 const MAX_PROBLEMS: usize = 10_000;
-const READ_CHUNK: usize = 4 << 20;
+const READ_CHUNK: usize = 1 << 20;
 const FINGERPRINT: u64 = 64;
 
 /// The index of one session file. See the module docs.
@@ -561,22 +561,27 @@ impl Session {
         })
     }
 
-    /// Are the bytes just before `scanned` still what they were?
+    /// Are the header and the bytes just before `scanned` still what they were?
+    /// (Pi's rewrites of a legacy file change the header; an append changes neither.)
     fn fingerprint_matches(&self) -> io::Result<bool> {
-        let len = self.fingerprint.len() as u64;
-        let mut buf = vec![0u8; len as usize];
-        match self.file.read_exact_at(&mut buf, self.scanned - len) {
-            Ok(()) => Ok(buf == self.fingerprint),
+        match self.read_fingerprint() {
+            Ok(f) => Ok(f == self.fingerprint),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
             Err(e) => Err(e),
         }
     }
 
+    fn read_fingerprint(&self) -> io::Result<Vec<u8>> {
+        let head = (self.header.len as u64).min(FINGERPRINT);
+        let tail = self.scanned.min(FINGERPRINT);
+        let mut buf = vec![0u8; (head + tail) as usize];
+        self.file.read_exact_at(&mut buf[..head as usize], self.header.offset)?;
+        self.file.read_exact_at(&mut buf[head as usize..], self.scanned - tail)?;
+        Ok(buf)
+    }
+
     fn take_fingerprint(&mut self) -> io::Result<()> {
-        let len = self.scanned.min(FINGERPRINT);
-        let mut buf = vec![0u8; len as usize];
-        self.file.read_exact_at(&mut buf, self.scanned - len)?;
-        self.fingerprint = buf;
+        self.fingerprint = self.read_fingerprint()?;
         Ok(())
     }
 
@@ -592,31 +597,40 @@ impl Session {
     /// Returns whether the tree was rebuilt and which parents gained children.
     fn scan(&mut self, initial: bool) -> Result<(bool, Vec<u32>), LoadError> {
         self.problems.retain(|p| !matches!(p.what, ProblemKind::UnterminatedLastLine { .. }));
-        let mut pos = self.scanned;
-        let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-        let mut chunk = vec![0u8; READ_CHUNK];
         let first_new = self.entries.len();
         let mut header_found = !initial;
         let file = self.file.try_clone()?;
-        let mut base = pos; // file offset of buf[0]
+        // `buf[..filled]` holds file bytes from offset `base`; complete lines are
+        // indexed straight out of it and only the unfinished last line is moved.
+        let mut buf: Vec<u8> = vec![0u8; READ_CHUNK];
+        let mut filled = 0usize;
+        let mut base = self.scanned;
         loop {
-            let n = read_at_some(&file, &mut chunk, pos)?;
+            if filled == buf.len() {
+                // One line longer than the buffer: grow it.
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = read_at_some(&file, &mut buf[filled..], base + filled as u64)?;
             if n == 0 {
                 break;
             }
-            pos += n as u64;
-            buf.extend_from_slice(&chunk[..n]);
+            let scan_from = filled;
+            filled += n;
             let mut start = 0usize;
-            while let Some(nl) = memchr(b'\n', &buf[start..]) {
-                let line = &buf[start..start + nl];
+            let mut search = scan_from;
+            while let Some(nl) = memchr::memchr(b'\n', &buf[search..filled]) {
+                let end = search + nl;
                 let off = base + start as u64;
-                self.index_line(line, off, &mut header_found)?;
-                start += nl + 1;
+                self.index_line(&buf[start..end], off, &mut header_found)?;
+                start = end + 1;
+                search = start;
             }
-            buf.drain(..start);
+            buf.copy_within(start..filled, 0);
+            filled -= start;
             base += start as u64;
             self.scanned = base;
         }
+        let buf = &buf[..filled];
         self.tail = buf.len() as u64;
         self.take_fingerprint()?;
         if initial {
@@ -633,7 +647,7 @@ impl Session {
             }
         }
         if self.tail > 0 {
-            let parses = LineHead::parse(&buf).is_ok();
+            let parses = LineHead::parse(buf).is_ok();
             let line = self.next_line;
             self.note(line, Severity::Warning, ProblemKind::UnterminatedLastLine { bytes: self.tail, parses });
         }
@@ -1057,10 +1071,6 @@ impl Iterator for Children<'_> {
     }
 }
 
-fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
-}
-
 /// One `pread` at `pos`; retries on EINTR.
 fn read_at_some(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     loop {
@@ -1072,3 +1082,146 @@ fn read_at_some(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-05T09:00:00.000Z","cwd":"/p"}"#;
+
+    fn e(id: &str, parent: Option<&str>, sec: u32) -> String {
+        let p = parent.map(|p| format!("\"{p}\"")).unwrap_or("null".into());
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-05T09:00:{sec:02}.000Z","message":{{"role":"user","content":"u {id}","timestamp":1}}}}"#
+        )
+    }
+
+    fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.jsonl");
+        std::fs::write(&p, text).unwrap();
+        (d, p)
+    }
+
+    fn ids(s: &Session, v: impl IntoIterator<Item = u32>) -> Vec<String> {
+        v.into_iter().map(|i| s.id_string(i)).collect()
+    }
+
+    #[test]
+    fn children_in_timestamp_order_and_leaf_is_last_line() {
+        let text = [H, &e("a", None, 1), &e("c", Some("a"), 9), &e("b", Some("a"), 5), ""].join("\n");
+        let (_d, p) = file(&text);
+        let s = Session::open(&p).unwrap();
+        assert_eq!(ids(&s, s.children(s.find("a").unwrap())), ["b", "c"]);
+        assert_eq!(s.id_string(s.leaf().unwrap()), "b");
+        assert_eq!((s.leaf_count(), s.branch_point_count()), (2, 1));
+    }
+
+    #[test]
+    fn bad_headers_are_errors_and_the_file_is_untouched() {
+        for text in ["", "{\"type\":\"message\",\"id\":\"x\"}\n", "\u{feff}{\"type\":\"session\",\"id\":\"s\"}\n", "[]\n", "{\"type\":\"session\"}\n"] {
+            let (_d, p) = file(text);
+            let r = Session::open(&p);
+            assert!(r.is_err(), "{text:?}");
+            assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+        }
+        let (_d, p) = file(&format!("\n  \nnot json\n{H}\n{}\n", e("a", None, 1)));
+        let s = Session::open(&p).unwrap();
+        assert_eq!(s.entries().len(), 1);
+        assert_eq!(s.header().line, 4);
+    }
+
+    #[test]
+    fn cycles_self_parents_and_orphans_become_roots() {
+        let text = [H, &e("a", None, 1), &e("s", Some("s"), 2), &e("x", Some("y"), 3), &e("y", Some("x"), 4), &e("o", Some("gone"), 5), ""].join("\n");
+        let (_d, p) = file(&text);
+        let s = Session::open(&p).unwrap();
+        assert_eq!(ids(&s, s.roots().iter().copied()), ["a", "s", "x", "o"]);
+        assert_eq!(ids(&s, s.path_to(s.find("y").unwrap())), ["x", "y"]);
+        let kinds: Vec<_> = s.problems().iter().map(|p| std::mem::discriminant(&p.what)).collect();
+        assert!(kinds.contains(&std::mem::discriminant(&ProblemKind::SelfParent)));
+        assert!(s.problems().iter().any(|p| matches!(p.what, ProblemKind::Cycle { .. })));
+        assert!(s.problems().iter().any(|p| matches!(&p.what, ProblemKind::Orphan { parent } if parent == "gone")));
+    }
+
+    #[test]
+    fn duplicate_ids_later_wins() {
+        let text = [H, &e("a", None, 1), &e("b", Some("a"), 2), &e("b", Some("a"), 3), ""].join("\n");
+        let (_d, p) = file(&text);
+        let s = Session::open(&p).unwrap();
+        let b = s.find("b").unwrap();
+        assert_eq!(s.entry(b).line, 4);
+        assert_eq!(s.children(s.find("a").unwrap()).count(), 1);
+    }
+
+    #[test]
+    fn torn_tail_waits_for_its_newline() {
+        let full = e("b", Some("a"), 2);
+        let text = format!("{H}\n{}\n{}", e("a", None, 1), &full[..30]);
+        let (_d, p) = file(&text);
+        let mut s = Session::open(&p).unwrap();
+        assert_eq!(s.entries().len(), 1);
+        assert_eq!(s.tail_bytes(), 30);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(format!("{}\n", &full[30..]).as_bytes()).unwrap();
+        let c = s.refresh().unwrap();
+        assert_eq!(c.new_entries, 1..2);
+        assert!(!c.reloaded);
+        assert_eq!(s.tail_bytes(), 0);
+        assert_eq!(s.id_string(s.leaf().unwrap()), "b");
+    }
+
+    #[test]
+    fn refresh_adopts_orphans_and_follows_rewrites() {
+        let text = format!("{H}\n{}\n", e("o", Some("later"), 1));
+        let (_d, p) = file(&text);
+        let mut s = Session::open(&p).unwrap();
+        assert_eq!(s.roots().len(), 1);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(format!("{}\n", e("later", None, 2)).as_bytes()).unwrap();
+        let c = s.refresh().unwrap();
+        assert!(c.rebuilt);
+        assert_eq!(ids(&s, s.roots().iter().copied()), ["later"]);
+        // Rewritten in place, same length, new header: noticed through the fingerprint.
+        let text2 = format!("{}\n{}\n", H.replace("\"s1\"", "\"s2\""), e("p", Some("later"), 1));
+        std::fs::write(&p, format!("{text2}{}\n", e("later", None, 2))).unwrap();
+        let c = s.refresh().unwrap();
+        assert!(c.reloaded);
+        assert!(s.find("p").is_some() && s.find("o").is_none());
+        assert_eq!(s.generation(), 1);
+    }
+
+    #[test]
+    fn labels_and_name_resolve_over_the_whole_file() {
+        let lab = |id: &str, t: &str, l: Option<&str>| match l {
+            Some(l) => format!(r#"{{"type":"label","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","targetId":"{t}","label":"{l}"}}"#),
+            None => format!(r#"{{"type":"label","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","targetId":"{t}"}}"#),
+        };
+        let info = |id: &str, n: &str| format!(r#"{{"type":"session_info","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","name":"{n}"}}"#);
+        let text = [H, &e("a", None, 1), &lab("l1", "a", Some("x")), &info("i1", " hi "), &lab("l2", "a", None), &lab("l3", "a", Some("y")), ""].join("\n");
+        let (_d, p) = file(&text);
+        let s = Session::open(&p).unwrap();
+        assert_eq!(s.labels(), vec![("y", s.find("a").unwrap())]);
+        assert_eq!(s.name(), Some("hi"));
+        let text = [H, &e("a", None, 1), &info("i1", "n"), &info("i2", ""), ""].join("\n");
+        let (_d, p) = file(&text);
+        assert_eq!(Session::open(&p).unwrap().name(), None);
+    }
+
+    #[test]
+    fn v1_entries_chain_in_file_order() {
+        let h1 = r#"{"type":"session","id":"old","timestamp":"2025-01-05T09:00:00.000Z","cwd":"/p","provider":"x","modelId":"y"}"#;
+        let m = |t: &str| format!(r#"{{"type":"message","timestamp":"2025-01-05T09:00:0{t}.000Z","message":{{"role":"user","content":"m{t}","timestamp":1}}}}"#);
+        let c = r#"{"type":"compaction","timestamp":"2025-01-05T09:00:05.000Z","summary":"S","firstKeptEntryIndex":2,"tokensBefore":5}"#;
+        let text = [h1, &m("1"), "garbage", &m("2"), c, ""].join("\n");
+        let (_d, p) = file(&text);
+        let s = Session::open(&p).unwrap();
+        assert!(s.is_v1());
+        assert_eq!(s.path_to(2), vec![0, 1, 2]);
+        let v = s.entry_value(2).unwrap();
+        assert_eq!(v["firstKeptEntryId"], s.id_string(1).as_str());
+        assert!(v.get("firstKeptEntryIndex").is_none());
+        assert_eq!(v["parentId"], s.id_string(1).as_str());
+    }
+}

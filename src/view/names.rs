@@ -57,17 +57,17 @@ pub fn is_image_name(s: &str) -> bool {
         .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The file name for an entry id. `None` when even the escaped form would be longer
-/// than 255 bytes (such an entry is reachable only through `.id/` by its escaped
-/// hash name; see [`long_name`]).
+/// The file name for an entry id. When even the escaped form would be longer than
+/// 255 bytes, a shortened name with a hash ([`long_name`]).
 pub fn escape_id(id: &str) -> String {
     if !needs_escape(id) {
         return id.to_string();
     }
     let mut out = String::with_capacity(id.len() + 4);
     out.push('%');
-    for c in id.chars() {
+    for (i, c) in id.chars().enumerate() {
         match c {
+            '!' if i == 0 => out.push_str("%21"),
             '%' => out.push_str("%25"),
             '/' => out.push_str("%2F"),
             '\0' => out.push_str("%00"),
@@ -77,7 +77,7 @@ pub fn escape_id(id: &str) -> String {
     if out.len() > MAX_NAME { long_name(id) } else { out }
 }
 
-/// Name for an id whose escaped form is too long: `%%` + a prefix + a hash.
+/// Name for an id whose escaped form is too long: `%!` + a prefix + a hash.
 pub fn long_name(id: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in id.bytes() {
@@ -92,16 +92,16 @@ pub fn long_name(id: &str) -> String {
             (*n <= 200).then_some(c)
         })
         .collect();
-    format!("%%{prefix}~{h:016x}")
+    format!("%!{prefix}~{h:016x}")
 }
 
 /// The id a name stands for; `None` for a name no id maps to, or a long-id name
-/// (which the caller resolves through its own table).
+/// (`%!…`, which the caller resolves by comparing names).
 pub fn unescape_name(name: &str) -> Option<String> {
     let Some(rest) = name.strip_prefix('%') else {
         return Some(name.to_string());
     };
-    if rest.starts_with('%') {
+    if rest.starts_with('!') {
         return None;
     }
     let b = rest.as_bytes();
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn awkward_ids_round_trip() {
-        for id in ["", ".", "..", "a/b", "reply", "user", "%x", "image-1.png", "nul\0x", "%25"] {
+        for id in ["", ".", "..", "a/b", "reply", "user", "%x", "image-1.png", "nul\0x", "%25", "%!x"] {
             let n = escape_id(id);
             assert!(n.starts_with('%'), "{id:?} -> {n:?}");
             assert!(!n.contains('/') && !n.contains('\0') && n != "." && n != "..");
@@ -144,7 +144,7 @@ mod tests {
     fn long_ids_get_a_hashed_name() {
         let id = "x".repeat(400);
         let n = escape_id(&id);
-        assert!(n.len() <= 255 && n.starts_with("%%"));
+        assert!(n.len() <= 255 && n.starts_with("%!"));
         assert_eq!(unescape_name(&n), None);
         assert_ne!(long_name(&id), long_name(&"x".repeat(401)));
     }

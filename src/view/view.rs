@@ -186,9 +186,9 @@ fn append_err(e: AppendError) -> Error {
     }
 }
 
-/// The file name of entry `i`: its escaped id, or `%%line-N` for an entry without one.
+/// The file name of entry `i`: its escaped id, or `%!line-N` for an entry without one.
 fn name_of(s: &Session, i: u32) -> String {
-    if s.entry(i).id.is_none() { format!("%%line-{}", s.entry(i).line) } else { escape_id(&s.id_string(i)) }
+    if s.entry(i).id.is_none() { format!("%!line-{}", s.entry(i).line) } else { escape_id(&s.id_string(i)) }
 }
 
 /// Is `buf` valid UTF-8 except possibly for an unfinished character at its end?

@@ -1,0 +1,512 @@
+//! The `fuser::Filesystem` implementation: a translation layer and nothing more.
+//!
+//! Every handler makes one call on the [`SessionView`] and turns its answer into a
+//! reply: `Ok` into the reply's payload (attributes with the TTL the view chose,
+//! generation 0, a block size of 4096, and the mounting user as owner), `Err` into the
+//! errno that [`view::Error::errno`] names, logged at debug level.
+//!
+//! A few requests have no counterpart in the view, and are answered here:
+//!
+//! * `setattr` without a size: timestamps are accepted and ignored, so `touch` and
+//!   `cp -p` succeed; a `chmod` or `chown` that would change anything is refused with
+//!   `EPERM` (the mode and owner of every inode are computed, and pretending to change
+//!   them would be a lie the next `stat` exposes), while one that restates the current
+//!   values succeeds.
+//! * `create`, `mknod`, `mkdir`, `rmdir`, `rename` and `link`: the tree is derived from
+//!   the session file and cannot be edited this way. They fail with `EROFS` on a
+//!   read-only mount and `EACCES` otherwise.
+//! * `forget`: a no-op. Inode numbers are computed from the session, not reference
+//!   counted, so the kernel forgetting one frees nothing.
+//! * extended attributes: there are none (`ENODATA`, empty list, `ENOTSUP` to set).
+//! * `statfs`: a filesystem with no free space, 4096-byte blocks and 255-byte names.
+//! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
+//!   file is closed, as the layout promises.
+
+use log::debug;
+use sessionfs::view::{self, Attr, FileKind, SessionView};
+use std::ffi::OsStr;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use fuser::{
+    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, InitFlags, KernelConfig, LockOwner, OpenAccMode, OpenFlags, PollEvents, PollFlags,
+    PollNotifier, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyLseek, ReplyOpen, ReplyPoll, ReplyStatfs,
+    ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+};
+
+/// Block size reported in `stat` (`st_blksize`) and `statfs`.
+const BLKSIZE: u32 = 4096;
+
+/// Serves one [`SessionView`] to the kernel.
+pub struct Adapter {
+    view: Arc<SessionView>,
+    uid: u32,
+    gid: u32,
+    read_only: bool,
+}
+
+impl Adapter {
+    /// An adapter for `view`, whose inodes all belong to `uid`/`gid`. With `read_only`,
+    /// requests that would edit the tree fail with `EROFS` rather than `EACCES`.
+    pub fn new(view: Arc<SessionView>, uid: u32, gid: u32, read_only: bool) -> Adapter {
+        Adapter { view, uid, gid, read_only }
+    }
+
+    fn file_attr(&self, a: &Attr) -> FileAttr {
+        FileAttr {
+            ino: INodeNo(a.ino),
+            size: a.size,
+            blocks: a.size.div_ceil(512),
+            atime: a.mtime,
+            mtime: a.mtime,
+            ctime: a.mtime,
+            crtime: a.mtime,
+            kind: file_type(a.kind),
+            perm: a.perm,
+            nlink: a.nlink,
+            uid: self.uid,
+            gid: self.gid,
+            rdev: 0,
+            blksize: BLKSIZE,
+            flags: 0,
+        }
+    }
+
+    fn reply_entry(&self, a: &Attr, reply: ReplyEntry) {
+        reply.entry_with_ttls(&a.ttl, &a.ttl, &self.file_attr(a), Generation(0));
+    }
+
+    /// The errno for requests that would edit the tree's shape.
+    fn refuse_edit(&self, op: &str, parent: INodeNo, name: &OsStr) -> Errno {
+        let (errno, why) = if self.read_only {
+            (Errno::EROFS, "the mount is read-only")
+        } else {
+            (Errno::EACCES, "the tree is derived from the session file")
+        };
+        debug!("{op}(parent {parent}, {name:?}): refused: {why}");
+        errno
+    }
+}
+
+fn file_type(k: FileKind) -> FileType {
+    match k {
+        FileKind::Dir => FileType::Directory,
+        FileKind::File => FileType::RegularFile,
+        FileKind::Symlink => FileType::Symlink,
+    }
+}
+
+/// Logs a failed request at debug level and gives its errno.
+fn errno(op: std::fmt::Arguments<'_>, e: &view::Error) -> Errno {
+    debug!("{op}: {e:?}");
+    Errno::from_i32(e.errno())
+}
+
+impl Filesystem for Adapter {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
+        // Each capability is asked for on its own, so that a kernel lacking one still
+        // gets the others. Refusals only cost speed (readdirplus) or an extra
+        // `setattr` before a truncating open (atomic O_TRUNC), both handled.
+        for (name, caps) in [
+            ("readdirplus", InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO),
+            ("atomic O_TRUNC", InitFlags::FUSE_ATOMIC_O_TRUNC),
+        ] {
+            if let Err(missing) = config.add_capabilities(caps) {
+                debug!("init: the kernel does not offer {name} ({missing:?}); going without");
+            }
+        }
+        Ok(())
+    }
+
+    fn destroy(&mut self) {
+        debug!("destroy: the kernel ended the session");
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match self.view.lookup(parent.0, name) {
+            Ok(a) => self.reply_entry(&a, reply),
+            Err(e) => reply.error(errno(format_args!("lookup({parent}, {name:?})"), &e)),
+        }
+    }
+
+    fn forget(&self, _req: &Request, _ino: INodeNo, _nlookup: u64) {}
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.view.getattr(ino.0) {
+            Ok(a) => reply.attr(&a.ttl, &self.file_attr(&a)),
+            Err(e) => reply.error(errno(format_args!("getattr({ino})"), &e)),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let result = match size {
+            Some(size) => self.view.truncate(ino.0, fh.map(|f| f.0), size),
+            None => self.view.getattr(ino.0),
+        };
+        let a = match result {
+            Ok(a) => a,
+            Err(e) => {
+                return reply.error(errno(format_args!("setattr({ino}, size {size:?})"), &e));
+            }
+        };
+        // The permission bits and the owner are computed; only restating them is fine.
+        let mode_changes = mode.is_some_and(|m| (m & 0o7777) as u16 != a.perm);
+        let owner_changes =
+            uid.is_some_and(|u| u != self.uid) || gid.is_some_and(|g| g != self.gid);
+        if mode_changes || owner_changes {
+            debug!(
+                "setattr({ino}, mode {mode:?}, uid {uid:?}, gid {gid:?}): refused: \
+                 modes and owners are computed by sessionfs"
+            );
+            return reply.error(Errno::EPERM);
+        }
+        reply.attr(&a.ttl, &self.file_attr(&a));
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match self.view.readlink(ino.0) {
+            Ok(target) => reply.data(&target),
+            Err(e) => reply.error(errno(format_args!("readlink({ino})"), &e)),
+        }
+    }
+
+    fn mknod(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        reply.error(self.refuse_edit("mknod", parent, name));
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        reply.error(self.refuse_edit("mkdir", parent, name));
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.view.unlink(parent.0, name) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(format_args!("unlink({parent}, {name:?})"), &e)),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        reply.error(self.refuse_edit("rmdir", parent, name));
+    }
+
+    fn symlink(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
+        match self.view.symlink(parent.0, link_name, target) {
+            Ok(a) => self.reply_entry(&a, reply),
+            Err(e) => reply.error(errno(
+                format_args!("symlink({parent}, {link_name:?} -> {target:?})"),
+                &e,
+            )),
+        }
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        _flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(self.refuse_edit("rename", parent, name));
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        reply.error(self.refuse_edit("link", newparent, newname));
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        let truncate = flags.0 & libc::O_TRUNC != 0;
+        match self.view.open_file(ino.0, write, truncate) {
+            Ok(o) => {
+                let mut f = FopenFlags::empty();
+                if o.keep_cache {
+                    f |= FopenFlags::FOPEN_KEEP_CACHE;
+                }
+                if o.direct_io {
+                    f |= FopenFlags::FOPEN_DIRECT_IO;
+                }
+                reply.opened(FileHandle(o.fh), f);
+            }
+            Err(e) => reply.error(errno(
+                format_args!("open({ino}, write {write}, truncate {truncate})"),
+                &e,
+            )),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match self.view.read(ino.0, fh.0, offset, size) {
+            Ok(data) => reply.data(&data),
+            Err(e) => reply.error(errno(
+                format_args!("read({ino}, fh {fh}, offset {offset}, size {size})"),
+                &e,
+            )),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        match self.view.write(ino.0, fh.0, offset, data) {
+            Ok(n) => reply.written(n),
+            Err(e) => reply.error(errno(
+                format_args!("write({ino}, fh {fh}, offset {offset}, {} bytes)", data.len()),
+                &e,
+            )),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        match self.view.flush(ino.0, fh.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(format_args!("flush({ino}, fh {fh})"), &e)),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        match self.view.release(ino.0, fh.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(format_args!("release({ino}, fh {fh})"), &e)),
+        }
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        match self.view.readdir(ino.0, offset) {
+            Ok(entries) => {
+                for (next, e) in entries {
+                    if reply.add(INodeNo(e.ino), next, file_type(e.kind), &e.name) {
+                        break;
+                    }
+                }
+                reply.ok();
+            }
+            Err(e) => reply.error(errno(format_args!("readdir({ino}, offset {offset})"), &e)),
+        }
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        match self.view.readdirplus(ino.0, offset) {
+            Ok(entries) => {
+                for (next, e, a) in entries {
+                    let attr = self.file_attr(&a);
+                    if reply.add(INodeNo(e.ino), next, &e.name, &a.ttl, &attr, Generation(0)) {
+                        break;
+                    }
+                }
+                reply.ok();
+            }
+            Err(e) => {
+                reply.error(errno(format_args!("readdirplus({ino}, offset {offset})"), &e))
+            }
+        }
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        reply.statfs(0, 0, 0, 0, 0, BLKSIZE, 255, BLKSIZE);
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(if self.read_only { Errno::EROFS } else { Errno::from_i32(libc::ENOTSUP) });
+    }
+
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
+        reply.error(Errno::from_i32(libc::ENODATA));
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {
+        if size == 0 { reply.size(0) } else { reply.data(&[]) }
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(if self.read_only { Errno::EROFS } else { Errno::from_i32(libc::ENODATA) });
+    }
+
+    fn access(&self, _req: &Request, _ino: INodeNo, _mask: AccessFlags, reply: ReplyEmpty) {
+        // Not called with `default_permissions`, which every mount uses: the kernel
+        // checks the permission bits itself.
+        reply.ok();
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
+        reply.error(self.refuse_edit("create", parent, name));
+    }
+
+    fn poll(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _ph: PollNotifier,
+        _events: PollEvents,
+        _flags: PollFlags,
+        reply: ReplyPoll,
+    ) {
+        // ENOSYS makes the kernel treat every file as always ready, and stop asking.
+        reply.error(Errno::ENOSYS);
+    }
+
+    fn lseek(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: i64,
+        _whence: i32,
+        reply: ReplyLseek,
+    ) {
+        // ENOSYS makes the kernel seek on its own (files have no holes), and stop asking.
+        reply.error(Errno::ENOSYS);
+    }
+}
+

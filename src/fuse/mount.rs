@@ -1,0 +1,847 @@
+//! The `sessionfs mount` command.
+//!
+//! [`run`] checks the invocation, loads the session, mounts it, and serves it until
+//! the mount goes away, which happens when
+//!
+//! * the process receives `SIGINT`, `SIGTERM` or `SIGHUP`: it unmounts (lazily if the
+//!   mount is busy), waits briefly for the kernel to end the session, and exits 0;
+//! * someone runs `umount MOUNTPOINT`: the session ends and the process exits 0.
+//!
+//! Before mounting, every condition a user can cause is checked and reported as one
+//! sentence prefixed with `sessionfs: `, with an exit status of its own (see
+//! [`exit`]). Nothing is mounted when a check fails.
+//!
+//! With `--background` the command re-executes itself without that flag in a new
+//! session (`setsid`), with standard input, output and error on `/dev/null` (the log
+//! goes to `--log FILE` if given), and returns once the mount answers: silently with
+//! status 0, or with the child's error message and exit status. The child reports
+//! through a pipe whose descriptor it is given with the hidden `--ready-fd` option.
+
+use super::adapter::Adapter;
+use super::notify::NotifierThread;
+use super::watch::Watcher;
+use fuser::{Config, MountOption, Session, SessionACL, SessionUnmounter};
+use log::{debug, info, warn};
+use sessionfs::model::LoadError;
+use sessionfs::view::{Options, SessionView};
+use std::ffi::CString;
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Exit statuses of `sessionfs mount`.
+pub mod exit {
+    /// The mount failed for another reason, or the session ended with an error.
+    pub const FAILED: u8 = 1;
+    /// The command line was wrong (reported, and exited with, by the argument parser).
+    #[allow(dead_code)]
+    pub const USAGE: u8 = 2;
+    /// The session file cannot be read: missing, a directory, or not permitted.
+    pub const FILE: u8 = 3;
+    /// The file is not a Pi session (or is empty).
+    pub const NOT_A_SESSION: u8 = 4;
+    /// The mount point is missing or not a directory.
+    pub const MOUNT_POINT: u8 = 5;
+    /// The mount point is not empty.
+    pub const NOT_EMPTY: u8 = 6;
+    /// The mount point is already a mount point (or a dead FUSE mount).
+    pub const MOUNTED: u8 = 7;
+    /// `/dev/fuse` is missing: no FUSE in this kernel or container.
+    pub const NO_FUSE: u8 = 8;
+    /// Not permitted to mount: not root, and no `fusermount3`.
+    pub const NOT_PERMITTED: u8 = 9;
+}
+
+/// The exit-status table, as shown in `sessionfs mount --help`.
+pub const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  unmounted cleanly (signal or umount), or --background: the mount is ready
+  1  the mount failed for another reason, or the session ended with an error
+  2  bad command line
+  3  FILE cannot be read (missing, a directory, not permitted)
+  4  FILE is not a Pi session (or is empty)
+  5  MOUNTPOINT is missing or not a directory
+  6  MOUNTPOINT is not empty
+  7  MOUNTPOINT is already a mount point (or a dead FUSE mount)
+  8  /dev/fuse is missing (no FUSE in this kernel or container)
+  9  not permitted to mount (non-root users need fusermount3)";
+
+/// How long `--background` waits for the mount to answer.
+const BACKGROUND_DEADLINE: Duration = Duration::from_secs(10);
+/// How long shutdown waits for the kernel to end a lazily unmounted, busy session.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// What `sessionfs mount` was asked to do.
+#[derive(Debug, Clone)]
+pub struct MountArgs {
+    pub file: PathBuf,
+    pub mount_point: PathBuf,
+    pub read_only: bool,
+    pub allow_other: bool,
+    pub background: bool,
+    /// Largest message accepted through `reply`, in bytes.
+    pub max_reply: usize,
+    /// With `--background`: where the child's log goes.
+    pub log: Option<PathBuf>,
+    /// Set in the `--background` child: where to report readiness or failure.
+    pub ready_fd: Option<i32>,
+}
+
+/// A failure to report: a sentence and an exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    fn new(code: u8, message: impl Into<String>) -> Failure {
+        Failure { code, message: message.into() }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Runs `sessionfs mount`; returns the exit status.
+pub fn run(args: MountArgs) -> ExitCode {
+    let result = if args.background {
+        run_background(&args)
+    } else {
+        let mut ready = args.ready_fd.and_then(ReadyPipe::adopt);
+        let r = mount_and_serve(&args, &mut ready);
+        if let (Err(f), Some(pipe)) = (&r, ready) {
+            pipe.fail(&f.message);
+        }
+        r
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("sessionfs: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Parses a byte count: digits with an optional `K`, `M` or `G` (powers of 1024),
+/// optionally followed by `iB` or `B`: `16777216`, `16M`, `16MiB`.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: usize = num.parse().map_err(|_| format!("{s:?} is not a byte count"))?;
+    let mult: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("{s:?}: unknown unit (use K, M or G)")),
+    };
+    n.checked_mul(mult).ok_or_else(|| format!("{s:?} is too large"))
+}
+
+// ---------------------------------------------------------------------------------
+// Checks before mounting.
+
+/// What the checks established.
+struct Checked {
+    file: PathBuf,
+    mount_point: PathBuf,
+}
+
+fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
+    let file = check_file(&args.file)?;
+    let mount_point = check_mount_point(&args.mount_point)?;
+    check_fuse_device(Path::new("/dev/fuse"))?;
+    check_permitted()?;
+    Ok(Checked { file, mount_point })
+}
+
+fn check_file(file: &Path) -> Result<PathBuf, Failure> {
+    let shown = file.display();
+    let meta = match fs::metadata(file) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Failure::new(exit::FILE, format!("{shown}: no such file")));
+        }
+        Err(e) => return Err(Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e)))),
+    };
+    if meta.is_dir() {
+        return Err(Failure::new(
+            exit::FILE,
+            format!("{shown} is a directory; give a session file (.jsonl)"),
+        ));
+    }
+    if !meta.is_file() {
+        return Err(Failure::new(exit::FILE, format!("{shown} is not a regular file")));
+    }
+    fs::canonicalize(file).map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))
+}
+
+fn check_mount_point(mp: &Path) -> Result<PathBuf, Failure> {
+    let shown = mp.display();
+    let meta = match fs::metadata(mp) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Failure::new(
+                exit::MOUNT_POINT,
+                format!("{shown}: no such directory (create it with mkdir first)"),
+            ));
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => {
+            return Err(Failure::new(
+                exit::MOUNTED,
+                format!(
+                    "{shown} is a dead FUSE mount (its server is gone); \
+                     clear it with: umount -l {shown}"
+                ),
+            ));
+        }
+        Err(e) => {
+            return Err(Failure::new(exit::MOUNT_POINT, format!("{shown}: {}", io_msg(&e))));
+        }
+    };
+    if !meta.is_dir() {
+        return Err(Failure::new(exit::MOUNT_POINT, format!("{shown} is not a directory")));
+    }
+    let abs = fs::canonicalize(mp)
+        .map_err(|e| Failure::new(exit::MOUNT_POINT, format!("{shown}: {}", io_msg(&e))))?;
+    let mounted = match abs.parent() {
+        None => true,
+        Some(parent) => match fs::metadata(parent) {
+            Ok(p) => p.dev() != meta.dev() || p.ino() == meta.ino(),
+            Err(_) => false,
+        },
+    };
+    if mounted {
+        return Err(Failure::new(
+            exit::MOUNTED,
+            format!("{shown} is already a mount point; unmount it or choose another directory"),
+        ));
+    }
+    let mut entries = fs::read_dir(&abs)
+        .map_err(|e| Failure::new(exit::MOUNT_POINT, format!("{shown}: {}", io_msg(&e))))?;
+    if entries.next().is_some() {
+        return Err(Failure::new(
+            exit::NOT_EMPTY,
+            format!("{shown} is not empty; mount on an empty directory"),
+        ));
+    }
+    Ok(abs)
+}
+
+fn check_fuse_device(dev: &Path) -> Result<(), Failure> {
+    if fs::symlink_metadata(dev).is_err() {
+        return Err(Failure::new(
+            exit::NO_FUSE,
+            format!(
+                "{} is missing: this kernel or container has no FUSE \
+                 (try `modprobe fuse`, or give the container --device /dev/fuse)",
+                dev.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_permitted() -> Result<(), Failure> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 || fusermount_available() {
+        return Ok(());
+    }
+    Err(Failure::new(
+        exit::NOT_PERMITTED,
+        "not permitted to mount: non-root users need fusermount3 from the fuse3 package",
+    ))
+}
+
+/// Whether fuser will find a mount helper (it looks on `PATH`, then in `/sbin` and
+/// `/bin`, unless `FUSERMOUNT_PATH` names one).
+fn fusermount_available() -> bool {
+    if std::env::var_os("FUSERMOUNT_PATH").is_some() {
+        return true;
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend([PathBuf::from("/sbin"), PathBuf::from("/bin")]);
+    dirs.iter().any(|d| {
+        ["fusermount3", "fusermount"].iter().any(|name| {
+            fs::metadata(d.join(name)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// An io::Error as a sentence fragment, without Rust's "(os error N)" suffix.
+fn io_msg(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        // SAFETY: strerror returns a pointer to a static (or thread-local) C string.
+        Some(code) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }
+            .to_string_lossy()
+            .into_owned(),
+        None => e.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Mounting and serving.
+
+fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<(), Failure> {
+    let checked = preflight(args)?;
+    if ready.is_some() {
+        // A background child holds no directory busy; every path is absolute now.
+        let _ = std::env::set_current_dir("/");
+    }
+
+    // SAFETY: getuid and getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let opts = Options {
+        read_only: args.read_only,
+        mount_point: checked.mount_point.clone(),
+        uid,
+        gid,
+        max_reply: args.max_reply,
+    };
+    let view = SessionView::open(&checked.file, opts).map_err(|e| {
+        let code = match e {
+            LoadError::Io(_) => exit::FILE,
+            _ => exit::NOT_A_SESSION,
+        };
+        let msg = match &e {
+            LoadError::Io(io) => io_msg(io),
+            other => other.to_string(),
+        };
+        Failure::new(code, format!("{}: {msg}", args.file.display()))
+    })?;
+    let view = Arc::new(view);
+    let (tx, rx) = std::sync::mpsc::channel();
+    view.set_invalidation_sink(tx);
+
+    // Handlers go in before the mount exists, so that no signal can leave it behind.
+    let signals = Signals::install().map_err(|e| {
+        Failure::new(exit::FAILED, format!("cannot install signal handlers: {}", io_msg(&e)))
+    })?;
+
+    let mut config = Config::default();
+    config.mount_options = vec![
+        MountOption::FSName("sessionfs".into()),
+        MountOption::Subtype("sessionfs".into()),
+        MountOption::DefaultPermissions,
+        MountOption::NoExec,
+    ];
+    if args.read_only {
+        config.mount_options.push(MountOption::RO);
+    }
+    config.acl = if args.allow_other { SessionACL::All } else { SessionACL::Owner };
+
+    let adapter = Adapter::new(Arc::clone(&view), uid, gid, args.read_only);
+    let mut session = Session::new(adapter, &checked.mount_point, &config).map_err(|e| {
+        Failure::new(
+            exit::FAILED,
+            format!("cannot mount on {}: {}", args.mount_point.display(), io_msg(&e)),
+        )
+    })?;
+    info!("mounted {} on {}", checked.file.display(), checked.mount_point.display());
+
+    // From here on the mount exists: every exit path below unmounts.
+    let notifier = session.notifier();
+    let mut unmounter = session.unmount_callable();
+    let served = serve(session, notifier, rx, &view, &checked, &signals, ready, &mut unmounter);
+    unmount(&mut unmounter, &checked.mount_point);
+    served
+}
+
+/// Runs the session and its helper threads until a signal or an external unmount.
+fn serve(
+    session: Session<Adapter>,
+    notifier: fuser::Notifier,
+    rx: std::sync::mpsc::Receiver<sessionfs::view::Invalidation>,
+    view: &Arc<SessionView>,
+    checked: &Checked,
+    signals: &Signals,
+    ready: &mut Option<ReadyPipe>,
+    unmounter: &mut SessionUnmounter,
+) -> Result<(), Failure> {
+    let fail = |what: &str, e: io::Error| {
+        Failure::new(exit::FAILED, format!("cannot start the {what} thread: {}", io_msg(&e)))
+    };
+    let notify_thread = NotifierThread::spawn(notifier, rx).map_err(|e| fail("notifier", e))?;
+    let (done_rx, done_tx) = pipe(true).map_err(|e| fail("session", e))?;
+    let session_thread = std::thread::Builder::new()
+        .name("sessionfs-fuse".into())
+        .spawn(move || {
+            let result = session.run();
+            let _ = write_all(done_tx.as_raw_fd(), b"x");
+            result
+        })
+        .map_err(|e| fail("session", e))?;
+    let v = Arc::clone(view);
+    let watcher = Watcher::spawn(&checked.file, move || v.refresh()).map_err(|e| fail("watcher", e))?;
+
+    if let Some(pipe) = ready.take() {
+        pipe.ready();
+    }
+
+    // Wait for a signal, or for the session to end (external umount).
+    let mut ended = false;
+    loop {
+        match poll_readable(&[signals.fd(), done_rx.as_raw_fd()], None) {
+            Ok(r) if r[1] => {
+                ended = true;
+                break;
+            }
+            Ok(r) if r[0] => {
+                let sig = signals.drain();
+                info!("received {}; unmounting {}", signal_name(sig), checked.mount_point.display());
+                break;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                warn!("waiting for signals: {e}; unmounting");
+                break;
+            }
+        }
+    }
+    watcher.stop();
+
+    let mut result = Ok(());
+    if !ended {
+        // Unmount now so that the kernel ends the session; if the mount is busy the
+        // unmount is lazy, and the kernel gets a moment to finish it.
+        unmount(unmounter, &checked.mount_point);
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match poll_readable(&[signals.fd(), done_rx.as_raw_fd()], Some(left)) {
+                Ok(r) if r[1] => {
+                    ended = true;
+                    break;
+                }
+                Ok(r) if r[0] => {
+                    signals.drain();
+                    break; // a second signal: stop waiting
+                }
+                Ok(_) if left.is_zero() => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if !ended {
+            warn!(
+                "{} is still in use; exiting anyway (programs still inside it will see \
+                 \"Transport endpoint is not connected\")",
+                checked.mount_point.display()
+            );
+        }
+    }
+    if ended {
+        match session_thread.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                result = Err(Failure::new(
+                    exit::FAILED,
+                    format!("the FUSE session ended with an error: {}", io_msg(&e)),
+                ))
+            }
+            Err(_) => {
+                result = Err(Failure::new(exit::FAILED, "the FUSE session thread panicked"))
+            }
+        }
+    }
+    notify_thread.stop();
+    result
+}
+
+/// Final unmount through fuser (which uses fusermount3 when not root), with a lazy
+/// unmount as the fallback. Harmless if the mount is already gone.
+fn unmount(unmounter: &mut SessionUnmounter, mp: &Path) {
+    if let Err(e) = unmounter.unmount() {
+        debug!("unmounting {}: {e}; detaching lazily", mp.display());
+        if let Ok(c) = CString::new(mp.as_os_str().as_bytes()) {
+            // SAFETY: `c` is a valid C string.
+            if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EINVAL) {
+                    warn!("cannot unmount {}: {e}", mp.display());
+                }
+            }
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Signals, through a self-pipe.
+
+/// The write end of the signal pipe, for the handler.
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        // SAFETY: write(2) and errno access are async-signal-safe; the byte is live.
+        unsafe {
+            let saved = *libc::__errno_location();
+            let b = sig as u8;
+            libc::write(fd, (&b as *const u8).cast(), 1);
+            *libc::__errno_location() = saved;
+        }
+    }
+}
+
+/// `SIGINT`, `SIGTERM` and `SIGHUP`, delivered as bytes on a pipe.
+struct Signals {
+    read: OwnedFd,
+    _write: OwnedFd,
+}
+
+impl Signals {
+    fn install() -> io::Result<Signals> {
+        let (read, write) = pipe(true)?;
+        SIGNAL_PIPE.store(write.as_raw_fd(), Ordering::SeqCst);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                sa.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut sa.sa_mask);
+                if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        }
+        Ok(Signals { read, _write: write })
+    }
+
+    fn fd(&self) -> RawFd {
+        self.read.as_raw_fd()
+    }
+
+    /// Empties the pipe; returns the last signal received (0 if none).
+    fn drain(&self) -> i32 {
+        let mut last = 0;
+        let mut buf = [0u8; 64];
+        loop {
+            // SAFETY: reads into a live buffer from a non-blocking pipe we own.
+            let n = unsafe { libc::read(self.fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return last;
+            }
+            last = i32::from(buf[n as usize - 1]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// --background.
+
+fn run_background(args: &MountArgs) -> Result<(), Failure> {
+    let fail = |what: &str, e: io::Error| {
+        Failure::new(exit::FAILED, format!("cannot start the background process: {what}: {}", io_msg(&e)))
+    };
+    let (ready_rx, ready_tx) = pipe(false).map_err(|e| fail("pipe", e))?;
+    // The child must find the descriptor above standard input, output and error.
+    let ready_tx = if ready_tx.as_raw_fd() < 3 {
+        // SAFETY: duplicates a descriptor we own; the result is checked.
+        let fd = unsafe { libc::fcntl(ready_tx.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+        if fd < 0 {
+            return Err(fail("pipe", io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` is new and ours.
+        unsafe { OwnedFd::from_raw_fd(fd) }
+    } else {
+        ready_tx
+    };
+    let ready_fd = ready_tx.as_raw_fd();
+
+    let exe = std::env::current_exe().map_err(|e| fail("finding sessionfs itself", e))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("mount").arg(&args.file).arg(&args.mount_point);
+    if args.read_only {
+        cmd.arg("--read-only");
+    }
+    if args.allow_other {
+        cmd.arg("--allow-other");
+    }
+    cmd.arg("--max-reply").arg(args.max_reply.to_string());
+    cmd.arg("--ready-fd").arg(ready_fd.to_string());
+    cmd.stdin(Stdio::null()).stdout(Stdio::null());
+    match &args.log {
+        Some(path) => {
+            let f = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| {
+                    Failure::new(exit::FAILED, format!("{}: {}", path.display(), io_msg(&e)))
+                })?;
+            cmd.stderr(f);
+        }
+        None => {
+            cmd.stderr(Stdio::null());
+        }
+    }
+    // SAFETY: setsid and fcntl are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::fcntl(ready_fd, libc::F_SETFD, 0) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| fail("spawn", e))?;
+    drop(ready_tx);
+
+    let deadline = Instant::now() + BACKGROUND_DEADLINE;
+    let report = read_report(&ready_rx, deadline);
+    match report {
+        Report::Ready => {}
+        Report::Failed(msg) => {
+            let code = wait_child(&mut child, Duration::from_secs(2))
+                .and_then(|s| s.code())
+                .and_then(|c| u8::try_from(c).ok())
+                .filter(|&c| c != 0)
+                .unwrap_or(exit::FAILED);
+            return Err(Failure::new(code, msg));
+        }
+        Report::Silent => {
+            let status = wait_child(&mut child, Duration::from_secs(2));
+            return Err(Failure::new(
+                exit::FAILED,
+                match status {
+                    Some(s) => format!("the background process ended ({s}) before the mount was ready"),
+                    None => "the background process closed its report pipe without a word".into(),
+                },
+            ));
+        }
+        Report::TimedOut => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Failure::new(
+                exit::FAILED,
+                format!("the mount was not ready within {} s; gave up", BACKGROUND_DEADLINE.as_secs()),
+            ));
+        }
+    }
+
+    // The child says the mount exists; check that it answers.
+    let mp = &args.mount_point;
+    let answers = || {
+        let (Ok(m), Some(parent)) = (fs::metadata(mp), fs::canonicalize(mp).ok().and_then(|a| a.parent().map(Path::to_path_buf)))
+        else {
+            return false;
+        };
+        let Ok(p) = fs::metadata(parent) else { return false };
+        m.dev() != p.dev() && fs::metadata(mp.join("session.json")).is_ok()
+    };
+    loop {
+        if answers() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            // SAFETY: plain syscall on our child's pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let _ = wait_child(&mut child, Duration::from_secs(3));
+            return Err(Failure::new(
+                exit::FAILED,
+                format!(
+                    "{} was mounted but did not answer within {} s; unmounted it again",
+                    mp.display(),
+                    BACKGROUND_DEADLINE.as_secs()
+                ),
+            ));
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(Failure::new(
+                exit::FAILED,
+                format!("the background process ended ({status}) right after mounting"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+enum Report {
+    Ready,
+    Failed(String),
+    /// The pipe closed with nothing in it: the child died.
+    Silent,
+    TimedOut,
+}
+
+fn read_report(rx: &OwnedFd, deadline: Instant) -> Report {
+    let mut got = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match poll_readable(&[rx.as_raw_fd()], Some(left)) {
+            Ok(r) if r[0] => {}
+            Ok(_) if left.is_zero() => return Report::TimedOut,
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return Report::Silent,
+        }
+        let mut buf = [0u8; 4096];
+        // SAFETY: reads into a live buffer from a pipe we own.
+        let n = unsafe { libc::read(rx.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Report::Silent;
+        }
+        if n == 0 {
+            return match got.first() {
+                Some(b'R') => Report::Ready,
+                Some(b'E') => Report::Failed(String::from_utf8_lossy(&got[1..]).into_owned()),
+                _ => Report::Silent,
+            };
+        }
+        got.extend_from_slice(&buf[..n as usize]);
+        if got.first() == Some(&b'R') {
+            return Report::Ready;
+        }
+    }
+}
+
+fn wait_child(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Some(s),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => return None,
+        }
+    }
+}
+
+/// The child's end of the report pipe.
+struct ReadyPipe(fs::File);
+
+impl ReadyPipe {
+    /// Takes ownership of the descriptor named by `--ready-fd`, if it is open.
+    fn adopt(fd: i32) -> Option<ReadyPipe> {
+        // SAFETY: F_GETFD only inspects the descriptor.
+        if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return None;
+        }
+        // SAFETY: the parent gave us this descriptor for us alone; keep it from
+        // leaking into anything we run.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        // SAFETY: as above: it is open and nobody else in this process owns it.
+        Some(ReadyPipe(unsafe { fs::File::from_raw_fd(fd) }))
+    }
+
+    fn ready(mut self) {
+        let _ = self.0.write_all(b"R");
+    }
+
+    fn fail(mut self, message: &str) {
+        let _ = self.0.write_all(format!("E{message}").as_bytes());
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Small wrappers over libc.
+
+/// A pipe, close-on-exec; `nonblocking` for both ends. Returns (read, write).
+fn pipe(nonblocking: bool) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    let flags = libc::O_CLOEXEC | if nonblocking { libc::O_NONBLOCK } else { 0 };
+    // SAFETY: `fds` is a live array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), flags) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are new and ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn write_all(fd: RawFd, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: the descriptor is borrowed for the duration of the write only.
+    let mut f = std::mem::ManuallyDrop::new(unsafe { fs::File::from_raw_fd(fd) });
+    f.write_all(bytes)
+}
+
+/// Waits until one of `fds` is readable (or hung up), or `timeout` passes.
+fn poll_readable(fds: &[RawFd], timeout: Option<Duration>) -> io::Result<Vec<bool>> {
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let ms = match timeout {
+        None => -1,
+        Some(t) => t.as_millis().min(i32::MAX as u128) as i32,
+    };
+    // SAFETY: `pfds` is a live array of `pfds.len()` pollfds.
+    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(pfds.iter().map(|p| p.revents != 0).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("16777216"), Ok(16 << 20));
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("-1").is_err());
+    }
+
+    #[test]
+    fn mount_point_checks() {
+        let d = tempfile::tempdir().unwrap();
+        let missing = d.path().join("nope");
+        assert_eq!(check_mount_point(&missing).unwrap_err().code, exit::MOUNT_POINT);
+        let file = d.path().join("f");
+        fs::write(&file, "x").unwrap();
+        assert_eq!(check_mount_point(&file).unwrap_err().code, exit::MOUNT_POINT);
+        assert_eq!(check_mount_point(d.path()).unwrap_err().code, exit::NOT_EMPTY);
+        let empty = d.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        assert_eq!(check_mount_point(&empty).unwrap(), fs::canonicalize(&empty).unwrap());
+        assert_eq!(check_mount_point(Path::new("/")).unwrap_err().code, exit::MOUNTED);
+        assert_eq!(check_mount_point(Path::new("/proc")).unwrap_err().code, exit::MOUNTED);
+    }
+
+    #[test]
+    fn file_checks() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(check_file(&d.path().join("nope")).unwrap_err().code, exit::FILE);
+        assert_eq!(check_file(d.path()).unwrap_err().code, exit::FILE);
+        assert!(check_fuse_device(&d.path().join("fuse")).is_err());
+    }
+}

@@ -1,0 +1,534 @@
+//! The watcher thread: keeps the view in step with the session file on disk.
+//!
+//! Pi (or anything else) may append to the session file while it is mounted, and Pi
+//! rewrites a file when it migrates an old format. The watcher notices and calls the
+//! view's `refresh`, which catches up and sends the invalidations that make the change
+//! visible.
+//!
+//! It uses inotify through `libc`:
+//!
+//! * on the file: `IN_MODIFY`, `IN_CLOSE_WRITE`, `IN_ATTRIB`, `IN_MOVE_SELF`,
+//!   `IN_DELETE_SELF`;
+//! * on its directory: `IN_CREATE`, `IN_MOVED_TO` and `IN_DELETE` for the file's name,
+//!   so that a file replaced by a rename (how editors and migrations write) is
+//!   followed: the watch moves to whatever file now has the name.
+//!
+//! Bursts are coalesced: after an event the thread waits until the file has been quiet
+//! for a few milliseconds (but never longer than a tenth of a second in all) and then
+//! refreshes once. As a safety net against missed events (inotify does not see
+//! changes made through NFS, say) it also refreshes after every second without events.
+//!
+//! Guarantees: the thread never panics and never ends on its own. A refresh that fails
+//! (the file was deleted, or became unreadable) is logged as a warning once per
+//! distinct error and otherwise ignored, so the mount keeps showing the last state it
+//! read. If inotify is unavailable, the thread polls once a second. It stops promptly
+//! when [`Watcher::stop`] is called or the [`Watcher`] is dropped.
+
+use log::{debug, info, warn};
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Timings of the watcher loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Refresh after this long without any event.
+    pub safety_poll: Duration,
+    /// A burst of events is over once none arrived for this long.
+    pub quiet: Duration,
+    /// Refresh at the latest this long after the first event of a burst.
+    pub max_delay: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Timing {
+        Timing {
+            safety_poll: Duration::from_secs(1),
+            quiet: Duration::from_millis(10),
+            max_delay: Duration::from_millis(100),
+        }
+    }
+}
+
+const FILE_MASK: u32 = libc::IN_MODIFY
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_ATTRIB
+    | libc::IN_MOVE_SELF
+    | libc::IN_DELETE_SELF;
+const DIR_MASK: u32 = libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_DELETE | libc::IN_ONLYDIR;
+
+/// A running watcher thread. Dropping it stops the thread and waits for it.
+pub struct Watcher {
+    stop: OwnedFd,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    /// Starts watching `path`, calling `refresh` after it changes (and once a second
+    /// regardless). `refresh` runs on the watcher's thread; its errors are logged.
+    pub fn spawn<F, E>(path: &Path, refresh: F) -> io::Result<Watcher>
+    where
+        F: FnMut() -> Result<(), E> + Send + 'static,
+        E: std::fmt::Debug,
+    {
+        Watcher::spawn_with(path, Timing::default(), refresh)
+    }
+
+    /// As [`spawn`](Self::spawn), with other timings.
+    pub fn spawn_with<F, E>(path: &Path, timing: Timing, refresh: F) -> io::Result<Watcher>
+    where
+        F: FnMut() -> Result<(), E> + Send + 'static,
+        E: std::fmt::Debug,
+    {
+        // SAFETY: plain syscall; the result is checked.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        let stop = unsafe { OwnedFd::from_raw_fd(fd) };
+        let stop_raw = stop.as_raw_fd();
+        let path = path.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("sessionfs-watch".into())
+            .spawn(move || {
+                let mut refresh = refresh;
+                Loop::new(path, timing, stop_raw).run(&mut refresh)
+            })?;
+        Ok(Watcher { stop, handle: Some(handle) })
+    }
+
+    /// Stops the thread and waits for it.
+    pub fn stop(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to an eventfd we own.
+        let n = unsafe {
+            libc::write(self.stop.as_raw_fd(), (&one as *const u64).cast(), 8)
+        };
+        if n != 8 {
+            debug!("watcher: signalling stop: {}", io::Error::last_os_error());
+        }
+        if let Some(h) = self.handle.take() {
+            if h.join().is_err() {
+                warn!("the session file watcher panicked");
+            }
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+/// What a batch of inotify events means.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seen {
+    /// Something happened to the session file: refresh.
+    changed: bool,
+    /// The name may now lead to another file (or none): move the file watch.
+    rewatch: bool,
+}
+
+impl std::ops::BitOrAssign for Seen {
+    fn bitor_assign(&mut self, o: Seen) {
+        self.changed |= o.changed;
+        self.rewatch |= o.rewatch;
+    }
+}
+
+enum Wake {
+    Stop,
+    Timeout,
+    Events,
+}
+
+struct Loop {
+    path: PathBuf,
+    timing: Timing,
+    stop: RawFd,
+    inotify: Option<Inotify>,
+    last_error: Option<String>,
+}
+
+impl Loop {
+    fn new(path: PathBuf, timing: Timing, stop: RawFd) -> Loop {
+        let inotify = match Inotify::new(&path) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                warn!(
+                    "cannot watch {} for changes ({e}); checking it every {:?} instead",
+                    path.display(),
+                    timing.safety_poll
+                );
+                None
+            }
+        };
+        Loop { path, timing, stop, inotify, last_error: None }
+    }
+
+    fn run<E: std::fmt::Debug>(mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
+        loop {
+            match self.wait(self.timing.safety_poll) {
+                Wake::Stop => return,
+                Wake::Timeout => {
+                    if let Some(i) = &mut self.inotify {
+                        i.rewatch();
+                    }
+                    self.refresh(refresh);
+                }
+                Wake::Events => {
+                    let mut seen = self.read_events();
+                    let start = Instant::now();
+                    loop {
+                        let left = self.timing.max_delay.saturating_sub(start.elapsed());
+                        if left.is_zero() {
+                            break;
+                        }
+                        match self.wait(left.min(self.timing.quiet)) {
+                            Wake::Stop => return,
+                            Wake::Timeout => break,
+                            Wake::Events => seen |= self.read_events(),
+                        }
+                    }
+                    if seen.rewatch {
+                        if let Some(i) = &mut self.inotify {
+                            i.rewatch();
+                        }
+                    }
+                    if seen.changed {
+                        self.refresh(refresh);
+                    }
+                }
+            }
+        }
+    }
+
+    fn refresh<E: std::fmt::Debug>(&mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
+        match refresh() {
+            Ok(()) => {
+                if self.last_error.take().is_some() {
+                    info!("{} can be read again", self.path.display());
+                }
+            }
+            Err(e) => {
+                let msg = format!("{e:?}");
+                if self.last_error.as_deref() == Some(&msg) {
+                    debug!("refreshing from {}: {msg}", self.path.display());
+                } else {
+                    warn!(
+                        "refreshing from {} failed: {msg}; the mount keeps showing what it read last",
+                        self.path.display()
+                    );
+                    self.last_error = Some(msg);
+                }
+            }
+        }
+    }
+
+    /// Waits for the stop signal, an inotify event, or `timeout`.
+    fn wait(&self, timeout: Duration) -> Wake {
+        let mut fds = [
+            libc::pollfd { fd: self.stop, events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: self.inotify.as_ref().map_or(-1, |i| i.fd.as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: `fds` is a live array of two pollfds; a negative fd is ignored.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if n < 0 {
+            // EINTR, or something odd: treat as a timeout, which is always safe.
+            return Wake::Timeout;
+        }
+        if fds[0].revents != 0 {
+            Wake::Stop
+        } else if fds[1].revents != 0 {
+            Wake::Events
+        } else {
+            Wake::Timeout
+        }
+    }
+
+    fn read_events(&mut self) -> Seen {
+        match &mut self.inotify {
+            Some(i) => i.read(),
+            None => Seen::default(),
+        }
+    }
+}
+
+/// An inotify instance watching one file and its directory.
+struct Inotify {
+    fd: OwnedFd,
+    path: CString,
+    dir: CString,
+    name: OsString,
+    file_wd: Option<i32>,
+    /// Device and inode of the file `file_wd` watches.
+    file_id: Option<(u64, u64)>,
+    dir_wd: Option<i32>,
+}
+
+impl Inotify {
+    fn new(path: &Path) -> io::Result<Inotify> {
+        // SAFETY: plain syscall; the result is checked.
+        let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let cstr = |p: &OsStr| {
+            CString::new(p.as_bytes())
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path holds a NUL byte"))
+        };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut i = Inotify {
+            fd,
+            path: cstr(path.as_os_str())?,
+            dir: cstr(dir.as_os_str())?,
+            name: path.file_name().map(OsStr::to_os_string).unwrap_or_default(),
+            file_wd: None,
+            file_id: None,
+            dir_wd: None,
+        };
+        i.rewatch();
+        Ok(i)
+    }
+
+    fn add_watch(&self, path: &CString, mask: u32) -> io::Result<i32> {
+        // SAFETY: `path` is a valid C string; the result is checked.
+        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), path.as_ptr(), mask) };
+        if wd < 0 { Err(io::Error::last_os_error()) } else { Ok(wd) }
+    }
+
+    /// Makes sure the directory is watched and the file watch is on the file that
+    /// has the name now.
+    fn rewatch(&mut self) {
+        if self.dir_wd.is_none() {
+            match self.add_watch(&self.dir, DIR_MASK) {
+                Ok(wd) => self.dir_wd = Some(wd),
+                Err(e) => debug!("watching directory {:?}: {e}", self.dir),
+            }
+        }
+        let path = Path::new(OsStr::from_bytes(self.path.as_bytes()));
+        let id = match std::fs::metadata(path) {
+            Ok(m) => (m.dev(), m.ino()),
+            // No file by that name now: keep whatever watch there is, and wait for
+            // the directory to report a new one.
+            Err(_) => return,
+        };
+        if self.file_wd.is_some() && self.file_id == Some(id) {
+            return;
+        }
+        match self.add_watch(&self.path, FILE_MASK) {
+            Ok(wd) => {
+                if let Some(old) = self.file_wd.filter(|&old| old != wd) {
+                    // SAFETY: plain syscall; failure (the watch is already gone) is fine.
+                    unsafe { libc::inotify_rm_watch(self.fd.as_raw_fd(), old) };
+                }
+                debug!("watching {:?} (inode {})", self.path, id.1);
+                self.file_wd = Some(wd);
+                self.file_id = Some(id);
+            }
+            Err(e) => debug!("watching {:?}: {e}", self.path),
+        }
+    }
+
+    /// Reads every pending event.
+    fn read(&mut self) -> Seen {
+        #[repr(C, align(8))]
+        struct Buf([u8; 8192]);
+        let mut buf = Buf([0; 8192]);
+        let mut seen = Seen::default();
+        loop {
+            // SAFETY: reads at most `buf.0.len()` bytes into a live buffer.
+            let n = unsafe {
+                libc::read(self.fd.as_raw_fd(), buf.0.as_mut_ptr().cast(), buf.0.len())
+            };
+            if n <= 0 {
+                // EAGAIN (drained), EINTR, or an error: in every case the next poll
+                // will tell.
+                return seen;
+            }
+            seen |= self.parse(&buf.0[..n as usize]);
+        }
+    }
+
+    fn parse(&mut self, mut bytes: &[u8]) -> Seen {
+        const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
+        let mut seen = Seen::default();
+        while bytes.len() >= HEADER {
+            // SAFETY: at least HEADER bytes remain; the read is unaligned-safe.
+            let ev: libc::inotify_event =
+                unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+            let end = (HEADER + ev.len as usize).min(bytes.len());
+            let raw_name = &bytes[HEADER..end];
+            let name = &raw_name[..raw_name.iter().position(|&b| b == 0).unwrap_or(raw_name.len())];
+            bytes = &bytes[end..];
+            seen |= self.classify(ev.wd, ev.mask, name);
+        }
+        seen
+    }
+
+    fn classify(&mut self, wd: i32, mask: u32, name: &[u8]) -> Seen {
+        if mask & libc::IN_Q_OVERFLOW != 0 {
+            return Seen { changed: true, rewatch: true };
+        }
+        if Some(wd) == self.file_wd {
+            if mask & libc::IN_IGNORED != 0 {
+                self.file_wd = None;
+                self.file_id = None;
+            }
+            let moved = mask & (libc::IN_MOVE_SELF | libc::IN_DELETE_SELF | libc::IN_IGNORED);
+            return Seen { changed: true, rewatch: moved != 0 };
+        }
+        if Some(wd) == self.dir_wd {
+            if mask & libc::IN_IGNORED != 0 {
+                self.dir_wd = None;
+                return Seen { changed: false, rewatch: true };
+            }
+            if name == self.name.as_bytes() {
+                return Seen { changed: true, rewatch: true };
+            }
+        }
+        // An old file watch we already replaced, or another file in the directory.
+        Seen::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    fn fast() -> Timing {
+        Timing {
+            safety_poll: Duration::from_secs(3600),
+            quiet: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+        }
+    }
+
+    fn wait_for(deadline: Duration, cond: impl Fn() -> bool) -> bool {
+        let end = Instant::now() + deadline;
+        while Instant::now() < end {
+            if cond() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        cond()
+    }
+
+    fn counting(path: &Path, timing: Timing) -> (Watcher, Arc<AtomicUsize>) {
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        let w = Watcher::spawn_with(path, timing, move || -> Result<(), ()> {
+            c.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap();
+        (w, count)
+    }
+
+    #[test]
+    fn follows_appends_and_replacement() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "a\n").unwrap();
+        let (w, count) = counting(&path, fast());
+
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"b\n").unwrap();
+        drop(f);
+        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= 1));
+
+        // Replace the file by renaming another over it, then append to the new one:
+        // the watch must have moved to the new inode.
+        let tmp = dir.path().join("s.tmp");
+        std::fs::write(&tmp, "c\n").unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        let before = {
+            assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= 2));
+            // Let the burst settle so that the next count is the append's alone.
+            std::thread::sleep(Duration::from_millis(200));
+            count.load(Ordering::SeqCst)
+        };
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"d\n").unwrap();
+        drop(f);
+        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) > before));
+        w.stop();
+    }
+
+    #[test]
+    fn coalesces_bursts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "").unwrap();
+        let timing = Timing { max_delay: Duration::from_millis(500), quiet: Duration::from_millis(100), ..fast() };
+        let (w, count) = counting(&path, timing);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        for _ in 0..50 {
+            f.write_all(b"x\n").unwrap();
+        }
+        drop(f);
+        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= 1));
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(count.load(Ordering::SeqCst) <= 2, "refreshed {} times", count.load(Ordering::SeqCst));
+        w.stop();
+    }
+
+    #[test]
+    fn survives_deletion_and_polls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "a\n").unwrap();
+        let timing = Timing { safety_poll: Duration::from_millis(50), ..fast() };
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        let p = path.clone();
+        let w = Watcher::spawn_with(&path, timing, move || {
+            c.fetch_add(1, Ordering::SeqCst);
+            std::fs::metadata(&p).map(|_| ())
+        })
+        .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let n = count.load(Ordering::SeqCst);
+        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= n + 3));
+        // A new file under the name is picked up.
+        std::fs::write(&path, "b\n").unwrap();
+        let n = count.load(Ordering::SeqCst);
+        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) > n));
+        w.stop();
+    }
+
+    #[test]
+    fn stops_promptly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing.jsonl");
+        let (w, _count) = counting(&path, Timing { safety_poll: Duration::from_secs(3600), ..fast() });
+        let t = Instant::now();
+        drop(w);
+        assert!(t.elapsed() < Duration::from_secs(1));
+    }
+}
