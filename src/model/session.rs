@@ -85,6 +85,15 @@ impl Entry {
     }
 }
 
+/// What [`Session::llm_context`] returns: Pi's context for one entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmContext {
+    pub thinking_level: String,
+    pub model: Option<serde_json::Value>,
+    /// The messages after `convertToLlm`.
+    pub messages: Vec<serde_json::Value>,
+}
+
 /// The header line.
 #[derive(Debug, Clone)]
 pub struct Header {
@@ -508,6 +517,20 @@ impl Session {
         })?;
         super::migrate::migrate_entry(self, i, &mut v);
         Ok(v)
+    }
+
+    /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
+    /// then `convertToLlm`). Reads and parses every entry on the path.
+    pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
+        let path = self.path_to(i);
+        let mut values = Vec::with_capacity(path.len());
+        for &p in &path {
+            values.push(self.entry_value(p)?);
+        }
+        let refs: Vec<&serde_json::Value> = values.iter().collect();
+        let built = super::context::build_session_context(&refs);
+        let messages = super::context::convert_to_llm(&built.agent_messages);
+        Ok(LlmContext { thinking_level: built.thinking_level, model: built.model, messages })
     }
 
     /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).

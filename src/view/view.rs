@@ -13,7 +13,7 @@ use super::{Attr, DirEntry, Error, FileKind, Invalidation, Result};
 use crate::model::append::NewEntry;
 use crate::model::render::{self, Image};
 use crate::model::session::{Change, NIL, Session};
-use crate::model::{AppendError, LoadError, context, tree};
+use crate::model::{AppendError, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -420,14 +420,7 @@ impl SessionView {
         if let Some(c) = self.contexts.lock().get(key) {
             return Ok(c);
         }
-        let path = st.s.path_to(idx);
-        let mut values = Vec::with_capacity(path.len());
-        for &p in &path {
-            values.push(st.s.entry_value(p)?);
-        }
-        let refs: Vec<&serde_json::Value> = values.iter().collect();
-        let built = context::build_session_context(&refs);
-        let messages = context::convert_to_llm(&built.agent_messages);
+        let messages = st.s.llm_context(idx)?.messages;
         let c = Arc::new(Ctx {
             text: render::render_context(&messages).into_bytes(),
             json: render::context_json(&messages).into_bytes(),
