@@ -9,5 +9,6 @@
 //! * `fuse`: a thin `fuser::Filesystem` adapter that only translates requests, and the
 //!   mount command.
 
+pub mod fuse;
 pub mod model;
 pub mod view;

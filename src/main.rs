@@ -1,14 +1,17 @@
 //! The `sessionfs` command line.
 
-mod fuse;
-
 use clap::{Parser, Subcommand};
+use sessionfs::fuse;
 use sessionfs::model::check;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "sessionfs", version, about = "Browse, grep and extend Pi coding-agent sessions as a filesystem")]
+#[command(
+    name = "sessionfs",
+    version,
+    about = "Browse, grep and extend Pi coding-agent sessions as a filesystem"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,6 +43,7 @@ enum Command {
         /// The session file (.jsonl).
         file: PathBuf,
         /// An empty directory to mount it on.
+        #[arg(value_name = "MOUNTPOINT")]
         mount_point: PathBuf,
         /// Refuse every write (EROFS).
         #[arg(long)]

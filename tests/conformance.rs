@@ -15,13 +15,22 @@ fn root() -> PathBuf {
 }
 
 fn session_file(name: &str) -> PathBuf {
-    let p = root().join("tests/fixtures/sessions").join(format!("{name}.jsonl"));
-    if p.exists() { p } else { root().join("examples").join(format!("{name}.jsonl")) }
+    let p = root()
+        .join("tests/fixtures/sessions")
+        .join(format!("{name}.jsonl"));
+    if p.exists() {
+        p
+    } else {
+        root().join("examples").join(format!("{name}.jsonl"))
+    }
 }
 
 fn check_golden(name: &str) -> usize {
-    let golden = root().join("tests/fixtures/golden").join(format!("{name}.contexts.jsonl"));
-    let text = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+    let golden = root()
+        .join("tests/fixtures/golden")
+        .join(format!("{name}.contexts.jsonl"));
+    let text =
+        std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
     let s = Session::open(session_file(name)).unwrap();
     let by_line = |line: u64| -> u32 {
         s.entries()
@@ -35,24 +44,49 @@ fn check_golden(name: &str) -> usize {
         let line = g["line"].as_u64().unwrap();
         let idx = by_line(line);
         if g["target"].is_null() {
-            assert_eq!(Some(idx), s.leaf(), "{name}: the default target is the leaf");
+            assert_eq!(
+                Some(idx),
+                s.leaf(),
+                "{name}: the default target is the leaf"
+            );
         }
         let ctx = s.llm_context(idx).unwrap();
-        let what = format!("{name}: golden line {} (entry on line {line}, target {})", k + 1, g["target"]);
-        assert_eq!(ctx.thinking_level, g["thinkingLevel"].as_str().unwrap(), "{what}: thinkingLevel");
-        assert_eq!(ctx.model.clone().unwrap_or(Value::Null), g["model"], "{what}: model");
+        let what = format!(
+            "{name}: golden line {} (entry on line {line}, target {})",
+            k + 1,
+            g["target"]
+        );
+        assert_eq!(
+            ctx.thinking_level,
+            g["thinkingLevel"].as_str().unwrap(),
+            "{what}: thinkingLevel"
+        );
+        assert_eq!(
+            ctx.model.clone().unwrap_or(Value::Null),
+            g["model"],
+            "{what}: model"
+        );
         let want = g["messages"].as_array().unwrap();
         assert_eq!(ctx.messages.len(), want.len(), "{what}: message count");
         for (i, (a, b)) in ctx.messages.iter().zip(want).enumerate() {
             assert_eq!(a, b, "{what}: message {i}");
         }
         // The path, as line numbers (ids differ for v1).
-        let path_lines: Vec<u64> = s.path_to(idx).iter().map(|&p| s.entry(p).line as u64).collect();
+        let path_lines: Vec<u64> = s
+            .path_to(idx)
+            .iter()
+            .map(|&p| s.entry(p).line as u64)
+            .collect();
         if let Some(pl) = g.get("pathLines").and_then(Value::as_array) {
             let want: Vec<u64> = pl.iter().map(|v| v.as_u64().unwrap()).collect();
             assert_eq!(path_lines, want, "{what}: path");
         } else {
-            let want: Vec<String> = g["pathIds"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+            let want: Vec<String> = g["pathIds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
             let got: Vec<String> = s.path_to(idx).iter().map(|&p| s.id_string(p)).collect();
             assert_eq!(got, want, "{what}: path");
         }
@@ -87,14 +121,37 @@ golden! {
 /// Every leaf of every session has a golden target.
 #[test]
 fn every_leaf_is_covered() {
-    for name in ["small", "medium", "bushy", "linear", "mixed", "legacy-v1", "legacy-v1-b", "legacy-v2", "legacy-v2-b", "demo"] {
-        let golden = root().join("tests/fixtures/golden").join(format!("{name}.contexts.jsonl"));
+    for name in [
+        "small",
+        "medium",
+        "bushy",
+        "linear",
+        "mixed",
+        "legacy-v1",
+        "legacy-v1-b",
+        "legacy-v2",
+        "legacy-v2-b",
+        "demo",
+    ] {
+        let golden = root()
+            .join("tests/fixtures/golden")
+            .join(format!("{name}.contexts.jsonl"));
         let text = std::fs::read_to_string(&golden).unwrap();
-        let lines: std::collections::HashSet<u64> =
-            text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["line"].as_u64().unwrap()).collect();
+        let lines: std::collections::HashSet<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["line"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
         let s = Session::open(session_file(name)).unwrap();
         for l in s.leaves() {
-            assert!(lines.contains(&(s.entry(l).line as u64)), "{name}: leaf {} has no golden", s.id_string(l));
+            assert!(
+                lines.contains(&(s.entry(l).line as u64)),
+                "{name}: leaf {} has no golden",
+                s.id_string(l)
+            );
         }
     }
 }

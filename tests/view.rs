@@ -6,7 +6,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sessions")
+        .join(name)
 }
 
 fn copy_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -39,7 +41,9 @@ fn names(v: &SessionView, ino: u64) -> Vec<String> {
 fn walk(v: &SessionView, path: &str) -> Attr {
     let mut a = v.getattr(ROOT_INO).unwrap();
     for c in path.split('/').filter(|c| !c.is_empty()) {
-        a = v.lookup(a.ino, OsStr::new(c)).unwrap_or_else(|e| panic!("{path}: {c}: {e:?}"));
+        a = v
+            .lookup(a.ino, OsStr::new(c))
+            .unwrap_or_else(|e| panic!("{path}: {c}: {e:?}"));
     }
     a
 }
@@ -63,8 +67,27 @@ fn root_lists_fixed_files_then_roots() {
     let (_d, p) = copy_fixture("small.jsonl");
     let v = view(&p);
     let n = names(&v, ROOT_INO);
-    assert_eq!(&n[..10], [".", "..", "session.json", "name", "tree", "reply", "leaf", "branches", "labels", ".id"]);
-    let roots = v.with_session(|s| s.roots().iter().map(|&r| s.id_string(r)).collect::<Vec<_>>());
+    assert_eq!(
+        &n[..10],
+        [
+            ".",
+            "..",
+            "session.json",
+            "name",
+            "tree",
+            "reply",
+            "leaf",
+            "branches",
+            "labels",
+            ".id"
+        ]
+    );
+    let roots = v.with_session(|s| {
+        s.roots()
+            .iter()
+            .map(|&r| s.id_string(r))
+            .collect::<Vec<_>>()
+    });
     assert_eq!(&n[10..], &roots[..]);
 }
 
@@ -85,8 +108,17 @@ fn every_entry_is_reachable_nested_and_flat_with_exact_sizes() {
         let dir = walk(&v, &path);
         assert_eq!(dir.kind, FileKind::Dir);
         let listing = names(&v, dir.ino);
-        for f in [kind.as_str(), "reply", "entry.json", "context", "context.json"] {
-            assert!(listing.iter().any(|n| n == f), "{path}: {f} missing in {listing:?}");
+        for f in [
+            kind.as_str(),
+            "reply",
+            "entry.json",
+            "context",
+            "context.json",
+        ] {
+            assert!(
+                listing.iter().any(|n| n == f),
+                "{path}: {f} missing in {listing:?}"
+            );
         }
         let k = v.lookup(dir.ino, OsStr::new(&kind)).unwrap();
         let content = read_all(&v, k.ino);
@@ -113,11 +145,17 @@ fn entry_json_is_the_line_byte_for_byte() {
     let v = view(&p);
     let text = std::fs::read_to_string(&p).unwrap();
     let line3 = text.lines().nth(3).unwrap();
-    let id: String = serde_json::from_str::<serde_json::Value>(line3).unwrap()["id"].as_str().unwrap().into();
+    let id: String = serde_json::from_str::<serde_json::Value>(line3).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .into();
     let a = walk(&v, &format!(".id/{id}/entry.json"));
     assert_eq!(read_all(&v, a.ino), format!("{line3}\n").into_bytes());
     let h = walk(&v, "session.json");
-    assert_eq!(read_all(&v, h.ino), format!("{}\n", text.lines().next().unwrap()).into_bytes());
+    assert_eq!(
+        read_all(&v, h.ino),
+        format!("{}\n", text.lines().next().unwrap()).into_bytes()
+    );
 }
 
 #[test]
@@ -128,7 +166,10 @@ fn id_dir_lists_nothing_but_answers_lookups() {
     assert_eq!(names(&v, id.ino), [".", ".."]);
     let leaf = v.with_session(|s| s.id_string(s.leaf().unwrap()));
     let l = walk(&v, "leaf");
-    assert_eq!(v.readlink(l.ino).unwrap(), format!(".id/{leaf}").into_bytes());
+    assert_eq!(
+        v.readlink(l.ino).unwrap(),
+        format!(".id/{leaf}").into_bytes()
+    );
     assert!(v.lookup(id.ino, OsStr::new("nope")).is_err());
 }
 
@@ -139,8 +180,14 @@ fn branches_are_the_leaves_and_labels_resolve() {
     let b = walk(&v, "branches");
     let (leaves, labels) = v.with_session(|s| {
         (
-            s.leaves().iter().map(|&l| s.id_string(l)).collect::<Vec<_>>(),
-            s.labels().iter().map(|(l, t)| (l.to_string(), s.id_string(*t))).collect::<Vec<_>>(),
+            s.leaves()
+                .iter()
+                .map(|&l| s.id_string(l))
+                .collect::<Vec<_>>(),
+            s.labels()
+                .iter()
+                .map(|(l, t)| (l.to_string(), s.id_string(*t)))
+                .collect::<Vec<_>>(),
         )
     });
     assert_eq!(&names(&v, b.ino)[2..], &leaves[..]);
@@ -148,7 +195,10 @@ fn branches_are_the_leaves_and_labels_resolve() {
     assert_eq!(names(&v, ld.ino).len() - 2, labels.len());
     for (l, t) in labels {
         let a = v.lookup(ld.ino, OsStr::new(&l)).unwrap();
-        assert_eq!(v.readlink(a.ino).unwrap(), format!("../.id/{t}").into_bytes());
+        assert_eq!(
+            v.readlink(a.ino).unwrap(),
+            format!("../.id/{t}").into_bytes()
+        );
     }
 }
 
@@ -156,7 +206,8 @@ fn write_through(v: &SessionView, ino: u64, data: &[u8]) -> Result<(), i32> {
     let o = v.open_file(ino, true, true).map_err(|e| e.errno())?;
     v.truncate(ino, Some(o.fh), 0).map_err(|e| e.errno())?;
     for (i, chunk) in data.chunks(4096).enumerate() {
-        v.write(ino, o.fh, (i * 4096) as u64, chunk).map_err(|e| e.errno())?;
+        v.write(ino, o.fh, (i * 4096) as u64, chunk)
+            .map_err(|e| e.errno())?;
     }
     v.flush(ino, o.fh).map_err(|e| e.errno())?;
     v.release(ino, o.fh).map_err(|e| e.errno())
@@ -173,7 +224,11 @@ fn reply_appends_one_child_and_it_is_visible_at_once() {
     let msg = "x".repeat(40_000);
     write_through(&v, reply.ino, format!("{msg}\n").as_bytes()).unwrap();
     let after = std::fs::read(&p).unwrap();
-    assert_eq!(&after[..before.len()], &before[..], "existing bytes unchanged");
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "existing bytes unchanged"
+    );
     let new_line = std::str::from_utf8(&after[before.len()..]).unwrap();
     assert_eq!(new_line.matches('\n').count(), 1);
     let e: serde_json::Value = serde_json::from_str(new_line.trim_end()).unwrap();
@@ -191,15 +246,38 @@ fn bad_writes_are_refused_in_write_and_append_nothing() {
     let v = view(&p);
     let before = std::fs::read(&p).unwrap();
     let reply = walk(&v, "reply");
-    assert_eq!(write_through(&v, reply.ino, b"bad \xff utf8"), Err(libc::EILSEQ));
-    let small = SessionView::open(&p, Options { max_reply: 10, ..Options::new("/m") }).unwrap();
+    assert_eq!(
+        write_through(&v, reply.ino, b"bad \xff utf8"),
+        Err(libc::EILSEQ)
+    );
+    let small = SessionView::open(
+        &p,
+        Options {
+            max_reply: 10,
+            ..Options::new("/m")
+        },
+    )
+    .unwrap();
     let r2 = walk(&small, "reply");
-    assert_eq!(write_through(&small, r2.ino, b"more than ten bytes"), Err(libc::EFBIG));
-    let ro = SessionView::open(&p, Options { read_only: true, ..Options::new("/m") }).unwrap();
+    assert_eq!(
+        write_through(&small, r2.ino, b"more than ten bytes"),
+        Err(libc::EFBIG)
+    );
+    let ro = SessionView::open(
+        &p,
+        Options {
+            read_only: true,
+            ..Options::new("/m")
+        },
+    )
+    .unwrap();
     let r3 = walk(&ro, "reply");
     assert_eq!(write_through(&ro, r3.ino, b"hi"), Err(libc::EROFS));
     let tree = walk(&v, "tree");
-    assert_eq!(v.open_file(tree.ino, true, false).unwrap_err().errno(), libc::EACCES);
+    assert_eq!(
+        v.open_file(tree.ino, true, false).unwrap_err().errno(),
+        libc::EACCES
+    );
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
 
@@ -212,13 +290,31 @@ fn name_and_labels_are_written_as_entries() {
     assert_eq!(read_all(&v, walk(&v, "name").ino), b"my session\n");
     let target = v.with_session(|s| s.id_string(s.roots()[0]));
     let labels = walk(&v, "labels");
-    v.symlink(labels.ino, OsStr::new("start"), Path::new(&format!("/mnt/s/{target}/"))).unwrap();
+    v.symlink(
+        labels.ino,
+        OsStr::new("start"),
+        Path::new(&format!("/mnt/s/{target}/")),
+    )
+    .unwrap();
     let l = v.lookup(labels.ino, OsStr::new("start")).unwrap();
-    assert_eq!(v.readlink(l.ino).unwrap(), format!("../.id/{target}").into_bytes());
-    assert_eq!(v.symlink(labels.ino, OsStr::new("start"), Path::new(&target)).unwrap_err().errno(), libc::EEXIST);
+    assert_eq!(
+        v.readlink(l.ino).unwrap(),
+        format!("../.id/{target}").into_bytes()
+    );
+    assert_eq!(
+        v.symlink(labels.ino, OsStr::new("start"), Path::new(&target))
+            .unwrap_err()
+            .errno(),
+        libc::EEXIST
+    );
     v.unlink(labels.ino, OsStr::new("start")).unwrap();
     assert!(v.lookup(labels.ino, OsStr::new("start")).is_err());
-    assert_eq!(v.unlink(labels.ino, OsStr::new("start")).unwrap_err().errno(), libc::ENOENT);
+    assert_eq!(
+        v.unlink(labels.ino, OsStr::new("start"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
 }
 
 #[test]
@@ -230,7 +326,12 @@ fn external_appends_show_after_refresh() {
         "{{\"type\":\"message\",\"id\":\"0badcafe\",\"parentId\":\"{leaf}\",\"timestamp\":\"2030-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}}}\n"
     );
     use std::io::Write;
-    std::fs::OpenOptions::new().append(true).open(&p).unwrap().write_all(line.as_bytes()).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&p)
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
     v.refresh().unwrap();
     let d = walk(&v, &format!(".id/{leaf}/0badcafe"));
     assert_eq!(d.kind, FileKind::Symlink);
@@ -242,7 +343,16 @@ fn v1_sessions_are_read_only_with_stable_ids() {
     let (_d, p) = copy_fixture("legacy-v1.jsonl");
     let a = view(&p);
     let b = view(&p);
-    let ids = |v: &SessionView| v.with_session(|s| (0..s.entries().len() as u32).map(|i| s.id_string(i)).collect::<Vec<_>>());
+    let ids = |v: &SessionView| {
+        v.with_session(|s| {
+            (0..s.entries().len() as u32)
+                .map(|i| s.id_string(i))
+                .collect::<Vec<_>>()
+        })
+    };
     assert_eq!(ids(&a), ids(&b));
-    assert_eq!(write_through(&a, walk(&a, "reply").ino, b"x"), Err(libc::EROFS));
+    assert_eq!(
+        write_through(&a, walk(&a, "reply").ino, b"x"),
+        Err(libc::EROFS)
+    );
 }

@@ -22,8 +22,8 @@
 //! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
 //!   file is closed, as the layout promises.
 
+use crate::view::{self, Attr, FileKind, SessionView};
 use log::debug;
-use sessionfs::view::{self, Attr, FileKind, SessionView};
 use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
@@ -41,19 +41,37 @@ use fuser::{
 /// Block size reported in `stat` (`st_blksize`) and `statfs`.
 const BLKSIZE: u32 = 4096;
 
+/// Called once when the session ends (see [`Adapter::on_destroy`]).
+type DestroyHook = Box<dyn FnOnce() + Send + Sync>;
+
 /// Serves one [`SessionView`] to the kernel.
 pub struct Adapter {
     view: Arc<SessionView>,
     uid: u32,
     gid: u32,
     read_only: bool,
+    on_destroy: Option<DestroyHook>,
 }
 
 impl Adapter {
     /// An adapter for `view`, whose inodes all belong to `uid`/`gid`. With `read_only`,
     /// requests that would edit the tree fail with `EROFS` rather than `EACCES`.
     pub fn new(view: Arc<SessionView>, uid: u32, gid: u32, read_only: bool) -> Adapter {
-        Adapter { view, uid, gid, read_only }
+        Adapter {
+            view,
+            uid,
+            gid,
+            read_only,
+            on_destroy: None,
+        }
+    }
+
+    /// Runs `hook` when the session ends, before fuser's own clean-up. The mount
+    /// command uses it to take the unmount into its own hands, so that an unmount
+    /// racing the kernel's is not reported as a failure.
+    pub fn on_destroy(mut self, hook: impl FnOnce() + Send + Sync + 'static) -> Adapter {
+        self.on_destroy = Some(Box::new(hook));
+        self
     }
 
     fn file_attr(&self, a: &Attr) -> FileAttr {
@@ -112,8 +130,13 @@ impl Filesystem for Adapter {
         // gets the others. Refusals only cost speed (readdirplus) or an extra
         // `setattr` before a truncating open (atomic O_TRUNC), both handled.
         for (name, caps) in [
-            ("readdirplus", InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO),
+            (
+                "readdirplus",
+                InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO,
+            ),
             ("atomic O_TRUNC", InitFlags::FUSE_ATOMIC_O_TRUNC),
+            // Symlink targets are cached; the view invalidates those that change.
+            ("cached symlinks", InitFlags::FUSE_CACHE_SYMLINKS),
         ] {
             if let Err(missing) = config.add_capabilities(caps) {
                 debug!("init: the kernel does not offer {name} ({missing:?}); going without");
@@ -123,7 +146,10 @@ impl Filesystem for Adapter {
     }
 
     fn destroy(&mut self) {
-        debug!("destroy: the kernel ended the session");
+        debug!("destroy: the session ended");
+        if let Some(hook) = self.on_destroy.take() {
+            hook();
+        }
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -160,6 +186,25 @@ impl Filesystem for Adapter {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
+        // The permission bits and the owner are computed; only restating them is
+        // fine. Checked first, so that a refused request changes nothing.
+        if mode.is_some() || uid.is_some() || gid.is_some() {
+            let a = match self.view.getattr(ino.0) {
+                Ok(a) => a,
+                Err(e) => return reply.error(errno(format_args!("setattr({ino})"), &e)),
+            };
+            let mode_changes = mode.is_some_and(|m| (m & 0o7777) as u16 != a.perm);
+            let owner_changes =
+                uid.is_some_and(|u| u != self.uid) || gid.is_some_and(|g| g != self.gid);
+            if mode_changes || owner_changes {
+                debug!(
+                    "setattr({ino}, mode {mode:?}, uid {uid:?}, gid {gid:?}): refused: \
+                     modes and owners are computed by sessionfs"
+                );
+                return reply.error(Errno::EPERM);
+            }
+        }
+        // Times are accepted and ignored; a size truncates.
         let result = match size {
             Some(size) => self.view.truncate(ino.0, fh.map(|f| f.0), size),
             None => self.view.getattr(ino.0),
@@ -170,17 +215,6 @@ impl Filesystem for Adapter {
                 return reply.error(errno(format_args!("setattr({ino}, size {size:?})"), &e));
             }
         };
-        // The permission bits and the owner are computed; only restating them is fine.
-        let mode_changes = mode.is_some_and(|m| (m & 0o7777) as u16 != a.perm);
-        let owner_changes =
-            uid.is_some_and(|u| u != self.uid) || gid.is_some_and(|g| g != self.gid);
-        if mode_changes || owner_changes {
-            debug!(
-                "setattr({ino}, mode {mode:?}, uid {uid:?}, gid {gid:?}): refused: \
-                 modes and owners are computed by sessionfs"
-            );
-            return reply.error(Errno::EPERM);
-        }
         reply.attr(&a.ttl, &self.file_attr(&a));
     }
 
@@ -268,6 +302,19 @@ impl Filesystem for Adapter {
         reply.error(self.refuse_edit("link", newparent, newname));
     }
 
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        // Listings may be cached: the view invalidates a directory whenever its
+        // listing changes (see `view::Invalidation`).
+        match self.view.getattr(ino.0) {
+            Ok(a) if a.kind == FileKind::Dir => reply.opened(
+                FileHandle(0),
+                FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE,
+            ),
+            Ok(_) => reply.error(Errno::from_i32(libc::ENOTDIR)),
+            Err(e) => reply.error(errno(format_args!("opendir({ino})"), &e)),
+        }
+    }
+
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         let truncate = flags.0 & libc::O_TRUNC != 0;
@@ -324,7 +371,10 @@ impl Filesystem for Adapter {
         match self.view.write(ino.0, fh.0, offset, data) {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(errno(
-                format_args!("write({ino}, fh {fh}, offset {offset}, {} bytes)", data.len()),
+                format_args!(
+                    "write({ino}, fh {fh}, offset {offset}, {} bytes)",
+                    data.len()
+                ),
                 &e,
             )),
         }
@@ -410,9 +460,10 @@ impl Filesystem for Adapter {
                 }
                 reply.ok();
             }
-            Err(e) => {
-                reply.error(errno(format_args!("readdirplus({ino}, offset {offset})"), &e))
-            }
+            Err(e) => reply.error(errno(
+                format_args!("readdirplus({ino}, offset {offset})"),
+                &e,
+            )),
         }
     }
 
@@ -441,7 +492,11 @@ impl Filesystem for Adapter {
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        reply.error(if self.read_only { Errno::EROFS } else { Errno::from_i32(libc::ENOTSUP) });
+        reply.error(if self.read_only {
+            Errno::EROFS
+        } else {
+            Errno::from_i32(libc::ENOTSUP)
+        });
     }
 
     fn getxattr(
@@ -456,11 +511,19 @@ impl Filesystem for Adapter {
     }
 
     fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {
-        if size == 0 { reply.size(0) } else { reply.data(&[]) }
+        if size == 0 {
+            reply.size(0)
+        } else {
+            reply.data(&[])
+        }
     }
 
     fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(if self.read_only { Errno::EROFS } else { Errno::from_i32(libc::ENODATA) });
+        reply.error(if self.read_only {
+            Errno::EROFS
+        } else {
+            Errno::from_i32(libc::ENODATA)
+        });
     }
 
     fn access(&self, _req: &Request, _ino: INodeNo, _mask: AccessFlags, reply: ReplyEmpty) {
@@ -509,4 +572,3 @@ impl Filesystem for Adapter {
         reply.error(Errno::ENOSYS);
     }
 }
-

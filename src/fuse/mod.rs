@@ -1,13 +1,13 @@
-//! Serving a [`SessionView`](sessionfs::view::SessionView) over FUSE, and the `mount`
+//! Serving a [`SessionView`](crate::view::SessionView) over FUSE, and the `mount`
 //! command.
 //!
 //! This module is deliberately thin. Everything a mounted session *means* (names,
-//! inode numbers, sizes, contents, what a write does) is decided by `sessionfs::view`,
+//! inode numbers, sizes, contents, what a write does) is decided by `crate::view`,
 //! which knows nothing of FUSE. What lives here is only the machinery around it:
 //!
 //! * [`adapter`]: the `fuser::Filesystem` implementation. Each request is turned into
 //!   one call on the view; `Ok` becomes the reply and `Err` becomes the errno that
-//!   [`view::Error::errno`](sessionfs::view::Error::errno) names. It holds no state of
+//!   [`view::Error::errno`](crate::view::Error::errno) names. It holds no state of
 //!   its own beyond the view and the mount's owner.
 //! * [`notify`]: a thread that owns the kernel [`fuser::Notifier`] and sends the
 //!   cache invalidations the view asks for. Invalidations are never sent from a

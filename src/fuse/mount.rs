@@ -20,10 +20,10 @@
 use super::adapter::Adapter;
 use super::notify::NotifierThread;
 use super::watch::Watcher;
+use crate::model::LoadError;
+use crate::view::{Options, SessionView};
 use fuser::{Config, MountOption, Session, SessionACL, SessionUnmounter};
 use log::{debug, info, warn};
-use sessionfs::model::LoadError;
-use sessionfs::view::{Options, SessionView};
 use std::ffi::CString;
 use std::fmt;
 use std::fs;
@@ -105,7 +105,10 @@ pub struct Failure {
 
 impl Failure {
     fn new(code: u8, message: impl Into<String>) -> Failure {
-        Failure { code, message: message.into() }
+        Failure {
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -142,7 +145,9 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits);
-    let n: usize = num.parse().map_err(|_| format!("{s:?} is not a byte count"))?;
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a byte count"))?;
     let mult: usize = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -150,7 +155,8 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         "g" | "gb" | "gib" => 1 << 30,
         _ => return Err(format!("{s:?}: unknown unit (use K, M or G)")),
     };
-    n.checked_mul(mult).ok_or_else(|| format!("{s:?} is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))
 }
 
 // ---------------------------------------------------------------------------------
@@ -186,7 +192,10 @@ fn check_file(file: &Path) -> Result<PathBuf, Failure> {
         ));
     }
     if !meta.is_file() {
-        return Err(Failure::new(exit::FILE, format!("{shown} is not a regular file")));
+        return Err(Failure::new(
+            exit::FILE,
+            format!("{shown} is not a regular file"),
+        ));
     }
     fs::canonicalize(file).map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))
 }
@@ -211,11 +220,17 @@ fn check_mount_point(mp: &Path) -> Result<PathBuf, Failure> {
             ));
         }
         Err(e) => {
-            return Err(Failure::new(exit::MOUNT_POINT, format!("{shown}: {}", io_msg(&e))));
+            return Err(Failure::new(
+                exit::MOUNT_POINT,
+                format!("{shown}: {}", io_msg(&e)),
+            ));
         }
     };
     if !meta.is_dir() {
-        return Err(Failure::new(exit::MOUNT_POINT, format!("{shown} is not a directory")));
+        return Err(Failure::new(
+            exit::MOUNT_POINT,
+            format!("{shown} is not a directory"),
+        ));
     }
     let abs = fs::canonicalize(mp)
         .map_err(|e| Failure::new(exit::MOUNT_POINT, format!("{shown}: {}", io_msg(&e))))?;
@@ -280,7 +295,8 @@ fn fusermount_available() -> bool {
     dirs.extend([PathBuf::from("/sbin"), PathBuf::from("/bin")]);
     dirs.iter().any(|d| {
         ["fusermount3", "fusermount"].iter().any(|name| {
-            fs::metadata(d.join(name)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            fs::metadata(d.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
     })
 }
@@ -332,7 +348,10 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
 
     // Handlers go in before the mount exists, so that no signal can leave it behind.
     let signals = Signals::install().map_err(|e| {
-        Failure::new(exit::FAILED, format!("cannot install signal handlers: {}", io_msg(&e)))
+        Failure::new(
+            exit::FAILED,
+            format!("cannot install signal handlers: {}", io_msg(&e)),
+        )
     })?;
 
     let mut config = Config::default();
@@ -345,40 +364,62 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     if args.read_only {
         config.mount_options.push(MountOption::RO);
     }
-    config.acl = if args.allow_other { SessionACL::All } else { SessionACL::Owner };
+    config.acl = if args.allow_other {
+        SessionACL::All
+    } else {
+        SessionACL::Owner
+    };
 
-    let adapter = Adapter::new(Arc::clone(&view), uid, gid, args.read_only);
+    // fuser unmounts when the session ends, and warns when that fails, which it does
+    // whenever the kernel is a moment ahead (after `umount MOUNTPOINT`). The unmounter
+    // lives in this slot instead, taken by whoever ends the session first.
+    let slot: UnmountSlot = Arc::new(parking_lot::Mutex::new(None));
+    let hook_slot = Arc::clone(&slot);
+    let hook_mp = checked.mount_point.clone();
+    let adapter = Adapter::new(Arc::clone(&view), uid, gid, args.read_only)
+        .on_destroy(move || unmount(&hook_slot, &hook_mp));
     let mut session = Session::new(adapter, &checked.mount_point, &config).map_err(|e| {
         Failure::new(
             exit::FAILED,
-            format!("cannot mount on {}: {}", args.mount_point.display(), io_msg(&e)),
+            format!(
+                "cannot mount on {}: {}",
+                args.mount_point.display(),
+                io_msg(&e)
+            ),
         )
     })?;
-    info!("mounted {} on {}", checked.file.display(), checked.mount_point.display());
+    info!(
+        "mounted {} on {}",
+        checked.file.display(),
+        checked.mount_point.display()
+    );
 
     // From here on the mount exists: every exit path below unmounts.
-    let notifier = session.notifier();
-    let mut unmounter = session.unmount_callable();
-    let served = serve(session, notifier, rx, &view, &checked, &signals, ready, &mut unmounter);
-    unmount(&mut unmounter, &checked.mount_point);
+    *slot.lock() = Some(session.unmount_callable());
+    let served = serve(session, rx, &view, &checked, &signals, ready, &slot);
+    unmount(&slot, &checked.mount_point);
     served
 }
 
 /// Runs the session and its helper threads until a signal or an external unmount.
 fn serve(
     session: Session<Adapter>,
-    notifier: fuser::Notifier,
-    rx: std::sync::mpsc::Receiver<sessionfs::view::Invalidation>,
+    rx: std::sync::mpsc::Receiver<crate::view::Invalidation>,
     view: &Arc<SessionView>,
     checked: &Checked,
     signals: &Signals,
     ready: &mut Option<ReadyPipe>,
-    unmounter: &mut SessionUnmounter,
+    unmounter: &UnmountSlot,
 ) -> Result<(), Failure> {
     let fail = |what: &str, e: io::Error| {
-        Failure::new(exit::FAILED, format!("cannot start the {what} thread: {}", io_msg(&e)))
+        Failure::new(
+            exit::FAILED,
+            format!("cannot start the {what} thread: {}", io_msg(&e)),
+        )
     };
-    let notify_thread = NotifierThread::spawn(notifier, rx).map_err(|e| fail("notifier", e))?;
+    // The notifier must be taken before the session starts running.
+    let notify_thread =
+        NotifierThread::spawn(session.notifier(), rx).map_err(|e| fail("notifier", e))?;
     let (done_rx, done_tx) = pipe(true).map_err(|e| fail("session", e))?;
     let session_thread = std::thread::Builder::new()
         .name("sessionfs-fuse".into())
@@ -389,7 +430,15 @@ fn serve(
         })
         .map_err(|e| fail("session", e))?;
     let v = Arc::clone(view);
-    let watcher = Watcher::spawn(&checked.file, move || v.refresh()).map_err(|e| fail("watcher", e))?;
+    let watcher = Watcher::spawn(&checked.file, move || {
+        v.refresh()
+            .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
+    })
+    .map_err(|e| fail("watcher", e))?;
+    // Catch up with whatever was appended between loading and watching.
+    if let Err(e) = view.refresh() {
+        debug!("refreshing after mounting: {e:?}");
+    }
 
     if let Some(pipe) = ready.take() {
         pipe.ready();
@@ -405,7 +454,11 @@ fn serve(
             }
             Ok(r) if r[0] => {
                 let sig = signals.drain();
-                info!("received {}; unmounting {}", signal_name(sig), checked.mount_point.display());
+                info!(
+                    "received {}; unmounting {}",
+                    signal_name(sig),
+                    checked.mount_point.display()
+                );
                 break;
             }
             Ok(_) => {}
@@ -459,7 +512,10 @@ fn serve(
                 ))
             }
             Err(_) => {
-                result = Err(Failure::new(exit::FAILED, "the FUSE session thread panicked"))
+                result = Err(Failure::new(
+                    exit::FAILED,
+                    "the FUSE session thread panicked",
+                ))
             }
         }
     }
@@ -467,19 +523,31 @@ fn serve(
     result
 }
 
-/// Final unmount through fuser (which uses fusermount3 when not root), with a lazy
-/// unmount as the fallback. Harmless if the mount is already gone.
-fn unmount(unmounter: &mut SessionUnmounter, mp: &Path) {
-    if let Err(e) = unmounter.unmount() {
-        debug!("unmounting {}: {e}; detaching lazily", mp.display());
-        if let Ok(c) = CString::new(mp.as_os_str().as_bytes()) {
-            // SAFETY: `c` is a valid C string.
-            if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
-                let e = io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EINVAL) {
-                    warn!("cannot unmount {}: {e}", mp.display());
-                }
-            }
+/// Where the session's unmounter waits for whoever ends the session first.
+type UnmountSlot = Arc<parking_lot::Mutex<Option<SessionUnmounter>>>;
+
+/// Unmounts through fuser (which uses fusermount3 when not root), with a lazy
+/// unmount as the fallback when the mount is busy. Only the first call does
+/// anything; an unmount the kernel already finished is not an error.
+fn unmount(slot: &UnmountSlot, mp: &Path) {
+    // Taken out first: the lock is not held across the unmount.
+    let Some(mut unmounter) = slot.lock().take() else {
+        return;
+    };
+    let Err(e) = unmounter.unmount() else { return };
+    if e.raw_os_error() == Some(libc::EINVAL) {
+        debug!("{} was already unmounted", mp.display());
+        return;
+    }
+    debug!("unmounting {}: {e}; detaching lazily", mp.display());
+    let Ok(c) = CString::new(mp.as_os_str().as_bytes()) else {
+        return;
+    };
+    // SAFETY: `c` is a valid C string.
+    if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINVAL) {
+            warn!("cannot unmount {}: {e}", mp.display());
         }
     }
 }
@@ -518,6 +586,14 @@ struct Signals {
     _write: OwnedFd,
 }
 
+impl Drop for Signals {
+    fn drop(&mut self) {
+        // The pipe is about to close: from now on the handler drops signals rather
+        // than write to a descriptor number that may be reused.
+        SIGNAL_PIPE.store(-1, Ordering::SeqCst);
+    }
+}
+
 impl Signals {
     fn install() -> io::Result<Signals> {
         let (read, write) = pipe(true)?;
@@ -534,7 +610,10 @@ impl Signals {
                 }
             }
         }
-        Ok(Signals { read, _write: write })
+        Ok(Signals {
+            read,
+            _write: write,
+        })
     }
 
     fn fd(&self) -> RawFd {
@@ -561,7 +640,13 @@ impl Signals {
 
 fn run_background(args: &MountArgs) -> Result<(), Failure> {
     let fail = |what: &str, e: io::Error| {
-        Failure::new(exit::FAILED, format!("cannot start the background process: {what}: {}", io_msg(&e)))
+        Failure::new(
+            exit::FAILED,
+            format!(
+                "cannot start the background process: {what}: {}",
+                io_msg(&e)
+            ),
+        )
     };
     let (ready_rx, ready_tx) = pipe(false).map_err(|e| fail("pipe", e))?;
     // The child must find the descriptor above standard input, output and error.
@@ -637,7 +722,9 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
             return Err(Failure::new(
                 exit::FAILED,
                 match status {
-                    Some(s) => format!("the background process ended ({s}) before the mount was ready"),
+                    Some(s) => {
+                        format!("the background process ended ({s}) before the mount was ready")
+                    }
                     None => "the background process closed its report pipe without a word".into(),
                 },
             ));
@@ -647,7 +734,10 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
             let _ = child.wait();
             return Err(Failure::new(
                 exit::FAILED,
-                format!("the mount was not ready within {} s; gave up", BACKGROUND_DEADLINE.as_secs()),
+                format!(
+                    "the mount was not ready within {} s; gave up",
+                    BACKGROUND_DEADLINE.as_secs()
+                ),
             ));
         }
     }
@@ -655,11 +745,17 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
     // The child says the mount exists; check that it answers.
     let mp = &args.mount_point;
     let answers = || {
-        let (Ok(m), Some(parent)) = (fs::metadata(mp), fs::canonicalize(mp).ok().and_then(|a| a.parent().map(Path::to_path_buf)))
-        else {
+        let (Ok(m), Some(parent)) = (
+            fs::metadata(mp),
+            fs::canonicalize(mp)
+                .ok()
+                .and_then(|a| a.parent().map(Path::to_path_buf)),
+        ) else {
             return false;
         };
-        let Ok(p) = fs::metadata(parent) else { return false };
+        let Ok(p) = fs::metadata(parent) else {
+            return false;
+        };
         m.dev() != p.dev() && fs::metadata(mp.join("session.json")).is_ok()
     };
     loop {
@@ -731,7 +827,10 @@ fn read_report(rx: &OwnedFd, deadline: Instant) -> Report {
     }
 }
 
-fn wait_child(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+fn wait_child(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
     let deadline = Instant::now() + limit;
     loop {
         match child.try_wait() {
@@ -791,8 +890,14 @@ fn write_all(fd: RawFd, bytes: &[u8]) -> io::Result<()> {
 
 /// Waits until one of `fds` is readable (or hung up), or `timeout` passes.
 fn poll_readable(fds: &[RawFd], timeout: Option<Duration>) -> io::Result<Vec<bool>> {
-    let mut pfds: Vec<libc::pollfd> =
-        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     let ms = match timeout {
         None => -1,
         Some(t) => t.as_millis().min(i32::MAX as u128) as i32,
@@ -825,22 +930,43 @@ mod tests {
     fn mount_point_checks() {
         let d = tempfile::tempdir().unwrap();
         let missing = d.path().join("nope");
-        assert_eq!(check_mount_point(&missing).unwrap_err().code, exit::MOUNT_POINT);
+        assert_eq!(
+            check_mount_point(&missing).unwrap_err().code,
+            exit::MOUNT_POINT
+        );
         let file = d.path().join("f");
         fs::write(&file, "x").unwrap();
-        assert_eq!(check_mount_point(&file).unwrap_err().code, exit::MOUNT_POINT);
-        assert_eq!(check_mount_point(d.path()).unwrap_err().code, exit::NOT_EMPTY);
+        assert_eq!(
+            check_mount_point(&file).unwrap_err().code,
+            exit::MOUNT_POINT
+        );
+        assert_eq!(
+            check_mount_point(d.path()).unwrap_err().code,
+            exit::NOT_EMPTY
+        );
         let empty = d.path().join("empty");
         fs::create_dir(&empty).unwrap();
-        assert_eq!(check_mount_point(&empty).unwrap(), fs::canonicalize(&empty).unwrap());
-        assert_eq!(check_mount_point(Path::new("/")).unwrap_err().code, exit::MOUNTED);
-        assert_eq!(check_mount_point(Path::new("/proc")).unwrap_err().code, exit::MOUNTED);
+        assert_eq!(
+            check_mount_point(&empty).unwrap(),
+            fs::canonicalize(&empty).unwrap()
+        );
+        assert_eq!(
+            check_mount_point(Path::new("/")).unwrap_err().code,
+            exit::MOUNTED
+        );
+        assert_eq!(
+            check_mount_point(Path::new("/proc")).unwrap_err().code,
+            exit::MOUNTED
+        );
     }
 
     #[test]
     fn file_checks() {
         let d = tempfile::tempdir().unwrap();
-        assert_eq!(check_file(&d.path().join("nope")).unwrap_err().code, exit::FILE);
+        assert_eq!(
+            check_file(&d.path().join("nope")).unwrap_err().code,
+            exit::FILE
+        );
         assert_eq!(check_file(d.path()).unwrap_err().code, exit::FILE);
         assert!(check_fuse_device(&d.path().join("fuse")).is_err());
     }

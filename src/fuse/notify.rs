@@ -15,9 +15,9 @@
 //! name, which is the common case and not an error; other failures are logged at
 //! debug level (after an unmount every notification fails, harmlessly).
 
+use crate::view::Invalidation;
 use fuser::{INodeNo, Notifier};
 use log::debug;
-use sessionfs::view::Invalidation;
 use std::collections::HashSet;
 use std::io;
 use std::sync::Arc;
@@ -45,7 +45,10 @@ impl NotifierThread {
         let handle = std::thread::Builder::new()
             .name("sessionfs-notify".into())
             .spawn(move || run(&notifier, &rx, &stop2))?;
-        Ok(NotifierThread { stop, handle: Some(handle) })
+        Ok(NotifierThread {
+            stop,
+            handle: Some(handle),
+        })
     }
 
     /// Stops the thread (dropping whatever is still queued) and waits for it.
@@ -55,10 +58,10 @@ impl NotifierThread {
 
     fn stop_and_join(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            if h.join().is_err() {
-                debug!("notifier thread panicked");
-            }
+        if let Some(h) = self.handle.take()
+            && h.join().is_err()
+        {
+            debug!("notifier thread panicked");
         }
     }
 }
@@ -76,11 +79,7 @@ fn run(notifier: &Notifier, rx: &Receiver<Invalidation>, stop: &AtomicBool) {
 
 /// Receives invalidations until stopped or disconnected, handing each batch to `sink`
 /// without duplicates. Separate from [`run`] so that it can be tested without a mount.
-fn drain_loop(
-    rx: &Receiver<Invalidation>,
-    stop: &AtomicBool,
-    mut sink: impl FnMut(&Invalidation),
-) {
+fn drain_loop(rx: &Receiver<Invalidation>, stop: &AtomicBool, mut sink: impl FnMut(&Invalidation)) {
     let mut batch = Vec::new();
     let mut seen = HashSet::new();
     loop {
@@ -141,9 +140,17 @@ mod tests {
     #[test]
     fn drains_dedups_and_ends_when_senders_are_gone() {
         let (tx, rx) = channel();
-        let e = |p: u64, n: &str| Invalidation::Entry { parent: p, name: OsString::from(n) };
-        for inv in [Invalidation::Inode(5), e(1, "a"), Invalidation::Inode(5), e(1, "a"), e(2, "a")]
-        {
+        let e = |p: u64, n: &str| Invalidation::Entry {
+            parent: p,
+            name: OsString::from(n),
+        };
+        for inv in [
+            Invalidation::Inode(5),
+            e(1, "a"),
+            Invalidation::Inode(5),
+            e(1, "a"),
+            e(2, "a"),
+        ] {
             tx.send(inv).unwrap();
         }
         drop(tx);

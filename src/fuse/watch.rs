@@ -71,10 +71,13 @@ pub struct Watcher {
 impl Watcher {
     /// Starts watching `path`, calling `refresh` after it changes (and once a second
     /// regardless). `refresh` runs on the watcher's thread; its errors are logged.
+    ///
+    /// Changes made before this returns may go unseen until the next safety poll: a
+    /// caller that read the file earlier should refresh once itself afterwards.
     pub fn spawn<F, E>(path: &Path, refresh: F) -> io::Result<Watcher>
     where
         F: FnMut() -> Result<(), E> + Send + 'static,
-        E: std::fmt::Debug,
+        E: std::fmt::Display,
     {
         Watcher::spawn_with(path, Timing::default(), refresh)
     }
@@ -83,7 +86,7 @@ impl Watcher {
     pub fn spawn_with<F, E>(path: &Path, timing: Timing, refresh: F) -> io::Result<Watcher>
     where
         F: FnMut() -> Result<(), E> + Send + 'static,
-        E: std::fmt::Debug,
+        E: std::fmt::Display,
     {
         // SAFETY: plain syscall; the result is checked.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
@@ -92,15 +95,19 @@ impl Watcher {
         }
         // SAFETY: `fd` was just created and is owned by nobody else.
         let stop = unsafe { OwnedFd::from_raw_fd(fd) };
-        let stop_raw = stop.as_raw_fd();
-        let path = path.to_path_buf();
+        // The watches are in place when this returns: a change made from now on is
+        // seen.
+        let lp = Loop::new(path.to_path_buf(), timing, stop.as_raw_fd());
         let handle = std::thread::Builder::new()
             .name("sessionfs-watch".into())
             .spawn(move || {
                 let mut refresh = refresh;
-                Loop::new(path, timing, stop_raw).run(&mut refresh)
+                lp.run(&mut refresh)
             })?;
-        Ok(Watcher { stop, handle: Some(handle) })
+        Ok(Watcher {
+            stop,
+            handle: Some(handle),
+        })
     }
 
     /// Stops the thread and waits for it.
@@ -111,16 +118,14 @@ impl Watcher {
     fn stop_and_join(&mut self) {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a live u64 to an eventfd we own.
-        let n = unsafe {
-            libc::write(self.stop.as_raw_fd(), (&one as *const u64).cast(), 8)
-        };
+        let n = unsafe { libc::write(self.stop.as_raw_fd(), (&one as *const u64).cast(), 8) };
         if n != 8 {
             debug!("watcher: signalling stop: {}", io::Error::last_os_error());
         }
-        if let Some(h) = self.handle.take() {
-            if h.join().is_err() {
-                warn!("the session file watcher panicked");
-            }
+        if let Some(h) = self.handle.take()
+            && h.join().is_err()
+        {
+            warn!("the session file watcher panicked");
         }
     }
 }
@@ -174,10 +179,16 @@ impl Loop {
                 None
             }
         };
-        Loop { path, timing, stop, inotify, last_error: None }
+        Loop {
+            path,
+            timing,
+            stop,
+            inotify,
+            last_error: None,
+        }
     }
 
-    fn run<E: std::fmt::Debug>(mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
+    fn run<E: std::fmt::Display>(mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
         loop {
             match self.wait(self.timing.safety_poll) {
                 Wake::Stop => return,
@@ -201,10 +212,10 @@ impl Loop {
                             Wake::Events => seen |= self.read_events(),
                         }
                     }
-                    if seen.rewatch {
-                        if let Some(i) = &mut self.inotify {
-                            i.rewatch();
-                        }
+                    if seen.rewatch
+                        && let Some(i) = &mut self.inotify
+                    {
+                        i.rewatch();
                     }
                     if seen.changed {
                         self.refresh(refresh);
@@ -214,7 +225,7 @@ impl Loop {
         }
     }
 
-    fn refresh<E: std::fmt::Debug>(&mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
+    fn refresh<E: std::fmt::Display>(&mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
         match refresh() {
             Ok(()) => {
                 if self.last_error.take().is_some() {
@@ -222,7 +233,7 @@ impl Loop {
                 }
             }
             Err(e) => {
-                let msg = format!("{e:?}");
+                let msg = e.to_string();
                 if self.last_error.as_deref() == Some(&msg) {
                     debug!("refreshing from {}: {msg}", self.path.display());
                 } else {
@@ -239,7 +250,11 @@ impl Loop {
     /// Waits for the stop signal, an inotify event, or `timeout`.
     fn wait(&self, timeout: Duration) -> Wake {
         let mut fds = [
-            libc::pollfd { fd: self.stop, events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: self.stop,
+                events: libc::POLLIN,
+                revents: 0,
+            },
             libc::pollfd {
                 fd: self.inotify.as_ref().map_or(-1, |i| i.fd.as_raw_fd()),
                 events: libc::POLLIN,
@@ -303,7 +318,10 @@ impl Inotify {
             fd,
             path: cstr(path.as_os_str())?,
             dir: cstr(dir.as_os_str())?,
-            name: path.file_name().map(OsStr::to_os_string).unwrap_or_default(),
+            name: path
+                .file_name()
+                .map(OsStr::to_os_string)
+                .unwrap_or_default(),
             file_wd: None,
             file_id: None,
             dir_wd: None,
@@ -315,7 +333,11 @@ impl Inotify {
     fn add_watch(&self, path: &CString, mask: u32) -> io::Result<i32> {
         // SAFETY: `path` is a valid C string; the result is checked.
         let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), path.as_ptr(), mask) };
-        if wd < 0 { Err(io::Error::last_os_error()) } else { Ok(wd) }
+        if wd < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(wd)
+        }
     }
 
     /// Makes sure the directory is watched and the file watch is on the file that
@@ -359,9 +381,8 @@ impl Inotify {
         let mut seen = Seen::default();
         loop {
             // SAFETY: reads at most `buf.0.len()` bytes into a live buffer.
-            let n = unsafe {
-                libc::read(self.fd.as_raw_fd(), buf.0.as_mut_ptr().cast(), buf.0.len())
-            };
+            let n =
+                unsafe { libc::read(self.fd.as_raw_fd(), buf.0.as_mut_ptr().cast(), buf.0.len()) };
             if n <= 0 {
                 // EAGAIN (drained), EINTR, or an error: in every case the next poll
                 // will tell.
@@ -380,7 +401,10 @@ impl Inotify {
                 unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
             let end = (HEADER + ev.len as usize).min(bytes.len());
             let raw_name = &bytes[HEADER..end];
-            let name = &raw_name[..raw_name.iter().position(|&b| b == 0).unwrap_or(raw_name.len())];
+            let name = &raw_name[..raw_name
+                .iter()
+                .position(|&b| b == 0)
+                .unwrap_or(raw_name.len())];
             bytes = &bytes[end..];
             seen |= self.classify(ev.wd, ev.mask, name);
         }
@@ -389,7 +413,10 @@ impl Inotify {
 
     fn classify(&mut self, wd: i32, mask: u32, name: &[u8]) -> Seen {
         if mask & libc::IN_Q_OVERFLOW != 0 {
-            return Seen { changed: true, rewatch: true };
+            return Seen {
+                changed: true,
+                rewatch: true,
+            };
         }
         if Some(wd) == self.file_wd {
             if mask & libc::IN_IGNORED != 0 {
@@ -397,15 +424,24 @@ impl Inotify {
                 self.file_id = None;
             }
             let moved = mask & (libc::IN_MOVE_SELF | libc::IN_DELETE_SELF | libc::IN_IGNORED);
-            return Seen { changed: true, rewatch: moved != 0 };
+            return Seen {
+                changed: true,
+                rewatch: moved != 0,
+            };
         }
         if Some(wd) == self.dir_wd {
             if mask & libc::IN_IGNORED != 0 {
                 self.dir_wd = None;
-                return Seen { changed: false, rewatch: true };
+                return Seen {
+                    changed: false,
+                    rewatch: true,
+                };
             }
             if name == self.name.as_bytes() {
-                return Seen { changed: true, rewatch: true };
+                return Seen {
+                    changed: true,
+                    rewatch: true,
+                };
             }
         }
         // An old file watch we already replaced, or another file in the directory.
@@ -417,8 +453,8 @@ impl Inotify {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn fast() -> Timing {
         Timing {
@@ -442,7 +478,7 @@ mod tests {
     fn counting(path: &Path, timing: Timing) -> (Watcher, Arc<AtomicUsize>) {
         let count = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&count);
-        let w = Watcher::spawn_with(path, timing, move || -> Result<(), ()> {
+        let w = Watcher::spawn_with(path, timing, move || -> Result<(), String> {
             c.fetch_add(1, Ordering::SeqCst);
             Ok(())
         })
@@ -457,10 +493,15 @@ mod tests {
         std::fs::write(&path, "a\n").unwrap();
         let (w, count) = counting(&path, fast());
 
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"b\n").unwrap();
         drop(f);
-        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= 1));
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            >= 1));
 
         // Replace the file by renaming another over it, then append to the new one:
         // the watch must have moved to the new inode.
@@ -468,15 +509,22 @@ mod tests {
         std::fs::write(&tmp, "c\n").unwrap();
         std::fs::rename(&tmp, &path).unwrap();
         let before = {
-            assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= 2));
+            assert!(wait_for(Duration::from_secs(5), || count
+                .load(Ordering::SeqCst)
+                >= 2));
             // Let the burst settle so that the next count is the append's alone.
             std::thread::sleep(Duration::from_millis(200));
             count.load(Ordering::SeqCst)
         };
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"d\n").unwrap();
         drop(f);
-        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) > before));
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            > before));
         w.stop();
     }
 
@@ -485,16 +533,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, "").unwrap();
-        let timing = Timing { max_delay: Duration::from_millis(500), quiet: Duration::from_millis(100), ..fast() };
+        let timing = Timing {
+            max_delay: Duration::from_millis(500),
+            quiet: Duration::from_millis(100),
+            ..fast()
+        };
         let (w, count) = counting(&path, timing);
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         for _ in 0..50 {
             f.write_all(b"x\n").unwrap();
         }
         drop(f);
-        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= 1));
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            >= 1));
         std::thread::sleep(Duration::from_millis(300));
-        assert!(count.load(Ordering::SeqCst) <= 2, "refreshed {} times", count.load(Ordering::SeqCst));
+        assert!(
+            count.load(Ordering::SeqCst) <= 2,
+            "refreshed {} times",
+            count.load(Ordering::SeqCst)
+        );
         w.stop();
     }
 
@@ -503,7 +564,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, "a\n").unwrap();
-        let timing = Timing { safety_poll: Duration::from_millis(50), ..fast() };
+        let timing = Timing {
+            safety_poll: Duration::from_millis(50),
+            ..fast()
+        };
         let count = Arc::new(AtomicUsize::new(0));
         let c = Arc::clone(&count);
         let p = path.clone();
@@ -514,11 +578,15 @@ mod tests {
         .unwrap();
         std::fs::remove_file(&path).unwrap();
         let n = count.load(Ordering::SeqCst);
-        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) >= n + 3));
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            >= n + 3));
         // A new file under the name is picked up.
         std::fs::write(&path, "b\n").unwrap();
         let n = count.load(Ordering::SeqCst);
-        assert!(wait_for(Duration::from_secs(5), || count.load(Ordering::SeqCst) > n));
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            > n));
         w.stop();
     }
 
@@ -526,7 +594,13 @@ mod tests {
     fn stops_promptly() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing.jsonl");
-        let (w, _count) = counting(&path, Timing { safety_poll: Duration::from_secs(3600), ..fast() });
+        let (w, _count) = counting(
+            &path,
+            Timing {
+                safety_poll: Duration::from_secs(3600),
+                ..fast()
+            },
+        );
         let t = Instant::now();
         drop(w);
         assert!(t.elapsed() < Duration::from_secs(1));

@@ -28,11 +28,17 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub enum NewEntry<'a> {
     /// A user message under the entry with this id, or a new root (`None`).
-    Reply { parent: Option<&'a str>, text: &'a str },
+    Reply {
+        parent: Option<&'a str>,
+        text: &'a str,
+    },
     /// A `session_info` entry (the text is trimmed, runs of CR/LF become one space).
     Name(&'a str),
     /// A `label` entry setting (`Some`) or clearing (`None`) the label on `target`.
-    Label { target: &'a str, label: Option<&'a str> },
+    Label {
+        target: &'a str,
+        label: Option<&'a str>,
+    },
 }
 
 /// Why an append did not happen. Nothing was written in any of these cases, except
@@ -52,7 +58,10 @@ pub enum AppendError {
 impl std::fmt::Display for AppendError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AppendError::LegacyV1 => write!(f, "the session is in format v1, which sessionfs does not write to (Pi would rewrite it first)"),
+            AppendError::LegacyV1 => write!(
+                f,
+                "the session is in format v1, which sessionfs does not write to (Pi would rewrite it first)"
+            ),
             AppendError::NoSuchEntry(id) => write!(f, "no entry {id:?} in the session"),
             AppendError::BadLabel(l) => write!(f, "bad label name {l:?}"),
             AppendError::Load(e) => write!(f, "{e}"),
@@ -82,7 +91,9 @@ impl AppendError {
             AppendError::LegacyV1 => libc::EROFS,
             AppendError::NoSuchEntry(_) => libc::ENOENT,
             AppendError::BadLabel(_) => libc::EINVAL,
-            AppendError::Load(LoadError::Io(e)) | AppendError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            AppendError::Load(LoadError::Io(e)) | AppendError::Io(e) => {
+                e.raw_os_error().unwrap_or(libc::EIO)
+            }
             AppendError::Load(_) => libc::EIO,
         }
     }
@@ -124,16 +135,18 @@ pub fn sanitize_name(name: &str) -> String {
 
 /// JavaScript's `String.prototype.trim` (whitespace and line terminators).
 pub fn js_trim(s: &str) -> &str {
-    let ws = |c: char| {
-        c.is_whitespace() || c == '\u{FEFF}'
-    };
+    let ws = |c: char| c.is_whitespace() || c == '\u{FEFF}';
     s.trim_matches(ws)
 }
 
 impl Session {
     /// Builds the line for `what` (with its `\n`) and returns it with the new id.
     /// Does not catch up with the file; [`Session::append`] does.
-    pub fn build_line(&self, what: &NewEntry<'_>, now: i64) -> Result<(String, Vec<u8>), AppendError> {
+    pub fn build_line(
+        &self,
+        what: &NewEntry<'_>,
+        now: i64,
+    ) -> Result<(String, Vec<u8>), AppendError> {
         if self.is_v1() {
             return Err(AppendError::LegacyV1);
         }
@@ -149,7 +162,9 @@ impl Session {
             NewEntry::Reply { parent, text } => {
                 let parent = match parent {
                     Some(p) => {
-                        let n = self.find(p).ok_or_else(|| AppendError::NoSuchEntry(p.to_string()))?;
+                        let n = self
+                            .find(p)
+                            .ok_or_else(|| AppendError::NoSuchEntry(p.to_string()))?;
                         Value::String(self.id_string(n))
                     }
                     None => Value::Null,
@@ -174,7 +189,9 @@ impl Session {
                 "name": sanitize_name(name),
             }),
             NewEntry::Label { target, label } => {
-                let n = self.find(target).ok_or_else(|| AppendError::NoSuchEntry(target.to_string()))?;
+                let n = self
+                    .find(target)
+                    .ok_or_else(|| AppendError::NoSuchEntry(target.to_string()))?;
                 let target = self.id_string(n);
                 let mut v = json!({
                     "type": "label",
@@ -232,10 +249,14 @@ pub fn merge(a: &mut Change, b: Change) {
 /// See the module docs for what happens on a torn tail or a full disk.
 pub fn write_line(path: &Path, line: &[u8]) -> io::Result<()> {
     debug_assert!(line.ends_with(b"\n"));
-    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: plain syscalls on a descriptor we own and close below.
     unsafe {
-        let fd = libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC);
+        let fd = libc::open(
+            c.as_ptr(),
+            libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC,
+        );
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -256,7 +277,9 @@ unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
         let mut buf: Vec<u8> = Vec::with_capacity(line.len() + 1);
         if size > 0 {
             let mut last = 0u8;
-            if libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) == 1 && last != b'\n' {
+            if libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) == 1
+                && last != b'\n'
+            {
                 buf.push(b'\n');
             }
         }
@@ -285,11 +308,13 @@ unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
             // newline so that it stays a malformed line of its own.
             let end = libc::lseek(fd, 0, libc::SEEK_CUR);
             let mut st2: libc::stat = std::mem::zeroed();
-            if end >= 0 && libc::fstat(fd, &mut st2) == 0 && st2.st_size == end {
-                if libc::ftruncate(fd, end - n as i64) == 0 {
-                    libc::fdatasync(fd);
-                    return Err(err);
-                }
+            if end >= 0
+                && libc::fstat(fd, &mut st2) == 0
+                && st2.st_size == end
+                && libc::ftruncate(fd, end - n as i64) == 0
+            {
+                libc::fdatasync(fd);
+                return Err(err);
             }
             let nl = b"\n";
             libc::write(fd, nl.as_ptr().cast(), 1);

@@ -1,1 +1,111 @@
-//! placeholder until the module lands
+//! Base64 decoding with the leniency of Node's `Buffer.from(s, "base64")`.
+//!
+//! Pi stores image blocks as base64 written by Node, and Node reads them back
+//! with a decoder that never fails. This module decodes the same way, so an
+//! image that Pi could send to a model yields the same bytes here:
+//!
+//! * both alphabets are accepted (`+/` and the URL-safe `-_`);
+//! * characters outside the alphabet (whitespace, line breaks, junk) are
+//!   skipped;
+//! * decoding stops at the first `=`, so padding is optional and anything
+//!   after it is ignored;
+//! * a final group of 2 or 3 characters gives 1 or 2 bytes, and a single
+//!   leftover character is dropped.
+//!
+//! [`decoded_len`] gives the length [`decode`] would produce without
+//! allocating.
+
+fn sextet(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    }
+}
+
+fn symbols(s: &str) -> impl Iterator<Item = u8> + '_ {
+    s.bytes().take_while(|&c| c != b'=').filter_map(sextet)
+}
+
+/// Decodes `s`; never fails (see the module documentation).
+pub fn decode(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3 + 2);
+    let mut acc: u32 = 0;
+    let mut n = 0;
+    for v in symbols(s) {
+        acc = (acc << 6) | u32::from(v);
+        n += 1;
+        if n == 4 {
+            out.extend_from_slice(&[(acc >> 16) as u8, (acc >> 8) as u8, acc as u8]);
+            acc = 0;
+            n = 0;
+        }
+    }
+    match n {
+        2 => out.push((acc >> 4) as u8),
+        3 => out.extend_from_slice(&[(acc >> 10) as u8, (acc >> 2) as u8]),
+        _ => {}
+    }
+    out
+}
+
+/// The number of bytes [`decode`] returns for `s`.
+pub fn decoded_len(s: &str) -> usize {
+    let n = symbols(s).count();
+    n / 4 * 3 + [0, 0, 1, 2][n % 4]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_node() {
+        // Buffer.from(s, "base64") in Node 20.
+        let cases: &[(&str, &[u8])] = &[
+            ("aGVsbG8=", b"hello"),
+            ("aGVsbG8", b"hello"),
+            ("aGVs bG8=\n", b"hello"),
+            ("aGVsbG8=aGVsbG8=", b"hello"),
+            ("aGV=sbG8", b"he"),
+            ("a", b""),
+            ("ab", &[105]),
+            ("abc", &[105, 183]),
+            ("a-_b", &[107, 239, 219]),
+            ("a+/b", &[107, 239, 219]),
+            ("!!aGVsbG8", b"hello"),
+            ("aGVsbG8===x", b"hello"),
+            ("", b""),
+            ("====", b""),
+            ("YQ", b"a"),
+            ("YQ==YQ", b"a"),
+        ];
+        for (s, want) in cases {
+            assert_eq!(decode(s), *want, "{s:?}");
+            assert_eq!(decoded_len(s), want.len(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn all_byte_values() {
+        // "AAECAwQF…" is base64 of 0..=255.
+        let bytes: Vec<u8> = (0..=255).collect();
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut enc = String::new();
+        for chunk in bytes.chunks(3) {
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
+            let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+            for i in 0..=chunk.len() {
+                enc.push(alphabet[((v >> (18 - 6 * i)) & 63) as usize] as char);
+            }
+        }
+        assert_eq!(decode(&enc), bytes);
+    }
+}

@@ -83,19 +83,38 @@ pub fn describe(p: &ProblemKind) -> String {
         ProblemKind::DuplicateId { id, first_line } => {
             format!("duplicate id {id} (also on line {first_line}); the later entry wins")
         }
-        ProblemKind::Orphan { parent } => format!("parent {parent} is not in the file; shown as a root"),
-        ProblemKind::SelfParent => "entry is its own parent (Pi hangs on it); shown as a root".into(),
+        ProblemKind::Orphan { parent } => {
+            format!("parent {parent} is not in the file; shown as a root")
+        }
+        ProblemKind::SelfParent => {
+            "entry is its own parent (Pi hangs on it); shown as a root".into()
+        }
         ProblemKind::Cycle { ids } => {
-            format!("parent cycle {} (Pi hangs on it); broken here, shown as a root", ids.join(" -> "))
+            format!(
+                "parent cycle {} (Pi hangs on it); broken here, shown as a root",
+                ids.join(" -> ")
+            )
         }
         ProblemKind::UnknownType(t) if t.is_empty() => "entry without a type".into(),
-        ProblemKind::UnknownType(t) => format!("unknown entry type {t:?} (kept, not in any context)"),
-        ProblemKind::LabelTargetMissing { target } => format!("label on {target}, which is not in the file"),
-        ProblemKind::UnterminatedLastLine { bytes, parses: true } => format!(
+        ProblemKind::UnknownType(t) => {
+            format!("unknown entry type {t:?} (kept, not in any context)")
+        }
+        ProblemKind::LabelTargetMissing { target } => {
+            format!("label on {target}, which is not in the file")
+        }
+        ProblemKind::UnterminatedLastLine {
+            bytes,
+            parses: true,
+        } => format!(
             "last line ({bytes} bytes) has no final newline: not indexed yet; Pi's next append would glue onto it"
         ),
-        ProblemKind::UnterminatedLastLine { bytes, parses: false } => {
-            format!("torn last line ({bytes} bytes, incomplete JSON); Pi's next append would be lost with it")
+        ProblemKind::UnterminatedLastLine {
+            bytes,
+            parses: false,
+        } => {
+            format!(
+                "torn last line ({bytes} bytes, incomplete JSON); Pi's next append would be lost with it"
+            )
         }
     }
 }
@@ -115,12 +134,24 @@ pub fn to_text(path: &Path, r: &Report) -> String {
         Report::NotASession(e) => format!("{p}: error: {e}\n"),
         Report::Checked(s) => {
             let mut out = String::new();
-            let warnings = s.problems.iter().filter(|x| x.severity >= Severity::Warning).count();
+            let warnings = s
+                .problems
+                .iter()
+                .filter(|x| x.severity >= Severity::Warning)
+                .count();
             for x in &s.problems {
-                out.push_str(&format!("{p}:{}: {}: {}\n", x.line, severity_word(x.severity), describe(&x.what)));
+                out.push_str(&format!(
+                    "{p}:{}: {}: {}\n",
+                    x.line,
+                    severity_word(x.severity),
+                    describe(&x.what)
+                ));
             }
             if s.problems_dropped > 0 {
-                out.push_str(&format!("{p}: … and {} more problems not listed\n", s.problems_dropped));
+                out.push_str(&format!(
+                    "{p}: … and {} more problems not listed\n",
+                    s.problems_dropped
+                ));
             }
             out.push_str(&format!(
                 "{p}: {}: v{}, {} entries, {} roots, {} leaves, {} branch points, deepest path {}{}{}\n",
@@ -144,7 +175,9 @@ pub fn to_json(path: &Path, r: &Report) -> Value {
     let file = path.display().to_string();
     match r {
         Report::Unreadable(e) => json!({"file": file, "ok": false, "readable": false, "error": e}),
-        Report::NotASession(e) => json!({"file": file, "ok": false, "readable": true, "session": false, "error": e}),
+        Report::NotASession(e) => {
+            json!({"file": file, "ok": false, "readable": true, "session": false, "error": e})
+        }
         Report::Checked(s) => json!({
             "file": file,
             "ok": !r.has_problems(),

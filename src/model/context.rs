@@ -1,5 +1,1267 @@
-//! placeholder until the module lands
-use serde_json::Value;
-pub struct Context { pub thinking_level: String, pub model: Option<Value>, pub agent_messages: Vec<Value> }
-pub fn build_session_context(path: &[&Value]) -> Context { Context { thinking_level: "off".into(), model: None, agent_messages: path.iter().filter_map(|e| e.get("message").cloned()).collect() } }
-pub fn convert_to_llm(m: &[Value]) -> Vec<Value> { m.to_vec() }
+//! The LLM context of one branch, computed exactly as Pi computes it.
+//!
+//! This module is a transcription of Pi 0.81.1's `buildSessionContext`
+//! (`core/session-manager.js`) followed by `convertToLlm` (`core/messages.js`).
+//! Given the root→leaf path of a session, [`build_session_context`] yields the
+//! thinking level, the model and Pi's in-memory "agent messages", and
+//! [`convert_to_llm`] turns those into the messages Pi hands to the provider
+//! layer. The result equals Pi's value for value: serialized with
+//! `render::js_stringify`, it is the JSON Pi's `JSON.stringify` gives, except
+//! in the cases listed below.
+//!
+//! That includes JavaScript's coercions where Pi relies on them: `undefined`
+//! fields are left out (a missing key stays missing), template strings use
+//! JavaScript's `ToString` (so a numeric `exitCode` prints as JavaScript prints
+//! numbers, a missing summary as `undefined`), truthiness decides which optional
+//! parts appear, and timestamps of synthesized messages are
+//! `new Date(entry.timestamp).getTime()`, written as `null` when JavaScript
+//! would produce `NaN`.
+//!
+//! Deviations, none of them on anything Pi itself writes:
+//!
+//! * A `message` entry whose `message` is missing or `null` makes Pi throw a
+//!   `TypeError`. Here it contributes nothing (no message, no model).
+//! * A non-string `thinkingLevel` is turned into a string the way JavaScript's
+//!   `String()` would (`undefined`, `null`, `5`); Pi would keep the raw value.
+//! * Date-times without a UTC offset (`2026-01-05T09:00:00`) are local time in
+//!   JavaScript. They are read as UTC here, which agrees with Pi when it runs
+//!   with `TZ=UTC`. Of V8's "legacy" (non-ISO) date formats only
+//!   `YYYY-MM-DD hh:mm[:ss[.fff]] [offset]` is understood; other legacy forms
+//!   give `null` where V8 might find a date. Pi itself always writes
+//!   `Date.prototype.toISOString()` output, which is parsed exactly.
+//!
+//! Nothing here does I/O; the caller builds the path (see
+//! [`build_session_context`]).
+
+use serde_json::{Map, Number, Value};
+
+/// Prefix of the text that replaces a `compactionSummary` message.
+pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/// Suffix of the text that replaces a `compactionSummary` message.
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// Prefix of the text that replaces a `branchSummary` message.
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/// Suffix of the text that replaces a `branchSummary` message (no newline before it).
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// What Pi's `buildSessionContext` returns for one leaf.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    /// The last `thinking_level_change` on the path, `"off"` without one.
+    pub thinking_level: String,
+    /// `{provider, modelId}` from the last `model_change` or assistant message
+    /// on the path; `None` where Pi has `null`. Keys Pi would leave
+    /// `undefined` are absent.
+    pub model: Option<Value>,
+    /// Pi's agent messages (roles `user`, `assistant`, `toolResult`,
+    /// `bashExecution`, `custom`, `branchSummary`, `compactionSummary`, and
+    /// whatever unknown role a file contains), before [`convert_to_llm`].
+    pub agent_messages: Vec<Value>,
+}
+
+/// Builds the context for a path, as Pi 0.81.1's `buildSessionContext` does.
+///
+/// `path` is the root→leaf entries (already migrated to the v3 shape), as
+/// Pi's `getBranch` returns them: it starts at an entry whose `parentId` is
+/// `null`, missing, or not in the file, and ends at the leaf. Pi picks the
+/// leaf like this, and the caller must do the same to agree with it: an
+/// explicit `null` leaf gives the empty context (call this with an empty
+/// path); an unknown or absent leaf id falls back to the **last entry in file
+/// order**. With duplicate ids, the later entry is the one reachable by id.
+///
+/// Everything Pi looks up while building the context lies on the path
+/// (`firstKeptEntryId` is searched for only among the path entries before the
+/// compaction), so no other entries are needed.
+pub fn build_session_context(path: &[&Value]) -> Context {
+    // getSessionContextSettings: over the full path, last one wins.
+    let mut thinking_level: Option<Value> = Some(Value::String("off".into()));
+    let mut model: Option<Value> = None;
+    for entry in path {
+        match type_of(entry) {
+            Some("thinking_level_change") => {
+                thinking_level = entry.get("thinkingLevel").cloned();
+            }
+            Some("model_change") => {
+                model = Some(object(&[
+                    ("provider", entry.get("provider")),
+                    ("modelId", entry.get("modelId")),
+                ]));
+            }
+            Some("message") => {
+                if let Some(message) = entry.get("message")
+                    && message.get("role").and_then(Value::as_str) == Some("assistant")
+                {
+                    model = Some(object(&[
+                        ("provider", message.get("provider")),
+                        ("modelId", message.get("model")),
+                    ]));
+                }
+            }
+            _ => {}
+        }
+    }
+    let thinking_level = match thinking_level {
+        Some(Value::String(s)) => s,
+        other => js_to_string(other.as_ref()),
+    };
+
+    let agent_messages = context_entries(path)
+        .into_iter()
+        .flat_map(entry_to_context_messages)
+        .collect();
+    Context {
+        thinking_level,
+        model,
+        agent_messages,
+    }
+}
+
+/// Pi's `buildContextEntries`: the path entries that contribute to the
+/// context, in order. Without a compaction that is the whole path. With one,
+/// only the last compaction on the path counts: the compaction itself, then
+/// the entries before it starting at its `firstKeptEntryId` (none if that id
+/// is not among them), then everything after it. An older compaction inside
+/// the kept range stays in the list, so 0.81 emits its summary again.
+pub fn context_entries<'a>(path: &[&'a Value]) -> Vec<&'a Value> {
+    let Some(compaction) = path.iter().rev().find(|e| type_of(e) == Some("compaction")) else {
+        return path.to_vec();
+    };
+    let compaction: &Value = compaction;
+    // `path.findIndex((entry) => entry.id === compaction.id)`
+    let Some(compaction_idx) = path
+        .iter()
+        .position(|e| js_strict_eq(e.get("id"), compaction.get("id")))
+    else {
+        return path.to_vec();
+    };
+    let first_kept = compaction.get("firstKeptEntryId");
+    let mut entries = vec![compaction];
+    let mut found_first_kept = false;
+    for entry in &path[..compaction_idx] {
+        if js_strict_eq(entry.get("id"), first_kept) {
+            found_first_kept = true;
+        }
+        if found_first_kept {
+            entries.push(entry);
+        }
+    }
+    entries.extend_from_slice(&path[compaction_idx + 1..]);
+    entries
+}
+
+/// Pi's `sessionEntryToContextMessages`: the agent messages one entry
+/// contributes (zero or one).
+pub fn entry_to_context_messages(entry: &Value) -> Vec<Value> {
+    match type_of(entry) {
+        Some("message") => {
+            let message = match entry.get("message") {
+                // Pi throws a TypeError on these; we contribute nothing.
+                None | Some(Value::Null) => return vec![],
+                Some(m) => m,
+            };
+            let role = message.get("role").and_then(Value::as_str);
+            let content_is_nullish = matches!(message.get("content"), None | Some(Value::Null));
+            if matches!(role, Some("user" | "assistant" | "toolResult")) && content_is_nullish {
+                // `{ ...message, content: [] }`
+                let mut m = message.clone();
+                if let Value::Object(map) = &mut m {
+                    map.insert("content".into(), Value::Array(vec![]));
+                }
+                return vec![m];
+            }
+            vec![message.clone()]
+        }
+        Some("custom_message") => {
+            let content = match entry.get("content") {
+                None | Some(Value::Null) => Value::Array(vec![]),
+                Some(c) => c.clone(),
+            };
+            let timestamp = js_new_date(entry.get("timestamp"));
+            vec![object(&[
+                ("role", Some(&Value::String("custom".into()))),
+                ("customType", entry.get("customType")),
+                ("content", Some(&content)),
+                ("display", entry.get("display")),
+                ("details", entry.get("details")),
+                ("timestamp", Some(&timestamp)),
+            ])]
+        }
+        Some("branch_summary") if js_truthy(entry.get("summary")) => {
+            let timestamp = js_new_date(entry.get("timestamp"));
+            vec![object(&[
+                ("role", Some(&Value::String("branchSummary".into()))),
+                ("summary", entry.get("summary")),
+                ("fromId", entry.get("fromId")),
+                ("timestamp", Some(&timestamp)),
+            ])]
+        }
+        Some("compaction") => {
+            let timestamp = js_new_date(entry.get("timestamp"));
+            vec![object(&[
+                ("role", Some(&Value::String("compactionSummary".into()))),
+                ("summary", entry.get("summary")),
+                ("tokensBefore", entry.get("tokensBefore")),
+                ("timestamp", Some(&timestamp)),
+            ])]
+        }
+        _ => vec![],
+    }
+}
+
+/// Pi's `convertToLlm`: maps agent messages to the messages sent to the
+/// model, with Pi's exact wording.
+///
+/// `user`, `assistant` and `toolResult` pass through unchanged.
+/// `bashExecution`, `custom`, `branchSummary` and `compactionSummary` become
+/// `user` messages `{role, content, timestamp}`. A `bashExecution` with a
+/// truthy `excludeFromContext` is dropped, and so is every message with any
+/// other role (or no role, or that is not an object).
+pub fn convert_to_llm(agent_messages: &[Value]) -> Vec<Value> {
+    agent_messages.iter().filter_map(convert_one).collect()
+}
+
+fn convert_one(m: &Value) -> Option<Value> {
+    let role = m.get("role").and_then(Value::as_str)?;
+    let text_message = |text: String| {
+        let content = Value::Array(vec![text_block(text)]);
+        object(&[
+            ("role", Some(&Value::String("user".into()))),
+            ("content", Some(&content)),
+            ("timestamp", m.get("timestamp")),
+        ])
+    };
+    match role {
+        "bashExecution" => {
+            if js_truthy(m.get("excludeFromContext")) {
+                return None;
+            }
+            Some(text_message(bash_execution_to_text(m)))
+        }
+        "custom" => {
+            let content = match m.get("content") {
+                Some(Value::String(s)) => Some(Value::Array(vec![text_block(s.clone())])),
+                other => other.cloned(),
+            };
+            Some(object(&[
+                ("role", Some(&Value::String("user".into()))),
+                ("content", content.as_ref()),
+                ("timestamp", m.get("timestamp")),
+            ]))
+        }
+        "branchSummary" => Some(text_message(format!(
+            "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+            js_to_string(m.get("summary"))
+        ))),
+        "compactionSummary" => Some(text_message(format!(
+            "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+            js_to_string(m.get("summary"))
+        ))),
+        "user" | "assistant" | "toolResult" => Some(m.clone()),
+        _ => None,
+    }
+}
+
+/// Pi's `bashExecutionToText`: the user text that stands for a `!command` run.
+pub fn bash_execution_to_text(m: &Value) -> String {
+    let mut text = format!("Ran `{}`\n", js_to_string(m.get("command")));
+    let output = m.get("output");
+    if js_truthy(output) {
+        text.push_str("```\n");
+        text.push_str(&js_to_string(output));
+        text.push_str("\n```");
+    } else {
+        text.push_str("(no output)");
+    }
+    if js_truthy(m.get("cancelled")) {
+        text.push_str("\n\n(command cancelled)");
+    } else {
+        let code = m.get("exitCode");
+        let is_zero = matches!(code, Some(Value::Number(n)) if n.as_f64() == Some(0.0));
+        if !matches!(code, None | Some(Value::Null)) && !is_zero {
+            text.push_str("\n\nCommand exited with code ");
+            text.push_str(&js_to_string(code));
+        }
+    }
+    if js_truthy(m.get("truncated")) && js_truthy(m.get("fullOutputPath")) {
+        text.push_str("\n\n[Output truncated. Full output: ");
+        text.push_str(&js_to_string(m.get("fullOutputPath")));
+        text.push(']');
+    }
+    text
+}
+
+fn text_block(text: String) -> Value {
+    let mut map = Map::new();
+    map.insert("type".into(), Value::String("text".into()));
+    map.insert("text".into(), Value::String(text));
+    Value::Object(map)
+}
+
+/// An object literal whose `undefined` (`None`) members are left out, as
+/// `JSON.stringify` leaves them out.
+fn object(fields: &[(&str, Option<&Value>)]) -> Value {
+    let mut map = Map::new();
+    for (k, v) in fields {
+        if let Some(v) = v {
+            map.insert((*k).into(), (*v).clone());
+        }
+    }
+    Value::Object(map)
+}
+
+fn type_of(entry: &Value) -> Option<&str> {
+    entry.get("type").and_then(Value::as_str)
+}
+
+// ---------------------------------------------------------------------------
+// JavaScript semantics. `None` stands for `undefined` (a missing key).
+// ---------------------------------------------------------------------------
+
+/// JavaScript truthiness of a JSON value (`None` is `undefined`).
+pub fn js_truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_) | Value::Object(_)) => true,
+    }
+}
+
+/// JavaScript's `===` on two JSON values. Objects and arrays are equal only
+/// when they are the same value in memory, as JavaScript compares references.
+pub fn js_strict_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(Value::Null), Some(Value::Null)) => true,
+        (Some(Value::Bool(x)), Some(Value::Bool(y))) => x == y,
+        (Some(Value::Number(x)), Some(Value::Number(y))) => x.as_f64() == y.as_f64(),
+        (Some(Value::String(x)), Some(Value::String(y))) => x == y,
+        (Some(x @ (Value::Array(_) | Value::Object(_))), Some(y)) => std::ptr::eq(x, y),
+        _ => false,
+    }
+}
+
+/// JavaScript's `String(v)` (also what a template literal does): strings as
+/// they are, numbers as JavaScript prints them, arrays joined with `,`
+/// (`null`/`undefined` elements as empty strings), objects as
+/// `[object Object]`, and `None` as `undefined`.
+pub fn js_to_string(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::Bool(b)) => if *b { "true" } else { "false" }.into(),
+        Some(Value::Number(n)) => js_number(n),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|item| match item {
+                    Value::Null => String::new(),
+                    other => js_to_string(Some(other)),
+                })
+                .collect();
+            parts.join(",")
+        }
+        Some(Value::Object(_)) => "[object Object]".into(),
+    }
+}
+
+/// A JSON number as JavaScript's `Number.prototype.toString()` writes it
+/// (which is also `JSON.stringify`'s form for finite numbers): `5.0` is `5`,
+/// `-0` is `0`, `1e21` is `1e+21`, `1e-7` stays `1e-7`, and integers beyond
+/// 2^53 are rounded to the nearest double first, as `JSON.parse` does.
+pub fn js_number(n: &Number) -> String {
+    const EXACT: u64 = 1 << 53;
+    if let Some(u) = n.as_u64() {
+        if u <= EXACT {
+            return u.to_string();
+        }
+        return js_f64(u as f64);
+    }
+    if let Some(i) = n.as_i64() {
+        if i.unsigned_abs() <= EXACT {
+            return i.to_string();
+        }
+        return js_f64(i as f64);
+    }
+    js_f64(n.as_f64().unwrap_or(f64::NAN))
+}
+
+/// `Number.prototype.toString()` for an `f64` (radix 10).
+pub fn js_f64(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if x < 0.0 {
+        return format!("-{}", js_f64(-x));
+    }
+    // Rust's `{:e}` gives the shortest digits that round-trip, which is what
+    // ECMAScript's Number::toString asks for.
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci
+        .split_once('e')
+        .expect("LowerExp always has an exponent");
+    let mut exp: i32 = exp.parse().expect("LowerExp exponent is an integer");
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if let Some((even, even_exp)) = even_tie_digits(x, &digits, exp) {
+        digits = even;
+        exp = even_exp;
+    }
+    let k = digits.len() as i32;
+    let n = exp + 1; // value = 0.DIGITS × 10^n
+    if k <= n && n <= 21 {
+        let mut s = digits;
+        s.extend(std::iter::repeat_n('0', (n - k) as usize));
+        s
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{}", "0".repeat((-n) as usize), digits)
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let e = (n - 1).abs();
+        if k == 1 {
+            format!("{digits}e{sign}{e}")
+        } else {
+            format!("{}.{}e{sign}{e}", &digits[..1], &digits[1..])
+        }
+    }
+}
+
+/// Where `x` lies exactly halfway between two shortest `k`-digit decimals,
+/// ECMAScript takes the one with an even last digit; Rust's shortest
+/// formatting may take the other (`8195.8770751953125` gives Rust
+/// `…313`, JavaScript `…312`). Returns the even digits and their exponent
+/// when they differ from `digits`.
+fn even_tie_digits(x: f64, digits: &str, exp: i32) -> Option<(String, i32)> {
+    let k = digits.len();
+    if k >= 18 {
+        return None;
+    }
+    // Cheap filter: a tie needs digit k+1 of x's exact expansion to be 5.
+    let rounded = format!("{x:.k$e}");
+    if rounded.split_once('e')?.0.as_bytes().last() != Some(&b'5') {
+        return None;
+    }
+    // The exact expansion of a double has at most 767 significant digits.
+    let exact = format!("{x:.800e}");
+    let (mant, e) = exact.split_once('e')?;
+    let e: i32 = e.parse().ok()?;
+    let all: Vec<u8> = mant.bytes().filter(|c| *c != b'.').collect();
+    if all[k] != b'5' || all[k + 1..].iter().any(|c| *c != b'0') {
+        return None;
+    }
+    // x = D.5 (in units of the k-th digit): candidates D and D+1.
+    let mut lower: Vec<u8> = all[..k].to_vec();
+    let mut even = if (lower[k - 1] - b'0').is_multiple_of(2) {
+        (String::from_utf8(lower).ok()?, e)
+    } else {
+        // D+1, carrying; 99…9 + 1 becomes 10…0 with one more exponent.
+        let mut i = k;
+        loop {
+            if i == 0 {
+                lower.insert(0, b'1');
+                lower.pop();
+                break (String::from_utf8(lower).ok()?, e + 1);
+            }
+            i -= 1;
+            if lower[i] == b'9' {
+                lower[i] = b'0';
+            } else {
+                lower[i] += 1;
+                break (String::from_utf8(lower).ok()?, e);
+            }
+        }
+    };
+    while even.0.len() > 1 && even.0.ends_with('0') {
+        even.0.pop();
+    }
+    if even.0 == digits && even.1 == exp {
+        return None;
+    }
+    // Only if the even candidate reads back as x (it does, except possibly
+    // at a power-of-two boundary).
+    let candidate: f64 = format!("{}.{}0e{}", &even.0[..1], &even.0[1..], even.1)
+        .parse()
+        .ok()?;
+    (candidate == x).then_some(even)
+}
+
+/// `new Date(v).getTime()` as a JSON value: the milliseconds, or `null`
+/// where JavaScript gets `NaN` (which `JSON.stringify` writes as `null`).
+pub fn js_new_date(v: Option<&Value>) -> Value {
+    let ms = match v {
+        None => None,
+        Some(Value::Null) => Some(0),
+        Some(Value::Bool(b)) => Some(i64::from(*b)),
+        Some(Value::Number(n)) => n.as_f64().and_then(time_clip),
+        Some(Value::String(s)) => js_date_ms(s),
+        Some(array @ Value::Array(_)) => js_date_ms(&js_to_string(Some(array))),
+        Some(Value::Object(_)) => None,
+    };
+    ms.map_or(Value::Null, |ms| Value::Number(ms.into()))
+}
+
+const MAX_TIME_MS: i64 = 8_640_000_000_000_000;
+
+/// ECMAScript TimeClip followed by ToIntegerOrInfinity.
+fn time_clip(t: f64) -> Option<i64> {
+    if !t.is_finite() || t.abs() > MAX_TIME_MS as f64 {
+        return None;
+    }
+    Some(t.trunc() as i64)
+}
+
+/// `Date.parse(s)` as V8 (Node) does it, for the date strings that matter:
+/// milliseconds since the epoch, or `None` for `NaN`.
+///
+/// The ECMAScript date-time format is parsed completely, with V8's leniency:
+/// `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, a six-digit signed year (`-000000` is
+/// invalid), then optionally `T` (or `t`) `hh:mm[:ss[.f…]]` with any number
+/// of fraction digits (the first three count), then `Z`/`z`, `±hh:mm` or
+/// `±hhmm`. Hours may be `24` only as `24:00[:00[.000]]`. Days 1–31 are
+/// accepted in every month and overflow into the next (`02-30` is March 2nd
+/// or 1st). The result must lie within ±8.64e15 ms.
+///
+/// V8 also accepts a space instead of `T` (and then `UTC`, `GMT`, `±hh` and
+/// a space before the offset) through its legacy parser; that form is
+/// handled too. Other legacy formats (`Mon, 05 Jan 2026 …`, `2026-1-5`)
+/// give `None`. A date-time without an offset is local time in JavaScript;
+/// here it is taken as UTC.
+pub fn js_date_ms(s: &str) -> Option<i64> {
+    let mut p = DateScanner {
+        s: s.as_bytes(),
+        i: 0,
+    };
+    // Date: [±YYYYYY | YYYY] [-MM [-DD]]
+    let year: i64 = match p.peek() {
+        Some(sign @ (b'+' | b'-')) => {
+            p.i += 1;
+            let (v, len) = p.number()?;
+            if len != 6 || (sign == b'-' && v == 0) {
+                return None;
+            }
+            if sign == b'-' { -v } else { v }
+        }
+        Some(b'0'..=b'9') => {
+            let (v, len) = p.number()?;
+            if len != 4 {
+                return None;
+            }
+            v
+        }
+        _ => return None,
+    };
+    let (mut month, mut day) = (1, 1);
+    let mut full_date = false;
+    if p.eat(b'-') {
+        month = p.fixed(2).filter(|m| (1..=12).contains(m))?;
+        if p.eat(b'-') {
+            day = p.fixed(2).filter(|d| (1..=31).contains(d))?;
+            full_date = true;
+        }
+    }
+    let days = days_from_civil(year, month, day);
+    let mut time_ms = 0;
+    let mut offset_min = 0;
+    match p.peek() {
+        None => {}
+        Some(b'T' | b't') if p.s.get(p.i + 1).is_none_or(|c| !c.is_ascii_alphabetic()) => {
+            p.i += 1;
+            time_ms = p.time(2)?;
+            offset_min = match p.peek() {
+                Some(b'Z' | b'z') if p.word_len() == 1 => {
+                    p.i += 1;
+                    0
+                }
+                Some(b'+' | b'-') => p.iso_offset()?,
+                _ => 0,
+            };
+            if p.peek().is_some() {
+                return None;
+            }
+        }
+        // V8's legacy parser after a complete date: whitespace, then a time.
+        Some(c) if full_date && is_js_space(c) => {
+            while p.peek().is_some_and(is_js_space) {
+                p.i += 1;
+            }
+            time_ms = p.time(1)?;
+            while p.peek().is_some_and(is_js_space) {
+                p.i += 1;
+            }
+            offset_min = match p.peek() {
+                None => 0,
+                Some(b'+' | b'-') => p.legacy_offset()?,
+                Some(c) if c.is_ascii_alphabetic() => {
+                    let len = p.word_len();
+                    let word = p.s[p.i..p.i + len].to_ascii_lowercase();
+                    if !matches!(&word[..], b"z" | b"utc" | b"gmt" | b"ut") {
+                        return None;
+                    }
+                    p.i += len;
+                    match p.peek() {
+                        Some(b'+' | b'-') => p.legacy_offset()?,
+                        _ => 0,
+                    }
+                }
+                _ => return None,
+            };
+            while p.peek().is_some_and(is_js_space) {
+                p.i += 1;
+            }
+            if p.peek().is_some() {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    let ms = days * 86_400_000 + time_ms - offset_min * 60_000;
+    (ms.abs() <= MAX_TIME_MS).then_some(ms)
+}
+
+fn is_js_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+struct DateScanner<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl DateScanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A run of digits: its value (first 9 digits, as V8 keeps) and length.
+    fn number(&mut self) -> Option<(i64, usize)> {
+        let start = self.i;
+        let mut v: i64 = 0;
+        while let Some(c @ b'0'..=b'9') = self.peek() {
+            if self.i - start < 9 {
+                v = v * 10 + i64::from(c - b'0');
+            }
+            self.i += 1;
+        }
+        let len = self.i - start;
+        (len > 0).then_some((v, len))
+    }
+
+    fn fixed(&mut self, len: usize) -> Option<i64> {
+        match self.number()? {
+            (v, l) if l == len => Some(v),
+            _ => None,
+        }
+    }
+
+    fn word_len(&self) -> usize {
+        self.s[self.i..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count()
+    }
+
+    /// `hh:mm[:ss[.f…]]` in milliseconds; the hour has exactly two digits
+    /// when `min_hour_digits` is 2, one or two when it is 1.
+    fn time(&mut self, min_hour_digits: usize) -> Option<i64> {
+        let (hour, len) = self.number()?;
+        if len < min_hour_digits || len > 2 || hour > 24 {
+            return None;
+        }
+        let h24 = hour == 24;
+        if !self.eat(b':') {
+            return None;
+        }
+        let minute = self.fixed(2).filter(|m| *m <= 59 && !(h24 && *m > 0))?;
+        let mut second = 0;
+        let mut milli = 0;
+        if self.eat(b':') {
+            second = self.fixed(2).filter(|s| *s <= 59 && !(h24 && *s > 0))?;
+            if self.eat(b'.') {
+                let start = self.i;
+                self.number()?;
+                let digits = &self.s[start..self.i];
+                let mut ms = 0;
+                for k in 0..3 {
+                    ms = ms * 10 + digits.get(k).map_or(0, |c| i64::from(c - b'0'));
+                }
+                if h24 && ms > 0 {
+                    return None;
+                }
+                milli = ms;
+            }
+        }
+        Some(((hour * 60 + minute) * 60 + second) * 1000 + milli)
+    }
+
+    /// `±hh:mm` or `±hhmm`, in minutes east of UTC.
+    fn iso_offset(&mut self) -> Option<i64> {
+        let sign = if self.s[self.i] == b'+' { 1 } else { -1 };
+        self.i += 1;
+        let (v, len) = self.number()?;
+        let (h, m) = match len {
+            4 => (v / 100, v % 100),
+            2 => {
+                if !self.eat(b':') {
+                    return None;
+                }
+                (v, self.fixed(2)?)
+            }
+            _ => return None,
+        };
+        if h > 23 || m > 59 {
+            return None;
+        }
+        Some(sign * (h * 60 + m))
+    }
+
+    /// V8's legacy offsets: `±h`, `±hh`, `±hh:mm`, `±hmm`, `±hhmm`.
+    fn legacy_offset(&mut self) -> Option<i64> {
+        let sign = if self.s[self.i] == b'+' { 1 } else { -1 };
+        self.i += 1;
+        let (v, len) = self.number()?;
+        let (h, m) = if self.eat(b':') {
+            (v, self.fixed(2)?)
+        } else {
+            match len {
+                1 | 2 => (v, 0),
+                3 | 4 => (v / 100, v % 100),
+                _ => return None,
+            }
+        };
+        if h > 23 || m > 59 {
+            return None;
+        }
+        Some(sign * (h * 60 + m))
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date; `day` may overflow
+/// the month (ECMAScript MakeDay).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468 + (day - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ctx(entries: &[Value]) -> Context {
+        let path: Vec<&Value> = entries.iter().collect();
+        build_session_context(&path)
+    }
+
+    fn ts(s: u32) -> String {
+        format!("2026-01-05T09:00:{s:02}.000Z")
+    }
+
+    fn user(id: &str, text: &str) -> Value {
+        json!({"type":"message","id":id,"parentId":null,"timestamp":ts(1),
+               "message":{"role":"user","content":[{"type":"text","text":text}],"timestamp":1}})
+    }
+
+    fn asst(id: &str, provider: &str, model: &str) -> Value {
+        json!({"type":"message","id":id,"parentId":null,"timestamp":ts(2),
+               "message":{"role":"assistant","content":[{"type":"text","text":"a"}],
+                          "provider":provider,"model":model,"stopReason":"stop","timestamp":2}})
+    }
+
+    fn compaction(id: &str, first_kept: &str, summary: &str) -> Value {
+        json!({"type":"compaction","id":id,"parentId":null,"timestamp":ts(6),
+               "summary":summary,"firstKeptEntryId":first_kept,"tokensBefore":100})
+    }
+
+    fn texts(ms: &[Value]) -> Vec<String> {
+        ms.iter()
+            .map(|m| match &m["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(bs) => bs
+                    .iter()
+                    .map(|b| b["text"].as_str().unwrap_or("").to_string())
+                    .collect(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn empty_path() {
+        let c = ctx(&[]);
+        assert_eq!(c.thinking_level, "off");
+        assert_eq!(c.model, None);
+        assert!(c.agent_messages.is_empty());
+    }
+
+    #[test]
+    fn settings_last_one_wins_and_assistant_sets_model() {
+        let es = [
+            json!({"type":"model_change","id":"1","provider":"anthropic","modelId":"claude"}),
+            json!({"type":"thinking_level_change","id":"2","thinkingLevel":"medium"}),
+            user("3", "hi"),
+            asst("4", "openai", "gpt-5"),
+            json!({"type":"thinking_level_change","id":"5","thinkingLevel":"high"}),
+        ];
+        let c = ctx(&es);
+        assert_eq!(c.thinking_level, "high");
+        assert_eq!(
+            c.model,
+            Some(json!({"provider":"openai","modelId":"gpt-5"}))
+        );
+        assert_eq!(c.agent_messages.len(), 2);
+    }
+
+    #[test]
+    fn model_with_missing_fields_leaves_them_out() {
+        let es = [json!({"type":"model_change","id":"1","provider":"x"})];
+        assert_eq!(ctx(&es).model, Some(json!({"provider":"x"})));
+        let es = [json!({"type":"thinking_level_change","id":"1"})];
+        assert_eq!(ctx(&es).thinking_level, "undefined");
+    }
+
+    #[test]
+    fn bookkeeping_entries_contribute_nothing() {
+        let es = [
+            json!({"type":"label","id":"1","targetId":"x","label":"l"}),
+            json!({"type":"session_info","id":"2","name":"n"}),
+            json!({"type":"custom","customType":"t","data":{},"id":"3"}),
+            json!({"type":"future_thing","id":"4"}),
+            json!({"type":"branch_summary","id":"5","fromId":"x","summary":""}),
+        ];
+        assert!(ctx(&es).agent_messages.is_empty());
+    }
+
+    #[test]
+    fn custom_message_becomes_role_custom() {
+        let es = [
+            json!({"type":"custom_message","customType":"note","content":"hello","display":true,
+                         "id":"1","parentId":null,"timestamp":"2026-01-05T09:00:14.749Z"}),
+        ];
+        let c = ctx(&es);
+        assert_eq!(
+            c.agent_messages,
+            vec![
+                json!({"role":"custom","customType":"note","content":"hello","display":true,"timestamp":1767603614749i64})
+            ]
+        );
+        assert_eq!(
+            convert_to_llm(&c.agent_messages),
+            vec![
+                json!({"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":1767603614749i64})
+            ]
+        );
+    }
+
+    #[test]
+    fn custom_message_null_content_is_empty_array() {
+        let es = [
+            json!({"type":"custom_message","customType":"n","content":null,"display":false,"id":"1","timestamp":"x"}),
+        ];
+        let c = ctx(&es);
+        assert_eq!(c.agent_messages[0]["content"], json!([]));
+        assert_eq!(c.agent_messages[0]["timestamp"], Value::Null);
+        let llm = convert_to_llm(&c.agent_messages);
+        assert_eq!(
+            llm,
+            vec![json!({"role":"user","content":[],"timestamp":null})]
+        );
+    }
+
+    #[test]
+    fn null_content_becomes_empty_array_in_place() {
+        let es = [
+            json!({"type":"message","id":"1","message":{"role":"user","content":null,"timestamp":1}}),
+        ];
+        let c = ctx(&es);
+        let m = &c.agent_messages[0];
+        assert_eq!(m, &json!({"role":"user","content":[],"timestamp":1}));
+        let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["role", "content", "timestamp"]);
+        // Missing content is added at the end.
+        let es = [json!({"type":"message","id":"1","message":{"role":"toolResult","timestamp":1}})];
+        let m = &ctx(&es).agent_messages[0];
+        let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["role", "timestamp", "content"]);
+        // Other roles keep null.
+        let es = [json!({"type":"message","id":"1","message":{"role":"custom","content":null}})];
+        assert_eq!(ctx(&es).agent_messages[0]["content"], Value::Null);
+    }
+
+    #[test]
+    fn message_without_message_is_skipped() {
+        let es = [
+            json!({"type":"message","id":"1"}),
+            json!({"type":"message","id":"2","message":null}),
+        ];
+        let c = ctx(&es);
+        assert!(c.agent_messages.is_empty());
+        assert_eq!(c.model, None);
+    }
+
+    #[test]
+    fn branch_summary_message() {
+        let es = [
+            json!({"type":"branch_summary","id":"b","parentId":"a","timestamp":"2026-01-05T09:00:04.000Z",
+                         "fromId":"a","summary":"did X"}),
+        ];
+        let c = ctx(&es);
+        assert_eq!(
+            c.agent_messages,
+            vec![
+                json!({"role":"branchSummary","summary":"did X","fromId":"a","timestamp":1767603604000i64})
+            ]
+        );
+        assert_eq!(
+            texts(&convert_to_llm(&c.agent_messages)),
+            [
+                "The following is a summary of a branch that this conversation came back from:\n\n<summary>\ndid X</summary>"
+            ]
+        );
+    }
+
+    #[test]
+    fn compaction_keeps_from_first_kept() {
+        let es = [
+            user("u1", "one"),
+            user("u2", "two"),
+            user("u3", "three"),
+            compaction("c1", "u2", "S"),
+            user("u4", "four"),
+        ];
+        let c = ctx(&es);
+        let llm = convert_to_llm(&c.agent_messages);
+        assert_eq!(
+            texts(&llm),
+            [
+                "The conversation history before this point was compacted into the following summary:\n\n<summary>\nS\n</summary>",
+                "two",
+                "three",
+                "four"
+            ]
+        );
+        assert_eq!(llm[0]["timestamp"], json!(1767603606000i64));
+        assert_eq!(
+            c.agent_messages[0],
+            json!({"role":"compactionSummary","summary":"S","tokensBefore":100,"timestamp":1767603606000i64})
+        );
+    }
+
+    #[test]
+    fn compaction_first_kept_not_on_path() {
+        let es = [
+            user("u1", "one"),
+            compaction("c1", "zzzzzzzz", "S"),
+            user("u2", "two"),
+        ];
+        let llm = convert_to_llm(&ctx(&es).agent_messages);
+        assert_eq!(texts(&llm)[1..], ["two"]);
+        assert_eq!(llm.len(), 2);
+    }
+
+    #[test]
+    fn second_compaction_keeping_the_first_emits_it_again() {
+        // pi-edge-cases.mjs "second-compaction-keeps-range-containing-first"
+        let es = [
+            user("a2", "u a2"),
+            user("a4", "u a4"),
+            compaction("c1", "a4", "S1"),
+            user("a6", "u a6"),
+            compaction("c2", "a4", "S2"),
+            user("a8", "u a8"),
+        ];
+        let c = ctx(&es);
+        let roles: Vec<String> = c
+            .agent_messages
+            .iter()
+            .map(|m| match m["role"].as_str().unwrap() {
+                "compactionSummary" => format!("cs:{}", m["summary"].as_str().unwrap()),
+                "user" => texts(std::slice::from_ref(m))[0].clone(),
+                r => r.to_string(),
+            })
+            .collect();
+        assert_eq!(roles, ["cs:S2", "u a4", "cs:S1", "u a6", "u a8"]);
+    }
+
+    #[test]
+    fn older_compaction_before_first_kept_is_dropped() {
+        let es = [
+            user("a1", "one"),
+            compaction("c1", "a1", "S1"),
+            user("a2", "two"),
+            compaction("c2", "a2", "S2"),
+        ];
+        let c = ctx(&es);
+        assert_eq!(c.agent_messages.len(), 2);
+        assert_eq!(c.agent_messages[0]["summary"], "S2");
+    }
+
+    #[test]
+    fn compaction_with_missing_fields() {
+        let es = [json!({"type":"compaction","id":"c"})];
+        let c = ctx(&es);
+        assert_eq!(
+            c.agent_messages,
+            vec![json!({"role":"compactionSummary","timestamp":null})]
+        );
+        assert_eq!(
+            texts(&convert_to_llm(&c.agent_messages)),
+            [format!(
+                "{COMPACTION_SUMMARY_PREFIX}undefined{COMPACTION_SUMMARY_SUFFIX}"
+            )]
+        );
+    }
+
+    #[test]
+    fn bash_execution_wording() {
+        let m = json!({"role":"bashExecution","command":"ls","output":"a\nb","exitCode":0,"cancelled":false,"truncated":false,"timestamp":5});
+        assert_eq!(bash_execution_to_text(&m), "Ran `ls`\n```\na\nb\n```");
+        let m = json!({"role":"bashExecution","command":"false","output":"","exitCode":1,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/o"});
+        assert_eq!(
+            bash_execution_to_text(&m),
+            "Ran `false`\n(no output)\n\nCommand exited with code 1\n\n[Output truncated. Full output: /tmp/o]"
+        );
+        let m = json!({"role":"bashExecution","command":"sleep","output":"x","exitCode":null,"cancelled":true,"truncated":true});
+        assert_eq!(
+            bash_execution_to_text(&m),
+            "Ran `sleep`\n```\nx\n```\n\n(command cancelled)"
+        );
+        let m = json!({"role":"bashExecution","command":"x","exitCode":"0"});
+        assert_eq!(
+            bash_execution_to_text(&m),
+            "Ran `x`\n(no output)\n\nCommand exited with code 0"
+        );
+        let m = json!({"role":"bashExecution","exitCode":-0.0});
+        assert_eq!(bash_execution_to_text(&m), "Ran `undefined`\n(no output)");
+        let m = json!({"role":"bashExecution","command":"x","exitCode":2.5e21});
+        assert_eq!(
+            bash_execution_to_text(&m),
+            "Ran `x`\n(no output)\n\nCommand exited with code 2.5e+21"
+        );
+    }
+
+    #[test]
+    fn convert_drops_excluded_and_unknown() {
+        let ms = [
+            json!({"role":"bashExecution","command":"a","output":"","exitCode":0,"excludeFromContext":true,"timestamp":1}),
+            json!({"role":"bashExecution","command":"b","output":"","exitCode":0,"excludeFromContext":false,"timestamp":2}),
+            json!({"role":"weird","content":"x"}),
+            json!({"content":"x"}),
+            json!("string"),
+            json!({"role":"assistant","content":[],"x":1}),
+        ];
+        let llm = convert_to_llm(&ms);
+        assert_eq!(
+            llm,
+            vec![
+                json!({"role":"user","content":[{"type":"text","text":"Ran `b`\n(no output)"}],"timestamp":2}),
+                json!({"role":"assistant","content":[],"x":1}),
+            ]
+        );
+    }
+
+    #[test]
+    fn convert_custom_without_timestamp_or_content() {
+        let llm = convert_to_llm(&[json!({"role":"custom"})]);
+        assert_eq!(llm, vec![json!({"role":"user"})]);
+        let llm = convert_to_llm(&[
+            json!({"role":"custom","content":[{"type":"image","data":"","mimeType":"image/png"}],"timestamp":3}),
+        ]);
+        assert_eq!(llm[0]["content"][0]["type"], "image");
+    }
+
+    #[test]
+    fn js_to_string_matches_javascript() {
+        assert_eq!(
+            js_to_string(Some(&json!([1, [2, [null, 3]], {}]))),
+            "1,2,,3,[object Object]"
+        );
+        assert_eq!(js_to_string(Some(&json!(null))), "null");
+        assert_eq!(js_to_string(None), "undefined");
+        assert_eq!(js_to_string(Some(&json!(true))), "true");
+        assert_eq!(js_to_string(Some(&json!(-0.0))), "0");
+    }
+
+    #[test]
+    fn js_number_formatting() {
+        let cases: &[(f64, &str)] = &[
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (1e-6, "0.000001"),
+            (123e-20, "1.23e-18"),
+            (5.0, "5"),
+            (-5.5, "-5.5"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (0.000123, "0.000123"),
+            (1234.5678, "1234.5678"),
+            (-0.0, "0"),
+            // A tie between two shortest forms: JavaScript takes the even one.
+            (f64::from_bits(0x40c0_01f0_4400_0000), "8195.877075195312"), // 8195.8770751953125
+            (1180591620717411303424.0, "1.1805916207174113e+21"),
+        ];
+        for (x, s) in cases {
+            assert_eq!(js_f64(*x), *s, "{x:e}");
+        }
+        let n: Value = serde_json::from_str("12345678901234567890").unwrap();
+        assert_eq!(js_to_string(Some(&n)), "12345678901234567000");
+        let n: Value = serde_json::from_str("9007199254740993").unwrap();
+        assert_eq!(js_to_string(Some(&n)), "9007199254740992");
+        let n: Value = serde_json::from_str("-9007199254740992").unwrap();
+        assert_eq!(js_to_string(Some(&n)), "-9007199254740992");
+    }
+
+    #[test]
+    fn js_truthiness() {
+        for v in [json!(0), json!(-0.0), json!(""), json!(null), json!(false)] {
+            assert!(!js_truthy(Some(&v)), "{v}");
+        }
+        assert!(!js_truthy(None));
+        for v in [json!(1), json!("0"), json!([]), json!({}), json!(true)] {
+            assert!(js_truthy(Some(&v)), "{v}");
+        }
+    }
+
+    #[test]
+    fn date_parsing_matches_v8() {
+        // Values printed by Node 20 (`new Date(s).getTime()`) with TZ=UTC.
+        let cases: &[(&str, Option<i64>)] = &[
+            ("2026-01-05T09:00:14.749Z", Some(1767603614749)),
+            ("2026-01-05T09:00:14Z", Some(1767603614000)),
+            ("2026-01-05T09:00Z", Some(1767603600000)),
+            ("2026-01-05T09Z", None),
+            ("2026-01-05", Some(1767571200000)),
+            ("2026-01", Some(1767225600000)),
+            ("2026", Some(1767225600000)),
+            ("+002026-01-05T09:00:14.749Z", Some(1767603614749)),
+            ("-000001-01-01T00:00:00Z", Some(-62198755200000)),
+            ("-000000-01-01T00:00:00Z", None),
+            ("2026-01-05T09:00:14.7Z", Some(1767603614700)),
+            ("2026-01-05T09:00:14.74912345Z", Some(1767603614749)),
+            (
+                "2026-01-05T09:00:14.0000000000000000000000001Z",
+                Some(1767603614000),
+            ),
+            ("2026-01-05T09:00:14.9999Z", Some(1767603614999)),
+            ("2026-01-05T09:00:14.Z", None),
+            ("2026-01-05t09:00:14.749z", Some(1767603614749)),
+            ("2026-01-05 09:00:14.749Z", Some(1767603614749)),
+            ("2026-01-05T09:00:14.749+01:00", Some(1767600014749)),
+            ("2026-01-05T09:00:14.749+0100", Some(1767600014749)),
+            ("2026-01-05T09:00:14.749+01", None),
+            ("2026-01-05T09:00:14.749-00:00", Some(1767603614749)),
+            ("2026-01-05T09:00:14.749+24:00", None),
+            ("2026-01-05T09:00:14.749+23:59", Some(1767517274749)),
+            ("2026-01-05T09:00:14.749+00:60", None),
+            ("2026-01-05T09:00:14.749+2400", None),
+            ("2026-01-05T09:00:14.749", Some(1767603614749)),
+            ("2026-01-05T24:00:00Z", Some(1767657600000)),
+            ("2026-01-05T24:00:01Z", None),
+            ("2026-02-30T00:00:00Z", Some(1772409600000)),
+            ("2026-02-31T00:00:00Z", Some(1772496000000)),
+            ("2026-04-31T00:00:00Z", Some(1777593600000)),
+            ("2024-02-29T00:00:00Z", Some(1709164800000)),
+            ("2026-13-01T00:00:00Z", None),
+            ("2026-01-32T00:00:00Z", None),
+            ("2026-00-10T00:00:00Z", None),
+            ("2026-01-00T00:00:00Z", None),
+            ("2026-01-05T25:00:00Z", None),
+            ("2026-01-05T09:60:00Z", None),
+            ("2026-01-05T09:00:60Z", None),
+            ("2026-01-05T9:00:00Z", None),
+            ("2026-01-05T09:00:1Z", None),
+            ("2026-01-05T09:00:14,749Z", None),
+            ("2026-01-05TZ", None),
+            ("2026-01-05T", None),
+            ("2026-01-05T09", None),
+            ("2026-01-05T09:00:14.749ZZ", None),
+            ("2026-01-05T09:00:14.749-", None),
+            ("2026-01-05T09:00:14.749UTC", None),
+            ("2026-01-05T09:00:14.749Z\n", None),
+            ("12026-01-05T09:00:14.749Z", None),
+            ("", None),
+            ("x", None),
+            (" 2026-01-05T09:00:14.749Z", None),
+            ("2026-01-05T09:00:14.749Z ", None),
+            ("275760-09-13T00:00:00Z", None),
+            ("+275760-09-13T00:00:00.000Z", Some(8640000000000000)),
+            ("+275760-09-13T00:00:00.001Z", None),
+            ("-271821-04-20T00:00:00Z", Some(-8640000000000000)),
+            ("-271821-04-19T23:59:59.999Z", None),
+            ("0000-01-01T00:00:00Z", Some(-62167219200000)),
+            ("1969-12-31T23:59:59.999Z", Some(-1)),
+            // V8's legacy parser, space-separated forms.
+            ("2026-01-05 09:00:14Z", Some(1767603614000)),
+            ("2026-01-05 09:00Z", Some(1767603600000)),
+            ("2026-01-05 09:00:14.749+01:00", Some(1767600014749)),
+            ("2026-01-05 09:00:14.749+0100", Some(1767600014749)),
+            ("2026-01-05 09:00:14.749+01", Some(1767600014749)),
+            ("2026-01-05 09:00:14.749 +01:00", Some(1767600014749)),
+            ("2026-01-05 09:00:14.749 Z", Some(1767603614749)),
+            ("2026-01-05 09:00:14.749z", Some(1767603614749)),
+            ("2026-01-05 09:00:14.749 UTC", Some(1767603614749)),
+            ("2026-01-05 9:00:14Z", Some(1767603614000)),
+            ("2026-01-05 09:00:14.74912Z", Some(1767603614749)),
+            ("2026-01-05 24:00:00Z", Some(1767657600000)),
+            ("2026-01-05  09:00:14Z", Some(1767603614000)),
+            ("2026-02-30 00:00:00Z", Some(1772409600000)),
+        ];
+        for (s, want) in cases {
+            assert_eq!(js_date_ms(s), *want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn new_date_of_non_strings() {
+        assert_eq!(js_new_date(None), Value::Null);
+        assert_eq!(js_new_date(Some(&json!(null))), json!(0));
+        assert_eq!(js_new_date(Some(&json!(true))), json!(1));
+        assert_eq!(js_new_date(Some(&json!(1.9))), json!(1));
+        assert_eq!(js_new_date(Some(&json!(-1.9))), json!(-1));
+        assert_eq!(js_new_date(Some(&json!(9e15))), Value::Null);
+        assert_eq!(
+            js_new_date(Some(&json!(["2026-01-05T09:00:14.749Z"]))),
+            json!(1767603614749i64)
+        );
+        assert_eq!(js_new_date(Some(&json!({}))), Value::Null);
+    }
+
+    #[test]
+    fn strict_equality() {
+        let a = json!({"x":1});
+        let b = json!({"x":1});
+        assert!(js_strict_eq(Some(&a), Some(&a)));
+        assert!(!js_strict_eq(Some(&a), Some(&b)));
+        assert!(js_strict_eq(None, None));
+        assert!(!js_strict_eq(None, Some(&Value::Null)));
+        assert!(js_strict_eq(Some(&json!(1)), Some(&json!(1.0))));
+        assert!(!js_strict_eq(Some(&json!("1")), Some(&json!(1))));
+    }
+}

@@ -85,7 +85,9 @@ impl IdTable {
         if k.is_none() {
             None
         } else if k.0 & INTERNED != 0 {
-            Some(std::borrow::Cow::Borrowed(&self.strings[(k.0 & !INTERNED) as usize]))
+            Some(std::borrow::Cow::Borrowed(
+                &self.strings[(k.0 & !INTERNED) as usize],
+            ))
         } else {
             Some(std::borrow::Cow::Owned(format!("{:08x}", k.0)))
         }

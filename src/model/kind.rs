@@ -23,8 +23,16 @@ impl KindTable {
     /// `hook_is_custom` applies the v2→v3 rename of role `hookMessage` to `custom`.
     pub fn intern(&mut self, ty: Option<&str>, role: Option<&str>, hook_is_custom: bool) -> KindId {
         let ty = ty.unwrap_or("");
-        let role = if ty == "message" { role.unwrap_or("") } else { "" };
-        let role = if hook_is_custom && role == "hookMessage" { "custom" } else { role };
+        let role = if ty == "message" {
+            role.unwrap_or("")
+        } else {
+            ""
+        };
+        let role = if hook_is_custom && role == "hookMessage" {
+            "custom"
+        } else {
+            role
+        };
         if let Some(&k) = self.lookup.get(&(ty.into(), role.into())) {
             return k;
         }
@@ -81,11 +89,18 @@ fn file_name_for(ty: &str, role: &str) -> String {
     sanitize(raw)
 }
 
-/// Makes any string a usable, single file name component.
+/// Makes any string a usable file name that cannot clash with an entry directory's
+/// fixed names (`reply`, `context`, `image-N.EXT`, ...): such names get a `_` prefix.
 pub fn sanitize(raw: &str) -> String {
     let mut s: String = raw
         .chars()
-        .map(|c| if c == '/' || c == '\0' || c.is_control() { '_' } else { c })
+        .map(|c| {
+            if c == '/' || c == '\0' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     if s.len() > 200 {
         let mut cut = 200;
@@ -94,11 +109,20 @@ pub fn sanitize(raw: &str) -> String {
         }
         s.truncate(cut);
     }
-    if s.is_empty() || s == "." || s == ".." || s.starts_with('%') {
+    if s.is_empty()
+        || s == "."
+        || s == ".."
+        || s.starts_with('%')
+        || s.starts_with("image-")
+        || FIXED_NAMES.contains(&s.as_str())
+    {
         s.insert(0, '_');
     }
     s
 }
+
+/// Names an entry directory already uses for something else.
+const FIXED_NAMES: &[&str] = &["reply", "entry.json", "context", "context.json", "parent"];
 
 #[cfg(test)]
 mod tests {
@@ -121,5 +145,9 @@ mod tests {
         assert_eq!(t.name(none), "entry");
         let dots = t.intern(Some("message"), Some(".."), false);
         assert_eq!(t.name(dots), "_..");
+        let reply = t.intern(Some("reply"), None, false);
+        assert_eq!(t.name(reply), "_reply");
+        let img = t.intern(Some("image-1.png"), None, false);
+        assert_eq!(t.name(img), "_image-1.png");
     }
 }

@@ -35,7 +35,11 @@ pub fn v1_id(session_id: &str, idx: u32, taken: impl Fn(IdKey) -> bool) -> IdKey
     let mut attempt: u32 = 0;
     loop {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in session_id.bytes().chain(idx.to_le_bytes()).chain(attempt.to_le_bytes()) {
+        for b in session_id
+            .bytes()
+            .chain(idx.to_le_bytes())
+            .chain(attempt.to_le_bytes())
+        {
             h ^= b as u64;
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
@@ -60,7 +64,11 @@ pub fn migrate_entry(s: &Session, i: u32, v: &mut Value) {
     let Some(obj) = v.as_object_mut() else { return };
     if version < 2 {
         obj.insert("id".into(), Value::String(s.id_string(i)));
-        let parent = if i == 0 { Value::Null } else { Value::String(s.id_string(i - 1)) };
+        let parent = if i == 0 {
+            Value::Null
+        } else {
+            Value::String(s.id_string(i - 1))
+        };
         obj.insert("parentId".into(), parent);
         if obj.get("type").and_then(Value::as_str) == Some("compaction")
             && let Some(idx) = obj.get("firstKeptEntryIndex").and_then(Value::as_f64)
@@ -69,7 +77,10 @@ pub fn migrate_entry(s: &Session, i: u32, v: &mut Value) {
                 && idx.fract() == 0.0
                 && let Some(target) = s.v1_entry_at_parsed(idx as usize)
             {
-                obj.insert("firstKeptEntryId".into(), Value::String(s.id_string(target)));
+                obj.insert(
+                    "firstKeptEntryId".into(),
+                    Value::String(s.id_string(target)),
+                );
             }
             obj.shift_remove("firstKeptEntryIndex");
         }

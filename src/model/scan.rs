@@ -25,7 +25,9 @@ pub enum Field<'a> {
     /// A number; its text is kept only for the header's `version`.
     Num(f64),
     /// `true`, `false`, an array or an object.
-    Other { truthy: bool },
+    Other {
+        truthy: bool,
+    },
 }
 
 impl<'a> Field<'a> {
@@ -368,7 +370,10 @@ mod tests {
 
     #[test]
     fn null_parent_and_escaped_strings() {
-        let h = LineHead::parse(br#"{"type":"label","id":"a\u0062","parentId":null,"targetId":"x","label":"l"}"#).unwrap();
+        let h = LineHead::parse(
+            br#"{"type":"label","id":"a\u0062","parentId":null,"targetId":"x","label":"l"}"#,
+        )
+        .unwrap();
         assert_eq!(h.id.as_str(), Some("ab"));
         assert_eq!(h.parent_id, Field::Null);
         assert_eq!(h.label.as_str(), Some("l"));
@@ -389,13 +394,25 @@ mod tests {
 
     #[test]
     fn malformed_and_non_objects() {
-        assert!(matches!(LineHead::parse(b"{\"half\":"), Err(LineError::Malformed(_))));
-        assert!(matches!(LineHead::parse(b"not json"), Err(LineError::Malformed(_))));
-        assert!(matches!(LineHead::parse(b"{} x"), Err(LineError::Malformed(_))));
+        assert!(matches!(
+            LineHead::parse(b"{\"half\":"),
+            Err(LineError::Malformed(_))
+        ));
+        assert!(matches!(
+            LineHead::parse(b"not json"),
+            Err(LineError::Malformed(_))
+        ));
+        assert!(matches!(
+            LineHead::parse(b"{} x"),
+            Err(LineError::Malformed(_))
+        ));
         assert_eq!(LineHead::parse(b"[1,2]"), Err(LineError::NotAnObject));
         assert_eq!(LineHead::parse(b"\"s\""), Err(LineError::NotAnObject));
         // A BOM is not JSON whitespace.
-        assert!(matches!(LineHead::parse(b"\xEF\xBB\xBF{}"), Err(LineError::Malformed(_))));
+        assert!(matches!(
+            LineHead::parse(b"\xEF\xBB\xBF{}"),
+            Err(LineError::Malformed(_))
+        ));
     }
 
     #[test]

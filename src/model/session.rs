@@ -23,10 +23,10 @@
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
 
+use super::context::js_date_ms as parse_iso_ms;
 use super::id::{IdKey, IdTable};
 use super::kind::{KNOWN_TYPES, KindId, KindTable};
 use super::scan::{Field, LineError, LineHead};
-use super::time::parse_iso_ms;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
@@ -131,14 +131,26 @@ pub enum ProblemKind {
     /// A second `type: "session"` line (Pi ignores it).
     ExtraHeader,
     MissingId,
-    DuplicateId { id: String, first_line: u32 },
-    Orphan { parent: String },
+    DuplicateId {
+        id: String,
+        first_line: u32,
+    },
+    Orphan {
+        parent: String,
+    },
     SelfParent,
-    Cycle { ids: Vec<String> },
+    Cycle {
+        ids: Vec<String>,
+    },
     UnknownType(String),
-    LabelTargetMissing { target: String },
+    LabelTargetMissing {
+        target: String,
+    },
     /// The last line has no `\n`: Pi's next append would be glued onto it.
-    UnterminatedLastLine { bytes: u64, parses: bool },
+    UnterminatedLastLine {
+        bytes: u64,
+        parses: bool,
+    },
 }
 
 /// Why a file could not be loaded as a session.
@@ -148,7 +160,10 @@ pub enum LoadError {
     /// The file is empty (Pi would write a fresh header into it).
     Empty,
     /// The first line that parses is not a session header.
-    NotASession { line: u32, reason: String },
+    NotASession {
+        line: u32,
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for LoadError {
@@ -349,7 +364,10 @@ impl Session {
 
     /// Children of a node in Pi's order (timestamp, then file order).
     pub fn children(&self, i: u32) -> Children<'_> {
-        Children { s: self, next: self.entries[i as usize].first_child }
+        Children {
+            s: self,
+            next: self.entries[i as usize].first_child,
+        }
     }
 
     pub fn parent(&self, i: u32) -> Option<u32> {
@@ -382,7 +400,12 @@ impl Session {
     }
 
     pub fn node_count(&self) -> usize {
-        self.by_id.len() + self.entries.iter().filter(|e| e.flags & flags::NO_ID != 0).count()
+        self.by_id.len()
+            + self
+                .entries
+                .iter()
+                .filter(|e| e.flags & flags::NO_ID != 0)
+                .count()
     }
 
     /// Live labels: `(label, target node)`, sorted by label. Dangling targets are left out.
@@ -513,7 +536,10 @@ impl Session {
     pub fn entry_value(&self, i: u32) -> io::Result<serde_json::Value> {
         let bytes = self.entry_bytes(i)?;
         let mut v = super::migrate::parse_line(&bytes).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("line {}: {e}", self.entries[i as usize].line))
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("line {}: {e}", self.entries[i as usize].line),
+            )
         })?;
         super::migrate::migrate_entry(self, i, &mut v);
         Ok(v)
@@ -530,7 +556,11 @@ impl Session {
         let refs: Vec<&serde_json::Value> = values.iter().collect();
         let built = super::context::build_session_context(&refs);
         let messages = super::context::convert_to_llm(&built.agent_messages);
-        Ok(LlmContext { thinking_level: built.thinking_level, model: built.model, messages })
+        Ok(LlmContext {
+            thinking_level: built.thinking_level,
+            model: built.model,
+            messages,
+        })
     }
 
     /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).
@@ -579,7 +609,8 @@ impl Session {
             rebuilt,
             labels_changed: self.labels.len() != labels_before
                 || self.labels.values().map(|(_, e)| *e).max() != label_entries_before
-                || (before..after).any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
+                || (before..after)
+                    .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
             name_changed: self.name.as_ref().map(|(_, e)| *e) != name_before,
         })
     }
@@ -598,8 +629,10 @@ impl Session {
         let head = (self.header.len as u64).min(FINGERPRINT);
         let tail = self.scanned.min(FINGERPRINT);
         let mut buf = vec![0u8; (head + tail) as usize];
-        self.file.read_exact_at(&mut buf[..head as usize], self.header.offset)?;
-        self.file.read_exact_at(&mut buf[head as usize..], self.scanned - tail)?;
+        self.file
+            .read_exact_at(&mut buf[..head as usize], self.header.offset)?;
+        self.file
+            .read_exact_at(&mut buf[head as usize..], self.scanned - tail)?;
         Ok(buf)
     }
 
@@ -610,7 +643,11 @@ impl Session {
 
     fn note(&mut self, line: u32, severity: Severity, what: ProblemKind) {
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(Problem { line, severity, what });
+            self.problems.push(Problem {
+                line,
+                severity,
+                what,
+            });
         } else {
             self.problems_dropped += 1;
         }
@@ -619,7 +656,8 @@ impl Session {
     /// Reads from `scanned` to the end of the file and indexes every complete line.
     /// Returns whether the tree was rebuilt and which parents gained children.
     fn scan(&mut self, initial: bool) -> Result<(bool, Vec<u32>), LoadError> {
-        self.problems.retain(|p| !matches!(p.what, ProblemKind::UnterminatedLastLine { .. }));
+        self.problems
+            .retain(|p| !matches!(p.what, ProblemKind::UnterminatedLastLine { .. }));
         let first_new = self.entries.len();
         let mut header_found = !initial;
         let file = self.file.try_clone()?;
@@ -656,23 +694,31 @@ impl Session {
         let buf = &buf[..filled];
         self.tail = buf.len() as u64;
         self.take_fingerprint()?;
-        if initial {
-            if !header_found {
-                if self.tail == 0 && self.next_line == 1 {
-                    return Err(LoadError::Empty);
-                }
-                let reason = if self.tail > 0 && self.next_line == 1 {
-                    "the file holds one unterminated line and no header".to_string()
-                } else {
-                    "no line is a session header".to_string()
-                };
-                return Err(LoadError::NotASession { line: self.next_line, reason });
+        if initial && !header_found {
+            if self.tail == 0 && self.next_line == 1 {
+                return Err(LoadError::Empty);
             }
+            let reason = if self.tail > 0 && self.next_line == 1 {
+                "the file holds one unterminated line and no header".to_string()
+            } else {
+                "no line is a session header".to_string()
+            };
+            return Err(LoadError::NotASession {
+                line: self.next_line,
+                reason,
+            });
         }
         if self.tail > 0 {
             let parses = LineHead::parse(buf).is_ok();
             let line = self.next_line;
-            self.note(line, Severity::Warning, ProblemKind::UnterminatedLastLine { bytes: self.tail, parses });
+            self.note(
+                line,
+                Severity::Warning,
+                ProblemKind::UnterminatedLastLine {
+                    bytes: self.tail,
+                    parses,
+                },
+            );
         }
         // Link the new entries into the tree.
         let new = first_new as u32..self.entries.len() as u32;
@@ -700,7 +746,12 @@ impl Session {
         Ok((false, parents))
     }
 
-    fn index_line(&mut self, raw: &[u8], off: u64, header_found: &mut bool) -> Result<(), LoadError> {
+    fn index_line(
+        &mut self,
+        raw: &[u8],
+        off: u64,
+        header_found: &mut bool,
+    ) -> Result<(), LoadError> {
         let line_no = self.next_line;
         self.next_line += 1;
         let len = raw.len() as u32;
@@ -740,7 +791,10 @@ impl Session {
                     Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
                     None => "the first JSON line has no \"type\"".to_string(),
                 };
-                return Err(LoadError::NotASession { line: line_no, reason });
+                return Err(LoadError::NotASession {
+                    line: line_no,
+                    reason,
+                });
             }
             *header_found = true;
             let version = match &head.version {
@@ -755,7 +809,11 @@ impl Session {
                 line: line_no,
                 session_id: head.id.as_str().unwrap_or_default().to_string(),
                 version,
-                timestamp_ms: head.timestamp.as_str().and_then(parse_iso_ms).unwrap_or(NO_TIME),
+                timestamp_ms: head
+                    .timestamp
+                    .as_str()
+                    .and_then(parse_iso_ms)
+                    .unwrap_or(NO_TIME),
             };
             self.parsed_count = 1;
             if version < 2 {
@@ -775,8 +833,14 @@ impl Session {
         let mut fl = 0u8;
         let (id, parent_id) = if self.is_v1() {
             self.v1_parsed.push(idx);
-            let id = super::migrate::v1_id(&self.header.session_id, idx, |k| self.by_id.contains_key(&k));
-            let parent = if idx == 0 { IdKey::NONE } else { self.entries[idx as usize - 1].id };
+            let id = super::migrate::v1_id(&self.header.session_id, idx, |k| {
+                self.by_id.contains_key(&k)
+            });
+            let parent = if idx == 0 {
+                IdKey::NONE
+            } else {
+                self.entries[idx as usize - 1].id
+            };
             (id, parent)
         } else {
             let id = match head.id.as_str() {
@@ -798,20 +862,41 @@ impl Session {
             && !KNOWN_TYPES.contains(&t)
         {
             fl |= flags::UNKNOWN_TYPE;
-            self.note(line_no, Severity::Note, ProblemKind::UnknownType(t.to_string()));
+            self.note(
+                line_no,
+                Severity::Note,
+                ProblemKind::UnknownType(t.to_string()),
+            );
         } else if ty.is_none() {
             fl |= flags::UNKNOWN_TYPE;
-            self.note(line_no, Severity::Note, ProblemKind::UnknownType(String::new()));
+            self.note(
+                line_no,
+                Severity::Note,
+                ProblemKind::UnknownType(String::new()),
+            );
         }
-        let kind = self.kinds.intern(ty, head.role.as_str(), self.header.version < 3);
-        let ts = head.timestamp.as_str().and_then(parse_iso_ms).unwrap_or(NO_TIME);
+        let kind = self
+            .kinds
+            .intern(ty, head.role.as_str(), self.header.version < 3);
+        let ts = head
+            .timestamp
+            .as_str()
+            .and_then(parse_iso_ms)
+            .unwrap_or(NO_TIME);
         if !id.is_none() {
             if let Some(&prev) = self.by_id.get(&id) {
                 let first_line = self.entries[prev as usize].line;
                 self.entries[prev as usize].flags |= flags::SHADOWED;
                 self.relink = true;
                 let id_s = self.ids.resolve(id).unwrap_or_default().into_owned();
-                self.note(line_no, Severity::Warning, ProblemKind::DuplicateId { id: id_s, first_line });
+                self.note(
+                    line_no,
+                    Severity::Warning,
+                    ProblemKind::DuplicateId {
+                        id: id_s,
+                        first_line,
+                    },
+                );
             }
             self.by_id.insert(id, idx);
         }
@@ -832,7 +917,11 @@ impl Session {
             }
             Some("session_info") => {
                 let n = head.name.as_str().map(str::trim).unwrap_or("");
-                self.name = if n.is_empty() { None } else { Some((n.into(), idx)) };
+                self.name = if n.is_empty() {
+                    None
+                } else {
+                    Some((n.into(), idx))
+                };
             }
             _ => {}
         }
@@ -876,7 +965,11 @@ impl Session {
         self.missing_parents.clear();
         let n = self.entries.len();
         for i in 0..n {
-            let (p, why) = if self.entries[i].is_node() { self.resolve_parent(i as u32) } else { (NIL, 0) };
+            let (p, why) = if self.entries[i].is_node() {
+                self.resolve_parent(i as u32)
+            } else {
+                (NIL, 0)
+            };
             let e = &mut self.entries[i];
             e.flags &= !ROOT_REASONS;
             e.flags |= why;
@@ -977,7 +1070,9 @@ impl Session {
         self.problems.retain(|p| {
             !matches!(
                 p.what,
-                ProblemKind::Orphan { .. } | ProblemKind::SelfParent | ProblemKind::LabelTargetMissing { .. }
+                ProblemKind::Orphan { .. }
+                    | ProblemKind::SelfParent
+                    | ProblemKind::LabelTargetMissing { .. }
             )
         });
         let mut found = Vec::new();
@@ -986,7 +1081,11 @@ impl Session {
                 continue;
             }
             if e.flags & flags::ORPHAN != 0 {
-                let parent = self.ids.resolve(e.parent_id).unwrap_or_default().into_owned();
+                let parent = self
+                    .ids
+                    .resolve(e.parent_id)
+                    .unwrap_or_default()
+                    .into_owned();
                 found.push((e.line, ProblemKind::Orphan { parent }));
             }
             if e.flags & flags::SELF_PARENT != 0 {
@@ -996,7 +1095,10 @@ impl Session {
         for (t, (_, li)) in &self.labels {
             if !self.by_id.contains_key(t) {
                 let target = self.ids.resolve(*t).unwrap_or_default().into_owned();
-                found.push((self.entries[*li as usize].line, ProblemKind::LabelTargetMissing { target }));
+                found.push((
+                    self.entries[*li as usize].line,
+                    ProblemKind::LabelTargetMissing { target },
+                ));
             }
         }
         for (line, what) in found {
@@ -1105,7 +1207,6 @@ fn read_at_some(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1133,7 +1234,14 @@ mod tests {
 
     #[test]
     fn children_in_timestamp_order_and_leaf_is_last_line() {
-        let text = [H, &e("a", None, 1), &e("c", Some("a"), 9), &e("b", Some("a"), 5), ""].join("\n");
+        let text = [
+            H,
+            &e("a", None, 1),
+            &e("c", Some("a"), 9),
+            &e("b", Some("a"), 5),
+            "",
+        ]
+        .join("\n");
         let (_d, p) = file(&text);
         let s = Session::open(&p).unwrap();
         assert_eq!(ids(&s, s.children(s.find("a").unwrap())), ["b", "c"]);
@@ -1143,7 +1251,13 @@ mod tests {
 
     #[test]
     fn bad_headers_are_errors_and_the_file_is_untouched() {
-        for text in ["", "{\"type\":\"message\",\"id\":\"x\"}\n", "\u{feff}{\"type\":\"session\",\"id\":\"s\"}\n", "[]\n", "{\"type\":\"session\"}\n"] {
+        for text in [
+            "",
+            "{\"type\":\"message\",\"id\":\"x\"}\n",
+            "\u{feff}{\"type\":\"session\",\"id\":\"s\"}\n",
+            "[]\n",
+            "{\"type\":\"session\"}\n",
+        ] {
             let (_d, p) = file(text);
             let r = Session::open(&p);
             assert!(r.is_err(), "{text:?}");
@@ -1157,20 +1271,48 @@ mod tests {
 
     #[test]
     fn cycles_self_parents_and_orphans_become_roots() {
-        let text = [H, &e("a", None, 1), &e("s", Some("s"), 2), &e("x", Some("y"), 3), &e("y", Some("x"), 4), &e("o", Some("gone"), 5), ""].join("\n");
+        let text = [
+            H,
+            &e("a", None, 1),
+            &e("s", Some("s"), 2),
+            &e("x", Some("y"), 3),
+            &e("y", Some("x"), 4),
+            &e("o", Some("gone"), 5),
+            "",
+        ]
+        .join("\n");
         let (_d, p) = file(&text);
         let s = Session::open(&p).unwrap();
         assert_eq!(ids(&s, s.roots().iter().copied()), ["a", "s", "x", "o"]);
         assert_eq!(ids(&s, s.path_to(s.find("y").unwrap())), ["x", "y"]);
-        let kinds: Vec<_> = s.problems().iter().map(|p| std::mem::discriminant(&p.what)).collect();
+        let kinds: Vec<_> = s
+            .problems()
+            .iter()
+            .map(|p| std::mem::discriminant(&p.what))
+            .collect();
         assert!(kinds.contains(&std::mem::discriminant(&ProblemKind::SelfParent)));
-        assert!(s.problems().iter().any(|p| matches!(p.what, ProblemKind::Cycle { .. })));
-        assert!(s.problems().iter().any(|p| matches!(&p.what, ProblemKind::Orphan { parent } if parent == "gone")));
+        assert!(
+            s.problems()
+                .iter()
+                .any(|p| matches!(p.what, ProblemKind::Cycle { .. }))
+        );
+        assert!(
+            s.problems()
+                .iter()
+                .any(|p| matches!(&p.what, ProblemKind::Orphan { parent } if parent == "gone"))
+        );
     }
 
     #[test]
     fn duplicate_ids_later_wins() {
-        let text = [H, &e("a", None, 1), &e("b", Some("a"), 2), &e("b", Some("a"), 3), ""].join("\n");
+        let text = [
+            H,
+            &e("a", None, 1),
+            &e("b", Some("a"), 2),
+            &e("b", Some("a"), 3),
+            "",
+        ]
+        .join("\n");
         let (_d, p) = file(&text);
         let s = Session::open(&p).unwrap();
         let b = s.find("b").unwrap();
@@ -1187,7 +1329,8 @@ mod tests {
         assert_eq!(s.entries().len(), 1);
         assert_eq!(s.tail_bytes(), 30);
         let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        f.write_all(format!("{}\n", &full[30..]).as_bytes()).unwrap();
+        f.write_all(format!("{}\n", &full[30..]).as_bytes())
+            .unwrap();
         let c = s.refresh().unwrap();
         assert_eq!(c.new_entries, 1..2);
         assert!(!c.reloaded);
@@ -1202,12 +1345,17 @@ mod tests {
         let mut s = Session::open(&p).unwrap();
         assert_eq!(s.roots().len(), 1);
         let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-        f.write_all(format!("{}\n", e("later", None, 2)).as_bytes()).unwrap();
+        f.write_all(format!("{}\n", e("later", None, 2)).as_bytes())
+            .unwrap();
         let c = s.refresh().unwrap();
         assert!(c.rebuilt);
         assert_eq!(ids(&s, s.roots().iter().copied()), ["later"]);
         // Rewritten in place, same length, new header: noticed through the fingerprint.
-        let text2 = format!("{}\n{}\n", H.replace("\"s1\"", "\"s2\""), e("p", Some("later"), 1));
+        let text2 = format!(
+            "{}\n{}\n",
+            H.replace("\"s1\"", "\"s2\""),
+            e("p", Some("later"), 1)
+        );
         std::fs::write(&p, format!("{text2}{}\n", e("later", None, 2))).unwrap();
         let c = s.refresh().unwrap();
         assert!(c.reloaded);
@@ -1218,11 +1366,28 @@ mod tests {
     #[test]
     fn labels_and_name_resolve_over_the_whole_file() {
         let lab = |id: &str, t: &str, l: Option<&str>| match l {
-            Some(l) => format!(r#"{{"type":"label","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","targetId":"{t}","label":"{l}"}}"#),
-            None => format!(r#"{{"type":"label","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","targetId":"{t}"}}"#),
+            Some(l) => format!(
+                r#"{{"type":"label","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","targetId":"{t}","label":"{l}"}}"#
+            ),
+            None => format!(
+                r#"{{"type":"label","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","targetId":"{t}"}}"#
+            ),
         };
-        let info = |id: &str, n: &str| format!(r#"{{"type":"session_info","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","name":"{n}"}}"#);
-        let text = [H, &e("a", None, 1), &lab("l1", "a", Some("x")), &info("i1", " hi "), &lab("l2", "a", None), &lab("l3", "a", Some("y")), ""].join("\n");
+        let info = |id: &str, n: &str| {
+            format!(
+                r#"{{"type":"session_info","id":"{id}","parentId":"a","timestamp":"2026-01-05T09:00:09.000Z","name":"{n}"}}"#
+            )
+        };
+        let text = [
+            H,
+            &e("a", None, 1),
+            &lab("l1", "a", Some("x")),
+            &info("i1", " hi "),
+            &lab("l2", "a", None),
+            &lab("l3", "a", Some("y")),
+            "",
+        ]
+        .join("\n");
         let (_d, p) = file(&text);
         let s = Session::open(&p).unwrap();
         assert_eq!(s.labels(), vec![("y", s.find("a").unwrap())]);
@@ -1235,7 +1400,11 @@ mod tests {
     #[test]
     fn v1_entries_chain_in_file_order() {
         let h1 = r#"{"type":"session","id":"old","timestamp":"2025-01-05T09:00:00.000Z","cwd":"/p","provider":"x","modelId":"y"}"#;
-        let m = |t: &str| format!(r#"{{"type":"message","timestamp":"2025-01-05T09:00:0{t}.000Z","message":{{"role":"user","content":"m{t}","timestamp":1}}}}"#);
+        let m = |t: &str| {
+            format!(
+                r#"{{"type":"message","timestamp":"2025-01-05T09:00:0{t}.000Z","message":{{"role":"user","content":"m{t}","timestamp":1}}}}"#
+            )
+        };
         let c = r#"{"type":"compaction","timestamp":"2025-01-05T09:00:05.000Z","summary":"S","firstKeptEntryIndex":2,"tokensBefore":5}"#;
         let text = [h1, &m("1"), "garbage", &m("2"), c, ""].join("\n");
         let (_d, p) = file(&text);

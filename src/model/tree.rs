@@ -43,9 +43,17 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
     }
     let mut kids: Vec<u32> = Vec::new();
     while let Some(f) = stack.pop() {
-        let display_indent = if multiple_roots { f.indent.saturating_sub(1) } else { f.indent };
+        let display_indent = if multiple_roots {
+            f.indent.saturating_sub(1)
+        } else {
+            f.indent
+        };
         let connector = f.show_connector && !f.virtual_root_child;
-        let connector_pos = if connector { display_indent as isize - 1 } else { -1 };
+        let connector_pos = if connector {
+            display_indent as isize - 1
+        } else {
+            -1
+        };
         for level in 0..display_indent {
             if let Some(&(_, show)) = f.gutters.iter().find(|g| g.0 == level) {
                 out.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
@@ -73,8 +81,16 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
         kids.clear();
         kids.extend(s.children(f.node));
         let multiple = kids.len() > 1;
-        let child_indent = if multiple || (f.just_branched && f.indent > 0) { f.indent + 1 } else { f.indent };
-        let current_display = if multiple_roots { f.indent.saturating_sub(1) } else { f.indent };
+        let child_indent = if multiple || (f.just_branched && f.indent > 0) {
+            f.indent + 1
+        } else {
+            f.indent
+        };
+        let current_display = if multiple_roots {
+            f.indent.saturating_sub(1)
+        } else {
+            f.indent
+        };
         let gutters = if connector {
             let mut g = (*f.gutters).clone();
             g.push((current_display.saturating_sub(1), !f.is_last));
@@ -98,5 +114,7 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
 }
 
 fn one_line(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }

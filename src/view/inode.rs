@@ -129,7 +129,13 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        for slot in [Slot::NestedDir, Slot::Kind, Slot::BranchLink, Slot::Image(1), Slot::Image(MAX_IMAGES)] {
+        for slot in [
+            Slot::NestedDir,
+            Slot::Kind,
+            Slot::BranchLink,
+            Slot::Image(1),
+            Slot::Image(MAX_IMAGES),
+        ] {
             let ino = entry_ino(640, 7, slot);
             assert_eq!(decode_entry(640, ino), Some(Ok((7, slot))));
             assert_eq!(decode_entry(6400, ino), Some(Err(())));

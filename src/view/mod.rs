@@ -10,11 +10,11 @@
 
 mod inode;
 mod names;
-mod view;
+mod session_view;
 
 pub use inode::Ino;
 pub use names::{escape_id, unescape_name};
-pub use view::{Opened, Options, SessionView};
+pub use session_view::{Opened, Options, SessionView};
 
 use std::ffi::OsString;
 use std::time::{Duration, SystemTime};

@@ -74,7 +74,11 @@ pub fn escape_id(id: &str) -> String {
             c => out.push(c),
         }
     }
-    if out.len() > MAX_NAME { long_name(id) } else { out }
+    if out.len() > MAX_NAME {
+        long_name(id)
+    } else {
+        out
+    }
 }
 
 /// Name for an id whose escaped form is too long: `%!` + a prefix + a hash.
@@ -132,7 +136,19 @@ mod tests {
 
     #[test]
     fn awkward_ids_round_trip() {
-        for id in ["", ".", "..", "a/b", "reply", "user", "%x", "image-1.png", "nul\0x", "%25", "%!x"] {
+        for id in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "reply",
+            "user",
+            "%x",
+            "image-1.png",
+            "nul\0x",
+            "%25",
+            "%!x",
+        ] {
             let n = escape_id(id);
             assert!(n.starts_with('%'), "{id:?} -> {n:?}");
             assert!(!n.contains('/') && !n.contains('\0') && n != "." && n != "..");

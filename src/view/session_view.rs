@@ -43,7 +43,13 @@ impl Options {
     pub fn new(mount_point: impl Into<PathBuf>) -> Options {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        Options { read_only: false, mount_point: mount_point.into(), uid, gid, max_reply: 16 << 20 }
+        Options {
+            read_only: false,
+            mount_point: mount_point.into(),
+            uid,
+            gid,
+            max_reply: 16 << 20,
+        }
     }
 }
 
@@ -101,7 +107,11 @@ struct Lru<V> {
 
 impl<V> Lru<V> {
     fn new(cap: usize) -> Self {
-        Lru { cap, map: HashMap::new(), order: VecDeque::new() }
+        Lru {
+            cap,
+            map: HashMap::new(),
+            order: VecDeque::new(),
+        }
     }
     fn get(&mut self, k: (u64, u32)) -> Option<Arc<V>> {
         let v = self.map.get(&k)?.clone();
@@ -142,7 +152,12 @@ enum WriteTarget {
 
 enum Handle {
     Read(Arc<Vec<u8>>),
-    Write { target: WriteTarget, buf: Vec<u8>, committed: bool, failed: Option<Error> },
+    Write {
+        target: WriteTarget,
+        buf: Vec<u8>,
+        committed: bool,
+        failed: Option<Error>,
+    },
 }
 
 /// One mounted session. All methods take `&self`; state is behind locks.
@@ -166,7 +181,9 @@ fn time_of(ms: i64) -> SystemTime {
     if ms >= 0 {
         UNIX_EPOCH + Duration::from_millis(ms as u64)
     } else {
-        UNIX_EPOCH.checked_sub(Duration::from_millis(ms.unsigned_abs())).unwrap_or(UNIX_EPOCH)
+        UNIX_EPOCH
+            .checked_sub(Duration::from_millis(ms.unsigned_abs()))
+            .unwrap_or(UNIX_EPOCH)
     }
 }
 
@@ -188,7 +205,11 @@ fn append_err(e: AppendError) -> Error {
 
 /// The file name of entry `i`: its escaped id, or `%!line-N` for an entry without one.
 fn name_of(s: &Session, i: u32) -> String {
-    if s.entry(i).id.is_none() { format!("%!line-{}", s.entry(i).line) } else { escape_id(&s.id_string(i)) }
+    if s.entry(i).id.is_none() {
+        format!("%!line-{}", s.entry(i).line)
+    } else {
+        escape_id(&s.id_string(i))
+    }
 }
 
 /// Is `buf` valid UTF-8 except possibly for an unfinished character at its end?
@@ -205,7 +226,11 @@ impl SessionView {
         let s = Session::open(path)?;
         Ok(SessionView {
             opts,
-            state: RwLock::new(State { s, base: 0, tree: None }),
+            state: RwLock::new(State {
+                s,
+                base: 0,
+                tree: None,
+            }),
             append_lock: Mutex::new(()),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
@@ -258,7 +283,12 @@ impl SessionView {
     }
 
     /// Updates caches after a change and lists the kernel caches it made stale.
-    fn apply_change(&self, st: &mut State, before: &Snapshot, change: &Change) -> Vec<Invalidation> {
+    fn apply_change(
+        &self,
+        st: &mut State,
+        before: &Snapshot,
+        change: &Change,
+    ) -> Vec<Invalidation> {
         let mut invs = vec![
             Invalidation::Inode(ino::TREE),
             Invalidation::Inode(ino::LEAF),
@@ -272,13 +302,19 @@ impl SessionView {
             self.rendered.lock().clear();
             self.contexts.lock().clear();
             for name in &before.root_names {
-                invs.push(Invalidation::Entry { parent: ino::ROOT, name: name.into() });
+                invs.push(Invalidation::Entry {
+                    parent: ino::ROOT,
+                    name: name.into(),
+                });
             }
             invs.push(Invalidation::Inode(ino::SESSION_JSON));
             invs.push(Invalidation::Inode(ino::NAME));
             invs.push(Invalidation::Inode(ino::LABELS));
             for l in &before.labels {
-                invs.push(Invalidation::Entry { parent: ino::LABELS, name: l.into() });
+                invs.push(Invalidation::Entry {
+                    parent: ino::LABELS,
+                    name: l.into(),
+                });
             }
             return invs;
         }
@@ -291,22 +327,40 @@ impl SessionView {
             invs.push(Invalidation::Inode(entry_ino(st.base, p, Slot::FlatDir)));
             if s.entry(p).child_count == 1 {
                 // It was a leaf: it is no longer a branch tip.
-                invs.push(Invalidation::Entry { parent: ino::BRANCHES, name: name_of(s, p).into() });
+                invs.push(Invalidation::Entry {
+                    parent: ino::BRANCHES,
+                    name: name_of(s, p).into(),
+                });
             }
         }
         if change.rebuilt {
+            // Entries may have moved between parents: every listing may be stale.
+            for i in 0..s.entries().len() as u32 {
+                if s.entry(i).is_node() && s.entry(i).child_count > 0 {
+                    invs.push(Invalidation::Inode(entry_ino(st.base, i, Slot::NestedDir)));
+                    invs.push(Invalidation::Inode(entry_ino(st.base, i, Slot::FlatDir)));
+                }
+            }
             let now: std::collections::HashSet<String> =
                 s.roots().iter().map(|&r| name_of(s, r)).collect();
             for name in &before.root_names {
                 if !now.contains(name) {
-                    invs.push(Invalidation::Entry { parent: ino::ROOT, name: name.into() });
+                    invs.push(Invalidation::Entry {
+                        parent: ino::ROOT,
+                        name: name.into(),
+                    });
                 }
             }
         }
         if change.labels_changed {
             invs.push(Invalidation::Inode(ino::LABELS));
             for l in &before.labels {
-                invs.push(Invalidation::Entry { parent: ino::LABELS, name: l.into() });
+                invs.push(Invalidation::Entry {
+                    parent: ino::LABELS,
+                    name: l.into(),
+                });
+                // The same name may now point elsewhere (cached symlink target).
+                invs.push(Invalidation::Inode(self.label_ino(l)));
             }
         }
         if change.name_changed {
@@ -331,7 +385,10 @@ impl SessionView {
             _ => match decode_entry(st.base, i) {
                 None => {
                     let labels = self.label_inos.lock();
-                    let name = labels.iter().find(|(_, v)| **v == i).map(|(k, _)| k.clone());
+                    let name = labels
+                        .iter()
+                        .find(|(_, v)| **v == i)
+                        .map(|(k, _)| k.clone());
                     match name {
                         Some(n) if st.s.labels().iter().any(|(l, _)| *l == n) => Node::Label(n),
                         _ => return Err(Error::NotFound),
@@ -386,7 +443,10 @@ impl SessionView {
         let mut v = vec![(s.kind_name(idx).to_string(), Slot::Kind)];
         let r = self.rendered(st, idx)?;
         for (n, im) in r.images.iter().enumerate().take(MAX_IMAGES as usize) {
-            v.push((format!("image-{}.{}", n + 1, im.ext), Slot::Image(n as u32 + 1)));
+            v.push((
+                format!("image-{}.{}", n + 1, im.ext),
+                Slot::Image(n as u32 + 1),
+            ));
         }
         v.push(("reply".into(), Slot::Reply));
         if flat {
@@ -410,7 +470,10 @@ impl SessionView {
             return Ok(r);
         }
         let v = st.s.entry_value(idx)?;
-        let r = Arc::new(Rendered { text: render::render_entry(&v).into_bytes(), images: render::images(&v) });
+        let r = Arc::new(Rendered {
+            text: render::render_entry(&v).into_bytes(),
+            images: render::images(&v),
+        });
         self.rendered.lock().put(key, r.clone());
         Ok(r)
     }
@@ -478,16 +541,48 @@ impl SessionView {
     fn attr_of(&self, st: &State, i: u64, node: &Node) -> Result<Attr> {
         let s = &st.s;
         let writable = !self.opts.read_only && !s.is_v1();
-        let last_ts = s.leaf().map(|l| s.entry(l).ts).unwrap_or(s.header().timestamp_ms);
+        let last_ts = s
+            .leaf()
+            .map(|l| s.entry(l).ts)
+            .unwrap_or(s.header().timestamp_ms);
         let header_time = time_of(s.header().timestamp_ms);
-        let dir = |mtime, perm, ttl| Attr { ino: i, kind: FileKind::Dir, size: 0, mtime, perm, nlink: 1, ttl };
-        let file = |size, mtime, perm, ttl| Attr { ino: i, kind: FileKind::File, size, mtime, perm, nlink: 1, ttl };
-        let link = |size, mtime, ttl| Attr { ino: i, kind: FileKind::Symlink, size, mtime, perm: 0o777, nlink: 1, ttl };
+        let dir = |mtime, perm, ttl| Attr {
+            ino: i,
+            kind: FileKind::Dir,
+            size: 0,
+            mtime,
+            perm,
+            nlink: 1,
+            ttl,
+        };
+        let file = |size, mtime, perm, ttl| Attr {
+            ino: i,
+            kind: FileKind::File,
+            size,
+            mtime,
+            perm,
+            nlink: 1,
+            ttl,
+        };
+        let link = |size, mtime, ttl| Attr {
+            ino: i,
+            kind: FileKind::Symlink,
+            size,
+            mtime,
+            perm: 0o777,
+            nlink: 1,
+            ttl,
+        };
         let rw = if writable { 0o644 } else { 0o444 };
         Ok(match node {
             Node::Root => dir(header_time, 0o555, SHORT),
             Node::SessionJson => file(s.header().len as u64 + 1, header_time, 0o444, FOREVER),
-            Node::Name => file(Self::name_bytes(s).len() as u64, time_of(last_ts), rw, SHORT),
+            Node::Name => file(
+                Self::name_bytes(s).len() as u64,
+                time_of(last_ts),
+                rw,
+                SHORT,
+            ),
             Node::Tree => {
                 let size = match &st.tree {
                     Some(t) => t.len() as u64,
@@ -502,7 +597,11 @@ impl SessionView {
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
             Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
-            Node::Labels => dir(time_of(last_ts), if writable { 0o755 } else { 0o555 }, SHORT),
+            Node::Labels => dir(
+                time_of(last_ts),
+                if writable { 0o755 } else { 0o555 },
+                SHORT,
+            ),
             Node::IdDir => dir(header_time, 0o555, FOREVER),
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
@@ -516,7 +615,12 @@ impl SessionView {
                 match slot {
                     Slot::NestedDir => dir(mtime, 0o555, FOREVER),
                     Slot::FlatDir => dir(mtime, 0o555, FOREVER),
-                    Slot::Kind => file(self.rendered(st, idx)?.text.len() as u64, mtime, 0o444, FOREVER),
+                    Slot::Kind => file(
+                        self.rendered(st, idx)?.text.len() as u64,
+                        mtime,
+                        0o444,
+                        FOREVER,
+                    ),
                     Slot::Image(n) => {
                         let r = self.rendered(st, idx)?;
                         let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
@@ -524,13 +628,33 @@ impl SessionView {
                     }
                     Slot::Reply => file(0, mtime, rw, FOREVER),
                     Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, 0o444, FOREVER),
-                    Slot::Context => file(self.context(st, idx)?.text.len() as u64, mtime, 0o444, FOREVER),
-                    Slot::ContextJson => file(self.context(st, idx)?.json.len() as u64, mtime, 0o444, FOREVER),
-                    Slot::EntryJsonLink => link(self.symlink_to_id(st, idx, "entry.json").len() as u64, mtime, FOREVER),
-                    Slot::ContextLink => link(self.symlink_to_id(st, idx, "context").len() as u64, mtime, FOREVER),
-                    Slot::ContextJsonLink => {
-                        link(self.symlink_to_id(st, idx, "context.json").len() as u64, mtime, FOREVER)
-                    }
+                    Slot::Context => file(
+                        self.context(st, idx)?.text.len() as u64,
+                        mtime,
+                        0o444,
+                        FOREVER,
+                    ),
+                    Slot::ContextJson => file(
+                        self.context(st, idx)?.json.len() as u64,
+                        mtime,
+                        0o444,
+                        FOREVER,
+                    ),
+                    Slot::EntryJsonLink => link(
+                        self.symlink_to_id(st, idx, "entry.json").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
+                    Slot::ContextLink => link(
+                        self.symlink_to_id(st, idx, "context").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
+                    Slot::ContextJsonLink => link(
+                        self.symlink_to_id(st, idx, "context.json").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
                     Slot::ParentLink => {
                         let p = s.entry(idx).parent;
                         link(3 + name_of(s, p).len() as u64, mtime, FOREVER)
@@ -570,14 +694,30 @@ impl SessionView {
                 ".id" => Some((ino::ID_DIR, Node::IdDir)),
                 _ => Self::entry_by_name(s, name, Some(NIL))
                     .filter(|&e| s.entry(e).parent == NIL)
-                    .map(|e| (entry_ino(st.base, e, Slot::NestedDir), Node::E(e, Slot::NestedDir))),
+                    .map(|e| {
+                        (
+                            entry_ino(st.base, e, Slot::NestedDir),
+                            Node::E(e, Slot::NestedDir),
+                        )
+                    }),
             },
-            Node::IdDir => Self::entry_by_name(s, name, None)
-                .map(|e| (entry_ino(st.base, e, Slot::FlatDir), Node::E(e, Slot::FlatDir))),
+            Node::IdDir => Self::entry_by_name(s, name, None).map(|e| {
+                (
+                    entry_ino(st.base, e, Slot::FlatDir),
+                    Node::E(e, Slot::FlatDir),
+                )
+            }),
             Node::Branches => Self::entry_by_name(s, name, None)
                 .filter(|&e| s.entry(e).child_count == 0)
-                .map(|e| (entry_ino(st.base, e, Slot::BranchLink), Node::E(e, Slot::BranchLink))),
-            Node::Labels => s.label_entry(name).map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
+                .map(|e| {
+                    (
+                        entry_ino(st.base, e, Slot::BranchLink),
+                        Node::E(e, Slot::BranchLink),
+                    )
+                }),
+            Node::Labels => s
+                .label_entry(name)
+                .map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
             Node::E(idx, slot @ (Slot::NestedDir | Slot::FlatDir)) => {
                 let flat = slot == Slot::FlatDir;
                 let fixed = self.entry_files(st, idx, flat)?;
@@ -586,16 +726,30 @@ impl SessionView {
                 } else if is_image_name(name) {
                     None
                 } else {
-                    Self::entry_by_name(s, name, Some(idx)).filter(|&c| s.entry(c).parent == idx).map(|c| {
-                        if flat {
-                            (entry_ino(st.base, c, Slot::ChildLink), Node::E(c, Slot::ChildLink))
-                        } else {
-                            (entry_ino(st.base, c, Slot::NestedDir), Node::E(c, Slot::NestedDir))
-                        }
-                    })
+                    Self::entry_by_name(s, name, Some(idx))
+                        .filter(|&c| s.entry(c).parent == idx)
+                        .map(|c| {
+                            if flat {
+                                (
+                                    entry_ino(st.base, c, Slot::ChildLink),
+                                    Node::E(c, Slot::ChildLink),
+                                )
+                            } else {
+                                (
+                                    entry_ino(st.base, c, Slot::NestedDir),
+                                    Node::E(c, Slot::NestedDir),
+                                )
+                            }
+                        })
                 }
             }
-            Node::E(..) | Node::SessionJson | Node::Name | Node::Tree | Node::RootReply | Node::Leaf | Node::Label(_) => {
+            Node::E(..)
+            | Node::SessionJson
+            | Node::Name
+            | Node::Tree
+            | Node::RootReply
+            | Node::Leaf
+            | Node::Label(_) => {
                 return Err(Error::NotDir);
             }
         };
@@ -632,7 +786,11 @@ impl SessionView {
     fn listing(&self, st: &State, i: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
         let s = &st.s;
         let node = self.decode(st, i)?;
-        let mut l = Lister { off: offset as usize, pos: 0, out: Vec::new() };
+        let mut l = Lister {
+            off: offset as usize,
+            pos: 0,
+            out: Vec::new(),
+        };
         let parent_of_dir = match &node {
             Node::E(idx, Slot::NestedDir) => match s.entry(*idx).parent {
                 NIL => ino::ROOT,
@@ -642,13 +800,17 @@ impl SessionView {
             _ => ino::ROOT,
         };
         match node {
-            Node::Root | Node::IdDir | Node::Branches | Node::Labels | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+            Node::Root
+            | Node::IdDir
+            | Node::Branches
+            | Node::Labels
+            | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
                 l.push(i, FileKind::Dir, ".".into());
                 l.push(parent_of_dir, FileKind::Dir, "..".into());
             }
             _ => return Err(Error::NotDir),
         }
-                match node {
+        match node {
             Node::Root => {
                 let fixed: [(&str, u64, FileKind); 8] = [
                     ("session.json", ino::SESSION_JSON, FileKind::File),
@@ -671,7 +833,11 @@ impl SessionView {
                 let skip = l.skip(s.roots().len());
                 for &r in s.roots().iter().skip(skip) {
                     let name = name_of(s, r);
-                    if !l.push(entry_ino(st.base, r, Slot::NestedDir), FileKind::Dir, name.into()) {
+                    if !l.push(
+                        entry_ino(st.base, r, Slot::NestedDir),
+                        FileKind::Dir,
+                        name.into(),
+                    ) {
                         break;
                     }
                 }
@@ -682,7 +848,11 @@ impl SessionView {
                 let skip = l.skip(leaves.len());
                 for &leaf in leaves.iter().skip(skip) {
                     let name = name_of(s, leaf);
-                    if !l.push(entry_ino(st.base, leaf, Slot::BranchLink), FileKind::Symlink, name.into()) {
+                    if !l.push(
+                        entry_ino(st.base, leaf, Slot::BranchLink),
+                        FileKind::Symlink,
+                        name.into(),
+                    ) {
                         break;
                     }
                 }
@@ -703,9 +873,10 @@ impl SessionView {
                 let files = self.entry_files(st, idx, flat)?;
                 for (n, sl) in files {
                     let kind = match sl {
-                        Slot::EntryJsonLink | Slot::ContextLink | Slot::ContextJsonLink | Slot::ParentLink => {
-                            FileKind::Symlink
-                        }
+                        Slot::EntryJsonLink
+                        | Slot::ContextLink
+                        | Slot::ContextJsonLink
+                        | Slot::ParentLink => FileKind::Symlink,
                         _ => FileKind::File,
                     };
                     if !l.push(entry_ino(st.base, idx, sl), kind, n.into()) {
@@ -722,8 +893,11 @@ impl SessionView {
                 }
                 for c in kids {
                     let name = name_of(s, c);
-                    let (slot, kind) =
-                        if flat { (Slot::ChildLink, FileKind::Symlink) } else { (Slot::NestedDir, FileKind::Dir) };
+                    let (slot, kind) = if flat {
+                        (Slot::ChildLink, FileKind::Symlink)
+                    } else {
+                        (Slot::NestedDir, FileKind::Dir)
+                    };
                     if !l.push(entry_ino(st.base, c, slot), kind, name.into()) {
                         break;
                     }
@@ -770,15 +944,32 @@ impl SessionView {
                 Node::RootReply => WriteTarget::Reply(None),
                 Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
                 Node::Name => WriteTarget::Name,
-                Node::Root | Node::IdDir | Node::Branches | Node::Labels => return Err(Error::IsDir),
+                Node::Root | Node::IdDir | Node::Branches | Node::Labels => {
+                    return Err(Error::IsDir);
+                }
                 Node::E(_, Slot::NestedDir | Slot::FlatDir) => return Err(Error::IsDir),
-                _ => return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access }),
+                _ => {
+                    return Err(if self.opts.read_only {
+                        Error::ReadOnly
+                    } else {
+                        Error::Access
+                    });
+                }
             };
             if self.opts.read_only || st.s.is_v1() {
                 return Err(Error::ReadOnly);
             }
-            let fh = self.new_fh(Handle::Write { target, buf: Vec::new(), committed: false, failed: None });
-            return Ok(Opened { fh, keep_cache: false, direct_io: true });
+            let fh = self.new_fh(Handle::Write {
+                target,
+                buf: Vec::new(),
+                committed: false,
+                failed: None,
+            });
+            return Ok(Opened {
+                fh,
+                keep_cache: false,
+                direct_io: true,
+            });
         }
         let (data, keep): (Arc<Vec<u8>>, bool) = match node {
             Node::SessionJson => {
@@ -789,13 +980,26 @@ impl SessionView {
             Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
             Node::Tree => {
                 drop(st);
-                return Ok(Opened { fh: self.new_fh(Handle::Read(self.tree_cached()?)), keep_cache: false, direct_io: false });
+                return Ok(Opened {
+                    fh: self.new_fh(Handle::Read(self.tree_cached()?)),
+                    keep_cache: false,
+                    direct_io: false,
+                });
             }
             Node::RootReply | Node::E(_, Slot::Reply) => (Arc::new(Vec::new()), true),
             Node::E(idx, Slot::Kind) => (Arc::new(self.rendered(&st, idx)?.text.clone()), true),
             Node::E(idx, Slot::Image(n)) => {
                 let r = self.rendered(&st, idx)?;
-                (Arc::new(r.images.get(n as usize - 1).ok_or(Error::NotFound)?.data.clone()), true)
+                (
+                    Arc::new(
+                        r.images
+                            .get(n as usize - 1)
+                            .ok_or(Error::NotFound)?
+                            .data
+                            .clone(),
+                    ),
+                    true,
+                )
             }
             Node::E(idx, Slot::EntryJson) => {
                 let mut b = st.s.entry_bytes(idx)?;
@@ -803,13 +1007,23 @@ impl SessionView {
                 (Arc::new(b), true)
             }
             Node::E(idx, Slot::Context) => (Arc::new(self.context(&st, idx)?.text.clone()), true),
-            Node::E(idx, Slot::ContextJson) => (Arc::new(self.context(&st, idx)?.json.clone()), true),
-            Node::Root | Node::IdDir | Node::Branches | Node::Labels | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+            Node::E(idx, Slot::ContextJson) => {
+                (Arc::new(self.context(&st, idx)?.json.clone()), true)
+            }
+            Node::Root
+            | Node::IdDir
+            | Node::Branches
+            | Node::Labels
+            | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
                 return Err(Error::IsDir);
             }
             _ => return Err(Error::Invalid),
         };
-        Ok(Opened { fh: self.new_fh(Handle::Read(data)), keep_cache: keep, direct_io: false })
+        Ok(Opened {
+            fh: self.new_fh(Handle::Read(data)),
+            keep_cache: keep,
+            direct_io: false,
+        })
     }
 
     pub fn read(&self, _i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
@@ -861,10 +1075,20 @@ impl SessionView {
                         return Err(Error::ReadOnly);
                     }
                 }
-                Node::Root | Node::IdDir | Node::Branches | Node::Labels | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+                Node::Root
+                | Node::IdDir
+                | Node::Branches
+                | Node::Labels
+                | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
                     return Err(Error::IsDir);
                 }
-                _ => return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access }),
+                _ => {
+                    return Err(if self.opts.read_only {
+                        Error::ReadOnly
+                    } else {
+                        Error::Access
+                    });
+                }
             }
         }
         if let Some(fh) = fh
@@ -879,7 +1103,13 @@ impl SessionView {
     pub fn flush(&self, _i: u64, fh: u64) -> Result<()> {
         let (target, text) = {
             let mut h = self.handles.lock();
-            let Some(Handle::Write { target, buf, committed, failed }) = h.get_mut(&fh) else {
+            let Some(Handle::Write {
+                target,
+                buf,
+                committed,
+                failed,
+            }) = h.get_mut(&fh)
+            else {
                 return Ok(());
             };
             if *committed || failed.is_some() || buf.is_empty() {
@@ -902,7 +1132,10 @@ impl SessionView {
                 if text.is_empty() {
                     return Ok(());
                 }
-                self.append(&NewEntry::Reply { parent: parent.as_deref(), text })
+                self.append(&NewEntry::Reply {
+                    parent: parent.as_deref(),
+                    text,
+                })
             }
             WriteTarget::Name => self.append(&NewEntry::Name(text)),
         }
@@ -935,15 +1168,18 @@ impl SessionView {
     /// `ln -s TARGET labels/NAME`.
     pub fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr> {
         if parent != ino::LABELS {
-            return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access });
+            return Err(if self.opts.read_only {
+                Error::ReadOnly
+            } else {
+                Error::Access
+            });
         }
         let name = name.to_str().ok_or(Error::NotUtf8)?;
         let last = target
             .as_os_str()
             .as_bytes()
             .split(|&b| b == b'/')
-            .filter(|c| !c.is_empty() && *c != b".")
-            .next_back()
+            .rfind(|c| !c.is_empty() && *c != b".")
             .ok_or(Error::Invalid)?;
         let last = std::str::from_utf8(last).map_err(|_| Error::NotFound)?;
         let id = {
@@ -954,14 +1190,21 @@ impl SessionView {
             let e = Self::entry_by_name(&st.s, last, None).ok_or(Error::NotFound)?;
             st.s.id_string(e)
         };
-        self.append(&NewEntry::Label { target: &id, label: Some(name) })?;
+        self.append(&NewEntry::Label {
+            target: &id,
+            label: Some(name),
+        })?;
         self.lookup(ino::LABELS, OsStr::new(name))
     }
 
     /// `rm labels/NAME`.
     pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
         if parent != ino::LABELS {
-            return Err(if self.opts.read_only { Error::ReadOnly } else { Error::Access });
+            return Err(if self.opts.read_only {
+                Error::ReadOnly
+            } else {
+                Error::Access
+            });
         }
         let name = name.to_str().ok_or(Error::NotFound)?;
         let id = {
@@ -969,7 +1212,10 @@ impl SessionView {
             let (t, _) = st.s.label_entry(name).ok_or(Error::NotFound)?;
             st.s.id_string(t)
         };
-        self.append(&NewEntry::Label { target: &id, label: None })?;
+        self.append(&NewEntry::Label {
+            target: &id,
+            label: None,
+        })?;
         Ok(())
     }
 }
@@ -985,7 +1231,8 @@ impl Lister {
     /// Adds an entry; `false` once the page is full.
     fn push(&mut self, ino: u64, kind: FileKind, name: OsString) -> bool {
         if self.pos >= self.off {
-            self.out.push(((self.pos + 1) as u64, DirEntry { ino, kind, name }));
+            self.out
+                .push(((self.pos + 1) as u64, DirEntry { ino, kind, name }));
         }
         self.pos += 1;
         self.out.len() < READDIR_BATCH

@@ -1,0 +1,388 @@
+//! The harness for tests that mount a session and use it through real programs.
+//!
+//! [`Mount::new`] copies a fixture into a fresh temporary directory, starts the built
+//! `sessionfs mount FILE MNT` in the foreground as a child process, and waits (with a
+//! deadline, polling) until the mount answers. Dropping the [`Mount`], also while a
+//! test panics, unmounts it, stops the child and removes the directory. Nothing here
+//! sleeps blindly: every wait polls a condition under a deadline.
+//!
+//! Stale mounts: mount points live in fresh temporary directories, so a mount left
+//! behind by an earlier, killed run can never collide with a new one. Dead ones
+//! ("Transport endpoint is not connected") under the temporary directory with this
+//! harness's prefix are lazily unmounted the first time a mount is made, so that they
+//! do not trouble tools that walk `/tmp` either.
+#![allow(dead_code)]
+
+use std::ffi::{CString, OsStr};
+use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+/// How long a mount may take to answer, and a command to run.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Prefix of every temporary directory this harness makes.
+const PREFIX: &str = "sessionfs-test-";
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sessionfs")
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sessions")
+        .join(name)
+}
+
+/// A fresh temporary directory with the harness's prefix.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(PREFIX)
+        .tempdir()
+        .expect("creating a temporary directory")
+}
+
+/// A mounted session.
+pub struct Mount {
+    /// The temporary directory holding `file`, `mnt` and `stderr`; `None` once
+    /// deliberately leaked (see `Drop`).
+    dir: Option<tempfile::TempDir>,
+    /// The session file (a copy of the fixture).
+    pub file: PathBuf,
+    /// The mount point.
+    pub mnt: PathBuf,
+    /// Where the child's standard error goes.
+    pub stderr: PathBuf,
+    child: Option<Child>,
+}
+
+impl Mount {
+    /// Mounts a copy of `tests/fixtures/sessions/NAME`.
+    pub fn new(name: &str) -> Mount {
+        Mount::with_args(name, &[])
+    }
+
+    /// As [`new`](Self::new), with extra arguments for `sessionfs mount`.
+    pub fn with_args(name: &str, args: &[&str]) -> Mount {
+        let dir = tempdir();
+        let file = dir.path().join(name);
+        fs::copy(fixture(name), &file).expect("copying the fixture");
+        Mount::start(dir, file, args)
+    }
+
+    /// Mounts `file`, which lives in `dir`, on `dir/mnt`.
+    pub fn start(dir: tempfile::TempDir, file: PathBuf, args: &[&str]) -> Mount {
+        clean_stale_mounts();
+        let mnt = dir.path().join("mnt");
+        fs::create_dir(&mnt).expect("creating the mount point");
+        let stderr = dir.path().join("stderr");
+        let err = fs::File::create(&stderr).expect("creating the stderr file");
+        let child = Command::new(bin())
+            .arg("mount")
+            .arg(&file)
+            .arg(&mnt)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err)
+            .spawn()
+            .expect("starting sessionfs");
+        let mut m = Mount {
+            dir: Some(dir),
+            file,
+            mnt,
+            stderr,
+            child: Some(child),
+        };
+        let ok = wait_until(DEADLINE, || {
+            if let Some(Ok(Some(_))) = m.child.as_mut().map(Child::try_wait) {
+                return true; // exited: reported below
+            }
+            answers(&m.mnt)
+        });
+        if let Some(Ok(Some(status))) = m.child.as_mut().map(Child::try_wait) {
+            panic!(
+                "sessionfs mount exited early ({status}): {}",
+                m.stderr_text()
+            );
+        }
+        assert!(
+            ok,
+            "the mount did not answer within {DEADLINE:?}: {}",
+            m.stderr_text()
+        );
+        m
+    }
+
+    /// A path inside the mount.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.mnt.join(rel)
+    }
+
+    /// The temporary directory holding the session file and the mount point.
+    pub fn dir(&self) -> &Path {
+        self.dir
+            .as_ref()
+            .map(|d| d.path())
+            .unwrap_or_else(|| self.mnt.parent().unwrap())
+    }
+
+    /// What the child wrote to standard error so far.
+    pub fn stderr_text(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("child").id()
+    }
+
+    /// Sends `sig` to the sessionfs process.
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: plain syscall on our own child.
+        unsafe { libc::kill(self.pid() as i32, sig) };
+    }
+
+    /// Waits for the sessionfs process to exit; `None` if it did not in time.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let child = self.child.as_mut()?;
+        let mut status = None;
+        wait_until(limit, || {
+            status = child.try_wait().ok().flatten();
+            status.is_some()
+        });
+        if status.is_some() {
+            self.child = None;
+        }
+        status
+    }
+
+    /// Whether the mount point is (still) a mount point.
+    pub fn is_mounted(&self) -> bool {
+        is_mount_point(&self.mnt)
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if is_mount_point(&self.mnt) || is_dead_mount(&self.mnt) {
+            unmount(&self.mnt);
+        }
+        if let Some(mut child) = self.child.take() {
+            // After the unmount the process ends by itself; if not, end it.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+        // Removing the directory while something is still mounted in it would walk
+        // into the mount: leave the directory behind instead.
+        if is_mount_point(&self.mnt) || is_dead_mount(&self.mnt) {
+            unmount(&self.mnt);
+            if is_mount_point(&self.mnt) {
+                eprintln!(
+                    "warning: {} is still mounted; leaving it",
+                    self.mnt.display()
+                );
+                if let Some(d) = self.dir.take() {
+                    let _ = d.keep();
+                }
+            }
+        }
+    }
+}
+
+/// Whether `mnt` is a mount point answering for a session.
+pub fn answers(mnt: &Path) -> bool {
+    is_mount_point(mnt) && fs::metadata(mnt.join("session.json")).is_ok()
+}
+
+/// Whether `p` is a mount point (its device differs from its parent's).
+pub fn is_mount_point(p: &Path) -> bool {
+    let (Ok(m), Some(parent)) = (fs::metadata(p), p.parent()) else {
+        return false;
+    };
+    fs::metadata(parent).is_ok_and(|pm| pm.dev() != m.dev())
+}
+
+/// Whether `p` is a FUSE mount whose server is gone.
+pub fn is_dead_mount(p: &Path) -> bool {
+    matches!(fs::metadata(p), Err(e) if e.raw_os_error() == Some(libc::ENOTCONN))
+}
+
+/// Unmounts `p` lazily; as root with umount2(2), else with `fusermount3 -u -z`.
+pub fn unmount(p: &Path) {
+    let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid C string.
+    if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
+        return;
+    }
+    let _ = Command::new("fusermount3")
+        .args([OsStr::new("-u"), OsStr::new("-z"), p.as_os_str()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Lazily unmounts dead sessionfs mounts that earlier runs left under the
+/// temporary directory. Live mounts (perhaps another run's, right now) are left alone.
+pub fn clean_stale_mounts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else {
+            return;
+        };
+        let tmp = std::env::temp_dir();
+        for line in info.lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let Some(sep) = fields.iter().position(|f| *f == "-") else {
+                continue;
+            };
+            let (Some(point), Some(source)) = (fields.get(4), fields.get(sep + 2)) else {
+                continue;
+            };
+            let point = PathBuf::from(unescape_mountinfo(point));
+            let ours = *source == "sessionfs"
+                && point.starts_with(&tmp)
+                && point.to_string_lossy().contains(PREFIX);
+            if ours && is_dead_mount(&point) {
+                unmount(&point);
+            }
+        }
+    });
+}
+
+/// Mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Polls `cond` every few milliseconds until it holds or `limit` passes; returns
+/// whether it held.
+pub fn wait_until(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The outcome of a command.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Panics with everything known unless the command succeeded.
+    #[track_caller]
+    pub fn ok(self) -> Output {
+        assert!(self.status.success(), "command failed: {self:#?}");
+        self
+    }
+}
+
+/// Runs `cmd args` in `cwd` with no input; kills it after [`DEADLINE`] (a hung
+/// mount must fail the test, not hang it).
+pub fn run<S: AsRef<OsStr>>(cmd: impl AsRef<OsStr>, args: &[S], cwd: &Path) -> Output {
+    let mut c = Command::new(cmd.as_ref());
+    c.args(args).current_dir(cwd);
+    run_command(c)
+}
+
+/// Runs a `sh -c` script in `cwd`.
+pub fn sh(script: &str, cwd: &Path) -> Output {
+    run("sh", &["-c", script], cwd)
+}
+
+/// Runs a prepared command with no input, capturing its output, under [`DEADLINE`].
+pub fn run_command(mut c: Command) -> Output {
+    let what = format!("{c:?}");
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {what}: {e}"));
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let mut status = None;
+    let finished = wait_until(DEADLINE, || {
+        status = child.try_wait().ok().flatten();
+        status.is_some()
+    });
+    if !finished {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} did not finish within {DEADLINE:?}");
+    }
+    let stdout = String::from_utf8_lossy(&out_t.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_t.join().unwrap()).into_owned();
+    Output {
+        status: status.unwrap(),
+        stdout,
+        stderr,
+    }
+}
+
+/// `sessionfs ARGS` under [`DEADLINE`].
+pub fn sessionfs<S: AsRef<OsStr>>(args: &[S], cwd: &Path) -> Output {
+    run(bin(), args, cwd)
+}
+
+/// Whether we run as root (some tests need it to set up their conditions).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
