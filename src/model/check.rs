@@ -28,6 +28,9 @@ pub struct Summary {
     pub deepest_leaf: Option<String>,
     pub leaf: Option<String>,
     pub name: Option<String>,
+    /// Heap bytes of the index, and the time it took to build it.
+    pub index_bytes: usize,
+    pub index_ms: f64,
 }
 
 impl Report {
@@ -42,7 +45,10 @@ impl Report {
 
 /// Checks one file. Never writes to it; never hangs (the index breaks cycles).
 pub fn check(path: &Path) -> Report {
-    let s = match Session::open(path) {
+    let started = std::time::Instant::now();
+    let opened = Session::open(path);
+    let index_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let s = match opened {
         Ok(s) => s,
         Err(LoadError::Io(e)) => return Report::Unreadable(e.to_string()),
         Err(e) => return Report::NotASession(e.to_string()),
@@ -68,6 +74,8 @@ pub fn check(path: &Path) -> Report {
         deepest_leaf: deepest_node.map(|n| s.id_string(n)),
         leaf: s.leaf().map(|l| s.id_string(l)),
         name: s.name().map(str::to_string),
+        index_bytes: s.heap_bytes(),
+        index_ms,
     }))
 }
 
@@ -200,6 +208,8 @@ pub fn to_json(path: &Path, r: &Report) -> Value {
             "deepestLeaf": s.deepest_leaf,
             "leafId": s.leaf,
             "name": s.name,
+            "indexBytes": s.index_bytes,
+            "indexMs": (s.index_ms * 100.0).round() / 100.0,
         }),
     }
 }

@@ -1,0 +1,214 @@
+//! `sessionfs check` on each of Pi's damaged-file cases (tests/fixtures/damaged, made
+//! as `pi-edge-cases.mjs` makes them): the right problems with their line numbers, the
+//! right exit status, no hang, and the file left byte for byte as it was.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn damaged(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/damaged")
+        .join(format!("{name}.jsonl"))
+}
+
+/// Runs `sessionfs check --json` with a deadline; returns (status, one JSON per file).
+fn check(files: &[PathBuf]) -> (i32, Vec<Value>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sessionfs"))
+        .arg("check")
+        .arg("--json")
+        .args(files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().ok();
+            panic!("sessionfs check hung on {files:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let out = child.wait_with_output().unwrap();
+    let reports = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (status.code().unwrap(), reports)
+}
+
+/// (case, exit status, problem kinds with their lines that must be reported)
+const CASES: &[(&str, i32, &[(&str, u64)])] = &[
+    ("baseline", 0, &[]),
+    (
+        "blank-and-garbage-lines",
+        1,
+        &[
+            ("blank", 2),
+            ("blank", 4),
+            ("malformed", 5),
+            ("malformed", 7),
+        ],
+    ),
+    ("crlf-line-endings", 0, &[("crlf", 1)]),
+    ("corrupt-header-line", 1, &[]),
+    ("header-not-first", 1, &[]),
+    ("bom-before-header", 1, &[]),
+    ("empty-file", 1, &[]),
+    ("unknown-entry-type-as-leaf", 0, &[("unknown-type", 5)]),
+    ("label-is-last-line", 0, &[]),
+    ("orphan-parent-missing", 1, &[("orphan", 5)]),
+    ("duplicate-id", 1, &[("duplicate-id", 5)]),
+    (
+        "duplicate-id-forming-cycle",
+        1,
+        &[("duplicate-id", 5), ("cycle", 4)],
+    ),
+    ("self-parent", 1, &[("self-parent", 5)]),
+    ("parent-cycle", 1, &[("cycle", 5)]),
+    ("entry-missing-id", 1, &[("missing-id", 5)]),
+    ("children-out-of-timestamp-order", 0, &[]),
+    (
+        "trailing-partial-line-then-append",
+        1,
+        &[("torn-last-line", 5)],
+    ),
+    (
+        "no-final-newline-then-append",
+        1,
+        &[("unterminated-last-line", 4)],
+    ),
+    ("second-compaction-keeps-range-containing-first", 0, &[]),
+    ("compaction-firstkept-not-on-path", 0, &[]),
+    ("empty-branch-summary-skipped", 0, &[]),
+    ("message-with-null-content", 0, &[]),
+    ("label-dangling-target", 1, &[("label-target-missing", 5)]),
+    ("invalid-utf8-in-string", 0, &[]),
+    ("duplicate-json-keys", 0, &[]),
+    ("three-roots", 0, &[]),
+    ("id-with-slash", 0, &[]),
+    ("id-dotdot", 0, &[]),
+    ("id-reply", 0, &[]),
+    ("id-empty-string", 0, &[]),
+];
+
+#[test]
+fn each_damaged_case_gets_its_problems_and_status() {
+    for (case, status, want) in CASES {
+        let f = damaged(case);
+        let before = std::fs::read(&f).unwrap();
+        let (code, reports) = check(std::slice::from_ref(&f));
+        assert_eq!(code, *status, "{case}: exit status; report {reports:?}");
+        let r = &reports[0];
+        assert_eq!(r["ok"], *status == 0, "{case}");
+        let got: Vec<(String, u64)> = r["problems"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| {
+                        (
+                            p["kind"].as_str().unwrap().to_string(),
+                            p["line"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (kind, line) in *want {
+            assert!(
+                got.contains(&(kind.to_string(), *line)),
+                "{case}: expected {kind} on line {line}, got {got:?}"
+            );
+        }
+        if *status == 0 {
+            assert!(
+                r["problems"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|p| p["severity"] == "note"),
+                "{case}: {r}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            before,
+            "{case}: the file must not change"
+        );
+    }
+}
+
+#[test]
+fn files_that_are_not_sessions_say_why() {
+    for case in [
+        "corrupt-header-line",
+        "header-not-first",
+        "bom-before-header",
+        "empty-file",
+    ] {
+        let (code, reports) = check(&[damaged(case)]);
+        assert_eq!(code, 1, "{case}");
+        assert_eq!(reports[0]["session"], false, "{case}");
+        let e = reports[0]["error"].as_str().unwrap();
+        assert!(
+            e.contains("not a Pi session") || e.contains("empty"),
+            "{case}: {e}"
+        );
+    }
+}
+
+#[test]
+fn unreadable_files_are_status_2_and_the_worst_status_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, reports) = check(&[dir.path().join("missing.jsonl")]);
+    assert_eq!(code, 2);
+    assert_eq!(reports[0]["readable"], false);
+    let (code, _) = check(&[dir.path().to_path_buf()]);
+    assert_eq!(code, 2, "a directory is unreadable as a session");
+    let (code, reports) = check(&[
+        damaged("baseline"),
+        damaged("self-parent"),
+        dir.path().join("missing"),
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(reports.len(), 3);
+}
+
+#[test]
+fn text_output_names_file_and_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionfs"))
+        .arg("check")
+        .arg(damaged("parent-cycle"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("parent-cycle.jsonl:5: warning: parent cycle"),
+        "{text}"
+    );
+    assert!(text.contains("1 problems"), "{text}");
+    assert!(text.contains("2 roots"), "{text}");
+}
+
+#[test]
+fn summary_counts_match_pi() {
+    // small.jsonl: Pi's getTree reports 33 entries, 4 leaves, 3 branch points, 1 root.
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/small.jsonl");
+    let (code, r) = check(&[f]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (
+            r[0]["entries"].as_u64(),
+            r[0]["leaves"].as_u64(),
+            r[0]["branchPoints"].as_u64(),
+            r[0]["roots"].as_u64()
+        ),
+        (Some(33), Some(4), Some(3), Some(1))
+    );
+}
