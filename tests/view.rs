@@ -356,3 +356,46 @@ fn v1_sessions_are_read_only_with_stable_ids() {
         Err(libc::EROFS)
     );
 }
+
+#[test]
+fn writers_cannot_exhaust_memory() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let reply = walk(&v, "reply");
+    // Open writers are capped.
+    let mut fhs = Vec::new();
+    let err = loop {
+        match v.open_file(reply.ino, true, false) {
+            Ok(o) => fhs.push(o.fh),
+            Err(e) => break e,
+        }
+        assert!(fhs.len() <= 1024, "no cap on open writers");
+    };
+    assert_eq!(err.errno(), libc::EMFILE);
+    // Unwritten text is capped across writers: 17 writers of 16 MiB pass 256 MiB.
+    let chunk = vec![b'x'; 1 << 20];
+    let mut quota_hit = false;
+    'outer: for &fh in fhs.iter().take(17) {
+        for i in 0..16u64 {
+            match v.write(reply.ino, fh, i << 20, &chunk) {
+                Ok(_) => {}
+                Err(e) => {
+                    assert_eq!(e.errno(), libc::EDQUOT);
+                    quota_hit = true;
+                    break 'outer;
+                }
+            }
+        }
+    }
+    assert!(quota_hit, "no cap on pending bytes");
+    let before = std::fs::read(&p).unwrap();
+    for fh in fhs {
+        // Truncating gives the memory back; then nothing is appended on release.
+        v.truncate(reply.ino, Some(fh), 0).unwrap();
+        v.release(reply.ino, fh).unwrap();
+    }
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    // With everything released, a new writer works again.
+    write_through(&v, reply.ino, b"still works\n").unwrap();
+    assert!(std::fs::read(&p).unwrap().len() > before.len());
+}

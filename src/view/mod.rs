@@ -78,6 +78,10 @@ pub enum Error {
     NotUtf8,
     /// More than the reply size limit.
     TooBig,
+    /// All writers together hold more unwritten text than the mount allows.
+    Quota,
+    /// Too many files open for writing at once.
+    TooManyOpen,
     Exists,
     Invalid,
     NotSupported,
@@ -96,6 +100,8 @@ impl Error {
             Error::ReadOnly => libc::EROFS,
             Error::NotUtf8 => libc::EILSEQ,
             Error::TooBig => libc::EFBIG,
+            Error::Quota => libc::EDQUOT,
+            Error::TooManyOpen => libc::EMFILE,
             Error::Exists => libc::EEXIST,
             Error::Invalid => libc::EINVAL,
             Error::NotSupported => libc::ENOSYS,

@@ -69,6 +69,11 @@ const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
 const SHORT: Duration = Duration::from_secs(1);
 /// Entries returned per readdir call; the kernel asks again from the next offset.
 const READDIR_BATCH: usize = 512;
+/// Files open for writing at once (`EMFILE` past it).
+const MAX_WRITERS: usize = 1024;
+/// Unwritten text held for all writers together (`EDQUOT` past it), so that many
+/// writers at the size limit cannot exhaust memory.
+const MAX_PENDING: usize = 256 << 20;
 
 /// Every inode the view can name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +173,9 @@ pub struct SessionView {
     append_lock: Mutex<()>,
     handles: Mutex<HashMap<u64, Handle>>,
     next_fh: AtomicU64,
+    /// Bytes held in write buffers, all handles together.
+    pending: AtomicU64,
+    writers: AtomicU64,
     label_inos: Mutex<HashMap<String, u64>>,
     rendered: Mutex<Lru<Rendered>>,
     contexts: Mutex<Lru<Ctx>>,
@@ -234,6 +242,8 @@ impl SessionView {
             append_lock: Mutex::new(()),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
+            pending: AtomicU64::new(0),
+            writers: AtomicU64::new(0),
             label_inos: Mutex::new(HashMap::new()),
             rendered: Mutex::new(Lru::new(256)),
             contexts: Mutex::new(Lru::new(16)),
@@ -959,6 +969,10 @@ impl SessionView {
             if self.opts.read_only || st.s.is_v1() {
                 return Err(Error::ReadOnly);
             }
+            if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
+                self.writers.fetch_sub(1, Ordering::Relaxed);
+                return Err(Error::TooManyOpen);
+            }
             let fh = self.new_fh(Handle::Write {
                 target,
                 buf: Vec::new(),
@@ -1054,6 +1068,12 @@ impl SessionView {
         }
         // Appends are the normal case; a write at an earlier offset overwrites.
         if buf.len() < end {
+            let grow = (end - buf.len()) as u64;
+            if self.pending.fetch_add(grow, Ordering::Relaxed) + grow > MAX_PENDING as u64 {
+                self.pending.fetch_sub(grow, Ordering::Relaxed);
+                *failed = Some(Error::Quota);
+                return Err(Error::Quota);
+            }
             buf.resize(end, 0);
         }
         buf[offset as usize..end].copy_from_slice(data);
@@ -1093,7 +1113,10 @@ impl SessionView {
         }
         if let Some(fh) = fh
             && let Some(Handle::Write { buf, .. }) = self.handles.lock().get_mut(&fh)
+            && (size as usize) < buf.len()
         {
+            self.pending
+                .fetch_sub((buf.len() - size as usize) as u64, Ordering::Relaxed);
             buf.truncate(size as usize);
         }
         self.getattr(i)
@@ -1116,6 +1139,7 @@ impl SessionView {
                 return Ok(());
             }
             *committed = true;
+            self.pending.fetch_sub(buf.len() as u64, Ordering::Relaxed);
             let text = match String::from_utf8(std::mem::take(buf)) {
                 Ok(t) => t,
                 Err(_) => return Err(Error::NotUtf8),
@@ -1144,7 +1168,10 @@ impl SessionView {
 
     pub fn release(&self, i: u64, fh: u64) -> Result<()> {
         let r = self.flush(i, fh);
-        self.handles.lock().remove(&fh);
+        if let Some(Handle::Write { buf, .. }) = self.handles.lock().remove(&fh) {
+            self.pending.fetch_sub(buf.len() as u64, Ordering::Relaxed);
+            self.writers.fetch_sub(1, Ordering::Relaxed);
+        }
         r
     }
 
