@@ -117,6 +117,7 @@ proptest! {
         for i in 0..s.entries().len() as u32 {
             if s.entry(i).is_node() {
                 prop_assert!(s.path_to(i).len() <= nodes);
+                prop_assert_eq!(s.depth(i), s.path_to(i).len());
             }
         }
 
@@ -132,6 +133,11 @@ proptest! {
         prop_assert_eq!(shape(&s2), shape(&s));
         prop_assert_eq!(s2.roots().iter().map(|&r| s2.id_string(r)).collect::<Vec<_>>(), s.roots().iter().map(|&r| s.id_string(r)).collect::<Vec<_>>());
         prop_assert_eq!(s2.leaf_count(), s.leaf_count());
+        for i in 0..s2.entries().len() as u32 {
+            if s2.entry(i).is_node() {
+                prop_assert_eq!(s2.depth(i), s2.path_to(i).len());
+            }
+        }
         prop_assert_eq!(s2.branch_point_count(), s.branch_point_count());
     }
 }

@@ -61,6 +61,8 @@ pub struct Entry {
     pub last_child: u32,
     pub next_sibling: u32,
     pub child_count: u32,
+    /// Entries on the path from the root to here, inclusive (roots are 1).
+    pub depth: u32,
 }
 
 /// Bits of [`Entry::flags`].
@@ -483,13 +485,7 @@ impl Session {
 
     /// Number of entries on the path from the root to `i`, inclusive.
     pub fn depth(&self, i: u32) -> usize {
-        let mut d = 0;
-        let mut cur = i;
-        while cur != NIL {
-            d += 1;
-            cur = self.entries[cur as usize].parent;
-        }
-        d
+        self.entries[i as usize].depth as usize
     }
 
     /// Visits every node in pre-order (roots in file order, children in Pi's order),
@@ -727,11 +723,17 @@ impl Session {
             self.rebuild_tree();
             return Ok((true, Vec::new()));
         }
-        let adopts_orphan = new.clone().any(|i| {
+        // Linking one entry at a time is right only when every new entry's parent is
+        // already linked: no new entry adopts an old orphan, and none names a parent
+        // further down in this batch (which could even close a cycle). Otherwise
+        // relink everything.
+        let in_order = new.clone().all(|i| {
             let e = &self.entries[i as usize];
-            !e.id.is_none() && self.missing_parents.contains(&e.id)
+            let adopts = !e.id.is_none() && self.missing_parents.contains(&e.id);
+            let forward = self.by_id.get(&e.parent_id).is_some_and(|&p| p >= i);
+            !adopts && !forward
         });
-        if self.relink || adopts_orphan {
+        if self.relink || !in_order {
             self.relink = false;
             self.rebuild_tree();
             return Ok((true, Vec::new()));
@@ -939,6 +941,7 @@ impl Session {
             last_child: NIL,
             next_sibling: NIL,
             child_count: 0,
+            depth: 1,
         });
         Ok(())
     }
@@ -1009,7 +1012,20 @@ impl Session {
             }
         }
         self.recount();
+        self.compute_depths();
         self.report_tree_problems();
+    }
+
+    fn compute_depths(&mut self) {
+        let mut stack: Vec<(u32, u32)> = self.roots.iter().map(|&r| (r, 1)).collect();
+        while let Some((n, d)) = stack.pop() {
+            self.entries[n as usize].depth = d;
+            let mut c = self.entries[n as usize].first_child;
+            while c != NIL {
+                stack.push((c, d + 1));
+                c = self.entries[c as usize].next_sibling;
+            }
+        }
     }
 
     /// Makes one member of every parent cycle a root (the earliest in the file).
@@ -1131,6 +1147,7 @@ impl Session {
             }
             return NIL;
         }
+        self.entries[i as usize].depth = self.entries[p as usize].depth + 1;
         let ts = self.entries[i as usize].ts;
         let count = self.entries[p as usize].child_count;
         match count {
