@@ -544,10 +544,23 @@ impl Session {
     /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
     /// then `convertToLlm`). Reads and parses every entry on the path.
     pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
-        let path = self.path_to(i);
+        let mut path = self.path_to(i);
+        // Pi walks up only while `parentId` is truthy: an entry whose parent id is the
+        // empty string starts its context, although the tree shows it under that parent.
+        let empty = self.ids.get("");
+        if let Some(k) = path.iter().rposition(|&p| Some(self.entries[p as usize].parent_id) == empty) {
+            path.drain(..k);
+        }
         let mut values = Vec::with_capacity(path.len());
         for &p in &path {
-            values.push(self.entry_value(p)?);
+            match self.entry_value(p) {
+                Ok(v) => values.push(v),
+                // Valid JSON nested past serde_json's limit: it contributes nothing.
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                    log::debug!("context of {}: skipping {e}", self.id_string(i));
+                }
+                Err(e) => return Err(e),
+            }
         }
         let refs: Vec<&serde_json::Value> = values.iter().collect();
         let built = super::context::build_session_context(&refs);

@@ -231,12 +231,25 @@ fn utf8_so_far(buf: &[u8]) -> bool {
 impl SessionView {
     /// Loads the session file; fails as [`Session::open`] does.
     pub fn open(path: &Path, opts: Options) -> std::result::Result<SessionView, LoadError> {
+        SessionView::open_with_base(path, opts, 0)
+    }
+
+    /// As [`open`](Self::open), with entry inodes numbered from generation `base`
+    /// (see `inode`). A caller that drops a view and opens the file again later
+    /// passes the old view's [`inode_base`](Self::inode_base) when the file is
+    /// unchanged (the same numbers name the same entries), or a base past every number
+    /// the old view handed out when it changed (old numbers answer `ESTALE`).
+    pub fn open_with_base(
+        path: &Path,
+        opts: Options,
+        base: u64,
+    ) -> std::result::Result<SessionView, LoadError> {
         let s = Session::open(path)?;
         Ok(SessionView {
             opts,
             state: RwLock::new(State {
                 s,
-                base: 0,
+                base,
                 tree: None,
             }),
             append_lock: Mutex::new(()),
@@ -249,6 +262,12 @@ impl SessionView {
             contexts: Mutex::new(Lru::new(16)),
             sink: Mutex::new(None),
         })
+    }
+
+    /// The current inode generation base. Every entry inode handed out so far is
+    /// below `inode_base() + (entries + 1) * 64`, entries counted in the model now.
+    pub fn inode_base(&self) -> u64 {
+        self.state.read().base
     }
 
     /// The options this view was opened with.
@@ -479,11 +498,20 @@ impl SessionView {
         if let Some(r) = self.rendered.lock().get(key) {
             return Ok(r);
         }
-        let v = st.s.entry_value(idx)?;
-        let r = Arc::new(Rendered {
-            text: render::render_entry(&v).into_bytes(),
-            images: render::images(&v),
-        });
+        let r = match st.s.entry_value(idx) {
+            Ok(v) => Rendered {
+                text: render::render_entry(&v).into_bytes(),
+                images: render::images(&v),
+            },
+            // Indexed (it is valid JSON) but too deeply nested to build: say so.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Rendered {
+                text: format!("[this entry cannot be shown: {e}; its raw line is in entry.json]\n")
+                    .into_bytes(),
+                images: Vec::new(),
+            },
+            Err(e) => return Err(e.into()),
+        };
+        let r = Arc::new(r);
         self.rendered.lock().put(key, r.clone());
         Ok(r)
     }
