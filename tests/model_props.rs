@@ -70,7 +70,10 @@ fn shape(s: &Session) -> Vec<(String, Option<String>, Vec<String>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn no_valid_line_is_lost(lines in proptest::collection::vec(line(), 0..60), torn in 0usize..80, cut in 0.0f64..1.0) {
