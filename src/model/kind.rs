@@ -5,8 +5,6 @@
 //! type (`model_change`, `compaction`, `label`, ...). Unknown roles and types are kept as
 //! they are, made safe as a file name.
 
-use std::collections::HashMap;
-
 /// Index into a [`KindTable`].
 pub type KindId = u16;
 
@@ -15,7 +13,8 @@ pub type KindId = u16;
 pub struct KindTable {
     names: Vec<Box<str>>,
     types: Vec<Box<str>>,
-    lookup: HashMap<(Box<str>, Box<str>), KindId>,
+    /// (type, role) of each kind, in the order of `names`.
+    keys: Vec<(Box<str>, Box<str>)>,
 }
 
 impl KindTable {
@@ -33,16 +32,22 @@ impl KindTable {
         } else {
             role
         };
-        if let Some(&k) = self.lookup.get(&(ty.into(), role.into())) {
-            return k;
+        // A handful of kinds: a linear search beats hashing, and allocates nothing.
+        if let Some(k) = self
+            .keys
+            .iter()
+            .position(|(t, r)| **t == *ty && **r == *role)
+        {
+            return k as KindId;
         }
-        let name = file_name_for(ty, role);
-        let k = self.names.len().min(KindId::MAX as usize) as KindId;
-        if (k as usize) == self.names.len() {
-            self.names.push(name.into());
-            self.types.push(ty.into());
+        if self.names.len() > KindId::MAX as usize {
+            // Absurdly many distinct unknown types: the rest share the last kind.
+            return KindId::MAX;
         }
-        self.lookup.insert((ty.into(), role.into()), k);
+        let k = self.names.len() as KindId;
+        self.names.push(file_name_for(ty, role).into());
+        self.types.push(ty.into());
+        self.keys.push((ty.into(), role.into()));
         k
     }
 

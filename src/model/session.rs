@@ -24,7 +24,7 @@
 //! it was replaced, truncated or rewritten.
 
 use super::context::js_date_ms as parse_iso_ms;
-use super::id::{IdKey, IdTable};
+use super::id::{IdBuild, IdKey, IdTable};
 use super::kind::{KNOWN_TYPES, KindId, KindTable};
 use super::scan::{Field, LineError, LineHead};
 use std::collections::{HashMap, HashSet};
@@ -222,13 +222,13 @@ pub struct Session {
     header: Header,
     entries: Vec<Entry>,
     ids: IdTable,
-    by_id: HashMap<IdKey, u32>,
+    by_id: HashMap<IdKey, u32, IdBuild>,
     kinds: KindTable,
     roots: Vec<u32>,
     /// Parent ids that orphans are waiting for.
-    missing_parents: HashSet<IdKey>,
+    missing_parents: HashSet<IdKey, IdBuild>,
     /// Live labels: target id -> (label, index of the label entry).
-    labels: HashMap<IdKey, (Box<str>, u32)>,
+    labels: HashMap<IdKey, (Box<str>, u32), IdBuild>,
     /// The session name and the index of the `session_info` entry that set it.
     name: Option<(Box<str>, u32)>,
     branch_points: u32,
@@ -274,11 +274,11 @@ impl Session {
             },
             entries: Vec::new(),
             ids: IdTable::default(),
-            by_id: HashMap::new(),
+            by_id: HashMap::default(),
             kinds: KindTable::default(),
             roots: Vec::new(),
-            missing_parents: HashSet::new(),
-            labels: HashMap::new(),
+            missing_parents: HashSet::default(),
+            labels: HashMap::default(),
             name: None,
             branch_points: 0,
             leaves: 0,
@@ -548,7 +548,10 @@ impl Session {
         // Pi walks up only while `parentId` is truthy: an entry whose parent id is the
         // empty string starts its context, although the tree shows it under that parent.
         let empty = self.ids.get("");
-        if let Some(k) = path.iter().rposition(|&p| Some(self.entries[p as usize].parent_id) == empty) {
+        if let Some(k) = path
+            .iter()
+            .rposition(|&p| Some(self.entries[p as usize].parent_id) == empty)
+        {
             path.drain(..k);
         }
         let mut values = Vec::with_capacity(path.len());
