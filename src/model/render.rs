@@ -605,10 +605,15 @@ fn tool_call_summary(block: &Value) -> String {
 }
 
 /// Collapses whitespace and control characters into single spaces, trimmed.
+/// `s` on one line (runs of whitespace and control characters become one space).
+/// Previews are cut to [`PREVIEW_CHARS`] later, so only a prefix is worth building.
 fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(4 * PREVIEW_CHARS));
     let mut pending_space = false;
     for c in s.chars() {
+        if out.len() > 4 * PREVIEW_CHARS {
+            break;
+        }
         if c.is_whitespace() || c.is_control() {
             pending_space = !out.is_empty();
         } else {

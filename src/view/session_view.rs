@@ -146,7 +146,8 @@ struct State {
     s: Session,
     /// Inode generation base (see `inode`).
     base: u64,
-    tree: Option<Arc<Vec<u8>>>,
+    /// The rendered `tree`, until the next change (filled under the read lock).
+    tree: Mutex<Option<Arc<Vec<u8>>>>,
 }
 
 enum WriteTarget {
@@ -250,7 +251,7 @@ impl SessionView {
             state: RwLock::new(State {
                 s,
                 base,
-                tree: None,
+                tree: Mutex::new(None),
             }),
             append_lock: Mutex::new(()),
             handles: Mutex::new(HashMap::new()),
@@ -324,7 +325,7 @@ impl SessionView {
             Invalidation::Inode(ino::BRANCHES),
             Invalidation::Inode(ino::ROOT),
         ];
-        st.tree = None;
+        *st.tree.lock() = None;
         if change.reloaded {
             // Every old inode is stale now: move the generation past all of them.
             st.base += (before.entries as u64 + 1) * ino::SLOTS;
@@ -530,21 +531,14 @@ impl SessionView {
         Ok(c)
     }
 
+    /// The `tree` file, rendered once per change of the session.
     fn tree_bytes(&self, st: &State) -> Result<Arc<Vec<u8>>> {
-        if let Some(t) = &st.tree {
+        let mut cache = st.tree.lock();
+        if let Some(t) = &*cache {
             return Ok(t.clone());
         }
-        Ok(Arc::new(tree::render_tree(&st.s)?))
-    }
-
-    /// The `tree` file, cached until the next change.
-    fn tree_cached(&self) -> Result<Arc<Vec<u8>>> {
-        if let Some(t) = &self.state.read().tree {
-            return Ok(t.clone());
-        }
-        let mut st = self.state.write();
-        let t = self.tree_bytes(&st)?;
-        st.tree = Some(t.clone());
+        let t = Arc::new(tree::render_tree(&st.s)?);
+        *cache = Some(t.clone());
         Ok(t)
     }
 
@@ -622,10 +616,7 @@ impl SessionView {
                 SHORT,
             ),
             Node::Tree => {
-                let size = match &st.tree {
-                    Some(t) => t.len() as u64,
-                    None => self.tree_bytes(st)?.len() as u64,
-                };
+                let size = self.tree_bytes(st)?.len() as u64;
                 file(size, time_of(last_ts), 0o444, SHORT)
             }
             Node::RootReply => file(0, header_time, rw, FOREVER),
@@ -1021,9 +1012,8 @@ impl SessionView {
             }
             Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
             Node::Tree => {
-                drop(st);
                 return Ok(Opened {
-                    fh: self.new_fh(Handle::Read(self.tree_cached()?)),
+                    fh: self.new_fh(Handle::Read(self.tree_bytes(&st)?)),
                     keep_cache: false,
                     direct_io: false,
                 });
