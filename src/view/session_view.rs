@@ -978,11 +978,7 @@ impl SessionView {
                 }
                 Node::E(_, Slot::NestedDir | Slot::FlatDir) => return Err(Error::IsDir),
                 _ => {
-                    return Err(if self.opts.read_only {
-                        Error::ReadOnly
-                    } else {
-                        Error::Access
-                    });
+                    return Err(self.refusal());
                 }
             };
             if self.opts.read_only || st.s.is_v1() {
@@ -1121,11 +1117,7 @@ impl SessionView {
                     return Err(Error::IsDir);
                 }
                 _ => {
-                    return Err(if self.opts.read_only {
-                        Error::ReadOnly
-                    } else {
-                        Error::Access
-                    });
+                    return Err(self.refusal());
                 }
             }
         }
@@ -1210,14 +1202,20 @@ impl SessionView {
         Ok(id)
     }
 
+    /// Why a write that is never allowed here fails: `EROFS` on a read-only mount,
+    /// `EACCES` otherwise.
+    fn refusal(&self) -> Error {
+        if self.opts.read_only {
+            Error::ReadOnly
+        } else {
+            Error::Access
+        }
+    }
+
     /// `ln -s TARGET labels/NAME`.
     pub fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr> {
         if parent != ino::LABELS {
-            return Err(if self.opts.read_only {
-                Error::ReadOnly
-            } else {
-                Error::Access
-            });
+            return Err(self.refusal());
         }
         let name = name.to_str().ok_or(Error::NotUtf8)?;
         let last = target
@@ -1245,11 +1243,7 @@ impl SessionView {
     /// `rm labels/NAME`.
     pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
         if parent != ino::LABELS {
-            return Err(if self.opts.read_only {
-                Error::ReadOnly
-            } else {
-                Error::Access
-            });
+            return Err(self.refusal());
         }
         let name = name.to_str().ok_or(Error::NotFound)?;
         let id = {
