@@ -43,8 +43,10 @@ fn check(files: &[PathBuf]) -> (i32, Vec<Value>) {
     (status.code().unwrap(), reports)
 }
 
-/// (case, exit status, problem kinds with their lines that must be reported)
-const CASES: &[(&str, i32, &[(&str, u64)])] = &[
+/// A case: its name, the exit status, and the problems (kind, line) it must report.
+type Case = (&'static str, i32, &'static [(&'static str, u64)]);
+
+const CASES: &[Case] = &[
     ("baseline", 0, &[]),
     (
         "blank-and-garbage-lines",

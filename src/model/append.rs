@@ -255,7 +255,8 @@ pub fn write_line(path: &Path, line: &[u8]) -> io::Result<()> {
     unsafe {
         let fd = libc::open(
             c.as_ptr(),
-            libc::O_WRONLY | libc::O_APPEND | libc::O_CLOEXEC,
+            // Read access too: the last byte is read to see whether a newline is missing.
+            libc::O_RDWR | libc::O_APPEND | libc::O_CLOEXEC,
         );
         if fd < 0 {
             return Err(io::Error::last_os_error());
@@ -277,9 +278,11 @@ unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
         let mut buf: Vec<u8> = Vec::with_capacity(line.len() + 1);
         if size > 0 {
             let mut last = 0u8;
-            if libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) == 1
-                && last != b'\n'
-            {
+            if libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) != 1 {
+                // Not knowing how the file ends, writing could glue onto a fragment.
+                return Err(io::Error::last_os_error());
+            }
+            if last != b'\n' {
                 buf.push(b'\n');
             }
         }
@@ -331,6 +334,28 @@ unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_never_glues_onto_a_torn_tail() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.jsonl");
+        std::fs::write(&p, "{\"a\":1}\n{\"torn\":").unwrap();
+        write_line(&p, b"{\"b\":2}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"a\":1}\n{\"torn\":\n{\"b\":2}\n"
+        );
+        write_line(&p, b"{\"c\":3}\n").unwrap();
+        assert!(
+            std::fs::read_to_string(&p)
+                .unwrap()
+                .ends_with("{\"b\":2}\n{\"c\":3}\n")
+        );
+        let e = std::fs::File::create(d.path().join("e.jsonl")).unwrap();
+        drop(e);
+        write_line(&d.path().join("e.jsonl"), b"x\n").unwrap();
+        assert_eq!(std::fs::read(d.path().join("e.jsonl")).unwrap(), b"x\n");
+    }
 
     #[test]
     fn names_are_sanitized_like_pi() {

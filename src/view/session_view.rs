@@ -168,6 +168,8 @@ enum Handle {
 
 /// One mounted session. All methods take `&self`; state is behind locks.
 pub struct SessionView {
+    /// The session file (the same path across reloads).
+    path: PathBuf,
     opts: Options,
     state: RwLock<State>,
     /// Serializes appends made through this mount.
@@ -221,6 +223,18 @@ fn name_of(s: &Session, i: u32) -> String {
     }
 }
 
+/// Bytes an unprivileged writer may still use on the filesystem holding `path`, and
+/// the filesystem's block size.
+fn free_bytes(path: &Path) -> Option<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid C string and `st` a valid out-pointer.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(c.as_ptr(), &mut st) == 0)
+            .then(|| (st.f_bavail as u64 * st.f_frsize as u64, st.f_frsize as u64))
+    }
+}
+
 /// Is `buf` valid UTF-8 except possibly for an unfinished character at its end?
 fn utf8_so_far(buf: &[u8]) -> bool {
     match std::str::from_utf8(buf) {
@@ -247,6 +261,7 @@ impl SessionView {
     ) -> std::result::Result<SessionView, LoadError> {
         let s = Session::open(path)?;
         Ok(SessionView {
+            path: path.to_path_buf(),
             opts,
             state: RwLock::new(State {
                 s,
@@ -337,6 +352,14 @@ impl SessionView {
                     name: name.into(),
                 });
             }
+            // Dropping a cached name drops everything cached below it (d_invalidate):
+            // the old roots take the nested tree with them, `.id` every direct lookup.
+            for fixed in [".id", "branches", "labels", "leaf"] {
+                invs.push(Invalidation::Entry {
+                    parent: ino::ROOT,
+                    name: fixed.into(),
+                });
+            }
             invs.push(Invalidation::Inode(ino::SESSION_JSON));
             invs.push(Invalidation::Inode(ino::NAME));
             invs.push(Invalidation::Inode(ino::LABELS));
@@ -371,16 +394,18 @@ impl SessionView {
                     invs.push(Invalidation::Inode(entry_ino(st.base, i, Slot::FlatDir)));
                 }
             }
-            let now: std::collections::HashSet<String> =
-                s.roots().iter().map(|&r| name_of(s, r)).collect();
+            // ... and cached names may now lead to entries that left (a duplicate id
+            // replaced them) or moved: drop the cached nested tree and `.id`.
             for name in &before.root_names {
-                if !now.contains(name) {
-                    invs.push(Invalidation::Entry {
-                        parent: ino::ROOT,
-                        name: name.into(),
-                    });
-                }
+                invs.push(Invalidation::Entry {
+                    parent: ino::ROOT,
+                    name: name.into(),
+                });
             }
+            invs.push(Invalidation::Entry {
+                parent: ino::ROOT,
+                name: ".id".into(),
+            });
         }
         if change.labels_changed {
             invs.push(Invalidation::Inode(ino::LABELS));
@@ -433,7 +458,6 @@ impl SessionView {
                     let e = s.entry(idx);
                     let ok = match slot {
                         Slot::ParentLink | Slot::ChildLink => e.parent != NIL,
-                        Slot::BranchLink => e.child_count == 0,
                         _ => true,
                     };
                     if !ok {
@@ -736,14 +760,14 @@ impl SessionView {
                     Node::E(e, Slot::FlatDir),
                 )
             }),
-            Node::Branches => Self::entry_by_name(s, name, None)
-                .filter(|&e| s.entry(e).child_count == 0)
-                .map(|e| {
-                    (
-                        entry_ino(st.base, e, Slot::BranchLink),
-                        Node::E(e, Slot::BranchLink),
-                    )
-                }),
+            // Only tips are listed, but any entry resolves: a tip that just got a
+            // child must not vanish between a reader's readdir and its stat.
+            Node::Branches => Self::entry_by_name(s, name, None).map(|e| {
+                (
+                    entry_ino(st.base, e, Slot::BranchLink),
+                    Node::E(e, Slot::BranchLink),
+                )
+            }),
             Node::Labels => s
                 .label_entry(name)
                 .map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
@@ -1094,6 +1118,13 @@ impl SessionView {
         if !utf8_so_far(buf) {
             *failed = Some(Error::NotUtf8);
             return Err(Error::NotUtf8);
+        }
+        // A full disk must show in write(2): the shell ignores errors from close.
+        // (The append itself reserves its space first; this is the early warning.)
+        // Free space counts whole blocks; the file's last block may hold a little more.
+        if free_bytes(&self.path).is_some_and(|(free, block)| (buf.len() as u64) > free + block) {
+            *failed = Some(Error::Io(libc::ENOSPC));
+            return Err(Error::Io(libc::ENOSPC));
         }
         Ok(data.len() as u32)
     }
