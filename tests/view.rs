@@ -399,3 +399,28 @@ fn writers_cannot_exhaust_memory() {
     write_through(&v, reply.ino, b"still works\n").unwrap();
     assert!(std::fs::read(&p).unwrap().len() > before.len());
 }
+
+#[test]
+fn only_the_openers_close_appends_and_later_text_is_a_new_entry() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let reply = walk(&v, "reply");
+    let me = std::process::id();
+    let before = std::fs::read(&p).unwrap().len();
+    let o = v.open_file_as(reply.ino, true, true, Some(me)).unwrap();
+    v.write(reply.ino, o.fh, 0, b"part one\n").unwrap();
+    // A child that inherited the descriptor exits: its flush appends nothing.
+    v.flush_from(reply.ino, o.fh, Some(1)).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap().len(), before);
+    v.write(reply.ino, o.fh, 9, b"part two\n").unwrap();
+    v.flush_from(reply.ino, o.fh, Some(me)).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["message"]["content"][0]["text"], "part one\npart two");
+    // Written after that append: a new entry, appended at the last close.
+    v.write(reply.ino, o.fh, 18, b"more\n").unwrap();
+    v.release(reply.ino, o.fh).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["message"]["content"][0]["text"], "more");
+}

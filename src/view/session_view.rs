@@ -160,10 +160,24 @@ enum Handle {
     Read(Arc<Vec<u8>>),
     Write {
         target: WriteTarget,
+        /// Text written since the last append, and the file offset it starts at.
         buf: Vec<u8>,
-        committed: bool,
+        start: u64,
+        /// Thread group that opened the file: only its flushes append (see `flush_from`).
+        opener: Option<u32>,
         failed: Option<Error>,
     },
+}
+
+/// The thread group (process) of thread `pid`, as FUSE reports the caller's thread.
+fn tgid_of(pid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Tgid:").and_then(|v| v.trim().parse().ok()))
+        })
+        .unwrap_or(pid)
 }
 
 /// One mounted session. All methods take `&self`; state is behind locks.
@@ -989,7 +1003,19 @@ impl SessionView {
     }
 
     /// `write`: opened for writing; `truncate`: `O_TRUNC`.
-    pub fn open_file(&self, i: u64, write: bool, _truncate: bool) -> Result<Opened> {
+    pub fn open_file(&self, i: u64, write: bool, truncate: bool) -> Result<Opened> {
+        self.open_file_as(i, write, truncate, None)
+    }
+
+    /// As [`open_file`](Self::open_file), knowing the calling thread (FUSE's `pid`), so
+    /// that only the opening process's `close` appends what was written.
+    pub fn open_file_as(
+        &self,
+        i: u64,
+        write: bool,
+        _truncate: bool,
+        pid: Option<u32>,
+    ) -> Result<Opened> {
         let st = self.state.read();
         let node = self.decode(&st, i)?;
         if write {
@@ -1015,7 +1041,8 @@ impl SessionView {
             let fh = self.new_fh(Handle::Write {
                 target,
                 buf: Vec::new(),
-                committed: false,
+                start: 0,
+                opener: pid.map(tgid_of),
                 failed: None,
             });
             return Ok(Opened {
@@ -1093,12 +1120,19 @@ impl SessionView {
 
     pub fn write(&self, _i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
         let mut h = self.handles.lock();
-        let Some(Handle::Write { buf, failed, .. }) = h.get_mut(&fh) else {
+        let Some(Handle::Write {
+            buf, start, failed, ..
+        }) = h.get_mut(&fh)
+        else {
             return Err(Error::Io(libc::EBADF));
         };
         if let Some(e) = failed {
             return Err(e.clone());
         }
+        // Offsets count from the open; text before `start` was appended already.
+        let Some(offset) = offset.checked_sub(*start) else {
+            return Err(Error::Invalid);
+        };
         let end = offset as usize + data.len();
         if end > self.opts.max_reply {
             *failed = Some(Error::TooBig);
@@ -1153,34 +1187,53 @@ impl SessionView {
             }
         }
         if let Some(fh) = fh
-            && let Some(Handle::Write { buf, .. }) = self.handles.lock().get_mut(&fh)
-            && (size as usize) < buf.len()
+            && let Some(Handle::Write { buf, start, .. }) = self.handles.lock().get_mut(&fh)
         {
-            self.pending
-                .fetch_sub((buf.len() - size as usize) as u64, Ordering::Relaxed);
-            buf.truncate(size as usize);
+            let keep = size.saturating_sub(*start) as usize;
+            if keep < buf.len() {
+                self.pending
+                    .fetch_sub((buf.len() - keep) as u64, Ordering::Relaxed);
+                buf.truncate(keep);
+            }
+            if size < *start {
+                *start = size;
+            }
         }
         self.getattr(i)
     }
 
-    /// Appends what was written through `fh` (once); returns once it is on disk.
-    pub fn flush(&self, _i: u64, fh: u64) -> Result<()> {
+    /// Appends what was written through `fh`; returns once it is on disk.
+    pub fn flush(&self, i: u64, fh: u64) -> Result<()> {
+        self.flush_from(i, fh, None)
+    }
+
+    /// `flush`, called when any copy of the descriptor is closed. Only a close by the
+    /// process that opened the file appends (when the caller is known): a child that
+    /// inherited the descriptor and exits (`{ echo a; true; echo b; } > reply`) must
+    /// not cut the message in two. Text written after an append starts a new entry.
+    pub fn flush_from(&self, _i: u64, fh: u64, pid: Option<u32>) -> Result<()> {
         let (target, text) = {
             let mut h = self.handles.lock();
             let Some(Handle::Write {
                 target,
                 buf,
-                committed,
+                start,
+                opener,
                 failed,
             }) = h.get_mut(&fh)
             else {
                 return Ok(());
             };
-            if *committed || failed.is_some() || buf.is_empty() {
+            if let (Some(o), Some(p)) = (*opener, pid)
+                && tgid_of(p) != o
+            {
                 return Ok(());
             }
-            *committed = true;
+            if failed.is_some() || buf.is_empty() {
+                return Ok(());
+            }
             self.pending.fetch_sub(buf.len() as u64, Ordering::Relaxed);
+            *start += buf.len() as u64;
             let text = match String::from_utf8(std::mem::take(buf)) {
                 Ok(t) => t,
                 Err(_) => return Err(Error::NotUtf8),
@@ -1207,8 +1260,9 @@ impl SessionView {
         .map(|_| ())
     }
 
+    /// The last close: anything still unwritten is appended now.
     pub fn release(&self, i: u64, fh: u64) -> Result<()> {
-        let r = self.flush(i, fh);
+        let r = self.flush_from(i, fh, None);
         if let Some(Handle::Write { buf, .. }) = self.handles.lock().remove(&fh) {
             self.pending.fetch_sub(buf.len() as u64, Ordering::Relaxed);
             self.writers.fetch_sub(1, Ordering::Relaxed);
