@@ -653,8 +653,11 @@ impl SessionView {
                 rw,
                 SHORT,
             ),
+            // Drawing the tree means reading every entry of the session: not something
+            // an `ls` of the root should pay for. Its size is known once it has been
+            // read (0 before); it is opened with direct I/O, so reads never depend on it.
             Node::Tree => {
-                let size = self.tree_bytes(st)?.len() as u64;
+                let size = st.tree.lock().as_ref().map_or(0, |t| t.len() as u64);
                 file(size, time_of(last_ts), 0o444, SHORT)
             }
             Node::RootReply => file(0, header_time, rw, FOREVER),
@@ -1062,7 +1065,7 @@ impl SessionView {
                 return Ok(Opened {
                     fh: self.new_fh(Handle::Read(self.tree_bytes(&st)?)),
                     keep_cache: false,
-                    direct_io: false,
+                    direct_io: true,
                 });
             }
             Node::RootReply | Node::E(_, Slot::Reply) => (Arc::new(Vec::new()), true),
