@@ -658,7 +658,8 @@ impl SessionView {
             // read (0 before); it is opened with direct I/O, so reads never depend on it.
             Node::Tree => {
                 let size = st.tree.lock().as_ref().map_or(0, |t| t.len() as u64);
-                file(size, time_of(last_ts), 0o444, SHORT)
+                // Not cached by the kernel: the size changes when it is first read.
+                file(size, time_of(last_ts), 0o444, Duration::ZERO)
             }
             Node::RootReply => file(0, header_time, rw, FOREVER),
             Node::Leaf => {
