@@ -21,27 +21,38 @@ struct Cli {
 enum Command {
     /// Report what is wrong with session files, line by line.
     ///
+    /// A directory stands for every `.jsonl` file under it, at any depth (one report
+    /// each, in path order): `sessionfs check ~/.pi/agent/sessions` checks them all.
+    ///
     /// Exit status: 0 when every file is clean (notes aside), 1 when problems were
     /// found, 2 when a file could not be read. Never writes to the files.
     Check {
-        /// Session files (.jsonl).
+        /// Session files (.jsonl), or directories to search for them.
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// One JSON object per file, one per line.
         #[arg(long)]
         json: bool,
     },
-    /// Mount a session file as a directory tree.
+    /// Mount a session file, or a whole sessions directory, as a directory tree.
     ///
-    /// Every entry of the session becomes a directory under its parent; `cat`, `grep`
+    /// `sessionfs mount MOUNTPOINT` shows Pi's sessions directory
+    /// ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions): one folder per
+    /// project, one per session in it, each indexed only when first entered.
+    /// `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way, and
+    /// `sessionfs mount FILE.jsonl MOUNTPOINT` one session.
+    ///
+    /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
     /// and `ls` read it, and `echo TEXT > reply` appends a user message. The command
     /// stays in the foreground until the mount is unmounted (`umount MOUNTPOINT`) or it
     /// receives SIGINT, SIGTERM or SIGHUP, which unmount it. Errors are one line on
     /// standard error, starting with `sessionfs: `.
-    #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP)]
+    #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// The session file (.jsonl).
-        file: PathBuf,
+        /// A session file (.jsonl), or a directory of sessions laid out as Pi's
+        /// (project folders of .jsonl files). Default: Pi's sessions directory.
+        #[arg(value_name = "FILE|DIR")]
+        file: Option<PathBuf>,
         /// An empty directory to mount it on.
         #[arg(value_name = "MOUNTPOINT")]
         mount_point: PathBuf,
@@ -59,6 +70,11 @@ enum Command {
         /// allowed); larger writes fail with EFBIG.
         #[arg(long, value_name = "BYTES", default_value = "16MiB", value_parser = fuse::mount::parse_size)]
         max_reply: usize,
+        /// With a sessions directory: drop the least recently used session indexes
+        /// once the loaded ones take more than this (bytes; K, M and G allowed).
+        /// They are reloaded when used again.
+        #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = fuse::mount::parse_size)]
+        max_index_memory: usize,
         /// With --background: append the log (see RUST_LOG) to this file instead of
         /// discarding it.
         #[arg(long, value_name = "FILE", requires = "background")]
@@ -81,29 +97,70 @@ fn main() -> ExitCode {
             allow_other,
             background,
             max_reply,
+            max_index_memory,
             log,
             ready_fd,
-        } => fuse::mount::run(fuse::mount::MountArgs {
-            file,
-            mount_point,
-            read_only,
-            allow_other,
-            background,
-            max_reply,
-            log,
-            ready_fd,
-        }),
+        } => {
+            if file.is_none() && looks_like_a_session_file(&mount_point) {
+                use clap::CommandFactory;
+                let mut cli = Cli::command();
+                cli.build();
+                cli.find_subcommand_mut("mount")
+                    .expect("the mount subcommand")
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        format!(
+                            "{} is a session file: give a mount point too \
+                             (sessionfs mount FILE MOUNTPOINT)",
+                            mount_point.display()
+                        ),
+                    )
+                    .exit();
+            }
+            fuse::mount::run(fuse::mount::MountArgs {
+                file,
+                mount_point,
+                read_only,
+                allow_other,
+                background,
+                max_reply,
+                max_index_memory,
+                log,
+                ready_fd,
+            })
+        }
     }
 }
 
-fn run_check(files: &[PathBuf], json: bool) -> ExitCode {
+/// `sessionfs mount X` with one argument mounts Pi's sessions directory on X; an X
+/// that is a session file is the common mistake of forgetting the mount point.
+fn looks_like_a_session_file(p: &std::path::Path) -> bool {
+    p.extension().is_some_and(|e| e == "jsonl") || p.is_file()
+}
+
+fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut code = 0u8;
-    for f in files {
-        let r = check::check(f);
-        if json {
-            println!("{}", check::to_json(f, &r));
+    // (path, Some(report) when known without reading it)
+    let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
+    for a in args {
+        if a.is_dir() {
+            let found = check::session_files(a);
+            if found.is_empty() {
+                // Nothing to check is not a clean bill of health.
+                let why = "a directory with no .jsonl file in it".to_string();
+                files.push((a.clone(), Some(check::Report::Unreadable(why))));
+            }
+            files.extend(found.into_iter().map(|f| (f, None)));
         } else {
-            print!("{}", check::to_text(f, &r));
+            files.push((a.clone(), None));
+        }
+    }
+    for (f, known) in files {
+        let r = known.unwrap_or_else(|| check::check(&f));
+        if json {
+            println!("{}", check::to_json(&f, &r));
+        } else {
+            print!("{}", check::to_text(&f, &r));
         }
         let c = match &r {
             check::Report::Unreadable(_) => 2,

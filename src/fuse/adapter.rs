@@ -1,6 +1,6 @@
 //! The `fuser::Filesystem` implementation: a translation layer and nothing more.
 //!
-//! Every handler makes one call on the [`SessionView`] and turns its answer into a
+//! Every handler makes one call on the view ([`FsView`]) and turns its answer into a
 //! reply: `Ok` into the reply's payload (attributes with the TTL the view chose,
 //! generation 0, a block size of 4096, and the mounting user as owner), `Err` into the
 //! errno that [`view::Error::errno`] names, logged at debug level.
@@ -22,7 +22,7 @@
 //! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
 //!   file is closed, as the layout promises.
 
-use crate::view::{self, Attr, FileKind, SessionView};
+use crate::view::{self, Attr, FileKind, FsView};
 use log::debug;
 use std::ffi::OsStr;
 use std::io;
@@ -44,9 +44,10 @@ const BLKSIZE: u32 = 4096;
 /// Called once when the session ends (see [`Adapter::on_destroy`]).
 type DestroyHook = Box<dyn FnOnce() + Send + Sync>;
 
-/// Serves one [`SessionView`] to the kernel.
+/// Serves one view (a [`SessionView`](crate::view::SessionView), or a
+/// [`MultiView`](crate::view::MultiView) of a sessions directory) to the kernel.
 pub struct Adapter {
-    view: Arc<SessionView>,
+    view: Arc<dyn FsView>,
     uid: u32,
     gid: u32,
     read_only: bool,
@@ -56,7 +57,7 @@ pub struct Adapter {
 impl Adapter {
     /// An adapter for `view`, whose inodes all belong to `uid`/`gid`. With `read_only`,
     /// requests that would edit the tree fail with `EROFS` rather than `EACCES`.
-    pub fn new(view: Arc<SessionView>, uid: u32, gid: u32, read_only: bool) -> Adapter {
+    pub fn new(view: Arc<dyn FsView>, uid: u32, gid: u32, read_only: bool) -> Adapter {
         Adapter {
             view,
             uid,

@@ -1,5 +1,6 @@
-//! Serving a [`SessionView`](crate::view::SessionView) over FUSE, and the `mount`
-//! command.
+//! Serving a [`SessionView`](crate::view::SessionView) (or a
+//! [`MultiView`](crate::view::MultiView) of a sessions directory) over FUSE, and the
+//! `mount` command.
 //!
 //! This module is deliberately thin. Everything a mounted session *means* (names,
 //! inode numbers, sizes, contents, what a write does) is decided by `crate::view`,
@@ -16,6 +17,9 @@
 //! * [`watch`]: a thread that follows the session file with inotify (and a slow poll as
 //!   a safety net) and asks the view to catch up whenever another program appends to
 //!   it, replaces it or rewrites it.
+//! * [`dir_watch`]: the same for a sessions directory mounted whole (a
+//!   [`MultiView`](crate::view::MultiView)): one inotify instance on the directory and
+//!   every project folder seen, reporting sessions and folders that come, go or change.
 //! * [`mount`]: the `sessionfs mount` command: checks that reject a bad invocation
 //!   with one clear sentence and a distinct exit status, the mount itself, clean
 //!   unmounting on `SIGINT`/`SIGTERM`/`SIGHUP` or an external `umount`, and
@@ -26,6 +30,7 @@
 //! process exits on its own accord the mount point is left unmounted.
 
 pub mod adapter;
+pub mod dir_watch;
 pub mod mount;
 pub mod notify;
 pub mod watch;

@@ -1,7 +1,8 @@
 //! The `sessionfs mount` command.
 //!
-//! [`run`] checks the invocation, loads the session, mounts it, and serves it until
-//! the mount goes away, which happens when
+//! [`run`] checks the invocation, loads the session (or, given a directory or no
+//! source at all, sets up a [`MultiView`] of a sessions directory, which loads nothing
+//! yet), mounts it, and serves it until the mount goes away, which happens when
 //!
 //! * the process receives `SIGINT`, `SIGTERM` or `SIGHUP`: it unmounts (lazily if the
 //!   mount is busy), waits briefly for the kernel to end the session, and exits 0;
@@ -18,10 +19,11 @@
 //! through a pipe whose descriptor it is given with the hidden `--ready-fd` option.
 
 use super::adapter::Adapter;
+use super::dir_watch::DirWatcher;
 use super::notify::NotifierThread;
 use super::watch::Watcher;
 use crate::model::LoadError;
-use crate::view::{Options, SessionView};
+use crate::view::{FsView, MultiOptions, MultiView, Options, STATS_NAME, SessionView};
 use fuser::{Config, MountOption, Session, SessionACL, SessionUnmounter};
 use log::{debug, info, warn};
 use std::ffi::CString;
@@ -45,7 +47,8 @@ pub mod exit {
     /// The command line was wrong (reported, and exited with, by the argument parser).
     #[allow(dead_code)]
     pub const USAGE: u8 = 2;
-    /// The session file cannot be read: missing, a directory, or not permitted.
+    /// The session file or sessions directory cannot be read: missing, not permitted,
+    /// or (a directory) holding the mount point.
     pub const FILE: u8 = 3;
     /// The file is not a Pi session (or is empty).
     pub const NOT_A_SESSION: u8 = 4;
@@ -67,7 +70,7 @@ Exit status:
   0  unmounted cleanly (signal or umount), or --background: the mount is ready
   1  the mount failed for another reason, or the session ended with an error
   2  bad command line
-  3  FILE cannot be read (missing, a directory, not permitted)
+  3  FILE or DIR cannot be read (missing, not permitted), or DIR holds MOUNTPOINT
   4  FILE is not a Pi session (or is empty)
   5  MOUNTPOINT is missing or not a directory
   6  MOUNTPOINT is not empty
@@ -83,13 +86,16 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// What `sessionfs mount` was asked to do.
 #[derive(Debug, Clone)]
 pub struct MountArgs {
-    pub file: PathBuf,
+    /// A session file or a sessions directory; `None`: Pi's sessions directory.
+    pub file: Option<PathBuf>,
     pub mount_point: PathBuf,
     pub read_only: bool,
     pub allow_other: bool,
     pub background: bool,
     /// Largest message accepted through `reply`, in bytes.
     pub max_reply: usize,
+    /// With a sessions directory: the memory bound on loaded sessions, in bytes.
+    pub max_index_memory: usize,
     /// With `--background`: where the child's log goes.
     pub log: Option<PathBuf>,
     /// Set in the `--background` child: where to report readiness or failure.
@@ -164,40 +170,146 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 
 /// What the checks established.
 struct Checked {
+    /// The session file, or the sessions directory (absolute).
     file: PathBuf,
+    /// Whether `file` is a sessions directory.
+    dir: bool,
     mount_point: PathBuf,
 }
 
 fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
-    let file = check_file(&args.file)?;
+    let (file, dir) = match &args.file {
+        Some(f) => check_source(f)?,
+        None => (check_default_dir()?, true),
+    };
     let mount_point = check_mount_point(&args.mount_point)?;
+    if dir && mount_point.starts_with(&file) {
+        return Err(Failure::new(
+            exit::FILE,
+            format!(
+                "{} is a directory that holds the mount point {}; mount it elsewhere",
+                args.file.as_deref().unwrap_or(&file).display(),
+                args.mount_point.display()
+            ),
+        ));
+    }
     check_fuse_device(Path::new("/dev/fuse"))?;
     check_permitted()?;
-    Ok(Checked { file, mount_point })
+    Ok(Checked {
+        file,
+        dir,
+        mount_point,
+    })
 }
 
-fn check_file(file: &Path) -> Result<PathBuf, Failure> {
+/// Pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions` (a leading `~` expanded),
+/// else `~/.pi/agent/sessions`. `None` without a home directory to expand.
+pub fn default_sessions_dir() -> Option<PathBuf> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+    };
+    match std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => {
+            let b = d.as_bytes();
+            let agent = if b == b"~" {
+                home()?
+            } else if let Some(rest) = b.strip_prefix(b"~/") {
+                home()?.join(std::ffi::OsStr::from_bytes(rest))
+            } else {
+                PathBuf::from(d)
+            };
+            Some(agent.join("sessions"))
+        }
+        None => Some(home()?.join(".pi/agent/sessions")),
+    }
+}
+
+fn check_default_dir() -> Result<PathBuf, Failure> {
+    let Some(dir) = default_sessions_dir() else {
+        return Err(Failure::new(
+            exit::FILE,
+            "cannot find Pi's sessions directory: HOME is not set; \
+             give a sessions directory or a session file",
+        ));
+    };
+    match fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => fs::canonicalize(&dir)
+            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e)))),
+        Ok(_) => Err(Failure::new(
+            exit::FILE,
+            format!(
+                "Pi's sessions directory {} is not a directory",
+                dir.display()
+            ),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
+            exit::FILE,
+            format!(
+                "Pi's sessions directory {} does not exist (has Pi run yet? \
+                 PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
+                dir.display()
+            ),
+        )),
+        Err(e) => Err(Failure::new(
+            exit::FILE,
+            format!("{}: {}", dir.display(), io_msg(&e)),
+        )),
+    }
+}
+
+/// A session file or a sessions directory: its absolute path, and whether it is a
+/// directory.
+fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
     let shown = file.display();
     let meta = match fs::metadata(file) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(Failure::new(exit::FILE, format!("{shown}: no such file")));
+            return Err(Failure::new(
+                exit::FILE,
+                format!("{shown}: no such file or directory"),
+            ));
         }
         Err(e) => return Err(Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e)))),
     };
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(Failure::new(
+            exit::FILE,
+            format!("{shown} is neither a regular file nor a directory"),
+        ));
+    }
+    let abs = fs::canonicalize(file)
+        .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
     if meta.is_dir() {
-        return Err(Failure::new(
-            exit::FILE,
-            format!("{shown} is a directory; give a session file (.jsonl)"),
-        ));
+        fs::read_dir(&abs)
+            .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
     }
-    if !meta.is_file() {
-        return Err(Failure::new(
-            exit::FILE,
-            format!("{shown} is not a regular file"),
-        ));
-    }
-    fs::canonicalize(file).map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))
+    Ok((abs, meta.is_dir()))
+}
+
+/// Lets the process keep one descriptor per loaded session: raises the soft limit on
+/// open files to the hard one, and returns how many sessions may be loaded at once.
+fn sessions_loadable() -> usize {
+    // SAFETY: getrlimit/setrlimit on a live struct.
+    let soft = unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            1024
+        } else {
+            if r.rlim_cur < r.rlim_max {
+                let want = libc::rlimit {
+                    rlim_cur: r.rlim_max,
+                    rlim_max: r.rlim_max,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+                    r.rlim_cur = r.rlim_max;
+                }
+            }
+            r.rlim_cur
+        }
+    };
+    (soft.saturating_sub(256) / 2).clamp(16, 4096) as usize
 }
 
 fn check_mount_point(mp: &Path) -> Result<PathBuf, Failure> {
@@ -331,20 +443,37 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
         gid,
         max_reply: args.max_reply,
     };
-    let view = SessionView::open(&checked.file, opts).map_err(|e| {
-        let code = match e {
-            LoadError::Io(_) => exit::FILE,
-            _ => exit::NOT_A_SESSION,
-        };
-        let msg = match &e {
-            LoadError::Io(io) => io_msg(io),
-            other => other.to_string(),
-        };
-        Failure::new(code, format!("{}: {msg}", args.file.display()))
-    })?;
-    let view = Arc::new(view);
+    let shown = args.file.as_deref().unwrap_or(&checked.file).display();
     let (tx, rx) = std::sync::mpsc::channel();
-    view.set_invalidation_sink(tx);
+    let (view, served): (Arc<dyn FsView>, Served) = if checked.dir {
+        let multi = MultiView::open(
+            &checked.file,
+            MultiOptions {
+                session: opts,
+                max_index_memory: args.max_index_memory,
+                max_loaded: sessions_loadable(),
+            },
+        )
+        .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
+        let multi = Arc::new(multi);
+        multi.set_invalidation_sink(tx);
+        (multi.clone(), Served::All(multi))
+    } else {
+        let one = SessionView::open(&checked.file, opts).map_err(|e| {
+            let code = match e {
+                LoadError::Io(_) => exit::FILE,
+                _ => exit::NOT_A_SESSION,
+            };
+            let msg = match &e {
+                LoadError::Io(io) => io_msg(io),
+                other => other.to_string(),
+            };
+            Failure::new(code, format!("{shown}: {msg}"))
+        })?;
+        let one = Arc::new(one);
+        one.set_invalidation_sink(tx);
+        (one.clone(), Served::One(one))
+    };
 
     // Handlers go in before the mount exists, so that no signal can leave it behind.
     let signals = Signals::install().map_err(|e| {
@@ -376,7 +505,7 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     let slot: UnmountSlot = Arc::new(parking_lot::Mutex::new(None));
     let hook_slot = Arc::clone(&slot);
     let hook_mp = checked.mount_point.clone();
-    let adapter = Adapter::new(Arc::clone(&view), uid, gid, args.read_only)
+    let adapter = Adapter::new(view, uid, gid, args.read_only)
         .on_destroy(move || unmount(&hook_slot, &hook_mp));
     let mut session = Session::new(adapter, &checked.mount_point, &config).map_err(|e| {
         Failure::new(
@@ -396,16 +525,37 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
 
     // From here on the mount exists: every exit path below unmounts.
     *slot.lock() = Some(session.unmount_callable());
-    let served = serve(session, rx, &view, &checked, &signals, ready, &slot);
+    let served = serve(session, rx, &served, &checked, &signals, ready, &slot);
     unmount(&slot, &checked.mount_point);
     served
+}
+
+/// What is mounted, for the watcher.
+enum Served {
+    One(Arc<SessionView>),
+    All(Arc<MultiView>),
+}
+
+/// The running watcher of either kind.
+enum AnyWatcher {
+    One(Watcher),
+    All(DirWatcher),
+}
+
+impl AnyWatcher {
+    fn stop(self) {
+        match self {
+            AnyWatcher::One(w) => w.stop(),
+            AnyWatcher::All(w) => w.stop(),
+        }
+    }
 }
 
 /// Runs the session and its helper threads until a signal or an external unmount.
 fn serve(
     session: Session<Adapter>,
     rx: std::sync::mpsc::Receiver<crate::view::Invalidation>,
-    view: &Arc<SessionView>,
+    served: &Served,
     checked: &Checked,
     signals: &Signals,
     ready: &mut Option<ReadyPipe>,
@@ -429,16 +579,24 @@ fn serve(
             result
         })
         .map_err(|e| fail("session", e))?;
-    let v = Arc::clone(view);
-    let watcher = Watcher::spawn(&checked.file, move || {
-        v.refresh()
-            .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
-    })
-    .map_err(|e| fail("watcher", e))?;
-    // Catch up with whatever was appended between loading and watching.
-    if let Err(e) = view.refresh() {
-        debug!("refreshing after mounting: {e:?}");
-    }
+    let watcher = match served {
+        Served::One(view) => {
+            let v = Arc::clone(view);
+            let w = Watcher::spawn(&checked.file, move || {
+                v.refresh()
+                    .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
+            })
+            .map_err(|e| fail("watcher", e))?;
+            // Catch up with whatever was appended between loading and watching.
+            if let Err(e) = view.refresh() {
+                debug!("refreshing after mounting: {e:?}");
+            }
+            AnyWatcher::One(w)
+        }
+        Served::All(view) => {
+            AnyWatcher::All(DirWatcher::spawn(Arc::clone(view)).map_err(|e| fail("watcher", e))?)
+        }
+    };
 
     if let Some(pipe) = ready.take() {
         pipe.ready();
@@ -665,7 +823,11 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
 
     let exe = std::env::current_exe().map_err(|e| fail("finding sessionfs itself", e))?;
     let mut cmd = Command::new(exe);
-    cmd.arg("mount").arg(&args.file).arg(&args.mount_point);
+    cmd.arg("mount");
+    if let Some(file) = &args.file {
+        cmd.arg(file);
+    }
+    cmd.arg(&args.mount_point);
     if args.read_only {
         cmd.arg("--read-only");
     }
@@ -673,6 +835,8 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
         cmd.arg("--allow-other");
     }
     cmd.arg("--max-reply").arg(args.max_reply.to_string());
+    cmd.arg("--max-index-memory")
+        .arg(args.max_index_memory.to_string());
     cmd.arg("--ready-fd").arg(ready_fd.to_string());
     cmd.stdin(Stdio::null()).stdout(Stdio::null());
     match &args.log {
@@ -756,7 +920,10 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
         let Ok(p) = fs::metadata(parent) else {
             return false;
         };
-        m.dev() != p.dev() && fs::metadata(mp.join("session.json")).is_ok()
+        // A session answers for `session.json`, a sessions directory for its stats.
+        m.dev() != p.dev()
+            && (fs::metadata(mp.join("session.json")).is_ok()
+                || fs::metadata(mp.join(STATS_NAME)).is_ok())
     };
     loop {
         if answers() {
@@ -964,10 +1131,13 @@ mod tests {
     fn file_checks() {
         let d = tempfile::tempdir().unwrap();
         assert_eq!(
-            check_file(&d.path().join("nope")).unwrap_err().code,
+            check_source(&d.path().join("nope")).unwrap_err().code,
             exit::FILE
         );
-        assert_eq!(check_file(d.path()).unwrap_err().code, exit::FILE);
+        assert_eq!(
+            check_source(d.path()).unwrap(),
+            (fs::canonicalize(d.path()).unwrap(), true)
+        );
         assert!(check_fuse_device(&d.path().join("fuse")).is_err());
     }
 }

@@ -79,6 +79,36 @@ pub fn check(path: &Path) -> Report {
     }))
 }
 
+/// Every `.jsonl` file under `dir`, at any depth, sorted by path. Symbolic links
+/// are followed to files but not into directories. A directory that cannot be read is
+/// returned as it is, so that checking it reports why.
+pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let rd = match std::fs::read_dir(dir) {
+            Ok(rd) => rd,
+            Err(_) => {
+                out.push(dir.to_path_buf());
+                return;
+            }
+        };
+        for ent in rd.flatten() {
+            let path = ent.path();
+            let Ok(ft) = ent.file_type() else { continue };
+            if ft.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "jsonl")
+                && (ft.is_file() || path.is_file())
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
+
 /// One problem as a line of text.
 pub fn describe(p: &ProblemKind) -> String {
     match p {

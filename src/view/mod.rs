@@ -8,11 +8,18 @@
 //!
 //! The layout is the contract in `docs/LAYOUT.md`.
 
+mod fs_view;
 mod inode;
+mod multi;
 mod names;
 mod session_view;
 
+pub use fs_view::FsView;
 pub use inode::Ino;
+pub use multi::{
+    DirWatch, ERROR_NAME, MultiOptions, MultiView, SESSION_EXT, SLOT_SHIFT, STATS_INO, STATS_NAME,
+    Stats,
+};
 pub use names::{escape_id, unescape_name};
 pub use session_view::{Opened, Options, SessionView};
 

@@ -386,3 +386,102 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Opens `path` for writing (with `O_TRUNC`, as the shell's `>` does), writes all of
+/// `data`, and closes it, returning the first error, *including one from `close(2)`*
+/// (where a reply's append is reported; `std::fs::File` ignores that one).
+pub fn write_then_close(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: plain syscalls on a descriptor opened and closed here; buffers are valid.
+    unsafe {
+        let fd = libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut done = 0;
+        while done < data.len() {
+            let n = libc::write(fd, data[done..].as_ptr().cast(), data.len() - done);
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                libc::close(fd);
+                return Err(e);
+            }
+            done += n as usize;
+        }
+        if libc::close(fd) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Whether `/proc/mounts` lists `p` as a mount point.
+pub fn in_proc_mounts(p: &Path) -> bool {
+    let want = p.to_string_lossy();
+    fs::read_to_string("/proc/mounts").is_ok_and(|m| {
+        m.lines()
+            .any(|l| l.split(' ').nth(1).map(unescape_mountinfo).as_deref() == Some(&*want))
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// Mounts of a whole sessions directory.
+
+impl Mount {
+    /// Mounts the sessions directory `sessions` (normally inside `dir`) on `dir/mnt`:
+    /// `sessionfs mount SESSIONS MNT ARGS`. With `sessions` `None`, runs
+    /// `sessionfs mount MNT ARGS` (Pi's sessions directory, found through `envs`).
+    /// Waits until the mount answers for its `.sessionfs-stats`.
+    pub fn sessions_dir(
+        dir: tempfile::TempDir,
+        sessions: Option<&Path>,
+        args: &[&str],
+        envs: &[(&str, &OsStr)],
+    ) -> Mount {
+        clean_stale_mounts();
+        let mnt = dir.path().join("mnt");
+        fs::create_dir(&mnt).expect("creating the mount point");
+        let stderr = dir.path().join("stderr");
+        let err = fs::File::create(&stderr).expect("creating the stderr file");
+        let mut cmd = Command::new(bin());
+        cmd.arg("mount");
+        if let Some(s) = sessions {
+            cmd.arg(s);
+        }
+        cmd.arg(&mnt)
+            .args(args)
+            .envs(envs.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err);
+        let child = cmd.spawn().expect("starting sessionfs");
+        let mut m = Mount {
+            file: sessions.map_or_else(|| dir.path().to_path_buf(), Path::to_path_buf),
+            dir: Some(dir),
+            mnt,
+            stderr,
+            child: Some(child),
+        };
+        let ok = wait_until(DEADLINE, || {
+            if let Some(Ok(Some(_))) = m.child.as_mut().map(Child::try_wait) {
+                return true;
+            }
+            is_mount_point(&m.mnt) && fs::metadata(m.mnt.join(".sessionfs-stats")).is_ok()
+        });
+        if let Some(Ok(Some(status))) = m.child.as_mut().map(Child::try_wait) {
+            panic!(
+                "sessionfs mount exited early ({status}): {}",
+                m.stderr_text()
+            );
+        }
+        assert!(
+            ok,
+            "the mount did not answer within {DEADLINE:?}: {}",
+            m.stderr_text()
+        );
+        m
+    }
+}

@@ -1,0 +1,73 @@
+//! [`FsView`]: what the FUSE adapter needs from a view.
+//!
+//! Two views implement it: [`SessionView`] (one session file mounted on its own) and
+//! [`MultiView`](super::MultiView) (a sessions directory, each session inside it a
+//! `SessionView` loaded on demand). The adapter serves either through this trait and
+//! knows nothing of which one it has.
+
+use super::{Attr, DirEntry, Opened, Result, SessionView};
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// The filesystem operations of a view, by inode number. Every method takes `&self`:
+/// state lives behind locks.
+pub trait FsView: Send + Sync {
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr>;
+    fn getattr(&self, ino: u64) -> Result<Attr>;
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>>;
+    /// Entries from `offset` on; each with the offset of the entry after it.
+    fn readdir(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>>;
+    /// As `readdir`, with each entry's attributes.
+    fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>>;
+    fn open_file(&self, ino: u64, write: bool, truncate: bool) -> Result<Opened>;
+    fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>>;
+    fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32>;
+    /// `setattr` with a size.
+    fn truncate(&self, ino: u64, fh: Option<u64>, size: u64) -> Result<Attr>;
+    fn flush(&self, ino: u64, fh: u64) -> Result<()>;
+    fn release(&self, ino: u64, fh: u64) -> Result<()>;
+    fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr>;
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<()>;
+}
+
+impl FsView for SessionView {
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr> {
+        SessionView::lookup(self, parent, name)
+    }
+    fn getattr(&self, ino: u64) -> Result<Attr> {
+        SessionView::getattr(self, ino)
+    }
+    fn readlink(&self, ino: u64) -> Result<Vec<u8>> {
+        SessionView::readlink(self, ino)
+    }
+    fn readdir(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
+        SessionView::readdir(self, ino, offset)
+    }
+    fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>> {
+        SessionView::readdirplus(self, ino, offset)
+    }
+    fn open_file(&self, ino: u64, write: bool, truncate: bool) -> Result<Opened> {
+        SessionView::open_file(self, ino, write, truncate)
+    }
+    fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        SessionView::read(self, ino, fh, offset, size)
+    }
+    fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
+        SessionView::write(self, ino, fh, offset, data)
+    }
+    fn truncate(&self, ino: u64, fh: Option<u64>, size: u64) -> Result<Attr> {
+        SessionView::truncate(self, ino, fh, size)
+    }
+    fn flush(&self, ino: u64, fh: u64) -> Result<()> {
+        SessionView::flush(self, ino, fh)
+    }
+    fn release(&self, ino: u64, fh: u64) -> Result<()> {
+        SessionView::release(self, ino, fh)
+    }
+    fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr> {
+        SessionView::symlink(self, parent, name, target)
+    }
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
+        SessionView::unlink(self, parent, name)
+    }
+}

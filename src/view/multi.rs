@@ -1,0 +1,1880 @@
+//! [`MultiView`]: a whole sessions directory, every session in it a [`SessionView`]
+//! loaded when first entered.
+//!
+//! ```text
+//! MOUNT/                      the sessions directory (Pi's, or any laid out the same way)
+//! ├── .sessionfs-stats        hidden, lookup only: loaded sessions, bytes, evictions
+//! ├── PROJECT/                one per folder, as on disk (e.g. `--home-dev-proj--`)
+//! │   └── SESSION/            one per `SESSION.jsonl` in it: a SessionView's root
+//! └── SESSION/                a `.jsonl` lying directly in the directory, the same way
+//! ```
+//!
+//! # Laziness
+//!
+//! Listing the root or a project reads the directory and nothing else; `getattr` of a
+//! session directory is the file's `stat` (its mtime, size 0). A session is indexed
+//! ([`SessionView::open`]) only when something inside it is asked for: a lookup in
+//! it, a listing of it, any of its inodes. A file that cannot be indexed becomes a
+//! directory holding one file, `ERROR`, that says why.
+//!
+//! # Inode numbers
+//!
+//! Numbers below `1 << 40` belong to this view: 1 the root, 2 the stats file, and
+//! `16 + n` the n-th project folder seen (by name). Every session (a project and a
+//! file name) gets a *slot* the first time it is seen, never reused within a mount,
+//! and its inodes are `slot << 40 | (local ^ mix(slot))`, where `local` is the
+//! [`SessionView`]'s own number (1 its root, i.e. the session directory; fixed files
+//! 2..9; 10 `ERROR`; labels from 64; entries from `1 << 32`) and `mix` a hash that
+//! spreads the sessions over the kernel's inode hash table (see [`slot_ino`]).
+//!
+//! # Eviction
+//!
+//! Each loaded session is charged its index ([`Session::heap_bytes`]) plus an
+//! allowance for the view's render caches (its file size, at most 1 MiB). When the sum
+//! passes `max_index_memory`, or more than `max_loaded` sessions are loaded (each keeps
+//! its file open), the least recently used sessions are dropped, except those with open
+//! files. A dropped session is reloaded transparently when next used, and keeps its
+//! numbers: the reloaded view starts from the old inode generation if the file is the
+//! same one, only appended to (same device and inode, not shorter, the same bytes where
+//! it used to end, and the same tree for the old entries), so every number the kernel
+//! still holds names the same thing. Otherwise it starts past every number the old view
+//! handed out, exactly as a [`SessionView`] does when its file is replaced: old numbers
+//! answer `ESTALE`. Label symlinks are numbered per view in order of first use, so a
+//! reloaded view's labels are moved past every label number handed out before.
+//!
+//! Dropping a session tells the kernel nothing: what it cached stays right, since the
+//! numbers stay. When the file of a dropped session changes, the watcher's report
+//! loads it again at once (without counting that as a use), which works out what the
+//! kernel must forget (the listings that gained entries), as a loaded session would.
+//!
+//! # Live
+//!
+//! [`DirWatch`] is told about every directory worth watching (the root at once, each
+//! project folder when first seen); the watcher reports names that changed in them
+//! ([`MultiView::dir_changed`]). Listings and names are invalidated, loaded sessions
+//! catch up with their files, deleted sessions are dropped.
+
+use super::inode::{self as ino, ENTRY_BASE, LABEL_BASE, SLOTS, Slot, entry_ino};
+use super::{Attr, DirEntry, Error, FileKind, FsView, Invalidation, Opened, Options, Result};
+use super::{ROOT_INO, SessionView};
+use crate::model::{LoadError, NIL, Session};
+use log::debug;
+use parking_lot::{Mutex, RwLock};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The hidden statistics file at the root (answers lookups, never listed).
+pub const STATS_NAME: &str = ".sessionfs-stats";
+/// Its inode.
+pub const STATS_INO: u64 = 2;
+/// The one file in the directory of a session that cannot be shown.
+pub const ERROR_NAME: &str = "ERROR";
+/// Session files end with this; the session's directory is named without it.
+pub const SESSION_EXT: &str = ".jsonl";
+
+/// Bits of an inode number below a session's slot.
+pub const SLOT_SHIFT: u32 = 40;
+const LOCAL_MASK: u64 = (1 << SLOT_SHIFT) - 1;
+/// Slots available (numbered from 1).
+const MAX_SLOTS: u64 = (1 << (64 - SLOT_SHIFT)) - 1;
+
+/// The inode number of a session's inode: its slot above [`SLOT_SHIFT`], below it the
+/// view's own number XORed with a hash of the slot. The kernel finds inodes in a hash
+/// table keyed mostly by the low bits of the number: without the XOR, the same view
+/// number in every session (each session directory is 1) would share one bucket, and
+/// `find` over thousands of sessions spends its time walking that chain.
+fn slot_ino(slot: u32, local: u64) -> u64 {
+    (slot as u64) << SLOT_SHIFT | (local ^ slot_mix(slot))
+}
+
+/// The slot and the view's number of a number at or above `1 << SLOT_SHIFT`.
+fn split_ino(i: u64) -> (u32, u64) {
+    let slot = (i >> SLOT_SHIFT) as u32;
+    (slot, (i & LOCAL_MASK) ^ slot_mix(slot))
+}
+
+fn slot_mix(slot: u32) -> u64 {
+    (slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_SHIFT)
+}
+/// Project folder `n` (from 1) is inode `CONTAINER_BASE + n`.
+const CONTAINER_BASE: u64 = 16;
+/// `ERROR` inside a session's directory (a number no [`SessionView`] uses).
+const ERROR_LOCAL: u64 = 10;
+/// Cache lifetime of what can change (also invalidated explicitly).
+const SHORT: Duration = Duration::from_secs(1);
+/// Charged per loaded session for its render caches, at most.
+const CACHE_ALLOWANCE: u64 = 1 << 20;
+/// Entries returned per readdir call.
+const READDIR_BATCH: usize = 512;
+/// Entries returned per readdirplus call of a folder, each costing a `stat`: about
+/// what fits the kernel's page-sized buffer (it asks again from where it stopped).
+const READDIRPLUS_BATCH: usize = 32;
+
+/// How a sessions directory is mounted.
+#[derive(Debug, Clone)]
+pub struct MultiOptions {
+    /// Options for every session; `mount_point` is the mount's root.
+    pub session: Options,
+    /// Drop least recently used sessions once the loaded ones are charged more than
+    /// this (bytes).
+    pub max_index_memory: usize,
+    /// Drop least recently used sessions once more than this many are loaded (each
+    /// keeps its file open).
+    pub max_loaded: usize,
+}
+
+impl MultiOptions {
+    /// Defaults: writable, 256 MiB, 1024 sessions.
+    pub fn new(mount_point: impl Into<PathBuf>) -> MultiOptions {
+        MultiOptions {
+            session: Options::new(mount_point),
+            max_index_memory: 256 << 20,
+            max_loaded: 1024,
+        }
+    }
+}
+
+/// Where a [`MultiView`] asks for directories to be watched. Implemented by the
+/// watcher in `crate::fuse`; its calls must not call back into the view.
+pub trait DirWatch: Send + Sync {
+    /// Watch `path`, project `container` (0 is the root); report its changes through
+    /// [`MultiView::dir_changed`]. Returns whether the watch is in place.
+    fn watch_dir(&self, container: u32, path: &Path) -> bool;
+}
+
+/// Counters shown in `.sessionfs-stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub loaded: usize,
+    pub charged_bytes: usize,
+    pub max_index_memory: usize,
+    pub max_loaded: usize,
+    pub loads: u64,
+    pub evictions: u64,
+    pub sessions_seen: usize,
+    pub projects_seen: usize,
+}
+
+/// The root or a project folder.
+struct Container {
+    idx: u32,
+    /// The folder's name in the root; `None` for the root.
+    name: Option<OsString>,
+    path: PathBuf,
+    /// The mount path of the folder.
+    mount_path: PathBuf,
+    ino: u64,
+    watched: AtomicBool,
+    /// The listing read at offset 0, for the calls that continue it.
+    listing: Mutex<Option<Arc<Vec<Listed>>>>,
+}
+
+#[derive(Clone)]
+struct Listed {
+    name: OsString,
+    ino: u64,
+    kind: FileKind,
+}
+
+/// A session file, loaded or not.
+struct SlotEntry {
+    num: u32,
+    container: Arc<Container>,
+    container_ino: u64,
+    /// The directory's name: the file name without `.jsonl`.
+    name: OsString,
+    last_use: AtomicU64,
+    /// The highest label number handed out for this slot, over every load.
+    label_hwm: AtomicU64,
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    loaded: Option<Arc<Loaded>>,
+    failed: Option<Failed>,
+    /// Open files through the loaded view: it is not dropped while there are any.
+    handles: u32,
+    /// Past every entry number handed out so far: the base of a load that cannot
+    /// keep the old numbers.
+    next_base: u64,
+    /// What the last dropped view numbered, to keep it if the file is the same.
+    kept: Option<Kept>,
+    loads: u64,
+}
+
+/// A loaded session.
+struct Loaded {
+    view: SessionView,
+    /// The view's invalidations, in its own numbers.
+    rx: Mutex<Receiver<Invalidation>>,
+    /// Added to the view's label numbers.
+    label_off: u64,
+    charge: usize,
+}
+
+/// A session that cannot be shown, and the file as it was then.
+struct Failed {
+    text: Arc<Vec<u8>>,
+    stat: (u64, u64, u64, i64, i64),
+    mtime: SystemTime,
+}
+
+/// The numbering of a dropped view and the file it indexed.
+struct Kept {
+    base: u64,
+    dev_ino: (u64, u64),
+    len: u64,
+    /// The last bytes before `len`.
+    tail: Vec<u8>,
+    entries: usize,
+    /// [`prefix_hash`] of those entries.
+    hash: u64,
+}
+
+/// What a session slot has to offer.
+enum Got {
+    View(Arc<Loaded>),
+    Failed(Arc<Vec<u8>>, SystemTime),
+}
+
+/// What an inode number is.
+enum Node {
+    Root,
+    Stats,
+    Container(Arc<Container>),
+    SessionDir(Arc<SlotEntry>),
+    ErrorFile(Arc<SlotEntry>),
+    /// An inode of a session's view: (slot, mapped local number).
+    Inner(Arc<SlotEntry>, u64),
+}
+
+struct Containers {
+    list: Vec<Arc<Container>>,
+    by_name: HashMap<OsString, u32>,
+}
+
+struct Slots {
+    list: Vec<Arc<SlotEntry>>,
+    by_key: HashMap<(u32, OsString), u32>,
+}
+
+/// A mounted sessions directory. All methods take `&self`; state is behind locks.
+pub struct MultiView {
+    root: PathBuf,
+    opts: MultiOptions,
+    containers: RwLock<Containers>,
+    slots: RwLock<Slots>,
+    /// Slots with a loaded view.
+    loaded: Mutex<HashSet<u32>>,
+    charged: AtomicUsize,
+    clock: AtomicU64,
+    loads: AtomicU64,
+    evictions: AtomicU64,
+    sink: Mutex<Option<Sender<Invalidation>>>,
+    watch: Mutex<Option<Arc<dyn DirWatch>>>,
+    /// Open handles of this view's own files (the stats file, `ERROR`).
+    handles: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
+    next_fh: AtomicU64,
+}
+
+fn not_found_or(e: io::Error) -> Error {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENAMETOOLONG) => Error::NotFound,
+        _ => e.into(),
+    }
+}
+
+fn mtime_of(md: &fs::Metadata) -> SystemTime {
+    md.modified().unwrap_or(UNIX_EPOCH)
+}
+
+/// Hash of the tree shape of the first `n` entries: equal before and after an
+/// append-only change, which keeps their indices, parents and offsets.
+fn prefix_hash(s: &Session, n: usize) -> u64 {
+    let mut h = DefaultHasher::new();
+    for e in &s.entries()[..n.min(s.entries().len())] {
+        (e.offset, e.len, e.parent, e.flags).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A file name that is a session's: `NAME.jsonl`, with a non-empty NAME.
+fn session_stem(file_name: &OsStr) -> Option<OsString> {
+    let b = file_name.as_bytes();
+    let ext = SESSION_EXT.as_bytes();
+    (b.len() > ext.len() && b.ends_with(ext))
+        .then(|| OsStr::from_bytes(&b[..b.len() - ext.len()]).to_os_string())
+}
+
+fn with_ext(name: &OsStr) -> OsString {
+    let mut f = name.to_os_string();
+    f.push(SESSION_EXT);
+    f
+}
+
+impl MultiView {
+    /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
+    pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
+        let md = fs::metadata(root)?;
+        if !md.is_dir() {
+            return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+        }
+        let root_c = Arc::new(Container {
+            idx: 0,
+            name: None,
+            path: root.to_path_buf(),
+            mount_path: opts.session.mount_point.clone(),
+            ino: ROOT_INO,
+            watched: AtomicBool::new(false),
+            listing: Mutex::new(None),
+        });
+        Ok(MultiView {
+            root: root.to_path_buf(),
+            opts,
+            containers: RwLock::new(Containers {
+                list: vec![root_c],
+                by_name: HashMap::new(),
+            }),
+            slots: RwLock::new(Slots {
+                list: Vec::new(),
+                by_key: HashMap::new(),
+            }),
+            loaded: Mutex::new(HashSet::new()),
+            charged: AtomicUsize::new(0),
+            clock: AtomicU64::new(0),
+            loads: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            sink: Mutex::new(None),
+            watch: Mutex::new(None),
+            handles: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+        })
+    }
+
+    /// The sessions directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn options(&self) -> &MultiOptions {
+        &self.opts
+    }
+
+    /// Where invalidations are sent (the adapter's notifier thread).
+    pub fn set_invalidation_sink(&self, sink: Sender<Invalidation>) {
+        *self.sink.lock() = Some(sink);
+    }
+
+    /// Where directories to watch are announced; the root and every folder seen so far
+    /// are announced at once.
+    pub fn set_dir_watch(&self, w: Arc<dyn DirWatch>) {
+        *self.watch.lock() = Some(w);
+        let list: Vec<Arc<Container>> = self.containers.read().list.clone();
+        for c in list {
+            self.ensure_watched(&c);
+        }
+    }
+
+    fn ensure_watched(&self, c: &Container) {
+        if c.watched.load(Ordering::Relaxed) {
+            return;
+        }
+        let w = self.watch.lock().clone();
+        if let Some(w) = w
+            && w.watch_dir(c.idx, &c.path)
+        {
+            c.watched.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The counters of `.sessionfs-stats`.
+    pub fn stats(&self) -> Stats {
+        let loaded = self.loaded.lock().len();
+        let sessions_seen = self.slots.read().list.len();
+        let projects_seen = self.containers.read().list.len() - 1;
+        Stats {
+            loaded,
+            charged_bytes: self.charged.load(Ordering::Relaxed),
+            max_index_memory: self.opts.max_index_memory,
+            max_loaded: self.opts.max_loaded,
+            loads: self.loads.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            sessions_seen,
+            projects_seen,
+        }
+    }
+
+    fn stats_text(&self) -> Vec<u8> {
+        let s = self.stats();
+        format!(
+            "sessions_loaded {}\nloaded_bytes {}\nmax_index_memory {}\nmax_loaded {}\n\
+             loads {}\nevictions {}\nsessions_seen {}\nprojects_seen {}\n",
+            s.loaded,
+            s.charged_bytes,
+            s.max_index_memory,
+            s.max_loaded,
+            s.loads,
+            s.evictions,
+            s.sessions_seen,
+            s.projects_seen
+        )
+        .into_bytes()
+    }
+
+    fn send(&self, invs: Vec<Invalidation>) {
+        if invs.is_empty() {
+            return;
+        }
+        if let Some(tx) = &*self.sink.lock() {
+            for i in invs {
+                let _ = tx.send(i);
+            }
+        }
+    }
+
+    // ----- containers and slots ------------------------------------------------------
+
+    fn container(&self, idx: u32) -> Option<Arc<Container>> {
+        self.containers.read().list.get(idx as usize).cloned()
+    }
+
+    /// The project folder `name`, known from now on.
+    fn project(&self, name: &OsStr) -> Arc<Container> {
+        let known = {
+            let cs = self.containers.read();
+            cs.by_name.get(name).map(|&i| cs.list[i as usize].clone())
+        };
+        if let Some(c) = known {
+            self.ensure_watched(&c);
+            return c;
+        }
+        let c = {
+            let mut cs = self.containers.write();
+            if let Some(&i) = cs.by_name.get(name) {
+                cs.list[i as usize].clone()
+            } else {
+                let idx = cs.list.len() as u32;
+                let c = Arc::new(Container {
+                    idx,
+                    name: Some(name.to_os_string()),
+                    path: self.root.join(name),
+                    mount_path: self.opts.session.mount_point.join(name),
+                    ino: CONTAINER_BASE + idx as u64,
+                    watched: AtomicBool::new(false),
+                    listing: Mutex::new(None),
+                });
+                cs.list.push(c.clone());
+                cs.by_name.insert(name.to_os_string(), idx);
+                c
+            }
+        };
+        self.ensure_watched(&c);
+        c
+    }
+
+    /// The slots of sessions `names` in container `c`, made where missing.
+    fn slots_for(&self, c: &Arc<Container>, names: &[OsString]) -> Vec<Arc<SlotEntry>> {
+        {
+            let s = self.slots.read();
+            if let Some(v) = names
+                .iter()
+                .map(|n| {
+                    s.by_key
+                        .get(&(c.idx, n.clone()))
+                        .map(|&k| s.list[k as usize - 1].clone())
+                })
+                .collect::<Option<Vec<_>>>()
+            {
+                return v;
+            }
+        }
+        let mut s = self.slots.write();
+        let mut out = Vec::with_capacity(names.len());
+        for n in names {
+            let key = (c.idx, n.clone());
+            if let Some(&k) = s.by_key.get(&key) {
+                out.push(s.list[k as usize - 1].clone());
+                continue;
+            }
+            if s.list.len() as u64 >= MAX_SLOTS {
+                // 16 million sessions seen in one mount: no numbers left for more.
+                break;
+            }
+            let num = s.list.len() as u32 + 1;
+            let e = Arc::new(SlotEntry {
+                num,
+                container: c.clone(),
+                container_ino: c.ino,
+                name: n.clone(),
+                last_use: AtomicU64::new(0),
+                label_hwm: AtomicU64::new(0),
+                state: Mutex::new(SlotState::default()),
+            });
+            s.list.push(e.clone());
+            s.by_key.insert(key, num);
+            out.push(e);
+        }
+        out
+    }
+
+    fn slot(&self, num: u32) -> Option<Arc<SlotEntry>> {
+        if num == 0 {
+            return None;
+        }
+        self.slots.read().list.get(num as usize - 1).cloned()
+    }
+
+    fn known_slot(&self, container: u32, name: &OsStr) -> Option<Arc<SlotEntry>> {
+        let s = self.slots.read();
+        s.by_key
+            .get(&(container, name.to_os_string()))
+            .map(|&k| s.list[k as usize - 1].clone())
+    }
+
+    fn node(&self, i: u64) -> Result<Node> {
+        match i {
+            ROOT_INO => return Ok(Node::Root),
+            STATS_INO => return Ok(Node::Stats),
+            _ => {}
+        }
+        if i >> SLOT_SHIFT == 0 {
+            if i <= CONTAINER_BASE {
+                return Err(Error::NotFound);
+            }
+            let c = self
+                .container((i - CONTAINER_BASE) as u32)
+                .ok_or(Error::NotFound)?;
+            return Ok(Node::Container(c));
+        }
+        let (slot, local) = split_ino(i);
+        let e = self.slot(slot).ok_or(Error::NotFound)?;
+        Ok(match local {
+            ino::ROOT => Node::SessionDir(e),
+            ERROR_LOCAL => Node::ErrorFile(e),
+            local => Node::Inner(e, local),
+        })
+    }
+
+    // ----- numbering -------------------------------------------------------------------
+
+    /// A view's inode number as this mount's.
+    fn to_global(e: &SlotEntry, l: &Loaded, local: u64) -> Result<u64> {
+        let mapped = if local < LABEL_BASE {
+            local
+        } else if local < ENTRY_BASE {
+            let m = local + l.label_off;
+            if m >= ENTRY_BASE {
+                return Err(Error::Io(libc::EOVERFLOW));
+            }
+            e.label_hwm.fetch_max(m, Ordering::Relaxed);
+            m
+        } else if local > LOCAL_MASK {
+            return Err(Error::Io(libc::EOVERFLOW));
+        } else {
+            local
+        };
+        Ok(slot_ino(e.num, mapped))
+    }
+
+    /// This mount's number (its part below the slot) as the view's.
+    fn to_local(l: &Loaded, mapped: u64) -> Result<u64> {
+        if (LABEL_BASE..ENTRY_BASE).contains(&mapped) {
+            if mapped < LABEL_BASE + l.label_off {
+                return Err(Error::Stale);
+            }
+            return Ok(mapped - l.label_off);
+        }
+        Ok(mapped)
+    }
+
+    fn translate_inv(e: &SlotEntry, l: &Loaded, inv: Invalidation) -> Option<Invalidation> {
+        Some(match inv {
+            Invalidation::Inode(i) => Invalidation::Inode(Self::to_global(e, l, i).ok()?),
+            Invalidation::Entry { parent, name } => Invalidation::Entry {
+                parent: Self::to_global(e, l, parent).ok()?,
+                name,
+            },
+        })
+    }
+
+    /// Sends on what the view asked to invalidate.
+    fn forward(&self, e: &SlotEntry, l: &Loaded) {
+        let invs: Vec<Invalidation> =
+            l.rx.lock()
+                .try_iter()
+                .filter_map(|i| Self::translate_inv(e, l, i))
+                .collect();
+        self.send(invs);
+    }
+
+    fn attr_out(e: &SlotEntry, l: &Loaded, mut a: Attr) -> Result<Attr> {
+        a.ino = Self::to_global(e, l, a.ino)?;
+        Ok(a)
+    }
+
+    // ----- loading and dropping ------------------------------------------------------
+
+    fn touch(&self, e: &SlotEntry) {
+        let t = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
+        e.last_use.store(t, Ordering::Relaxed);
+    }
+
+    /// The slot's view, loading it if needed (and then dropping others over the
+    /// bound), or why it cannot be shown.
+    fn get(&self, e: &Arc<SlotEntry>) -> Result<Got> {
+        self.touch(e);
+        self.get_inner(e, true)
+    }
+
+    /// Loads `e` (if needed) without counting it as a use: it is the first to be
+    /// dropped again.
+    fn load_quietly(&self, e: &Arc<SlotEntry>) -> Result<()> {
+        self.get_inner(e, false).map(|_| ())
+    }
+
+    fn get_inner(&self, e: &Arc<SlotEntry>, used: bool) -> Result<Got> {
+        let mut invs = Vec::new();
+        let got = {
+            let mut st = e.state.lock();
+            if let Some(l) = &st.loaded {
+                return Ok(Got::View(l.clone()));
+            }
+            let md = fs::metadata(e.path()).map_err(not_found_or)?;
+            if !md.is_file() {
+                return Err(Error::NotFound);
+            }
+            let stat = (md.dev(), md.ino(), md.len(), md.mtime(), md.mtime_nsec());
+            if let Some(f) = &st.failed {
+                if f.stat == stat {
+                    return Ok(Got::Failed(f.text.clone(), f.mtime));
+                }
+                // The file changed since: try again, and let the kernel forget `ERROR`.
+                st.failed = None;
+                let dir = slot_ino(e.num, ino::ROOT);
+                invs.push(Invalidation::Inode(dir));
+                invs.push(Invalidation::Entry {
+                    parent: dir,
+                    name: ERROR_NAME.into(),
+                });
+            }
+            match self.load(e, &mut st, &md) {
+                Ok((l, more)) => {
+                    invs.extend(more);
+                    Got::View(l)
+                }
+                Err(LoadError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                    return Err(Error::NotFound);
+                }
+                Err(err) => {
+                    let reason = match &err {
+                        LoadError::Io(io) => format!("cannot read the session file: {io}"),
+                        other => other.to_string(),
+                    };
+                    debug!("{}: {reason}", e.path().display());
+                    let text =
+                        Arc::new(format!("{reason}\nfile: {}\n", e.path().display()).into_bytes());
+                    let mtime = mtime_of(&md);
+                    st.failed = Some(Failed {
+                        text: text.clone(),
+                        stat,
+                        mtime,
+                    });
+                    Got::Failed(text, mtime)
+                }
+            }
+        };
+        self.send(invs);
+        if matches!(got, Got::View(_)) {
+            self.evict(if used { e.num } else { 0 });
+        }
+        Ok(got)
+    }
+
+    /// Loads the view with the right numbering; the invalidations it calls for.
+    fn load(
+        &self,
+        e: &SlotEntry,
+        st: &mut SlotState,
+        md: &fs::Metadata,
+    ) -> std::result::Result<(Arc<Loaded>, Vec<Invalidation>), LoadError> {
+        let mut opts = self.opts.session.clone();
+        opts.mount_point = e.container.mount_path.join(&e.name);
+        let kept = st.kept.take().filter(|k| k.still_prefix_of(&e.path()));
+        let mut view = SessionView::open_with_base(
+            &e.path(),
+            opts.clone(),
+            kept.as_ref().map_or(st.next_base, |k| k.base),
+        )?;
+        let mut local_invs = Vec::new();
+        let mut renumbered = st.loads > 0;
+        if let Some(k) = &kept {
+            let same = view.with_session(|s| {
+                s.entries().len() >= k.entries && prefix_hash(s, k.entries) == k.hash
+            });
+            if same {
+                renumbered = false;
+                // Entries appended while the session was not loaded: their parents'
+                // listings, and everything at the top that follows the end.
+                view.with_session(|s| {
+                    let n = s.entries().len();
+                    if n == k.entries {
+                        return;
+                    }
+                    local_invs.extend(
+                        [ino::ROOT, ino::TREE, ino::LEAF, ino::BRANCHES, ino::LABELS]
+                            .map(Invalidation::Inode),
+                    );
+                    local_invs.push(Invalidation::Inode(ino::NAME));
+                    for i in k.entries..n {
+                        match s.entry(i as u32).parent {
+                            NIL => {}
+                            p => {
+                                for slot in [Slot::NestedDir, Slot::FlatDir] {
+                                    local_invs
+                                        .push(Invalidation::Inode(entry_ino(k.base, p, slot)));
+                                }
+                            }
+                        }
+                    }
+                });
+            } else {
+                view = SessionView::open_with_base(&e.path(), opts, st.next_base)?;
+            }
+        }
+        let (tx, rx) = channel();
+        view.set_invalidation_sink(tx);
+        let heap = view.with_session(|s| s.heap_bytes());
+        let charge = heap + md.len().min(CACHE_ALLOWANCE) as usize;
+        let hwm = e.label_hwm.load(Ordering::Relaxed);
+        let label_off = if hwm >= LABEL_BASE {
+            hwm + 1 - LABEL_BASE
+        } else {
+            0
+        };
+        let l = Arc::new(Loaded {
+            view,
+            rx: Mutex::new(rx),
+            label_off,
+            charge,
+        });
+        let mut invs: Vec<Invalidation> = local_invs
+            .into_iter()
+            .filter_map(|i| Self::translate_inv(e, &l, i))
+            .collect();
+        if renumbered {
+            // Numbers from before are stale now: let the kernel forget the session's
+            // names (a process inside it gets ESTALE, as when a file is replaced).
+            invs.push(Invalidation::Entry {
+                parent: e.container_ino,
+                name: e.name.clone(),
+            });
+        }
+        st.loads += 1;
+        st.loaded = Some(l.clone());
+        self.loaded.lock().insert(e.num);
+        self.charged.fetch_add(charge, Ordering::Relaxed);
+        self.loads.fetch_add(1, Ordering::Relaxed);
+        debug!(
+            "loaded {} (slot {}, {} bytes charged)",
+            e.path().display(),
+            e.num,
+            charge
+        );
+        Ok((l, invs))
+    }
+
+    /// Drops the slot's view. With `keep` (an eviction), its numbering is kept for a
+    /// reload of the same file, and the kernel keeps what it cached: the numbers stay
+    /// valid (a shell inside the session, its `getcwd` included, carries on), and a
+    /// change to the file meanwhile reloads the session to say what changed (see
+    /// `session_changed`). Without (the file is gone), the kernel is told to forget
+    /// the session's names.
+    fn unload(&self, e: &SlotEntry, st: &mut SlotState, keep: bool) -> Vec<Invalidation> {
+        let Some(l) = st.loaded.take() else {
+            return Vec::new();
+        };
+        // The file as it is now, then catch up: the view then covers at least this.
+        let before = Kept::stamp(&e.path());
+        let _ = l.view.refresh();
+        let mut invs: Vec<Invalidation> =
+            l.rx.lock()
+                .try_iter()
+                .filter_map(|i| Self::translate_inv(e, &l, i))
+                .collect();
+        let base = l.view.inode_base();
+        let (n, hash) = l
+            .view
+            .with_session(|s| (s.entries().len(), prefix_hash(s, s.entries().len())));
+        st.next_base = st.next_base.max(base + (n as u64 + 1) * SLOTS);
+        st.kept = match (keep, before) {
+            (true, Some((dev_ino, len, tail))) => Some(Kept {
+                base,
+                dev_ino,
+                len,
+                tail,
+                entries: n,
+                hash,
+            }),
+            _ => None,
+        };
+        self.loaded.lock().remove(&e.num);
+        self.charged.fetch_sub(l.charge, Ordering::Relaxed);
+        if !keep {
+            invs.push(Invalidation::Entry {
+                parent: e.container_ino,
+                name: e.name.clone(),
+            });
+        }
+        debug!("dropped {} (slot {})", e.path().display(), e.num);
+        invs
+    }
+
+    fn over_bound(&self) -> bool {
+        self.charged.load(Ordering::Relaxed) > self.opts.max_index_memory
+            || self.loaded.lock().len() > self.opts.max_loaded
+    }
+
+    /// Drops least recently used sessions (never `keep`, nor any with open files)
+    /// until the loaded ones fit the bounds.
+    fn evict(&self, keep: u32) {
+        if !self.over_bound() {
+            return;
+        }
+        let mut cands: Vec<(u64, Arc<SlotEntry>)> = {
+            let loaded: Vec<u32> = self.loaded.lock().iter().copied().collect();
+            let slots = self.slots.read();
+            loaded
+                .into_iter()
+                .filter(|&s| s != keep)
+                .filter_map(|s| slots.list.get(s as usize - 1).cloned())
+                .map(|e| (e.last_use.load(Ordering::Relaxed), e))
+                .collect()
+        };
+        cands.sort_by_key(|(t, _)| *t);
+        let mut freed = 0;
+        for (t, e) in cands {
+            if !self.over_bound() {
+                break;
+            }
+            let invs = {
+                let mut st = e.state.lock();
+                if st.handles > 0 || st.loaded.is_none() || e.last_use.load(Ordering::Relaxed) != t
+                {
+                    continue;
+                }
+                self.unload(&e, &mut st, true)
+            };
+            self.send(invs);
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+            freed += 1;
+        }
+        if freed > 0 {
+            trim_heap();
+        }
+    }
+
+    // ----- attributes --------------------------------------------------------------
+
+    fn dir_attr(&self, ino: u64, path: &Path) -> Result<Attr> {
+        let md = fs::metadata(path).map_err(not_found_or)?;
+        if !md.is_dir() {
+            return Err(Error::NotFound);
+        }
+        Ok(Attr {
+            ino,
+            kind: FileKind::Dir,
+            size: 0,
+            mtime: mtime_of(&md),
+            perm: 0o555,
+            nlink: 1,
+            ttl: SHORT,
+        })
+    }
+
+    /// A session's directory, from its file's `stat` alone.
+    fn session_dir_attr(&self, e: &SlotEntry) -> Result<Attr> {
+        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        if !md.is_file() {
+            return Err(Error::NotFound);
+        }
+        Ok(Self::session_dir_attr_of(e, &md))
+    }
+
+    fn session_dir_attr_of(e: &SlotEntry, md: &fs::Metadata) -> Attr {
+        Attr {
+            ino: slot_ino(e.num, ino::ROOT),
+            kind: FileKind::Dir,
+            size: 0,
+            mtime: mtime_of(md),
+            perm: 0o555,
+            nlink: 1,
+            ttl: SHORT,
+        }
+    }
+
+    fn own_file_attr(ino: u64, size: usize, mtime: SystemTime) -> Attr {
+        Attr {
+            ino,
+            kind: FileKind::File,
+            size: size as u64,
+            mtime,
+            perm: 0o444,
+            nlink: 1,
+            ttl: SHORT,
+        }
+    }
+
+    fn error_attr(e: &SlotEntry, text: &[u8], mtime: SystemTime) -> Attr {
+        Self::own_file_attr(slot_ino(e.num, ERROR_LOCAL), text.len(), mtime)
+    }
+
+    fn stats_attr(&self) -> Attr {
+        Self::own_file_attr(STATS_INO, self.stats_text().len(), SystemTime::now())
+    }
+
+    fn refuse_write(&self) -> Error {
+        if self.opts.session.read_only {
+            Error::ReadOnly
+        } else {
+            Error::Access
+        }
+    }
+
+    // ----- listings ------------------------------------------------------------------
+
+    /// Reads a folder: project folders and loose sessions at the root, sessions in a
+    /// project. Sorted by name; a folder hides a loose session of the same name.
+    fn read_listing(&self, c: &Arc<Container>) -> Result<Vec<Listed>> {
+        let rd = fs::read_dir(&c.path).map_err(not_found_or)?;
+        let mut dirs = Vec::new();
+        let mut files = Vec::new();
+        for ent in rd {
+            let Ok(ent) = ent else { continue };
+            let name = ent.file_name();
+            let Ok(mut ft) = ent.file_type() else {
+                continue;
+            };
+            if ft.is_symlink() {
+                match fs::metadata(ent.path()) {
+                    Ok(m) => ft = m.file_type(),
+                    Err(_) => continue,
+                }
+            }
+            if ft.is_dir() && c.idx == 0 {
+                dirs.push(name);
+            } else if ft.is_file()
+                && let Some(stem) = session_stem(&name)
+            {
+                files.push(stem);
+            }
+        }
+        dirs.sort();
+        let dir_set: HashSet<&OsString> = dirs.iter().collect();
+        files.retain(|f| !dir_set.contains(f));
+        files.sort();
+        let mut out = Vec::with_capacity(dirs.len() + files.len());
+        for d in &dirs {
+            let p = self.project(d);
+            out.push(Listed {
+                name: d.clone(),
+                ino: p.ino,
+                kind: FileKind::Dir,
+            });
+        }
+        for e in self.slots_for(c, &files) {
+            out.push(Listed {
+                name: e.name.clone(),
+                ino: slot_ino(e.num, ino::ROOT),
+                kind: FileKind::Dir,
+            });
+        }
+        Ok(out)
+    }
+
+    fn container_listing(&self, c: &Arc<Container>, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
+        let list = if offset == 0 {
+            None
+        } else {
+            c.listing.lock().clone()
+        };
+        let list = match list {
+            Some(l) => l,
+            None => {
+                let l = Arc::new(self.read_listing(c)?);
+                *c.listing.lock() = Some(l.clone());
+                l
+            }
+        };
+        let mut out = Vec::new();
+        let dots = [
+            Listed {
+                name: ".".into(),
+                ino: c.ino,
+                kind: FileKind::Dir,
+            },
+            Listed {
+                name: "..".into(),
+                ino: ROOT_INO,
+                kind: FileKind::Dir,
+            },
+        ];
+        for (pos, l) in dots
+            .iter()
+            .chain(list.iter())
+            .enumerate()
+            .skip(offset as usize)
+        {
+            out.push((
+                pos as u64 + 1,
+                DirEntry {
+                    ino: l.ino,
+                    kind: l.kind,
+                    name: l.name.clone(),
+                },
+            ));
+            if out.len() >= READDIR_BATCH {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    // ----- changes on disk -------------------------------------------------------------
+
+    /// Something happened to `name` in folder `container` (0: the root): with
+    /// `listing`, it was created, deleted or renamed; otherwise its content or
+    /// attributes changed. Called by the watcher.
+    pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
+        let Some(c) = self.container(container) else {
+            return;
+        };
+        let mut invs = Vec::new();
+        let mut rewatch = None;
+        if listing {
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+            let md = fs::metadata(c.path.join(name)).ok();
+            let is_dir = md.as_ref().is_some_and(|m| m.is_dir());
+            let is_file = md.as_ref().is_some_and(|m| m.is_file());
+            // Names that are still there keep their numbers: the kernel's entries for
+            // them stay right. Names that went (or changed from a session to a project
+            // folder) are forgotten.
+            if container == 0 {
+                let project = {
+                    let cs = self.containers.read();
+                    cs.by_name.get(name).map(|&i| cs.list[i as usize].clone())
+                };
+                if let Some(p) = &project {
+                    *p.listing.lock() = None;
+                    invs.push(Invalidation::Inode(p.ino));
+                    if is_dir {
+                        // It may be a new folder under the old name: watch it again.
+                        p.watched.store(false, Ordering::Relaxed);
+                        rewatch = project.clone();
+                    }
+                }
+                if !(is_dir && project.is_some()) {
+                    invs.push(Invalidation::Entry {
+                        parent: ROOT_INO,
+                        name: name.to_os_string(),
+                    });
+                }
+            }
+            if let Some(stem) = session_stem(name)
+                && !is_file
+            {
+                invs.push(Invalidation::Entry {
+                    parent: c.ino,
+                    name: stem,
+                });
+            }
+        }
+        self.send(invs);
+        if let Some(p) = rewatch {
+            self.ensure_watched(&p);
+        }
+        if let Some(stem) = session_stem(name)
+            && let Some(e) = self.known_slot(container, &stem)
+        {
+            self.session_changed(&e);
+        }
+    }
+
+    /// The watch on folder `container` ended (it was deleted or moved away).
+    pub fn dir_gone(&self, container: u32) {
+        let Some(c) = self.container(container) else {
+            return;
+        };
+        c.watched.store(false, Ordering::Relaxed);
+        *c.listing.lock() = None;
+        if let Some(name) = &c.name {
+            self.send(vec![
+                Invalidation::Inode(ROOT_INO),
+                Invalidation::Entry {
+                    parent: ROOT_INO,
+                    name: name.clone(),
+                },
+            ]);
+        }
+    }
+
+    /// A session's file changed, appeared or went away.
+    fn session_changed(&self, e: &Arc<SlotEntry>) {
+        let dir = slot_ino(e.num, ino::ROOT);
+        let mut invs = vec![Invalidation::Inode(dir)];
+        let md = fs::metadata(e.path()).ok().filter(|m| m.is_file());
+        let exists = md.is_some();
+        let mut reload = false;
+        let loaded = {
+            let mut st = e.state.lock();
+            if !exists {
+                st.failed = None;
+                // Gone: nothing to keep; a new file by that name starts afresh.
+                st.kept = None;
+                if st.handles == 0 && st.loaded.is_some() {
+                    invs.extend(self.unload(e, &mut st, false));
+                }
+                None
+            } else {
+                // Dropped earlier, so the kernel may still hold its numbers and cached
+                // listings: load it to tell the kernel what changed.
+                reload =
+                    st.loaded.is_none()
+                        && st.kept.as_ref().zip(md.as_ref()).is_some_and(|(k, m)| {
+                            (m.dev(), m.ino()) != k.dev_ino || m.len() != k.len
+                        });
+                if st.failed.is_some() {
+                    // It may have become a session: try again when next entered.
+                    st.failed = None;
+                    invs.push(Invalidation::Entry {
+                        parent: dir,
+                        name: ERROR_NAME.into(),
+                    });
+                }
+                st.loaded.clone()
+            }
+        };
+        self.send(invs);
+        if let Some(l) = loaded {
+            if let Err(err) = l.view.refresh() {
+                debug!("refreshing {}: {err:?}", e.path().display());
+            }
+            self.forward(e, &l);
+        } else if reload && let Err(err) = self.load_quietly(e) {
+            debug!("reloading {}: {err:?}", e.path().display());
+        }
+    }
+
+    /// Catches up every loaded session with its file (the watcher's safety net).
+    pub fn refresh_loaded(&self) {
+        let loaded: Vec<u32> = self.loaded.lock().iter().copied().collect();
+        for s in loaded {
+            let Some(e) = self.slot(s) else { continue };
+            let l = e.state.lock().loaded.clone();
+            if let Some(l) = l {
+                if let Err(err) = l.view.refresh() {
+                    debug!("refreshing {}: {err:?}", e.path().display());
+                }
+                self.forward(&e, &l);
+            }
+        }
+    }
+
+    /// Forgets every listing and catches up every loaded session (after the watcher
+    /// lost events).
+    pub fn rescan(&self) {
+        let list: Vec<Arc<Container>> = self.containers.read().list.clone();
+        let mut invs = Vec::new();
+        for c in &list {
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+        }
+        self.send(invs);
+        self.refresh_loaded();
+    }
+
+    fn own_open(&self, data: Vec<u8>) -> Opened {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.handles.lock().insert(fh, Arc::new(data));
+        Opened {
+            fh,
+            keep_cache: false,
+            direct_io: true,
+        }
+    }
+
+    fn own_read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let h = self.handles.lock();
+        let d = h.get(&fh).ok_or(Error::Io(libc::EBADF))?;
+        let start = (offset as usize).min(d.len());
+        let end = start.saturating_add(size as usize).min(d.len());
+        Ok(d[start..end].to_vec())
+    }
+
+    /// Runs `f` on the view of `e`, then forwards its invalidations.
+    fn in_view<T>(&self, e: &Arc<SlotEntry>, f: impl FnOnce(&Loaded) -> Result<T>) -> Result<T> {
+        match self.get(e)? {
+            Got::View(l) => {
+                let r = f(&l);
+                self.forward(e, &l);
+                r
+            }
+            Got::Failed(..) => Err(Error::Stale),
+        }
+    }
+}
+
+impl SlotEntry {
+    /// The session file.
+    fn path(&self) -> PathBuf {
+        self.container.path.join(with_ext(&self.name))
+    }
+}
+
+impl Kept {
+    /// `(dev, ino)`, length and last bytes of the file now.
+    fn stamp(path: &Path) -> Option<((u64, u64), u64, Vec<u8>)> {
+        let f = fs::File::open(path).ok()?;
+        let md = f.metadata().ok()?;
+        let len = md.len();
+        let k = len.min(64);
+        let mut tail = vec![0; k as usize];
+        f.read_exact_at(&mut tail, len - k).ok()?;
+        Some(((md.dev(), md.ino()), len, tail))
+    }
+
+    /// Is the file at `path` still this one, only appended to?
+    fn still_prefix_of(&self, path: &Path) -> bool {
+        let Ok(f) = fs::File::open(path) else {
+            return false;
+        };
+        let Ok(md) = f.metadata() else { return false };
+        if (md.dev(), md.ino()) != self.dev_ino || md.len() < self.len {
+            return false;
+        }
+        let k = self.tail.len() as u64;
+        let mut now = vec![0; k as usize];
+        f.read_exact_at(&mut now, self.len - k).is_ok() && now == self.tail
+    }
+}
+
+/// Gives freed memory back to the system after sessions were dropped.
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory at the top of the heap.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+impl FsView for MultiView {
+    fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr> {
+        match self.node(parent)? {
+            Node::Root => {
+                if name == STATS_NAME {
+                    return Ok(self.stats_attr());
+                }
+                let p = self.root.join(name);
+                if fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
+                    let c = self.project(name);
+                    return self.dir_attr(c.ino, &c.path);
+                }
+                let root = self.container(0).ok_or(Error::NotFound)?;
+                self.session_in(&root, name)
+            }
+            Node::Container(c) => self.session_in(&c, name),
+            Node::SessionDir(e) => match self.get(&e)? {
+                Got::Failed(text, mtime) => {
+                    if name == ERROR_NAME {
+                        Ok(Self::error_attr(&e, &text, mtime))
+                    } else {
+                        Err(Error::NotFound)
+                    }
+                }
+                Got::View(l) => {
+                    let a = l.view.lookup(ino::ROOT, name);
+                    self.forward(&e, &l);
+                    Self::attr_out(&e, &l, a?)
+                }
+            },
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let a = l.view.lookup(Self::to_local(l, local)?, name)?;
+                Self::attr_out(&e, l, a)
+            }),
+            Node::Stats | Node::ErrorFile(_) => Err(Error::NotDir),
+        }
+    }
+
+    fn getattr(&self, i: u64) -> Result<Attr> {
+        match self.node(i)? {
+            Node::Root => self.dir_attr(ROOT_INO, &self.root),
+            Node::Stats => Ok(self.stats_attr()),
+            Node::Container(c) => self.dir_attr(c.ino, &c.path),
+            Node::SessionDir(e) => self.session_dir_attr(&e),
+            Node::ErrorFile(e) => match self.get(&e)? {
+                Got::Failed(text, mtime) => Ok(Self::error_attr(&e, &text, mtime)),
+                Got::View(_) => Err(Error::Stale),
+            },
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let a = l.view.getattr(Self::to_local(l, local)?)?;
+                Self::attr_out(&e, l, a)
+            }),
+        }
+    }
+
+    fn readlink(&self, i: u64) -> Result<Vec<u8>> {
+        match self.node(i)? {
+            Node::Inner(e, local) => {
+                self.in_view(&e, |l| l.view.readlink(Self::to_local(l, local)?))
+            }
+            _ => Err(Error::Invalid),
+        }
+    }
+
+    fn readdir(&self, i: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
+        match self.node(i)? {
+            Node::Root => {
+                let root = self.container(0).ok_or(Error::NotFound)?;
+                self.container_listing(&root, offset)
+            }
+            Node::Container(c) => {
+                self.ensure_watched(&c);
+                self.container_listing(&c, offset)
+            }
+            Node::SessionDir(e) => match self.get(&e)? {
+                Got::Failed(..) => {
+                    let dir = slot_ino(e.num, ino::ROOT);
+                    let all = [
+                        (dir, FileKind::Dir, "."),
+                        (e.container_ino, FileKind::Dir, ".."),
+                        (slot_ino(e.num, ERROR_LOCAL), FileKind::File, ERROR_NAME),
+                    ];
+                    Ok(all
+                        .iter()
+                        .enumerate()
+                        .skip(offset as usize)
+                        .map(|(k, &(ino, kind, name))| {
+                            (
+                                k as u64 + 1,
+                                DirEntry {
+                                    ino,
+                                    kind,
+                                    name: name.into(),
+                                },
+                            )
+                        })
+                        .collect())
+                }
+                Got::View(l) => {
+                    let list = l.view.readdir(ino::ROOT, offset);
+                    self.forward(&e, &l);
+                    self.entries_out(&e, &l, list?, true)
+                }
+            },
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let list = l.view.readdir(Self::to_local(l, local)?, offset)?;
+                self.entries_out(&e, l, list, false)
+            }),
+            Node::Stats | Node::ErrorFile(_) => Err(Error::NotDir),
+        }
+    }
+
+    fn readdirplus(&self, i: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>> {
+        let plus_inner = |e: &Arc<SlotEntry>, l: &Loaded, local: u64, top: bool| {
+            let list = l.view.readdirplus(local, offset)?;
+            let mut out = Vec::with_capacity(list.len());
+            for (off, mut d, a) in list {
+                let a = Self::attr_out(e, l, a)?;
+                d.ino = if top && d.name == ".." {
+                    e.container_ino
+                } else {
+                    a.ino
+                };
+                out.push((off, d, a));
+            }
+            Ok(out)
+        };
+        match self.node(i)? {
+            Node::SessionDir(e) => match self.get(&e)? {
+                Got::View(l) => {
+                    let r = plus_inner(&e, &l, ino::ROOT, true);
+                    self.forward(&e, &l);
+                    r
+                }
+                Got::Failed(text, mtime) => {
+                    let list = self.readdir(i, offset)?;
+                    Ok(list
+                        .into_iter()
+                        .map(|(off, d)| {
+                            let a = if d.kind == FileKind::File {
+                                Self::error_attr(&e, &text, mtime)
+                            } else {
+                                Attr {
+                                    ino: d.ino,
+                                    kind: FileKind::Dir,
+                                    size: 0,
+                                    mtime,
+                                    perm: 0o555,
+                                    nlink: 1,
+                                    ttl: SHORT,
+                                }
+                            };
+                            (off, d, a)
+                        })
+                        .collect())
+                }
+            },
+            Node::Inner(e, local) => {
+                self.in_view(&e, |l| plus_inner(&e, l, Self::to_local(l, local)?, false))
+            }
+            Node::Root | Node::Container(_) => {
+                let mut out = Vec::new();
+                let mut next = offset;
+                // An empty answer ends the listing: go on past names that went away.
+                while out.is_empty() {
+                    let mut list = self.readdir(i, next)?;
+                    if list.is_empty() {
+                        break;
+                    }
+                    list.truncate(READDIRPLUS_BATCH);
+                    for (off, d) in list {
+                        next = off;
+                        let a = if d.ino >> SLOT_SHIFT != 0 && d.name != "." && d.name != ".." {
+                            match self.slot(split_ino(d.ino).0) {
+                                Some(e) => self.session_dir_attr(&e),
+                                None => Err(Error::NotFound),
+                            }
+                        } else {
+                            self.getattr(d.ino)
+                        };
+                        // A name that went away since the listing was read: left out.
+                        match a {
+                            Ok(a) => out.push((off, d, a)),
+                            Err(Error::NotFound) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            Node::Stats | Node::ErrorFile(_) => Err(Error::NotDir),
+        }
+    }
+
+    fn open_file(&self, i: u64, write: bool, truncate: bool) -> Result<Opened> {
+        match self.node(i)? {
+            Node::Root | Node::Container(_) | Node::SessionDir(_) => Err(Error::IsDir),
+            Node::Stats => {
+                if write {
+                    return Err(self.refuse_write());
+                }
+                Ok(self.own_open(self.stats_text()))
+            }
+            Node::ErrorFile(e) => {
+                if write {
+                    return Err(self.refuse_write());
+                }
+                match self.get(&e)? {
+                    Got::Failed(text, _) => Ok(self.own_open(text.to_vec())),
+                    Got::View(_) => Err(Error::Stale),
+                }
+            }
+            Node::Inner(e, local) => {
+                // Counted before the view is asked, so that it cannot be dropped
+                // between the open and the count.
+                let l = match self.get(&e)? {
+                    Got::View(l) => l,
+                    Got::Failed(..) => return Err(Error::Stale),
+                };
+                {
+                    let st = &mut e.state.lock();
+                    let same = st.loaded.as_ref().is_some_and(|x| Arc::ptr_eq(x, &l));
+                    if !same {
+                        return Err(Error::Stale);
+                    }
+                    st.handles += 1;
+                }
+                let r =
+                    Self::to_local(&l, local).and_then(|lo| l.view.open_file(lo, write, truncate));
+                if r.is_err() {
+                    e.state.lock().handles -= 1;
+                }
+                self.forward(&e, &l);
+                r
+            }
+        }
+    }
+
+    fn read(&self, i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        match self.node(i)? {
+            Node::Stats | Node::ErrorFile(_) => self.own_read(fh, offset, size),
+            Node::Inner(e, local) => {
+                let l = e
+                    .state
+                    .lock()
+                    .loaded
+                    .clone()
+                    .ok_or(Error::Io(libc::EBADF))?;
+                l.view.read(Self::to_local(&l, local)?, fh, offset, size)
+            }
+            _ => Err(Error::IsDir),
+        }
+    }
+
+    fn write(&self, i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
+        match self.node(i)? {
+            Node::Inner(e, local) => {
+                let l = e
+                    .state
+                    .lock()
+                    .loaded
+                    .clone()
+                    .ok_or(Error::Io(libc::EBADF))?;
+                l.view.write(Self::to_local(&l, local)?, fh, offset, data)
+            }
+            _ => Err(Error::Io(libc::EBADF)),
+        }
+    }
+
+    fn truncate(&self, i: u64, fh: Option<u64>, size: u64) -> Result<Attr> {
+        match self.node(i)? {
+            Node::Root | Node::Container(_) | Node::SessionDir(_) => Err(Error::IsDir),
+            Node::Stats | Node::ErrorFile(_) => Err(self.refuse_write()),
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let a = l.view.truncate(Self::to_local(l, local)?, fh, size)?;
+                Self::attr_out(&e, l, a)
+            }),
+        }
+    }
+
+    fn flush(&self, i: u64, fh: u64) -> Result<()> {
+        match self.node(i)? {
+            Node::Inner(e, local) => {
+                let Some(l) = e.state.lock().loaded.clone() else {
+                    return Ok(());
+                };
+                let r = l.view.flush(Self::to_local(&l, local)?, fh);
+                self.forward(&e, &l);
+                r
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn release(&self, i: u64, fh: u64) -> Result<()> {
+        match self.node(i)? {
+            Node::Stats | Node::ErrorFile(_) => {
+                self.handles.lock().remove(&fh);
+                Ok(())
+            }
+            Node::Inner(e, local) => {
+                let Some(l) = e.state.lock().loaded.clone() else {
+                    return Ok(());
+                };
+                let r = Self::to_local(&l, local).and_then(|lo| l.view.release(lo, fh));
+                {
+                    let mut st = e.state.lock();
+                    st.handles = st.handles.saturating_sub(1);
+                }
+                self.forward(&e, &l);
+                // Sessions that could not be dropped while this file was open can be
+                // now (this one, just used, stays).
+                self.evict(e.num);
+                r
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr> {
+        match self.node(parent)? {
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let a = l.view.symlink(Self::to_local(l, local)?, name, target)?;
+                Self::attr_out(&e, l, a)
+            }),
+            Node::SessionDir(e) => self.in_view(&e, |l| {
+                let a = l.view.symlink(ino::ROOT, name, target)?;
+                Self::attr_out(&e, l, a)
+            }),
+            _ => Err(self.refuse_write()),
+        }
+    }
+
+    fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
+        match self.node(parent)? {
+            Node::Inner(e, local) => {
+                self.in_view(&e, |l| l.view.unlink(Self::to_local(l, local)?, name))
+            }
+            Node::SessionDir(e) => self.in_view(&e, |l| l.view.unlink(ino::ROOT, name)),
+            _ => Err(self.refuse_write()),
+        }
+    }
+}
+
+impl MultiView {
+    /// The session `name` in folder `c`, if its file is there; with its directory's
+    /// attributes.
+    fn session_in(&self, c: &Arc<Container>, name: &OsStr) -> Result<Attr> {
+        if name.is_empty() || name.as_bytes().contains(&b'/') {
+            return Err(Error::NotFound);
+        }
+        let md = fs::metadata(c.path.join(with_ext(name))).map_err(not_found_or)?;
+        if !md.is_file() {
+            return Err(Error::NotFound);
+        }
+        if c.idx == 0 && fs::metadata(self.root.join(name)).is_ok_and(|m| m.is_dir()) {
+            // A project folder of the same name hides it.
+            return Err(Error::NotFound);
+        }
+        let e = self
+            .slots_for(c, &[name.to_os_string()])
+            .pop()
+            .ok_or(Error::Io(libc::EOVERFLOW))?;
+        Ok(Self::session_dir_attr_of(&e, &md))
+    }
+
+    /// A view's listing in this mount's numbers; `..` of the session's root is its
+    /// folder.
+    fn entries_out(
+        &self,
+        e: &SlotEntry,
+        l: &Loaded,
+        list: Vec<(u64, DirEntry)>,
+        top: bool,
+    ) -> Result<Vec<(u64, DirEntry)>> {
+        list.into_iter()
+            .map(|(off, mut d)| {
+                d.ino = if top && d.name == ".." {
+                    e.container_ino
+                } else {
+                    Self::to_global(e, l, d.ino)?
+                };
+                Ok((off, d))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const P: &str = "--home-dev-p--";
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    /// A sessions directory with project `P` holding `a`, `b`, `c` (small.jsonl) and
+    /// `bad` (not a session); the view has a tiny memory bound.
+    fn setup(bound: usize) -> (tempfile::TempDir, MultiView) {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("sessions");
+        fs::create_dir_all(root.join(P)).unwrap();
+        for s in ["a", "b", "c"] {
+            fs::copy(
+                fixture("sessions/small.jsonl"),
+                root.join(P).join(format!("{s}.jsonl")),
+            )
+            .unwrap();
+        }
+        fs::copy(
+            fixture("damaged/corrupt-header-line.jsonl"),
+            root.join(P).join("bad.jsonl"),
+        )
+        .unwrap();
+        fs::write(root.join(P).join("notes.txt"), "x").unwrap();
+        let mut o = MultiOptions::new(d.path().join("mnt"));
+        o.max_index_memory = bound;
+        let v = MultiView::open(&root, o).unwrap();
+        (d, v)
+    }
+
+    fn names(v: &MultiView, ino: u64) -> Vec<String> {
+        v.readdir(ino, 0)
+            .unwrap()
+            .into_iter()
+            .map(|(_, d)| d.name.to_string_lossy().into_owned())
+            .filter(|n| n != "." && n != "..")
+            .collect()
+    }
+
+    fn look(v: &MultiView, parent: u64, name: &str) -> u64 {
+        v.lookup(parent, OsStr::new(name))
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+            .ino
+    }
+
+    #[test]
+    fn listing_reads_no_session() {
+        let (_d, v) = setup(256 << 20);
+        assert_eq!(names(&v, ROOT_INO), vec![P]);
+        let p = look(&v, ROOT_INO, P);
+        assert_eq!(names(&v, p), vec!["a", "b", "bad", "c"]);
+        let plus = v.readdirplus(p, 0).unwrap();
+        assert_eq!(plus.len(), 6);
+        assert!(plus.iter().all(|(_, _, a)| a.kind == FileKind::Dir));
+        let a = look(&v, p, "a");
+        assert_eq!(split_ino(a), (1, ino::ROOT));
+        assert_eq!(v.getattr(a).unwrap().size, 0);
+        assert_eq!(v.stats().loads, 0);
+        assert_eq!(look(&v, ROOT_INO, STATS_NAME), STATS_INO);
+        assert!(v.lookup(p, OsStr::new("notes")).is_err());
+        assert!(v.lookup(p, OsStr::new("a.jsonl")).is_err());
+        // Entering one loads that one.
+        assert!(names(&v, a).contains(&"session.json".to_string()));
+        assert_eq!(v.stats().loaded, 1);
+    }
+
+    #[test]
+    fn numbers_survive_a_drop_and_an_append() {
+        let (d, v) = setup(1);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        let root = look(&v, a, "e8dfd932");
+        let child = look(&v, root, "87720854");
+        let kind = look(&v, root, "model_change");
+        assert_eq!(split_ino(root).0, split_ino(a).0);
+        // Loading b drops a.
+        let b = look(&v, p, "b");
+        look(&v, b, "e8dfd932");
+        let st = v.stats();
+        assert_eq!((st.loaded, st.evictions), (1, 1));
+        // a comes back with the same numbers.
+        assert_eq!(v.getattr(child).unwrap().ino, child);
+        assert_eq!(look(&v, a, "e8dfd932"), root);
+        assert_eq!(look(&v, root, "87720854"), child);
+        // Appended while dropped: still the same numbers, and the new entry is there.
+        look(&v, b, "e8dfd932");
+        let file = d.path().join("sessions").join(P).join("a.jsonl");
+        let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
+        writeln!(
+            f,
+            r#"{{"type":"message","id":"cafe0001","parentId":"e8dfd932","timestamp":"2026-01-05T10:00:00.000Z","message":{{"role":"user","content":[{{"type":"text","text":"hi"}}],"timestamp":1767607200000}}}}"#
+        )
+        .unwrap();
+        drop(f);
+        let (tx, rx) = channel();
+        v.set_invalidation_sink(tx);
+        assert_eq!(v.getattr(kind).unwrap().ino, kind);
+        assert_eq!(look(&v, root, "87720854"), child);
+        let new = look(&v, root, "cafe0001");
+        assert!(split_ino(new).1 > split_ino(child).1);
+        // The kernel was told that e8dfd932's listing changed.
+        let invs: Vec<Invalidation> = rx.try_iter().collect();
+        assert!(invs.contains(&Invalidation::Inode(root)), "{invs:?}");
+    }
+
+    #[test]
+    fn a_file_replaced_while_dropped_gets_new_numbers() {
+        let (d, v) = setup(1);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        let root = look(&v, a, "e8dfd932");
+        let labels = look(&v, a, "labels");
+        let label_names = names(&v, labels);
+        assert!(!label_names.is_empty());
+        let label = look(&v, labels, &label_names[0]);
+        let b = look(&v, p, "b");
+        look(&v, b, "e8dfd932");
+        // Replace a.jsonl by another file with the same content: a new inode.
+        let dir = d.path().join("sessions").join(P);
+        fs::copy(fixture("sessions/small.jsonl"), dir.join("tmp")).unwrap();
+        fs::rename(dir.join("tmp"), dir.join("a.jsonl")).unwrap();
+        assert_eq!(v.getattr(root), Err(Error::Stale));
+        let root2 = look(&v, a, "e8dfd932");
+        assert!(split_ino(root2).1 > split_ino(root).1);
+        // Labels are renumbered past every number handed out.
+        assert_eq!(v.getattr(label), Err(Error::Stale));
+        let label2 = look(&v, labels, &label_names[0]);
+        assert!(split_ino(label2).1 > split_ino(label).1, "{label2} {label}");
+        assert_eq!(v.readlink(label2).unwrap(), v.readlink(label2).unwrap());
+        // The session directory itself keeps its number.
+        assert_eq!(look(&v, p, "a"), a);
+    }
+
+    #[test]
+    fn a_damaged_file_has_an_error_file_until_it_is_repaired() {
+        let (d, v) = setup(256 << 20);
+        let p = look(&v, ROOT_INO, P);
+        let bad = look(&v, p, "bad");
+        assert_eq!(names(&v, bad), vec![ERROR_NAME]);
+        let err = look(&v, bad, ERROR_NAME);
+        let o = v.open_file(err, false, false).unwrap();
+        let text = String::from_utf8(v.read(err, o.fh, 0, 4096).unwrap()).unwrap();
+        v.release(err, o.fh).unwrap();
+        assert!(text.starts_with("not a Pi session: line "), "{text}");
+        assert!(text.contains("bad.jsonl"), "{text}");
+        assert_eq!(v.getattr(err).unwrap().size, text.len() as u64);
+        assert!(v.open_file(err, true, false).is_err());
+        let file = d.path().join("sessions").join(P).join("bad.jsonl");
+        fs::copy(fixture("sessions/small.jsonl"), &file).unwrap();
+        v.dir_changed(1, OsStr::new("bad.jsonl"), false);
+        assert!(names(&v, bad).contains(&"session.json".to_string()));
+        assert!(v.getattr(err).is_err());
+    }
+
+    #[test]
+    fn open_files_keep_their_session_loaded() {
+        let (d, v) = setup(1);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        let reply = look(&v, a, "reply");
+        let o = v.open_file(reply, true, true).unwrap();
+        v.write(reply, o.fh, 0, b"written while others load\n")
+            .unwrap();
+        for s in ["b", "c"] {
+            let s = look(&v, p, s);
+            look(&v, s, "tree");
+        }
+        assert_eq!(v.stats().loaded, 2, "a stays, with its open file");
+        v.release(reply, o.fh).unwrap();
+        let text = fs::read_to_string(d.path().join("sessions").join(P).join("a.jsonl")).unwrap();
+        assert!(text.contains("written while others load"));
+        let c = look(&v, p, "c");
+        look(&v, c, "tree");
+        assert_eq!(v.stats().loaded, 1);
+    }
+
+    #[test]
+    fn deleted_and_created_files_follow_the_disk() {
+        let (d, v) = setup(256 << 20);
+        let (tx, rx) = channel();
+        v.set_invalidation_sink(tx);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        look(&v, a, "tree");
+        let dir = d.path().join("sessions").join(P);
+        fs::remove_file(dir.join("a.jsonl")).unwrap();
+        v.dir_changed(1, OsStr::new("a.jsonl"), true);
+        assert_eq!(v.stats().loaded, 0);
+        assert!(v.lookup(p, OsStr::new("a")).is_err());
+        assert_eq!(names(&v, p), vec!["b", "bad", "c"]);
+        let invs: Vec<Invalidation> = rx.try_iter().collect();
+        assert!(invs.contains(&Invalidation::Inode(p)), "{invs:?}");
+        assert!(invs.contains(&Invalidation::Entry {
+            parent: p,
+            name: "a".into()
+        }));
+        fs::copy(fixture("sessions/small.jsonl"), dir.join("new.jsonl")).unwrap();
+        assert!(names(&v, p).contains(&"new".to_string()));
+        // A name reappearing keeps its slot.
+        fs::copy(fixture("sessions/small.jsonl"), dir.join("a.jsonl")).unwrap();
+        assert_eq!(look(&v, p, "a"), a);
+    }
+}
