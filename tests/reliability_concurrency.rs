@@ -685,7 +685,7 @@ fn branch_tip_listed_then_gone() {
 /// (close still succeeds). Also hit by any multi-threaded program that spawns a
 /// process while it has a reply open (the copy closed at exec flushes).
 #[test]
-#[ignore = "bug: the first flush (any copy of the fd closing, e.g. a child exiting) commits the reply; later writes are silently dropped"]
+
 fn a_reply_written_around_a_child_process_is_appended_whole() {
     let m = Mount::new("small.jsonl");
     run(

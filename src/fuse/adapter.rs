@@ -316,10 +316,10 @@ impl Filesystem for Adapter {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         let truncate = flags.0 & libc::O_TRUNC != 0;
-        match self.view.open_file(ino.0, write, truncate) {
+        match self.view.open_file(ino.0, write, truncate, Some(req.pid())) {
             Ok(o) => {
                 let mut f = FopenFlags::empty();
                 if o.keep_cache {
@@ -383,13 +383,13 @@ impl Filesystem for Adapter {
 
     fn flush(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        match self.view.flush(ino.0, fh.0) {
+        match self.view.flush(ino.0, fh.0, Some(req.pid())) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(format_args!("flush({ino}, fh {fh})"), &e)),
         }

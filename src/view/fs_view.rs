@@ -19,12 +19,13 @@ pub trait FsView: Send + Sync {
     fn readdir(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>>;
     /// As `readdir`, with each entry's attributes.
     fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>>;
-    fn open_file(&self, ino: u64, write: bool, truncate: bool) -> Result<Opened>;
+    /// `pid` is the calling thread as FUSE reports it (see `SessionView::flush_from`).
+    fn open_file(&self, ino: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened>;
     fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>>;
     fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32>;
     /// `setattr` with a size.
     fn truncate(&self, ino: u64, fh: Option<u64>, size: u64) -> Result<Attr>;
-    fn flush(&self, ino: u64, fh: u64) -> Result<()>;
+    fn flush(&self, ino: u64, fh: u64, pid: Option<u32>) -> Result<()>;
     fn release(&self, ino: u64, fh: u64) -> Result<()>;
     fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr>;
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<()>;
@@ -46,8 +47,8 @@ impl FsView for SessionView {
     fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>> {
         SessionView::readdirplus(self, ino, offset)
     }
-    fn open_file(&self, ino: u64, write: bool, truncate: bool) -> Result<Opened> {
-        SessionView::open_file(self, ino, write, truncate)
+    fn open_file(&self, ino: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened> {
+        SessionView::open_file_as(self, ino, write, truncate, pid)
     }
     fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
         SessionView::read(self, ino, fh, offset, size)
@@ -58,8 +59,8 @@ impl FsView for SessionView {
     fn truncate(&self, ino: u64, fh: Option<u64>, size: u64) -> Result<Attr> {
         SessionView::truncate(self, ino, fh, size)
     }
-    fn flush(&self, ino: u64, fh: u64) -> Result<()> {
-        SessionView::flush(self, ino, fh)
+    fn flush(&self, ino: u64, fh: u64, pid: Option<u32>) -> Result<()> {
+        SessionView::flush_from(self, ino, fh, pid)
     }
     fn release(&self, ino: u64, fh: u64) -> Result<()> {
         SessionView::release(self, ino, fh)

@@ -1473,7 +1473,7 @@ impl FsView for MultiView {
         }
     }
 
-    fn open_file(&self, i: u64, write: bool, truncate: bool) -> Result<Opened> {
+    fn open_file(&self, i: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened> {
         match self.node(i)? {
             Node::Root | Node::Container(_) | Node::SessionDir(_) => Err(Error::IsDir),
             Node::Stats => {
@@ -1506,8 +1506,8 @@ impl FsView for MultiView {
                     }
                     st.handles += 1;
                 }
-                let r =
-                    Self::to_local(&l, local).and_then(|lo| l.view.open_file(lo, write, truncate));
+                let r = Self::to_local(&l, local)
+                    .and_then(|lo| l.view.open_file_as(lo, write, truncate, pid));
                 if r.is_err() {
                     e.state.lock().handles -= 1;
                 }
@@ -1559,13 +1559,13 @@ impl FsView for MultiView {
         }
     }
 
-    fn flush(&self, i: u64, fh: u64) -> Result<()> {
+    fn flush(&self, i: u64, fh: u64, pid: Option<u32>) -> Result<()> {
         match self.node(i)? {
             Node::Inner(e, local) => {
                 let Some(l) = e.state.lock().loaded.clone() else {
                     return Ok(());
                 };
-                let r = l.view.flush(Self::to_local(&l, local)?, fh);
+                let r = l.view.flush_from(Self::to_local(&l, local)?, fh, pid);
                 self.forward(&e, &l);
                 r
             }
@@ -1815,13 +1815,13 @@ mod tests {
         let bad = look(&v, p, "bad");
         assert_eq!(names(&v, bad), vec![ERROR_NAME]);
         let err = look(&v, bad, ERROR_NAME);
-        let o = v.open_file(err, false, false).unwrap();
+        let o = v.open_file(err, false, false, None).unwrap();
         let text = String::from_utf8(v.read(err, o.fh, 0, 4096).unwrap()).unwrap();
         v.release(err, o.fh).unwrap();
         assert!(text.starts_with("not a Pi session: line "), "{text}");
         assert!(text.contains("bad.jsonl"), "{text}");
         assert_eq!(v.getattr(err).unwrap().size, text.len() as u64);
-        assert!(v.open_file(err, true, false).is_err());
+        assert!(v.open_file(err, true, false, None).is_err());
         let file = d.path().join("sessions").join(P).join("bad.jsonl");
         fs::copy(fixture("sessions/small.jsonl"), &file).unwrap();
         v.dir_changed(1, OsStr::new("bad.jsonl"), false);
@@ -1835,7 +1835,7 @@ mod tests {
         let p = look(&v, ROOT_INO, P);
         let a = look(&v, p, "a");
         let reply = look(&v, a, "reply");
-        let o = v.open_file(reply, true, true).unwrap();
+        let o = v.open_file(reply, true, true, None).unwrap();
         v.write(reply, o.fh, 0, b"written while others load\n")
             .unwrap();
         for s in ["b", "c"] {
