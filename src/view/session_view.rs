@@ -147,7 +147,9 @@ struct State {
     /// Inode generation base (see `inode`).
     base: u64,
     /// The rendered `tree`, until the next change (filled under the read lock).
-    tree: Mutex<Option<Arc<Vec<u8>>>>,
+    /// The rendered `tree` while someone reads it (weak: a 100k-entry tree is 20 MB),
+    /// and its size once known; both until the next change.
+    tree: Mutex<(Option<u64>, std::sync::Weak<Vec<u8>>)>,
 }
 
 enum WriteTarget {
@@ -280,7 +282,7 @@ impl SessionView {
             state: RwLock::new(State {
                 s,
                 base,
-                tree: Mutex::new(None),
+                tree: Mutex::new((None, std::sync::Weak::new())),
             }),
             append_lock: Mutex::new(()),
             handles: Mutex::new(HashMap::new()),
@@ -288,7 +290,7 @@ impl SessionView {
             pending: AtomicU64::new(0),
             writers: AtomicU64::new(0),
             label_inos: Mutex::new(HashMap::new()),
-            rendered: Mutex::new(Lru::new(256)),
+            rendered: Mutex::new(Lru::new(64)),
             contexts: Mutex::new(Lru::new(16)),
             sink: Mutex::new(None),
         })
@@ -354,7 +356,7 @@ impl SessionView {
             Invalidation::Inode(ino::BRANCHES),
             Invalidation::Inode(ino::ROOT),
         ];
-        *st.tree.lock() = None;
+        *st.tree.lock() = (None, std::sync::Weak::new());
         if change.reloaded {
             // Every old inode is stale now: move the generation past all of them.
             st.base += (before.entries as u64 + 1) * ino::SLOTS;
@@ -572,11 +574,11 @@ impl SessionView {
     /// The `tree` file, rendered once per change of the session.
     fn tree_bytes(&self, st: &State) -> Result<Arc<Vec<u8>>> {
         let mut cache = st.tree.lock();
-        if let Some(t) = &*cache {
-            return Ok(t.clone());
+        if let Some(t) = cache.1.upgrade() {
+            return Ok(t);
         }
         let t = Arc::new(tree::render_tree(&st.s)?);
-        *cache = Some(t.clone());
+        *cache = (Some(t.len() as u64), Arc::downgrade(&t));
         Ok(t)
     }
 
@@ -657,7 +659,7 @@ impl SessionView {
             // an `ls` of the root should pay for. Its size is known once it has been
             // read (0 before); it is opened with direct I/O, so reads never depend on it.
             Node::Tree => {
-                let size = st.tree.lock().as_ref().map_or(0, |t| t.len() as u64);
+                let size = st.tree.lock().0.unwrap_or(0);
                 // Not cached by the kernel: the size changes when it is first read.
                 file(size, time_of(last_ts), 0o444, Duration::ZERO)
             }
