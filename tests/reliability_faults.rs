@@ -1020,38 +1020,6 @@ fn sigterm_with_open_files_unmounts_and_the_readers_get_errors() {
     );
 }
 
-/// Opens `path` for writing (with `O_TRUNC`, as the shell's `>` does), writes all of
-/// `data`, and closes it, returning the first error, *including one from `close(2)`*
-/// (where a reply's append is reported; `std::fs::File` ignores that one).
-fn write_then_close(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: plain syscalls on a descriptor opened and closed here; buffers are valid.
-    unsafe {
-        let fd = libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mut done = 0;
-        while done < data.len() {
-            let n = libc::write(fd, data[done..].as_ptr().cast(), data.len() - done);
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                libc::close(fd);
-                return Err(e);
-            }
-            done += n as usize;
-        }
-        if libc::close(fd) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
 /// Whether `/proc/mounts` lists `p` as a mount point (octal escapes undone).
 fn in_proc_mounts(p: &Path) -> bool {
     let unescape = |s: &str| -> String {
