@@ -74,29 +74,6 @@ log.write("done\n")
 /// The characters a writer's reply text is made of, after its key.
 const WORDS: &str = "reliability concurrent append héllo ✓ line ";
 
-fn env_num(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
-        Err(_) => default,
-    }
-}
-
-/// The run's seed: `SESSIONFS_STRESS_SEED`, else from the clock (printed, to replay).
-fn seed() -> u64 {
-    let s = env_num(
-        "SESSIONFS_STRESS_SEED",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-            % 1_000_000_007,
-    );
-    eprintln!("seed {s} (SESSIONFS_STRESS_SEED={s} replays it)");
-    s
-}
-
 /// A small deterministic generator (splitmix64), so a seed replays a run's timing.
 struct Rng(u64);
 
@@ -112,16 +89,6 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
-}
-
-fn need_python3() {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "these tests need python3 for their writer processes");
 }
 
 /// A child process killed (and reaped) when dropped, also on a panic.

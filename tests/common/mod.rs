@@ -485,3 +485,38 @@ impl Mount {
         m
     }
 }
+
+/// A number from the environment (the stress knobs), or `default`.
+pub fn env_num(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// The run's seed: `SESSIONFS_STRESS_SEED`, else from the clock (printed, to replay).
+pub fn seed() -> u64 {
+    let s = env_num(
+        "SESSIONFS_STRESS_SEED",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            % 1_000_000_007,
+    );
+    eprintln!("seed {s} (SESSIONFS_STRESS_SEED={s} replays it)");
+    s
+}
+
+/// Fails clearly when python3, which drives the writer processes, is missing.
+pub fn need_python3() {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "these tests need python3 for their writer processes");
+}
