@@ -903,32 +903,11 @@ impl SessionView {
                         return Ok(l.out);
                     }
                 }
-                let skip = l.skip(s.roots().len());
-                for &r in s.roots().iter().skip(skip) {
-                    let name = name_of(s, r);
-                    if !l.push(
-                        entry_ino(st.base, r, Slot::NestedDir),
-                        FileKind::Dir,
-                        name.into(),
-                    ) {
-                        break;
-                    }
-                }
+                l.push_entries(s, st.base, s.roots(), Slot::NestedDir, FileKind::Dir);
             }
             Node::IdDir => {}
             Node::Branches => {
-                let leaves = s.leaves();
-                let skip = l.skip(leaves.len());
-                for &leaf in leaves.iter().skip(skip) {
-                    let name = name_of(s, leaf);
-                    if !l.push(
-                        entry_ino(st.base, leaf, Slot::BranchLink),
-                        FileKind::Symlink,
-                        name.into(),
-                    ) {
-                        break;
-                    }
-                }
+                l.push_entries(s, st.base, &s.leaves(), Slot::BranchLink, FileKind::Symlink);
             }
             Node::Labels => {
                 let mut names: Vec<&str> = s.labels().into_iter().map(|(l, _)| l).collect();
@@ -1366,6 +1345,23 @@ impl Lister {
         }
         self.pos += 1;
         self.out.len() < READDIR_BATCH
+    }
+
+    /// Adds one name per entry of `entries` (from where this page starts), as `slot`.
+    fn push_entries(
+        &mut self,
+        s: &Session,
+        base: u64,
+        entries: &[u32],
+        slot: Slot,
+        kind: FileKind,
+    ) {
+        let skip = self.skip(entries.len());
+        for &e in &entries[skip..] {
+            if !self.push(entry_ino(base, e, slot), kind, name_of(s, e).into()) {
+                break;
+            }
+        }
     }
 
     /// Skips the part of the next `n` entries that lies before `off`; returns how many.
