@@ -8,7 +8,11 @@
 //! * the index catches up with what other writers appended ([`Session::refresh`]), so
 //!   ids stay unique and `name`/labels hang under the real last entry;
 //! * if the file does not end in `\n` (a torn write), the line is preceded by one, so
-//!   the new entry does not glue onto the fragment;
+//!   the new entry does not glue onto the fragment. A line another process is still
+//!   writing can look torn for a moment (a large write becomes visible a page at a
+//!   time), so the tail must stay unchanged for 100 ms before it is believed torn;
+//!   only a writer stalled mid-`write` for longer than that makes the newline land
+//!   after a complete line, as a blank line (which Pi skips), never as a glued one;
 //! * space is reserved with `fallocate` first where the filesystem supports it, so a
 //!   full disk fails before any byte is written; should a write still come up short,
 //!   the fragment is cut off again (or, failing that, terminated) so that no partial
@@ -23,6 +27,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// What to append.
 #[derive(Debug, Clone)]
@@ -267,6 +272,56 @@ pub fn write_line(path: &Path, line: &[u8]) -> io::Result<()> {
     }
 }
 
+/// How long the end of the file must stay put, without a final newline, before it is
+/// taken for a torn line rather than a line another process is still writing.
+const TAIL_SETTLE: Duration = Duration::from_millis(100);
+/// How long to wait at most for a file that keeps growing without ever ending in `\n`.
+const TAIL_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Whether the file, `size` bytes long when last looked at, ends in a newline (or is
+/// empty), so that a line appended now starts a line of its own.
+///
+/// A writer's `write(2)` becomes visible to readers a page at a time: while Pi appends
+/// a 300 KB line, the file can be seen ending mid-line for a moment, although the line
+/// will be whole before our `O_APPEND` write lands. Taking that for a torn tail would
+/// put a blank line into the file. So a missing newline is only believed once the size
+/// has stayed the same for [`TAIL_SETTLE`] (or after [`TAIL_PATIENCE`] of growth).
+/// Errs when the last byte cannot be read: not knowing how the file ends, writing could
+/// glue onto a fragment.
+unsafe fn tail_settles_on_newline(fd: i32, mut size: u64) -> io::Result<bool> {
+    let start = Instant::now();
+    let mut stable_since = start;
+    loop {
+        if size == 0 {
+            return Ok(true);
+        }
+        let mut last = 0u8;
+        // SAFETY: `fd` is open; the buffer is one valid byte.
+        if unsafe { libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) } != 1 {
+            return Err(io::Error::last_os_error());
+        }
+        if last == b'\n' {
+            return Ok(true);
+        }
+        let now = Instant::now();
+        if now.duration_since(stable_since) >= TAIL_SETTLE
+            || now.duration_since(start) >= TAIL_PATIENCE
+        {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+        // SAFETY: as above; `st` is plain data filled by the kernel.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_size as u64 != size {
+            size = st.st_size as u64;
+            stable_since = Instant::now();
+        }
+    }
+}
+
 unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
     // SAFETY (whole fn): `fd` is an open descriptor; buffers are valid for their lengths.
     unsafe {
@@ -276,15 +331,8 @@ unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
         }
         let size = st.st_size as u64;
         let mut buf: Vec<u8> = Vec::with_capacity(line.len() + 1);
-        if size > 0 {
-            let mut last = 0u8;
-            if libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) != 1 {
-                // Not knowing how the file ends, writing could glue onto a fragment.
-                return Err(io::Error::last_os_error());
-            }
-            if last != b'\n' {
-                buf.push(b'\n');
-            }
+        if !tail_settles_on_newline(fd, size)? {
+            buf.push(b'\n');
         }
         buf.extend_from_slice(line);
         // Reserve the blocks first: a full disk then fails before anything is written.
@@ -355,6 +403,27 @@ mod tests {
         drop(e);
         write_line(&d.path().join("e.jsonl"), b"x\n").unwrap();
         assert_eq!(std::fs::read(d.path().join("e.jsonl")).unwrap(), b"x\n");
+    }
+
+    #[test]
+    fn a_line_still_being_written_is_waited_for_not_cut() {
+        // Another process's line is visible in part (as a large write is, a page at a
+        // time) and completed 30 ms later: ours must follow it with no blank line.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.jsonl");
+        std::fs::write(&p, "{\"a\":1}\n{\"pi\":").unwrap();
+        let p2 = p.clone();
+        let finisher = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            let mut f = std::fs::OpenOptions::new().append(true).open(&p2).unwrap();
+            std::io::Write::write_all(&mut f, b"2}\n").unwrap();
+        });
+        write_line(&p, b"{\"b\":3}\n").unwrap();
+        finisher.join().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"a\":1}\n{\"pi\":2}\n{\"b\":3}\n"
+        );
     }
 
     #[test]
