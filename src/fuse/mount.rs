@@ -126,6 +126,7 @@ impl fmt::Display for Failure {
 
 /// Runs `sessionfs mount`; returns the exit status.
 pub fn run(args: MountArgs) -> ExitCode {
+    return_freed_memory();
     let result = if args.background {
         run_background(&args)
     } else {
@@ -142,6 +143,19 @@ pub fn run(args: MountArgs) -> ExitCode {
             eprintln!("sessionfs: {}", f.message);
             ExitCode::from(f.code)
         }
+    }
+}
+
+/// A mount lives for hours and renders files of every size, a deep context being
+/// megabytes. glibc raises its mmap threshold each time such a buffer is freed, so
+/// that later large buffers come from the heap, where freeing them leaves the pages
+/// resident: after a `grep -r` the process kept about 12 MiB it no longer used. A fixed
+/// threshold keeps buffers over 256 KiB in their own mappings, returned on free.
+fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
     }
 }
 
@@ -489,6 +503,11 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
         MountOption::Subtype("sessionfs".into()),
         MountOption::DefaultPermissions,
         MountOption::NoExec,
+        MountOption::NoSuid,
+        MountOption::NoDev,
+        // Access times mean nothing here, and keeping them costs a GETATTR each time a
+        // cached file is opened and stat'ed again (every file of a second `grep -r`).
+        MountOption::NoAtime,
     ];
     if args.read_only {
         config.mount_options.push(MountOption::RO);
