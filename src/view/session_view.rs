@@ -71,6 +71,11 @@ const SHORT: Duration = Duration::from_secs(1);
 const READDIR_BATCH: usize = 512;
 /// Files open for writing at once (`EMFILE` past it).
 const MAX_WRITERS: usize = 1024;
+/// Memory for rendered KIND files kept for the next `stat` or `read`.
+const RENDERED_CACHE_BYTES: usize = 4 << 20;
+/// Memory for rendered contexts: one deep context is megabytes, and a listing needs
+/// only the one being stat'ed and then read.
+const CONTEXT_CACHE_BYTES: usize = 8 << 20;
 /// Unwritten text held for all writers together (`EDQUOT` past it), so that many
 /// writers at the size limit cannot exhaust memory.
 const MAX_PENDING: usize = 256 << 20;
@@ -103,17 +108,39 @@ struct Ctx {
     json: Vec<u8>,
 }
 
-/// A small least-recently-used cache.
+/// What a cached value costs in memory.
+trait Weight {
+    fn bytes(&self) -> usize;
+}
+
+impl Weight for Rendered {
+    fn bytes(&self) -> usize {
+        self.text.len() + self.images.iter().map(|i| i.data.len()).sum::<usize>()
+    }
+}
+
+impl Weight for Ctx {
+    fn bytes(&self) -> usize {
+        self.text.len() + self.json.len()
+    }
+}
+
+/// A small least-recently-used cache, bounded in entries and in bytes (the most
+/// recent value is kept whatever its size: it is the one being read).
 struct Lru<V> {
     cap: usize,
+    max_bytes: usize,
+    bytes: usize,
     map: HashMap<(u64, u32), Arc<V>>,
     order: VecDeque<(u64, u32)>,
 }
 
-impl<V> Lru<V> {
-    fn new(cap: usize) -> Self {
+impl<V: Weight> Lru<V> {
+    fn new(cap: usize, max_bytes: usize) -> Self {
         Lru {
             cap,
+            max_bytes,
+            bytes: 0,
             map: HashMap::new(),
             order: VecDeque::new(),
         }
@@ -127,18 +154,25 @@ impl<V> Lru<V> {
         Some(v)
     }
     fn put(&mut self, k: (u64, u32), v: Arc<V>) {
-        if self.map.insert(k, v).is_none() {
-            self.order.push_back(k);
+        self.bytes += v.bytes();
+        match self.map.insert(k, v) {
+            Some(old) => self.bytes -= old.bytes(),
+            None => self.order.push_back(k),
         }
-        while self.order.len() > self.cap {
-            if let Some(old) = self.order.pop_front() {
-                self.map.remove(&old);
+        while self.order.len() > self.cap.max(1)
+            || (self.bytes > self.max_bytes && self.order.len() > 1)
+        {
+            if let Some(old) = self.order.pop_front()
+                && let Some(v) = self.map.remove(&old)
+            {
+                self.bytes -= v.bytes();
             }
         }
     }
     fn clear(&mut self) {
         self.map.clear();
         self.order.clear();
+        self.bytes = 0;
     }
 }
 
@@ -290,8 +324,8 @@ impl SessionView {
             pending: AtomicU64::new(0),
             writers: AtomicU64::new(0),
             label_inos: Mutex::new(HashMap::new()),
-            rendered: Mutex::new(Lru::new(64)),
-            contexts: Mutex::new(Lru::new(16)),
+            rendered: Mutex::new(Lru::new(64, RENDERED_CACHE_BYTES)),
+            contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
             sink: Mutex::new(None),
         })
     }
@@ -1387,5 +1421,49 @@ impl Snapshot {
             root_names: s.roots().iter().map(|&r| name_of(s, r)).collect(),
             labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(n: usize) -> Arc<Ctx> {
+        Arc::new(Ctx {
+            text: vec![b'x'; n],
+            json: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn the_cache_is_bounded_in_bytes_but_keeps_the_newest() {
+        let mut c: Lru<Ctx> = Lru::new(16, 100);
+        c.put((0, 1), ctx(40));
+        c.put((0, 2), ctx(40));
+        assert!(c.get((0, 1)).is_some(), "80 bytes fit");
+        // 120 bytes: the least recently used one (2, since 1 was just read) goes.
+        c.put((0, 3), ctx(40));
+        assert!(c.get((0, 2)).is_none());
+        assert!(c.get((0, 1)).is_some() && c.get((0, 3)).is_some());
+        assert_eq!(c.bytes, 80);
+        // A value over the whole budget evicts everything else but is kept itself.
+        c.put((0, 4), ctx(500));
+        assert_eq!(c.map.len(), 1);
+        assert!(c.get((0, 4)).is_some());
+        // Replacing a value accounts for the old one.
+        c.put((0, 4), ctx(10));
+        assert_eq!(c.bytes, 10);
+        c.clear();
+        assert_eq!((c.bytes, c.map.len(), c.order.len()), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_cache_is_bounded_in_entries() {
+        let mut c: Lru<Ctx> = Lru::new(2, usize::MAX);
+        for k in 0..5 {
+            c.put((0, k), ctx(1));
+        }
+        assert_eq!(c.map.len(), 2);
+        assert!(c.get((0, 3)).is_some() && c.get((0, 4)).is_some());
     }
 }
