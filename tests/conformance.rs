@@ -155,3 +155,149 @@ fn every_leaf_is_covered() {
         }
     }
 }
+
+/// Where a path has a compaction, `llm_context` reads only the entries that decide the
+/// context. For every entry of every fixture (the goldens' sessions, the damaged
+/// files, the example) it must agree with the plain way, which parses the whole path;
+/// and the fixtures must exercise the shortcut (paths with compactions) plenty.
+#[test]
+fn the_compaction_shortcut_agrees_with_reading_the_whole_path() {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in [
+        "tests/fixtures/sessions",
+        "tests/fixtures/damaged",
+        "examples",
+    ] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut compared, mut with_compaction) = (0, 0);
+    for f in &files {
+        let Ok(s) = Session::open(f) else { continue };
+        // Every entry of the small files; every 7th and every leaf of the big ones
+        // (building each context twice is quadratic in the depth in a debug build).
+        let step = if s.entries().len() < 500 { 1 } else { 7 };
+        let leaves: std::collections::HashSet<u32> = s.leaves().into_iter().collect();
+        for i in 0..s.entries().len() as u32 {
+            if !s.entry(i).is_node() || (i % step != 0 && !leaves.contains(&i)) {
+                continue;
+            }
+            let fast = s.llm_context(i).unwrap();
+            let full = s.llm_context_reading_whole_path(i).unwrap();
+            assert_eq!(fast, full, "{}: entry {}", f.display(), s.id_string(i));
+            compared += 1;
+            if s.header().version >= 3
+                && s.path_to(i).iter().any(|&p| s.kind_name(p) == "compaction")
+            {
+                with_compaction += 1;
+            }
+        }
+    }
+    eprintln!("{compared} entries compared, {with_compaction} with a compaction on the path");
+    assert!(compared > 1_000, "only {compared} entries compared");
+    assert!(
+        with_compaction > 250,
+        "only {with_compaction} paths with a compaction"
+    );
+}
+
+/// The cases the shortcut must hand over to the plain way, or get right itself, in
+/// one hand-made session: settings before the compaction, an over-nested setting
+/// after a good one, two compactions, a kept range with an older compaction in it,
+/// and a `firstKeptEntryId` that is not on the path. (Duplicate ids are in the damaged
+/// fixtures above.)
+#[test]
+fn the_compaction_shortcut_on_hand_made_edge_cases() {
+    let d = tempfile::tempdir().unwrap();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let ts = |n: u32| format!("2026-01-01T00:00:{n:02}.000Z");
+    let user = |id: &str, parent: &str, n: u32, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{}","message":{{"role":"user","content":"{text}","timestamp":{n}}}}}"#,
+            ts(n)
+        )
+    };
+    let asst = |id: &str, parent: &str, n: u32, model: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"a{n}"}}],"provider":"p","model":"{model}","usage":{{}},"stopReason":"stop","timestamp":{n}}}}}"#,
+            ts(n)
+        )
+    };
+    let tlc = |id: &str, parent: &str, n: u32, level: &str| {
+        format!(
+            r#"{{"type":"thinking_level_change","id":"{id}","parentId":"{parent}","timestamp":"{}","thinkingLevel":{level}}}"#,
+            ts(n)
+        )
+    };
+    let comp = |id: &str, parent: &str, n: u32, kept: &str| {
+        format!(
+            r#"{{"type":"compaction","id":"{id}","parentId":"{parent}","timestamp":"{}","summary":"s{n}","firstKeptEntryId":"{kept}","tokensBefore":1}}"#,
+            ts(n)
+        )
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#.to_string(),
+        user("a1", "null", 1, "first"),
+        asst("a2", "a1", 2, "m-early"),
+        tlc("a3", "a2", 3, "\"high\""),
+        user("a4", "\"a3\"", 4, "kept from here"),
+        comp("c1", "a4", 5, "a4"),
+        user("a6", "\"c1\"", 6, "after one"),
+        // An over-nested thinking level after a good one: Pi skips nothing, we cannot
+        // parse it, and the plain way drops it; so must the shortcut.
+        tlc("a7", "a6", 7, &deep),
+        comp("c2", "a7", 8, "a4"),
+        user("a9", "\"c2\"", 9, "after two"),
+        // A branch: compaction keeping an id that is not on its path.
+        comp("c3", "a2", 10, "a9"),
+        user("b1", "\"c3\"", 11, "after three"),
+        asst("b2", "b1", 12, "m-late"),
+    ];
+    let p = d.path().join("edge.jsonl");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    let s = Session::open(&p).unwrap();
+    let mut compared = 0;
+    for i in 0..s.entries().len() as u32 {
+        if s.entry(i).is_node() {
+            assert_eq!(
+                s.llm_context(i).unwrap(),
+                s.llm_context_reading_whole_path(i).unwrap(),
+                "entry {}",
+                s.id_string(i)
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 12);
+    // After the second compaction: its summary, the kept range from a4 (with the first
+    // compaction's summary in it), the thinking level from before both.
+    let a9 = (0..s.entries().len() as u32)
+        .find(|&i| s.id_string(i) == "a9")
+        .unwrap();
+    let c = s.llm_context(a9).unwrap();
+    assert_eq!(c.thinking_level, "high");
+    assert_eq!(c.model.unwrap()["modelId"], "m-early");
+    let text = serde_json::to_string(&c.messages).unwrap();
+    for want in ["s8", "kept from here", "s5", "after one", "after two"] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
+    assert!(!text.contains("first"), "{text}");
+    // On the branch, the kept id is not on the path: the summary and what follows.
+    let b2 = (0..s.entries().len() as u32)
+        .find(|&i| s.id_string(i) == "b2")
+        .unwrap();
+    let c = s.llm_context(b2).unwrap();
+    assert_eq!(c.thinking_level, "off");
+    assert_eq!(c.model.unwrap()["modelId"], "m-late");
+    let text = serde_json::to_string(&c.messages).unwrap();
+    assert!(
+        text.contains("s10") && text.contains("after three"),
+        "{text}"
+    );
+    assert!(!text.contains("first") && !text.contains("a2"), "{text}");
+}

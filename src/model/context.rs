@@ -74,10 +74,19 @@ pub struct Context {
 /// (`firstKeptEntryId` is searched for only among the path entries before the
 /// compaction), so no other entries are needed.
 pub fn build_session_context(path: &[&Value]) -> Context {
+    build_from_parts(path, &context_entries(path))
+}
+
+/// [`build_session_context`] from its two halves: `settings` are path entries, in
+/// path order, that include the last `thinking_level_change` and the last
+/// `model_change` or assistant message of the path (the whole path will do), and
+/// `entries` is what [`context_entries`] returns for the path. A caller that knows
+/// where those lie (from an index) can parse only them.
+pub fn build_from_parts(settings: &[&Value], entries: &[&Value]) -> Context {
     // getSessionContextSettings: over the full path, last one wins.
     let mut thinking_level: Option<Value> = Some(Value::String("off".into()));
     let mut model: Option<Value> = None;
-    for entry in path {
+    for entry in settings {
         match type_of(entry) {
             Some("thinking_level_change") => {
                 thinking_level = entry.get("thinkingLevel").cloned();
@@ -106,9 +115,9 @@ pub fn build_session_context(path: &[&Value]) -> Context {
         other => js_to_string(other.as_ref()),
     };
 
-    let agent_messages = context_entries(path)
-        .into_iter()
-        .flat_map(entry_to_context_messages)
+    let agent_messages = entries
+        .iter()
+        .flat_map(|e| entry_to_context_messages(e))
         .collect();
     Context {
         thinking_level,

@@ -51,6 +51,17 @@ impl KindTable {
         k
     }
 
+    /// The kind with this `type` and (for messages, else `""`) role, if any entry has it.
+    pub fn find(&self, ty: &str, role: &str) -> Option<KindId> {
+        if self.names.len() > KindId::MAX as usize {
+            return None; // kinds past the limit are shared: not an exact answer
+        }
+        self.keys
+            .iter()
+            .position(|(t, r)| **t == *ty && **r == *role)
+            .map(|k| k as KindId)
+    }
+
     /// The content file name of this kind.
     pub fn name(&self, k: KindId) -> &str {
         &self.names[k as usize]

@@ -87,6 +87,12 @@ impl Entry {
     }
 }
 
+/// The entries of a path that decide its context (see [`Session::context_plan`]).
+struct ContextPlan {
+    settings: Vec<u32>,
+    entries: Vec<u32>,
+}
+
 /// What [`Session::llm_context`] returns: Pi's context for one entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmContext {
@@ -542,8 +548,50 @@ impl Session {
     }
 
     /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
-    /// then `convertToLlm`). Reads and parses every entry on the path.
+    /// then `convertToLlm`).
+    ///
+    /// Pi's context starts at the last compaction on the path, so where there is one
+    /// only the entries it keeps are read and parsed, plus the two that settle the
+    /// thinking level and the model (see [`Session::context_plan`]): at the deepest
+    /// leaf of a 100k-entry session that is 290 of 2,889 lines. Otherwise every entry
+    /// on the path is.
     pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
+        let path = self.context_path(i);
+        let built = match self.context_plan(&path)? {
+            Some(plan) => {
+                let settings = self.parse_for_context(i, &plan.settings)?;
+                let entries = self.parse_for_context(i, &plan.entries)?;
+                super::context::build_from_parts(
+                    &settings.iter().collect::<Vec<_>>(),
+                    &entries.iter().collect::<Vec<_>>(),
+                )
+            }
+            None => self.build_context_from_path(i, &path)?,
+        };
+        Ok(Self::llm_context_of(built))
+    }
+
+    /// [`Session::llm_context`] the plain way, parsing every entry on the path: what
+    /// the shortcut must agree with (tests compare the two).
+    #[doc(hidden)]
+    pub fn llm_context_reading_whole_path(&self, i: u32) -> io::Result<LlmContext> {
+        let path = self.context_path(i);
+        Ok(Self::llm_context_of(
+            self.build_context_from_path(i, &path)?,
+        ))
+    }
+
+    fn llm_context_of(built: super::context::Context) -> LlmContext {
+        let messages = super::context::convert_to_llm(&built.agent_messages);
+        LlmContext {
+            thinking_level: built.thinking_level,
+            model: built.model,
+            messages,
+        }
+    }
+
+    /// The entries Pi's `getBranch` returns for leaf `i`, root first.
+    fn context_path(&self, i: u32) -> Vec<u32> {
         let mut path = self.path_to(i);
         // Pi walks up only while `parentId` is truthy: an entry whose parent id is the
         // empty string starts its context, although the tree shows it under that parent.
@@ -554,25 +602,100 @@ impl Session {
         {
             path.drain(..k);
         }
-        let mut values = Vec::with_capacity(path.len());
-        for &p in &path {
+        path
+    }
+
+    fn build_context_from_path(&self, i: u32, path: &[u32]) -> io::Result<super::context::Context> {
+        let values = self.parse_for_context(i, path)?;
+        let refs: Vec<&serde_json::Value> = values.iter().collect();
+        Ok(super::context::build_session_context(&refs))
+    }
+
+    /// Entries parsed for the context of `leaf`; one nested past serde_json's limit is
+    /// valid JSON Pi could read, but it contributes nothing here.
+    fn parse_for_context(&self, leaf: u32, entries: &[u32]) -> io::Result<Vec<serde_json::Value>> {
+        let mut values = Vec::with_capacity(entries.len());
+        for &p in entries {
             match self.entry_value(p) {
                 Ok(v) => values.push(v),
-                // Valid JSON nested past serde_json's limit: it contributes nothing.
                 Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                    log::debug!("context of {}: skipping {e}", self.id_string(i));
+                    log::debug!("context of {}: skipping {e}", self.id_string(leaf));
                 }
                 Err(e) => return Err(e),
             }
         }
-        let refs: Vec<&serde_json::Value> = values.iter().collect();
-        let built = super::context::build_session_context(&refs);
-        let messages = super::context::convert_to_llm(&built.agent_messages);
-        Ok(LlmContext {
-            thinking_level: built.thinking_level,
-            model: built.model,
-            messages,
-        })
+        Ok(values)
+    }
+
+    /// Which entries of `path` decide its context, found from the index alone, when
+    /// the path has a compaction: Pi's `buildContextEntries` (the last compaction,
+    /// the entries from its `firstKeptEntryId` up to it, everything after it) and,
+    /// for `getSessionContextSettings`, the last `thinking_level_change` and the last
+    /// `model_change` or assistant message (last one wins, each on its own).
+    ///
+    /// `None` means "parse the whole path": no compaction, a legacy file (migration
+    /// rewrites entries), or anything unusual that only the full transcription in
+    /// [`super::context`] handles exactly: a compaction or setting that does not
+    /// parse, an id that is not a string, a compaction id repeated earlier on the path.
+    fn context_plan(&self, path: &[u32]) -> io::Result<Option<ContextPlan>> {
+        if self.header.version < 3 {
+            return Ok(None);
+        }
+        let kind = |ty: &str, role: &str| self.kinds.find(ty, role);
+        let is = |p: u32, k: Option<KindId>| k == Some(self.entries[p as usize].kind);
+        let Some(c) = path.iter().rposition(|&p| is(p, kind("compaction", ""))) else {
+            return Ok(None);
+        };
+        let with_id = |p: u32, key: IdKey| {
+            let e = &self.entries[p as usize];
+            e.id == key && e.flags & flags::NO_ID == 0
+        };
+        let ce = &self.entries[path[c] as usize];
+        // Pi looks the compaction up again by id: the first path entry with it.
+        if ce.flags & flags::NO_ID != 0 || path.iter().position(|&p| with_id(p, ce.id)) != Some(c) {
+            return Ok(None);
+        }
+        let compaction = match self.entry_value(path[c]) {
+            Ok(v) => v,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let first_kept = match compaction.get("firstKeptEntryId") {
+            Some(serde_json::Value::String(s)) => self
+                .ids
+                .get(s)
+                .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
+            _ => return Ok(None),
+        };
+        let mut entries = Vec::with_capacity(path.len() - c);
+        entries.push(path[c]);
+        if let Some(f) = first_kept {
+            entries.extend_from_slice(&path[f..c]);
+        }
+        entries.extend_from_slice(&path[c + 1..]);
+
+        let last = |kinds: &[Option<KindId>]| {
+            path.iter()
+                .rev()
+                .copied()
+                .find(|&p| kinds.iter().any(|&k| is(p, k)))
+        };
+        let settings: Vec<u32> = [
+            last(&[kind("thinking_level_change", "")]),
+            last(&[kind("model_change", ""), kind("message", "assistant")]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        for &p in &settings {
+            // One that does not parse leaves an earlier one in charge: take the long way.
+            match self.entry_value(p) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Some(ContextPlan { settings, entries }))
     }
 
     /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).
