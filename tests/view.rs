@@ -424,3 +424,53 @@ fn only_the_openers_close_appends_and_later_text_is_a_new_entry() {
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["message"]["content"][0]["text"], "more");
 }
+
+/// `tree` is drawn on its first open and read with direct I/O (its size is unknown
+/// until then). Once drawn, opens let the kernel keep the pages, and a read that
+/// reaches the view draws it again if need be; a change forgets the drawing, drops the
+/// kernel's copy (an inode invalidation), and the next open is direct again.
+#[test]
+fn tree_is_cached_by_the_kernel_once_drawn_until_a_change() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let (tx, rx) = std::sync::mpsc::channel();
+    v.set_invalidation_sink(tx);
+    let tree = walk(&v, "tree");
+    assert_eq!(v.getattr(tree.ino).unwrap().size, 0, "not drawn yet");
+    let first = v.open_file(tree.ino, false, false).unwrap();
+    assert!(first.direct_io && !first.keep_cache);
+    v.release(tree.ino, first.fh).unwrap();
+    let drawn = read_all(&v, tree.ino);
+    assert_eq!(v.getattr(tree.ino).unwrap().size, drawn.len() as u64);
+
+    let second = v.open_file(tree.ino, false, false).unwrap();
+    assert!(second.keep_cache && !second.direct_io);
+    let mut again = Vec::new();
+    loop {
+        let chunk = v
+            .read(tree.ino, second.fh, again.len() as u64, 100)
+            .unwrap();
+        if chunk.is_empty() {
+            break;
+        }
+        again.extend(chunk);
+    }
+    v.release(tree.ino, second.fh).unwrap();
+    assert_eq!(again, drawn);
+
+    while rx.try_recv().is_ok() {}
+    let reply = walk(&v, "reply");
+    write_through(&v, reply.ino, b"a new root\n").unwrap();
+    let invs: Vec<_> = rx.try_iter().collect();
+    assert!(
+        invs.iter()
+            .any(|i| matches!(i, sessionfs::view::Invalidation::Inode(n) if *n == tree.ino)),
+        "the kernel's copy of tree is dropped: {invs:?}"
+    );
+    assert_eq!(v.getattr(tree.ino).unwrap().size, 0, "drawing forgotten");
+    let third = v.open_file(tree.ino, false, false).unwrap();
+    assert!(third.direct_io);
+    v.release(tree.ino, third.fh).unwrap();
+    let redrawn = String::from_utf8(read_all(&v, tree.ino)).unwrap();
+    assert!(redrawn.contains("user: a new root"), "{redrawn}");
+}

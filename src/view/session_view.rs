@@ -194,6 +194,9 @@ enum WriteTarget {
 
 enum Handle {
     Read(Arc<Vec<u8>>),
+    /// `tree`, opened once its drawing is known: drawn again on the first read that
+    /// reaches us (the kernel serves the rest from its page cache).
+    Tree(Option<Arc<Vec<u8>>>),
     Write {
         target: WriteTarget,
         /// Text written since the last append, and the file offset it starts at.
@@ -691,7 +694,8 @@ impl SessionView {
             ),
             // Drawing the tree means reading every entry of the session: not something
             // an `ls` of the root should pay for. Its size is known once it has been
-            // read (0 before); it is opened with direct I/O, so reads never depend on it.
+            // drawn (0 before, when it is opened with direct I/O so that reads do not
+            // depend on it; see `open_file_as`).
             Node::Tree => {
                 let size = st.tree.lock().0.unwrap_or(0);
                 // Not cached by the kernel: the size changes when it is first read.
@@ -1078,6 +1082,17 @@ impl SessionView {
             }
             Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
             Node::Tree => {
+                // Drawn before, and nothing changed since (a change forgets the size and
+                // drops the kernel's copy): the kernel may keep what it reads, so that a
+                // second `cat tree` or `grep -r` costs no drawing. The first time, the
+                // size is unknown until drawn: direct I/O, so reads do not depend on it.
+                if st.tree.lock().0.is_some() {
+                    return Ok(Opened {
+                        fh: self.new_fh(Handle::Tree(None)),
+                        keep_cache: true,
+                        direct_io: false,
+                    });
+                }
                 return Ok(Opened {
                     fh: self.new_fh(Handle::Read(self.tree_bytes(&st)?)),
                     keep_cache: false,
@@ -1125,16 +1140,27 @@ impl SessionView {
     }
 
     pub fn read(&self, _i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
-        let h = self.handles.lock();
-        match h.get(&fh) {
-            Some(Handle::Read(d)) => {
-                let start = (offset as usize).min(d.len());
-                let end = start.saturating_add(size as usize).min(d.len());
-                Ok(d[start..end].to_vec())
+        let slice = |d: &[u8]| {
+            let start = (offset as usize).min(d.len());
+            let end = start.saturating_add(size as usize).min(d.len());
+            d[start..end].to_vec()
+        };
+        {
+            let h = self.handles.lock();
+            match h.get(&fh) {
+                Some(Handle::Read(d) | Handle::Tree(Some(d))) => return Ok(slice(d)),
+                Some(Handle::Write { .. }) => return Ok(Vec::new()),
+                Some(Handle::Tree(None)) => {}
+                None => return Err(Error::Io(libc::EBADF)),
             }
-            Some(Handle::Write { .. }) => Ok(Vec::new()),
-            None => Err(Error::Io(libc::EBADF)),
         }
+        // Not under the handles' lock: drawing takes the session's.
+        let t = self.tree_bytes(&self.state.read())?;
+        let out = slice(&t);
+        if let Some(Handle::Tree(d @ None)) = self.handles.lock().get_mut(&fh) {
+            *d = Some(t);
+        }
+        Ok(out)
     }
 
     pub fn write(&self, _i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
