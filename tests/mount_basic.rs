@@ -167,8 +167,8 @@ fn echo_into_an_entrys_reply_appends_a_child() {
 fn echo_into_the_root_reply_appends_a_root() {
     let m = Mount::new("small.jsonl");
     // Get `tree` and `leaf` into the kernel's caches first: they must be invalidated.
-    // The first `cat` draws the tree (direct I/O); later ones are served from the
-    // kernel's page cache, which the append must drop.
+    // The first `cat` draws the tree; later ones are served from the kernel's page
+    // cache, which the append must drop.
     let tree_before = run("cat", &["tree"], &m.mnt).ok().stdout;
     for _ in 0..2 {
         assert_eq!(run("cat", &["tree"], &m.mnt).ok().stdout, tree_before);
@@ -265,9 +265,7 @@ fn the_tree_cannot_be_edited_but_touch_works() {
 #[test]
 fn appends_by_another_program_appear() {
     let m = Mount::new("small.jsonl");
-    // Get `tree` (twice: the second is kept by the kernel) and `leaf` into the kernel's
-    // caches first: they must be invalidated.
-    run("cat", &["tree"], &m.mnt).ok();
+    // Get `tree` and `leaf` into the kernel's caches first: they must be invalidated.
     run("cat", &["tree"], &m.mnt).ok();
     run("readlink", &["leaf"], &m.mnt).ok();
     let line = format!(

@@ -1443,3 +1443,29 @@ fn context_below_an_empty_id_matches_pi() {
         .collect();
     assert_eq!(roles, ["assistant"], "{}", out.stdout);
 }
+
+/// `tree` reads back whole, byte for byte what the model draws, on a fresh mount (where
+/// `stat` said 0 before the first open) and again from the kernel's page cache, for a
+/// tree of many pages; then it follows an append.
+#[test]
+fn tree_reads_whole_first_and_from_the_page_cache() {
+    let m = Mount::new("medium.jsonl");
+    let want = sessionfs::model::tree::render_tree(&Session::open(&m.file).unwrap()).unwrap();
+    assert!(want.len() > 128 * 1024, "a tree of {} bytes", want.len());
+    let tree = m.path("tree");
+    assert_eq!(fs::metadata(&tree).unwrap().len(), 0, "not drawn yet");
+    for round in 0..3 {
+        let got = fs::read(&tree).unwrap();
+        assert!(
+            got == want,
+            "round {round}: {} bytes, not {}",
+            got.len(),
+            want.len()
+        );
+        assert_eq!(fs::metadata(&tree).unwrap().len(), want.len() as u64);
+    }
+    sh("echo 'after the cached tree' > reply", &m.mnt).ok();
+    let want = sessionfs::model::tree::render_tree(&Session::open(&m.file).unwrap()).unwrap();
+    let got = run("cat", &["tree"], &m.mnt).ok().stdout;
+    assert!(got.as_bytes() == want.as_slice() && got.contains("after the cached tree"));
+}

@@ -694,8 +694,7 @@ impl SessionView {
             ),
             // Drawing the tree means reading every entry of the session: not something
             // an `ls` of the root should pay for. Its size is known once it has been
-            // drawn (0 before, when it is opened with direct I/O so that reads do not
-            // depend on it; see `open_file_as`).
+            // drawn (0 before; see `open_file_as` for how reads still get all of it).
             Node::Tree => {
                 let size = st.tree.lock().0.unwrap_or(0);
                 // Not cached by the kernel: the size changes when it is first read.
@@ -1082,10 +1081,13 @@ impl SessionView {
             }
             Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
             Node::Tree => {
-                // Drawn before, and nothing changed since (a change forgets the size and
-                // drops the kernel's copy): the kernel may keep what it reads, so that a
-                // second `cat tree` or `grep -r` costs no drawing. The first time, the
-                // size is unknown until drawn: direct I/O, so reads do not depend on it.
+                // The kernel may keep what it reads, so that drawing the tree again is
+                // needed only after a change (which forgets the drawing and drops the
+                // kernel's pages, see `apply_change`). Drawn before: nothing to do until
+                // a read reaches us. Not drawn yet: draw it now, so that its size is
+                // known; the kernel asked for the size as 0 at lookup, but its attributes
+                // never stay valid (TTL 0), and a read past the size it knows makes it
+                // ask again before reading.
                 if st.tree.lock().0.is_some() {
                     return Ok(Opened {
                         fh: self.new_fh(Handle::Tree(None)),
@@ -1095,8 +1097,8 @@ impl SessionView {
                 }
                 return Ok(Opened {
                     fh: self.new_fh(Handle::Read(self.tree_bytes(&st)?)),
-                    keep_cache: false,
-                    direct_io: true,
+                    keep_cache: true,
+                    direct_io: false,
                 });
             }
             Node::RootReply | Node::E(_, Slot::Reply) => (Arc::new(Vec::new()), true),
