@@ -276,25 +276,25 @@ fn the_compaction_shortcut_on_hand_made_edge_cases() {
     assert_eq!(compared, 12);
     // After the second compaction: its summary, the kept range from a4 (with the first
     // compaction's summary in it), the thinking level from before both.
-    let a9 = (0..s.entries().len() as u32)
-        .find(|&i| s.id_string(i) == "a9")
-        .unwrap();
-    let c = s.llm_context(a9).unwrap();
+    let context_of = |id: &str| {
+        let i = (0..s.entries().len() as u32)
+            .find(|&i| s.id_string(i) == id)
+            .unwrap();
+        let c = s.llm_context(i).unwrap();
+        let text = serde_json::to_string(&c.messages).unwrap();
+        (c, text)
+    };
+    let (c, text) = context_of("a9");
     assert_eq!(c.thinking_level, "high");
     assert_eq!(c.model.unwrap()["modelId"], "m-early");
-    let text = serde_json::to_string(&c.messages).unwrap();
     for want in ["s8", "kept from here", "s5", "after one", "after two"] {
         assert!(text.contains(want), "{want} missing from {text}");
     }
     assert!(!text.contains("first"), "{text}");
     // On the branch, the kept id is not on the path: the summary and what follows.
-    let b2 = (0..s.entries().len() as u32)
-        .find(|&i| s.id_string(i) == "b2")
-        .unwrap();
-    let c = s.llm_context(b2).unwrap();
+    let (c, text) = context_of("b2");
     assert_eq!(c.thinking_level, "off");
     assert_eq!(c.model.unwrap()["modelId"], "m-late");
-    let text = serde_json::to_string(&c.messages).unwrap();
     assert!(
         text.contains("s10") && text.contains("after three"),
         "{text}"
