@@ -327,7 +327,8 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     let new = session_name(999);
     fs::copy(fixture("small.jsonl"), t.file(ALPHA, &new)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || ls(&m.path(ALPHA)).contains(&new)),
+        wait_until(Duration::from_secs(5), || try_ls(&m.path(ALPHA))
+            .is_some_and(|n| n.contains(&new))),
         "{new} did not appear"
     );
     assert!(m.path(&format!("./{ALPHA}/{new}/session.json")).exists());
@@ -338,8 +339,8 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     ls(&m.path(&rel(ALPHA, &gone))); // indexed, so that dropping it is exercised
     fs::remove_file(t.file(ALPHA, &gone)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || !ls(&m.path(ALPHA))
-            .contains(&gone)),
+        wait_until(Duration::from_secs(5), || try_ls(&m.path(ALPHA))
+            .is_some_and(|n| !n.contains(&gone))),
         "{gone} did not disappear"
     );
     assert!(!m.path(&rel(ALPHA, &gone)).exists());
@@ -348,23 +349,24 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     let proj = "--home-dev-delta--";
     fs::create_dir(t.root.join(proj)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || ls(&m.mnt)
-            .contains(&proj.to_string())),
+        wait_until(Duration::from_secs(5), || try_ls(&m.mnt)
+            .is_some_and(|n| n.contains(&proj.to_string()))),
         "{proj} did not appear"
     );
     assert!(ls(&m.path(proj)).is_empty());
     let s = session_name(1000);
     fs::copy(fixture("small.jsonl"), t.file(proj, &s)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || ls(&m.path(proj)).contains(&s)),
+        wait_until(Duration::from_secs(5), || try_ls(&m.path(proj))
+            .is_some_and(|n| n.contains(&s))),
         "{s} did not appear in the new project"
     );
     // And the project goes away again.
     fs::remove_file(t.file(proj, &s)).unwrap();
     fs::remove_dir(t.root.join(proj)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || !ls(&m.mnt)
-            .contains(&proj.to_string())),
+        wait_until(Duration::from_secs(5), || try_ls(&m.mnt)
+            .is_some_and(|n| !n.contains(&proj.to_string()))),
         "{proj} did not disappear"
     );
 
@@ -386,8 +388,8 @@ fn appends_by_another_program_appear_in_a_mounted_session() {
     ls(&dir.join("e8dfd932"));
     append_user(&t.file(&p, &s), "cafe0001", "e8dfd932", "appended by pi");
     assert!(
-        wait_until(Duration::from_secs(5), || ls(&dir.join("e8dfd932"))
-            .contains(&"cafe0001".to_string())),
+        wait_until(Duration::from_secs(5), || try_ls(&dir.join("e8dfd932"))
+            .is_some_and(|n| n.contains(&"cafe0001".to_string()))),
         "the appended entry did not appear"
     );
     let out = run("cat", &["e8dfd932/cafe0001/user"], &dir).ok();
@@ -422,8 +424,8 @@ fn a_damaged_file_explains_itself() {
     let (p, s, _) = t.broken.iter().find(|b| b.2 == "empty").unwrap().clone();
     fs::copy(fixture("small.jsonl"), t.file(&p, &s)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || ls(&m.path(&rel(&p, &s)))
-            .contains(&"session.json".to_string())),
+        wait_until(Duration::from_secs(5), || try_ls(&m.path(&rel(&p, &s)))
+            .is_some_and(|n| n.contains(&"session.json".to_string()))),
         "the repaired session was not shown"
     );
     assert!(!m.path(&format!("./{p}/{s}/ERROR")).exists());
@@ -497,8 +499,8 @@ fn appends_to_a_dropped_session_appear() {
         "the dropped session was not reloaded after the append"
     );
     assert!(
-        wait_until(Duration::from_secs(5), || ls(&dir)
-            .contains(&"cafe0002".to_string())),
+        wait_until(Duration::from_secs(5), || try_ls(&dir)
+            .is_some_and(|n| n.contains(&"cafe0002".to_string()))),
         "the entry appended to a dropped session did not appear"
     );
     assert_eq!(ls(&dir).len(), before.len() + 1);

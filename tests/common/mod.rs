@@ -331,6 +331,21 @@ pub fn run<S: AsRef<OsStr>>(cmd: impl AsRef<OsStr>, args: &[S], cwd: &Path) -> O
     run_command(c)
 }
 
+/// `ls -1a DIR` without `.` and `..`, or `None` when `ls` fails: for waiting on a
+/// listing to change. While the mount reloads a session file that was replaced, a path
+/// the kernel still has cached can answer ESTALE (its old inode is gone) for the few
+/// milliseconds until the notifier has dropped the old names.
+pub fn try_ls(dir: &Path) -> Option<Vec<String>> {
+    let out = run("ls", &[OsStr::new("-1a"), dir.as_os_str()], Path::new("/"));
+    out.status.success().then(|| {
+        out.stdout
+            .lines()
+            .filter(|l| *l != "." && *l != "..")
+            .map(str::to_owned)
+            .collect()
+    })
+}
+
 /// Runs a `sh -c` script in `cwd`.
 pub fn sh(script: &str, cwd: &Path) -> Output {
     run("sh", &["-c", script], cwd)
