@@ -136,12 +136,7 @@ fn mount(args: &[&str]) -> (Mount, Tree) {
 }
 
 fn ls(dir: &Path) -> Vec<String> {
-    let out = run("ls", &["-1", "-a"], dir).ok();
-    out.stdout
-        .lines()
-        .filter(|l| *l != "." && *l != "..")
-        .map(str::to_owned)
-        .collect()
+    try_ls(dir).unwrap_or_else(|| panic!("ls {} failed", dir.display()))
 }
 
 /// `.sessionfs-stats` as (name, value) pairs.

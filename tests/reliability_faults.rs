@@ -986,27 +986,3 @@ fn sigterm_with_open_files_unmounts_and_the_readers_get_errors() {
         err.lines().next().unwrap_or("")
     );
 }
-
-/// Whether `/proc/mounts` lists `p` as a mount point (octal escapes undone).
-fn in_proc_mounts(p: &Path) -> bool {
-    let unescape = |s: &str| -> String {
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len());
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
-                out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-                i += 4;
-            } else {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    };
-    let want = p.to_string_lossy();
-    fs::read_to_string("/proc/mounts").is_ok_and(|m| {
-        m.lines()
-            .any(|l| l.split(' ').nth(1).map(unescape).as_deref() == Some(&*want))
-    })
-}

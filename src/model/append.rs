@@ -278,8 +278,8 @@ const TAIL_SETTLE: Duration = Duration::from_millis(100);
 /// How long to wait at most for a file that keeps growing without ever ending in `\n`.
 const TAIL_PATIENCE: Duration = Duration::from_secs(2);
 
-/// Whether the file, `size` bytes long when last looked at, ends in a newline (or is
-/// empty), so that a line appended now starts a line of its own.
+/// The file's size once its end has settled, and whether it then ends in a newline (or
+/// is empty), so that a line appended now starts a line of its own.
 ///
 /// A writer's `write(2)` becomes visible to readers a page at a time: while Pi appends
 /// a 300 KB line, the file can be seen ending mid-line for a moment, although the line
@@ -288,50 +288,49 @@ const TAIL_PATIENCE: Duration = Duration::from_secs(2);
 /// has stayed the same for [`TAIL_SETTLE`] (or after [`TAIL_PATIENCE`] of growth).
 /// Errs when the last byte cannot be read: not knowing how the file ends, writing could
 /// glue onto a fragment.
-unsafe fn tail_settles_on_newline(fd: i32, mut size: u64) -> io::Result<bool> {
+unsafe fn settled_tail(fd: i32) -> io::Result<(u64, bool)> {
     let start = Instant::now();
     let mut stable_since = start;
+    let mut size = None;
     loop {
-        if size == 0 {
-            return Ok(true);
+        // SAFETY: `fd` is open; `st` is plain data filled by the kernel.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let now_size = st.st_size as u64;
+        if size != Some(now_size) {
+            size = Some(now_size);
+            stable_since = Instant::now();
+        }
+        if now_size == 0 {
+            return Ok((0, true));
         }
         let mut last = 0u8;
         // SAFETY: `fd` is open; the buffer is one valid byte.
-        if unsafe { libc::pread(fd, (&mut last as *mut u8).cast(), 1, (size - 1) as i64) } != 1 {
+        if unsafe { libc::pread(fd, (&mut last as *mut u8).cast(), 1, (now_size - 1) as i64) } != 1
+        {
             return Err(io::Error::last_os_error());
         }
         if last == b'\n' {
-            return Ok(true);
+            return Ok((now_size, true));
         }
         let now = Instant::now();
         if now.duration_since(stable_since) >= TAIL_SETTLE
             || now.duration_since(start) >= TAIL_PATIENCE
         {
-            return Ok(false);
+            return Ok((now_size, false));
         }
         std::thread::sleep(Duration::from_millis(2));
-        // SAFETY: as above; `st` is plain data filled by the kernel.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd, &mut st) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if st.st_size as u64 != size {
-            size = st.st_size as u64;
-            stable_since = Instant::now();
-        }
     }
 }
 
 unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
     // SAFETY (whole fn): `fd` is an open descriptor; buffers are valid for their lengths.
     unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &mut st) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let size = st.st_size as u64;
+        let (size, ends_line) = settled_tail(fd)?;
         let mut buf: Vec<u8> = Vec::with_capacity(line.len() + 1);
-        if !tail_settles_on_newline(fd, size)? {
+        if !ends_line {
             buf.push(b'\n');
         }
         buf.extend_from_slice(line);

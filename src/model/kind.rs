@@ -32,12 +32,7 @@ impl KindTable {
         } else {
             role
         };
-        // A handful of kinds: a linear search beats hashing, and allocates nothing.
-        if let Some(k) = self
-            .keys
-            .iter()
-            .position(|(t, r)| **t == *ty && **r == *role)
-        {
+        if let Some(k) = self.position(ty, role) {
             return k as KindId;
         }
         if self.names.len() > KindId::MAX as usize {
@@ -56,10 +51,14 @@ impl KindTable {
         if self.names.len() > KindId::MAX as usize {
             return None; // kinds past the limit are shared: not an exact answer
         }
+        self.position(ty, role).map(|k| k as KindId)
+    }
+
+    fn position(&self, ty: &str, role: &str) -> Option<usize> {
+        // A handful of kinds: a linear search beats hashing, and allocates nothing.
         self.keys
             .iter()
             .position(|(t, r)| **t == *ty && **r == *role)
-            .map(|k| k as KindId)
     }
 
     /// The content file name of this kind.

@@ -89,8 +89,13 @@ impl Entry {
 
 /// The entries of a path that decide its context (see [`Session::context_plan`]).
 struct ContextPlan {
-    settings: Vec<u32>,
-    entries: Vec<u32>,
+    /// The last thinking-level entry and the last model entry, parsed.
+    settings: Vec<serde_json::Value>,
+    /// The last compaction, parsed.
+    compaction: serde_json::Value,
+    /// The rest of the context's entries, in order: those the compaction keeps from
+    /// before it, then everything after it.
+    kept: Vec<u32>,
 }
 
 /// What [`Session::llm_context`] returns: Pi's context for one entry.
@@ -559,11 +564,12 @@ impl Session {
         let path = self.context_path(i);
         let built = match self.context_plan(&path)? {
             Some(plan) => {
-                let settings = self.parse_for_context(i, &plan.settings)?;
-                let entries = self.parse_for_context(i, &plan.entries)?;
+                let kept = self.parse_for_context(i, &plan.kept)?;
+                let entries: Vec<&serde_json::Value> =
+                    std::iter::once(&plan.compaction).chain(&kept).collect();
                 super::context::build_from_parts(
-                    &settings.iter().collect::<Vec<_>>(),
-                    &entries.iter().collect::<Vec<_>>(),
+                    &plan.settings.iter().collect::<Vec<_>>(),
+                    &entries,
                 )
             }
             None => self.build_context_from_path(i, &path)?,
@@ -616,15 +622,26 @@ impl Session {
     fn parse_for_context(&self, leaf: u32, entries: &[u32]) -> io::Result<Vec<serde_json::Value>> {
         let mut values = Vec::with_capacity(entries.len());
         for &p in entries {
-            match self.entry_value(p) {
-                Ok(v) => values.push(v),
-                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                    log::debug!("context of {}: skipping {e}", self.id_string(leaf));
-                }
-                Err(e) => return Err(e),
+            match self.entry_value_if_buildable(p)? {
+                Some(v) => values.push(v),
+                None => log::debug!(
+                    "context of {}: skipping line {}, nested too deep to build",
+                    self.id_string(leaf),
+                    self.entries[p as usize].line
+                ),
             }
         }
         Ok(values)
+    }
+
+    /// [`Session::entry_value`], with `None` for a line nested past serde_json's limit
+    /// (valid JSON, but it cannot be built here).
+    fn entry_value_if_buildable(&self, i: u32) -> io::Result<Option<serde_json::Value>> {
+        match self.entry_value(i) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Which entries of `path` decide its context, found from the index alone, when
@@ -655,10 +672,8 @@ impl Session {
         if ce.flags & flags::NO_ID != 0 || path.iter().position(|&p| with_id(p, ce.id)) != Some(c) {
             return Ok(None);
         }
-        let compaction = match self.entry_value(path[c]) {
-            Ok(v) => v,
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => return Ok(None),
-            Err(e) => return Err(e),
+        let Some(compaction) = self.entry_value_if_buildable(path[c])? else {
+            return Ok(None);
         };
         let first_kept = match compaction.get("firstKeptEntryId") {
             Some(serde_json::Value::String(s)) => self
@@ -667,12 +682,11 @@ impl Session {
                 .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
             _ => return Ok(None),
         };
-        let mut entries = Vec::with_capacity(path.len() - c);
-        entries.push(path[c]);
+        let mut kept = Vec::with_capacity(path.len() - c);
         if let Some(f) = first_kept {
-            entries.extend_from_slice(&path[f..c]);
+            kept.extend_from_slice(&path[f..c]);
         }
-        entries.extend_from_slice(&path[c + 1..]);
+        kept.extend_from_slice(&path[c + 1..]);
 
         let last = |kinds: &[Option<KindId>]| {
             path.iter()
@@ -680,22 +694,25 @@ impl Session {
                 .copied()
                 .find(|&p| kinds.iter().any(|&k| is(p, k)))
         };
-        let settings: Vec<u32> = [
+        let mut settings = Vec::with_capacity(2);
+        for p in [
             last(&[kind("thinking_level_change", "")]),
             last(&[kind("model_change", ""), kind("message", "assistant")]),
         ]
         .into_iter()
         .flatten()
-        .collect();
-        for &p in &settings {
+        {
             // One that does not parse leaves an earlier one in charge: take the long way.
-            match self.entry_value(p) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::InvalidData => return Ok(None),
-                Err(e) => return Err(e),
-            }
+            let Some(v) = self.entry_value_if_buildable(p)? else {
+                return Ok(None);
+            };
+            settings.push(v);
         }
-        Ok(Some(ContextPlan { settings, entries }))
+        Ok(Some(ContextPlan {
+            settings,
+            compaction,
+            kept,
+        }))
     }
 
     /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).

@@ -59,6 +59,30 @@ pub struct DirEntry {
     pub name: OsString,
 }
 
+/// Where a view sends its invalidations: the adapter's notifier thread, once it is set
+/// (nowhere before, as in tests that do not look).
+#[derive(Default)]
+pub(crate) struct InvalidationSink(
+    parking_lot::Mutex<Option<std::sync::mpsc::Sender<Invalidation>>>,
+);
+
+impl InvalidationSink {
+    pub(crate) fn set(&self, tx: std::sync::mpsc::Sender<Invalidation>) {
+        *self.0.lock() = Some(tx);
+    }
+
+    pub(crate) fn send(&self, invs: Vec<Invalidation>) {
+        if invs.is_empty() {
+            return;
+        }
+        if let Some(tx) = &*self.0.lock() {
+            for i in invs {
+                let _ = tx.send(i);
+            }
+        }
+    }
+}
+
 /// Kernel cache entries that a change to the session made stale. The adapter sends
 /// them from a thread of its own, never from inside a request handler.
 #[derive(Debug, Clone, PartialEq, Eq)]

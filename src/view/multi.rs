@@ -55,7 +55,10 @@
 //! catch up with their files, deleted sessions are dropped.
 
 use super::inode::{self as ino, ENTRY_BASE, LABEL_BASE, SLOTS, Slot, entry_ino};
-use super::{Attr, DirEntry, Error, FileKind, FsView, Invalidation, Opened, Options, Result};
+use super::{
+    Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, Opened, Options,
+    Result,
+};
 use super::{ROOT_INO, SessionView};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
@@ -282,7 +285,7 @@ pub struct MultiView {
     clock: AtomicU64,
     loads: AtomicU64,
     evictions: AtomicU64,
-    sink: Mutex<Option<Sender<Invalidation>>>,
+    sink: InvalidationSink,
     watch: Mutex<Option<Arc<dyn DirWatch>>>,
     /// Open handles of this view's own files (the stats file, `ERROR`).
     handles: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
@@ -356,7 +359,7 @@ impl MultiView {
             clock: AtomicU64::new(0),
             loads: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
-            sink: Mutex::new(None),
+            sink: InvalidationSink::default(),
             watch: Mutex::new(None),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
@@ -374,7 +377,7 @@ impl MultiView {
 
     /// Where invalidations are sent (the adapter's notifier thread).
     pub fn set_invalidation_sink(&self, sink: Sender<Invalidation>) {
-        *self.sink.lock() = Some(sink);
+        self.sink.set(sink);
     }
 
     /// Where directories to watch are announced; the root and every folder seen so far
@@ -431,17 +434,6 @@ impl MultiView {
             s.projects_seen
         )
         .into_bytes()
-    }
-
-    fn send(&self, invs: Vec<Invalidation>) {
-        if invs.is_empty() {
-            return;
-        }
-        if let Some(tx) = &*self.sink.lock() {
-            for i in invs {
-                let _ = tx.send(i);
-            }
-        }
     }
 
     // ----- containers and slots ------------------------------------------------------
@@ -616,7 +608,7 @@ impl MultiView {
                 .try_iter()
                 .filter_map(|i| Self::translate_inv(e, l, i))
                 .collect();
-        self.send(invs);
+        self.sink.send(invs);
     }
 
     fn attr_out(e: &SlotEntry, l: &Loaded, mut a: Attr) -> Result<Attr> {
@@ -695,7 +687,7 @@ impl MultiView {
                 }
             }
         };
-        self.send(invs);
+        self.sink.send(invs);
         if matches!(got, Got::View(_)) {
             self.evict(if used { e.num } else { 0 });
         }
@@ -876,7 +868,7 @@ impl MultiView {
                 }
                 self.unload(&e, &mut st, true)
             };
-            self.send(invs);
+            self.sink.send(invs);
             self.evictions.fetch_add(1, Ordering::Relaxed);
             freed += 1;
         }
@@ -1101,7 +1093,7 @@ impl MultiView {
                 });
             }
         }
-        self.send(invs);
+        self.sink.send(invs);
         if let Some(p) = rewatch {
             self.ensure_watched(&p);
         }
@@ -1120,7 +1112,7 @@ impl MultiView {
         c.watched.store(false, Ordering::Relaxed);
         *c.listing.lock() = None;
         if let Some(name) = &c.name {
-            self.send(vec![
+            self.sink.send(vec![
                 Invalidation::Inode(ROOT_INO),
                 Invalidation::Entry {
                     parent: ROOT_INO,
@@ -1166,7 +1158,7 @@ impl MultiView {
                 st.loaded.clone()
             }
         };
-        self.send(invs);
+        self.sink.send(invs);
         if let Some(l) = loaded {
             if let Err(err) = l.view.refresh() {
                 debug!("refreshing {}: {err:?}", e.path().display());
@@ -1201,7 +1193,7 @@ impl MultiView {
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
         }
-        self.send(invs);
+        self.sink.send(invs);
         self.refresh_loaded();
     }
 

@@ -9,7 +9,7 @@
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{escape_id, is_image_name, unescape_name};
-use super::{Attr, DirEntry, Error, FileKind, Invalidation, Result};
+use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Result};
 use crate::model::append::NewEntry;
 use crate::model::render::{self, Image};
 use crate::model::session::{Change, NIL, Session};
@@ -235,7 +235,7 @@ pub struct SessionView {
     label_inos: Mutex<HashMap<String, u64>>,
     rendered: Mutex<Lru<Rendered>>,
     contexts: Mutex<Lru<Ctx>>,
-    sink: Mutex<Option<Sender<Invalidation>>>,
+    sink: InvalidationSink,
 }
 
 fn time_of(ms: i64) -> SystemTime {
@@ -329,7 +329,7 @@ impl SessionView {
             label_inos: Mutex::new(HashMap::new()),
             rendered: Mutex::new(Lru::new(64, RENDERED_CACHE_BYTES)),
             contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
-            sink: Mutex::new(None),
+            sink: InvalidationSink::default(),
         })
     }
 
@@ -351,18 +351,7 @@ impl SessionView {
 
     /// Where invalidations are sent (the adapter's notifier thread).
     pub fn set_invalidation_sink(&self, sink: Sender<Invalidation>) {
-        *self.sink.lock() = Some(sink);
-    }
-
-    fn send(&self, invs: Vec<Invalidation>) {
-        if invs.is_empty() {
-            return;
-        }
-        if let Some(tx) = &*self.sink.lock() {
-            for i in invs {
-                let _ = tx.send(i);
-            }
-        }
+        self.sink.set(sink);
     }
 
     /// Catches up with the file (called by the watcher); sends invalidations.
@@ -376,7 +365,7 @@ impl SessionView {
             }
             self.apply_change(&mut st, &before, &change)
         };
-        self.send(invs);
+        self.sink.send(invs);
         Ok(())
     }
 
@@ -1330,7 +1319,7 @@ impl SessionView {
             let invs = self.apply_change(&mut st, &before, &change);
             (id, invs)
         };
-        self.send(invs);
+        self.sink.send(invs);
         Ok(id)
     }
 

@@ -77,16 +77,29 @@ impl Mount {
 
     /// Mounts `file`, which lives in `dir`, on `dir/mnt`.
     pub fn start(dir: tempfile::TempDir, file: PathBuf, args: &[&str]) -> Mount {
+        let mut cmd = Command::new(bin());
+        cmd.arg("mount")
+            .arg(&file)
+            .arg(dir.path().join("mnt"))
+            .args(args);
+        Mount::launch(dir, file, cmd, answers)
+    }
+
+    /// Starts `cmd`, a `sessionfs mount` onto `dir/mnt` (created here), with its stderr
+    /// kept in `dir/stderr`, and waits until `ready(mnt)` or the process exits (which
+    /// fails the test with what it printed).
+    fn launch(
+        dir: tempfile::TempDir,
+        file: PathBuf,
+        mut cmd: Command,
+        ready: impl Fn(&Path) -> bool,
+    ) -> Mount {
         clean_stale_mounts();
         let mnt = dir.path().join("mnt");
         fs::create_dir(&mnt).expect("creating the mount point");
         let stderr = dir.path().join("stderr");
         let err = fs::File::create(&stderr).expect("creating the stderr file");
-        let child = Command::new(bin())
-            .arg("mount")
-            .arg(&file)
-            .arg(&mnt)
-            .args(args)
+        let child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(err)
@@ -103,7 +116,7 @@ impl Mount {
             if let Some(Ok(Some(_))) = m.child.as_mut().map(Child::try_wait) {
                 return true; // exited: reported below
             }
-            answers(&m.mnt)
+            ready(&m.mnt)
         });
         if let Some(Ok(Some(status))) = m.child.as_mut().map(Child::try_wait) {
             panic!(
@@ -435,10 +448,16 @@ pub fn write_then_close(path: &Path, data: &[u8]) -> std::io::Result<()> {
 
 /// Whether `/proc/mounts` lists `p` as a mount point.
 pub fn in_proc_mounts(p: &Path) -> bool {
+    mount_options(p).is_some()
+}
+
+/// The options `/proc/mounts` gives for the mount on `p` (`rw,nosuid,…`), if any.
+pub fn mount_options(p: &Path) -> Option<String> {
     let want = p.to_string_lossy();
-    fs::read_to_string("/proc/mounts").is_ok_and(|m| {
-        m.lines()
-            .any(|l| l.split(' ').nth(1).map(unescape_mountinfo).as_deref() == Some(&*want))
+    let mounts = fs::read_to_string("/proc/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f.len() > 3 && unescape_mountinfo(f[1]) == want).then(|| f[3].to_owned())
     })
 }
 
@@ -456,48 +475,18 @@ impl Mount {
         args: &[&str],
         envs: &[(&str, &OsStr)],
     ) -> Mount {
-        clean_stale_mounts();
-        let mnt = dir.path().join("mnt");
-        fs::create_dir(&mnt).expect("creating the mount point");
-        let stderr = dir.path().join("stderr");
-        let err = fs::File::create(&stderr).expect("creating the stderr file");
         let mut cmd = Command::new(bin());
         cmd.arg("mount");
         if let Some(s) = sessions {
             cmd.arg(s);
         }
-        cmd.arg(&mnt)
+        cmd.arg(dir.path().join("mnt"))
             .args(args)
-            .envs(envs.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err);
-        let child = cmd.spawn().expect("starting sessionfs");
-        let mut m = Mount {
-            file: sessions.map_or_else(|| dir.path().to_path_buf(), Path::to_path_buf),
-            dir: Some(dir),
-            mnt,
-            stderr,
-            child: Some(child),
-        };
-        let ok = wait_until(DEADLINE, || {
-            if let Some(Ok(Some(_))) = m.child.as_mut().map(Child::try_wait) {
-                return true;
-            }
-            is_mount_point(&m.mnt) && fs::metadata(m.mnt.join(".sessionfs-stats")).is_ok()
-        });
-        if let Some(Ok(Some(status))) = m.child.as_mut().map(Child::try_wait) {
-            panic!(
-                "sessionfs mount exited early ({status}): {}",
-                m.stderr_text()
-            );
-        }
-        assert!(
-            ok,
-            "the mount did not answer within {DEADLINE:?}: {}",
-            m.stderr_text()
-        );
-        m
+            .envs(envs.iter().copied());
+        let file = sessions.map_or_else(|| dir.path().to_path_buf(), Path::to_path_buf);
+        Mount::launch(dir, file, cmd, |mnt| {
+            is_mount_point(mnt) && fs::metadata(mnt.join(".sessionfs-stats")).is_ok()
+        })
     }
 }
 
