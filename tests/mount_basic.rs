@@ -193,6 +193,28 @@ fn echo_into_the_root_reply_appends_a_root() {
     assert!(leaf.trim_end().ends_with(&id), "leaf -> {leaf}, not {id}");
 }
 
+/// The mount carries nothing to execute, no devices or set-uid files, and keeps no
+/// access times (they would cost a GETATTR per cached file); `--read-only` is `ro`.
+#[test]
+fn mount_options_are_nosuid_nodev_noexec_noatime() {
+    let m = Mount::new("small.jsonl");
+    let opts = mount_options(&m.mnt).expect("the mount is in /proc/mounts");
+    let opts: Vec<&str> = opts.split(',').collect();
+    for want in [
+        "rw",
+        "nosuid",
+        "nodev",
+        "noexec",
+        "noatime",
+        "default_permissions",
+    ] {
+        assert!(opts.contains(&want), "{want} missing from {opts:?}");
+    }
+    let ro = Mount::with_args("small.jsonl", &["--read-only"]);
+    let opts = mount_options(&ro.mnt).expect("the mount is in /proc/mounts");
+    assert!(opts.split(',').any(|o| o == "ro"), "{opts}");
+}
+
 #[test]
 fn read_only_mount_refuses_writes() {
     let m = Mount::with_args("small.jsonl", &["--read-only"]);
