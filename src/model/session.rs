@@ -726,25 +726,11 @@ impl Session {
     /// the file if it was replaced, truncated or rewritten. A missing file is an error
     /// and leaves the index as it was.
     pub fn refresh(&mut self) -> Result<Change, LoadError> {
-        let md = std::fs::metadata(&self.path)?;
-        let replaced = (md.dev(), md.ino()) != self.dev_ino;
-        let shrunk = !replaced && md.len() < self.scanned + self.tail;
-        let rewritten = !replaced && !shrunk && !self.fingerprint_matches()?;
-        if replaced || shrunk || rewritten {
+        if self.needs_reload()? {
             let fresh = Session::open(&self.path)?;
-            let generation = self.generation + 1;
-            *self = fresh;
-            self.generation = generation;
-            let n = self.entries.len() as u32;
-            return Ok(Change {
-                reloaded: true,
-                new_entries: 0..n,
-                rebuilt: true,
-                labels_changed: true,
-                name_changed: true,
-                parents: Vec::new(),
-            });
+            return Ok(self.replace_with(fresh));
         }
+        let md = std::fs::metadata(&self.path)?;
         if md.len() == self.scanned + self.tail {
             return Ok(Change::default());
         }
@@ -765,6 +751,32 @@ impl Session {
                     .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
             name_changed: self.name.as_ref().map(|(_, e)| *e) != name_before,
         })
+    }
+
+    /// Whether the file was replaced, truncated or rewritten since it was indexed, so
+    /// that [`refresh`](Self::refresh) would index it again from scratch. A caller that
+    /// must not hold up readers of this index meanwhile can index the file itself
+    /// ([`Session::open`]) and hand the result to [`replace_with`](Self::replace_with).
+    pub fn needs_reload(&self) -> Result<bool, LoadError> {
+        let md = std::fs::metadata(&self.path)?;
+        let replaced = (md.dev(), md.ino()) != self.dev_ino;
+        let shrunk = !replaced && md.len() < self.scanned + self.tail;
+        Ok(replaced || shrunk || !self.fingerprint_matches()?)
+    }
+
+    /// Takes `fresh`, a new index of the same file, in place of this one: a reload.
+    pub fn replace_with(&mut self, fresh: Session) -> Change {
+        let generation = self.generation + 1;
+        *self = fresh;
+        self.generation = generation;
+        Change {
+            reloaded: true,
+            new_entries: 0..self.entries.len() as u32,
+            rebuilt: true,
+            labels_changed: true,
+            name_changed: true,
+            parents: Vec::new(),
+        }
     }
 
     /// Are the header and the bytes just before `scanned` still what they were?
