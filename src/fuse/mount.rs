@@ -78,6 +78,14 @@ Exit status:
   8  /dev/fuse is missing (no FUSE in this kernel or container)
   9  not permitted to mount (non-root users need fusermount3)";
 
+/// Threads serving FUSE requests, each reading from its own clone of the FUSE device.
+/// A slow request (indexing a session entered for the first time, drawing `tree`, a
+/// reply's `fdatasync`) then holds up its own thread only: requests for other files and
+/// other sessions are served by the others (the view's locks are per session, see
+/// `crate::view`). More threads than this bought nothing in the benchmarks: the tools
+/// that walk a mount send one request at a time, and the machine has few CPUs.
+const FUSE_THREADS: usize = 4;
+
 /// How long `--background` waits for the mount to answer.
 const BACKGROUND_DEADLINE: Duration = Duration::from_secs(10);
 /// How long shutdown waits for the kernel to end a lazily unmounted, busy session.
@@ -512,6 +520,8 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     if args.read_only {
         config.mount_options.push(MountOption::RO);
     }
+    config.n_threads = Some(FUSE_THREADS);
+    config.clone_fd = true;
     config.acl = if args.allow_other {
         SessionACL::All
     } else {
