@@ -229,6 +229,51 @@ fn read_only_mount_refuses_writes() {
     assert_eq!(fs::read(&m.file).unwrap(), before);
 }
 
+/// A read-only mount has no `reply` files, and the kernel opens, closes and reads its
+/// files without an OPEN, RELEASE or FLUSH round trip each (ENOSYS at the first OPEN
+/// and FLUSH tells it none are needed); everything reads as on a writable mount.
+#[test]
+fn read_only_mount_reads_everything_without_opening_files() {
+    let rw = Mount::new("medium.jsonl");
+    let ro = Mount::with_env("medium.jsonl", &["--read-only"], &[("RUST_LOG", "debug")]);
+    let all = |m: &Mount| run("grep", &["-r", "", "."], &m.mnt).ok().stdout;
+    let (a, b) = (all(&rw), all(&ro));
+    assert!(a.contains("./tree:") && a.lines().count() > 10_000);
+    assert_eq!(
+        a, b,
+        "grep -r '' . differs between the writable and read-only mounts"
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            run("cat", &["tree"], &ro.mnt).ok().stdout,
+            run("cat", &["tree"], &rw.mnt).ok().stdout
+        );
+    }
+    let replies = |m: &Mount| {
+        run("find", &[".", "-name", "reply"], &m.mnt)
+            .ok()
+            .stdout
+            .lines()
+            .count()
+    };
+    assert!(replies(&rw) > 1000);
+    assert_eq!(replies(&ro), 0);
+    let deep = run(
+        "find",
+        &[".", "-name", "context", "-path", "*/.id/*"],
+        &ro.mnt,
+    );
+    assert!(deep.ok().stdout.is_empty(), ".id lists nothing");
+    let leaf = fs::read_link(ro.path("leaf")).unwrap();
+    let ctx = |m: &Mount| fs::read(m.path(&format!("{}/context.json", leaf.display()))).unwrap();
+    assert_eq!(ctx(&ro), ctx(&rw));
+    let n = ro.requests();
+    assert!(n.get("READ").is_some_and(|&r| r > 1000), "{n:?}");
+    assert!(n.get("OPEN").copied().unwrap_or(0) <= 1, "{n:?}");
+    assert!(n.get("FLUSH").copied().unwrap_or(0) <= 1, "{n:?}");
+    assert_eq!(n.get("RELEASE"), None, "{n:?}");
+}
+
 #[test]
 fn bad_replies_fail_in_write_with_a_readable_error() {
     let m = Mount::with_args("small.jsonl", &["--max-reply", "10"]);
@@ -286,7 +331,18 @@ fn the_tree_cannot_be_edited_but_touch_works() {
 
 #[test]
 fn appends_by_another_program_appear() {
-    let m = Mount::new("small.jsonl");
+    appends_appear(&[]);
+}
+
+/// A read-only mount has no handles for the kernel to keep files by: what it cached of
+/// `tree` and `name` must still be dropped when the file changes.
+#[test]
+fn appends_by_another_program_appear_on_a_read_only_mount() {
+    appends_appear(&["--read-only"]);
+}
+
+fn appends_appear(args: &[&str]) {
+    let m = Mount::with_args("small.jsonl", args);
     // Get `tree` and `leaf` into the kernel's caches first: they must be invalidated.
     run("cat", &["tree"], &m.mnt).ok();
     run("readlink", &["leaf"], &m.mnt).ok();

@@ -1,7 +1,7 @@
 //! The filesystem view, driven in-process (no mount): names, listings, contents,
 //! symlinks and writes over real Pi sessions.
 
-use sessionfs::view::{Attr, FileKind, Options, ROOT_INO, SessionView};
+use sessionfs::view::{Attr, FileKind, NO_HANDLE, Options, ROOT_INO, SessionView};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -271,8 +271,15 @@ fn bad_writes_are_refused_in_write_and_append_nothing() {
         },
     )
     .unwrap();
-    let r3 = walk(&ro, "reply");
-    assert_eq!(write_through(&ro, r3.ino, b"hi"), Err(libc::EROFS));
+    // A read-only view has no `reply` files, and its `name` refuses writes.
+    assert_eq!(
+        ro.lookup(ROOT_INO, OsStr::new("reply"))
+            .unwrap_err()
+            .errno(),
+        libc::ENOENT
+    );
+    let n3 = walk(&ro, "name");
+    assert_eq!(write_through(&ro, n3.ino, b"hi"), Err(libc::EROFS));
     let tree = walk(&v, "tree");
     assert_eq!(
         v.open_file(tree.ino, true, false).unwrap_err().errno(),
@@ -471,4 +478,65 @@ fn tree_is_cached_by_the_kernel_once_drawn_until_a_change() {
     assert_eq!(v.getattr(tree.ino).unwrap().size, 0, "drawing forgotten");
     let redrawn = String::from_utf8(read_all(&v, tree.ino)).unwrap();
     assert!(redrawn.contains("user: a new root"), "{redrawn}");
+}
+
+/// Reads everything with no handle, as the kernel does on a mount that answers no
+/// `open`, in pieces of `chunk` bytes.
+fn read_unopened(v: &SessionView, ino: u64, chunk: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let piece = v.read(ino, NO_HANDLE, out.len() as u64, chunk).unwrap();
+        if piece.is_empty() {
+            return out;
+        }
+        out.extend(piece);
+    }
+}
+
+#[test]
+fn a_read_only_view_has_no_reply_files_and_reads_without_opens() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let rw = view(&p);
+    let ro = SessionView::open(
+        &p,
+        Options {
+            read_only: true,
+            ..Options::new("/m")
+        },
+    )
+    .unwrap();
+    assert!(names(&rw, ROOT_INO).contains(&"reply".to_string()));
+    assert!(!names(&ro, ROOT_INO).contains(&"reply".to_string()));
+    let leaf = ro.with_session(|s| s.id_string(s.leaf().unwrap()));
+    for dir in [
+        format!(".id/{leaf}"),
+        ro.with_session(|s| s.id_string(s.roots()[0])),
+    ] {
+        let d = walk(&ro, &dir);
+        assert!(!names(&ro, d.ino).contains(&"reply".to_string()), "{dir}");
+        assert!(ro.lookup(d.ino, OsStr::new("reply")).is_err(), "{dir}");
+        assert!(names(&rw, walk(&rw, &dir).ino).contains(&"reply".to_string()));
+    }
+    // Every file reads the same with and without a handle (the numbers are the same
+    // in both views), in small pieces too.
+    for path in [
+        "session.json".to_string(),
+        "name".to_string(),
+        format!(".id/{leaf}/context"),
+        format!(".id/{leaf}/context.json"),
+        format!(".id/{leaf}/entry.json"),
+    ] {
+        let ino = walk(&ro, &path).ino;
+        assert_eq!(walk(&rw, &path).ino, ino);
+        assert_eq!(read_unopened(&ro, ino, 1000), read_all(&rw, ino), "{path}");
+    }
+    // `tree`: its size is 0 until the read that asks for it draws it.
+    let tree = walk(&ro, "tree");
+    assert_eq!(tree.size, 0);
+    assert_eq!(ro.getattr(tree.ino).unwrap().size, 0);
+    let drawn = ro.getattr_reading(tree.ino).unwrap().size;
+    let text = read_unopened(&ro, tree.ino, 4096);
+    assert_eq!(text.len() as u64, drawn);
+    assert_eq!(text, read_all(&rw, walk(&rw, "tree").ino));
+    assert_eq!(ro.getattr(tree.ino).unwrap().size, drawn);
 }

@@ -21,6 +21,12 @@
 //! * `statfs`: a filesystem with no free space, 4096-byte blocks and 255-byte names.
 //! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
 //!   file is closed, as the layout promises.
+//!
+//! On a read-only mount, `open` and `flush` answer `ENOSYS`: the kernel then opens,
+//! closes and releases files without asking (no OPEN, FLUSH or RELEASE round trips),
+//! keeps their pages across opens, and reads them with handle 0, which the view serves
+//! by inode. `opendir` answers `ENOSYS` on every mount, for the same saving on
+//! directories.
 
 use crate::view::{self, Attr, FileKind, FsView};
 use log::debug;
@@ -162,8 +168,13 @@ impl Filesystem for Adapter {
 
     fn forget(&self, _req: &Request, _ino: INodeNo, _nlookup: u64) {}
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.view.getattr(ino.0) {
+    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        // With a handle, the kernel is about to read past the size it knows.
+        let a = match fh {
+            Some(_) => self.view.getattr_reading(ino.0),
+            None => self.view.getattr(ino.0),
+        };
+        match a {
             Ok(a) => reply.attr(&a.ttl, &self.file_attr(&a)),
             Err(e) => reply.error(errno(format_args!("getattr({ino})"), &e)),
         }
@@ -314,6 +325,15 @@ impl Filesystem for Adapter {
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if self.read_only {
+            // Nothing can be written (the kernel refuses it on a read-only mount before
+            // asking), so files need no handle: ENOSYS tells the kernel so, and it never
+            // sends OPEN or RELEASE again. It then keeps every file's pages across opens
+            // (as FOPEN_KEEP_CACHE would), and its reads come with handle 0
+            // (`view::NO_HANDLE`): the view finds the file by its inode.
+            reply.error(Errno::ENOSYS);
+            return;
+        }
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         let truncate = flags.0 & libc::O_TRUNC != 0;
         match self.view.open_file(ino.0, write, truncate, Some(req.pid())) {
@@ -390,6 +410,12 @@ impl Filesystem for Adapter {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
+        if self.read_only {
+            // Files opened without OPEN (see `open`) get a FLUSH at every close, until
+            // this ENOSYS: the kernel then stops sending them.
+            reply.error(Errno::ENOSYS);
+            return;
+        }
         match self.view.flush(ino.0, fh.0, Some(req.pid())) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(format_args!("flush({ino}, fh {fh})"), &e)),

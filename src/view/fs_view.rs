@@ -14,12 +14,19 @@ use std::path::Path;
 pub trait FsView: Send + Sync {
     fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr>;
     fn getattr(&self, ino: u64) -> Result<Attr>;
+    /// `getattr` asked for by a read going past the size the kernel knows (see
+    /// `SessionView::getattr_reading`).
+    fn getattr_reading(&self, ino: u64) -> Result<Attr> {
+        self.getattr(ino)
+    }
     fn readlink(&self, ino: u64) -> Result<Vec<u8>>;
     /// Entries from `offset` on; each with the offset of the entry after it.
     fn readdir(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry)>>;
     /// As `readdir`, with each entry's attributes.
     fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>>;
     /// `pid` is the calling thread as FUSE reports it (see `SessionView::flush_from`).
+    /// A mount that answers no `open` (read-only) never calls it: its reads come with
+    /// the handle [`NO_HANDLE`](super::NO_HANDLE).
     fn open_file(&self, ino: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened>;
     fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>>;
     fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32>;
@@ -37,6 +44,9 @@ impl FsView for SessionView {
     }
     fn getattr(&self, ino: u64) -> Result<Attr> {
         SessionView::getattr(self, ino)
+    }
+    fn getattr_reading(&self, ino: u64) -> Result<Attr> {
+        SessionView::getattr_reading(self, ino)
     }
     fn readlink(&self, ino: u64) -> Result<Vec<u8>> {
         SessionView::readlink(self, ino)

@@ -21,7 +21,7 @@ pub use multi::{
     Stats,
 };
 pub use names::{escape_id, unescape_name};
-pub use session_view::{Opened, Options, SessionView};
+pub use session_view::{NO_HANDLE, Opened, Options, SessionView};
 
 use std::ffi::OsString;
 use std::time::{Duration, SystemTime};

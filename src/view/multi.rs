@@ -33,7 +33,8 @@
 //! allowance for the view's render caches (its file size, at most 1 MiB). When the sum
 //! passes `max_index_memory`, or more than `max_loaded` sessions are loaded (each keeps
 //! its file open), the least recently used sessions are dropped, except those with open
-//! files. A dropped session is reloaded transparently when next used, and keeps its
+//! files (on a read-only mount files are read without being opened: there the session
+//! being read is the most recently used, the last to go). A dropped session is reloaded transparently when next used, and keeps its
 //! numbers: the reloaded view starts from the old inode generation if the file is the
 //! same one, only appended to (same device and inode, not shorter, the same bytes where
 //! it used to end, and the same tree for the old entries), so every number the kernel
@@ -53,11 +54,43 @@
 //! project folder when first seen); the watcher reports names that changed in them
 //! ([`MultiView::dir_changed`]). Listings and names are invalidated, loaded sessions
 //! catch up with their files, deleted sessions are dropped.
+//!
+//! # Locks
+//!
+//! Requests are served by several threads at once, and a request for one session never
+//! waits for work on another: indexing a session, catching up with its file before it
+//! is dropped, and every request inside it hold that session's locks only. In the order
+//! they are taken (a thread holding one takes only locks further down the list):
+//!
+//! 1. `SlotEntry::loading`, per session: held while the session is indexed
+//!    (`load_locked`) or dropped (`unload`), so that a session is indexed once however
+//!    many requests enter it together: the first indexes, the others wait here for its
+//!    result. Eviction only tries it, and skips a session that another thread is
+//!    loading or dropping. The watcher only tries it too (`session_changed`): when it
+//!    is taken, the change is marked `pending`, and the thread holding it acts on the
+//!    change once it lets go (`after_loading`), so the watcher never waits for an index.
+//! 2. Under it, either the session's [`SessionView`] locks (see its docs; a view is
+//!    called with no lock of this module held but its own session's `loading`), or
+//! 3. `SlotEntry::state`, per session: what is loaded, the count of open files, the
+//!    numbering kept across drops. Held briefly, never while indexing or calling a view.
+//! 4. Leaves, held briefly, under which no other lock is taken but the invalidation
+//!    sink: `containers`, `slots`, `loaded`, a folder's `listing`, `handles`, `watch`,
+//!    each view's invalidation receiver; and last the sink.
+//!
+//! The races this settles: two requests entering an unloaded session (one index, see
+//! 1); an eviction racing a load (a session is in `loaded` only once its index is in
+//! place, and an eviction takes `loading` with `try_lock`); an eviction racing a use
+//! (it gives up when the session was used, or a file opened in it, while it caught up
+//! with the file); a reload racing reads (a view catching up with a replaced file
+//! builds the new index with no lock held, see [`SessionView::refresh`], and reads go
+//! on meanwhile; a dropped session reloaded by the watcher is loaded under `loading`,
+//! as by a request). Invalidations are only ever sent down channels that never block;
+//! the notifier thread talks to the kernel holding no lock of the view.
 
 use super::inode::{self as ino, ENTRY_BASE, LABEL_BASE, SLOTS, Slot, entry_ino};
 use super::{
-    Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, Opened, Options,
-    Result,
+    Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, NO_HANDLE, Opened,
+    Options, Result,
 };
 use super::{ROOT_INO, SessionView};
 use crate::model::{LoadError, NIL, Session};
@@ -200,6 +233,8 @@ struct SlotEntry {
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
+    /// Held while the session is indexed or dropped (see "Locks" in the module docs).
+    loading: Mutex<()>,
     state: Mutex<SlotState>,
 }
 
@@ -215,6 +250,17 @@ struct SlotState {
     /// What the last dropped view numbered, to keep it if the file is the same.
     kept: Option<Kept>,
     loads: u64,
+    /// The watcher reported a change while another thread held `loading`: that thread
+    /// acts on it once it lets go.
+    pending: bool,
+}
+
+/// What a load starts from, taken from the slot's state.
+struct Plan {
+    kept: Option<Kept>,
+    next_base: u64,
+    /// Loaded before: numbers handed out then must not name anything new.
+    renumbered: bool,
 }
 
 /// A loaded session.
@@ -469,6 +515,7 @@ impl MultiView {
                 });
                 cs.list.push(c.clone());
                 cs.by_name.insert(name.to_os_string(), idx);
+                self.sink.send(vec![Invalidation::Inode(STATS_INO)]);
                 c
             }
         };
@@ -494,10 +541,12 @@ impl MultiView {
         }
         let mut s = self.slots.write();
         let mut out = Vec::with_capacity(names.len());
+        let mut known = 0;
         for n in names {
             let key = (c.idx, n.clone());
             if let Some(&k) = s.by_key.get(&key) {
                 out.push(s.list[k as usize - 1].clone());
+                known += 1;
                 continue;
             }
             if s.list.len() as u64 >= MAX_SLOTS {
@@ -512,11 +561,15 @@ impl MultiView {
                 name: n.clone(),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
+                loading: Mutex::new(()),
                 state: Mutex::new(SlotState::default()),
             });
             s.list.push(e.clone());
             s.by_key.insert(key, num);
             out.push(e);
+        }
+        if out.len() > known {
+            self.sink.send(vec![Invalidation::Inode(STATS_INO)]);
         }
         out
     }
@@ -630,44 +683,81 @@ impl MultiView {
         self.get_inner(e, true)
     }
 
-    /// Loads `e` (if needed) without counting it as a use: it is the first to be
-    /// dropped again.
-    fn load_quietly(&self, e: &Arc<SlotEntry>) -> Result<()> {
-        self.get_inner(e, false).map(|_| ())
+    fn get_inner(&self, e: &Arc<SlotEntry>, used: bool) -> Result<Got> {
+        if let Some(l) = &e.state.lock().loaded {
+            return Ok(Got::View(l.clone()));
+        }
+        // One load per session at a time: a second request for the same session waits
+        // here for the first one's index, holding nothing that another session needs.
+        let guard = e.loading.lock();
+        let got = self.load_locked(e);
+        drop(guard);
+        self.after_loading(e);
+        if matches!(got, Ok(Got::View(_))) {
+            self.evict(if used { e.num } else { 0 });
+        }
+        got
     }
 
-    fn get_inner(&self, e: &Arc<SlotEntry>, used: bool) -> Result<Got> {
+    /// Called by whoever held `e.loading`, once released: a change the watcher reported
+    /// meanwhile (and could not act on, see `session_changed`) is acted on now.
+    fn after_loading(&self, e: &Arc<SlotEntry>) {
+        let pending = e.state.lock().pending;
+        if pending {
+            self.session_changed(e);
+        }
+    }
+
+    /// The slot's view, loading it now if needed; the caller holds `e.loading`. The file
+    /// is indexed with no lock held but that one.
+    fn load_locked(&self, e: &Arc<SlotEntry>) -> Result<Got> {
+        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        if !md.is_file() {
+            return Err(Error::NotFound);
+        }
+        let stat = (md.dev(), md.ino(), md.len(), md.mtime(), md.mtime_nsec());
         let mut invs = Vec::new();
-        let got = {
+        let plan = {
             let mut st = e.state.lock();
             if let Some(l) = &st.loaded {
                 return Ok(Got::View(l.clone()));
             }
-            let md = fs::metadata(e.path()).map_err(not_found_or)?;
-            if !md.is_file() {
-                return Err(Error::NotFound);
-            }
-            let stat = (md.dev(), md.ino(), md.len(), md.mtime(), md.mtime_nsec());
             if let Some(f) = &st.failed {
                 if f.stat == stat {
                     return Ok(Got::Failed(f.text.clone(), f.mtime));
                 }
                 // The file changed since: try again, and let the kernel forget `ERROR`.
                 st.failed = None;
-                let dir = slot_ino(e.num, ino::ROOT);
-                invs.push(Invalidation::Inode(dir));
-                invs.push(Invalidation::Entry {
-                    parent: dir,
-                    name: ERROR_NAME.into(),
-                });
+                invs.extend(Self::forget_error(e));
             }
-            match self.load(e, &mut st, &md) {
+            Plan {
+                kept: st.kept.take(),
+                next_base: st.next_base,
+                renumbered: st.loads > 0,
+            }
+        };
+        let built = self.build(e, plan, &md);
+        let got = {
+            let mut st = e.state.lock();
+            match built {
                 Ok((l, more)) => {
                     invs.extend(more);
-                    Got::View(l)
+                    st.loads += 1;
+                    st.loaded = Some(l.clone());
+                    self.loaded.lock().insert(e.num);
+                    self.charged.fetch_add(l.charge, Ordering::Relaxed);
+                    self.loads.fetch_add(1, Ordering::Relaxed);
+                    invs.push(Invalidation::Inode(STATS_INO));
+                    debug!(
+                        "loaded {} (slot {}, {} bytes charged)",
+                        e.path().display(),
+                        e.num,
+                        l.charge
+                    );
+                    Ok(Got::View(l))
                 }
                 Err(LoadError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
-                    return Err(Error::NotFound);
+                    Err(Error::NotFound)
                 }
                 Err(err) => {
                     let reason = match &err {
@@ -683,34 +773,45 @@ impl MultiView {
                         stat,
                         mtime,
                     });
-                    Got::Failed(text, mtime)
+                    Ok(Got::Failed(text, mtime))
                 }
             }
         };
         self.sink.send(invs);
-        if matches!(got, Got::View(_)) {
-            self.evict(if used { e.num } else { 0 });
-        }
-        Ok(got)
+        got
     }
 
-    /// Loads the view with the right numbering; the invalidations it calls for.
-    fn load(
+    /// What the kernel may hold of a slot's `ERROR` file, which is about to change.
+    fn forget_error(e: &SlotEntry) -> [Invalidation; 3] {
+        let dir = slot_ino(e.num, ino::ROOT);
+        [
+            Invalidation::Inode(dir),
+            Invalidation::Entry {
+                parent: dir,
+                name: ERROR_NAME.into(),
+            },
+            Invalidation::Inode(slot_ino(e.num, ERROR_LOCAL)),
+        ]
+    }
+
+    /// Indexes the session with the right numbering (see the module docs), with no
+    /// lock held; the view and the invalidations its numbering calls for.
+    fn build(
         &self,
         e: &SlotEntry,
-        st: &mut SlotState,
+        plan: Plan,
         md: &fs::Metadata,
     ) -> std::result::Result<(Arc<Loaded>, Vec<Invalidation>), LoadError> {
         let mut opts = self.opts.session.clone();
         opts.mount_point = e.container.mount_path.join(&e.name);
-        let kept = st.kept.take().filter(|k| k.still_prefix_of(&e.path()));
+        let kept = plan.kept.filter(|k| k.still_prefix_of(&e.path()));
         let mut view = SessionView::open_with_base(
             &e.path(),
             opts.clone(),
-            kept.as_ref().map_or(st.next_base, |k| k.base),
+            kept.as_ref().map_or(plan.next_base, |k| k.base),
         )?;
         let mut local_invs = Vec::new();
-        let mut renumbered = st.loads > 0;
+        let mut renumbered = plan.renumbered;
         if let Some(k) = &kept {
             let same = view.with_session(|s| {
                 s.entries().len() >= k.entries && prefix_hash(s, k.entries) == k.hash
@@ -742,7 +843,7 @@ impl MultiView {
                     }
                 });
             } else {
-                view = SessionView::open_with_base(&e.path(), opts, st.next_base)?;
+                view = SessionView::open_with_base(&e.path(), opts, plan.next_base)?;
             }
         }
         let (tx, rx) = channel();
@@ -773,29 +874,33 @@ impl MultiView {
                 name: e.name.clone(),
             });
         }
-        st.loads += 1;
-        st.loaded = Some(l.clone());
-        self.loaded.lock().insert(e.num);
-        self.charged.fetch_add(charge, Ordering::Relaxed);
-        self.loads.fetch_add(1, Ordering::Relaxed);
-        debug!(
-            "loaded {} (slot {}, {} bytes charged)",
-            e.path().display(),
-            e.num,
-            charge
-        );
         Ok((l, invs))
     }
 
-    /// Drops the slot's view. With `keep` (an eviction), its numbering is kept for a
-    /// reload of the same file, and the kernel keeps what it cached: the numbers stay
-    /// valid (a shell inside the session, its `getcwd` included, carries on), and a
-    /// change to the file meanwhile reloads the session to say what changed (see
-    /// `session_changed`). Without (the file is gone), the kernel is told to forget
-    /// the session's names.
-    fn unload(&self, e: &SlotEntry, st: &mut SlotState, keep: bool) -> Vec<Invalidation> {
-        let Some(l) = st.loaded.take() else {
-            return Vec::new();
+    /// Drops the slot's view if `may(state)` holds before and after; the caller holds
+    /// `e.loading`. Returns the invalidations to send, and whether it was dropped.
+    ///
+    /// With `keep` (an eviction), its numbering is kept for a reload of the same file,
+    /// and the kernel keeps what it cached: the numbers stay valid (a shell inside the
+    /// session, its `getcwd` included, carries on), and a change to the file meanwhile
+    /// reloads the session to say what changed (see `session_changed`). Without (the
+    /// file is gone), the kernel is told to forget the session's names.
+    ///
+    /// The view catches up with the file first, outside the slot's state lock: requests
+    /// that got the view meanwhile go on using it, and one that opened a file in it
+    /// (or, for an eviction, used it) makes `may` fail the second time.
+    fn unload(
+        &self,
+        e: &SlotEntry,
+        keep: bool,
+        may: impl Fn(&SlotState) -> bool,
+    ) -> (Vec<Invalidation>, bool) {
+        let l = {
+            let st = e.state.lock();
+            match &st.loaded {
+                Some(l) if may(&st) => l.clone(),
+                _ => return (Vec::new(), false),
+            }
         };
         // The file as it is now, then catch up: the view then covers at least this.
         let before = Kept::stamp(&e.path());
@@ -809,6 +914,12 @@ impl MultiView {
         let (n, hash) = l
             .view
             .with_session(|s| (s.entries().len(), prefix_hash(s, s.entries().len())));
+        let mut st = e.state.lock();
+        let same = st.loaded.as_ref().is_some_and(|x| Arc::ptr_eq(x, &l));
+        if !same || !may(&st) {
+            return (invs, false);
+        }
+        st.loaded = None;
         st.next_base = st.next_base.max(base + (n as u64 + 1) * SLOTS);
         st.kept = match (keep, before) {
             (true, Some((dev_ino, len, tail))) => Some(Kept {
@@ -823,6 +934,7 @@ impl MultiView {
         };
         self.loaded.lock().remove(&e.num);
         self.charged.fetch_sub(l.charge, Ordering::Relaxed);
+        invs.push(Invalidation::Inode(STATS_INO));
         if !keep {
             invs.push(Invalidation::Entry {
                 parent: e.container_ino,
@@ -830,7 +942,7 @@ impl MultiView {
             });
         }
         debug!("dropped {} (slot {})", e.path().display(), e.num);
-        invs
+        (invs, true)
     }
 
     fn over_bound(&self) -> bool {
@@ -838,8 +950,9 @@ impl MultiView {
             || self.loaded.lock().len() > self.opts.max_loaded
     }
 
-    /// Drops least recently used sessions (never `keep`, nor any with open files)
-    /// until the loaded ones fit the bounds.
+    /// Drops least recently used sessions (never `keep`, nor any with open files, nor
+    /// one being loaded or dropped by another thread) until the loaded ones fit the
+    /// bounds.
     fn evict(&self, keep: u32) {
         if !self.over_bound() {
             return;
@@ -860,17 +973,19 @@ impl MultiView {
             if !self.over_bound() {
                 break;
             }
-            let invs = {
-                let mut st = e.state.lock();
-                if st.handles > 0 || st.loaded.is_none() || e.last_use.load(Ordering::Relaxed) != t
-                {
-                    continue;
-                }
-                self.unload(&e, &mut st, true)
+            let Some(guard) = e.loading.try_lock() else {
+                continue;
             };
+            let (invs, dropped) = self.unload(&e, true, |st| {
+                st.handles == 0 && e.last_use.load(Ordering::Relaxed) == t
+            });
+            drop(guard);
             self.sink.send(invs);
-            self.evictions.fetch_add(1, Ordering::Relaxed);
-            freed += 1;
+            self.after_loading(&e);
+            if dropped {
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+                freed += 1;
+            }
         }
         if freed > 0 {
             trim_heap();
@@ -1122,27 +1237,44 @@ impl MultiView {
         }
     }
 
-    /// A session's file changed, appeared or went away.
+    /// A session's file changed, appeared or went away. Never waits for a load or a
+    /// drop of the same session in another thread: that thread acts on the change when
+    /// it is done (`after_loading`).
     fn session_changed(&self, e: &Arc<SlotEntry>) {
+        loop {
+            e.state.lock().pending = true;
+            let Some(guard) = e.loading.try_lock() else {
+                return;
+            };
+            e.state.lock().pending = false;
+            let loaded_now = self.session_changed_locked(e);
+            drop(guard);
+            if loaded_now {
+                self.evict(0);
+            }
+            if !e.state.lock().pending {
+                return;
+            }
+        }
+    }
+
+    /// `session_changed` with `e.loading` held; whether the session was loaded.
+    fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
         let md = fs::metadata(e.path()).ok().filter(|m| m.is_file());
         let exists = md.is_some();
-        let mut reload = false;
-        let loaded = {
+        let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();
             if !exists {
                 st.failed = None;
                 // Gone: nothing to keep; a new file by that name starts afresh.
                 st.kept = None;
-                if st.handles == 0 && st.loaded.is_some() {
-                    invs.extend(self.unload(e, &mut st, false));
-                }
-                None
+                (None, false, st.handles == 0 && st.loaded.is_some())
             } else {
                 // Dropped earlier, so the kernel may still hold its numbers and cached
                 // listings: load it to tell the kernel what changed.
-                reload =
+                let reload =
                     st.loaded.is_none()
                         && st.kept.as_ref().zip(md.as_ref()).is_some_and(|(k, m)| {
                             (m.dev(), m.ino()) != k.dev_ino || m.len() != k.len
@@ -1150,23 +1282,29 @@ impl MultiView {
                 if st.failed.is_some() {
                     // It may have become a session: try again when next entered.
                     st.failed = None;
-                    invs.push(Invalidation::Entry {
-                        parent: dir,
-                        name: ERROR_NAME.into(),
-                    });
+                    invs.extend(Self::forget_error(e));
                 }
-                st.loaded.clone()
+                (st.loaded.clone(), reload, false)
             }
         };
+        if drop_it {
+            invs.extend(self.unload(e, false, |st| st.handles == 0).0);
+        }
         self.sink.send(invs);
         if let Some(l) = loaded {
             if let Err(err) = l.view.refresh() {
                 debug!("refreshing {}: {err:?}", e.path().display());
             }
             self.forward(e, &l);
-        } else if reload && let Err(err) = self.load_quietly(e) {
-            debug!("reloading {}: {err:?}", e.path().display());
+        } else if reload {
+            // Without counting it as a use: it is the first to be dropped again.
+            match self.load_locked(e) {
+                Ok(Got::View(_)) => return true,
+                Ok(Got::Failed(..)) => {}
+                Err(err) => debug!("reloading {}: {err:?}", e.path().display()),
+            }
         }
+        false
     }
 
     /// Catches up every loaded session with its file (the watcher's safety net).
@@ -1306,6 +1444,16 @@ impl FsView for MultiView {
                 Self::attr_out(&e, l, a)
             }),
             Node::Stats | Node::ErrorFile(_) => Err(Error::NotDir),
+        }
+    }
+
+    fn getattr_reading(&self, i: u64) -> Result<Attr> {
+        match self.node(i)? {
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let a = l.view.getattr_reading(Self::to_local(l, local)?)?;
+                Self::attr_out(&e, l, a)
+            }),
+            _ => self.getattr(i),
         }
     }
 
@@ -1510,6 +1658,25 @@ impl FsView for MultiView {
     }
 
     fn read(&self, i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        if fh == NO_HANDLE {
+            // A mount that answers no `open`: by inode, loading the session if needed.
+            let data = match self.node(i)? {
+                Node::Stats => self.stats_text(),
+                Node::ErrorFile(e) => match self.get(&e)? {
+                    Got::Failed(text, _) => text.to_vec(),
+                    Got::View(_) => return Err(Error::Stale),
+                },
+                Node::Inner(e, local) => {
+                    return self.in_view(&e, |l| {
+                        l.view.read(Self::to_local(l, local)?, fh, offset, size)
+                    });
+                }
+                _ => return Err(Error::IsDir),
+            };
+            let start = (offset as usize).min(data.len());
+            let end = start.saturating_add(size as usize).min(data.len());
+            return Ok(data[start..end].to_vec());
+        }
         match self.node(i)? {
             Node::Stats | Node::ErrorFile(_) => self.own_read(fh, offset, size),
             Node::Inner(e, local) => {
@@ -1663,6 +1830,7 @@ impl MultiView {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::time::Duration;
 
     const P: &str = "--home-dev-p--";
 
@@ -1868,5 +2036,133 @@ mod tests {
         // A name reappearing keeps its slot.
         fs::copy(fixture("sessions/small.jsonl"), dir.join("a.jsonl")).unwrap();
         assert_eq!(look(&v, p, "a"), a);
+    }
+
+    /// Runs `f` on another thread and gives its result, or `None` if it takes longer
+    /// than `limit` (a request that waits on the wrong lock would hang forever).
+    fn within<T: Send + 'static>(
+        limit: Duration,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(limit).ok()
+    }
+
+    const LIMIT: Duration = Duration::from_secs(20);
+
+    #[test]
+    fn a_session_being_loaded_holds_up_only_requests_for_itself() {
+        let (_d, v) = setup(256 << 20);
+        let v = Arc::new(v);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        let b = look(&v, p, "b");
+        look(&v, b, "e8dfd932");
+        // Another thread is indexing `a` (it holds a's load lock).
+        let slot_a = v.slot(split_ino(a).0).unwrap();
+        let indexing = slot_a.loading.lock();
+        // Requests in `b`, already loaded, and in `c`, not yet, go through meanwhile.
+        let v2 = v.clone();
+        let done = within(LIMIT, move || {
+            let root = look(&v2, b, "e8dfd932");
+            let kind = look(&v2, root, "model_change");
+            let o = v2.open_file(kind, false, false, None).unwrap();
+            let text = v2.read(kind, o.fh, 0, 4096).unwrap();
+            v2.release(kind, o.fh).unwrap();
+            let c = look(&v2, p, "c");
+            names(&v2, c);
+            text
+        });
+        assert!(done.is_some_and(|t| !t.is_empty()), "b and c waited for a");
+        // A request in `a` waits for that index, then gets it.
+        let v3 = v.clone();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(look(&v3, a, "e8dfd932"));
+        });
+        assert!(
+            rx.try_recv().is_err(),
+            "a lookup in a did not wait for its index"
+        );
+        drop(indexing);
+        assert!(rx.recv_timeout(LIMIT).is_ok());
+        // One index each, however the requests interleaved.
+        assert_eq!(v.stats().loads, 3);
+    }
+
+    #[test]
+    fn two_requests_entering_a_session_index_it_once() {
+        let (_d, v) = setup(256 << 20);
+        let v = Arc::new(v);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let v = v.clone();
+                std::thread::spawn(move || look(&v, a, "e8dfd932"))
+            })
+            .collect();
+        let inos: Vec<u64> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert!(inos.windows(2).all(|w| w[0] == w[1]));
+        assert_eq!(v.stats().loads, 1);
+    }
+
+    #[test]
+    fn the_watcher_never_waits_for_a_load_and_its_change_is_not_lost() {
+        let (d, v) = setup(256 << 20);
+        let v = Arc::new(v);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        let root = look(&v, a, "e8dfd932");
+        let slot_a = v.slot(split_ino(a).0).unwrap();
+        let busy = slot_a.loading.lock();
+        // Appended while another thread holds a's load lock: the watcher reports it and
+        // returns at once.
+        let file = d.path().join("sessions").join(P).join("a.jsonl");
+        let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
+        writeln!(
+            f,
+            r#"{{"type":"message","id":"cafe0002","parentId":"e8dfd932","timestamp":"2026-01-05T10:00:00.000Z","message":{{"role":"user","content":[{{"type":"text","text":"hi"}}],"timestamp":1767607200000}}}}"#
+        )
+        .unwrap();
+        drop(f);
+        let v2 = v.clone();
+        assert!(
+            within(LIMIT, move || v2.dir_changed(
+                1,
+                OsStr::new("a.jsonl"),
+                false
+            ))
+            .is_some(),
+            "the watcher waited for the load lock"
+        );
+        assert!(slot_a.state.lock().pending);
+        // The holder acts on it when it lets go.
+        drop(busy);
+        v.after_loading(&slot_a);
+        assert!(!slot_a.state.lock().pending);
+        assert!(names(&v, root).contains(&"cafe0002".to_string()));
+    }
+
+    #[test]
+    fn eviction_skips_a_session_another_thread_is_loading_or_dropping() {
+        let (_d, v) = setup(1);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        look(&v, a, "e8dfd932");
+        let slot_a = v.slot(split_ino(a).0).unwrap();
+        let busy = slot_a.loading.lock();
+        // Loading b would drop a (the bound holds one session), but a is busy.
+        let b = look(&v, p, "b");
+        look(&v, b, "e8dfd932");
+        assert_eq!((v.stats().loaded, v.stats().evictions), (2, 0));
+        drop(busy);
+        // The next load that finds the mount over its bound drops it.
+        let c = look(&v, p, "c");
+        look(&v, c, "e8dfd932");
+        assert_eq!(v.stats().loaded, 1);
     }
 }

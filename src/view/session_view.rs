@@ -6,22 +6,46 @@
 //! and `read` of the same file render it once. Kernel cache invalidations are computed
 //! from each [`Change`] and handed to a sink (the adapter's notifier thread); the view
 //! itself never calls into the kernel.
+//!
+//! # Locks
+//!
+//! Several threads serve requests at once. The view's locks, in the order they are
+//! taken (a thread holding one takes only locks further down the list):
+//!
+//! 1. `append_lock`: one append through this view at a time, for all of it: catching
+//!    up with the file, writing the line, its `fdatasync`, indexing it.
+//! 2. `state` (shared or exclusive): the index. Lookups, listings, rendering an entry
+//!    or a context and drawing `tree` hold it shared. It is held exclusively only to
+//!    change the index, briefly: indexing appended lines, or putting in place an index
+//!    of a replaced file that was built with no lock held. Nothing waits for the disk
+//!    under it but reads of the session file: the append's write and `fdatasync` happen
+//!    with only `append_lock` held.
+//! 3. The caches, one at a time: `state.tree` (held while `tree` is drawn, so that it
+//!    is drawn once), `rendered`, `contexts`, `label_inos`, `handles`. `handles` is never
+//!    held while `state` is taken.
+//!
+//! The locks are fair: while a change waits for `state`, new readers wait behind it, so
+//! drawing a large `tree` can hold up reads of this session for as long, never reads of
+//! another session (each has its own view; see [`MultiView`](super::MultiView)).
+//! Invalidations go down a channel that never blocks, to the notifier thread, which
+//! talks to the kernel holding no lock of the view.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{escape_id, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Result};
-use crate::model::append::NewEntry;
+use crate::model::append::{NewEntry, merge, write_line};
 use crate::model::render::{self, Image};
 use crate::model::session::{Change, NIL, Session};
+use crate::model::time::now_ms;
 use crate::model::{AppendError, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How a session is mounted.
@@ -69,6 +93,9 @@ const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
 const SHORT: Duration = Duration::from_secs(1);
 /// Entries returned per readdir call; the kernel asks again from the next offset.
 const READDIR_BATCH: usize = 512;
+/// The handle of reads that come without an `open` (see [`SessionView::read`]);
+/// handles handed out start at 1.
+pub const NO_HANDLE: u64 = 0;
 /// Files open for writing at once (`EMFILE` past it).
 const MAX_WRITERS: usize = 1024;
 /// Memory for rendered KIND files kept for the next `stat` or `read`.
@@ -180,10 +207,52 @@ struct State {
     s: Session,
     /// Inode generation base (see `inode`).
     base: u64,
-    /// The rendered `tree`, until the next change (filled under the read lock).
-    /// The rendered `tree` while someone reads it (weak: a 100k-entry tree is 20 MB),
-    /// and its size once known; both until the next change.
-    tree: Mutex<(Option<u64>, std::sync::Weak<Vec<u8>>)>,
+    /// The drawing of `tree`, until the next change (filled under the read lock).
+    tree: Mutex<TreeCache>,
+}
+
+/// What is known of the `tree` drawing since the last change.
+#[derive(Default)]
+struct TreeCache {
+    /// Its size, once drawn.
+    size: Option<u64>,
+    /// The drawing while someone reads it (weak: a 100k-entry tree is 20 MB).
+    drawn: Weak<Vec<u8>>,
+    /// On a mount that answers no `open` (read-only), reads carry no handle to keep the
+    /// drawing alive between them: the read that drew it holds it here, with the bytes
+    /// served since, until as many bytes as it has were read (or the next change).
+    held: Option<(Arc<Vec<u8>>, usize)>,
+}
+
+/// The bytes of a file, shared with the cache they came from: no copy per open or read.
+#[derive(Clone)]
+enum Content {
+    Bytes(Arc<Vec<u8>>),
+    Kind(Arc<Rendered>),
+    /// The n-th image (from 0).
+    Image(Arc<Rendered>, usize),
+    ContextText(Arc<Ctx>),
+    ContextJson(Arc<Ctx>),
+}
+
+impl std::ops::Deref for Content {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Content::Bytes(b) => b,
+            Content::Kind(r) => &r.text,
+            Content::Image(r, n) => &r.images[*n].data,
+            Content::ContextText(c) => &c.text,
+            Content::ContextJson(c) => &c.json,
+        }
+    }
+}
+
+/// `size` bytes of `d` from `offset` (fewer at the end).
+fn slice_of(d: &[u8], offset: u64, size: u32) -> Vec<u8> {
+    let start = (offset as usize).min(d.len());
+    let end = start.saturating_add(size as usize).min(d.len());
+    d[start..end].to_vec()
 }
 
 enum WriteTarget {
@@ -193,7 +262,7 @@ enum WriteTarget {
 }
 
 enum Handle {
-    Read(Arc<Vec<u8>>),
+    Read(Content),
     /// `tree`, opened once its drawing is known: drawn again on the first read that
     /// reaches us (the kernel serves the rest from its page cache).
     Tree(Option<Arc<Vec<u8>>>),
@@ -319,7 +388,7 @@ impl SessionView {
             state: RwLock::new(State {
                 s,
                 base,
-                tree: Mutex::new((None, std::sync::Weak::new())),
+                tree: Mutex::new(TreeCache::default()),
             }),
             append_lock: Mutex::new(()),
             handles: Mutex::new(HashMap::new()),
@@ -355,18 +424,41 @@ impl SessionView {
     }
 
     /// Catches up with the file (called by the watcher); sends invalidations.
+    ///
+    /// A file that was replaced or rewritten is indexed again from scratch outside the
+    /// lock, so that reads go on from the old index meanwhile; the new index takes its
+    /// place under the write lock only if no other reload did first.
     pub fn refresh(&self) -> Result<()> {
-        let invs = {
+        let fresh = {
+            let st = self.state.read();
+            let generation = st.s.generation();
+            let stale = st.s.needs_reload().map_err(load_err)?;
+            drop(st);
+            match stale {
+                true => Some((generation, Session::open(&self.path).map_err(load_err)?)),
+                false => None,
+            }
+        };
+        let (invs, result) = {
             let mut st = self.state.write();
             let before = Snapshot::take(&st);
-            let change = st.s.refresh().map_err(load_err)?;
-            if change.is_empty() {
-                return Ok(());
+            let mut change = match fresh {
+                Some((generation, f)) if st.s.generation() == generation => st.s.replace_with(f),
+                _ => Change::default(),
+            };
+            // Whatever was appended since (or everything, if another reload won).
+            let more = st.s.refresh();
+            if let Ok(m) = &more {
+                merge(&mut change, m.clone());
             }
-            self.apply_change(&mut st, &before, &change)
+            let invs = match change.is_empty() {
+                true => Vec::new(),
+                false => self.apply_change(&mut st, &before, &change),
+            };
+            (invs, more.map(|_| ()).map_err(load_err))
         };
         self.sink.send(invs);
-        Ok(())
+        result
     }
 
     /// Updates caches after a change and lists the kernel caches it made stale.
@@ -382,7 +474,7 @@ impl SessionView {
             Invalidation::Inode(ino::BRANCHES),
             Invalidation::Inode(ino::ROOT),
         ];
-        *st.tree.lock() = (None, std::sync::Weak::new());
+        *st.tree.lock() = TreeCache::default();
         if change.reloaded {
             // Every old inode is stale now: move the generation past all of them.
             st.base += (before.entries as u64 + 1) * ino::SLOTS;
@@ -474,7 +566,8 @@ impl SessionView {
             ino::SESSION_JSON => Node::SessionJson,
             ino::NAME => Node::Name,
             ino::TREE => Node::Tree,
-            ino::ROOT_REPLY => Node::RootReply,
+            // A read-only mount has nothing to write, hence no `reply` files.
+            ino::ROOT_REPLY if !self.opts.read_only => Node::RootReply,
             ino::LEAF => Node::Leaf,
             ino::BRANCHES => Node::Branches,
             ino::LABELS => Node::Labels,
@@ -500,6 +593,7 @@ impl SessionView {
                     let e = s.entry(idx);
                     let ok = match slot {
                         Slot::ParentLink | Slot::ChildLink => e.parent != NIL,
+                        Slot::Reply => !self.opts.read_only,
                         _ => true,
                     };
                     if !ok {
@@ -544,7 +638,9 @@ impl SessionView {
                 Slot::Image(n as u32 + 1),
             ));
         }
-        v.push(("reply".into(), Slot::Reply));
+        if !self.opts.read_only {
+            v.push(("reply".into(), Slot::Reply));
+        }
         if flat {
             v.push(("entry.json".into(), Slot::EntryJson));
             v.push(("context".into(), Slot::Context));
@@ -598,13 +694,19 @@ impl SessionView {
     }
 
     /// The `tree` file, rendered once per change of the session.
-    fn tree_bytes(&self, st: &State) -> Result<Arc<Vec<u8>>> {
+    /// With `hold`, a drawing made now is kept until it has been read whole (see
+    /// [`TreeCache::held`]).
+    fn tree_bytes(&self, st: &State, hold: bool) -> Result<Arc<Vec<u8>>> {
         let mut cache = st.tree.lock();
-        if let Some(t) = cache.1.upgrade() {
+        if let Some(t) = cache.drawn.upgrade() {
             return Ok(t);
         }
         let t = Arc::new(tree::render_tree(&st.s)?);
-        *cache = (Some(t.len() as u64), Arc::downgrade(&t));
+        cache.size = Some(t.len() as u64);
+        cache.drawn = Arc::downgrade(&t);
+        if hold {
+            cache.held = Some((t.clone(), 0));
+        }
         Ok(t)
     }
 
@@ -685,7 +787,7 @@ impl SessionView {
             // an `ls` of the root should pay for. Its size is known once it has been
             // drawn (0 before; see `open_file_as` for how reads still get all of it).
             Node::Tree => {
-                let size = st.tree.lock().0.unwrap_or(0);
+                let size = st.tree.lock().size.unwrap_or(0);
                 // Not cached by the kernel: the size changes when it is first read.
                 file(size, time_of(last_ts), 0o444, Duration::ZERO)
             }
@@ -771,6 +873,18 @@ impl SessionView {
         self.attr_of(&st, i, &node)
     }
 
+    /// `getattr` asked for by a read going past the size the kernel knows (the request
+    /// names the open file). On a mount that answers no `open`, this is where `tree`
+    /// learns its size: it is drawn now (and held for the reads that follow).
+    pub fn getattr_reading(&self, i: u64) -> Result<Attr> {
+        let st = self.state.read();
+        let node = self.decode(&st, i)?;
+        if node == Node::Tree && st.tree.lock().size.is_none() {
+            self.tree_bytes(&st, true)?;
+        }
+        self.attr_of(&st, i, &node)
+    }
+
     pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr> {
         let st = self.state.read();
         let (i, node) = self.lookup_node(&st, parent, name)?;
@@ -786,7 +900,7 @@ impl SessionView {
                 "session.json" => Some((ino::SESSION_JSON, Node::SessionJson)),
                 "name" => Some((ino::NAME, Node::Name)),
                 "tree" => Some((ino::TREE, Node::Tree)),
-                "reply" => Some((ino::ROOT_REPLY, Node::RootReply)),
+                "reply" if !self.opts.read_only => Some((ino::ROOT_REPLY, Node::RootReply)),
                 "leaf" if s.leaf().is_some() => Some((ino::LEAF, Node::Leaf)),
                 "branches" => Some((ino::BRANCHES, Node::Branches)),
                 "labels" => Some((ino::LABELS, Node::Labels)),
@@ -922,7 +1036,8 @@ impl SessionView {
                     (".id", ino::ID_DIR, FileKind::Dir),
                 ];
                 for (n, fi, k) in fixed {
-                    if n == "leaf" && s.leaf().is_none() {
+                    if (n == "leaf" && s.leaf().is_none()) || (n == "reply" && self.opts.read_only)
+                    {
                         continue;
                     }
                     if !l.push(fi, k, n.into()) {
@@ -1062,67 +1177,26 @@ impl SessionView {
                 direct_io: true,
             });
         }
-        let (data, keep): (Arc<Vec<u8>>, bool) = match node {
-            Node::SessionJson => {
-                let mut b = st.s.header_bytes()?;
-                b.push(b'\n');
-                (Arc::new(b), true)
-            }
-            Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
-            Node::Tree => {
-                // The kernel may keep what it reads, so that drawing the tree again is
-                // needed only after a change (which forgets the drawing and drops the
-                // kernel's pages, see `apply_change`). Drawn before: nothing to do until
-                // a read reaches us. Not drawn yet: draw it now, so that its size is
-                // known; the kernel asked for the size as 0 at lookup, but its attributes
-                // never stay valid (TTL 0), and a read past the size it knows makes it
-                // ask again before reading.
-                if st.tree.lock().0.is_some() {
-                    return Ok(Opened {
-                        fh: self.new_fh(Handle::Tree(None)),
-                        keep_cache: true,
-                        direct_io: false,
-                    });
-                }
-                return Ok(Opened {
-                    fh: self.new_fh(Handle::Read(self.tree_bytes(&st)?)),
-                    keep_cache: true,
-                    direct_io: false,
-                });
-            }
-            Node::RootReply | Node::E(_, Slot::Reply) => (Arc::new(Vec::new()), true),
-            Node::E(idx, Slot::Kind) => (Arc::new(self.rendered(&st, idx)?.text.clone()), true),
-            Node::E(idx, Slot::Image(n)) => {
-                let r = self.rendered(&st, idx)?;
-                (
-                    Arc::new(
-                        r.images
-                            .get(n as usize - 1)
-                            .ok_or(Error::NotFound)?
-                            .data
-                            .clone(),
-                    ),
-                    true,
-                )
-            }
-            Node::E(idx, Slot::EntryJson) => {
-                let mut b = st.s.entry_bytes(idx)?;
-                b.push(b'\n');
-                (Arc::new(b), true)
-            }
-            Node::E(idx, Slot::Context) => (Arc::new(self.context(&st, idx)?.text.clone()), true),
-            Node::E(idx, Slot::ContextJson) => {
-                (Arc::new(self.context(&st, idx)?.json.clone()), true)
-            }
-            Node::Root
-            | Node::IdDir
-            | Node::Branches
-            | Node::Labels
-            | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
-                return Err(Error::IsDir);
-            }
-            _ => return Err(Error::Invalid),
-        };
+        if node == Node::Tree {
+            // The kernel may keep what it reads, so that drawing the tree again is
+            // needed only after a change (which forgets the drawing and drops the
+            // kernel's pages, see `apply_change`). Drawn before: nothing to do until a
+            // read reaches us. Not drawn yet: draw it now, so that its size is known;
+            // the kernel asked for the size as 0 at lookup, but its attributes never
+            // stay valid (TTL 0), and a read past the size it knows makes it ask again
+            // before reading.
+            let drawn = st.tree.lock().size.is_some();
+            let h = match drawn {
+                true => Handle::Tree(None),
+                false => Handle::Read(Content::Bytes(self.tree_bytes(&st, false)?)),
+            };
+            return Ok(Opened {
+                fh: self.new_fh(h),
+                keep_cache: true,
+                direct_io: false,
+            });
+        }
+        let (data, keep) = self.contents(&st, &node)?;
         Ok(Opened {
             fh: self.new_fh(Handle::Read(data)),
             keep_cache: keep,
@@ -1130,26 +1204,84 @@ impl SessionView {
         })
     }
 
-    pub fn read(&self, _i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
-        let slice = |d: &[u8]| {
-            let start = (offset as usize).min(d.len());
-            let end = start.saturating_add(size as usize).min(d.len());
-            d[start..end].to_vec()
-        };
+    /// What reading `node` gives (`tree` aside), and whether it can never change while
+    /// its inode number stays (so that the kernel may keep it across opens).
+    fn contents(&self, st: &State, node: &Node) -> Result<(Content, bool)> {
+        let bytes = |b: Vec<u8>| Content::Bytes(Arc::new(b));
+        Ok(match *node {
+            Node::SessionJson => {
+                let mut b = st.s.header_bytes()?;
+                b.push(b'\n');
+                (bytes(b), true)
+            }
+            Node::Name => (bytes(Self::name_bytes(&st.s)), false),
+            Node::RootReply | Node::E(_, Slot::Reply) => (bytes(Vec::new()), true),
+            Node::E(idx, Slot::Kind) => (Content::Kind(self.rendered(st, idx)?), true),
+            Node::E(idx, Slot::Image(n)) => {
+                let r = self.rendered(st, idx)?;
+                let k = n as usize - 1;
+                if k >= r.images.len() {
+                    return Err(Error::NotFound);
+                }
+                (Content::Image(r, k), true)
+            }
+            Node::E(idx, Slot::EntryJson) => {
+                let mut b = st.s.entry_bytes(idx)?;
+                b.push(b'\n');
+                (bytes(b), true)
+            }
+            Node::E(idx, Slot::Context) => (Content::ContextText(self.context(st, idx)?), true),
+            Node::E(idx, Slot::ContextJson) => (Content::ContextJson(self.context(st, idx)?), true),
+            Node::Root
+            | Node::IdDir
+            | Node::Branches
+            | Node::Labels
+            | Node::E(_, Slot::NestedDir | Slot::FlatDir) => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid),
+        })
+    }
+
+    /// `read`. `fh` 0 is a read with no handle: on a mount that answers no `open`
+    /// (read-only), the file is found by its inode.
+    pub fn read(&self, i: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        if fh == NO_HANDLE {
+            return self.read_unopened(i, offset, size);
+        }
         {
             let h = self.handles.lock();
             match h.get(&fh) {
-                Some(Handle::Read(d) | Handle::Tree(Some(d))) => return Ok(slice(d)),
+                Some(Handle::Read(d)) => return Ok(slice_of(d, offset, size)),
+                Some(Handle::Tree(Some(d))) => return Ok(slice_of(d, offset, size)),
                 Some(Handle::Write { .. }) => return Ok(Vec::new()),
                 Some(Handle::Tree(None)) => {}
                 None => return Err(Error::Io(libc::EBADF)),
             }
         }
         // Not under the handles' lock: drawing takes the session's.
-        let t = self.tree_bytes(&self.state.read())?;
-        let out = slice(&t);
+        let t = self.tree_bytes(&self.state.read(), false)?;
+        let out = slice_of(&t, offset, size);
         if let Some(Handle::Tree(d @ None)) = self.handles.lock().get_mut(&fh) {
             *d = Some(t);
+        }
+        Ok(out)
+    }
+
+    fn read_unopened(&self, i: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let st = self.state.read();
+        let node = self.decode(&st, i)?;
+        if node != Node::Tree {
+            return Ok(slice_of(&self.contents(&st, &node)?.0, offset, size));
+        }
+        let t = self.tree_bytes(&st, true)?;
+        let out = slice_of(&t, offset, size);
+        let mut cache = st.tree.lock();
+        if let Some((held, served)) = &mut cache.held
+            && Arc::ptr_eq(held, &t)
+        {
+            *served += out.len();
+            if *served >= held.len() {
+                cache.held = None;
+            }
         }
         Ok(out)
     }
@@ -1306,20 +1438,24 @@ impl SessionView {
         r
     }
 
-    /// Appends an entry through the model and sends the resulting invalidations.
+    /// Appends an entry as [`Session::append`] does and sends the invalidations: catch
+    /// up with the file, build the line, write and sync it, index it. The write and its
+    /// `fdatasync` happen with only `append_lock` held, so readers of the session are
+    /// not held up by the disk.
     fn append(&self, what: &NewEntry<'_>) -> Result<String> {
         if self.opts.read_only {
             return Err(Error::ReadOnly);
         }
         let _serial = self.append_lock.lock();
-        let (id, invs) = {
-            let mut st = self.state.write();
-            let before = Snapshot::take(&st);
-            let (id, change) = st.s.append(what).map_err(append_err)?;
-            let invs = self.apply_change(&mut st, &before, &change);
-            (id, invs)
-        };
-        self.sink.send(invs);
+        self.refresh()?;
+        let (id, line) = self
+            .state
+            .read()
+            .s
+            .build_line(what, now_ms())
+            .map_err(append_err)?;
+        write_line(&self.path, &line)?;
+        self.refresh()?;
         Ok(id)
     }
 

@@ -77,12 +77,47 @@ impl Mount {
 
     /// Mounts `file`, which lives in `dir`, on `dir/mnt`.
     pub fn start(dir: tempfile::TempDir, file: PathBuf, args: &[&str]) -> Mount {
+        Mount::start_with_env(dir, file, args, &[])
+    }
+
+    /// As [`with_args`](Self::with_args), with variables added to the environment of
+    /// `sessionfs mount` (`RUST_LOG=debug` logs every request to [`stderr`](Self::stderr)).
+    pub fn with_env(name: &str, args: &[&str], envs: &[(&str, &str)]) -> Mount {
+        let dir = tempdir();
+        let file = dir.path().join(name);
+        fs::copy(fixture(name), &file).expect("copying the fixture");
+        Mount::start_with_env(dir, file, args, envs)
+    }
+
+    fn start_with_env(
+        dir: tempfile::TempDir,
+        file: PathBuf,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Mount {
         let mut cmd = Command::new(bin());
         cmd.arg("mount")
             .arg(&file)
             .arg(dir.path().join("mnt"))
-            .args(args);
+            .args(args)
+            .envs(envs.iter().copied());
         Mount::launch(dir, file, cmd, answers)
+    }
+
+    /// How many requests of each kind (`OPEN`, `READ`, …) the mount received so far,
+    /// from its debug log: the mount must have been made with `RUST_LOG=debug`.
+    pub fn requests(&self) -> std::collections::HashMap<String, usize> {
+        let mut n = std::collections::HashMap::new();
+        for line in self.stderr_text().lines() {
+            let Some(rest) = line.split_once("fuser::request] FUSE(").map(|(_, r)| r) else {
+                continue;
+            };
+            // `  6) ino 0x0000000000000001 LOOKUP name "tree" thread=fuser-1`
+            if let Some(op) = rest.split_whitespace().nth(3) {
+                *n.entry(op.to_string()).or_insert(0) += 1;
+            }
+        }
+        n
     }
 
     /// Starts `cmd`, a `sessionfs mount` onto `dir/mnt` (created here), with its stderr
