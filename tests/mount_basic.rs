@@ -88,6 +88,12 @@ fn an_entry_is_a_directory_with_its_content_and_links() {
     );
     let out = run("cat", &[format!("{ROOT}/entry.json")], &m.mnt).ok();
     assert_eq!(out.stdout.trim_end_matches('\n'), lines(&m.file)[1]);
+    // So is reply (writing through it appends: echo_into_an_entrys_reply_appends_a_child).
+    let out = run("readlink", &[format!("{ROOT}/reply")], &m.mnt).ok();
+    assert_eq!(out.stdout.trim_end(), format!("../.id/{ROOT}/reply"));
+    let kind = |p: String| fs::symlink_metadata(m.path(&p)).unwrap().file_type();
+    assert!(kind(format!("{ROOT}/reply")).is_symlink());
+    assert!(kind(format!(".id/{ROOT}/reply")).is_file());
     // `cd` and a relative path work the same as a path from the root.
     let out = sh(
         &format!("cd {ROOT}/{CHILD} && cat thinking_level_change"),
@@ -134,6 +140,27 @@ fn grep_r_finds_a_message() {
 
 // ---------------------------------------------------------------------------------
 // Writing.
+
+/// `grep -r` opens every regular file it finds, and nothing else: the content files
+/// and the root's files, no `reply` per entry (those are links in the nested tree).
+#[test]
+fn grep_r_opens_only_the_files_it_must_read() {
+    let m = Mount::with_env("small.jsonl", &[], &[("RUST_LOG", "debug")]);
+    let files = run("find", &[".", "-type", "f"], &m.mnt).ok().stdout;
+    let files: Vec<&str> = files.lines().collect();
+    assert!(
+        files.contains(&"./reply") && files.contains(&"./tree"),
+        "{files:?}"
+    );
+    let nested_replies = files
+        .iter()
+        .filter(|f| f.ends_with("/reply") && **f != "./reply");
+    assert_eq!(nested_replies.count(), 0, "{files:?}");
+    let before = m.requests().get("OPEN").copied().unwrap_or(0);
+    run("grep", &["-r", "-c", "no-such-text", "."], &m.mnt);
+    let opens = m.requests().get("OPEN").copied().unwrap_or(0) - before;
+    assert_eq!(opens, files.len(), "{files:?}");
+}
 
 #[test]
 fn echo_into_an_entrys_reply_appends_a_child() {

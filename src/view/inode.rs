@@ -53,12 +53,14 @@ pub enum Slot {
     ChildLink,
     /// `branches/ID`.
     BranchLink,
+    /// `reply` in the nested directory: a link to the entry's `.id/ID/reply`.
+    ReplyLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
 }
 
-/// Images an entry can show (slots 13..64).
-pub const MAX_IMAGES: u32 = (SLOTS - 13) as u32;
+/// Images an entry can show (slots 14..64).
+pub const MAX_IMAGES: u32 = (SLOTS - 14) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -76,7 +78,8 @@ impl Slot {
             Slot::ParentLink => 10,
             Slot::ChildLink => 11,
             Slot::BranchLink => 12,
-            Slot::Image(n) => 12 + n as u64,
+            Slot::ReplyLink => 13,
+            Slot::Image(n) => 13 + n as u64,
         }
     }
 
@@ -95,7 +98,8 @@ impl Slot {
             10 => Slot::ParentLink,
             11 => Slot::ChildLink,
             12 => Slot::BranchLink,
-            n => Slot::Image((n - 12) as u32),
+            13 => Slot::ReplyLink,
+            n => Slot::Image((n - 13) as u32),
         }
     }
 }
@@ -133,6 +137,7 @@ mod tests {
             Slot::NestedDir,
             Slot::Kind,
             Slot::BranchLink,
+            Slot::ReplyLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
         ] {

@@ -593,7 +593,7 @@ impl SessionView {
                     let e = s.entry(idx);
                     let ok = match slot {
                         Slot::ParentLink | Slot::ChildLink => e.parent != NIL,
-                        Slot::Reply => !self.opts.read_only,
+                        Slot::Reply | Slot::ReplyLink => !self.opts.read_only,
                         _ => true,
                     };
                     if !ok {
@@ -639,7 +639,12 @@ impl SessionView {
             ));
         }
         if !self.opts.read_only {
-            v.push(("reply".into(), Slot::Reply));
+            // In the nested tree, a link to the flat one: `grep -r` and `find -type f`
+            // do not open an empty file in every entry, and `echo … > reply` follows it.
+            v.push((
+                "reply".into(),
+                if flat { Slot::Reply } else { Slot::ReplyLink },
+            ));
         }
         if flat {
             v.push(("entry.json".into(), Slot::EntryJson));
@@ -856,6 +861,11 @@ impl SessionView {
                         mtime,
                         FOREVER,
                     ),
+                    Slot::ReplyLink => link(
+                        self.symlink_to_id(st, idx, "reply").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
                     Slot::ParentLink => {
                         let p = s.entry(idx).parent;
                         link(3 + name_of(s, p).len() as u64, mtime, FOREVER)
@@ -984,6 +994,7 @@ impl SessionView {
                 Slot::EntryJsonLink => self.symlink_to_id(&st, idx, "entry.json"),
                 Slot::ContextLink => self.symlink_to_id(&st, idx, "context"),
                 Slot::ContextJsonLink => self.symlink_to_id(&st, idx, "context.json"),
+                Slot::ReplyLink => self.symlink_to_id(&st, idx, "reply"),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
                 Slot::ChildLink => format!("../{}", id_of(idx)).into_bytes(),
                 Slot::BranchLink => format!("../.id/{}", id_of(idx)).into_bytes(),
@@ -1069,6 +1080,7 @@ impl SessionView {
                         Slot::EntryJsonLink
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
+                        | Slot::ReplyLink
                         | Slot::ParentLink => FileKind::Symlink,
                         _ => FileKind::File,
                     };
