@@ -476,6 +476,45 @@ fn the_memory_bound_drops_and_reloads_sessions() {
     assert!(text.lines().last().unwrap().contains("held open"), "{text}");
 }
 
+/// A read-only sessions mount reads files without opening them (the kernel keeps their
+/// pages), so what changes must be dropped from its caches: `.sessionfs-stats` after
+/// each load and drop, `ERROR` when the file is repaired.
+#[test]
+fn a_read_only_sessions_mount_reads_without_opening_and_stays_current() {
+    let dir = tempdir();
+    let t = build(dir.path());
+    let root = t.root.clone();
+    let args = ["--read-only", "--max-index-memory", "1"];
+    let m = Mount::sessions_dir(dir, Some(&root), &args, &[("RUST_LOG", OsStr::new("debug"))]);
+    assert_eq!(stats(&m)["loads"], 0);
+    let (p0, s0) = t.sessions[0].clone();
+    let (p1, s1) = t.sessions[1].clone();
+    fs::read(m.path(&format!("./{p0}/{s0}/session.json"))).unwrap();
+    assert_eq!(stats(&m)["loads"], 1);
+    fs::read(m.path(&format!("./{p1}/{s1}/tree"))).unwrap();
+    let st = stats(&m);
+    assert_eq!((st["loads"], st["evictions"]), (2, 1), "{st:?}");
+    // `grep -r` finds what it finds on a writable mount: no `reply` files, nothing else.
+    let out = run("grep", &["-rl", MARKER, "."], &m.mnt);
+    assert_eq!(out.stderr, "", "{out:?}");
+    assert_eq!(out.stdout.lines().count(), 2 * t.marked.len(), "{}", out.stdout);
+    assert!(!out.stdout.contains("reply"));
+    // A damaged file shows why, and then the session once it is repaired.
+    let (p, s, why) = t.broken.iter().find(|b| b.2 == "empty").unwrap().clone();
+    let err = m.path(&format!("./{p}/{s}/ERROR"));
+    assert!(fs::read_to_string(&err).unwrap().contains(why));
+    fs::copy(fixture("small.jsonl"), t.file(&p, &s)).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || try_ls(&m.path(&rel(&p, &s)))
+            .is_some_and(|n| n.contains(&"session.json".to_string()))),
+        "the repaired session was not shown"
+    );
+    let n = m.requests();
+    assert!(n.get("READ").is_some_and(|&r| r > 10), "{n:?}");
+    assert!(n.get("OPEN").copied().unwrap_or(0) <= 1, "{n:?}");
+    assert_eq!(n.get("RELEASE"), None, "{n:?}");
+}
+
 #[test]
 fn appends_to_a_dropped_session_appear() {
     let (m, t) = mount(&["--max-index-memory", "1"]);
