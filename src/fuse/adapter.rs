@@ -22,7 +22,7 @@
 //! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
 //!   file is closed, as the layout promises.
 
-use crate::view::{self, Attr, FileKind, FsView};
+use crate::view::{self, Attr, FileKind, FsView, OpenMode};
 use log::debug;
 use std::ffi::OsStr;
 use std::io;
@@ -284,12 +284,21 @@ impl Filesystem for Adapter {
         _req: &Request,
         parent: INodeNo,
         name: &OsStr,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        _flags: RenameFlags,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        reply.error(self.refuse_edit("rename", parent, name));
+        match self
+            .view
+            .rename(parent.0, name, newparent.0, newname, flags.bits())
+        {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(
+                format_args!("rename({parent}, {name:?} -> {newparent}, {newname:?})"),
+                &e,
+            )),
+        }
     }
 
     fn link(
@@ -314,9 +323,13 @@ impl Filesystem for Adapter {
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        let truncate = flags.0 & libc::O_TRUNC != 0;
-        match self.view.open_file(ino.0, write, truncate, Some(req.pid())) {
+        let mode = OpenMode {
+            write: flags.acc_mode() != OpenAccMode::O_RDONLY,
+            truncate: flags.0 & libc::O_TRUNC != 0,
+            append: flags.0 & libc::O_APPEND != 0,
+        };
+        let write = mode.write;
+        match self.view.open_file(ino.0, mode, Some(req.pid())) {
             Ok(o) => {
                 let mut f = FopenFlags::empty();
                 if o.keep_cache {
@@ -331,10 +344,7 @@ impl Filesystem for Adapter {
                 }
                 reply.opened(FileHandle(o.fh), f);
             }
-            Err(e) => reply.error(errno(
-                format_args!("open({ino}, write {write}, truncate {truncate})"),
-                &e,
-            )),
+            Err(e) => reply.error(errno(format_args!("open({ino}, {mode:?})"), &e)),
         }
     }
 

@@ -441,11 +441,13 @@ impl Session {
         self.labels.get(&e.id).map(|(l, _)| &**l)
     }
 
-    /// The label entry that set the live label `name`.
+    /// The live label `name`: `(target node, label entry)`. Pi allows one label per
+    /// entry but the same label on several entries; then the one set last is meant.
     pub fn label_entry(&self, name: &str) -> Option<(u32, u32)> {
         self.labels
             .iter()
-            .find(|(t, (l, _))| &**l == name && self.by_id.contains_key(t))
+            .filter(|(t, (l, _))| &**l == name && self.by_id.contains_key(t))
+            .max_by_key(|(_, (_, e))| *e)
             .map(|(t, (_, e))| (self.by_id[t], *e))
     }
 

@@ -1,0 +1,247 @@
+//! What a new user does in the first ten minutes, through a real mount and the real
+//! tools: append to `name` with `>>`, clear it with `: >` or `truncate`, relabel with
+//! `ln -sfn` and `mv`, and read what the commands say (the foreground mount's notice,
+//! `sessionfs unmount`, a sessions directory with nothing in it yet).
+//!
+//! Every check of the session file also checks that no byte the user did not write
+//! reached it: old bytes unchanged, no NUL anywhere.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+/// small.jsonl: `branch-0` labels 0c1fe7d3, `alt-2` labels 22776346; 8e38ccf6 has none.
+const BRANCH0: &str = "0c1fe7d3";
+const ALT2: &str = "22776346";
+const BARE: &str = "8e38ccf6";
+
+/// The lines appended to `file` since `before`, parsed; panics if an old byte changed
+/// or a NUL byte got in.
+fn appended(file: &Path, before: &[u8]) -> Vec<Value> {
+    let after = fs::read(file).unwrap();
+    assert!(
+        after.starts_with(before),
+        "earlier bytes of the session changed"
+    );
+    assert!(
+        !after.contains(&0),
+        "a NUL byte reached the session: {:?}",
+        String::from_utf8_lossy(&after[before.len()..])
+    );
+    std::str::from_utf8(&after[before.len()..])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[track_caller]
+fn ok_quiet(out: Output, what: &str) -> Output {
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{what}: {:?}\nstderr: {}",
+        out.status,
+        out.stderr
+    );
+    out
+}
+
+fn cat(m: &Mount, rel: &str) -> String {
+    ok_quiet(run("cat", &[rel], &m.mnt), rel).stdout
+}
+
+fn readlink(m: &Mount, rel: &str) -> Option<String> {
+    let out = run("readlink", &[rel], &m.mnt);
+    out.status.success().then(|| {
+        out.stdout
+            .trim_end()
+            .trim_start_matches("../.id/")
+            .to_owned()
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// name and reply: what the shell's redirections mean.
+
+#[test]
+fn echo_appended_to_name_continues_the_name_with_no_nul_bytes() {
+    let m = Mount::new("small.jsonl");
+    assert_eq!(cat(&m, "name"), "Oracle session 1\n");
+    let before = fs::read(&m.file).unwrap();
+    ok_quiet(sh("echo ' (draft)' >> name", &m.mnt), ">> name");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert_eq!(new[0]["type"], "session_info");
+    assert_eq!(new[0]["name"], "Oracle session 1 (draft)");
+    assert_eq!(cat(&m, "name"), "Oracle session 1 (draft)\n");
+    // Again: the kernel's idea of the size is the old one, the name grew meanwhile.
+    ok_quiet(sh("printf ', v2' >> name", &m.mnt), ">> name again");
+    assert_eq!(cat(&m, "name"), "Oracle session 1 (draft), v2\n");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 2);
+}
+
+#[test]
+fn replies_appended_with_double_redirection_twice_are_whole() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    // After the first write the kernel believes `reply` is 6 bytes long; the second
+    // `>>` writes at that offset, which must not pad the new message.
+    for text in ["first", "second"] {
+        ok_quiet(
+            sh(&format!("echo {text} >> .id/{ALT2}/reply"), &m.mnt),
+            ">> reply",
+        );
+    }
+    let new = appended(&m.file, &before);
+    let texts: Vec<&str> = new
+        .iter()
+        .map(|e| e["message"]["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "second"]);
+    assert!(new.iter().all(|e| e["parentId"] == ALT2));
+}
+
+#[test]
+fn a_write_that_would_leave_a_gap_fails_and_appends_nothing() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    for file in ["name", "reply"] {
+        // dd seeks past the end without truncating: the gap would be padding.
+        let out = sh(
+            &format!("printf x | dd of={file} bs=1 seek=100 conv=notrunc status=none"),
+            &m.mnt,
+        );
+        assert!(!out.status.success(), "{file}: {out:?}");
+        assert!(out.stderr.contains("Invalid argument"), "{file}: {out:?}");
+    }
+    assert_eq!(fs::read(&m.file).unwrap(), before, "something was appended");
+    assert_eq!(cat(&m, "name"), "Oracle session 1\n");
+}
+
+#[test]
+fn colon_redirect_and_truncate_clear_the_name_but_not_a_reply() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    ok_quiet(sh(": > reply", &m.mnt), ": > reply");
+    ok_quiet(sh(&format!(": > .id/{ALT2}/reply"), &m.mnt), ": > ID/reply");
+    assert_eq!(fs::read(&m.file).unwrap(), before, ": > reply appended");
+
+    ok_quiet(sh(": > name", &m.mnt), ": > name");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 1);
+    assert_eq!(new[0]["type"], "session_info");
+    assert_eq!(new[0]["name"], "", "an empty name clears it, as in Pi");
+    assert_eq!(cat(&m, "name"), "");
+    // Nothing to clear: nothing appended.
+    ok_quiet(sh(": > name", &m.mnt), ": > name again");
+    assert_eq!(appended(&m.file, &before).len(), 1);
+
+    ok_quiet(sh("echo 'Named again' > name", &m.mnt), "echo > name");
+    assert_eq!(cat(&m, "name"), "Named again\n");
+    ok_quiet(run("truncate", &["-s", "0", "name"], &m.mnt), "truncate");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 3);
+    assert_eq!(new[2]["name"], "");
+    assert_eq!(cat(&m, "name"), "");
+    // Growing it would pad.
+    let out = run("truncate", &["-s", "50", "name"], &m.mnt);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(appended(&m.file, &before).len(), 3);
+}
+
+// ---------------------------------------------------------------------------------
+// labels/: relabelling.
+
+#[test]
+fn ln_sfn_moves_a_label_and_loses_nothing() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    // alt-2 is on ALT2; point it at BARE. GNU ln makes the link under a temporary
+    // name and renames it over alt-2.
+    ok_quiet(
+        run(
+            "ln",
+            &["-sfn", &format!("../.id/{BARE}"), "labels/alt-2"],
+            &m.mnt,
+        ),
+        "ln -sfn",
+    );
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BARE));
+    let listed = ok_quiet(run("ls", &["labels"], &m.mnt), "ls labels").stdout;
+    assert_eq!(
+        listed, "alt-2\nbranch-0\n",
+        "a temporary name was left behind"
+    );
+    assert_eq!(readlink(&m, "labels/branch-0").as_deref(), Some(BRANCH0));
+    let new = appended(&m.file, &before);
+    // The temporary label, then the rename: alt-2 on BARE and off ALT2, in one write.
+    assert_eq!(new.len(), 3, "{new:?}");
+    assert_eq!(new[1]["targetId"], BARE);
+    assert_eq!(new[1]["label"], "alt-2");
+    assert_eq!(new[2]["targetId"], ALT2);
+    assert!(new[2].get("label").is_none());
+    // leaf follows the last line, as Pi's does.
+    let leaf = fs::read_link(m.path("leaf")).unwrap();
+    assert_eq!(
+        leaf.to_str().unwrap(),
+        format!(".id/{}", new[2]["id"].as_str().unwrap())
+    );
+    // The tree shows the label on its new entry.
+    let tree = cat(&m, "tree");
+    let line = tree.lines().find(|l| l.contains(BARE)).unwrap();
+    assert!(line.contains("alt-2"), "{line}");
+
+    // Relabelling with the label the entry already has changes nothing visible.
+    ok_quiet(
+        run("ln", &["-sfn", BARE, "labels/alt-2"], &m.mnt),
+        "ln -sfn again",
+    );
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BARE));
+    assert_eq!(
+        ok_quiet(run("ls", &["labels"], &m.mnt), "ls").stdout,
+        "alt-2\nbranch-0\n"
+    );
+}
+
+#[test]
+fn mv_renames_a_label_and_replaces_one_in_use() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    ok_quiet(
+        run("mv", &["labels/branch-0", "labels/trunk"], &m.mnt),
+        "mv",
+    );
+    assert_eq!(readlink(&m, "labels/trunk").as_deref(), Some(BRANCH0));
+    assert_eq!(readlink(&m, "labels/branch-0"), None);
+    assert_eq!(appended(&m.file, &before).len(), 1);
+    // Onto a label in use: it is replaced, as a file would be. (`-T`: alt-2 is a link
+    // to a directory, which mv would otherwise move trunk into.)
+    ok_quiet(
+        run("mv", &["-T", "labels/trunk", "labels/alt-2"], &m.mnt),
+        "mv -T over",
+    );
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BRANCH0));
+    assert_eq!(
+        ok_quiet(run("ls", &["labels"], &m.mnt), "ls").stdout,
+        "alt-2\n"
+    );
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 3);
+    // mv -n refuses to replace; mv out of labels/ is refused; nothing is written.
+    ok_quiet(run("ln", &["-s", ALT2, "labels/other"], &m.mnt), "ln -s");
+    let before = fs::read(&m.file).unwrap();
+    let out = run("mv", &["-nT", "labels/other", "labels/alt-2"], &m.mnt);
+    assert_eq!(
+        readlink(&m, "labels/other").as_deref(),
+        Some(ALT2),
+        "{out:?}"
+    );
+    let out = run("mv", &["labels/other", "moved"], &m.mnt);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(fs::read(&m.file).unwrap(), before);
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BRANCH0));
+}
