@@ -245,3 +245,116 @@ fn mv_renames_a_label_and_replaces_one_in_use() {
     assert_eq!(fs::read(&m.file).unwrap(), before);
     assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BRANCH0));
 }
+
+// ---------------------------------------------------------------------------------
+// What the commands say.
+
+#[test]
+fn a_foreground_mount_says_once_what_is_mounted_where() {
+    let m = Mount::new("small.jsonl");
+    let want = format!(
+        "sessionfs: mounted {} on {}; unmount with: sessionfs unmount {} (or Ctrl-C here)\n",
+        m.file.display(),
+        m.mnt.display(),
+        m.mnt.display()
+    );
+    let said = wait_until(DEADLINE, || m.stderr_text().contains(&want));
+    assert!(said, "stderr: {:?}", m.stderr_text());
+    ok_quiet(run("ls", &["-R", "."], &m.mnt), "ls -R");
+    assert_eq!(m.stderr_text(), want, "said more than once, or more");
+}
+
+#[test]
+fn a_sessions_directory_with_no_sessions_mounts_with_a_warning() {
+    let d = tempdir();
+    let sessions = d.path().join("sessions");
+    fs::create_dir_all(sessions.join("--home-dev-p--")).unwrap();
+    let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
+    let warning = format!(
+        "sessionfs: warning: {} holds no sessions yet (no .jsonl file in it or in its \
+         project folders); they will appear in the mount as Pi writes them\n",
+        sessions.display()
+    );
+    let said = wait_until(DEADLINE, || m.stderr_text().contains("sessionfs: mounted"));
+    assert!(said, "{}", m.stderr_text());
+    assert!(m.stderr_text().starts_with(&warning), "{}", m.stderr_text());
+    // It is mounted all the same, and a session written later shows.
+    fs::copy(
+        fixture("small.jsonl"),
+        sessions.join("--home-dev-p--/s.jsonl"),
+    )
+    .unwrap();
+    let shows = wait_until(DEADLINE, || {
+        try_ls(&m.path("--home-dev-p--")).is_some_and(|l| l == ["s"])
+    });
+    assert!(shows);
+
+    // With a session in it (one folder down), no warning; --background says it too.
+    let d = tempdir();
+    let sessions = d.path().join("sessions");
+    fs::create_dir_all(sessions.join("p")).unwrap();
+    fs::copy(fixture("small.jsonl"), sessions.join("p/s.jsonl")).unwrap();
+    let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
+    let said = wait_until(DEADLINE, || m.stderr_text().contains("sessionfs: mounted"));
+    assert!(
+        said && !m.stderr_text().contains("warning"),
+        "{}",
+        m.stderr_text()
+    );
+
+    let d = tempdir();
+    let empty = d.path().join("empty");
+    let mnt = d.path().join("mnt");
+    fs::create_dir_all(&empty).unwrap();
+    fs::create_dir_all(&mnt).unwrap();
+    let out = sessionfs(&["mount", "--background", "empty", "mnt"], d.path());
+    let _guard = scopeguard(&mnt);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("sessionfs: warning: empty holds no sessions yet"),
+        "{out:?}"
+    );
+    unmount(&mnt);
+}
+
+/// Unmounts `mnt` when dropped.
+struct Unmounted(std::path::PathBuf);
+
+impl Drop for Unmounted {
+    fn drop(&mut self) {
+        if is_mount_point(&self.0) || is_dead_mount(&self.0) {
+            unmount(&self.0);
+        }
+    }
+}
+
+fn scopeguard(mnt: &Path) -> Unmounted {
+    Unmounted(mnt.to_path_buf())
+}
+
+#[test]
+fn a_plain_text_file_or_a_bom_is_refused_with_the_right_line() {
+    let d = tempdir();
+    fs::create_dir(d.path().join("mnt")).unwrap();
+    fs::write(d.path().join("notes.txt"), "just some notes\n").unwrap();
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend(fs::read(fixture("small.jsonl")).unwrap());
+    fs::write(d.path().join("bom.jsonl"), &bom).unwrap();
+    let out = sessionfs(&["mount", "notes.txt", "mnt"], d.path());
+    assert_eq!(out.code(), Some(4), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: notes.txt: not a Pi session: line 1: not JSON, and no line of the \
+         file is a session header\n"
+    );
+    let out = sessionfs(&["mount", "bom.jsonl", "mnt"], d.path());
+    assert_eq!(out.code(), Some(4), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: bom.jsonl: not a Pi session: line 1: a session header behind a byte \
+         order mark (BOM, the bytes EF BB BF at the start of the file), which JSON does not \
+         allow, so Pi cannot read it; remove those three bytes\n"
+    );
+    assert!(!is_mount_point(&d.path().join("mnt")));
+}
