@@ -315,7 +315,7 @@ fn a_sessions_directory_with_no_sessions_mounts_with_a_warning() {
             .starts_with("sessionfs: warning: empty holds no sessions yet"),
         "{out:?}"
     );
-    unmount(&mnt);
+    ok_quiet(sessionfs(&["unmount", "mnt"], d.path()), "unmount");
 }
 
 /// Unmounts `mnt` when dropped.
@@ -357,4 +357,77 @@ fn a_plain_text_file_or_a_bom_is_refused_with_the_right_line() {
          allow, so Pi cannot read it; remove those three bytes\n"
     );
     assert!(!is_mount_point(&d.path().join("mnt")));
+}
+
+// ---------------------------------------------------------------------------------
+// sessionfs unmount.
+
+#[test]
+fn sessionfs_unmount_unmounts_and_the_mount_process_exits_cleanly() {
+    let mut m = Mount::new("small.jsonl");
+    let out = ok_quiet(
+        sessionfs(&["unmount".as_ref(), m.mnt.as_os_str()], m.dir()),
+        "unmount",
+    );
+    assert_eq!(out.stdout, "");
+    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}: {}",
+        m.stderr_text()
+    );
+    assert!(!m.is_mounted());
+    // Now it is a plain directory.
+    let out = sessionfs(&["unmount", "mnt"], m.dir());
+    assert_eq!(out.code(), Some(5), "{out:?}");
+    assert_eq!(out.stderr, "sessionfs: mnt is not a mount point\n");
+}
+
+#[test]
+fn sessionfs_unmount_leaves_a_busy_mount_unless_lazy() {
+    let mut m = Mount::new("small.jsonl");
+    let mut busy = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&m.mnt)
+        .spawn()
+        .unwrap();
+    let out = sessionfs(&["unmount", "mnt"], m.dir());
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "sessionfs: mnt is busy: a program is using it (a shell whose current directory \
+             is inside it, or an open file); leave it and try again, or detach it now with: \
+             sessionfs unmount --lazy {}\n",
+            m.mnt.display()
+        )
+    );
+    assert!(m.is_mounted(), "a busy mount was unmounted");
+    ok_quiet(run("ls", &["mnt"], m.dir()), "ls after a refused unmount");
+    ok_quiet(sessionfs(&["unmount", "--lazy", "mnt"], m.dir()), "--lazy");
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+#[test]
+fn sessionfs_unmount_touches_nothing_but_a_sessionfs_mount() {
+    if !is_root() {
+        eprintln!("not run: needs root to mount a tmpfs");
+        return;
+    }
+    let d = tempdir();
+    let t = d.path().join("t");
+    fs::create_dir(&t).unwrap();
+    run("mount", &["-t", "tmpfs", "none", "t"], d.path()).ok();
+    let _guard = scopeguard(&t);
+    let out = sessionfs(&["unmount", "t"], d.path());
+    assert_eq!(out.code(), Some(5), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: t is not a sessionfs mount (it is tmpfs); not unmounting it\n"
+    );
+    assert!(is_mount_point(&t));
+    run("umount", &["t"], d.path()).ok();
 }
