@@ -85,6 +85,28 @@ fn echo_appended_to_name_continues_the_name_with_no_nul_bytes() {
 }
 
 #[test]
+fn a_name_written_with_a_shell_redirection_is_one_line() {
+    // Shells open the file, copy the descriptor onto standard output and close the
+    // first copy before the command writes: that close must neither clear the name
+    // nor cut the write in two.
+    let m = Mount::new("small.jsonl");
+    for shell in ["sh", "bash"] {
+        let before = fs::read(&m.file).unwrap();
+        let out = run(shell, &["-c", "echo Replaced > name"], &m.mnt);
+        ok_quiet(out, shell);
+        let new = appended(&m.file, &before);
+        assert_eq!(new.len(), 1, "{shell}: {new:?}");
+        assert_eq!(new[0]["name"], "Replaced");
+        let out = run(shell, &["-c", ": > name"], &m.mnt);
+        ok_quiet(out, shell);
+        let new = appended(&m.file, &before);
+        assert_eq!(new.len(), 2, "{shell}: {new:?}");
+        assert_eq!(new[1]["name"], "");
+        assert_eq!(cat(&m, "name"), "", "{shell}: cleared when close returned");
+    }
+}
+
+#[test]
 fn replies_appended_with_double_redirection_twice_are_whole() {
     let m = Mount::new("small.jsonl");
     let before = fs::read(&m.file).unwrap();
@@ -244,6 +266,49 @@ fn mv_renames_a_label_and_replaces_one_in_use() {
     assert!(!out.status.success(), "{out:?}");
     assert_eq!(fs::read(&m.file).unwrap(), before);
     assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BRANCH0));
+}
+
+#[test]
+fn labels_are_relabelled_in_a_sessions_directory_mount_too() {
+    let d = tempdir();
+    let sessions = d.path().join("sessions");
+    fs::create_dir_all(sessions.join("p")).unwrap();
+    for s in ["a", "b"] {
+        fs::copy(
+            fixture("small.jsonl"),
+            sessions.join(format!("p/{s}.jsonl")),
+        )
+        .unwrap();
+    }
+    let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
+    let a = sessions.join("p/a.jsonl");
+    let before = fs::read(&a).unwrap();
+    ok_quiet(
+        run("ln", &["-sfn", BARE, "p/a/labels/alt-2"], &m.mnt),
+        "ln -sfn in a session",
+    );
+    assert_eq!(readlink(&m, "p/a/labels/alt-2").as_deref(), Some(BARE));
+    ok_quiet(
+        run(
+            "mv",
+            &["-T", "p/a/labels/alt-2", "p/a/labels/moved"],
+            &m.mnt,
+        ),
+        "mv -T in a session",
+    );
+    assert_eq!(readlink(&m, "p/a/labels/moved").as_deref(), Some(BARE));
+    assert_eq!(appended(&a, &before).len(), 4);
+    // Into another session's labels/: refused, nothing written to either file.
+    let b_before = fs::read(sessions.join("p/b.jsonl")).unwrap();
+    let before = fs::read(&a).unwrap();
+    let out = run(
+        "mv",
+        &["-T", "p/a/labels/moved", "p/b/labels/moved"],
+        &m.mnt,
+    );
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(fs::read(&a).unwrap(), before);
+    assert_eq!(fs::read(sessions.join("p/b.jsonl")).unwrap(), b_before);
 }
 
 // ---------------------------------------------------------------------------------

@@ -209,8 +209,10 @@ enum Handle {
         base: usize,
         /// `O_APPEND`: every write goes at the end of `buf`.
         append: bool,
-        /// Written to, or truncated, since the last append.
+        /// Written to, or shortened with `ftruncate`, since the last append.
         changed: bool,
+        /// Opened with `O_TRUNC`, and nothing appended since: closing `name` clears it.
+        cleared: bool,
         /// Thread group that opened the file: only its flushes append (see `flush_from`).
         opener: Option<u32>,
         failed: Option<Error>,
@@ -1077,7 +1079,8 @@ impl SessionView {
                 buf,
                 start: 0,
                 append: mode.append,
-                changed: mode.truncate,
+                changed: false,
+                cleared: mode.truncate,
                 opener: pid.map(tgid_of),
                 failed: None,
             });
@@ -1281,32 +1284,40 @@ impl SessionView {
             }
             (node == Node::Name).then(|| Self::name_bytes(&st.s))
         };
-        if let Some(fh) = fh
-            && let Some(Handle::Write {
-                buf,
-                start,
-                base,
-                changed,
-                ..
-            }) = self.handles.lock().get_mut(&fh)
-        {
-            let end = *start + buf.len() as u64;
-            if size > end {
-                return Err(Error::Invalid);
+        if let Some(fh) = fh {
+            // The handles' lock is let go before `getattr` takes the session's.
+            let cut = match self.handles.lock().get_mut(&fh) {
+                Some(Handle::Write {
+                    buf,
+                    start,
+                    base,
+                    changed,
+                    ..
+                }) => {
+                    let end = *start + buf.len() as u64;
+                    if size > end {
+                        Some(Err(Error::Invalid))
+                    } else {
+                        // Text before `start` was appended already; the rest can be cut.
+                        let keep = size.saturating_sub(*start) as usize;
+                        self.pending
+                            .fetch_sub((buf.len() - keep) as u64, Ordering::Relaxed);
+                        buf.truncate(keep);
+                        *start = (*start).min(size);
+                        if keep < *base {
+                            *base = 0;
+                        }
+                        if size < end {
+                            *changed = true;
+                        }
+                        Some(Ok(()))
+                    }
+                }
+                _ => None,
+            };
+            if let Some(r) = cut {
+                return r.and_then(|()| self.getattr(i));
             }
-            // Text before `start` was appended already; the rest can be cut.
-            let keep = size.saturating_sub(*start) as usize;
-            self.pending
-                .fetch_sub((buf.len() - keep) as u64, Ordering::Relaxed);
-            buf.truncate(keep);
-            *start = (*start).min(size);
-            if keep < *base {
-                *base = 0;
-            }
-            if size < end {
-                *changed = true;
-            }
-            return self.getattr(i);
         }
         match current_name {
             Some(name) => {
@@ -1335,6 +1346,13 @@ impl SessionView {
     /// process that opened the file appends (when the caller is known): a child that
     /// inherited the descriptor and exits (`{ echo a; true; echo b; } > reply`) must
     /// not cut the message in two. Text written after an append starts a new entry.
+    ///
+    /// `name` opened with `O_TRUNC` and closed with nothing written is cleared, at the
+    /// opener's last close of it: a shell closes its first descriptor of the file as
+    /// soon as it has copied it onto standard output, before anything is written (in
+    /// `: > name` and `echo x > name` alike), and that close, made while the process
+    /// still holds the file, must not clear the name. (The last close of all, the
+    /// release, clears it in any case.)
     pub fn flush_from(&self, _i: u64, fh: u64, pid: Option<u32>) -> Result<()> {
         let (target, text) = {
             let mut h = self.handles.lock();
@@ -1344,6 +1362,7 @@ impl SessionView {
                 start,
                 base,
                 changed,
+                cleared,
                 opener,
                 failed,
                 ..
@@ -1356,12 +1375,21 @@ impl SessionView {
             {
                 return Ok(());
             }
-            if failed.is_some() || !*changed {
+            if failed.is_some() {
                 return Ok(());
+            }
+            if !*changed {
+                let clear = *cleared
+                    && matches!(target, WriteTarget::Name)
+                    && !pid.is_some_and(|p| self.still_holds_name(p));
+                if !clear {
+                    return Ok(());
+                }
             }
             self.pending.fetch_sub(buf.len() as u64, Ordering::Relaxed);
             *start += buf.len() as u64;
             *changed = false;
+            *cleared = false;
             let mut bytes = std::mem::take(buf);
             // Text written after the name's own newline continues the name: the
             // newline only ends the line `cat name` shows.
@@ -1393,6 +1421,19 @@ impl SessionView {
             WriteTarget::Name => self.append_name(text),
         }
         .map(|_| ())
+    }
+
+    /// Whether process `pid` still holds this session's `name` open through a
+    /// descriptor. Its descriptors are read from `/proc` as paths, which asks the
+    /// mount nothing; a process that cannot be looked at, or sees the mount at another
+    /// path (another mount namespace), holds nothing as far as this can tell.
+    fn still_holds_name(&self, pid: u32) -> bool {
+        let name = self.opts.mount_point.join("name");
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", tgid_of(pid))) else {
+            return false;
+        };
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == name))
     }
 
     /// The last close: anything still unwritten is appended now.
