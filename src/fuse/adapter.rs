@@ -12,9 +12,10 @@
 //!   `EPERM` (the mode and owner of every inode are computed, and pretending to change
 //!   them would be a lie the next `stat` exposes), while one that restates the current
 //!   values succeeds.
-//! * `create`, `mknod`, `mkdir`, `rmdir`, `rename` and `link`: the tree is derived from
-//!   the session file and cannot be edited this way. They fail with `EROFS` on a
-//!   read-only mount and `EACCES` otherwise.
+//! * `create`, `mknod`, `mkdir`, `rmdir` and `link`: the tree is derived from the
+//!   session file and cannot be edited this way. They fail with `EROFS` on a read-only
+//!   mount and `EACCES` otherwise. (`rename` goes to the view, which relabels within
+//!   `labels/` and refuses the rest the same way.)
 //! * `forget`: a no-op. Inode numbers are computed from the session, not reference
 //!   counted, so the kernel forgetting one frees nothing.
 //! * extended attributes: there are none (`ENODATA`, empty list, `ENOTSUP` to set).
