@@ -625,7 +625,11 @@ fn background_mount_and_busy_unmount_by_a_user(env: &Env) -> Result<(), String> 
         let d = env.dir(&[("small.jsonl", "s.jsonl")]);
         let dir = d.path();
         let mnt = dir.join("mnt");
-        let out = env.sessionfs(dir, &["mount", "--background", "s.jsonl", "mnt"]);
+        // The mount point as an absolute path, to find the background process by.
+        let out = env.sessionfs(
+            dir,
+            &["mount", "--background", "s.jsonl", mnt.to_str().unwrap()],
+        );
         let _guard = UserMount {
             child: None,
             mnt: mnt.clone(),
@@ -633,6 +637,7 @@ fn background_mount_and_busy_unmount_by_a_user(env: &Env) -> Result<(), String> 
         };
         assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
         assert_eq!(mounted_type(&mnt).as_deref(), Some("fuse.sessionfs"));
+        assert_eq!(pids_with_arg(&mnt).len(), 1, "one background process");
         // A shell of the user's inside the mount keeps it busy.
         let mut busy = env
             .command(
