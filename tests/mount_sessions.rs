@@ -485,7 +485,12 @@ fn a_read_only_sessions_mount_reads_without_opening_and_stays_current() {
     let t = build(dir.path());
     let root = t.root.clone();
     let args = ["--read-only", "--max-index-memory", "1"];
-    let m = Mount::sessions_dir(dir, Some(&root), &args, &[("RUST_LOG", OsStr::new("debug"))]);
+    let m = Mount::sessions_dir(
+        dir,
+        Some(&root),
+        &args,
+        &[("RUST_LOG", OsStr::new("debug"))],
+    );
     assert_eq!(stats(&m)["loads"], 0);
     let (p0, s0) = t.sessions[0].clone();
     let (p1, s1) = t.sessions[1].clone();
@@ -497,7 +502,12 @@ fn a_read_only_sessions_mount_reads_without_opening_and_stays_current() {
     // `grep -r` finds what it finds on a writable mount: no `reply` files, nothing else.
     let out = run("grep", &["-rl", MARKER, "."], &m.mnt);
     assert_eq!(out.stderr, "", "{out:?}");
-    assert_eq!(out.stdout.lines().count(), 2 * t.marked.len(), "{}", out.stdout);
+    assert_eq!(
+        out.stdout.lines().count(),
+        2 * t.marked.len(),
+        "{}",
+        out.stdout
+    );
     assert!(!out.stdout.contains("reply"));
     // A damaged file shows why, and then the session once it is repaired.
     let (p, s, why) = t.broken.iter().find(|b| b.2 == "empty").unwrap().clone();
