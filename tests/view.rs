@@ -345,6 +345,34 @@ fn external_appends_show_after_refresh() {
     assert_eq!(v.readlink(walk(&v, "leaf").ino).unwrap(), b".id/0badcafe");
 }
 
+/// A file is rendered by the first read through its descriptor, not at the open; a
+/// descriptor opened before its session file was replaced must then read `ESTALE`,
+/// never the text of whatever entry has the same place in the new file.
+#[test]
+fn a_file_opened_before_a_reload_reads_stale_not_another_entry() {
+    let (d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let leaf = v.with_session(|s| s.id_string(s.leaf().unwrap()));
+    let kind = walk(&v, &format!(".id/{leaf}/assistant"));
+    let opened = v.open_file(kind.ino, false, false).unwrap();
+    let read_first = v.open_file(kind.ino, false, false).unwrap();
+    let text = v.read(kind.ino, read_first.fh, 0, 1 << 20).unwrap();
+    assert!(!text.is_empty());
+    // Another session takes the file's place (a new inode): the view reloads it.
+    let other = d.path().join("other.jsonl");
+    std::fs::copy(fixture("mixed.jsonl"), &other).unwrap();
+    std::fs::rename(&other, &p).unwrap();
+    v.refresh().unwrap();
+    assert_eq!(
+        v.read(kind.ino, opened.fh, 0, 1 << 20).unwrap_err().errno(),
+        libc::ESTALE
+    );
+    // What was read before the reload is what the descriptor goes on reading.
+    assert_eq!(v.read(kind.ino, read_first.fh, 0, 1 << 20).unwrap(), text);
+    v.release(kind.ino, opened.fh).unwrap();
+    v.release(kind.ino, read_first.fh).unwrap();
+}
+
 #[test]
 fn v1_sessions_are_read_only_with_stable_ids() {
     let (_d, p) = copy_fixture("legacy-v1.jsonl");

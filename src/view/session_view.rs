@@ -21,7 +21,7 @@
 //!    under it but reads of the session file: the append's write and `fdatasync` happen
 //!    with only `append_lock` held.
 //! 3. The caches, one at a time: `state.tree` (held while `tree` is drawn, so that it
-//!    is drawn once), `rendered`, `contexts`, `label_inos`, `handles`. `handles` is never
+//!    is drawn once), `rendered`, `kind_sizes`, `contexts`, `label_inos`, `handles`. `handles` is never
 //!    held while `state` is taken.
 //!
 //! The locks are fair: while a change waits for `state`, new readers wait behind it, so
@@ -93,6 +93,8 @@ const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
 const SHORT: Duration = Duration::from_secs(1);
 /// Entries returned per readdir call; the kernel asks again from the next offset.
 const READDIR_BATCH: usize = 512;
+/// A size not known yet in `SessionView::kind_sizes`.
+const UNKNOWN: u32 = u32::MAX;
 /// The handle of reads that come without an `open` (see [`SessionView::read`]);
 /// handles handed out start at 1.
 pub const NO_HANDLE: u64 = 0;
@@ -263,6 +265,14 @@ enum WriteTarget {
 
 enum Handle {
     Read(Content),
+    /// Opened for reading, nothing read through it yet: its contents are made by the
+    /// first read that reaches us, in the inode generation `generation` (`ESTALE` if the
+    /// file was reloaded since). The kernel keeps the pages of files it read, so most
+    /// opens (all but a file's first) are never read through and cost no rendering.
+    Unread {
+        node: Node,
+        generation: u64,
+    },
     /// `tree`, opened once its drawing is known: drawn again on the first read that
     /// reaches us (the kernel serves the rest from its page cache).
     Tree(Option<Arc<Vec<u8>>>),
@@ -314,6 +324,10 @@ pub struct SessionView {
     writers: AtomicU64,
     label_inos: Mutex<LabelInos>,
     rendered: Mutex<Lru<Rendered>>,
+    /// The size of every content file rendered so far, by entry (`UNKNOWN` for the
+    /// others), for the generation `base`: `stat` needs it long after the rendering
+    /// has left `rendered` (a writable mount's kernel asks again after every read).
+    kind_sizes: Mutex<(u64, Vec<u32>)>,
     contexts: Mutex<Lru<Ctx>>,
     sink: InvalidationSink,
 }
@@ -408,6 +422,7 @@ impl SessionView {
             writers: AtomicU64::new(0),
             label_inos: Mutex::new(LabelInos::default()),
             rendered: Mutex::new(Lru::new(64, RENDERED_CACHE_BYTES)),
+            kind_sizes: Mutex::new((base, Vec::new())),
             contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
             sink: InvalidationSink::default(),
         })
@@ -490,6 +505,7 @@ impl SessionView {
             // Every old inode is stale now: move the generation past all of them.
             st.base += (before.entries as u64 + 1) * ino::SLOTS;
             self.rendered.lock().clear();
+            *self.kind_sizes.lock() = (st.base, Vec::new());
             self.contexts.lock().clear();
             for name in &before.root_names {
                 invs.push(Invalidation::Entry {
@@ -694,9 +710,37 @@ impl SessionView {
             },
             Err(e) => return Err(e.into()),
         };
+        if let Ok(len) = u32::try_from(r.text.len())
+            && len != UNKNOWN
+        {
+            let mut k = self.kind_sizes.lock();
+            if k.0 != st.base {
+                *k = (st.base, Vec::new());
+            }
+            let i = idx as usize;
+            if k.1.len() <= i {
+                k.1.resize(i + 1, UNKNOWN);
+            }
+            k.1[i] = len;
+        }
         let r = Arc::new(r);
         self.rendered.lock().put(key, r.clone());
         Ok(r)
+    }
+
+    /// The size of entry `idx`'s content file: remembered once rendered (see
+    /// `kind_sizes`), rendered otherwise.
+    fn kind_size(&self, st: &State, idx: u32) -> Result<u64> {
+        {
+            let k = self.kind_sizes.lock();
+            if k.0 == st.base
+                && let Some(&n) = k.1.get(idx as usize)
+                && n != UNKNOWN
+            {
+                return Ok(n as u64);
+            }
+        }
+        Ok(self.rendered(st, idx)?.text.len() as u64)
     }
 
     fn context(&self, st: &State, idx: u32) -> Result<Arc<Ctx>> {
@@ -836,12 +880,7 @@ impl SessionView {
                 match slot {
                     Slot::NestedDir => dir(mtime, 0o555, FOREVER),
                     Slot::FlatDir => dir(mtime, 0o555, FOREVER),
-                    Slot::Kind => file(
-                        self.rendered(st, idx)?.text.len() as u64,
-                        mtime,
-                        0o444,
-                        FOREVER,
-                    ),
+                    Slot::Kind => file(self.kind_size(st, idx)?, mtime, 0o444, FOREVER),
                     Slot::Image(n) => {
                         let r = self.rendered(st, idx)?;
                         let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
@@ -1236,10 +1275,26 @@ impl SessionView {
                 direct_io: false,
             });
         }
-        let (data, keep) = self.contents(&st, &node)?;
+        let keep_cache = match node {
+            // Its text changes with the session: read afresh at every open.
+            Node::Name => false,
+            Node::SessionJson
+            | Node::RootReply
+            | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply)
+            | Node::E(_, Slot::EntryJson | Slot::Context | Slot::ContextJson) => true,
+            Node::Root
+            | Node::IdDir
+            | Node::Branches
+            | Node::Labels
+            | Node::E(_, Slot::NestedDir | Slot::FlatDir) => return Err(Error::IsDir),
+            _ => return Err(Error::Invalid),
+        };
         Ok(Opened {
-            fh: self.new_fh(Handle::Read(data)),
-            keep_cache: keep,
+            fh: self.new_fh(Handle::Unread {
+                node,
+                generation: st.base,
+            }),
+            keep_cache,
             direct_io: false,
         })
     }
@@ -1298,6 +1353,23 @@ impl SessionView {
                         Some(rel) => slice_of(buf, rel, size),
                         None => Vec::new(),
                     });
+                }
+                Some(Handle::Unread { node, generation }) => {
+                    let (node, generation) = (node.clone(), *generation);
+                    drop(h);
+                    // Not under the handles' lock: rendering takes the session's.
+                    let data = {
+                        let st = self.state.read();
+                        if st.base != generation {
+                            return Err(Error::Stale);
+                        }
+                        self.contents(&st, &node)?.0
+                    };
+                    let out = slice_of(&data, offset, size);
+                    if let Some(h @ Handle::Unread { .. }) = self.handles.lock().get_mut(&fh) {
+                        *h = Handle::Read(data);
+                    }
+                    return Ok(out);
                 }
                 Some(Handle::Tree(None)) => {}
                 None => return Err(Error::Io(libc::EBADF)),
