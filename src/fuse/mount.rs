@@ -91,8 +91,10 @@ Exit status:
 /// A slow request (indexing a session entered for the first time, drawing `tree`, a
 /// reply's `fdatasync`) then holds up its own thread only: requests for other files and
 /// other sessions are served by the others (the view's locks are per session, see
-/// `crate::view`). More threads than this bought nothing in the benchmarks: the tools
-/// that walk a mount send one request at a time, and the machine has few CPUs.
+/// `crate::view`). Tools that walk a mount send one request at a time, so more
+/// threads do not make them faster: one, two and four threads gave the same `grep -r`
+/// times on the 100k-entry session, within the noise of a loaded 2-CPU machine. Four
+/// leave room for three slow requests at once.
 const FUSE_THREADS: usize = 4;
 
 /// How long `--background` waits for the mount to answer.
