@@ -886,9 +886,11 @@ impl MultiView {
     /// reloads the session to say what changed (see `session_changed`). Without (the
     /// file is gone), the kernel is told to forget the session's names.
     ///
-    /// The view catches up with the file first, outside the slot's state lock: requests
-    /// that got the view meanwhile go on using it, and one that opened a file in it
-    /// (or, for an eviction, used it) makes `may` fail the second time.
+    /// The view catches up with the file first, outside the slot's state lock and only
+    /// if nothing else holds its index: requests that got the view meanwhile go on
+    /// using it, and one that opened a file in it (or, for an eviction, used it) makes
+    /// `may` fail the second time. So an eviction never waits for work in the session
+    /// it drops (drawing its `tree`, say): the request that made room goes on.
     fn unload(
         &self,
         e: &SlotEntry,
@@ -902,9 +904,13 @@ impl MultiView {
                 _ => return (Vec::new(), false),
             }
         };
-        // The file as it is now, then catch up: the view then covers at least this.
+        // The file as it is now, then catch up: the view then covers at least this. An
+        // eviction does not wait for that: a view in use right now (its index locked),
+        // or whose file was replaced (a whole new index), is not dropped this time.
         let before = Kept::stamp(&e.path());
-        let _ = l.view.refresh();
+        if keep && !l.view.catch_up_if_idle() {
+            return (Vec::new(), false);
+        }
         let mut invs: Vec<Invalidation> =
             l.rx.lock()
                 .try_iter()
@@ -2229,6 +2235,50 @@ mod tests {
         assert_eq!((v.stats().loaded, v.stats().evictions), (2, 0));
         drop(busy);
         // The next load that finds the mount over its bound drops it.
+        let c = look(&v, p, "c");
+        look(&v, c, "e8dfd932");
+        assert_eq!(v.stats().loaded, 1);
+    }
+
+    #[test]
+    fn eviction_does_not_wait_for_work_in_the_session_it_would_drop() {
+        let (_d, v) = setup(1);
+        let v = Arc::new(v);
+        let p = look(&v, ROOT_INO, P);
+        let a = look(&v, p, "a");
+        look(&v, a, "e8dfd932");
+        let la = v
+            .slot(split_ino(a).0)
+            .unwrap()
+            .state
+            .lock()
+            .loaded
+            .clone()
+            .unwrap();
+        // Something long is going on in a (its index is held, as while `tree` is drawn).
+        let (busy_tx, busy_rx) = channel();
+        let (done_tx, done_rx) = channel::<()>();
+        let worker = std::thread::spawn(move || {
+            la.view.with_session(|_| {
+                busy_tx.send(()).unwrap();
+                let _ = done_rx.recv();
+            })
+        });
+        busy_rx.recv().unwrap();
+        // Entering b would drop a to stay under the bound: b is served at once, and a
+        // stays for now.
+        let v2 = v.clone();
+        assert!(
+            within(LIMIT, move || {
+                let b = look(&v2, p, "b");
+                look(&v2, b, "e8dfd932")
+            })
+            .is_some(),
+            "entering b waited for work in a"
+        );
+        assert_eq!((v.stats().loaded, v.stats().evictions), (2, 0));
+        done_tx.send(()).unwrap();
+        worker.join().unwrap();
         let c = look(&v, p, "c");
         look(&v, c, "e8dfd932");
         assert_eq!(v.stats().loaded, 1);

@@ -487,6 +487,30 @@ impl SessionView {
         result
     }
 
+    /// Catches up with lines appended to the file, if nothing holds the index right
+    /// now; `false`, doing nothing, if something does, or if the file was replaced or
+    /// rewritten (that takes a whole new index: see [`refresh`](Self::refresh)). For a
+    /// caller that must not wait for this session's work (dropping it to make room).
+    pub fn catch_up_if_idle(&self) -> bool {
+        let Some(mut st) = self.state.try_write() else {
+            return false;
+        };
+        if st.s.needs_reload().unwrap_or(true) {
+            return false;
+        }
+        let before = Snapshot::take(&st);
+        let Ok(change) = st.s.refresh() else {
+            return false;
+        };
+        let invs = match change.is_empty() {
+            true => Vec::new(),
+            false => self.apply_change(&mut st, &before, &change),
+        };
+        drop(st);
+        self.sink.send(invs);
+        true
+    }
+
     /// Updates caches after a change and lists the kernel caches it made stale.
     fn apply_change(
         &self,
