@@ -91,10 +91,11 @@ impl Entry {
 struct ContextPlan {
     /// The last thinking-level entry and the last model entry, parsed.
     settings: Vec<serde_json::Value>,
-    /// The last compaction, parsed.
-    compaction: serde_json::Value,
-    /// The rest of the context's entries, in order: those the compaction keeps from
-    /// before it, then everything after it.
+    /// The latest compaction on the path, parsed, if there is one.
+    compaction: Option<serde_json::Value>,
+    /// The other context entries that can contribute a message or an edit, in
+    /// order: those the compaction keeps from before it (system messages and older
+    /// compactions left out), then everything after it; the whole path without one.
     kept: Vec<u32>,
 }
 
@@ -553,23 +554,22 @@ impl Session {
     }
 
     /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
-    /// then `convertToLlm`).
+    /// then `convertToLlm`), by Pi 1.6.0's rules (see [`super::context`]).
     ///
-    /// Pi's context starts at the last compaction on the path, so where there is one
-    /// only the entries it keeps are read and parsed, plus the two that settle the
-    /// thinking level and the model (see [`Session::context_plan`]): at the deepest
-    /// leaf of a 100k-entry session that is 290 of 2,889 lines. Otherwise every entry
-    /// on the path is.
+    /// Only the entries that decide the context are read and parsed (see
+    /// [`Session::context_plan`]): where the path has a compaction, those it keeps and
+    /// those after it, plus the two that settle the thinking level and the model. At
+    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines.
     pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
         let path = self.context_path(i);
         let built = match self.context_plan(&path)? {
             Some(plan) => {
-                let kept = self.parse_for_context(i, &plan.kept)?;
-                let entries: Vec<&serde_json::Value> =
-                    std::iter::once(&plan.compaction).chain(&kept).collect();
+                let mut entries = Vec::with_capacity(plan.kept.len() + 1);
+                entries.extend(plan.compaction);
+                entries.extend(self.parse_for_context(i, &plan.kept)?);
                 super::context::build_from_parts(
-                    &plan.settings.iter().collect::<Vec<_>>(),
-                    &entries,
+                    super::context::settings(plan.settings.iter()),
+                    entries,
                 )
             }
             None => self.build_context_from_path(i, &path)?,
@@ -588,7 +588,7 @@ impl Session {
     }
 
     fn llm_context_of(built: super::context::Context) -> LlmContext {
-        let messages = super::context::convert_to_llm(&built.agent_messages);
+        let messages = super::context::convert_to_llm(built.agent_messages);
         LlmContext {
             thinking_level: built.thinking_level,
             model: built.model,
@@ -613,8 +613,7 @@ impl Session {
 
     fn build_context_from_path(&self, i: u32, path: &[u32]) -> io::Result<super::context::Context> {
         let values = self.parse_for_context(i, path)?;
-        let refs: Vec<&serde_json::Value> = values.iter().collect();
-        Ok(super::context::build_session_context(&refs))
+        Ok(super::context::build_session_context(values))
     }
 
     /// Entries parsed for the context of `leaf`; one nested past serde_json's limit is
@@ -644,14 +643,18 @@ impl Session {
         }
     }
 
-    /// Which entries of `path` decide its context, found from the index alone, when
-    /// the path has a compaction: Pi's `buildContextEntries` (the last compaction,
-    /// the entries from its `firstKeptEntryId` up to it, everything after it) and,
-    /// for `getSessionContextSettings`, the last `thinking_level_change` and the last
+    /// Which entries of `path` decide its context, found from the index alone: Pi
+    /// 1.6's `buildContextEntries` (the latest compaction, the entries from its
+    /// `firstKeptEntryId` up to it without system messages, everything after it; the
+    /// whole path without a compaction), keeping only the kinds that can contribute a
+    /// message or an edit (messages, custom messages, branch summaries, context edits:
+    /// an older compaction inside the kept range contributes nothing, nor do labels,
+    /// settings, names, custom entries and usage), and, for
+    /// `getSessionContextSettings`, the last `thinking_level_change` and the last
     /// `model_change` or assistant message (last one wins, each on its own).
     ///
-    /// `None` means "parse the whole path": no compaction, a legacy file (migration
-    /// rewrites entries), or anything unusual that only the full transcription in
+    /// `None` means "parse the whole path": a legacy file (migration rewrites
+    /// entries), or anything unusual that only the full transcription in
     /// [`super::context`] handles exactly: a compaction or setting that does not
     /// parse, an id that is not a string, a compaction id repeated earlier on the path.
     fn context_plan(&self, path: &[u32]) -> io::Result<Option<ContextPlan>> {
@@ -660,33 +663,56 @@ impl Session {
         }
         let kind = |ty: &str, role: &str| self.kinds.find(ty, role);
         let is = |p: u32, k: Option<KindId>| k == Some(self.entries[p as usize].kind);
-        let Some(c) = path.iter().rposition(|&p| is(p, kind("compaction", ""))) else {
-            return Ok(None);
-        };
+        let compaction_kind = kind("compaction", "");
+        let system_kind = kind("message", "system");
         let with_id = |p: u32, key: IdKey| {
             let e = &self.entries[p as usize];
             e.id == key && e.flags & flags::NO_ID == 0
         };
-        let ce = &self.entries[path[c] as usize];
-        // Pi looks the compaction up again by id: the first path entry with it.
-        if ce.flags & flags::NO_ID != 0 || path.iter().position(|&p| with_id(p, ce.id)) != Some(c) {
-            return Ok(None);
-        }
-        let Some(compaction) = self.entry_value_if_buildable(path[c])? else {
-            return Ok(None);
+        // What can give a message or an edit, by kind: the `type` the index read is
+        // the one the parsed entry has, so this drops exactly what contributes nothing.
+        let contributes = |p: u32| {
+            let k = self.entries[p as usize].kind;
+            matches!(
+                self.kinds.entry_type(k),
+                "message" | "custom_message" | "branch_summary" | "context_edit"
+            )
         };
-        let first_kept = match compaction.get("firstKeptEntryId") {
-            Some(serde_json::Value::String(s)) => self
-                .ids
-                .get(s)
-                .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
-            _ => return Ok(None),
-        };
-        let mut kept = Vec::with_capacity(path.len() - c);
-        if let Some(f) = first_kept {
-            kept.extend_from_slice(&path[f..c]);
+        let mut kept = Vec::with_capacity(path.len());
+        let mut compaction = None;
+        match path.iter().rposition(|&p| is(p, compaction_kind)) {
+            None => kept.extend(path.iter().copied().filter(|&p| contributes(p))),
+            Some(c) => {
+                let ce = &self.entries[path[c] as usize];
+                // Pi looks the compaction up again by id: the first path entry with it.
+                if ce.flags & flags::NO_ID != 0
+                    || path.iter().position(|&p| with_id(p, ce.id)) != Some(c)
+                {
+                    return Ok(None);
+                }
+                let Some(value) = self.entry_value_if_buildable(path[c])? else {
+                    return Ok(None);
+                };
+                // Retain-none (its own id) finds nothing before it: nothing is kept.
+                let first_kept = match value.get("firstKeptEntryId") {
+                    Some(serde_json::Value::String(s)) => self
+                        .ids
+                        .get(s)
+                        .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
+                    _ => return Ok(None),
+                };
+                if let Some(f) = first_kept {
+                    kept.extend(
+                        path[f..c]
+                            .iter()
+                            .copied()
+                            .filter(|&p| contributes(p) && !is(p, system_kind)),
+                    );
+                }
+                kept.extend(path[c + 1..].iter().copied().filter(|&p| contributes(p)));
+                compaction = Some(value);
+            }
         }
-        kept.extend_from_slice(&path[c + 1..]);
 
         let last = |kinds: &[Option<KindId>]| {
             path.iter()
