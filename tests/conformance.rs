@@ -374,3 +374,40 @@ fn the_compaction_shortcut_on_hand_made_edge_cases() {
     let (c, _) = context_of("d5");
     assert_eq!(roles(&c), ["user:</summary>", "user:after five"]);
 }
+
+/// The tree is drawn from the lines' bytes, without building the entries; it must be
+/// the tree drawn from the parsed entries, for every fixture.
+#[test]
+fn the_tree_drawn_from_bytes_equals_the_tree_drawn_from_values() {
+    let mut n = 0;
+    for dir in [
+        "tests/fixtures/sessions",
+        "tests/fixtures/damaged",
+        "examples",
+    ] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            let Ok(s) = Session::open(&p) else { continue };
+            let fast = sessionfs::model::tree::render_tree(&s).unwrap();
+            let slow = sessionfs::model::tree::render_tree_parsing_every_entry(&s).unwrap();
+            // A large file's previews are found by several threads, each in a run of
+            // the file: any number of runs gives the same tree.
+            for threads in [2, 3, 7] {
+                let parts = sessionfs::model::tree::render_tree_on_threads(&s, threads).unwrap();
+                assert!(parts == fast, "{}: {threads} threads", p.display());
+            }
+            assert!(
+                fast == slow,
+                "{}: trees differ:\n{}\n---\n{}",
+                p.display(),
+                String::from_utf8_lossy(&fast),
+                String::from_utf8_lossy(&slow)
+            );
+            n += 1;
+        }
+    }
+    assert!(n > 50, "{n} files");
+}

@@ -77,7 +77,7 @@ pub mod flags {
     pub const SELF_PARENT: u8 = 8;
     /// Root because it closed a parent cycle.
     pub const CYCLE: u8 = 16;
-    /// The `type` is not one Pi 0.81 knows.
+    /// The `type` is not one Pi 1.6 knows.
     pub const UNKNOWN_TYPE: u8 = 32;
 }
 
@@ -241,6 +241,8 @@ pub struct Session {
     missing_parents: HashSet<IdKey, IdBuild>,
     /// Live labels: target id -> (label, index of the label entry).
     labels: HashMap<IdKey, (Box<str>, u32), IdBuild>,
+    /// `context_edit` entries by the id they target, in file order.
+    edits: HashMap<IdKey, Vec<u32>, IdBuild>,
     /// The session name and the index of the `session_info` entry that set it.
     name: Option<(Box<str>, u32)>,
     branch_points: u32,
@@ -291,6 +293,7 @@ impl Session {
             roots: Vec::new(),
             missing_parents: HashSet::default(),
             labels: HashMap::default(),
+            edits: HashMap::default(),
             name: None,
             branch_points: 0,
             leaves: 0,
@@ -450,6 +453,58 @@ impl Session {
             .map(|(t, (_, e))| (self.by_id[t], *e))
     }
 
+    /// The `context_edit` entries that target node `i`, in file order (those that are
+    /// nodes themselves).
+    pub fn edits_of(&self, i: u32) -> Vec<u32> {
+        let e = &self.entries[i as usize];
+        if e.id.is_none() || e.flags & flags::NO_ID != 0 {
+            return Vec::new();
+        }
+        self.edits.get(&e.id).map_or_else(Vec::new, |v| {
+            v.iter()
+                .copied()
+                .filter(|&x| self.entries[x as usize].is_node())
+                .collect()
+        })
+    }
+
+    /// The edit that stands for node `i`'s edits: of those on the path to the leaf
+    /// (where Pi resumes), the last one, which is the one Pi applies there when its
+    /// compaction keeps it; otherwise the latest one in the file.
+    pub fn edited_by(&self, i: u32) -> Option<u32> {
+        let edits = self.edits_of(i);
+        let latest = *edits.last()?;
+        let leaf = self.leaf()?;
+        let on_leaf_path = |x: u32| {
+            let d = self.entries[x as usize].depth;
+            let mut cur = leaf;
+            while cur != NIL && self.entries[cur as usize].depth > d {
+                cur = self.entries[cur as usize].parent;
+            }
+            cur == x
+        };
+        Some(
+            edits
+                .iter()
+                .copied()
+                .filter(|&x| on_leaf_path(x))
+                .max_by_key(|&x| self.entries[x as usize].depth)
+                .unwrap_or(latest),
+        )
+    }
+
+    /// Every edited node with the edit [`Session::edited_by`] names, by node.
+    pub fn edited_entries(&self) -> Vec<(u32, u32)> {
+        let mut v: Vec<(u32, u32)> = self
+            .edits
+            .keys()
+            .filter_map(|k| self.by_id.get(k).copied())
+            .filter_map(|t| self.edited_by(t).map(|e| (t, e)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The session name (latest `session_info`; an empty name clears it).
     pub fn name(&self) -> Option<&str> {
         self.name.as_ref().map(|(n, _)| &**n)
@@ -523,6 +578,8 @@ impl Session {
             + self.roots.capacity() * 4
             + self.v1_parsed.capacity() * 4
             + self.labels.capacity() * 48
+            + self.edits.capacity() * 48
+            + self.edits.values().map(|v| v.capacity() * 4).sum::<usize>()
             + self.problems.capacity() * std::mem::size_of::<Problem>()
     }
 
@@ -532,6 +589,11 @@ impl Session {
     pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
         let e = &self.entries[i as usize];
         self.read_range(e.offset, e.len)
+    }
+
+    /// Fills `buf` from the file at `offset` (lines lie where [`Entry::offset`] says).
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
     }
 
     fn read_range(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
@@ -1097,6 +1159,12 @@ impl Session {
                             self.labels.remove(&t);
                         }
                     }
+                }
+            }
+            Some("context_edit") => {
+                if let Some(t) = head.target_id.as_str() {
+                    let t = self.ids.intern(t);
+                    self.edits.entry(t).or_default().push(idx);
                 }
             }
             Some("session_info") => {
