@@ -165,6 +165,32 @@ pub enum ProblemKind {
         bytes: u64,
         parses: bool,
     },
+    /// Something about a `context_edit` (Pi 1.6), found by `check`.
+    ContextEdit {
+        /// Its `targetId` (empty when it has none).
+        target: String,
+        what: EditProblem,
+    },
+}
+
+/// What is wrong with a `context_edit`, or worth knowing about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditProblem {
+    /// No string `targetId`.
+    NoTarget,
+    /// The target is not in the file.
+    TargetMissing,
+    /// The target is neither before it on its branch nor after it.
+    OffBranch,
+    /// The target comes after it on its branch (only a hand-made file does this).
+    BeforeTarget,
+    /// No `replacement` key: Pi fails to build a context that holds both.
+    NoReplacement,
+    /// A replacement that is neither `null` nor `{content: text or blocks}`.
+    MalformedReplacement,
+    /// The target's content is not replaced in a context (a system message, a bash
+    /// run, a summary, a setting...): the edit changes nothing. The kind is named.
+    NoEffect(String),
 }
 
 /// Why a file could not be loaded as a session.
