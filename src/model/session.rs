@@ -714,21 +714,53 @@ impl Session {
         Ok(super::context::build_session_context(values))
     }
 
-    /// Entries parsed for the context of `leaf`; one nested past serde_json's limit is
-    /// valid JSON Pi could read, but it contributes nothing here.
+    /// Entries parsed for the context of `leaf`, in the order given; one nested past
+    /// serde_json's limit is valid JSON Pi could read, but it contributes nothing here.
+    /// Lines that lie close together in the file are read with one `pread`.
     fn parse_for_context(&self, leaf: u32, entries: &[u32]) -> io::Result<Vec<serde_json::Value>> {
-        let mut values = Vec::with_capacity(entries.len());
-        for &p in entries {
-            match self.entry_value_if_buildable(p)? {
-                Some(v) => values.push(v),
-                None => log::debug!(
-                    "context of {}: skipping line {}, nested too deep to build",
-                    self.id_string(leaf),
-                    self.entries[p as usize].line
-                ),
+        /// Read the bytes between two lines rather than make another read, up to this.
+        const GAP: u64 = 16 << 10;
+        /// The most one read takes.
+        const SPAN: u64 = 4 << 20;
+        let line = |k: usize| &self.entries[entries[k] as usize];
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_by_key(|&k| line(k).offset);
+        let mut values: Vec<Option<serde_json::Value>> = (0..entries.len()).map(|_| None).collect();
+        let mut buf = Vec::new();
+        let mut g = 0;
+        while g < order.len() {
+            let start = line(order[g]).offset;
+            let mut end = start + line(order[g]).len as u64;
+            let mut h = g + 1;
+            while h < order.len() {
+                let e = line(order[h]);
+                let e_end = e.offset + e.len as u64;
+                if e.offset > end + GAP || e_end - start > SPAN {
+                    break;
+                }
+                end = end.max(e_end);
+                h += 1;
             }
+            buf.resize((end - start) as usize, 0);
+            self.file.read_exact_at(&mut buf, start)?;
+            for &k in &order[g..h] {
+                let e = line(k);
+                let at = (e.offset - start) as usize;
+                match super::migrate::parse_line(&buf[at..at + e.len as usize]) {
+                    Ok(mut v) => {
+                        super::migrate::migrate_entry(self, entries[k], &mut v);
+                        values[k] = Some(v);
+                    }
+                    Err(_) => log::debug!(
+                        "context of {}: skipping line {}, nested too deep to build",
+                        self.id_string(leaf),
+                        e.line
+                    ),
+                }
+            }
+            g = h;
         }
-        Ok(values)
+        Ok(values.into_iter().flatten().collect())
     }
 
     /// [`Session::entry_value`], with `None` for a line nested past serde_json's limit
