@@ -85,8 +85,22 @@ fn visible_cut(s: &str, n: usize) -> Option<usize> {
         return Some(0);
     }
     let b = s.as_bytes();
+    let visible = |c: &u8| *c > 0x20 && *c != 0x7f;
     let mut seen = 0;
     let mut i = 0;
+    // Whole blocks of ASCII that cannot reach `n`: count them at once.
+    while i + 32 <= b.len() {
+        let block = &b[i..i + 32];
+        if !block.is_ascii() {
+            break;
+        }
+        let k = block.iter().filter(|c| visible(c)).count();
+        if seen + k >= n {
+            break;
+        }
+        seen += k;
+        i += 32;
+    }
     while i < b.len() {
         let c = b[i];
         let (blank, len) = if c < 0x80 {
@@ -457,10 +471,15 @@ impl<'a> JsonObj<'a> for RawObj<'a> {
 
 /// Whether the raw key (between its quotes) decodes to `key`.
 fn key_is(raw: &[u8], key: &str) -> bool {
-    if !raw.contains(&b'\\') {
-        return raw == key.as_bytes();
+    // Every escape decodes to fewer bytes than it takes: a key written with escapes
+    // is longer than the text it stands for.
+    match raw.len().cmp(&key.len()) {
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => raw == key.as_bytes(),
+        std::cmp::Ordering::Greater => {
+            raw.contains(&b'\\') && decode(raw, usize::MAX).is_some_and(|k| k == key)
+        }
     }
-    decode(raw, usize::MAX).is_some_and(|k| k == key)
 }
 
 /// The elements of an array.
@@ -734,6 +753,38 @@ mod tests {
             }
             for n in 0..want.chars().count() + 2 {
                 assert_eq!(raw.str_visible(n), Json::str_visible(&v, n), "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn visible_cut_counts_characters_that_are_not_blank() {
+        fn naive(s: &str, n: usize) -> Option<usize> {
+            if n == 0 {
+                return Some(0);
+            }
+            let mut seen = 0;
+            for (i, c) in s.char_indices() {
+                if !(c.is_whitespace() || c.is_control()) {
+                    seen += 1;
+                    if seen == n {
+                        return Some(i + c.len_utf8());
+                    }
+                }
+            }
+            None
+        }
+        let long = "word  \t".repeat(30) + "é fin " + &"x".repeat(40);
+        for s in [
+            "",
+            "abc",
+            "a b c",
+            long.as_str(),
+            &" ".repeat(100),
+            &"ab\n".repeat(50),
+        ] {
+            for n in 0..s.len() + 2 {
+                assert_eq!(visible_cut(s, n), naive(s, n), "{s:?} {n}");
             }
         }
     }

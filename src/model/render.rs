@@ -1068,6 +1068,29 @@ fn one_line(s: &str) -> String {
 
 /// [`one_line`] with at most `n` characters.
 fn one_line_n(s: &str, n: usize) -> String {
+    if s.is_ascii() {
+        // The same, a byte at a time.
+        let mut out = Vec::with_capacity(s.len().min(n + 1));
+        let mut blank = false;
+        for &b in s.as_bytes() {
+            if out.len() >= n {
+                break;
+            }
+            if b <= 0x20 || b == 0x7f {
+                blank = true;
+                continue;
+            }
+            if blank && !out.is_empty() {
+                out.push(b' ');
+                if out.len() >= n {
+                    break;
+                }
+            }
+            blank = false;
+            out.push(b);
+        }
+        return String::from_utf8(out).unwrap_or_default();
+    }
     let mut out = String::with_capacity(s.len().min(4 * n));
     let bytes = s.as_bytes();
     let mut i = 0;
@@ -1967,6 +1990,49 @@ mod tests {
         );
         let v: Value = serde_json::from_str(&long).unwrap();
         assert_eq!(preview_line(long.as_bytes()), Some(preview(&v)));
+    }
+
+    #[test]
+    fn one_line_collapses_blanks_and_stops_after_n_characters() {
+        fn reference(s: &str, n: usize) -> String {
+            let mut out = String::new();
+            let mut pending = false;
+            for c in s.chars() {
+                if out.chars().count() >= n {
+                    break;
+                }
+                if c.is_whitespace() || c.is_control() {
+                    pending = !out.is_empty();
+                } else {
+                    if pending {
+                        out.push(' ');
+                        pending = false;
+                        if out.chars().count() >= n {
+                            break;
+                        }
+                    }
+                    out.push(c);
+                }
+            }
+            out
+        }
+        for s in [
+            "",
+            " ",
+            "a",
+            "  a  b  ",
+            "a\n\tb\x7fc\x01d",
+            "word ".repeat(40).as_str(),
+            "é à\u{2028}ü",
+            "  日本 語  ",
+            "x\u{85}y",
+            "ab cd ef gh",
+        ] {
+            for n in 0..12 {
+                assert_eq!(one_line_n(s, n), reference(s, n), "{s:?} {n}");
+            }
+            assert_eq!(one_line_n(s, 500), reference(s, 500), "{s:?}");
+        }
     }
 
     #[test]
