@@ -3,9 +3,13 @@
 //! Reads take the model's read lock; appends and refreshes take its write lock only
 //! while they change the index. Rendered content (an entry's text and images, a
 //! context, the tree) is computed on demand and kept in small caches, so `stat`, `open`
-//! and `read` of the same file render it once. Kernel cache invalidations are computed
-//! from each [`Change`] and handed to a sink (the adapter's notifier thread); the view
-//! itself never calls into the kernel.
+//! and `read` of the same file render it once; a context renders each of its two forms
+//! only when that form is asked for. Kernel cache invalidations are computed from each
+//! [`Change`] and handed to a sink (the adapter's notifier thread); the view itself
+//! never calls into the kernel. Almost everything an entry shows is fixed once shown;
+//! the exception is `edited-by`, which follows the edits appended and the leaf, so
+//! every change compares the edits it names before and after and invalidates the
+//! entries whose link appeared, moved or went.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{escape_id, is_image_name, unescape_name};
