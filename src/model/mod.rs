@@ -14,6 +14,7 @@ pub mod base64;
 pub mod check;
 pub mod context;
 pub mod id;
+pub mod json_view;
 pub mod kind;
 pub mod migrate;
 pub mod render;

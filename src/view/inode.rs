@@ -55,12 +55,16 @@ pub enum Slot {
     BranchLink,
     /// `reply` in the nested directory: a link to the entry's `.id/ID/reply`.
     ReplyLink,
+    /// `…/ID/edited-by`, the link to the `context_edit` that edits the entry.
+    EditedByLink,
+    /// `.id/ID/edited-by`.
+    EditedByFlatLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
 }
 
-/// Images an entry can show (slots 14..64).
-pub const MAX_IMAGES: u32 = (SLOTS - 14) as u32;
+/// Images an entry can show (slots 16..64).
+pub const MAX_IMAGES: u32 = (SLOTS - 16) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -79,7 +83,9 @@ impl Slot {
             Slot::ChildLink => 11,
             Slot::BranchLink => 12,
             Slot::ReplyLink => 13,
-            Slot::Image(n) => 13 + n as u64,
+            Slot::EditedByLink => 14,
+            Slot::EditedByFlatLink => 15,
+            Slot::Image(n) => 15 + n as u64,
         }
     }
 
@@ -99,7 +105,9 @@ impl Slot {
             11 => Slot::ChildLink,
             12 => Slot::BranchLink,
             13 => Slot::ReplyLink,
-            n => Slot::Image((n - 13) as u32),
+            14 => Slot::EditedByLink,
+            15 => Slot::EditedByFlatLink,
+            n => Slot::Image((n - 15) as u32),
         }
     }
 }
@@ -138,6 +146,8 @@ mod tests {
             Slot::Kind,
             Slot::BranchLink,
             Slot::ReplyLink,
+            Slot::EditedByLink,
+            Slot::EditedByFlatLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
         ] {
