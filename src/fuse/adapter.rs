@@ -23,12 +23,19 @@
 //! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
 //!   file is closed, as the layout promises.
 //!
+//! A writer's `flush` is answered only once the notifier thread has sent the
+//! invalidations the view queued for it (bounded by `notify::FLUSH_WAIT`): the kernel
+//! keeps directory listings, and an `ls` right after `echo … > reply` must not be
+//! answered from the one cached before the write. See `notify` for why that wait
+//! cannot deadlock.
+//!
 //! On a read-only mount, `open` and `flush` answer `ENOSYS`: the kernel then opens,
 //! closes and releases files without asking (no OPEN, FLUSH or RELEASE round trips),
 //! keeps their pages across opens, and reads them with handle 0, which the view serves
 //! by inode. `opendir` answers `ENOSYS` on every mount, for the same saving on
 //! directories.
 
+use super::notify::{Delivery, FLUSH_WAIT};
 use crate::view::{self, Attr, FileKind, FsView, OpenMode};
 use log::debug;
 use std::ffi::OsStr;
@@ -59,6 +66,8 @@ pub struct Adapter {
     gid: u32,
     read_only: bool,
     on_destroy: Option<DestroyHook>,
+    /// Where a writer's `flush` waits for its invalidations (see `notify`).
+    delivery: Option<Arc<Delivery>>,
 }
 
 impl Adapter {
@@ -71,7 +80,17 @@ impl Adapter {
             gid,
             read_only,
             on_destroy: None,
+            delivery: None,
         }
+    }
+
+    /// Makes each writer's `flush` wait (bounded, holding no lock) until the notifier
+    /// thread behind `delivery` has sent the invalidations its append made: the
+    /// kernel's cached listings are forgotten before `close` returns, so an `ls` right
+    /// after `echo … > reply` shows the new entry.
+    pub fn with_delivery(mut self, delivery: Arc<Delivery>) -> Adapter {
+        self.delivery = Some(delivery);
+        self
     }
 
     /// Runs `hook` when the session ends, before fuser's own clean-up. The mount
@@ -427,7 +446,16 @@ impl Filesystem for Adapter {
             reply.error(Errno::ENOSYS);
             return;
         }
-        match self.view.flush(ino.0, fh.0, Some(req.pid())) {
+        let r = self.view.flush(ino.0, fh.0, Some(req.pid()));
+        // Only writers flush (readers' files are opened with FOPEN_NOFLUSH). The view
+        // has queued what its append made stale; the kernel holds no lock while it
+        // waits for this FLUSH, and the view's locks are all let go.
+        if let Some(d) = &self.delivery
+            && !d.wait_sent(FLUSH_WAIT)
+        {
+            debug!("flush({ino}): invalidations not sent within {FLUSH_WAIT:?}");
+        }
+        match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(format_args!("flush({ino}, fh {fh})"), &e)),
         }

@@ -27,7 +27,7 @@
 
 use super::adapter::Adapter;
 use super::dir_watch::DirWatcher;
-use super::notify::NotifierThread;
+use super::notify::{Delivery, NotifierThread};
 use super::watch::Watcher;
 use crate::model::LoadError;
 use crate::view::{FsView, MultiOptions, MultiView, Options, STATS_NAME, SessionView};
@@ -554,6 +554,7 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     };
     let shown = args.file.as_deref().unwrap_or(&checked.file).display();
     let (tx, rx) = std::sync::mpsc::channel();
+    let delivery = Delivery::new(tx.clone());
     let (view, served): (Arc<dyn FsView>, Served) = if checked.dir {
         let multi = MultiView::open(
             &checked.file,
@@ -627,6 +628,7 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     let hook_slot = Arc::clone(&slot);
     let hook_mp = checked.mount_point.clone();
     let adapter = Adapter::new(view, uid, gid, args.read_only)
+        .with_delivery(Arc::clone(&delivery))
         .on_destroy(move || unmount(&hook_slot, &hook_mp));
     let mut session = Session::new(adapter, &checked.mount_point, &config).map_err(|e| {
         Failure::new(
@@ -646,7 +648,15 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
 
     // From here on the mount exists: every exit path below unmounts.
     *slot.lock() = Some(session.unmount_callable());
-    let served = serve(session, rx, &served, &checked, &signals, ready, &slot);
+    let served = serve(
+        session,
+        (rx, delivery),
+        &served,
+        &checked,
+        &signals,
+        ready,
+        &slot,
+    );
     unmount(&slot, &checked.mount_point);
     served
 }
@@ -675,7 +685,11 @@ impl AnyWatcher {
 /// Runs the session and its helper threads until a signal or an external unmount.
 fn serve(
     session: Session<Adapter>,
-    rx: std::sync::mpsc::Receiver<crate::view::Invalidation>,
+    // The views' invalidations, and where the notifier reports its progress.
+    (rx, delivery): (
+        std::sync::mpsc::Receiver<crate::view::Invalidation>,
+        Arc<Delivery>,
+    ),
     served: &Served,
     checked: &Checked,
     signals: &Signals,
@@ -690,7 +704,7 @@ fn serve(
     };
     // The notifier must be taken before the session starts running.
     let notify_thread =
-        NotifierThread::spawn(session.notifier(), rx).map_err(|e| fail("notifier", e))?;
+        NotifierThread::spawn(session.notifier(), rx, delivery).map_err(|e| fail("notifier", e))?;
     let (done_rx, done_tx) = pipe(true).map_err(|e| fail("session", e))?;
     let session_thread = std::thread::Builder::new()
         .name("sessionfs-fuse".into())

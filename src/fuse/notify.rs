@@ -10,6 +10,15 @@
 //! the handler waiting on the kernel and the kernel waiting on a handler the mount
 //! deadlocks. Here nothing waits on this thread.
 //!
+//! One wait is allowed, bounded: a writer's close. After `echo … > reply` returns, an
+//! `ls` must show the new entry, but the kernel answers `ls` from the listing it keeps
+//! until the invalidation of that listing arrives. So the `flush` that appended puts a
+//! [`Delivery`] mark behind its invalidations and waits, holding no lock, until this
+//! thread has reached the mark or [`FLUSH_WAIT`] has passed. While a FLUSH is answered
+//! the kernel holds no lock that an invalidation needs, and the bound turns any wait
+//! this thread might itself be stuck in (a kernel lock held by a process whose request
+//! waits for a busy FUSE thread) into a delay, never a deadlock.
+//!
 //! Pending invalidations are drained in batches and duplicates within a batch are
 //! sent once. An `ENOENT` answer means the kernel had nothing cached for that inode or
 //! name, which is the common case and not an error; other failures are logged at
@@ -18,16 +27,73 @@
 use crate::view::Invalidation;
 use fuser::{INodeNo, Notifier};
 use log::debug;
+use parking_lot::{Condvar, Mutex};
 use std::collections::HashSet;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the thread checks for a stop request while the channel is idle.
 const IDLE_CHECK: Duration = Duration::from_millis(200);
+
+/// The longest a writer's close waits for its invalidations to reach the kernel.
+pub const FLUSH_WAIT: Duration = Duration::from_secs(2);
+
+/// How far the notifier thread has got: lets a request wait until the invalidations
+/// queued before it was made have been sent to the kernel.
+///
+/// Its locks are leaves: `reached` is held only to read or raise it, and nothing else
+/// is taken under it.
+pub struct Delivery {
+    tx: Sender<Invalidation>,
+    next: AtomicU64,
+    reached: Mutex<u64>,
+    cv: Condvar,
+}
+
+impl Delivery {
+    /// A delivery tracker that queues its marks on `tx`, the notifier's channel.
+    pub fn new(tx: Sender<Invalidation>) -> Arc<Delivery> {
+        Arc::new(Delivery {
+            tx,
+            next: AtomicU64::new(0),
+            reached: Mutex::new(0),
+            cv: Condvar::new(),
+        })
+    }
+
+    /// Waits until everything queued on the channel before this call has been sent to
+    /// the kernel, for at most `bound`. `false` if the bound passed first (or the
+    /// notifier is gone). The caller must hold no lock.
+    pub fn wait_sent(&self, bound: Duration) -> bool {
+        // Anything queued before the number was taken lies before every mark with
+        // this number or a higher one, whatever order the marks are queued in.
+        let n = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.tx.send(Invalidation::Mark(n)).is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + bound;
+        let mut r = self.reached.lock();
+        while *r < n {
+            if self.cv.wait_until(&mut r, deadline).timed_out() {
+                return *r >= n;
+            }
+        }
+        true
+    }
+
+    /// The notifier reached mark `n`.
+    fn reach(&self, n: u64) {
+        let mut r = self.reached.lock();
+        if n > *r {
+            *r = n;
+        }
+        self.cv.notify_all();
+    }
+}
 
 /// A running notifier thread. Dropping it stops the thread and waits for it.
 pub struct NotifierThread {
@@ -37,14 +103,18 @@ pub struct NotifierThread {
 
 impl NotifierThread {
     /// Starts a thread that sends each invalidation received on `rx` to the kernel
-    /// through `notifier`. The thread ends when [`stop`](Self::stop) is called or every
-    /// sender is gone.
-    pub fn spawn(notifier: Notifier, rx: Receiver<Invalidation>) -> io::Result<NotifierThread> {
+    /// through `notifier`, and reports the marks it reaches to `delivery`. The thread
+    /// ends when [`stop`](Self::stop) is called or every sender is gone.
+    pub fn spawn(
+        notifier: Notifier,
+        rx: Receiver<Invalidation>,
+        delivery: Arc<Delivery>,
+    ) -> io::Result<NotifierThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
             .name("sessionfs-notify".into())
-            .spawn(move || run(&notifier, &rx, &stop2))?;
+            .spawn(move || run(&notifier, &rx, &stop2, &delivery))?;
         Ok(NotifierThread {
             stop,
             handle: Some(handle),
@@ -73,8 +143,11 @@ impl Drop for NotifierThread {
 }
 
 /// The thread's body.
-fn run(notifier: &Notifier, rx: &Receiver<Invalidation>, stop: &AtomicBool) {
-    drain_loop(rx, stop, |inv| send(notifier, inv));
+fn run(notifier: &Notifier, rx: &Receiver<Invalidation>, stop: &AtomicBool, delivery: &Delivery) {
+    drain_loop(rx, stop, |inv| match inv {
+        Invalidation::Mark(n) => delivery.reach(*n),
+        _ => send(notifier, inv),
+    });
 }
 
 /// Receives invalidations until stopped or disconnected, handing each batch to `sink`
@@ -109,12 +182,14 @@ fn drain_loop(rx: &Receiver<Invalidation>, stop: &AtomicBool, mut sink: impl FnM
 enum Key {
     Inode(u64),
     Entry(u64, std::ffi::OsString),
+    Mark(u64),
 }
 
 fn key(inv: &Invalidation) -> Key {
     match inv {
         Invalidation::Inode(ino) => Key::Inode(*ino),
         Invalidation::Entry { parent, name } => Key::Entry(*parent, name.clone()),
+        Invalidation::Mark(n) => Key::Mark(*n),
     }
 }
 
@@ -122,6 +197,7 @@ fn send(notifier: &Notifier, inv: &Invalidation) {
     let result = match inv {
         Invalidation::Inode(ino) => notifier.inval_inode(INodeNo(*ino), 0, 0),
         Invalidation::Entry { parent, name } => notifier.inval_entry(INodeNo(*parent), name),
+        Invalidation::Mark(_) => return,
     };
     match result {
         Ok(()) => {}
@@ -158,6 +234,37 @@ mod tests {
         let mut got = Vec::new();
         drain_loop(&rx, &stop, |inv| got.push(inv.clone()));
         assert_eq!(got, vec![Invalidation::Inode(5), e(1, "a"), e(2, "a")]);
+    }
+
+    #[test]
+    fn a_mark_is_reached_once_what_was_queued_before_it_is_sent() {
+        let (tx, rx) = channel();
+        let d = Delivery::new(tx.clone());
+        tx.send(Invalidation::Inode(7)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let t = {
+            let (d, stop, sent) = (Arc::clone(&d), Arc::clone(&stop), Arc::clone(&sent));
+            std::thread::spawn(move || {
+                drain_loop(&rx, &stop, |inv| match inv {
+                    Invalidation::Mark(n) => d.reach(*n),
+                    other => sent.lock().push(other.clone()),
+                })
+            })
+        };
+        assert!(d.wait_sent(Duration::from_secs(30)));
+        assert_eq!(*sent.lock(), vec![Invalidation::Inode(7)]);
+        stop.store(true, Ordering::SeqCst);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn a_wait_for_a_stuck_notifier_ends_at_its_bound() {
+        let (tx, _rx) = channel();
+        let d = Delivery::new(tx);
+        let t = Instant::now();
+        assert!(!d.wait_sent(Duration::from_millis(50)));
+        assert!(t.elapsed() >= Duration::from_millis(50));
     }
 
     #[test]

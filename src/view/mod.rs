@@ -102,6 +102,10 @@ pub enum Invalidation {
     Inode(u64),
     /// The name `name` in directory `parent`.
     Entry { parent: u64, name: OsString },
+    /// Not an invalidation but a point in their stream: the notifier reports having
+    /// sent everything queued before it (see `fuse::notify::Delivery`). Views never
+    /// make one; they pass it on unchanged.
+    Mark(u64),
 }
 
 /// Errors a view operation answers with; each maps to one errno.

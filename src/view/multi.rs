@@ -651,6 +651,7 @@ impl MultiView {
                 parent: Self::to_global(e, l, parent).ok()?,
                 name,
             },
+            Invalidation::Mark(n) => Invalidation::Mark(n),
         })
     }
 
