@@ -22,7 +22,7 @@ use super::adapter::Adapter;
 use super::dir_watch::DirWatcher;
 use super::notify::NotifierThread;
 use super::watch::Watcher;
-use crate::model::LoadError;
+use crate::model::{LoadError, sessions_dir};
 use crate::view::{FsView, MultiOptions, MultiView, Options, STATS_NAME, SessionView};
 use fuser::{Config, MountOption, Session, SessionACL, SessionUnmounter};
 use log::{debug, info, warn};
@@ -216,32 +216,8 @@ fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
     })
 }
 
-/// Pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions` (a leading `~` expanded),
-/// else `~/.pi/agent/sessions`. `None` without a home directory to expand.
-pub fn default_sessions_dir() -> Option<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    match std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => {
-            let b = d.as_bytes();
-            let agent = if b == b"~" {
-                home()?
-            } else if let Some(rest) = b.strip_prefix(b"~/") {
-                home()?.join(std::ffi::OsStr::from_bytes(rest))
-            } else {
-                PathBuf::from(d)
-            };
-            Some(agent.join("sessions"))
-        }
-        None => Some(home()?.join(".pi/agent/sessions")),
-    }
-}
-
 fn check_default_dir() -> Result<PathBuf, Failure> {
-    let Some(dir) = default_sessions_dir() else {
+    let Some(dir) = sessions_dir::default_dir() else {
         return Err(Failure::new(
             exit::FILE,
             "cannot find Pi's sessions directory: HOME is not set; \
