@@ -1,0 +1,208 @@
+//! What a session format's renderer adds to the text it takes from the raw lines.
+//!
+//! The prefilter ([`super::prefilter`]) looks for a fragment of the pattern in the raw
+//! bytes of each line, and renders only the lines that hold it. That is sound as long
+//! as the fragment, wherever it occurs in a rendered KIND file, comes from a string of
+//! the line (where it is written as is, the fragment being free of characters JSON
+//! escapes) or from JSON re-written from the line (where it is written the same way).
+//! Text the renderer makes up itself breaks that: headings such as `[thinking]`, the
+//! parts of `[tool call NAME (ID)]` around the name and id, placeholders such as
+//! `(no content)`, numbers it computes (an image's size), file extensions it derives
+//! from a MIME type. A format lists that text here as [`Decoration`]s, each with the
+//! conditions on the raw line ([`Trigger`]s) under which the renderer can produce it.
+//! A fragment that overlaps a decoration is still usable, but the lines where one of
+//! the decoration's triggers holds are rendered too; a decoration without triggers (it
+//! can appear anywhere) makes every fragment overlapping it unusable.
+//!
+//! The lists are knowledge about a renderer kept outside it, so they can fall behind
+//! it. Two tests keep them honest: `tests/search_rules.rs` renders every entry of
+//! every fixture and checks that each piece of rendered text that is not one of the
+//! line's own strings is covered by a decoration whose trigger holds on the line, and
+//! `tests/search.rs` compares `sessionfs grep` with `grep -r` through a real mount,
+//! including patterns made of decorations. A new KIND rendering needs its text here.
+//!
+//! A format also says which lines can carry binary content files (images, searched
+//! as decoded bytes, which the raw line holds only in base64), and is recognised from
+//! its first line ([`detect`]): a file whose format or version is not known here is
+//! searched without prefilter, every entry rendered.
+
+use crate::model::scan::{Field, LineHead};
+
+/// A condition on a raw line (without its newline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The line matches this regular expression (`regex` crate syntax, on bytes).
+    Matches(&'static str),
+    /// The line does not contain this string.
+    Lacks(&'static str),
+    /// The line holds more than this many `[` and `{` together (it may be nested
+    /// more deeply than the JSON parser builds).
+    Openers(usize),
+}
+
+/// Text a renderer may write that is not in the line it renders.
+#[derive(Debug, Clone, Copy)]
+pub struct Decoration {
+    pub text: &'static str,
+    /// The renderer can write `text` only on lines where one of these holds; empty:
+    /// anywhere.
+    pub when: &'static [Trigger],
+}
+
+/// What the prefilter must know about one session format.
+#[derive(Debug)]
+pub struct Rules {
+    pub name: &'static str,
+    pub decorations: &'static [Decoration],
+    /// Lines where the renderer may write numbers that are not in the line (counts,
+    /// sizes, positions): a fragment holding a digit also selects these lines.
+    pub derived_numbers: &'static [Trigger],
+    /// Lines whose entries may have binary content files: always rendered.
+    pub binary_content: &'static [Trigger],
+}
+
+// ----- Pi ------------------------------------------------------------------------
+
+const THINKING: &[Trigger] = &[Trigger::Matches(r#""thinking""#)];
+const TOOL_CALL: &[Trigger] = &[Trigger::Matches(r#""toolCall""#)];
+const ERROR_MESSAGE: &[Trigger] = &[Trigger::Matches(r#""errorMessage""#)];
+const STOP_REASON: &[Trigger] = &[Trigger::Matches(
+    r#""stopReason"[ \t\r]*:[ \t\r]*"(?:error|aborted|length)""#,
+)];
+/// `isError` with any value but `false` (the renderer tests JavaScript truthiness).
+const IS_ERROR: &[Trigger] = &[Trigger::Matches(
+    r#""isError"[ \t\r]*:[ \t\r]*(?:[^f \t\r]|f[^a])"#,
+)];
+const BASH: &[Trigger] = &[Trigger::Matches(r#""bashExecution""#)];
+const IMAGE: &[Trigger] = &[Trigger::Matches(r#""image""#)];
+const COMPACTION: &[Trigger] = &[Trigger::Matches(r#""compaction""#)];
+const BRANCH_SUMMARY: &[Trigger] = &[Trigger::Matches(r#""branch_summary""#)];
+const MODEL_CHANGE: &[Trigger] = &[Trigger::Matches(r#""model_change""#)];
+const LABEL: &[Trigger] = &[Trigger::Matches(r#""label""#)];
+const SESSION_INFO: &[Trigger] = &[Trigger::Matches(r#""session_info""#)];
+/// No content: `content` null, `[]`, or missing.
+const NO_CONTENT: &[Trigger] = &[
+    Trigger::Matches(r#""content"[ \t\r]*:[ \t\r]*(?:null|\[[ \t\r]*\])"#),
+    Trigger::Lacks(r#""content""#),
+];
+/// An entry nested past the JSON parser's limit of 128 levels.
+const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
+
+const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
+    Decoration { text, when }
+}
+
+/// Pi's KIND files (`model::render::render_entry`, through `model::content`).
+pub static PI: Rules = Rules {
+    name: "pi",
+    decorations: &[
+        // Indented JSON (tool-call arguments, custom data, unknown entries): the
+        // space after a key's colon and the indentation are the only text added.
+        d("\": ", &[]),
+        d("\n  ", &[]),
+        // assistant
+        d("[thinking]", THINKING),
+        d("[thinking, redacted]", THINKING),
+        d("[tool call ", TOOL_CALL),
+        d(" (", TOOL_CALL),
+        d(")]", TOOL_CALL),
+        d("[error] ", ERROR_MESSAGE),
+        d("[stop reason: ", STOP_REASON),
+        // toolResult
+        d("[error]\n", IS_ERROR),
+        // bashExecution
+        d("$ ", BASH),
+        d("[cancelled]", BASH),
+        d("[exit code ", BASH),
+        d("[output truncated; full output: ", BASH),
+        d("[output truncated]", BASH),
+        d("[excluded from context]", BASH),
+        // image placeholders: `[image N: MIME, SIZE bytes → image-N.EXT]`
+        d("[image ", IMAGE),
+        d(": ", IMAGE),
+        d(", ", IMAGE),
+        d(" bytes → image-", IMAGE),
+        d(".", IMAGE),
+        d("unknown type", IMAGE),
+        d("png", IMAGE),
+        d("jpg", IMAGE),
+        d("gif", IMAGE),
+        d("webp", IMAGE),
+        d("bin", IMAGE),
+        // compaction, branch_summary
+        d("[compaction: ", COMPACTION),
+        d(" tokens before, kept from ", COMPACTION),
+        d(" tokens before]", COMPACTION),
+        d("[compaction: kept from ", COMPACTION),
+        d("[compaction]", COMPACTION),
+        d("[branch summary from ", BRANCH_SUMMARY),
+        d("[branch summary]", BRANCH_SUMMARY),
+        // model_change: `provider/modelId`
+        d("/", MODEL_CHANGE),
+        // label
+        d("label ", LABEL),
+        d(" → ", LABEL),
+        d("label cleared → ", LABEL),
+        // session_info
+        d("(name cleared)", SESSION_INFO),
+        // any message or custom_message without content
+        d("(no content)", NO_CONTENT),
+        // an entry too deeply nested to be built (model::content)
+        d("[this entry cannot be shown: line ", TOO_DEEP),
+        d(": recursion limit exceeded at line ", TOO_DEEP),
+        d(" column ", TOO_DEEP),
+        d("; its raw line is in entry.json]", TOO_DEEP),
+    ],
+    derived_numbers: &[Trigger::Matches(r#""image""#), Trigger::Openers(128)],
+    binary_content: IMAGE,
+};
+
+/// The rules for a file whose first complete lines are `head` (whole lines, each
+/// ending in `\n`), or `None` when the prefilter must not be used: the format or its
+/// version is not known here. Pi's v1 files are among those: their entries get ids
+/// only when they are read, and those ids appear in rendered text (`kept from ID`).
+pub fn detect(head: &[u8]) -> Option<&'static Rules> {
+    for line in head.split(|&b| b == b'\n') {
+        let Ok(h) = LineHead::parse(line) else {
+            continue;
+        };
+        if !h.is_header() {
+            return None;
+        }
+        return match h.version {
+            Field::Num(n) if n >= 2.0 => Some(&PI),
+            // Session::open counts a version that is not a number as current.
+            Field::Str(_) | Field::Other { .. } => Some(&PI),
+            _ => None,
+        };
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        let h = |v: &str| format!("{{\"type\":\"session\",\"id\":\"x\"{v}}}\n");
+        assert!(detect(h(",\"version\":3").as_bytes()).is_some());
+        assert!(detect(h(",\"version\":2").as_bytes()).is_some());
+        assert!(detect(h(",\"version\":1").as_bytes()).is_none());
+        assert!(detect(h("").as_bytes()).is_none());
+        assert!(detect(format!("\n{}", h(",\"version\":3")).as_bytes()).is_some());
+        assert!(detect(b"{\"type\":\"message\"}\n").is_none());
+        assert!(detect(b"").is_none());
+    }
+
+    #[test]
+    fn triggers_compile() {
+        for d in PI.decorations {
+            for t in d.when {
+                if let Trigger::Matches(r) = t {
+                    regex::bytes::Regex::new(r).unwrap();
+                }
+            }
+        }
+    }
+}
