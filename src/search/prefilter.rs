@@ -284,10 +284,7 @@ impl Prefilter {
         // Escapes JSON.stringify would not write.
         let mut odd = Vec::new();
         for h in memmem::find_iter(buf, b"\\u").chain(memmem::find_iter(buf, b"\\/")) {
-            if escaped_backslash(buf, h) {
-                continue;
-            }
-            if buf[h + 1] == b'/' || !canonical_u_escape(&buf[h..]) {
+            if odd_escape(buf, h) {
                 odd.push(line_start(h));
             }
         }
@@ -321,6 +318,11 @@ impl Prefilter {
                 .is_some_and(|n| line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n)
             || (self.numbers && odd_numbers(line))
     }
+}
+
+/// Whether the `\u` or `\/` at `h` is an escape `JSON.stringify` would not write.
+fn odd_escape(buf: &[u8], h: usize) -> bool {
+    !escaped_backslash(buf, h) && (buf[h + 1] == b'/' || !canonical_u_escape(&buf[h..]))
 }
 
 /// Whether the backslash at `h` is the second half of an escaped backslash.
@@ -507,5 +509,139 @@ mod tests {
         assert!(!overlaps(&c("ERROR"), &c("[error] "), false));
         assert!(overlaps(&c("tokens"), &c(" tokens before]"), false));
         assert!(overlaps(&c("x tok"), &c(" tokens before]"), false));
+    }
+
+    /// Whether `line` holds an escape `JSON.stringify` would not write.
+    fn has_odd_escape(line: &[u8]) -> bool {
+        memmem::find_iter(line, b"\\u")
+            .chain(memmem::find_iter(line, b"\\/"))
+            .any(|h| odd_escape(line, h))
+    }
+
+    /// Marks, in the characters of one rendered line, the occurrences of `d`: a part
+    /// of a decoration that follows a newline is marked only at the line's start, a
+    /// part that precedes one only at its end.
+    fn mark(line: &[char], d: &str, covered: &mut [bool]) {
+        let parts: Vec<&str> = d.split('\n').collect();
+        for (k, part) in parts.iter().enumerate() {
+            let p: Vec<char> = part.chars().collect();
+            if p.is_empty() || p.len() > line.len() {
+                continue;
+            }
+            let at_start = k > 0;
+            let at_end = k + 1 < parts.len();
+            for s in 0..=line.len() - p.len() {
+                if line[s..s + p.len()] != p[..]
+                    || (at_start && s != 0)
+                    || (at_end && s + p.len() != line.len())
+                {
+                    continue;
+                }
+                covered[s..s + p.len()].iter_mut().for_each(|c| *c = true);
+            }
+        }
+    }
+
+    /// The pieces of `rendered` that the prefilter relies on finding in `raw`, and
+    /// are not there: every run of fragment characters not covered by a decoration
+    /// whose trigger holds on `raw` must be in `raw` (a piece holding digits may
+    /// instead come from a number written otherwise, when the prefilter looks for
+    /// those). Empty when the rules explain the rendering.
+    fn unexplained(rendered: &str, raw: &[u8], rules: &Rules) -> Vec<String> {
+        let raw_text = String::from_utf8_lossy(raw);
+        let holds = |ts: &[Trigger]| ts.iter().any(|t| t.holds(raw));
+        let decos: Vec<&str> = rules
+            .decorations
+            .iter()
+            .filter(|d| d.when.is_empty() || holds(d.when))
+            .map(|d| d.text)
+            .collect();
+        let numbers = odd_numbers(raw) || holds(rules.derived_numbers);
+        let mut bad = Vec::new();
+        for line in rendered.split('\n') {
+            let cs: Vec<char> = line.chars().collect();
+            let mut covered = vec![false; cs.len()];
+            for d in &decos {
+                mark(&cs, d, &mut covered);
+            }
+            let mut piece = String::new();
+            for (k, &c) in cs.iter().enumerate() {
+                let ends = risky(c) || covered[k];
+                if !ends && !(piece.is_empty() && c == ' ') {
+                    piece.push(c);
+                }
+                if ends || k + 1 == cs.len() {
+                    let explained = raw_text.contains(piece.as_str())
+                        || (numbers
+                            && piece
+                                .split(|c: char| c.is_ascii_digit())
+                                .all(|p| raw_text.contains(p)));
+                    if !piece.is_empty() && !explained {
+                        bad.push(piece.clone());
+                    }
+                    piece.clear();
+                }
+            }
+        }
+        bad
+    }
+
+    /// Every entry of every committed fixture whose lines the prefilter reads: the
+    /// rendered KIND file is explained by the line and the format's rules. This is
+    /// the test that fails when the renderer learns a new decoration the rules lack.
+    #[test]
+    fn the_rules_explain_every_fixture_entry() {
+        use crate::model::Session;
+        use crate::model::content::entry_content;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![root.join("examples/demo.jsonl")];
+        for sub in ["sessions", "damaged", "search"] {
+            for e in std::fs::read_dir(root.join("tests/fixtures").join(sub)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "jsonl") {
+                    files.push(p);
+                }
+            }
+        }
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap();
+            let Some(rules) = super::super::rules::detect(&bytes) else {
+                continue;
+            };
+            let Ok(s) = Session::open(&f) else { continue };
+            for i in 0..s.entries().len() as u32 {
+                let raw = s.entry_bytes(i).unwrap();
+                if has_odd_escape(&raw) || rules.binary_content.iter().any(|t| t.holds(&raw)) {
+                    continue;
+                }
+                let c = entry_content(&s, i).unwrap();
+                let text = String::from_utf8(c.text).unwrap();
+                let bad = unexplained(&text, &raw, rules);
+                if !bad.is_empty() {
+                    failures.push(format!("{}:{}: {bad:?}", f.display(), s.entry(i).line));
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 3000, "only {checked} entries checked");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn the_explanation_test_can_fail() {
+        let raw =
+            br#"{"type":"message","message":{"role":"toolResult","content":"x","isError":true}}"#;
+        assert!(unexplained("[error]\nx\n", raw, &PI).is_empty());
+        let bare = Rules {
+            name: "bare",
+            decorations: &[],
+            derived_numbers: &[],
+            binary_content: &[],
+        };
+        assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
+        assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);
+        assert!(unexplained("1000\n", br#"{"n":1e3}"#, &bare).is_empty());
     }
 }

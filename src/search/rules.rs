@@ -27,6 +27,10 @@
 //! searched without prefilter, every entry rendered.
 
 use crate::model::scan::{Field, LineHead};
+use parking_lot::Mutex;
+use regex::bytes::Regex;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// A condition on a raw line (without its newline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +42,27 @@ pub enum Trigger {
     /// The line holds more than this many `[` and `{` together (it may be nested
     /// more deeply than the JSON parser builds).
     Openers(usize),
+}
+
+impl Trigger {
+    /// Whether the trigger holds on `line` (one line at a time: for tests and
+    /// checks; the prefilter compiles its triggers into one scan).
+    pub fn holds(&self, line: &[u8]) -> bool {
+        static COMPILED: OnceLock<Mutex<HashMap<&'static str, Regex>>> = OnceLock::new();
+        match *self {
+            Trigger::Matches(r) => {
+                let re = COMPILED
+                    .get_or_init(Default::default)
+                    .lock()
+                    .entry(r)
+                    .or_insert_with(|| Regex::new(r).expect("a valid trigger"))
+                    .clone();
+                re.is_match(line)
+            }
+            Trigger::Lacks(s) => memchr::memmem::find(line, s.as_bytes()).is_none(),
+            Trigger::Openers(n) => line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n,
+        }
+    }
 }
 
 /// Text a renderer may write that is not in the line it renders.
@@ -117,18 +142,8 @@ pub static PI: Rules = Rules {
         d("[output truncated; full output: ", BASH),
         d("[output truncated]", BASH),
         d("[excluded from context]", BASH),
-        // image placeholders: `[image N: MIME, SIZE bytes → image-N.EXT]`
-        d("[image ", IMAGE),
-        d(": ", IMAGE),
-        d(", ", IMAGE),
-        d(" bytes → image-", IMAGE),
-        d(".", IMAGE),
-        d("unknown type", IMAGE),
-        d("png", IMAGE),
-        d("jpg", IMAGE),
-        d("gif", IMAGE),
-        d("webp", IMAGE),
-        d("bin", IMAGE),
+        // Image placeholders (`[image N: MIME, SIZE bytes → image-N.EXT]`) are on
+        // lines with images, which are candidates anyway (`binary_content`).
         // compaction, branch_summary
         d("[compaction: ", COMPACTION),
         d(" tokens before, kept from ", COMPACTION),
@@ -153,7 +168,8 @@ pub static PI: Rules = Rules {
         d(" column ", TOO_DEEP),
         d("; its raw line is in entry.json]", TOO_DEEP),
     ],
-    derived_numbers: &[Trigger::Matches(r#""image""#), Trigger::Openers(128)],
+    // Image numbers and sizes are on lines with images, candidates anyway.
+    derived_numbers: TOO_DEEP,
     binary_content: IMAGE,
 };
 
@@ -200,7 +216,7 @@ mod tests {
         for d in PI.decorations {
             for t in d.when {
                 if let Trigger::Matches(r) = t {
-                    regex::bytes::Regex::new(r).unwrap();
+                    Regex::new(r).unwrap();
                 }
             }
         }
