@@ -567,7 +567,8 @@ mod tests {
             let mut piece = String::new();
             for (k, &c) in cs.iter().enumerate() {
                 let ends = risky(c) || covered[k];
-                if !ends && !(piece.is_empty() && c == ' ') {
+                let leading_space = piece.is_empty() && c == ' ';
+                if !ends && !leading_space {
                     piece.push(c);
                 }
                 if ends || k + 1 == cs.len() {
