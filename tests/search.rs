@@ -333,3 +333,224 @@ fn prints_what_grep_r_prints_through_a_mount() {
 fn prints_what_grep_r_prints_through_a_mount_of_every_fixture() {
     compare(true, CASES_ALL);
 }
+
+/// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
+/// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
+#[test]
+fn a_session_file_is_searched_as_its_own_mount() {
+    let m = Mount::with_args("small.jsonl", &["--read-only"]);
+    let is_content = |p: &str| p.contains('/') && !p.ends_with("/reply");
+    for args in [
+        &["-n", "--", "read"][..],
+        &["-l", "--", "e"],
+        &["-c", "-i", "--", "TOOL"],
+        &["--color=always", "-n", "--", "i"],
+    ] {
+        for colours in [None, Some("ms=04;32:fn=01:ln=33:se=35:sl=1:ne")] {
+            let mut c = Command::new("grep");
+            c.arg("-r")
+                .args(args)
+                .current_dir(&m.mnt)
+                .env("LC_ALL", "C.UTF-8")
+                .env_remove("GREP_COLOR");
+            let mut s = Command::new(bin());
+            s.arg("grep")
+                .args(args)
+                .arg(&m.file)
+                .env_remove("GREP_COLOR");
+            match colours {
+                Some(v) => {
+                    c.env("GREP_COLORS", v);
+                    s.env("GREP_COLORS", v);
+                }
+                None => {
+                    c.env_remove("GREP_COLORS");
+                    s.env_remove("GREP_COLORS");
+                }
+            }
+            let list = args.contains(&"-l");
+            let want: String = run_command(c)
+                .stdout
+                .split_inclusive('\n')
+                .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), list)))
+                .collect();
+            let got = run_command(s);
+            assert!(!want.is_empty(), "{args:?}");
+            assert_eq!(got.stdout, want, "{args:?} {colours:?}");
+            assert_eq!(got.status.code(), Some(0));
+        }
+    }
+}
+
+/// The same file searched as a file and inside a sessions directory.
+fn demo_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempdir();
+    let project = dir.path().join("sessions/--home-dev-tally--");
+    fs::create_dir_all(&project).unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
+    fs::copy(demo, project.join("2026-01-05T09-00-00-000Z_demo.jsonl")).unwrap();
+    let root = dir.path().join("sessions");
+    (dir, root)
+}
+
+fn grep_in(args: &[&str], cwd: &Path) -> Output {
+    let mut c = Command::new(bin());
+    c.arg("grep").args(args).current_dir(cwd);
+    run_command(c)
+}
+
+#[test]
+fn exit_statuses_and_errors() {
+    let (dir, root) = demo_dir();
+    let d = dir.path();
+    let root_s = root.to_str().unwrap();
+    // 0: a match; 1: none.
+    assert_eq!(
+        grep_in(&["-q-never", "x"], d).code(),
+        Some(2),
+        "unknown option"
+    );
+    assert_eq!(grep_in(&["TALLY_VERBOSE", root_s], d).code(), Some(0));
+    let none = grep_in(&["no-such-text-anywhere", root_s], d);
+    assert_eq!((none.code(), none.stdout.as_str()), (Some(1), ""));
+    // 2: a missing argument, even when another one matches; the others are searched.
+    let out = grep_in(&["-l", "TALLY_VERBOSE", root_s, "missing.jsonl"], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(
+        out.stderr
+            .contains("missing.jsonl: No such file or directory"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("--home-dev-tally--"), "{}", out.stdout);
+    // 2: a bad pattern, with grep's words where they are grep's.
+    let out = grep_in(&["a[", root_s], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("unmatched ["), "{}", out.stderr);
+    let out = grep_in(&["\\(a\\)\\1", root_s], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("back-references"), "{}", out.stderr);
+    // A file that is not a session: an error when named, skipped inside a directory.
+    let bad = root.join("--home-dev-tally--/broken.jsonl");
+    fs::write(&bad, "not json\n").unwrap();
+    let out = grep_in(&["-l", "TALLY_VERBOSE", root_s], d);
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    let out = grep_in(&["TALLY_VERBOSE", bad.to_str().unwrap()], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("not a Pi session"), "{}", out.stderr);
+    // An unreadable session inside a directory is an error (root reads everything).
+    if !is_root() {
+        let locked = root.join("--home-dev-tally--/locked.jsonl");
+        fs::copy(
+            root.join("--home-dev-tally--/2026-01-05T09-00-00-000Z_demo.jsonl"),
+            &locked,
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        let out = grep_in(&["-l", "TALLY_VERBOSE", root_s], d);
+        assert_eq!(out.code(), Some(2), "{}", out.stderr);
+        assert!(out.stderr.contains("Permission denied"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn paths_with_one_and_several_arguments() {
+    let (dir, root) = demo_dir();
+    let file = root.join("--home-dev-tally--/2026-01-05T09-00-00-000Z_demo.jsonl");
+    let one = grep_in(&["-l", "TALLY_VERBOSE", file.to_str().unwrap()], dir.path());
+    let first = one.stdout.lines().next().unwrap().to_string();
+    assert!(first.starts_with("18302776/"), "{first}");
+    let inside = grep_in(&["-l", "TALLY_VERBOSE", "sessions"], dir.path());
+    assert_eq!(
+        inside.stdout.lines().next().unwrap(),
+        format!("--home-dev-tally--/2026-01-05T09-00-00-000Z_demo/{first}")
+    );
+    // Several arguments: each path starts with the argument it came from (trailing
+    // slashes dropped, as grep -r does).
+    let both = grep_in(
+        &["-l", "TALLY_VERBOSE", "sessions/", file.to_str().unwrap()],
+        dir.path(),
+    );
+    let lines: Vec<&str> = both.stdout.lines().collect();
+    assert_eq!(lines.len(), 2 * one.stdout.lines().count());
+    assert_eq!(
+        lines[0],
+        format!("sessions/--home-dev-tally--/2026-01-05T09-00-00-000Z_demo/{first}")
+    );
+    assert!(lines.contains(&format!("{}/{first}", file.display()).as_str()));
+}
+
+#[test]
+fn pis_sessions_directory_is_the_default() {
+    let (dir, _root) = demo_dir();
+    let mut c = Command::new(bin());
+    c.args(["grep", "-c", "TALLY_VERBOSE"])
+        .current_dir("/")
+        .env("PI_CODING_AGENT_DIR", dir.path());
+    let out = run_command(c);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("--home-dev-tally--/"),
+        "{}",
+        out.stdout
+    );
+    let mut c = Command::new(bin());
+    c.args(["grep", "x"])
+        .current_dir("/")
+        .env("PI_CODING_AGENT_DIR", dir.path().join("nowhere"));
+    let out = run_command(c);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+}
+
+/// `--json`: every hit's paths lead to the line through a mount, and its leaves are
+/// the tips of the branches through it.
+#[test]
+fn json_hits_lead_to_their_lines_through_a_mount() {
+    let m = Mount::with_args("small.jsonl", &["--read-only"]);
+    let out = grep_in(&["--json", "-i", "read", m.file.to_str().unwrap()], m.dir());
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let hits: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(hits.len() > 3);
+    let tips: BTreeSet<String> = try_ls(&m.path("branches")).unwrap().into_iter().collect();
+    for h in &hits {
+        let path = h["path"].as_str().unwrap();
+        let line = h["line"].as_u64().unwrap() as usize;
+        let text = h["text"].as_str().unwrap();
+        for p in [path, h["id_path"].as_str().unwrap()] {
+            let content = fs::read_to_string(m.path(p)).unwrap();
+            assert_eq!(content.lines().nth(line - 1), Some(text), "{p}");
+        }
+        assert_eq!(h["session"].as_str().unwrap(), m.file.to_str().unwrap());
+        let id = h["entry"].as_str().unwrap();
+        let (dir, file) = path.rsplit_once('/').unwrap();
+        assert!(dir.ends_with(id));
+        assert_eq!(file, h["file"].as_str().unwrap());
+        assert_eq!(file, h["kind"].as_str().unwrap());
+        let leaves: BTreeSet<String> = h["leaves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        // The tips below the entry's directory (or the entry itself, when a tip).
+        let below: BTreeSet<String> = tips
+            .iter()
+            .filter(|t| {
+                dir.ends_with(t.as_str())
+                    || !run("find", &[dir, "-name", t, "-type", "d"], &m.mnt)
+                        .ok()
+                        .stdout
+                        .is_empty()
+            })
+            .cloned()
+            .collect();
+        assert_eq!(leaves, below, "{path}");
+    }
+}
