@@ -358,7 +358,7 @@ fn check(raw: &str, cuts: &[Cut]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn the_prefilter_keeps_every_line_whose_rendering_matches(

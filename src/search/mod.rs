@@ -55,7 +55,7 @@ use grepfile::Mode;
 use output::{Colors, Printer};
 use pattern::{Pattern, Syntax};
 use prefilter::Prefilter;
-use session::{Chunk, Job, Outcome, Search};
+use session::{Chunk, Job, Report, Search};
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -147,10 +147,15 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     } else {
         Mode::Lines
     };
-    let prefilters = vec![(
-        rules::PI.name,
-        Prefilter::new(&pattern.required, &rules::PI, pattern.ignore_case),
-    )];
+    let prefilters = rules::ALL
+        .iter()
+        .map(|r| {
+            (
+                r.name,
+                Prefilter::new(&pattern.required, r, pattern.ignore_case),
+            )
+        })
+        .collect();
     let search = Search {
         pattern,
         mode,
@@ -203,11 +208,20 @@ fn default_dir() -> Result<PathBuf, String> {
     }
 }
 
-/// Searches every job on `threads` threads, printing outcomes in job order. Returns
-/// whether anything matched and whether any error occurred.
+/// A piece of a job's output, from a worker to the printer.
+struct Msg {
+    job: usize,
+    chunk: Option<Chunk>,
+    /// The job's last message.
+    done: Option<Report>,
+}
+
+/// Searches every job on `threads` threads, printing outcomes in job order (a job's
+/// output as it comes, the next ones' kept until their turn). Returns whether
+/// anything matched and whether any error occurred.
 fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
     let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+    let (tx, rx) = mpsc::channel::<Msg>();
     let mut matched = false;
     let mut errors = false;
     std::thread::scope(|scope| {
@@ -219,8 +233,22 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(k) else { break };
-                    let o = session::search_file(job, search, &mut buf);
-                    if tx.send((k, o)).is_err() {
+                    let mut send = |c: Chunk| {
+                        let _ = tx.send(Msg {
+                            job: k,
+                            chunk: Some(c),
+                            done: None,
+                        });
+                    };
+                    let r = session::search_file(job, search, &mut buf, &mut send);
+                    if tx
+                        .send(Msg {
+                            job: k,
+                            chunk: None,
+                            done: Some(r),
+                        })
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -229,22 +257,46 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
         drop(tx);
         let stdout = io::stdout();
         let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-        let mut pending: BTreeMap<usize, Outcome> = BTreeMap::new();
+        let mut write = |c: Chunk| {
+            let ok = match c {
+                Chunk::Out(b) => out.write_all(&b),
+                Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
+            };
+            if let Err(e) = ok {
+                eprintln!("sessionfs: write error: {e}");
+                std::process::exit(TROUBLE as i32);
+            }
+        };
+        let mut later: BTreeMap<usize, Vec<Msg>> = BTreeMap::new();
         let mut want = 0;
-        for (k, o) in rx {
-            pending.insert(k, o);
-            while let Some(o) = pending.remove(&want) {
-                want += 1;
-                matched |= o.matched;
-                errors |= o.error;
-                for c in o.chunks {
-                    let ok = match c {
-                        Chunk::Out(b) => out.write_all(&b),
-                        Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
-                    };
-                    if let Err(e) = ok {
-                        eprintln!("sessionfs: write error: {e}");
-                        std::process::exit(TROUBLE as i32);
+        for m in rx {
+            if m.job != want {
+                later.entry(m.job).or_default().push(m);
+                continue;
+            }
+            let mut m = Some(m);
+            while let Some(msg) = m.take() {
+                if let Some(c) = msg.chunk {
+                    write(c);
+                }
+                if let Some(r) = msg.done {
+                    matched |= r.matched;
+                    errors |= r.error;
+                    want += 1;
+                    // Whatever the next job already sent, in order.
+                    if let Some(queued) = later.remove(&want) {
+                        let mut it = queued.into_iter();
+                        for q in it.by_ref() {
+                            let done = q.done.is_some();
+                            if done {
+                                m = Some(q);
+                                break;
+                            }
+                            if let Some(c) = q.chunk {
+                                write(c);
+                            }
+                        }
+                        debug_assert!(it.next().is_none());
                     }
                 }
             }

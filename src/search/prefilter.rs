@@ -640,6 +640,7 @@ mod tests {
             decorations: &[],
             derived_numbers: &[],
             binary_content: &[],
+            line_content: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

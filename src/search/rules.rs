@@ -22,10 +22,13 @@
 //! including patterns made of decorations. A new KIND rendering needs its text here.
 //!
 //! A format also says which lines can carry binary content files (images, searched
-//! as decoded bytes, which the raw line holds only in base64), and is recognised from
-//! its first line ([`detect`]): a file whose format or version is not known here is
-//! searched without prefilter, every entry rendered.
+//! as decoded bytes, which the raw line holds only in base64), whether an entry's
+//! content follows from its line alone (so that candidates can be confirmed before
+//! the file is indexed), and is recognised from its first line ([`detect`]): a file
+//! whose format or version is not known here is searched without prefilter, every
+//! entry rendered.
 
+use crate::model::content::{self, Content};
 use crate::model::scan::{Field, LineHead};
 use parking_lot::Mutex;
 use regex::bytes::Regex;
@@ -74,7 +77,10 @@ pub struct Decoration {
     pub when: &'static [Trigger],
 }
 
-/// What the prefilter must know about one session format.
+/// An entry's content files from its raw line, if the line alone gives them.
+pub type LineContent = fn(&[u8]) -> Option<Content>;
+
+/// What the search must know about one session format.
 #[derive(Debug)]
 pub struct Rules {
     pub name: &'static str,
@@ -82,8 +88,12 @@ pub struct Rules {
     /// Lines where the renderer may write numbers that are not in the line (counts,
     /// sizes, positions): a fragment holding a digit also selects these lines.
     pub derived_numbers: &'static [Trigger],
-    /// Lines whose entries may have binary content files: always rendered.
+    /// Lines whose entries may have binary content files: always candidates.
     pub binary_content: &'static [Trigger],
+    /// An entry's content files from its raw line alone, when the format allows it
+    /// (`None` for a line that needs its session): a file whose candidate lines turn
+    /// out not to match is then not indexed at all.
+    pub line_content: Option<LineContent>,
 }
 
 // ----- Pi ------------------------------------------------------------------------
@@ -118,60 +128,77 @@ const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
 }
 
 /// Pi's KIND files (`model::render::render_entry`, through `model::content`).
+const PI_DECORATIONS: &[Decoration] = &[
+    // Indented JSON (tool-call arguments, custom data, unknown entries): the
+    // space after a key's colon and the indentation are the only text added.
+    d("\": ", &[]),
+    d("\n  ", &[]),
+    // assistant
+    d("[thinking]", THINKING),
+    d("[thinking, redacted]", THINKING),
+    d("[tool call ", TOOL_CALL),
+    d(" (", TOOL_CALL),
+    d(")]", TOOL_CALL),
+    d("[error] ", ERROR_MESSAGE),
+    d("[stop reason: ", STOP_REASON),
+    // toolResult
+    d("[error]\n", IS_ERROR),
+    // bashExecution
+    d("$ ", BASH),
+    d("[cancelled]", BASH),
+    d("[exit code ", BASH),
+    d("[output truncated; full output: ", BASH),
+    d("[output truncated]", BASH),
+    d("[excluded from context]", BASH),
+    // Image placeholders (`[image N: MIME, SIZE bytes → image-N.EXT]`) are on
+    // lines with images, which are candidates anyway (`binary_content`).
+    // compaction, branch_summary
+    d("[compaction: ", COMPACTION),
+    d(" tokens before, kept from ", COMPACTION),
+    d(" tokens before]", COMPACTION),
+    d("[compaction: kept from ", COMPACTION),
+    d("[compaction]", COMPACTION),
+    d("[branch summary from ", BRANCH_SUMMARY),
+    d("[branch summary]", BRANCH_SUMMARY),
+    // model_change: `provider/modelId`
+    d("/", MODEL_CHANGE),
+    // label
+    d("label ", LABEL),
+    d(" → ", LABEL),
+    d("label cleared → ", LABEL),
+    // session_info
+    d("(name cleared)", SESSION_INFO),
+    // any message or custom_message without content
+    d("(no content)", NO_CONTENT),
+    // an entry too deeply nested to be built (model::content)
+    d("[this entry cannot be shown: line ", TOO_DEEP),
+    d(": recursion limit exceeded at line ", TOO_DEEP),
+    d(" column ", TOO_DEEP),
+    d("; its raw line is in entry.json]", TOO_DEEP),
+];
+
+/// Pi's sessions of format version 3, the current one: entries are read as written.
 pub static PI: Rules = Rules {
     name: "pi",
-    decorations: &[
-        // Indented JSON (tool-call arguments, custom data, unknown entries): the
-        // space after a key's colon and the indentation are the only text added.
-        d("\": ", &[]),
-        d("\n  ", &[]),
-        // assistant
-        d("[thinking]", THINKING),
-        d("[thinking, redacted]", THINKING),
-        d("[tool call ", TOOL_CALL),
-        d(" (", TOOL_CALL),
-        d(")]", TOOL_CALL),
-        d("[error] ", ERROR_MESSAGE),
-        d("[stop reason: ", STOP_REASON),
-        // toolResult
-        d("[error]\n", IS_ERROR),
-        // bashExecution
-        d("$ ", BASH),
-        d("[cancelled]", BASH),
-        d("[exit code ", BASH),
-        d("[output truncated; full output: ", BASH),
-        d("[output truncated]", BASH),
-        d("[excluded from context]", BASH),
-        // Image placeholders (`[image N: MIME, SIZE bytes → image-N.EXT]`) are on
-        // lines with images, which are candidates anyway (`binary_content`).
-        // compaction, branch_summary
-        d("[compaction: ", COMPACTION),
-        d(" tokens before, kept from ", COMPACTION),
-        d(" tokens before]", COMPACTION),
-        d("[compaction: kept from ", COMPACTION),
-        d("[compaction]", COMPACTION),
-        d("[branch summary from ", BRANCH_SUMMARY),
-        d("[branch summary]", BRANCH_SUMMARY),
-        // model_change: `provider/modelId`
-        d("/", MODEL_CHANGE),
-        // label
-        d("label ", LABEL),
-        d(" → ", LABEL),
-        d("label cleared → ", LABEL),
-        // session_info
-        d("(name cleared)", SESSION_INFO),
-        // any message or custom_message without content
-        d("(no content)", NO_CONTENT),
-        // an entry too deeply nested to be built (model::content)
-        d("[this entry cannot be shown: line ", TOO_DEEP),
-        d(": recursion limit exceeded at line ", TOO_DEEP),
-        d(" column ", TOO_DEEP),
-        d("; its raw line is in entry.json]", TOO_DEEP),
-    ],
+    decorations: PI_DECORATIONS,
     // Image numbers and sizes are on lines with images, candidates anyway.
     derived_numbers: TOO_DEEP,
     binary_content: IMAGE,
+    line_content: Some(content::line_content),
 };
+
+/// Pi's sessions of format version 2: entries are migrated when read (a role
+/// renamed), so a line's content is known only through its session.
+pub static PI_V2: Rules = Rules {
+    name: "pi-v2",
+    decorations: PI_DECORATIONS,
+    derived_numbers: TOO_DEEP,
+    binary_content: IMAGE,
+    line_content: None,
+};
+
+/// Every format the prefilter knows.
+pub static ALL: [&Rules; 2] = [&PI, &PI_V2];
 
 /// The rules for a file whose first complete lines are `head` (whole lines, each
 /// ending in `\n`), or `None` when the prefilter must not be used: the format or its
@@ -185,9 +212,10 @@ pub fn detect(head: &[u8]) -> Option<&'static Rules> {
         if !h.is_header() {
             return None;
         }
+        // As Session::open reads it: a version that is not a number is current.
         return match h.version {
-            Field::Num(n) if n >= 2.0 => Some(&PI),
-            // Session::open counts a version that is not a number as current.
+            Field::Num(n) if n >= 3.0 => Some(&PI),
+            Field::Num(n) if n >= 2.0 => Some(&PI_V2),
             Field::Str(_) | Field::Other { .. } => Some(&PI),
             _ => None,
         };
@@ -202,8 +230,15 @@ mod tests {
     #[test]
     fn versions() {
         let h = |v: &str| format!("{{\"type\":\"session\",\"id\":\"x\"{v}}}\n");
-        assert!(detect(h(",\"version\":3").as_bytes()).is_some());
-        assert!(detect(h(",\"version\":2").as_bytes()).is_some());
+        assert_eq!(detect(h(",\"version\":3").as_bytes()).unwrap().name, "pi");
+        assert_eq!(
+            detect(h(",\"version\":2").as_bytes()).unwrap().name,
+            "pi-v2"
+        );
+        assert_eq!(
+            detect(h(",\"version\":\"x\"").as_bytes()).unwrap().name,
+            "pi"
+        );
         assert!(detect(h(",\"version\":1").as_bytes()).is_none());
         assert!(detect(h("").as_bytes()).is_none());
         assert!(detect(format!("\n{}", h(",\"version\":3")).as_bytes()).is_some());

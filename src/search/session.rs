@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 
 /// A session as the search sees it.
 pub trait Searchable {
-    /// The node whose line starts at byte `offset` of the file, if that line is one.
-    fn node_at(&self, offset: u64) -> Option<u32>;
+    /// The node whose line starts at byte `offset` of the file and is `len` bytes
+    /// long (without its newline), if that line is one.
+    fn node_at(&self, offset: u64, len: usize) -> Option<u32>;
     /// Every node in pre-order (a node's own files, then its children in order, as
     /// `grep -r` walks the mount), with its depth (roots are 0).
     fn preorder(&self, f: &mut dyn FnMut(u32, usize));
@@ -39,12 +40,13 @@ pub trait Searchable {
 }
 
 impl Searchable for Session {
-    fn node_at(&self, offset: u64) -> Option<u32> {
+    fn node_at(&self, offset: u64, len: usize) -> Option<u32> {
         let i = self
             .entries()
             .binary_search_by_key(&offset, |e| e.offset)
             .ok()?;
-        self.entries()[i].is_node().then_some(i as u32)
+        let e = &self.entries()[i];
+        (e.is_node() && e.len as usize == len).then_some(i as u32)
     }
 
     fn preorder(&self, f: &mut dyn FnMut(u32, usize)) {
@@ -116,30 +118,69 @@ pub enum Chunk {
     Err(String),
 }
 
-/// What searching one file gave.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    pub chunks: Vec<Chunk>,
+/// How searching one file went.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Report {
     pub matched: bool,
     pub error: bool,
 }
 
-impl Outcome {
-    fn failed(path: &Path, what: impl std::fmt::Display) -> Outcome {
-        Outcome {
-            chunks: vec![Chunk::Err(format!("{}: {what}", path.display()))],
-            matched: false,
-            error: true,
-        }
-    }
-}
+/// Output is handed on in pieces of about this size.
+const CHUNK: usize = 256 << 10;
 
 /// Size of the reads of the raw scan.
 const BLOCK: usize = 4 << 20;
 
-/// The raw scan: offsets of the candidate lines, or `None` when every entry must be
-/// rendered (a format the prefilter does not know).
-fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Vec<u64>>> {
+/// What grep found in one content file of an entry.
+struct FileResult {
+    /// `None` for the KIND file (named by the index), else `image-N.EXT`.
+    image: Option<String>,
+    found: Found,
+    /// The file's bytes, kept only when lines of it are printed.
+    bytes: Vec<u8>,
+}
+
+/// Searches an entry's content files.
+fn results_of(c: Content, search: &Search) -> Vec<FileResult> {
+    let keep = |found: &Found, bytes: Vec<u8>| {
+        if found.lines.is_empty() {
+            Vec::new()
+        } else {
+            bytes
+        }
+    };
+    let mut v = Vec::with_capacity(1 + c.images.len());
+    let found = grepfile::grep(&search.pattern, &c.text, search.mode);
+    let bytes = keep(&found, c.text);
+    v.push(FileResult {
+        image: None,
+        found,
+        bytes,
+    });
+    for (n, im) in c.images.into_iter().enumerate().take(MAX_IMAGES as usize) {
+        let found = grepfile::grep(&search.pattern, &im.data, search.mode);
+        v.push(FileResult {
+            image: Some(format!("image-{}.{}", n + 1, im.ext)),
+            bytes: keep(&found, im.data),
+            found,
+        });
+    }
+    v
+}
+
+/// A line the raw scan selected, with what its content files hold when the format
+/// gives them from the line alone.
+struct Candidate {
+    offset: u64,
+    len: usize,
+    results: Option<Vec<FileResult>>,
+}
+
+/// The raw scan: the candidate lines, or `None` when every entry must be rendered (a
+/// format the prefilter does not know). Where the format gives a line's content
+/// from the line alone, candidates are searched here, and those without a match are
+/// dropped (with `-c`, every entry is printed and all are kept).
+fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Vec<Candidate>>> {
     let mut f = File::open(path)?;
     if buf.len() < BLOCK {
         buf.resize(BLOCK, 0);
@@ -147,7 +188,8 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
     let mut filled = 0;
     let mut base = 0u64;
     let mut out = Vec::new();
-    let mut prefilter: Option<&Prefilter> = None;
+    let mut offsets = Vec::new();
+    let mut format: Option<(&Rules, &Prefilter)> = None;
     loop {
         if filled == buf.len() {
             // A line longer than the buffer.
@@ -161,15 +203,15 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
         };
         if n == 0 {
             // An unterminated last line is not an entry yet.
-            return Ok(prefilter.map(|_| out));
+            return Ok(format.map(|_| out));
         }
         filled += n;
         let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
             continue;
         };
         let whole = last_nl + 1;
-        let p = match prefilter {
-            Some(p) => p,
+        let (r, p) = match format {
+            Some(rp) => rp,
             None => {
                 let Some(r) = rules::detect(&buf[..whole]) else {
                     return Ok(None);
@@ -178,40 +220,76 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
                 if p.selects_everything() {
                     return Ok(None);
                 }
-                prefilter = Some(p);
-                p
+                format = Some((r, p));
+                (r, p)
             }
         };
-        p.scan(&buf[..whole], base, &mut out);
+        offsets.clear();
+        p.scan(&buf[..whole], 0, &mut offsets);
+        for &o in &offsets {
+            let start = o as usize;
+            let end = start + memchr::memchr(b'\n', &buf[start..whole]).expect("whole lines");
+            let line = &buf[start..end];
+            let results = r
+                .line_content
+                .and_then(|f| f(line))
+                .map(|c| results_of(c, search));
+            if let Some(rs) = &results
+                && search.mode != Mode::Count
+                && rs.iter().all(|r| r.found.count == 0)
+            {
+                continue;
+            }
+            out.push(Candidate {
+                offset: base + o,
+                len: line.len(),
+                results,
+            });
+        }
         buf.copy_within(whole..filled, 0);
         filled -= whole;
         base += whole as u64;
     }
 }
 
-/// Searches one session file.
-pub fn search_file(job: &Job, search: &Search, buf: &mut Vec<u8>) -> Outcome {
+/// Searches one session file, handing its output to `emit` in order.
+pub fn search_file(
+    job: &Job,
+    search: &Search,
+    buf: &mut Vec<u8>,
+    emit: &mut dyn FnMut(Chunk),
+) -> Report {
+    let mut failed = |what: String| {
+        emit(Chunk::Err(format!("{}: {what}", job.path.display())));
+        Report {
+            matched: false,
+            error: true,
+        }
+    };
     let candidates = match scan(&job.path, search, buf) {
         Ok(c) => c,
-        Err(e) => return Outcome::failed(&job.path, io_msg(&e)),
+        Err(e) => return failed(io_msg(&e)),
     };
     if candidates.as_ref().is_some_and(|c| c.is_empty()) && search.mode != Mode::Count {
-        return Outcome::default();
+        return Report::default();
     }
     let s = match open(&job.path) {
         Ok(s) => s,
-        Err(LoadError::Io(e)) => return Outcome::failed(&job.path, io_msg(&e)),
-        Err(e) if job.explicit => return Outcome::failed(&job.path, e),
+        Err(LoadError::Io(e)) => return failed(io_msg(&e)),
+        Err(e) if job.explicit => return failed(e.to_string()),
         // Not a session: the mount shows an ERROR file, not entries.
-        Err(_) => return Outcome::default(),
+        Err(_) => return Report::default(),
     };
-    let selected: Option<Vec<u32>> = candidates.map(|c| {
-        let mut v: Vec<u32> = c.iter().filter_map(|&o| s.node_at(o)).collect();
-        v.sort_unstable();
-        v.dedup();
+    let selected = candidates.map(|c| {
+        let mut v: Vec<(u32, Option<Vec<FileResult>>)> = c
+            .into_iter()
+            .filter_map(|c| s.node_at(c.offset, c.len).map(|i| (i, c.results)))
+            .collect();
+        v.sort_unstable_by_key(|(i, _)| *i);
+        v.dedup_by_key(|(i, _)| *i);
         v
     });
-    walk(job, search, &*s, selected.as_deref())
+    walk(job, search, &*s, selected, emit)
 }
 
 fn io_msg(e: &io::Error) -> String {
@@ -230,8 +308,14 @@ fn order_of(s: &dyn Searchable) -> Vec<(u32, u32)> {
 }
 
 /// Walks the tree, searching the selected nodes (all with `None`) and printing.
-fn walk(job: &Job, search: &Search, s: &dyn Searchable, selected: Option<&[u32]>) -> Outcome {
-    let mut o = Outcome::default();
+fn walk(
+    job: &Job,
+    search: &Search,
+    s: &dyn Searchable,
+    mut selected: Option<Vec<(u32, Option<Vec<FileResult>>)>>,
+    emit: &mut dyn FnMut(Chunk),
+) -> Report {
+    let mut report = Report::default();
     let order = order_of(s);
     // With --json: for each position, the end of its subtree, and the leaf positions.
     let ends = search.json.then(|| subtree_ends(&order));
@@ -242,7 +326,6 @@ fn walk(job: &Job, search: &Search, s: &dyn Searchable, selected: Option<&[u32]>
     } else {
         Vec::new()
     };
-    let is_selected = |i: u32| selected.is_none_or(|sel| sel.binary_search(&i).is_ok());
     // The directory path of the current node, built lazily.
     let mut stack: Vec<u32> = Vec::new();
     let mut path = job.prefix.clone();
@@ -254,8 +337,40 @@ fn walk(job: &Job, search: &Search, s: &dyn Searchable, selected: Option<&[u32]>
         stack.truncate(d);
         stack.push(i);
         valid = valid.min(d);
-        let wanted = is_selected(i);
+        // Whether the node is searched, and its results if the scan has them.
+        let (wanted, known) = match selected.as_mut() {
+            None => (true, None),
+            Some(sel) => match sel.binary_search_by_key(&i, |(n, _)| *n) {
+                Ok(k) => (true, sel[k].1.take()),
+                Err(_) => (false, None),
+            },
+        };
         if !wanted && search.mode != Mode::Count {
+            continue;
+        }
+        let results = match known {
+            Some(r) => r,
+            None if !wanted => vec![FileResult {
+                image: None,
+                found: Found::default(),
+                bytes: Vec::new(),
+            }],
+            None => match s.content(i) {
+                Ok(c) => results_of(c, search),
+                Err(e) => {
+                    emit(Chunk::Out(std::mem::take(&mut out)));
+                    emit(Chunk::Err(format!(
+                        "{}: entry {}: {}",
+                        job.path.display(),
+                        s.id(i),
+                        io_msg(&e)
+                    )));
+                    report.error = true;
+                    continue;
+                }
+            },
+        };
+        if search.mode != Mode::Count && results.iter().all(|r| r.found.count == 0) {
             continue;
         }
         // Materialise the path down to this node.
@@ -270,87 +385,69 @@ fn walk(job: &Job, search: &Search, s: &dyn Searchable, selected: Option<&[u32]>
         }
         valid = stack.len();
         let dir_len = path.len();
-        let c = if wanted {
-            match s.content(i) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    o.chunks.push(Chunk::Out(std::mem::take(&mut out)));
-                    o.chunks.push(Chunk::Err(format!(
-                        "{}: entry {}: {}",
-                        job.path.display(),
-                        s.id(i),
-                        io_msg(&e)
-                    )));
-                    o.error = true;
-                    continue;
-                }
-            }
-        } else {
-            None
-        };
         let kind = s.kind(i).to_string();
-        let mut files: Vec<(String, &[u8])> = Vec::new();
-        match &c {
-            Some(c) => {
-                files.push((kind.clone(), &c.text));
-                for (n, im) in c.images.iter().enumerate().take(MAX_IMAGES as usize) {
-                    files.push((content::image_name(c, n), &im.data));
-                }
-            }
-            None => files.push((kind.clone(), &[])),
-        }
-        for (name, bytes) in files {
-            let found = grepfile::grep(&search.pattern, bytes, search.mode);
+        for r in &results {
+            let name = r.image.as_deref().unwrap_or(&kind);
             path.truncate(dir_len);
             path.push(b'/');
             path.extend_from_slice(name.as_bytes());
+            let found = &r.found;
             if found.count > 0 {
-                o.matched = true;
+                report.matched = true;
             }
             if search.json {
                 if found.count > 0 {
-                    let leaf_ids: Vec<String> = {
-                        let end = ends.as_ref().unwrap()[pos];
-                        let a = leaves.partition_point(|&p| p < pos);
-                        let b = leaves.partition_point(|&p| p < end);
-                        leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect()
+                    let end = ends.as_ref().expect("computed with --json")[pos];
+                    let a = leaves.partition_point(|&p| p < pos);
+                    let b = leaves.partition_point(|&p| p < end);
+                    let leaf_ids: Vec<String> =
+                        leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect();
+                    let hit = Hit {
+                        job,
+                        entry: s.id(i),
+                        dir_name: s.dir_name(i),
+                        kind: &kind,
+                        file: name,
+                        path: &path,
+                        leaves: &leaf_ids,
                     };
-                    json_hits(
-                        &mut out, job, s, i, &kind, &name, &path, &leaf_ids, bytes, &found,
-                    );
+                    json_hits(&mut out, &hit, &r.bytes, found);
                 }
-                continue;
+            } else {
+                match search.mode {
+                    Mode::List if found.count > 0 => search.printer.list(&mut out, &path),
+                    Mode::List => {}
+                    Mode::Count => search.printer.count(&mut out, &path, found.count),
+                    Mode::Lines => {
+                        for l in &found.lines {
+                            search.printer.line(
+                                &mut out,
+                                &path,
+                                l.number,
+                                &r.bytes[l.start..l.end],
+                                &search.pattern,
+                            );
+                        }
+                        if found.binary {
+                            emit(Chunk::Out(std::mem::take(&mut out)));
+                            emit(Chunk::Err(format!(
+                                "{}: binary file matches",
+                                String::from_utf8_lossy(&path)
+                            )));
+                        }
+                    }
+                }
             }
-            match search.mode {
-                Mode::List if found.count > 0 => search.printer.list(&mut out, &path),
-                Mode::List => {}
-                Mode::Count => search.printer.count(&mut out, &path, found.count),
-                Mode::Lines => {
-                    for l in &found.lines {
-                        search.printer.line(
-                            &mut out,
-                            &path,
-                            l.number,
-                            &bytes[l.start..l.end],
-                            &search.pattern,
-                        );
-                    }
-                    if found.binary {
-                        o.chunks.push(Chunk::Out(std::mem::take(&mut out)));
-                        o.chunks.push(Chunk::Err(format!(
-                            "{}: binary file matches",
-                            String::from_utf8_lossy(&path)
-                        )));
-                    }
-                }
+            if out.len() >= CHUNK {
+                emit(Chunk::Out(std::mem::take(&mut out)));
             }
         }
         path.truncate(dir_len);
     }
     if !out.is_empty() {
-        o.chunks.push(Chunk::Out(out));
+        emit(Chunk::Out(out));
     }
-    o
+    report
 }
 
 /// For each pre-order position, the position after its subtree.
@@ -371,38 +468,37 @@ fn subtree_ends(order: &[(u32, u32)]) -> Vec<usize> {
     ends
 }
 
+/// A content file with a match, for `--json`.
+struct Hit<'a> {
+    job: &'a Job,
+    entry: String,
+    dir_name: String,
+    kind: &'a str,
+    file: &'a str,
+    path: &'a [u8],
+    leaves: &'a [String],
+}
+
 /// One JSON object per matching line (one for a binary file that matches).
-#[allow(clippy::too_many_arguments)]
-fn json_hits(
-    out: &mut Vec<u8>,
-    job: &Job,
-    s: &dyn Searchable,
-    i: u32,
-    kind: &str,
-    file: &str,
-    path: &[u8],
-    leaves: &[String],
-    bytes: &[u8],
-    found: &Found,
-) {
-    let session_root = String::from_utf8_lossy(&job.prefix);
+fn json_hits(out: &mut Vec<u8>, h: &Hit, bytes: &[u8], found: &Found) {
+    let session_root = String::from_utf8_lossy(&h.job.prefix);
     let id_path = if session_root.is_empty() {
-        format!(".id/{}/{file}", s.dir_name(i))
+        format!(".id/{}/{}", h.dir_name, h.file)
     } else {
-        format!("{session_root}/.id/{}/{file}", s.dir_name(i))
+        format!("{session_root}/.id/{}/{}", h.dir_name, h.file)
     };
     let base = json!({
-        "session": job.path.to_string_lossy(),
-        "entry": s.id(i),
-        "leaves": leaves,
-        "kind": kind,
-        "file": file,
-        "path": String::from_utf8_lossy(path),
+        "session": h.job.path.to_string_lossy(),
+        "entry": h.entry,
+        "leaves": h.leaves,
+        "kind": h.kind,
+        "file": h.file,
+        "path": String::from_utf8_lossy(h.path),
         "id_path": id_path,
     });
     let mut emit = |line: Option<u64>, text: Option<&[u8]>| {
         let mut v = base.clone();
-        let m = v.as_object_mut().unwrap();
+        let m = v.as_object_mut().expect("an object");
         m.insert("line".into(), json!(line));
         m.insert(
             "text".into(),
