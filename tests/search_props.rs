@@ -162,6 +162,25 @@ impl Style {
     }
 }
 
+/// Standard base64 with padding.
+fn base64(b: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// A raw line of one of Pi's kinds, its content from `a`, `b`, `n`.
 fn line(kind: u8, a: &str, b: &str, n: i64, flag: bool, st: &Style) -> String {
     let s = |x: &str| st.string(x);
@@ -267,6 +286,29 @@ fn line(kind: u8, a: &str, b: &str, n: i64, flag: bool, st: &Style) -> String {
             st.object(&f)
         }
         12 => {
+            let mime = if flag { "image/jpeg" } else { "image/svg+xml" };
+            let data = base64(b.as_bytes());
+            message(st.object(&[
+                ("role", s("user")),
+                (
+                    "content",
+                    blocks(vec![
+                        text_block(a),
+                        st.object(&[
+                            ("type", s("image")),
+                            ("data", s(&data)),
+                            ("mimeType", s(mime)),
+                        ]),
+                        st.object(&[
+                            ("type", s("image")),
+                            ("data", s(&data)),
+                            ("mimeType", st.number(n)),
+                        ]),
+                    ]),
+                ),
+            ]))
+        }
+        13 => {
             let mut f = head("branch_summary");
             f.push(("fromId", s(a)));
             f.push(("summary", s(b)));
@@ -317,6 +359,7 @@ fn check(raw: &str, cuts: &[Cut]) -> Result<(), TestCaseError> {
         return Ok(());
     };
     let rendered = render::render_entry(&v);
+    let images = render::images(&v);
     let lines: Vec<&str> = rendered.split('\n').filter(|l| !l.is_empty()).collect();
     if lines.is_empty() {
         return Ok(());
@@ -339,11 +382,15 @@ fn check(raw: &str, cuts: &[Cut]) -> Result<(), TestCaseError> {
         let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
             continue;
         };
-        let found = grepfile::grep(&p, rendered.as_bytes(), Mode::Count);
-        if found.count == 0 {
+        let found = grepfile::grep(&p, rendered.as_bytes(), Mode::Count).count
+            + images
+                .iter()
+                .map(|im| grepfile::grep(&p, &im.data, Mode::Count).count)
+                .sum::<u64>();
+        if found == 0 {
             continue;
         }
-        let pf = Prefilter::new(&p.required, &PI, c.icase);
+        let pf = Prefilter::new(&p.required, &PI, c.icase, false);
         let mut out = Vec::new();
         pf.scan(format!("{raw}\n").as_bytes(), 0, &mut out);
         prop_assert!(
@@ -362,7 +409,7 @@ proptest! {
 
     #[test]
     fn the_prefilter_keeps_every_line_whose_rendering_matches(
-        kind in 0u8..14,
+        kind in 0u8..15,
         a in text(),
         b in text(),
         n in -2000i64..200000,
@@ -393,7 +440,7 @@ fn the_check_can_fail() {
     }];
     check(raw, &cuts).unwrap();
     let p = Pattern::new("café", Syntax::Fixed, false, false).unwrap();
-    let pf = Prefilter::new(&p.required, &PI, false);
+    let pf = Prefilter::new(&p.required, &PI, false, false);
     let mut out = Vec::new();
     pf.scan(b"{\"content\":\"cafe\"}\n", 0, &mut out);
     assert!(out.is_empty(), "a line without the text is not a candidate");

@@ -152,7 +152,12 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         .map(|r| {
             (
                 r.name,
-                Prefilter::new(&pattern.required, r, pattern.ignore_case),
+                Prefilter::new(
+                    &pattern.required,
+                    r,
+                    pattern.ignore_case,
+                    mode == Mode::Count,
+                ),
             )
         })
         .collect();

@@ -24,7 +24,10 @@
 //! 4. Escapes that JavaScript's `JSON.stringify` would not write (`\/`, `\u0041`,
 //!    upper-case hex, surrogate pairs) can spell any character: a line holding one is
 //!    a candidate whatever the fragment.
-//! 5. Lines that may have binary content files (images) are always candidates.
+//! 5. Binary content files (images) are in a line only as base64: a line where the
+//!    format says they may be (a `"image"` for Pi) is a candidate when one of the
+//!    pattern's required literals occurs in the decoded bytes of any `"data"` string
+//!    of the line (or when such a string holds an escape, and is not looked into).
 //!
 //! Among the fragments of the literals, the one that selects least is used (longest,
 //! without full passes over the lines); a set of literals (an alternation) gives one
@@ -145,21 +148,20 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
     best
 }
 
-/// How the prefilter finds its fragments and triggers in a buffer.
-#[derive(Debug, Clone)]
-enum Finder {
-    Memmem(Box<memmem::Finder<'static>>),
-    Regex(Regex),
-}
-
 /// The raw-line test for one pattern and one format. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
     /// Every line is a candidate.
     all: bool,
-    finder: Option<Finder>,
+    /// Finds the fragments and the triggers that are patterns.
+    finder: Option<Regex>,
     lacks: Vec<memmem::Finder<'static>>,
     openers: Option<usize>,
+    /// A fragment holds a `/`.
+    slash: bool,
+    /// Where the format's binary content files may be, and the pattern's literals to
+    /// look for in them.
+    binary: Option<(Regex, Regex)>,
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
@@ -173,16 +175,26 @@ impl Prefilter {
             finder: None,
             lacks: Vec::new(),
             openers: None,
+            slash: false,
+            binary: None,
             numbers: false,
             fragments: Vec::new(),
         }
     }
 
     /// The prefilter for a pattern with these required literal sets (each a
-    /// necessary condition), searched case-insensitively with `icase`.
-    pub fn new(required: &[Vec<String>], rules: &Rules, icase: bool) -> Prefilter {
+    /// necessary condition), searched case-insensitively with `icase`. With
+    /// `every_binary`, every line that may have binary content files is a candidate
+    /// (`-c` lists every image, matching or not).
+    pub fn new(
+        required: &[Vec<String>],
+        rules: &Rules,
+        icase: bool,
+        every_binary: bool,
+    ) -> Prefilter {
         // The best set: each literal's best fragment, the set as good as its worst.
-        let mut best: Option<(i64, Vec<Choice>)> = None;
+        let mut best: Option<(&Vec<String>, Vec<Choice>)> = None;
+        let mut best_score = i64::MIN;
         for set in required {
             let choices: Option<Vec<Choice>> =
                 set.iter().map(|l| choose(l, rules, icase)).collect();
@@ -190,14 +202,15 @@ impl Prefilter {
             let Some(score) = choices.iter().map(|c| c.score).min() else {
                 continue;
             };
-            if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                best = Some((score, choices));
+            if best.is_none() || score > best_score {
+                best_score = score;
+                best = Some((set, choices));
             }
         }
-        let Some((_, choices)) = best else {
+        let Some((set, choices)) = best else {
             return Prefilter::everything();
         };
-        let mut triggers: Vec<Trigger> = rules.binary_content.to_vec();
+        let mut triggers: Vec<Trigger> = Vec::new();
         let mut numbers = false;
         let mut fragments = Vec::new();
         for c in choices {
@@ -229,22 +242,49 @@ impl Prefilter {
                 Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
             }
         }
-        let finder = if alts.len() == 1 && fragments.len() == 1 && !icase {
-            Finder::Memmem(Box::new(
-                memmem::Finder::new(fragments[0].as_bytes()).into_owned(),
-            ))
-        } else {
-            let re = RegexBuilder::new(&alts.join("|"))
-                .size_limit(64 << 20)
-                .build()
-                .expect("fragments are escaped and triggers are valid");
-            Finder::Regex(re)
-        };
+        let finder = RegexBuilder::new(&alts.join("|"))
+            .size_limit(64 << 20)
+            .build()
+            .expect("fragments are escaped and triggers are valid");
+        let literals = set
+            .iter()
+            .map(|l| regex::escape(l))
+            .collect::<Vec<_>>()
+            .join("|");
+        let binary_where: Vec<String> = rules
+            .binary_content
+            .iter()
+            .filter_map(|t| match t {
+                Trigger::Matches(r) => Some(r.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            binary_where.len(),
+            rules.binary_content.len(),
+            "binary content is found with patterns"
+        );
+        let binary = (!binary_where.is_empty()).then(|| {
+            let build = |p: &str, icase: bool| {
+                RegexBuilder::new(p)
+                    .case_insensitive(icase)
+                    .size_limit(64 << 20)
+                    .build()
+                    .expect("escaped literals and valid triggers")
+            };
+            let literals = if every_binary { "" } else { literals.as_str() };
+            (
+                build(&binary_where.join("|"), false),
+                build(literals, icase),
+            )
+        });
         Prefilter {
             all: false,
             finder: Some(finder),
+            binary,
             lacks,
             openers,
+            slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
             fragments,
         }
@@ -271,24 +311,41 @@ impl Prefilter {
         let line_start = |at: usize| memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1);
         let line_end = |at: usize| memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p);
         // Fragments and triggers.
+        let re = self.finder.as_ref().expect("built");
         let mut at = 0;
         while at < buf.len() {
-            let hit = match self.finder.as_ref().expect("built") {
-                Finder::Memmem(f) => f.find(&buf[at..]).map(|p| at + p),
-                Finder::Regex(re) => re.find_at(buf, at).map(|m| m.start()),
-            };
-            let Some(h) = hit else { break };
-            marks.push(line_start(h));
-            at = line_end(h) + 1;
+            let Some(m) = re.find_at(buf, at) else { break };
+            marks.push(line_start(m.start()));
+            at = line_end(m.start()) + 1;
         }
-        // Escapes JSON.stringify would not write.
-        let mut odd = Vec::new();
-        for h in memmem::find_iter(buf, b"\\u").chain(memmem::find_iter(buf, b"\\/")) {
+        // Escapes JSON.stringify would not write. `\/` spells only a `/`, which matters
+        // only to fragments holding one (triggers hold none).
+        let mut escapes = memmem::find_iter(buf, b"\\u").collect::<Vec<_>>();
+        if self.slash {
+            escapes.extend(memmem::find_iter(buf, b"\\/"));
+        }
+        for h in escapes {
             if odd_escape(buf, h) {
-                odd.push(line_start(h));
+                marks.push(line_start(h));
             }
         }
-        marks.extend(odd);
+        // Binary content files, where the pattern's literals are.
+        if let Some((place, literals)) = &self.binary {
+            marks.sort_unstable();
+            let mut extra = Vec::new();
+            let mut at = 0;
+            while at < buf.len() {
+                let Some(m) = place.find_at(buf, at) else {
+                    break;
+                };
+                let (ls, le) = (line_start(m.start()), line_end(m.start()));
+                if marks.binary_search(&ls).is_err() && binary_may_match(&buf[ls..le], literals) {
+                    extra.push(ls);
+                }
+                at = le + 1;
+            }
+            marks.extend(extra);
+        }
         marks.sort_unstable();
         marks.dedup();
         // Checks that need every line.
@@ -318,6 +375,41 @@ impl Prefilter {
                 .is_some_and(|n| line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n)
             || (self.numbers && odd_numbers(line))
     }
+}
+
+/// Whether `literals` occur in the decoded bytes of a `"data"` string of `line` (as
+/// the format's images are decoded), or such a string holds an escape.
+fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    for h in memmem::find_iter(line, b"\"data\"") {
+        let mut i = h + 6;
+        while line.get(i).is_some_and(ws) {
+            i += 1;
+        }
+        if line.get(i) != Some(&b':') {
+            continue;
+        }
+        i += 1;
+        while line.get(i).is_some_and(ws) {
+            i += 1;
+        }
+        if line.get(i) != Some(&b'"') {
+            continue;
+        }
+        let start = i + 1;
+        let Some(len) = memchr::memchr2(b'"', b'\\', &line[start..]) else {
+            return true;
+        };
+        let raw = &line[start..start + len];
+        if line[start + len] == b'\\' {
+            return true;
+        }
+        let data = crate::model::base64::decode(&String::from_utf8_lossy(raw));
+        if literals.is_match(&data) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether the `\u` or `\/` at `h` is an escape `JSON.stringify` would not write.
@@ -414,7 +506,7 @@ mod tests {
     }
 
     fn pf(lit: &str, icase: bool) -> Prefilter {
-        Prefilter::new(&[vec![lit.to_string()]], &PI, icase)
+        Prefilter::new(&[vec![lit.to_string()]], &PI, icase, false)
     }
 
     #[test]
@@ -447,13 +539,15 @@ mod tests {
         let p = pf("hello", false);
         let lines = [
             r#"{"t":"h\u0065llo"}"#,
-            r#"{"t":"a\/b"}"#,
+            r#"{"t":"h\/b"}"#,
             r#"{"t":"\u001b[1m bold"}"#,
             r#"{"t":"\\u0041 is text"}"#,
             r#"{"t":"\\\u0041"}"#,
             r#"{"t":"hello"}"#,
         ];
-        assert_eq!(cands(&p, &lines), [0, 1, 4, 5]);
+        assert_eq!(cands(&p, &lines), [0, 4, 5]);
+        // `\/` spells a `/`, which only a fragment holding one needs.
+        assert_eq!(cands(&pf("h/b", false), &lines), [0, 1, 4]);
     }
 
     #[test]
@@ -490,13 +584,15 @@ mod tests {
     }
 
     #[test]
-    fn images_are_always_candidates() {
-        let p = pf("zebra", false);
+    fn images_are_candidates_when_their_bytes_hold_a_literal() {
+        let p = pf("zebra", true);
         let lines = [
             r#"{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"image","data" : "YSBaRUJSQSBoZXJl","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"image","data":"AA\u0041A","mimeType":"image/png"}]}"#,
             r#"{"content":"an \"image\" quoted"}"#,
         ];
-        assert_eq!(cands(&p, &lines), [0]);
+        assert_eq!(cands(&p, &lines), [1, 2]);
     }
 
     #[test]
@@ -614,7 +710,7 @@ mod tests {
             let Ok(s) = Session::open(&f) else { continue };
             for i in 0..s.entries().len() as u32 {
                 let raw = s.entry_bytes(i).unwrap();
-                if has_odd_escape(&raw) || rules.binary_content.iter().any(|t| t.holds(&raw)) {
+                if has_odd_escape(&raw) {
                     continue;
                 }
                 let c = entry_content(&s, i).unwrap();

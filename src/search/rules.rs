@@ -88,7 +88,7 @@ pub struct Rules {
     /// Lines where the renderer may write numbers that are not in the line (counts,
     /// sizes, positions): a fragment holding a digit also selects these lines.
     pub derived_numbers: &'static [Trigger],
-    /// Lines whose entries may have binary content files: always candidates.
+    /// Lines whose entries may have binary content files (see the prefilter).
     pub binary_content: &'static [Trigger],
     /// An entry's content files from its raw line alone, when the format allows it
     /// (`None` for a line that needs its session): a file whose candidate lines turn
@@ -123,6 +123,9 @@ const NO_CONTENT: &[Trigger] = &[
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
 
+/// Image numbers and sizes; the line numbers of entries too deep to be built.
+const DERIVED_NUMBERS: &[Trigger] = &[Trigger::Matches(r#""image""#), Trigger::Openers(128)];
+
 const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
     Decoration { text, when }
 }
@@ -150,8 +153,18 @@ const PI_DECORATIONS: &[Decoration] = &[
     d("[output truncated; full output: ", BASH),
     d("[output truncated]", BASH),
     d("[excluded from context]", BASH),
-    // Image placeholders (`[image N: MIME, SIZE bytes → image-N.EXT]`) are on
-    // lines with images, which are candidates anyway (`binary_content`).
+    // image placeholders: `[image N: MIME, SIZE bytes → image-N.EXT]`
+    d("[image ", IMAGE),
+    d(": ", IMAGE),
+    d(", ", IMAGE),
+    d(" bytes → image-", IMAGE),
+    d(".", IMAGE),
+    d("unknown type", IMAGE),
+    d("png", IMAGE),
+    d("jpg", IMAGE),
+    d("gif", IMAGE),
+    d("webp", IMAGE),
+    d("bin", IMAGE),
     // compaction, branch_summary
     d("[compaction: ", COMPACTION),
     d(" tokens before, kept from ", COMPACTION),
@@ -181,8 +194,7 @@ const PI_DECORATIONS: &[Decoration] = &[
 pub static PI: Rules = Rules {
     name: "pi",
     decorations: PI_DECORATIONS,
-    // Image numbers and sizes are on lines with images, candidates anyway.
-    derived_numbers: TOO_DEEP,
+    derived_numbers: DERIVED_NUMBERS,
     binary_content: IMAGE,
     line_content: Some(content::line_content),
 };
@@ -192,7 +204,7 @@ pub static PI: Rules = Rules {
 pub static PI_V2: Rules = Rules {
     name: "pi-v2",
     decorations: PI_DECORATIONS,
-    derived_numbers: TOO_DEEP,
+    derived_numbers: DERIVED_NUMBERS,
     binary_content: IMAGE,
     line_content: None,
 };
