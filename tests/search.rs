@@ -554,3 +554,83 @@ fn json_hits_lead_to_their_lines_through_a_mount() {
         assert_eq!(leaves, below, "{path}");
     }
 }
+
+/// `sessions_dir::list`, which `sessionfs grep` walks, lists a sessions directory as a
+/// sessions mount does: the same names in the same order, at the top and in a project.
+#[test]
+fn the_sessions_directory_is_listed_as_the_mount_lists_it() {
+    use sessionfs::model::sessions_dir;
+    use sessionfs::view::{FsView, MultiOptions, MultiView, ROOT_INO};
+    use std::ffi::OsStr;
+    let dir = tempdir();
+    let root = dir.path().join("sessions");
+    let small = fixtures("sessions")
+        .into_iter()
+        .find(|p| p.ends_with("small.jsonl"))
+        .unwrap();
+    for p in ["--b--", "--a--", "z.jsonl"] {
+        fs::create_dir_all(root.join(p)).unwrap();
+    }
+    for f in [
+        "--a--/2.jsonl",
+        "--a--/1.jsonl",
+        "--a--/x.txt",
+        "--b--/.jsonl",
+        "c.jsonl",
+        "--a--.jsonl",
+    ] {
+        fs::copy(&small, root.join(f)).unwrap();
+    }
+    fs::create_dir(root.join("--a--/nested.jsonl")).unwrap();
+    std::os::unix::fs::symlink(root.join("c.jsonl"), root.join("d.jsonl")).unwrap();
+    std::os::unix::fs::symlink(root.join("--a--"), root.join("--link--")).unwrap();
+    std::os::unix::fs::symlink("nowhere", root.join("e.jsonl")).unwrap();
+    let v = MultiView::open(&root, MultiOptions::new(dir.path().join("mnt"))).unwrap();
+    let names = |ino: u64| -> Vec<String> {
+        v.readdir(ino, 0)
+            .unwrap()
+            .into_iter()
+            .map(|(_, d)| d.name.to_string_lossy().into_owned())
+            .filter(|n| n != "." && n != "..")
+            .collect()
+    };
+    let top = sessions_dir::list(&root, true).unwrap();
+    let ours: Vec<String> = top
+        .projects
+        .iter()
+        .chain(&top.sessions)
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names(ROOT_INO), ours);
+    for p in &top.projects {
+        let ino = v.lookup(ROOT_INO, OsStr::new(p)).unwrap().ino;
+        let inner = sessions_dir::list(&root.join(p), false).unwrap();
+        assert!(inner.projects.is_empty());
+        let ours: Vec<String> = inner
+            .sessions
+            .iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names(ino), ours, "{p:?}");
+    }
+}
+
+/// A line longer than the scan's buffer, with the pattern at its very end.
+#[test]
+fn a_line_longer_than_the_read_buffer() {
+    let dir = tempdir();
+    let file = dir.path().join("long.jsonl");
+    let head = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-05T09:00:00.000Z","cwd":"/p"}"#;
+    let text = format!("{} needle-at-the-end", "word ".repeat(400_000));
+    let line = format!(
+        r#"{{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-05T09:00:01.000Z","message":{{"role":"user","content":"{text}"}}}}"#
+    );
+    fs::write(&file, format!("{head}\n{line}\n{line}\n")).unwrap();
+    let out = grep_in(
+        &["-c", "needle-at-the-end", file.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    // The second line repeats the id: the later one wins, the first is not shown.
+    assert_eq!(out.stdout, "aaaa0001/user:1\n");
+}
