@@ -158,6 +158,7 @@ const PI_DECORATIONS: &[Decoration] = &[
     d(": ", IMAGE),
     d(", ", IMAGE),
     d(" bytes → image-", IMAGE),
+    d(" byte → image-", IMAGE),
     d(".", IMAGE),
     d("unknown type", IMAGE),
     d("png", IMAGE),
