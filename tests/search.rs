@@ -105,6 +105,20 @@ fn path_of(line: &str, list: bool) -> String {
     }
 }
 
+/// The paths a program reported as binary files that match; any other message on
+/// standard error fails the test.
+fn binary_files(stderr: &str, program: &str, args: &[&str]) -> Vec<String> {
+    stderr
+        .lines()
+        .map(|l| {
+            l.strip_prefix(program)
+                .and_then(|l| l.strip_suffix(": binary file matches"))
+                .unwrap_or_else(|| panic!("{program}{args:?}: {l}"))
+                .to_string()
+        })
+        .collect()
+}
+
 struct Ran {
     stdout: String,
     /// Paths reported as binary files that match.
@@ -127,16 +141,10 @@ fn grep_through_mount(mnt: &Path, args: &[&str], roots: &BTreeSet<String>) -> Ra
         .split_inclusive('\n')
         .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), list), roots))
         .collect();
-    let mut binary = Vec::new();
-    for l in out.stderr.lines() {
-        let p = l
-            .strip_prefix("grep: ")
-            .and_then(|l| l.strip_suffix(": binary file matches"))
-            .unwrap_or_else(|| panic!("grep -r {args:?} through the mount: {l}"));
-        if is_content(p, roots) {
-            binary.push(p.to_string());
-        }
-    }
+    let binary: Vec<String> = binary_files(&out.stderr, "grep: ", args)
+        .into_iter()
+        .filter(|p| is_content(p, roots))
+        .collect();
     let code = if !stdout.is_empty() || !binary.is_empty() {
         0
     } else {
@@ -167,14 +175,7 @@ fn sessionfs_grep(args: &[&str], dir: &Path) -> Ran {
         .env_remove("GREP_COLORS")
         .env_remove("GREP_COLOR");
     let out = run_command(c);
-    let mut binary = Vec::new();
-    for l in out.stderr.lines() {
-        let p = l
-            .strip_prefix("sessionfs: ")
-            .and_then(|l| l.strip_suffix(": binary file matches"))
-            .unwrap_or_else(|| panic!("sessionfs grep {args:?}: {l}"));
-        binary.push(p.to_string());
-    }
+    let binary = binary_files(&out.stderr, "sessionfs: ", args);
     Ran {
         stdout: out.stdout,
         binary,

@@ -234,36 +234,9 @@ fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
 }
 
 fn check_default_dir() -> Result<PathBuf, Failure> {
-    let Some(dir) = sessions_dir::default_dir() else {
-        return Err(Failure::new(
-            exit::FILE,
-            "cannot find Pi's sessions directory: HOME is not set; \
-             give a sessions directory or a session file",
-        ));
-    };
-    match fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => fs::canonicalize(&dir)
-            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e)))),
-        Ok(_) => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Pi's sessions directory {} is not a directory",
-                dir.display()
-            ),
-        )),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Pi's sessions directory {} does not exist (has Pi run yet? \
-                 PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
-                dir.display()
-            ),
-        )),
-        Err(e) => Err(Failure::new(
-            exit::FILE,
-            format!("{}: {}", dir.display(), io_msg(&e)),
-        )),
-    }
+    let dir = sessions_dir::existing_default_dir().map_err(|m| Failure::new(exit::FILE, m))?;
+    fs::canonicalize(&dir)
+        .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e))))
 }
 
 /// A session file or a sessions directory: its absolute path, and whether it is a

@@ -9,8 +9,8 @@
 //! (`docs/LAYOUT.md`, "All sessions"): at the top, every folder (a project) and every
 //! regular `NAME.jsonl` file; in a project, every regular `NAME.jsonl` file. Symbolic
 //! links are followed, other files are left out, each list is sorted by name (bytes),
-//! and a folder hides a loose session of the same name. The sessions mount's listing
-//! (`view::MultiView`) follows the same rules; a test checks that they agree.
+//! and a folder hides a loose session of the same name. The sessions mount
+//! (`view::MultiView`) and `sessionfs grep` both list directories with it.
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -44,6 +44,39 @@ pub fn default_dir() -> Option<PathBuf> {
             Some(agent.join("sessions"))
         }
         None => Some(home()?.join(".pi/agent/sessions")),
+    }
+}
+
+/// [`default_dir`], which must be an existing directory; otherwise why not, as one
+/// sentence for the user.
+pub fn existing_default_dir() -> Result<PathBuf, String> {
+    let Some(dir) = default_dir() else {
+        return Err("cannot find Pi's sessions directory: HOME is not set; \
+                    give a sessions directory or a session file"
+            .into());
+    };
+    match fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(dir),
+        Ok(_) => Err(format!(
+            "Pi's sessions directory {} is not a directory",
+            dir.display()
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
+            "Pi's sessions directory {} does not exist (has Pi run yet? \
+             PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
+            dir.display()
+        )),
+        Err(e) => Err(format!("{}: {}", dir.display(), io_message(&e))),
+    }
+}
+
+/// An I/O error as one phrase (`No such file or directory`), without Rust's
+/// `(os error N)`.
+pub fn io_message(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 

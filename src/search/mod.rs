@@ -117,7 +117,7 @@ pub fn run(opts: Options) -> ExitCode {
 fn run_inner(opts: Options) -> Result<u8, String> {
     let pattern = Pattern::new(&opts.pattern, opts.syntax, opts.ignore_case, opts.word)?;
     let paths = if opts.paths.is_empty() {
-        vec![default_dir()?]
+        vec![crate::model::sessions_dir::existing_default_dir()?]
     } else {
         opts.paths.clone()
     };
@@ -189,28 +189,6 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     } else {
         NO_MATCH
     })
-}
-
-/// Pi's sessions directory, which must exist.
-fn default_dir() -> Result<PathBuf, String> {
-    let Some(dir) = crate::model::sessions_dir::default_dir() else {
-        return Err("cannot find Pi's sessions directory: HOME is not set; \
-                    give a sessions directory or a session file"
-            .into());
-    };
-    match std::fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => Ok(dir),
-        Ok(_) => Err(format!(
-            "Pi's sessions directory {} is not a directory",
-            dir.display()
-        )),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
-            "Pi's sessions directory {} does not exist (has Pi run yet? \
-             PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
-            dir.display()
-        )),
-        Err(e) => Err(format!("{}: {e}", dir.display())),
-    }
 }
 
 /// A piece of a job's output, from a worker to the printer.

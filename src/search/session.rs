@@ -12,6 +12,7 @@ use super::pattern::Pattern;
 use super::prefilter::Prefilter;
 use super::rules::{self, Rules};
 use crate::model::content::{self, Content};
+use crate::model::sessions_dir::io_message as io_msg;
 use crate::model::{LoadError, Session};
 use crate::view::{MAX_IMAGES, entry_name};
 use serde_json::json;
@@ -291,14 +292,6 @@ pub fn search_file(
         v
     });
     walk(job, search, &*s, selected, emit)
-}
-
-fn io_msg(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 /// The nodes in pre-order with their depths.

@@ -3,10 +3,9 @@
 //! path prefix its hits get.
 
 use super::session::Job;
-use crate::model::sessions_dir::{self, SESSION_EXT};
+use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
 use std::ffi::OsStr;
 use std::fs;
-use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -15,14 +14,6 @@ use std::path::{Path, PathBuf};
 pub struct Problem {
     pub path: PathBuf,
     pub why: String,
-}
-
-fn io_msg(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 /// `a/b/` as `grep -r` prints it before a name: without trailing slashes.
