@@ -260,6 +260,9 @@ const CASES: &[&[&str]] = &[
     &["-n", "-F", "--", "\": "],
     &["-n", "-F", "--", "  \"command"],
     &["-n", "--", "anthropic/claude"],
+    // Ids that v1 files get only when read (`kept from ID`).
+    &["-n", "--", "fb63a010"],
+    &["-n", "-i", "--", "F9DB9179"],
     // Images: binary, text, broken UTF-8.
     &["-n", "--", "IHDR"],
     &["-n", "--", "hello image text"],

@@ -24,7 +24,9 @@
 //! 4. Escapes that JavaScript's `JSON.stringify` would not write (`\/`, `\u0041`,
 //!    upper-case hex, surrogate pairs) can spell any character: a line holding one is
 //!    a candidate whatever the fragment.
-//! 5. Binary content files (images) are in a line only as base64: a line where the
+//! 5. Where the format derives entry ids (Pi's v1 files), a fragment of hex digits
+//!    alone could come from one, and is not used.
+//! 6. Binary content files (images) are in a line only as base64: a line where the
 //!    format says they may be (a `"image"` for Pi) is a candidate when one of the
 //!    pattern's required literals occurs in the decoded bytes of any `"data"` string
 //!    of the line (or when such a string holds an escape, and is not looked into).
@@ -123,6 +125,12 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
                 }
             }
             if !usable {
+                continue;
+            }
+            let hex = |c: &char| {
+                c.is_ascii_digit() || matches!(c, 'a'..='f') || (icase && matches!(c, 'A'..='F'))
+            };
+            if rules.derived_ids && f.iter().all(hex) {
                 continue;
             }
             let numbers = number_sensitive(f);
@@ -668,7 +676,12 @@ mod tests {
                     piece.push(c);
                 }
                 if ends || k + 1 == cs.len() {
-                    let explained = raw_text.contains(piece.as_str())
+                    let derived_id = rules.derived_ids
+                        && piece
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
+                    let explained = derived_id
+                        || raw_text.contains(piece.as_str())
                         || (numbers
                             && piece
                                 .split(|c: char| c.is_ascii_digit())
@@ -737,6 +750,7 @@ mod tests {
             derived_numbers: &[],
             binary_content: &[],
             line_content: None,
+            derived_ids: false,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

@@ -88,6 +88,9 @@ pub struct Rules {
     /// Lines where the renderer may write numbers that are not in the line (counts,
     /// sizes, positions): a fragment holding a digit also selects these lines.
     pub derived_numbers: &'static [Trigger],
+    /// Entry ids that exist only in memory (8 lower-case hex digits) may be written
+    /// anywhere: a fragment made of hex digits alone is not used.
+    pub derived_ids: bool,
     /// Lines whose entries may have binary content files (see the prefilter).
     pub binary_content: &'static [Trigger],
     /// An entry's content files from its raw line alone, when the format allows it
@@ -198,6 +201,7 @@ pub static PI: Rules = Rules {
     derived_numbers: DERIVED_NUMBERS,
     binary_content: IMAGE,
     line_content: Some(content::line_content),
+    derived_ids: false,
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -208,15 +212,27 @@ pub static PI_V2: Rules = Rules {
     derived_numbers: DERIVED_NUMBERS,
     binary_content: IMAGE,
     line_content: None,
+    derived_ids: false,
+};
+
+/// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
+/// their position when read, and those appear in rendered text (a compaction's `kept
+/// from ID`, the indented JSON of an entry type Pi does not know).
+pub static PI_V1: Rules = Rules {
+    name: "pi-v1",
+    decorations: PI_DECORATIONS,
+    derived_numbers: DERIVED_NUMBERS,
+    binary_content: IMAGE,
+    line_content: None,
+    derived_ids: true,
 };
 
 /// Every format the prefilter knows.
-pub static ALL: [&Rules; 2] = [&PI, &PI_V2];
+pub static ALL: [&Rules; 3] = [&PI, &PI_V2, &PI_V1];
 
 /// The rules for a file whose first complete lines are `head` (whole lines, each
-/// ending in `\n`), or `None` when the prefilter must not be used: the format or its
-/// version is not known here. Pi's v1 files are among those: their entries get ids
-/// only when they are read, and those ids appear in rendered text (`kept from ID`).
+/// ending in `\n`), or `None` when the prefilter must not be used: the format is not
+/// known here (the first line that parses is not a Pi header).
 pub fn detect(head: &[u8]) -> Option<&'static Rules> {
     for line in head.split(|&b| b == b'\n') {
         let Ok(h) = LineHead::parse(line) else {
@@ -230,7 +246,7 @@ pub fn detect(head: &[u8]) -> Option<&'static Rules> {
             Field::Num(n) if n >= 3.0 => Some(&PI),
             Field::Num(n) if n >= 2.0 => Some(&PI_V2),
             Field::Str(_) | Field::Other { .. } => Some(&PI),
-            _ => None,
+            _ => Some(&PI_V1),
         };
     }
     None
@@ -252,8 +268,11 @@ mod tests {
             detect(h(",\"version\":\"x\"").as_bytes()).unwrap().name,
             "pi"
         );
-        assert!(detect(h(",\"version\":1").as_bytes()).is_none());
-        assert!(detect(h("").as_bytes()).is_none());
+        assert_eq!(
+            detect(h(",\"version\":1").as_bytes()).unwrap().name,
+            "pi-v1"
+        );
+        assert_eq!(detect(h("").as_bytes()).unwrap().name, "pi-v1");
         assert!(detect(format!("\n{}", h(",\"version\":3")).as_bytes()).is_some());
         assert!(detect(b"{\"type\":\"message\"}\n").is_none());
         assert!(detect(b"").is_none());
