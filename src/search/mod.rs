@@ -11,12 +11,18 @@
 //! # How
 //!
 //! Each session file is read once, raw, and a [`prefilter`] picks the lines that can
-//! hold a match, looking for a fragment of the pattern's literals (memchr's `memmem`
-//! or the `regex` crate's literal search, both vectorised). Only when a file has such
-//! lines is it indexed ([`crate::model::Session`]), and only those entries are
-//! rendered, with the renderer the mount uses ([`crate::model::content`]), and
-//! searched line by line as grep would ([`grepfile`]). Files are searched on every
-//! CPU (one thread each, `--threads`), and printed in order.
+//! hold a match, looking for a fragment of the pattern's literals with the `regex`
+//! crate's vectorised literal search. The entries on those lines are rendered with
+//! the renderer the mount uses ([`crate::model::content`]) and searched line by line
+//! as grep would ([`grepfile`]): in Pi's current format straight from the line, so a
+//! file is indexed ([`crate::model::Session`], for the paths) only when something in
+//! it matches; in older formats after indexing. Files are searched on every CPU (one
+//! thread each, `--threads`), and printed in order, each file's output as it comes.
+//!
+//! The search sees a session through [`session::Searchable`] (its entries in order,
+//! each entry's directory name, id, KIND name and content files) and a format through
+//! [`rules::Rules`] (what its renderer adds, whether a line renders on its own): a
+//! second format plugs in by providing both.
 //!
 //! # Guarantees
 //!
@@ -39,6 +45,8 @@
 //!   through a mount does not read either (they are symbolic links).
 //! * A file written while it is searched is searched as it was read, up to its last
 //!   complete line; lines appended meanwhile may or may not be found.
+//! * A session with a match is indexed whole to know its paths: finding one hit in a
+//!   100 MB session costs its indexing (about a third of a second).
 //! * In a directory with more than 10,000 entries, `grep -r` through a mount visits
 //!   them in inode order (gnulib's fts sorts large directories); the order here is the
 //!   listing order.

@@ -1,10 +1,22 @@
 //! Searching one session file: the raw scan, then the entries it selects, rendered.
 //!
+//! 1. The file is read in 256 KiB blocks; its first lines say its format
+//!    ([`rules::detect`]), whose [`Prefilter`] picks candidate lines in each block.
+//! 2. Where the format renders a line on its own ([`Rules::line_content`]), each
+//!    candidate is rendered and searched there and then, and dropped without a match;
+//!    only what grep found is kept (the lines to print), not the content.
+//! 3. A file with candidates left is indexed ([`open`]); the candidates become nodes
+//!    (by offset and length: a line that is not an entry, or changed since, is not
+//!    one). The tree is walked in the mount's order and each selected node printed,
+//!    those not rendered yet rendered now. Without a prefilter, every node is.
+//!
 //! The search sees a session through [`Searchable`]: its nodes in the order `grep -r`
 //! meets them through a mount, each node's directory name, id and KIND name, and its
 //! content files. [`open`] is where a file's format is decided; a second format plugs
 //! in by implementing [`Searchable`] (or by being one more format behind
-//! [`Session`]) and listing its decorations in [`super::rules`].
+//! [`Session`]) and listing what its renderer adds in [`super::rules`]. Until it
+//! does, its files are found by no [`rules::detect`] and searched without prefilter:
+//! slowly, but with the right hits.
 
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
