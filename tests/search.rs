@@ -186,6 +186,7 @@ fn sessionfs_grep(args: &[&str], dir: &Path) -> Ran {
 /// Cases run on every fixture, the big ones included.
 const CASES_ALL: &[&[&str]] = &[
     &["-n", "--", "inode"],
+    &["-l", "--", "system"],
     &["-l", "-i", "--", "error"],
     &["-c", "-F", "--", "(no content)"],
     &["--color=always", "-n", "-w", "--", "read"],
@@ -263,6 +264,19 @@ const CASES: &[&[&str]] = &[
     // Ids that v1 files get only when read (`kept from ID`).
     &["-n", "--", "fb63a010"],
     &["-n", "-i", "--", "F9DB9179"],
+    // Pi 1.6: system messages, context edits, usage, compactions that keep nothing.
+    &["-n", "--", "system message"],
+    &["-n", "--", "sections preamble"],
+    &["-n", "--", "constrained sampling"],
+    &["-n", "--", "required)"],
+    &["-n", "--", "context edit of"],
+    &["-n", "--", "removes it from"],
+    &["-n", "--", "cache read"],
+    &["-n", "-E", "--", "^tokens: [0-9]+ input"],
+    &["-n", "-F", "--", "cost: $"],
+    &["-n", "--", "keeps nothing"],
+    &["-n", "--", "with the system prompt"],
+    &["-n", "-i", "--", "TOOLS +READ"],
     // Images: binary, text, broken UTF-8.
     &["-n", "--", "IHDR"],
     &["-n", "--", "hello image text"],

@@ -17,6 +17,7 @@ pub mod check;
 pub mod content;
 pub mod context;
 pub mod id;
+pub mod json_view;
 pub mod kind;
 pub mod migrate;
 pub mod render;

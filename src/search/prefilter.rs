@@ -26,7 +26,9 @@
 //!    a candidate whatever the fragment.
 //! 5. Where the format derives entry ids (Pi's v1 files), a fragment of hex digits
 //!    alone could come from one, and is not used.
-//! 6. Binary content files (images) are in a line only as base64: a line where the
+//! 6. Lines the format rewrites rather than copies (Pi 1.6's one-line summaries of a
+//!    system prompt) are always candidates.
+//! 7. Binary content files (images) are in a line only as base64: a line where the
 //!    format says they may be (a `"image"` for Pi) is a candidate when one of the
 //!    pattern's required literals occurs in the decoded bytes of any `"data"` string
 //!    of the line (or when such a string holds an escape, and is not looked into).
@@ -243,6 +245,7 @@ impl Prefilter {
         });
         let mut lacks = Vec::new();
         let mut openers: Option<usize> = None;
+        triggers.extend_from_slice(rules.always);
         for t in &triggers {
             match *t {
                 Trigger::Matches(r) => alts.push(r.to_string()),
@@ -723,7 +726,7 @@ mod tests {
             let Ok(s) = Session::open(&f) else { continue };
             for i in 0..s.entries().len() as u32 {
                 let raw = s.entry_bytes(i).unwrap();
-                if has_odd_escape(&raw) {
+                if has_odd_escape(&raw) || rules.always.iter().any(|t| t.holds(&raw)) {
                     continue;
                 }
                 let c = entry_content(&s, i).unwrap();
@@ -748,6 +751,7 @@ mod tests {
             name: "bare",
             decorations: &[],
             derived_numbers: &[],
+            always: &[],
             binary_content: &[],
             line_content: None,
             derived_ids: false,

@@ -91,6 +91,9 @@ pub struct Rules {
     /// Entry ids that exist only in memory (8 lower-case hex digits) may be written
     /// anywhere: a fragment made of hex digits alone is not used.
     pub derived_ids: bool,
+    /// Lines the renderer rewrites rather than copies (whitespace collapsed, text cut
+    /// short): always candidates, whatever the pattern.
+    pub always: &'static [Trigger],
     /// Lines whose entries may have binary content files (see the prefilter).
     pub binary_content: &'static [Trigger],
     /// An entry's content files from its raw line alone, when the format allows it
@@ -122,6 +125,16 @@ const SESSION_INFO: &[Trigger] = &[Trigger::Matches(r#""session_info""#)];
 const NO_CONTENT: &[Trigger] = &[
     Trigger::Matches(r#""content"[ \t\r]*:[ \t\r]*(?:null|\[[ \t\r]*\])"#),
     Trigger::Lacks(r#""content""#),
+];
+/// Pi 1.6's `context_edit` and `usage` entries.
+const CONTEXT_EDIT: &[Trigger] = &[Trigger::Matches(r#""context_edit""#)];
+const USAGE: &[Trigger] = &[Trigger::Matches(r#""type"[ \t\r]*:[ \t\r]*"usage""#)];
+/// Pi 1.6's system messages, and the system prompt a compaction records: their
+/// one-line summaries (`[system message: text "…"; sections …; tools +…]`) collapse
+/// whitespace and cut the text short, so the rendered text is not the line's.
+const REWRITTEN: &[Trigger] = &[
+    Trigger::Matches(r#""role"[ \t\r]*:[ \t\r]*"system""#),
+    Trigger::Matches(r#""systemMessage""#),
 ];
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
@@ -175,6 +188,9 @@ const PI_DECORATIONS: &[Decoration] = &[
     d(" tokens before]", COMPACTION),
     d("[compaction: kept from ", COMPACTION),
     d("[compaction]", COMPACTION),
+    d(" tokens before", COMPACTION),
+    d(", keeps nothing]", COMPACTION),
+    d(": keeps nothing]", COMPACTION),
     d("[branch summary from ", BRANCH_SUMMARY),
     d("[branch summary]", BRANCH_SUMMARY),
     // model_change: `provider/modelId`
@@ -185,6 +201,32 @@ const PI_DECORATIONS: &[Decoration] = &[
     d("label cleared → ", LABEL),
     // session_info
     d("(name cleared)", SESSION_INFO),
+    // context_edit (Pi 1.6); its replacement's content is rendered as a message's
+    d("[context edit of ", CONTEXT_EDIT),
+    d(": removes it from the context]", CONTEXT_EDIT),
+    d(": no replacement, so Pi cannot apply it]", CONTEXT_EDIT),
+    d(": its content in the context becomes]", CONTEXT_EDIT),
+    d(
+        ": a replacement without content, which leaves it without content]",
+        CONTEXT_EDIT,
+    ),
+    // usage (Pi 1.6): `[usage KIND: PROVIDER/MODEL]`, the note, then
+    // `tokens: N input, N output, N cache read, N cache write, N total` and
+    // `cost: $T (N input, …)`
+    d("[usage ", USAGE),
+    d(": ", USAGE),
+    d("/", USAGE),
+    d("tokens: ", USAGE),
+    d(" input", USAGE),
+    d(" output", USAGE),
+    d(" cache read", USAGE),
+    d(" cache write", USAGE),
+    d(" total", USAGE),
+    d(", ", USAGE),
+    d("cost: $", USAGE),
+    d("cost: $?", USAGE),
+    d(" (", USAGE),
+    d(")", USAGE),
     // any message or custom_message without content
     d("(no content)", NO_CONTENT),
     // an entry too deeply nested to be built (model::content)
@@ -199,6 +241,7 @@ pub static PI: Rules = Rules {
     name: "pi",
     decorations: PI_DECORATIONS,
     derived_numbers: DERIVED_NUMBERS,
+    always: REWRITTEN,
     binary_content: IMAGE,
     line_content: Some(content::line_content),
     derived_ids: false,
@@ -210,6 +253,7 @@ pub static PI_V2: Rules = Rules {
     name: "pi-v2",
     decorations: PI_DECORATIONS,
     derived_numbers: DERIVED_NUMBERS,
+    always: REWRITTEN,
     binary_content: IMAGE,
     line_content: None,
     derived_ids: false,
@@ -222,6 +266,7 @@ pub static PI_V1: Rules = Rules {
     name: "pi-v1",
     decorations: PI_DECORATIONS,
     derived_numbers: DERIVED_NUMBERS,
+    always: REWRITTEN,
     binary_content: IMAGE,
     line_content: None,
     derived_ids: true,
