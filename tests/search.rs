@@ -304,6 +304,13 @@ const CASES: &[&[&str]] = &[
 
 /// Runs every case through a mount of the fixtures and with `sessionfs grep`.
 fn compare(big: bool, cases: &[&[&str]]) {
+    // Without the locale, grep silently works on bytes and the comparison is moot.
+    let probe = sh("printf 'CAFÉ\\n' | LC_ALL=C.UTF-8 grep -ci 'café'", Path::new("/"));
+    assert_eq!(
+        probe.stdout.trim(),
+        "1",
+        "GNU grep does not fold É under LC_ALL=C.UTF-8: is the C.UTF-8 locale missing?"
+    );
     let dir = tempdir();
     let (root, roots) = fixture_dir(dir.path(), big);
     let m = Mount::sessions_dir(dir, Some(&root), &["--read-only"], &[]);
