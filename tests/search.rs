@@ -305,7 +305,10 @@ const CASES: &[&[&str]] = &[
 /// Runs every case through a mount of the fixtures and with `sessionfs grep`.
 fn compare(big: bool, cases: &[&[&str]]) {
     // Without the locale, grep silently works on bytes and the comparison is moot.
-    let probe = sh("printf 'CAFÉ\\n' | LC_ALL=C.UTF-8 grep -ci 'café'", Path::new("/"));
+    let probe = sh(
+        "printf 'CAFÉ\\n' | LC_ALL=C.UTF-8 grep -ci 'café'",
+        Path::new("/"),
+    );
     assert_eq!(
         probe.stdout.trim(),
         "1",
@@ -658,4 +661,22 @@ fn a_line_longer_than_the_read_buffer() {
     assert_eq!(out.code(), Some(0), "{}", out.stderr);
     // The second line repeats the id: the later one wins, the first is not shown.
     assert_eq!(out.stdout, "aaaa0001/user:1\n");
+}
+
+/// The output does not depend on how many threads search: files are printed in order,
+/// each file's output whole, whichever thread finishes first.
+#[test]
+fn the_output_is_the_same_on_any_number_of_threads() {
+    let dir = tempdir();
+    let (root, _) = fixture_dir(dir.path(), false);
+    let root = root.to_str().unwrap();
+    let run_with = |threads: &str| grep_in(&["-n", "--threads", threads, "e", root], dir.path());
+    let one = run_with("1");
+    assert_eq!(one.code(), Some(0), "{}", one.stderr);
+    assert!(one.stdout.lines().count() > 1_000);
+    for t in ["2", "3", "8"] {
+        let other = run_with(t);
+        assert_eq!(other.stdout, one.stdout, "--threads {t}");
+        assert_eq!(other.stderr, one.stderr, "--threads {t}");
+    }
 }

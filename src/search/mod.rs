@@ -61,6 +61,7 @@ pub mod walk;
 
 use grepfile::Mode;
 use output::{Colors, Printer};
+use parking_lot::{Condvar, Mutex};
 use pattern::{Pattern, Syntax};
 use prefilter::Prefilter;
 use session::{Chunk, Job, Report, Search};
@@ -69,7 +70,6 @@ use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 
 /// When to colour the output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,97 +199,103 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     })
 }
 
-/// A piece of a job's output, from a worker to the printer.
-struct Msg {
-    job: usize,
-    chunk: Option<Chunk>,
-    /// The job's last message.
-    done: Option<Report>,
+/// What the workers have produced and the printer has not printed yet.
+#[derive(Default)]
+struct Board {
+    /// The first job not yet printed in full.
+    want: usize,
+    /// Output of jobs from `want` on, and whether each is done.
+    pending: BTreeMap<usize, (Vec<Chunk>, Option<Report>)>,
+    matched: bool,
+    errors: bool,
 }
 
-/// Searches every job on `threads` threads, printing outcomes in job order (a job's
-/// output as it comes, the next ones' kept until their turn). Returns whether
-/// anything matched and whether any error occurred.
+impl Board {
+    /// Passes over the jobs at the front that are done and have nothing left to print.
+    fn advance(&mut self) {
+        while let Some((chunks, Some(r))) = self.pending.get(&self.want) {
+            if !chunks.is_empty() {
+                break;
+            }
+            self.matched |= r.matched;
+            self.errors |= r.error;
+            self.pending.remove(&self.want);
+            self.want += 1;
+        }
+    }
+
+    /// Whether the printer has something to do: output of the front job, or the end.
+    fn ready(&self, jobs: usize) -> bool {
+        self.want == jobs
+            || self
+                .pending
+                .get(&self.want)
+                .is_some_and(|(chunks, _)| !chunks.is_empty())
+    }
+}
+
+/// Searches every job on `threads` threads, printing outcomes in job order: the
+/// front job's output as it comes, the others' kept until their turn. The printer is
+/// woken only when the front job has output, or at the end, so files without hits
+/// cost it nothing. Returns whether anything matched and whether any error occurred.
 fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
     let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<Msg>();
-    let mut matched = false;
-    let mut errors = false;
+    let board = Mutex::new(Board::default());
+    let wake = Condvar::new();
+    let n = jobs.len();
     std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
-            let tx = tx.clone();
-            let next = &next;
+        for _ in 0..threads.clamp(1, n.max(1)) {
+            let (next, board, wake) = (&next, &board, &wake);
             scope.spawn(move || {
                 let mut buf = Vec::new();
+                let post = |k: usize, chunk: Option<Chunk>, done: Option<Report>| {
+                    let mut b = board.lock();
+                    let slot = b.pending.entry(k).or_default();
+                    slot.0.extend(chunk);
+                    if done.is_some() {
+                        slot.1 = done;
+                    }
+                    b.advance();
+                    if b.ready(n) {
+                        wake.notify_one();
+                    }
+                };
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(job) = jobs.get(k) else { break };
-                    let mut send = |c: Chunk| {
-                        let _ = tx.send(Msg {
-                            job: k,
-                            chunk: Some(c),
-                            done: None,
-                        });
-                    };
-                    let r = session::search_file(job, search, &mut buf, &mut send);
-                    if tx
-                        .send(Msg {
-                            job: k,
-                            chunk: None,
-                            done: Some(r),
-                        })
-                        .is_err()
-                    {
-                        break;
-                    }
+                    let r = session::search_file(job, search, &mut buf, &mut |c| {
+                        post(k, Some(c), None)
+                    });
+                    post(k, None, Some(r));
                 }
             });
         }
-        drop(tx);
         let stdout = io::stdout();
         let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-        let mut write = |c: Chunk| {
-            let ok = match c {
-                Chunk::Out(b) => out.write_all(&b),
-                Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
-            };
-            if let Err(e) = ok {
-                eprintln!("sessionfs: write error: {e}");
-                std::process::exit(TROUBLE as i32);
+        let mut b = board.lock();
+        loop {
+            b.advance();
+            if b.want == n {
+                break;
             }
-        };
-        let mut later: BTreeMap<usize, Vec<Msg>> = BTreeMap::new();
-        let mut want = 0;
-        for m in rx {
-            if m.job != want {
-                later.entry(m.job).or_default().push(m);
-                continue;
-            }
-            let mut m = Some(m);
-            while let Some(msg) = m.take() {
-                if let Some(c) = msg.chunk {
-                    write(c);
-                }
-                if let Some(r) = msg.done {
-                    matched |= r.matched;
-                    errors |= r.error;
-                    want += 1;
-                    // Whatever the next job already sent, in order.
-                    if let Some(queued) = later.remove(&want) {
-                        let mut it = queued.into_iter();
-                        for q in it.by_ref() {
-                            let done = q.done.is_some();
-                            if done {
-                                m = Some(q);
-                                break;
-                            }
-                            if let Some(c) = q.chunk {
-                                write(c);
-                            }
+            let want = b.want;
+            match b.pending.get_mut(&want) {
+                Some((chunks, _)) if !chunks.is_empty() => {
+                    let chunks = std::mem::take(chunks);
+                    drop(b);
+                    for c in chunks {
+                        let ok = match c {
+                            Chunk::Out(bytes) => out.write_all(&bytes),
+                            Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
+                        };
+                        if let Err(e) = ok {
+                            eprintln!("sessionfs: write error: {e}");
+                            std::process::exit(TROUBLE as i32);
                         }
-                        debug_assert!(it.next().is_none());
                     }
+                    b = board.lock();
                 }
+                _ => wake.wait(&mut b),
             }
         }
         if let Err(e) = out.flush() {
@@ -297,7 +303,8 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
             std::process::exit(TROUBLE as i32);
         }
     });
-    (matched, errors)
+    let b = board.into_inner();
+    (b.matched, b.errors)
 }
 
 /// The long help's closing section of `sessionfs grep --help`.

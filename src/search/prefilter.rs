@@ -158,6 +158,17 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
     best
 }
 
+/// How lines that may have binary content files are decided.
+#[derive(Debug, Clone)]
+struct Binary {
+    /// Where binary content may be (the format's triggers).
+    place: Regex,
+    /// The fragments and triggers alone: a line that has them is a candidate anyway.
+    text: Regex,
+    /// The pattern's literals, looked for in the decoded binary content.
+    literals: Regex,
+}
+
 /// The raw-line test for one pattern and one format. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
@@ -169,9 +180,8 @@ pub struct Prefilter {
     openers: Option<usize>,
     /// A fragment holds a `/`.
     slash: bool,
-    /// Where the format's binary content files may be, and the pattern's literals to
-    /// look for in them.
-    binary: Option<(Regex, Regex)>,
+    /// Where the format's binary content files may be, and what else decides.
+    binary: Option<Binary>,
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
@@ -253,15 +263,13 @@ impl Prefilter {
                 Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
             }
         }
-        let finder = RegexBuilder::new(&alts.join("|"))
-            .size_limit(64 << 20)
-            .build()
-            .expect("fragments are escaped and triggers are valid");
-        let literals = set
-            .iter()
-            .map(|l| regex::escape(l))
-            .collect::<Vec<_>>()
-            .join("|");
+        let build = |p: &str, icase: bool| {
+            RegexBuilder::new(p)
+                .case_insensitive(icase)
+                .size_limit(64 << 20)
+                .build()
+                .expect("fragments and literals are escaped, triggers are valid")
+        };
         let binary_where: Vec<String> = rules
             .binary_content
             .iter()
@@ -275,20 +283,24 @@ impl Prefilter {
             rules.binary_content.len(),
             "binary content is found with patterns"
         );
+        let text = alts.join("|");
         let binary = (!binary_where.is_empty()).then(|| {
-            let build = |p: &str, icase: bool| {
-                RegexBuilder::new(p)
-                    .case_insensitive(icase)
-                    .size_limit(64 << 20)
-                    .build()
-                    .expect("escaped literals and valid triggers")
+            let literals = if every_binary {
+                String::new()
+            } else {
+                set.iter()
+                    .map(|l| regex::escape(l))
+                    .collect::<Vec<_>>()
+                    .join("|")
             };
-            let literals = if every_binary { "" } else { literals.as_str() };
-            (
-                build(&binary_where.join("|"), false),
-                build(literals, icase),
-            )
+            Binary {
+                place: build(&binary_where.join("|"), false),
+                text: build(&text, false),
+                literals: build(&literals, icase),
+            }
         });
+        alts.extend(binary_where);
+        let finder = build(&alts.join("|"), false);
         Prefilter {
             all: false,
             finder: Some(finder),
@@ -321,13 +333,25 @@ impl Prefilter {
         }
         let line_start = |at: usize| memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1);
         let line_end = |at: usize| memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p);
-        // Fragments and triggers.
+        // Fragments, triggers and binary content, in one pass. A hit where binary
+        // content may be is a candidate if the line also has a fragment or a
+        // trigger, or its binary content has the pattern's literals.
         let re = self.finder.as_ref().expect("built");
         let mut at = 0;
         while at < buf.len() {
             let Some(m) = re.find_at(buf, at) else { break };
-            marks.push(line_start(m.start()));
-            at = line_end(m.start()) + 1;
+            let h = m.start();
+            let (ls, le) = (line_start(h), line_end(h));
+            let keep = match &self.binary {
+                Some(b) if b.place.find_at(buf, h).is_some_and(|p| p.start() == h) => {
+                    b.text.is_match(&buf[ls..le]) || binary_may_match(&buf[ls..le], &b.literals)
+                }
+                _ => true,
+            };
+            if keep {
+                marks.push(ls);
+            }
+            at = le + 1;
         }
         // Escapes JSON.stringify would not write. `\/` spells only a `/`, which matters
         // only to fragments holding one (triggers hold none).
@@ -339,23 +363,6 @@ impl Prefilter {
             if odd_escape(buf, h) {
                 marks.push(line_start(h));
             }
-        }
-        // Binary content files, where the pattern's literals are.
-        if let Some((place, literals)) = &self.binary {
-            marks.sort_unstable();
-            let mut extra = Vec::new();
-            let mut at = 0;
-            while at < buf.len() {
-                let Some(m) = place.find_at(buf, at) else {
-                    break;
-                };
-                let (ls, le) = (line_start(m.start()), line_end(m.start()));
-                if marks.binary_search(&ls).is_err() && binary_may_match(&buf[ls..le], literals) {
-                    extra.push(ls);
-                }
-                at = le + 1;
-            }
-            marks.extend(extra);
         }
         marks.sort_unstable();
         marks.dedup();

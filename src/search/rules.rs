@@ -128,14 +128,14 @@ const NO_CONTENT: &[Trigger] = &[
 ];
 /// Pi 1.6's `context_edit` and `usage` entries.
 const CONTEXT_EDIT: &[Trigger] = &[Trigger::Matches(r#""context_edit""#)];
-const USAGE: &[Trigger] = &[Trigger::Matches(r#""type"[ \t\r]*:[ \t\r]*"usage""#)];
-/// Pi 1.6's system messages, and the system prompt a compaction records: their
-/// one-line summaries (`[system message: text "…"; sections …; tools +…]`) collapse
-/// whitespace and cut the text short, so the rendered text is not the line's.
-const REWRITTEN: &[Trigger] = &[
-    Trigger::Matches(r#""role"[ \t\r]*:[ \t\r]*"system""#),
-    Trigger::Matches(r#""systemMessage""#),
-];
+/// `"usage"` as a value (the entry's type), not as the key every assistant message has.
+const USAGE: &[Trigger] = &[Trigger::Matches(r#""usage"[ \t\r]*[,}\]]"#)];
+/// Pi 1.6's system messages (`"role":"system"`), and the system prompt a compaction
+/// records (`"systemMessage"`): their one-line summaries (`[system message: text
+/// "…"; sections …; tools +…]`) collapse whitespace and cut the text short, so the
+/// rendered text is not the line's. Both hold a string starting `"system`, a literal
+/// the scan finds in the same pass as the fragment.
+const REWRITTEN: &[Trigger] = &[Trigger::Matches(r#""system"#)];
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
 
