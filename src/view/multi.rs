@@ -75,7 +75,9 @@
 //!    numbering kept across drops. Held briefly, never while indexing or calling a view.
 //! 4. Leaves, held briefly, under which no other lock is taken but the invalidation
 //!    sink: `containers`, `slots`, `loaded`, a folder's `listing`, `handles`, `watch`,
-//!    each view's invalidation receiver; and last the sink.
+//!    each view's invalidation receiver (held while what it held is sent on, so that
+//!    invalidations reach the sink in the order the view made them); and last the
+//!    sink.
 //!
 //! The races this settles: two requests entering an unloaded session (one index, see
 //! 1); an eviction racing a load (a session is in `loaded` only once its index is in
@@ -655,13 +657,15 @@ impl MultiView {
         })
     }
 
-    /// Sends on what the view asked to invalidate.
+    /// Sends on what the view asked to invalidate, holding the view's receiver until it
+    /// is sent: a thread that finds the receiver empty knows that what was in it is
+    /// queued on the sink ahead of anything it queues next (a writer's flush mark).
     fn forward(&self, e: &SlotEntry, l: &Loaded) {
-        let invs: Vec<Invalidation> =
-            l.rx.lock()
-                .try_iter()
-                .filter_map(|i| Self::translate_inv(e, l, i))
-                .collect();
+        let rx = l.rx.lock();
+        let invs: Vec<Invalidation> = rx
+            .try_iter()
+            .filter_map(|i| Self::translate_inv(e, l, i))
+            .collect();
         self.sink.send(invs);
     }
 

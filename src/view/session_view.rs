@@ -34,7 +34,11 @@
 //! drawing a large `tree` can hold up reads of this session for as long, never reads of
 //! another session (each has its own view; see [`MultiView`](super::MultiView)).
 //! Invalidations go down a channel that never blocks, to the notifier thread, which
-//! talks to the kernel holding no lock of the view.
+//! talks to the kernel holding no lock of the view. They are queued before `state` is
+//! let go (the sink's own lock is a leaf, taken last): whoever takes `state` after a
+//! change finds the change's invalidations queued already. A writer's `flush` relies
+//! on that when the watcher indexed its line first: it waits until everything queued
+//! before it has reached the kernel (see `fuse::notify`), and that includes them.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{entry_name, is_image_name, unescape_name};
@@ -507,26 +511,23 @@ impl SessionView {
                 false => None,
             }
         };
-        let (invs, result) = {
-            let mut st = self.state.write();
-            let before = Snapshot::take(&st);
-            let mut change = match fresh {
-                Some((generation, f)) if st.s.generation() == generation => st.s.replace_with(f),
-                _ => Change::default(),
-            };
-            // Whatever was appended since (or everything, if another reload won).
-            let more = st.s.refresh();
-            if let Ok(m) = &more {
-                merge(&mut change, m.clone());
-            }
-            let invs = match change.is_empty() {
-                true => Vec::new(),
-                false => self.apply_change(&mut st, &before, &change),
-            };
-            (invs, more.map(|_| ()).map_err(load_err))
+        let mut st = self.state.write();
+        let before = Snapshot::take(&st);
+        let mut change = match fresh {
+            Some((generation, f)) if st.s.generation() == generation => st.s.replace_with(f),
+            _ => Change::default(),
         };
-        self.sink.send(invs);
-        result
+        // Whatever was appended since (or everything, if another reload won).
+        let more = st.s.refresh();
+        if let Ok(m) = &more {
+            merge(&mut change, m.clone());
+        }
+        if !change.is_empty() {
+            let invs = self.apply_change(&mut st, &before, &change);
+            // Queued before `state` is let go (see "Locks").
+            self.sink.send(invs);
+        }
+        more.map(|_| ()).map_err(load_err)
     }
 
     /// Catches up with lines appended to the file, if nothing holds the index right
@@ -544,12 +545,11 @@ impl SessionView {
         let Ok(change) = st.s.refresh() else {
             return false;
         };
-        let invs = match change.is_empty() {
-            true => Vec::new(),
-            false => self.apply_change(&mut st, &before, &change),
-        };
-        drop(st);
-        self.sink.send(invs);
+        if !change.is_empty() {
+            let invs = self.apply_change(&mut st, &before, &change);
+            // Queued before `state` is let go (see "Locks").
+            self.sink.send(invs);
+        }
         true
     }
 
