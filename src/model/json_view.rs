@@ -85,16 +85,19 @@ fn visible_cut(s: &str, n: usize) -> Option<usize> {
         return Some(0);
     }
     let b = s.as_bytes();
-    let visible = |c: &u8| *c > 0x20 && *c != 0x7f;
     let mut seen = 0;
     let mut i = 0;
     // Whole blocks of ASCII that cannot reach `n`: count them at once.
     while i + 32 <= b.len() {
         let block = &b[i..i + 32];
-        if !block.is_ascii() {
+        if block.iter().fold(0, |a, &c| a | c) >= 0x80 {
             break;
         }
-        let k = block.iter().filter(|c| visible(c)).count();
+        // Summed as bytes (at most 32), which the compiler does many at a time.
+        let k = block
+            .iter()
+            .map(|&c| u8::from(c > 0x20) & u8::from(c != 0x7f))
+            .sum::<u8>() as usize;
         if seen + k >= n {
             break;
         }
@@ -477,7 +480,12 @@ fn key_is(raw: &[u8], key: &str) -> bool {
         std::cmp::Ordering::Less => false,
         std::cmp::Ordering::Equal => raw == key.as_bytes(),
         std::cmp::Ordering::Greater => {
-            raw.contains(&b'\\') && decode(raw, usize::MAX).is_some_and(|k| k == key)
+            // Up to its first escape, the key is its bytes: the first byte that differs
+            // from `key` must start an escape (unless `key` has a backslash before it).
+            let key = key.as_bytes();
+            let same = raw.iter().zip(key).take_while(|(a, b)| a == b).count();
+            (raw[same] == b'\\' || key[..same].contains(&b'\\'))
+                && decode(raw, usize::MAX).is_some_and(|k| k.as_bytes() == key)
         }
     }
 }
@@ -603,7 +611,10 @@ fn decode(raw: &[u8], max: usize) -> Option<Cow<'_, str>> {
 /// character boundary); says whether that is the whole string. `None` on a broken
 /// escape.
 fn decode_prefix(raw: &[u8], max: usize) -> Option<(Cow<'_, str>, bool)> {
-    let plain = memchr::memchr(b'\\', raw).unwrap_or(raw.len());
+    // Only the first `max` bytes (and a character's worth) can be kept: look no
+    // further for an escape.
+    let look = raw.len().min(max.saturating_add(4));
+    let plain = memchr::memchr(b'\\', &raw[..look]).unwrap_or(look);
     if plain == raw.len() || plain >= max {
         // A cut in the middle of a character only spoils what lies past `max`.
         let cut = &raw[..plain.min(max.saturating_add(4))];

@@ -1069,25 +1069,31 @@ fn one_line(s: &str) -> String {
 /// [`one_line`] with at most `n` characters.
 fn one_line_n(s: &str, n: usize) -> String {
     if s.is_ascii() {
-        // The same, a byte at a time.
-        let mut out = Vec::with_capacity(s.len().min(n + 1));
-        let mut blank = false;
-        for &b in s.as_bytes() {
-            if out.len() >= n {
+        // The same, a run of visible bytes at a time.
+        let blank = |b: u8| b <= 0x20 || b == 0x7f;
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len().min(n + 1));
+        let mut i = 0;
+        while i < b.len() && out.len() < n {
+            let run = i;
+            while i < b.len() && blank(b[i]) {
+                i += 1;
+            }
+            if i == b.len() {
                 break;
             }
-            if b <= 0x20 || b == 0x7f {
-                blank = true;
-                continue;
-            }
-            if blank && !out.is_empty() {
+            if i > run && !out.is_empty() {
                 out.push(b' ');
                 if out.len() >= n {
                     break;
                 }
             }
-            blank = false;
-            out.push(b);
+            let start = i;
+            let end = b.len().min(i + (n - out.len()));
+            while i < end && !blank(b[i]) {
+                i += 1;
+            }
+            out.extend_from_slice(&b[start..i]);
         }
         return String::from_utf8(out).unwrap_or_default();
     }
@@ -1147,6 +1153,10 @@ fn one_line_n(s: &str, n: usize) -> String {
 /// `truncate_chars(&one_line(s), max)` in one pass.
 fn one_line_cut(s: &str, max: usize) -> String {
     let line = one_line_n(s, max + 1);
+    if line.len() <= max {
+        // At most as many characters as bytes: nothing to cut.
+        return line;
+    }
     truncate_chars(&line, max)
 }
 
