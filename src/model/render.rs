@@ -847,13 +847,13 @@ where
     O::Val: Json<'a>,
 {
     let role = match m.get("role") {
-        None => "message".to_string(),
+        None => Cow::Borrowed("message"),
         Some(r) => match r.as_str() {
-            Some(r) => r.into_owned(),
-            None => jtext(Some(r)).into_owned(),
+            Some(r) => r,
+            None => jtext(Some(r)),
         },
     };
-    match role.as_str() {
+    match &*role {
         "assistant" => {
             let mut text = String::new();
             let mut thinking = String::new();
@@ -905,27 +905,27 @@ where
                 .max(24);
             let text = truncate_chars(&text, room);
             match (text.is_empty(), tail.is_empty()) {
-                (_, true) => format!("{prefix}{text}"),
-                (true, false) => format!("{prefix}{tail}"),
-                (false, false) => format!("{prefix}{text} {tail}"),
+                (_, true) => cat(&[prefix, &text]),
+                (true, false) => cat(&[prefix, &tail]),
+                (false, false) => cat(&[prefix, &text, " ", &tail]),
             }
         }
         "toolResult" => {
             let name = jtext(m.get("toolName"));
-            let name = if name.is_empty() {
-                String::new()
-            } else {
-                format!(" {name}")
-            };
+            let space = if name.is_empty() { "" } else { " " };
             let err = if jtruthy(m.get("isError")) {
                 " [error]"
             } else {
                 ""
             };
-            format!(
-                "toolResult{name}{err}: {}",
-                content_preview(m.get("content"))
-            )
+            cat(&[
+                "toolResult",
+                space,
+                &name,
+                err,
+                ": ",
+                &content_preview(m.get("content")),
+            ])
         }
         "bashExecution" => format!("bashExecution: $ {}", jtext(m.get("command"))),
         "custom" => format!(
@@ -937,7 +937,7 @@ where
             // `m` is the message object; summarize it through its members.
             format!("system: {}", system_summary_obj(m))
         }
-        _ => format!("{role}: {}", content_preview(m.get("content"))),
+        _ => cat(&[&role, ": ", &content_preview(m.get("content"))]),
     }
 }
 
@@ -1043,8 +1043,17 @@ where
     if detail.is_empty() {
         name.into_owned()
     } else {
-        format!("{name} {detail}")
+        cat(&[&name, " ", &detail])
     }
+}
+
+/// The parts, one after the other (what `format!` does, without parsing a format).
+fn cat(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.push_str(p);
+    }
+    out
 }
 
 /// Any value as JSON, cut to a kilobyte.
