@@ -1098,10 +1098,7 @@ fn one_line_n(s: &str, n: usize) -> String {
                 }
             }
             let start = i;
-            let end = b.len().min(i + (n - out.len()));
-            while i < end && !blank(b[i]) {
-                i += 1;
-            }
+            i = visible_ascii_run(b, i, b.len().min(i + (n - out.len())));
             out.extend_from_slice(&b[start..i]);
         }
         return String::from_utf8(out).unwrap_or_default();
@@ -1139,24 +1136,33 @@ fn one_line_n(s: &str, n: usize) -> String {
         // Then a run of other characters, up to the limit.
         let start = i;
         while i < bytes.len() && chars < n {
-            let b = bytes[i];
-            if b < 0x80 {
-                if b <= 0x20 || b == 0x7f {
-                    break;
-                }
-                i += 1;
-            } else {
-                let c = s[i..].chars().next().unwrap_or(' ');
-                if c.is_whitespace() || c.is_control() {
-                    break;
-                }
-                i += c.len_utf8();
+            let run = visible_ascii_run(bytes, i, bytes.len().min(i + (n - chars)));
+            chars += run - i;
+            i = run;
+            if i >= bytes.len() || chars >= n || bytes[i] < 0x80 {
+                break;
             }
+            let c = s[i..].chars().next().unwrap_or(' ');
+            if c.is_whitespace() || c.is_control() {
+                break;
+            }
+            i += c.len_utf8();
             chars += 1;
         }
         out.push_str(&s[start..i]);
     }
     out
+}
+
+/// The end of the run of visible ASCII characters (not blanks, not control
+/// characters, not the start of a longer character) that starts at `b[i]`, looking no
+/// further than `end`.
+fn visible_ascii_run(b: &[u8], mut i: usize, end: usize) -> usize {
+    // Words are short: a byte at a time beats anything wider here.
+    while i < end && b[i] > 0x20 && b[i] < 0x7f {
+        i += 1;
+    }
+    i
 }
 
 /// `truncate_chars(&one_line(s), max)` in one pass.
@@ -2046,8 +2052,13 @@ mod tests {
             "  日本 語  ",
             "x\u{85}y",
             "ab cd ef gh",
+            // Runs longer than a word of bytes, ended by each kind of byte.
+            "abcdefghijklmnopqrstuvwxyz0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            "abcdefghijklmn\x7fopqrstuvwxyz\x1f0123456789~~~~~~~~!!!!!!!!",
+            "abcdefghijkémnopqrstuvwxyz\u{a0}0123456789abcdefgh\u{2028}x",
+            "  \t\n  abcdefghijklmnopqrstuvwxyz  \r\n  ",
         ] {
-            for n in 0..12 {
+            for n in 0..s.len() + 2 {
                 assert_eq!(one_line_n(s, n), reference(s, n), "{s:?} {n}");
             }
             assert_eq!(one_line_n(s, 500), reference(s, 500), "{s:?}");
