@@ -36,6 +36,9 @@ use std::path::{Path, PathBuf};
 /// "No entry": the parent of a root, the end of a sibling list.
 pub const NIL: u32 = u32::MAX;
 
+/// Lines of a context that add up to this many bytes are parsed on two cores.
+const PARALLEL_PARSE_BYTES: u64 = 64 << 10;
+
 /// Timestamp value for a timestamp JavaScript cannot parse (`NaN`).
 pub const NO_TIME: i64 = i64::MIN;
 
@@ -726,7 +729,29 @@ impl Session {
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_by_key(|&k| line(k).offset);
         let mut values: Vec<Option<serde_json::Value>> = (0..entries.len()).map(|_| None).collect();
-        let mut buf = Vec::new();
+        let parse = |bufs: &[Vec<u8>], jobs: &[(usize, usize, usize)]| {
+            let mut out = Vec::with_capacity(jobs.len());
+            for &(k, b, at) in jobs {
+                let e = line(k);
+                match super::migrate::parse_line(&bufs[b][at..at + e.len as usize]) {
+                    Ok(mut v) => {
+                        super::migrate::migrate_entry(self, entries[k], &mut v);
+                        out.push((k, v));
+                    }
+                    Err(_) => log::debug!(
+                        "context of {}: skipping line {}, nested too deep to build",
+                        self.id_string(leaf),
+                        e.line
+                    ),
+                }
+            }
+            out
+        };
+        // Read a batch (runs of nearby lines in one read each), then parse it.
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
+        // Each line of the batch: its place in `entries`, its buffer, where it starts.
+        let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
+        let mut batch = 0u64;
         let mut g = 0;
         while g < order.len() {
             let start = line(order[g]).offset;
@@ -741,24 +766,45 @@ impl Session {
                 end = end.max(e_end);
                 h += 1;
             }
-            buf.resize((end - start) as usize, 0);
+            let mut buf = vec![0; (end - start) as usize];
             self.file.read_exact_at(&mut buf, start)?;
             for &k in &order[g..h] {
-                let e = line(k);
-                let at = (e.offset - start) as usize;
-                match super::migrate::parse_line(&buf[at..at + e.len as usize]) {
-                    Ok(mut v) => {
-                        super::migrate::migrate_entry(self, entries[k], &mut v);
-                        values[k] = Some(v);
-                    }
-                    Err(_) => log::debug!(
-                        "context of {}: skipping line {}, nested too deep to build",
-                        self.id_string(leaf),
-                        e.line
-                    ),
-                }
+                jobs.push((k, bufs.len(), (line(k).offset - start) as usize));
+                batch += line(k).len as u64;
             }
+            bufs.push(buf);
             g = h;
+            if batch < SPAN && g < order.len() {
+                continue;
+            }
+            // Lines parse independently: a long batch is parsed on two cores, each
+            // taking about half of its bytes.
+            let two = batch >= PARALLEL_PARSE_BYTES
+                && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+            let parsed = if two {
+                let mut half = 0;
+                let mut seen = 0;
+                while half < jobs.len() && 2 * seen < batch {
+                    seen += line(jobs[half].0).len as u64;
+                    half += 1;
+                }
+                let (first, second) = jobs.split_at(half);
+                let bufs = &bufs;
+                std::thread::scope(|scope| {
+                    let other = scope.spawn(move || parse(bufs, second));
+                    let mut out = parse(bufs, first);
+                    out.extend(other.join().expect("a thread parsing a context panicked"));
+                    out
+                })
+            } else {
+                parse(&bufs, &jobs)
+            };
+            for (k, v) in parsed {
+                values[k] = Some(v);
+            }
+            bufs.clear();
+            jobs.clear();
+            batch = 0;
         }
         Ok(values.into_iter().flatten().collect())
     }
