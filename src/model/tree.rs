@@ -222,6 +222,9 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         });
     }
     let mut kids: Vec<u32> = Vec::new();
+    // The gutters of the last line drawn, and what they were drawn for.
+    let mut prefix: Vec<u8> = Vec::new();
+    let mut prefix_of: Option<(std::rc::Rc<Vec<Option<bool>>>, usize, isize, bool)> = None;
     while let Some(f) = stack.pop() {
         let display_indent = if multiple_roots {
             f.indent.saturating_sub(1)
@@ -234,15 +237,28 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         } else {
             -1
         };
-        for level in 0..display_indent {
-            if let Some(&Some(show)) = f.gutters.get(level) {
-                out.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
-            } else if connector && level as isize == connector_pos {
-                out.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
-            } else {
-                out.extend_from_slice(b"   ");
+        // A chain of single children shares its gutters: draw them once per run.
+        let same = prefix_of.as_ref().is_some_and(|(g, d, c, l)| {
+            std::rc::Rc::ptr_eq(g, &f.gutters)
+                && *d == display_indent
+                && *c == connector_pos
+                && *l == f.is_last
+        });
+        if !same {
+            prefix.clear();
+            for level in 0..display_indent {
+                if let Some(&Some(show)) = f.gutters.get(level) {
+                    prefix.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
+                } else if connector && level as isize == connector_pos {
+                    prefix.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
+                } else {
+                    prefix.extend_from_slice(b"   ");
+                }
             }
+            // Holding the gutters keeps their address from being reused by others.
+            prefix_of = Some((f.gutters.clone(), display_indent, connector_pos, f.is_last));
         }
+        out.extend_from_slice(&prefix);
         if !s.ids().write_to(s.entry(f.node).id, &mut out) {
             out.extend_from_slice(s.id_string(f.node).as_bytes());
         }
@@ -251,7 +267,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         if let Some(l) = s.label_of(f.node) {
             out.extend_from_slice(format!("  [label: {}]", one_line(l)).as_bytes());
         }
-        if let Some(&e) = edited.get(&f.node) {
+        if let Some(&e) = (!edited.is_empty()).then(|| edited.get(&f.node)).flatten() {
             out.extend_from_slice(format!("  [edited by {}]", s.id_string(e)).as_bytes());
         }
         if Some(f.node) == leaf {
