@@ -1205,26 +1205,10 @@ fn truncate_chars(s: &str, max: usize) -> String {
 }
 
 /// The readable `context`: [`render_context_message`] of each message,
-/// concatenated. Empty for no messages. A long context is rendered on two cores
-/// (each message on its own, so the text is the same).
+/// concatenated. Empty for no messages.
 pub fn render_context(messages: &[Value]) -> String {
-    let all = |ms: &[Value]| -> String { ms.iter().map(render_context_message).collect() };
-    if messages.len() < PARALLEL_MESSAGES
-        || !std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-    {
-        return all(messages);
-    }
-    let (first, second) = messages.split_at(messages.len() / 2);
-    std::thread::scope(|scope| {
-        let other = scope.spawn(|| all(second));
-        let mut out = all(first);
-        out.push_str(&other.join().expect("a thread rendering a context panicked"));
-        out
-    })
+    messages.iter().map(render_context_message).collect()
 }
-
-/// A context of this many messages or more is rendered on two cores.
-const PARALLEL_MESSAGES: usize = 64;
 
 /// One message of the readable `context`: a heading line naming the role
 /// (`## user`, `## assistant (anthropic/claude-sonnet-4-5)`,
@@ -2000,28 +1984,6 @@ mod tests {
                 Some(want),
                 "{line}"
             );
-        }
-    }
-
-    #[test]
-    fn a_long_context_renders_as_its_messages_one_after_the_other() {
-        let messages: Vec<Value> = (0..PARALLEL_MESSAGES * 2 + 3)
-            .map(|i| match i % 3 {
-                0 => json!({"role": "user", "content": format!("question {i}")}),
-                1 => json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {i}")}],
-                    "provider": "p", "model": "m"}),
-                _ => json!({"role": "toolResult", "toolName": "read", "content": [{"type": "text", "text": format!("result {i}")}]}),
-            })
-            .collect();
-        for n in [
-            0,
-            1,
-            PARALLEL_MESSAGES - 1,
-            PARALLEL_MESSAGES,
-            messages.len(),
-        ] {
-            let want: String = messages[..n].iter().map(render_context_message).collect();
-            assert_eq!(render_context(&messages[..n]), want, "{n}");
         }
     }
 
