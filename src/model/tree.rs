@@ -167,15 +167,17 @@ fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
     out
 }
 
+/// For each position, whether an open fork above draws a bar there (`None`: no fork
+/// at that position).
+type Gutters = std::rc::Rc<Vec<Option<bool>>>;
+
 struct Frame {
     node: u32,
     indent: usize,
     just_branched: bool,
     show_connector: bool,
     is_last: bool,
-    /// For each position, whether an open fork above draws a bar there (`None`: no
-    /// fork at that position).
-    gutters: std::rc::Rc<Vec<Option<bool>>>,
+    gutters: Gutters,
     virtual_root_child: bool,
 }
 
@@ -224,7 +226,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
     let mut kids: Vec<u32> = Vec::new();
     // The gutters of the last line drawn, and what they were drawn for.
     let mut prefix: Vec<u8> = Vec::new();
-    let mut prefix_of: Option<(std::rc::Rc<Vec<Option<bool>>>, usize, isize, bool)> = None;
+    let mut prefix_of: Option<(Gutters, usize, isize, bool)> = None;
     while let Some(f) = stack.pop() {
         let display_indent = if multiple_roots {
             f.indent.saturating_sub(1)
