@@ -186,12 +186,10 @@ impl<'a> JsonObj<'a> for &'a Map<String, Value> {
 /// one pass: after that, stepping over a value costs a lookup, however long it is.
 pub struct Tape<'a> {
     s: &'a [u8],
-    /// Start offsets of every string, array and object ("tokens"), in order.
-    starts: Vec<u32>,
-    /// The offset just past each token.
-    ends: Vec<u32>,
-    /// The first token after each token's end (for a string, the next one).
-    next: Vec<u32>,
+    /// Every string, array and object ("tokens"), in order: where it starts, the
+    /// offset just past it, and the first token after its end (for a string, the
+    /// next one).
+    toks: Vec<[u32; 3]>,
     /// The line's one value (whitespace around it left out).
     root: (usize, usize),
 }
@@ -202,6 +200,8 @@ const SCALAR: u32 = u32::MAX;
 thread_local! {
     /// Vectors of dropped tapes, kept for the next line (drawing a tree maps 100,000).
     static SPARE: std::cell::RefCell<Vec<Vec<u32>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARE_TOKS: std::cell::RefCell<Vec<Vec<[u32; 3]>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn spare() -> Vec<u32> {
@@ -221,9 +221,16 @@ fn give_back(v: Vec<u32>) {
 
 impl Drop for Tape<'_> {
     fn drop(&mut self) {
-        give_back(std::mem::take(&mut self.starts));
-        give_back(std::mem::take(&mut self.ends));
-        give_back(std::mem::take(&mut self.next));
+        let mut v = std::mem::take(&mut self.toks);
+        if v.capacity() <= 1 << 16 {
+            v.clear();
+            SPARE_TOKS.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() < 8 {
+                    s.push(v);
+                }
+            });
+        }
     }
 }
 
@@ -235,9 +242,9 @@ impl<'a> Tape<'a> {
         }
         let mut t = Tape {
             s: line,
-            starts: spare(),
-            ends: spare(),
-            next: spare(),
+            toks: SPARE_TOKS
+                .with(|s| s.borrow_mut().pop())
+                .unwrap_or_default(),
             root: (0, 0),
         };
         let mut stack = spare();
@@ -251,17 +258,13 @@ impl<'a> Tape<'a> {
                         ok = false;
                         break;
                     };
-                    let k = t.starts.len() as u32;
-                    t.starts.push(i as u32);
-                    t.ends.push(e as u32);
-                    t.next.push(k + 1);
+                    let k = t.toks.len() as u32;
+                    t.toks.push([i as u32, e as u32, k + 1]);
                     i = e;
                 }
                 b'{' | b'[' => {
-                    stack.push(t.starts.len() as u32);
-                    t.starts.push(i as u32);
-                    t.ends.push(0);
-                    t.next.push(0);
+                    stack.push(t.toks.len() as u32);
+                    t.toks.push([i as u32, 0, 0]);
                     i += 1;
                 }
                 b'}' | b']' => {
@@ -269,8 +272,10 @@ impl<'a> Tape<'a> {
                         ok = false;
                         break;
                     };
-                    t.ends[k as usize] = i as u32 + 1;
-                    t.next[k as usize] = t.starts.len() as u32;
+                    let next = t.toks.len() as u32;
+                    let tok = &mut t.toks[k as usize];
+                    tok[1] = i as u32 + 1;
+                    tok[2] = next;
                     i += 1;
                 }
                 _ => i += 1,
@@ -283,7 +288,7 @@ impl<'a> Tape<'a> {
         }
         let start = skip_ws(s, 0);
         let end = match s.get(start)? {
-            b'"' | b'{' | b'[' => *t.ends.first()? as usize,
+            b'"' | b'{' | b'[' => t.toks.first()?[1] as usize,
             _ => scalar_end(s, start)?,
         };
         if skip_ws(s, end) != s.len() {
@@ -299,7 +304,7 @@ impl<'a> Tape<'a> {
             t: self,
             start: self.root.0,
             end: self.root.1,
-            tok: if self.starts.first() == Some(&(self.root.0 as u32)) {
+            tok: if self.toks.first().map(|t| t[0]) == Some(self.root.0 as u32) {
                 0
             } else {
                 SCALAR
@@ -313,17 +318,18 @@ impl<'a> Tape<'a> {
         let s = self.s;
         match *s.get(i)? {
             b'"' | b'{' | b'[' => {
-                if *self.starts.get(k as usize)? as usize != i {
+                let [start, end, next] = *self.toks.get(k as usize)?;
+                if start as usize != i {
                     return None;
                 }
-                let end = self.ends[k as usize] as usize;
+                let end = end as usize;
                 let raw = Raw {
                     t: self,
                     start: i,
                     end,
                     tok: k,
                 };
-                Some((raw, self.next[k as usize]))
+                Some((raw, next))
             }
             _ => {
                 let end = scalar_end(s, i)?;
@@ -432,8 +438,8 @@ impl<'a> RawObj<'a> {
     fn key(&self, m: &[u32; 4]) -> &'a [u8] {
         let t = self.obj.t;
         let (a, b) = (
-            t.starts[m[0] as usize] as usize,
-            t.ends[m[0] as usize] as usize,
+            t.toks[m[0] as usize][0] as usize,
+            t.toks[m[0] as usize][1] as usize,
         );
         &t.s[a + 1..b - 1]
     }
