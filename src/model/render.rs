@@ -1078,29 +1078,37 @@ fn one_line(s: &str) -> String {
 /// [`one_line`] with at most `n` characters.
 fn one_line_n(s: &str, n: usize) -> String {
     if s.is_ascii() {
-        // The same, a run of visible bytes at a time.
-        let blank = |b: u8| b <= 0x20 || b == 0x7f;
+        // The same, copying the stretches that stay as they are (words with single
+        // spaces between them) in one go: `out` then `b[kept..i]` is the line so far.
+        let blank = |c: u8| c <= 0x20 || c == 0x7f;
         let b = s.as_bytes();
         let mut out = Vec::with_capacity(b.len().min(n + 1));
         let mut i = 0;
-        while i < b.len() && out.len() < n {
-            let run = i;
-            while i < b.len() && blank(b[i]) {
+        while i < b.len() && blank(b[i]) {
+            i += 1;
+        }
+        let mut kept = i;
+        while i < b.len() && out.len() + (i - kept) < n {
+            if !blank(b[i]) {
                 i += 1;
+                continue;
             }
-            if i == b.len() {
+            let mut j = i + 1;
+            while j < b.len() && blank(b[j]) {
+                j += 1;
+            }
+            if j == b.len() {
                 break;
             }
-            if i > run && !out.is_empty() {
-                out.push(b' ');
-                if out.len() >= n {
-                    break;
-                }
+            if j == i + 1 && b[i] == b' ' {
+                i = j;
+                continue;
             }
-            let start = i;
-            i = visible_ascii_run(b, i, b.len().min(i + (n - out.len())));
-            out.extend_from_slice(&b[start..i]);
+            out.extend_from_slice(&b[kept..i]);
+            out.push(b' ');
+            (kept, i) = (j, j);
         }
+        out.extend_from_slice(&b[kept..i]);
         return String::from_utf8(out).unwrap_or_default();
     }
     let mut out = String::with_capacity(s.len().min(4 * n));
