@@ -29,7 +29,7 @@ use super::adapter::Adapter;
 use super::dir_watch::DirWatcher;
 use super::notify::NotifierThread;
 use super::watch::Watcher;
-use crate::model::LoadError;
+use crate::model::{LoadError, sessions_dir};
 use crate::view::{FsView, MultiOptions, MultiView, Options, STATS_NAME, SessionView};
 use fuser::{Config, MountOption, Session, SessionACL, SessionUnmounter};
 use log::{debug, info, warn};
@@ -233,61 +233,10 @@ fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
     })
 }
 
-/// Pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions` (a leading `~` expanded),
-/// else `~/.pi/agent/sessions`. `None` without a home directory to expand.
-pub fn default_sessions_dir() -> Option<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    match std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => {
-            let b = d.as_bytes();
-            let agent = if b == b"~" {
-                home()?
-            } else if let Some(rest) = b.strip_prefix(b"~/") {
-                home()?.join(std::ffi::OsStr::from_bytes(rest))
-            } else {
-                PathBuf::from(d)
-            };
-            Some(agent.join("sessions"))
-        }
-        None => Some(home()?.join(".pi/agent/sessions")),
-    }
-}
-
 fn check_default_dir() -> Result<PathBuf, Failure> {
-    let Some(dir) = default_sessions_dir() else {
-        return Err(Failure::new(
-            exit::FILE,
-            "cannot find Pi's sessions directory: HOME is not set; \
-             give a sessions directory or a session file",
-        ));
-    };
-    match fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => fs::canonicalize(&dir)
-            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e)))),
-        Ok(_) => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Pi's sessions directory {} is not a directory",
-                dir.display()
-            ),
-        )),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Pi's sessions directory {} does not exist (has Pi run yet? \
-                 PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
-                dir.display()
-            ),
-        )),
-        Err(e) => Err(Failure::new(
-            exit::FILE,
-            format!("{}: {}", dir.display(), io_msg(&e)),
-        )),
-    }
+    let dir = sessions_dir::existing_default_dir().map_err(|m| Failure::new(exit::FILE, m))?;
+    fs::canonicalize(&dir)
+        .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e))))
 }
 
 /// A session file or a sessions directory: its absolute path, and whether it is a
@@ -1043,7 +992,7 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
     };
     loop {
         if answers() {
-            let source = args.file.clone().or_else(default_sessions_dir);
+            let source = args.file.clone().or_else(sessions_dir::default_dir);
             if let Some(src) = source.filter(|s| s.is_dir()) {
                 let shown = match &args.file {
                     Some(f) => f.display().to_string(),

@@ -5,13 +5,16 @@
 //!   with appends; [`scan`] is the per-line field reader it uses.
 //! * [`migrate`] applies Pi's v1/v2 migrations in memory.
 //! * [`context`] rebuilds the messages Pi would send to the model for any entry.
-//! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree.
+//! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree;
+//!   [`content`] is what an entry's directory holds (its KIND file and images).
 //! * [`append`] writes new entries the way Pi does.
 //! * [`check`] reports what is wrong with a file.
+//! * [`sessions_dir`] finds Pi's sessions directory and lists it.
 
 pub mod append;
 pub mod base64;
 pub mod check;
+pub mod content;
 pub mod context;
 pub mod id;
 pub mod json_view;
@@ -20,6 +23,7 @@ pub mod migrate;
 pub mod render;
 pub mod scan;
 pub mod session;
+pub mod sessions_dir;
 pub mod time;
 pub mod tree;
 

@@ -60,7 +60,7 @@ use super::{
     Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::{LoadError, NIL, Session};
+use crate::model::{LoadError, NIL, Session, sessions_dir};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
 use std::collections::hash_map::DefaultHasher;
@@ -947,35 +947,11 @@ impl MultiView {
     // ----- listings ------------------------------------------------------------------
 
     /// Reads a folder: project folders and loose sessions at the root, sessions in a
-    /// project. Sorted by name; a folder hides a loose session of the same name.
+    /// project, as [`sessions_dir::list`] lists them (sorted by name; a folder hides a
+    /// loose session of the same name), the same listing `sessionfs grep` walks.
     fn read_listing(&self, c: &Arc<Container>) -> Result<Vec<Listed>> {
-        let rd = fs::read_dir(&c.path).map_err(not_found_or)?;
-        let mut dirs = Vec::new();
-        let mut files = Vec::new();
-        for ent in rd {
-            let Ok(ent) = ent else { continue };
-            let name = ent.file_name();
-            let Ok(mut ft) = ent.file_type() else {
-                continue;
-            };
-            if ft.is_symlink() {
-                match fs::metadata(ent.path()) {
-                    Ok(m) => ft = m.file_type(),
-                    Err(_) => continue,
-                }
-            }
-            if ft.is_dir() && c.idx == 0 {
-                dirs.push(name);
-            } else if ft.is_file()
-                && let Some(stem) = session_stem(&name)
-            {
-                files.push(stem);
-            }
-        }
-        dirs.sort();
-        let dir_set: HashSet<&OsString> = dirs.iter().collect();
-        files.retain(|f| !dir_set.contains(f));
-        files.sort();
+        let listing = sessions_dir::list(&c.path, c.idx == 0).map_err(not_found_or)?;
+        let (dirs, files) = (listing.projects, listing.sessions);
         let mut out = Vec::with_capacity(dirs.len() + files.len());
         for d in &dirs {
             let p = self.project(d);

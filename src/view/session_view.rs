@@ -12,9 +12,10 @@
 //! entries whose link appeared, moved or went.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
-use super::names::{escape_id, is_image_name, unescape_name};
+use super::names::{entry_name, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{NewEntry, sanitize_name};
+use crate::model::content;
 use crate::model::render::{self, Image};
 use crate::model::session::{Change, NIL, Session};
 use crate::model::{AppendError, LoadError, tree};
@@ -330,15 +331,6 @@ fn append_err(e: AppendError) -> Error {
     }
 }
 
-/// The file name of entry `i`: its escaped id, or `%!line-N` for an entry without one.
-fn name_of(s: &Session, i: u32) -> String {
-    if s.entry(i).id.is_none() {
-        format!("%!line-{}", s.entry(i).line)
-    } else {
-        escape_id(&s.id_string(i))
-    }
-}
-
 /// Bytes an unprivileged writer may still use on the filesystem holding `path`, and
 /// the filesystem's block size.
 fn free_bytes(path: &Path) -> Option<(u64, u64)> {
@@ -487,7 +479,7 @@ impl SessionView {
                 // It was a leaf: it is no longer a branch tip.
                 invs.push(Invalidation::Entry {
                     parent: ino::BRANCHES,
-                    name: name_of(s, p).into(),
+                    name: entry_name(s, p).into(),
                 });
             }
         }
@@ -620,7 +612,7 @@ impl SessionView {
             return s.find(&id);
         }
         // A long id: find it by its hashed name among the candidates.
-        let matches = |i: u32| name_of(s, i) == name;
+        let matches = |i: u32| entry_name(s, i) == name;
         match candidates {
             Some(NIL) => s.roots().iter().copied().find(|&r| matches(r)),
             Some(p) => s.children(p).find(|&c| matches(c)),
@@ -667,20 +659,11 @@ impl SessionView {
         if let Some(r) = self.rendered.lock().get(key) {
             return Ok(r);
         }
-        let r = match st.s.entry_value(idx) {
-            Ok(v) => Rendered {
-                text: render::render_entry(&v).into_bytes(),
-                images: render::images(&v),
-            },
-            // Indexed (it is valid JSON) but too deeply nested to build: say so.
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Rendered {
-                text: format!("[this entry cannot be shown: {e}; its raw line is in entry.json]\n")
-                    .into_bytes(),
-                images: Vec::new(),
-            },
-            Err(e) => return Err(e.into()),
-        };
-        let r = Arc::new(r);
+        let c = content::entry_content(&st.s, idx)?;
+        let r = Arc::new(Rendered {
+            text: c.text,
+            images: c.images,
+        });
         self.rendered.lock().put(key, r.clone());
         Ok(r)
     }
@@ -718,7 +701,7 @@ impl SessionView {
 
     /// The target of a symlink in entry `idx`'s nested directory to `.id/ID/file`.
     fn symlink_to_id(&self, st: &State, idx: u32, file: &str) -> Vec<u8> {
-        let id = name_of(&st.s, idx);
+        let id = entry_name(&st.s, idx);
         self.link_from_nested(st, idx, &format!("{id}/{file}"))
     }
 
@@ -743,7 +726,7 @@ impl SessionView {
     /// The `edited-by` link of entry `idx`, from its nested directory or from `.id/`.
     fn edited_by_link(&self, st: &State, idx: u32, flat: bool) -> Result<Vec<u8>> {
         let e = st.s.edited_by(idx).ok_or(Error::NotFound)?;
-        let id = name_of(&st.s, e);
+        let id = entry_name(&st.s, e);
         Ok(if flat {
             format!("../{id}").into_bytes()
         } else {
@@ -809,7 +792,7 @@ impl SessionView {
             Node::RootReply => file(0, header_time, rw, FOREVER),
             Node::Leaf => {
                 let l = s.leaf().ok_or(Error::NotFound)?;
-                let t = format!(".id/{}", name_of(s, l));
+                let t = format!(".id/{}", entry_name(s, l));
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
             Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
@@ -821,7 +804,7 @@ impl SessionView {
             Node::IdDir => dir(header_time, 0o555, FOREVER),
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
-                let t = format!("../.id/{}", name_of(s, target));
+                let t = format!("../.id/{}", entry_name(s, target));
                 let (_, le) = s.label_entry(name).ok_or(Error::NotFound)?;
                 link(t.len() as u64, time_of(s.entry(le).ts), SHORT)
             }
@@ -873,10 +856,10 @@ impl SessionView {
                     ),
                     Slot::ParentLink => {
                         let p = s.entry(idx).parent;
-                        link(3 + name_of(s, p).len() as u64, mtime, FOREVER)
+                        link(3 + entry_name(s, p).len() as u64, mtime, FOREVER)
                     }
-                    Slot::ChildLink => link(3 + name_of(s, idx).len() as u64, mtime, FOREVER),
-                    Slot::BranchLink => link(7 + name_of(s, idx).len() as u64, mtime, SHORT),
+                    Slot::ChildLink => link(3 + entry_name(s, idx).len() as u64, mtime, FOREVER),
+                    Slot::BranchLink => link(7 + entry_name(s, idx).len() as u64, mtime, SHORT),
                     // Which edit it names follows the leaf: short-lived, and invalidated.
                     Slot::EditedByLink | Slot::EditedByFlatLink => {
                         let flat = *slot == Slot::EditedByFlatLink;
@@ -983,7 +966,7 @@ impl SessionView {
         let st = self.state.read();
         let s = &st.s;
         let node = self.decode(&st, i)?;
-        let id_of = |e: u32| name_of(s, e);
+        let id_of = |e: u32| entry_name(s, e);
         Ok(match node {
             Node::Leaf => format!(".id/{}", id_of(s.leaf().ok_or(Error::NotFound)?)).into_bytes(),
             Node::Label(name) => {
@@ -1098,7 +1081,7 @@ impl SessionView {
                     l.pos += 1;
                 }
                 for c in kids {
-                    let name = name_of(s, c);
+                    let name = entry_name(s, c);
                     let (slot, kind) = if flat {
                         (Slot::ChildLink, FileKind::Symlink)
                     } else {
@@ -1822,7 +1805,7 @@ impl Lister {
     ) {
         let skip = self.skip(entries.len());
         for &e in &entries[skip..] {
-            if !self.push(entry_ino(base, e, slot), kind, name_of(s, e).into()) {
+            if !self.push(entry_ino(base, e, slot), kind, entry_name(s, e).into()) {
                 break;
             }
         }
@@ -1850,7 +1833,7 @@ impl Snapshot {
         let s = &st.s;
         Snapshot {
             entries: s.entries().len(),
-            root_names: s.roots().iter().map(|&r| name_of(s, r)).collect(),
+            root_names: s.roots().iter().map(|&r| entry_name(s, r)).collect(),
             labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
             edited: s.edited_entries(),
         }
