@@ -749,7 +749,8 @@ impl Session {
     /// Only the entries that decide the context are read and parsed (see
     /// [`Session::context_plan`]): where the path has a compaction, those it keeps and
     /// those after it, plus the two that settle the thinking level and the model. At
-    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines.
+    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines. Long runs
+    /// of lines are parsed on two cores (see `parse_lines`).
     pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
         let path = self.context_path(i);
         let built = match self.context_plan(&path)? {
