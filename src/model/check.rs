@@ -140,6 +140,9 @@ pub fn describe(p: &ProblemKind) -> String {
         ProblemKind::LabelTargetMissing { target } => {
             format!("label on {target}, which is not in the file")
         }
+        ProblemKind::UnknownLine(t) => {
+            format!("unknown line type {t:?} without an id (kept in the file, not shown)")
+        }
         ProblemKind::UnterminatedLastLine {
             bytes,
             parses: true,
@@ -258,6 +261,7 @@ fn kind_word(p: &ProblemKind) -> &'static str {
         ProblemKind::Cycle { .. } => "cycle",
         ProblemKind::UnknownType(_) => "unknown-type",
         ProblemKind::LabelTargetMissing { .. } => "label-target-missing",
+        ProblemKind::UnknownLine(_) => "unknown-line",
         ProblemKind::UnterminatedLastLine { parses: true, .. } => "unterminated-last-line",
         ProblemKind::UnterminatedLastLine { parses: false, .. } => "torn-last-line",
     }

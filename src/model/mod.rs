@@ -1,5 +1,6 @@
-//! The session model: everything sessionfs knows about Pi's session files, with no
-//! filesystem in it.
+//! The session model: everything sessionfs knows about session files, with no
+//! filesystem in it. Pi's format is the shared index and the modules below; Claude
+//! Code's is [`claude`]; [`format`] is the seam between them.
 //!
 //! * [`session`] indexes a file (tolerant of damage, lazy about content) and catches up
 //!   with appends; [`scan`] is the per-line field reader it uses.
@@ -8,11 +9,14 @@
 //! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree.
 //! * [`append`] writes new entries the way Pi does.
 //! * [`check`] reports what is wrong with a file.
+//! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
 
 pub mod append;
 pub mod base64;
 pub mod check;
+pub mod claude;
 pub mod context;
+pub mod format;
 pub mod id;
 pub mod kind;
 pub mod migrate;
@@ -23,4 +27,5 @@ pub mod time;
 pub mod tree;
 
 pub use append::{AppendError, NewEntry};
+pub use format::Format;
 pub use session::{Change, LoadError, NIL, Session};

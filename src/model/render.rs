@@ -175,7 +175,7 @@ fn label_text(entry: &Value) -> String {
 }
 
 /// Ends `s` with exactly the newline it needs; an empty `s` becomes `"\n"`.
-fn finish(mut s: String) -> String {
+pub(crate) fn finish(mut s: String) -> String {
     if !s.ends_with('\n') {
         s.push('\n');
     }
@@ -323,7 +323,7 @@ fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
 }
 
 /// Joins blocks with a blank line between them; each block ends in `\n`.
-fn join_chunks(chunks: &[String]) -> String {
+pub(crate) fn join_chunks(chunks: &[String]) -> String {
     let mut out = String::new();
     for (i, chunk) in chunks.iter().enumerate() {
         if i > 0 {
@@ -396,7 +396,7 @@ pub fn images(entry: &Value) -> Vec<Image> {
         .collect()
 }
 
-fn image_ext(mime: Option<&Value>) -> &'static str {
+pub(crate) fn image_ext(mime: Option<&Value>) -> &'static str {
     let Some(mime) = mime.and_then(Value::as_str) else {
         return "bin";
     };
@@ -607,7 +607,7 @@ fn tool_call_summary(block: &Value) -> String {
 /// Collapses whitespace and control characters into single spaces, trimmed.
 /// `s` on one line (runs of whitespace and control characters become one space).
 /// Previews are cut to [`PREVIEW_CHARS`] later, so only a prefix is worth building.
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(4 * PREVIEW_CHARS));
     let mut pending_space = false;
     for c in s.chars() {
@@ -627,7 +627,7 @@ fn one_line(s: &str) -> String {
     out
 }
 
-fn truncate_chars(s: &str, max: usize) -> String {
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }

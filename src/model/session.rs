@@ -24,6 +24,7 @@
 //! it was replaced, truncated or rewritten.
 
 use super::context::js_date_ms as parse_iso_ms;
+pub use super::format::Format;
 use super::id::{IdBuild, IdKey, IdTable};
 use super::kind::{KNOWN_TYPES, KindId, KindTable};
 use super::scan::{Field, LineError, LineHead};
@@ -77,8 +78,14 @@ pub mod flags {
     pub const SELF_PARENT: u8 = 8;
     /// Root because it closed a parent cycle.
     pub const CYCLE: u8 = 16;
-    /// The `type` is not one Pi 0.81 knows.
+    /// The `type` is not one the format knows.
     pub const UNKNOWN_TYPE: u8 = 32;
+    /// A parent that is not in the file is no problem: the entry is a root without a
+    /// complaint (a Claude Code compaction boundary whose logical parent was not copied).
+    pub const SOFT_PARENT: u8 = 64;
+    /// Hangs off a fork only because of how the file stores one turn (the dead end of
+    /// parallel tool calls in Claude Code): shown, but not a branch.
+    pub const PIECE: u8 = 128;
 }
 
 impl Entry {
@@ -159,6 +166,8 @@ pub enum ProblemKind {
     LabelTargetMissing {
         target: String,
     },
+    /// A line that is not an entry, of a type the format does not know.
+    UnknownLine(String),
     /// The last line has no `\n`: Pi's next append would be glued onto it.
     UnterminatedLastLine {
         bytes: u64,
@@ -216,7 +225,7 @@ pub struct Change {
 
 impl Change {
     pub fn is_empty(&self) -> bool {
-        !self.reloaded && self.new_entries.is_empty()
+        !self.reloaded && self.new_entries.is_empty() && !self.name_changed
     }
 }
 
@@ -260,6 +269,17 @@ pub struct Session {
     fingerprint: Vec<u8>,
     /// A duplicate id was seen since the last link pass: relink everything.
     relink: bool,
+    /// The file's format, and what only that format needs (see [`super::format`]).
+    dialect: Dialect,
+}
+
+/// The format of a session file and its own index state: the seam between the shared
+/// index and each format (see [`super::format`]).
+#[derive(Debug)]
+pub(crate) enum Dialect {
+    /// Pi: its state (header, labels, name, v1 bookkeeping) is in the shared fields.
+    Pi,
+    Claude(Box<super::claude::State>),
 }
 
 impl Session {
@@ -303,6 +323,7 @@ impl Session {
             generation: 0,
             fingerprint: Vec::new(),
             relink: false,
+            dialect: Dialect::Pi,
         };
         s.scan(true)?;
         s.entries.shrink_to_fit();
@@ -388,16 +409,38 @@ impl Session {
         (p != NIL).then_some(p)
     }
 
-    /// The last entry in file order: where Pi resumes.
+    /// Where the agent resumes, and a new message attaches: for Pi the last entry in
+    /// file order; for Claude Code the chain end (its leaf rule, CLAUDE-FORMAT.md §6).
     pub fn leaf(&self) -> Option<u32> {
-        (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1)
+        match &self.dialect {
+            Dialect::Pi => (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1),
+            Dialect::Claude(st) => st.chain_end_with(|| super::claude::loader::chain_end(self, st)),
+        }
     }
 
-    /// Nodes without children, in pre-order.
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        match &self.dialect {
+            Dialect::Pi => Format::Pi,
+            Dialect::Claude(_) => Format::Claude,
+        }
+    }
+
+    /// Claude Code's own index state, for a Claude Code file.
+    pub(crate) fn claude(&self) -> Option<&super::claude::State> {
+        match &self.dialect {
+            Dialect::Claude(st) => Some(st),
+            Dialect::Pi => None,
+        }
+    }
+
+    /// Nodes without children, in pre-order: the tips of branches (the dead ends a
+    /// turn leaves in the file, [`flags::PIECE`], are not tips).
     pub fn leaves(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.leaves as usize);
         self.walk_preorder(|i, _| {
-            if self.entries[i as usize].child_count == 0 {
+            let e = &self.entries[i as usize];
+            if e.child_count == 0 && e.flags & flags::PIECE == 0 {
                 out.push(i);
             }
         });
@@ -449,9 +492,13 @@ impl Session {
             .map(|(t, (_, e))| (self.by_id[t], *e))
     }
 
-    /// The session name (latest `session_info`; an empty name clears it).
+    /// The session name: for Pi the latest `session_info` (an empty name clears it);
+    /// for Claude Code its title rule (CLAUDE-FORMAT.md §7).
     pub fn name(&self) -> Option<&str> {
-        self.name.as_ref().map(|(n, _)| &**n)
+        match &self.dialect {
+            Dialect::Pi => self.name.as_ref().map(|(n, _)| &**n),
+            Dialect::Claude(st) => st.name_with(|| super::claude::title(self, st)),
+        }
     }
 
     /// The `session_info` entry behind [`Session::name`].
@@ -523,6 +570,7 @@ impl Session {
             + self.v1_parsed.capacity() * 4
             + self.labels.capacity() * 48
             + self.problems.capacity() * std::mem::size_of::<Problem>()
+            + self.claude().map_or(0, super::claude::State::heap_bytes)
     }
 
     // ----- content -----------------------------------------------------------------
@@ -550,6 +598,77 @@ impl Session {
         })?;
         super::migrate::migrate_entry(self, i, &mut v);
         Ok(v)
+    }
+
+    // ----- what the view shows, by format ---------------------------------------------------
+
+    /// `session.json`: the header line for Pi; for Claude Code, whose files have no
+    /// header, a small object made from the file ([`super::claude::session_json`]).
+    pub fn session_json(&self) -> io::Result<Vec<u8>> {
+        match &self.dialect {
+            Dialect::Pi => {
+                let mut b = self.header_bytes()?;
+                b.push(b'\n');
+                Ok(b)
+            }
+            Dialect::Claude(st) => Ok(super::claude::session_json(self, st).into_bytes()),
+        }
+    }
+
+    /// The size of [`Session::session_json`], without reading the header line.
+    pub fn session_json_len(&self) -> u64 {
+        match &self.dialect {
+            Dialect::Pi => self.header.len as u64 + 1,
+            Dialect::Claude(st) => super::claude::session_json(self, st).len() as u64,
+        }
+    }
+
+    /// The KIND file's text and the decoded images of entry `i`. An entry nested too
+    /// deep to build is an `InvalidData` error.
+    pub fn render(&self, i: u32) -> io::Result<(String, Vec<super::render::Image>)> {
+        let v = self.entry_value(i)?;
+        Ok(match &self.dialect {
+            Dialect::Pi => (super::render::render_entry(&v), super::render::images(&v)),
+            Dialect::Claude(st) => {
+                let x = super::claude::extra(self, st, i, &v);
+                (
+                    super::claude::render::render_entry(&v, &x),
+                    super::claude::render::images(&v),
+                )
+            }
+        })
+    }
+
+    /// The one-line preview of entry `i` in `tree`.
+    pub fn preview(&self, i: u32) -> io::Result<String> {
+        let v = self.entry_value(i)?;
+        Ok(match &self.dialect {
+            Dialect::Pi => super::render::preview(&v),
+            Dialect::Claude(st) => {
+                let x = super::claude::extra(self, st, i, &v);
+                super::claude::render::preview(&v, self.kind_name(i), &x)
+            }
+        })
+    }
+
+    /// The context at entry `i`, as messages (`context.json`) and as text (`context`).
+    pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
+        match &self.dialect {
+            Dialect::Pi => {
+                let messages = self.llm_context(i)?.messages;
+                Ok((
+                    super::render::render_context(&messages),
+                    super::render::context_json(&messages),
+                ))
+            }
+            Dialect::Claude(st) => {
+                let messages = super::claude::context(self, st, i)?;
+                Ok((
+                    super::claude::render::render_context(&messages),
+                    super::render::context_json(&messages),
+                ))
+            }
+        }
     }
 
     /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
@@ -754,6 +873,9 @@ impl Session {
         let label_entries_before = self.labels.values().map(|(_, e)| *e).max();
         let (rebuilt, parents) = self.scan(false)?;
         let after = self.entries.len() as u32;
+        // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
+        // the name and the leaf.
+        let meta_moved = matches!(self.dialect, Dialect::Claude(_));
         Ok(Change {
             reloaded: false,
             new_entries: before..after,
@@ -763,7 +885,7 @@ impl Session {
                 || self.labels.values().map(|(_, e)| *e).max() != label_entries_before
                 || (before..after)
                     .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
-            name_changed: self.name.as_ref().map(|(_, e)| *e) != name_before,
+            name_changed: meta_moved || self.name.as_ref().map(|(_, e)| *e) != name_before,
         })
     }
 
@@ -877,6 +999,7 @@ impl Session {
         if initial {
             self.relink = false;
             self.rebuild_tree();
+            self.after_link();
             return Ok((true, Vec::new()));
         }
         // Linking one entry at a time is right only when every new entry's parent is
@@ -892,6 +1015,7 @@ impl Session {
         if self.relink || !in_order {
             self.relink = false;
             self.rebuild_tree();
+            self.after_link();
             return Ok((true, Vec::new()));
         }
         let mut parents = Vec::new();
@@ -901,6 +1025,7 @@ impl Session {
         }
         parents.sort_unstable();
         parents.dedup();
+        self.after_link();
         Ok((false, parents))
     }
 
@@ -915,6 +1040,10 @@ impl Session {
         let len = raw.len() as u32;
         if raw.last() == Some(&b'\r') && line_no <= 2 {
             self.note(line_no, Severity::Note, ProblemKind::Crlf);
+        }
+        if matches!(self.dialect, Dialect::Claude(_)) {
+            self.index_claude_line(raw, off, line_no);
+            return Ok(());
         }
         let head = match LineHead::parse(raw) {
             Ok(h) => h,
@@ -944,6 +1073,13 @@ impl Session {
         };
         if !*header_found {
             if !head.is_header() {
+                // No header: a Claude Code file says so on its first line.
+                if super::claude::looks_like_claude(raw) {
+                    *header_found = true;
+                    self.begin_claude();
+                    self.index_claude_line(raw, off, line_no);
+                    return Ok(());
+                }
                 let reason = match head.ty.as_str() {
                     Some("session") => "the header has no string \"id\"".to_string(),
                     Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
@@ -1041,23 +1177,7 @@ impl Session {
             .as_str()
             .and_then(parse_iso_ms)
             .unwrap_or(NO_TIME);
-        if !id.is_none() {
-            if let Some(&prev) = self.by_id.get(&id) {
-                let first_line = self.entries[prev as usize].line;
-                self.entries[prev as usize].flags |= flags::SHADOWED;
-                self.relink = true;
-                let id_s = self.ids.resolve(id).unwrap_or_default().into_owned();
-                self.note(
-                    line_no,
-                    Severity::Warning,
-                    ProblemKind::DuplicateId {
-                        id: id_s,
-                        first_line,
-                    },
-                );
-            }
-            self.by_id.insert(id, idx);
-        }
+        self.register_id(id, idx, line_no);
         // Labels and name resolve over the whole file, in file order.
         match ty {
             Some("label") => {
@@ -1083,15 +1203,53 @@ impl Session {
             }
             _ => {}
         }
+        self.push_entry(off, len, line_no, id, parent_id, ts, kind, fl);
+        Ok(())
+    }
+
+    /// Makes `idx` the node with `id`; an earlier entry with the same id leaves the tree.
+    fn register_id(&mut self, id: IdKey, idx: u32, line_no: u32) {
+        if id.is_none() {
+            return;
+        }
+        if let Some(&prev) = self.by_id.get(&id) {
+            let first_line = self.entries[prev as usize].line;
+            self.entries[prev as usize].flags |= flags::SHADOWED;
+            self.relink = true;
+            let id_s = self.ids.resolve(id).unwrap_or_default().into_owned();
+            self.note(
+                line_no,
+                Severity::Warning,
+                ProblemKind::DuplicateId {
+                    id: id_s,
+                    first_line,
+                },
+            );
+        }
+        self.by_id.insert(id, idx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_entry(
+        &mut self,
+        offset: u64,
+        len: u32,
+        line: u32,
+        id: IdKey,
+        parent_id: IdKey,
+        ts: i64,
+        kind: KindId,
+        flags: u8,
+    ) {
         self.entries.push(Entry {
-            offset: off,
+            offset,
             len,
-            line: line_no,
+            line,
             id,
             parent_id,
             ts,
             kind,
-            flags: fl,
+            flags,
             parent: NIL,
             first_child: NIL,
             last_child: NIL,
@@ -1099,7 +1257,99 @@ impl Session {
             child_count: 0,
             depth: 1,
         });
-        Ok(())
+    }
+
+    /// Switches an index that has read nothing yet to Claude Code's format.
+    fn begin_claude(&mut self) {
+        self.dialect = Dialect::Claude(Box::default());
+        let sid = self
+            .path
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.header = Header {
+            offset: 0,
+            len: 0,
+            line: 0,
+            session_id: sid,
+            version: 3,
+            timestamp_ms: NO_TIME,
+        };
+    }
+
+    /// Indexes one line of a Claude Code file (see [`super::claude`]).
+    fn index_claude_line(&mut self, raw: &[u8], off: u64, line_no: u32) {
+        let next = self.entries.len() as u32;
+        let Dialect::Claude(st) = &mut self.dialect else {
+            return;
+        };
+        let outcome = st.index_line(raw, line_no, next, &mut self.ids, &mut self.kinds);
+        if self.header.timestamp_ms == NO_TIME && st.first_ts != 0 {
+            self.header.timestamp_ms = st.first_ts;
+        }
+        if let Some(sid) = &st.session_id
+            && self.header.line == 0
+            && self.header.session_id != *sid
+        {
+            self.header.session_id = sid.clone();
+        }
+        match outcome {
+            super::claude::Outcome::Skip => {}
+            super::claude::Outcome::Note(sev, what) => self.note(line_no, sev, what),
+            super::claude::Outcome::Entry {
+                id,
+                parent_id,
+                ts,
+                kind,
+                flags,
+                note,
+            } => {
+                if let Some((sev, what)) = note {
+                    self.note(line_no, sev, what);
+                }
+                self.register_id(id, next, line_no);
+                self.push_entry(
+                    off,
+                    raw.len() as u32,
+                    line_no,
+                    id,
+                    parent_id,
+                    ts,
+                    kind,
+                    flags,
+                );
+            }
+        }
+    }
+
+    /// After the tree links changed: what the format derives from them.
+    fn after_link(&mut self) {
+        let Dialect::Claude(st) = &mut self.dialect else {
+            return;
+        };
+        super::claude::mark_pieces(&mut self.entries, &st.nodes);
+        st.changed();
+        // Counts without the pieces of a turn.
+        self.leaves = 0;
+        self.branch_points = 0;
+        for e in &self.entries {
+            if !e.is_node() || e.flags & flags::PIECE != 0 {
+                continue;
+            }
+            let mut real = 0;
+            let mut c = e.first_child;
+            while c != NIL {
+                if self.entries[c as usize].flags & flags::PIECE == 0 {
+                    real += 1;
+                }
+                c = self.entries[c as usize].next_sibling;
+            }
+            match real {
+                0 => self.leaves += 1,
+                1 => {}
+                _ => self.branch_points += 1,
+            }
+        }
     }
 
     /// The node an entry's `parentId` resolves to, and why it is a root otherwise.
@@ -1113,6 +1363,7 @@ impl Session {
         }
         match self.by_id.get(&e.parent_id) {
             Some(&p) => (p, 0),
+            None if e.flags & flags::SOFT_PARENT != 0 => (NIL, 0),
             None => (NIL, flags::ORPHAN),
         }
     }

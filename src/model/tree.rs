@@ -6,9 +6,12 @@
 //! connectors and `│` gutters; several roots hang off an invisible common root. Each
 //! line gives the id, a one-line preview of the entry (see [`super::render::preview`]),
 //! the label if any, and marks the leaf (where Pi resumes).
+//!
+//! A child that is a piece of its parent's turn ([`flags::PIECE`]: the dead end
+//! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
+//! before the real children, so that one turn reads as one turn and not as a fork.
 
-use super::render::preview;
-use super::session::Session;
+use super::session::{Session, flags};
 use std::io;
 
 struct Frame {
@@ -42,6 +45,7 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
         });
     }
     let mut kids: Vec<u32> = Vec::new();
+    let mut pieces: Vec<u32> = Vec::new();
     while let Some(f) = stack.pop() {
         let display_indent = if multiple_roots {
             f.indent.saturating_sub(1)
@@ -65,8 +69,8 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
         }
         out.extend_from_slice(s.id_string(f.node).as_bytes());
         out.push(b' ');
-        let line = match s.entry_value(f.node) {
-            Ok(v) => preview(&v),
+        let line = match s.preview(f.node) {
+            Ok(p) => p,
             Err(_) => format!("{} (unreadable)", s.kind_name(f.node)),
         };
         out.extend_from_slice(line.as_bytes());
@@ -79,7 +83,14 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
         out.push(b'\n');
 
         kids.clear();
-        kids.extend(s.children(f.node));
+        pieces.clear();
+        for c in s.children(f.node) {
+            if s.entry(c).flags & flags::PIECE != 0 {
+                pieces.push(c);
+            } else {
+                kids.push(c);
+            }
+        }
         let multiple = kids.len() > 1;
         let child_indent = if multiple || (f.just_branched && f.indent > 0) {
             f.indent + 1
@@ -105,6 +116,23 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
                 just_branched: multiple,
                 show_connector: multiple,
                 is_last: i == kids.len() - 1,
+                gutters: gutters.clone(),
+                virtual_root_child: false,
+            });
+        }
+        // Pieces of this turn: in this node's column, drawn first.
+        let single_indent = if f.just_branched && f.indent > 0 {
+            f.indent + 1
+        } else {
+            f.indent
+        };
+        for &c in pieces.iter().rev() {
+            stack.push(Frame {
+                node: c,
+                indent: single_indent,
+                just_branched: false,
+                show_connector: false,
+                is_last: true,
                 gutters: gutters.clone(),
                 virtual_root_child: false,
             });

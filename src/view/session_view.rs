@@ -11,7 +11,7 @@ use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{escape_id, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Result};
 use crate::model::append::NewEntry;
-use crate::model::render::{self, Image};
+use crate::model::render::Image;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::{AppendError, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
@@ -565,10 +565,10 @@ impl SessionView {
         if let Some(r) = self.rendered.lock().get(key) {
             return Ok(r);
         }
-        let r = match st.s.entry_value(idx) {
-            Ok(v) => Rendered {
-                text: render::render_entry(&v).into_bytes(),
-                images: render::images(&v),
+        let r = match st.s.render(idx) {
+            Ok((text, images)) => Rendered {
+                text: text.into_bytes(),
+                images,
             },
             // Indexed (it is valid JSON) but too deeply nested to build: say so.
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Rendered {
@@ -588,10 +588,10 @@ impl SessionView {
         if let Some(c) = self.contexts.lock().get(key) {
             return Ok(c);
         }
-        let messages = st.s.llm_context(idx)?.messages;
+        let (text, json) = st.s.context_files(idx)?;
         let c = Arc::new(Ctx {
-            text: render::render_context(&messages).into_bytes(),
-            json: render::context_json(&messages).into_bytes(),
+            text: text.into_bytes(),
+            json: json.into_bytes(),
         });
         self.contexts.lock().put(key, c.clone());
         Ok(c)
@@ -674,7 +674,7 @@ impl SessionView {
         let rw = if writable { 0o644 } else { 0o444 };
         Ok(match node {
             Node::Root => dir(header_time, 0o555, SHORT),
-            Node::SessionJson => file(s.header().len as u64 + 1, header_time, 0o444, FOREVER),
+            Node::SessionJson => file(s.session_json_len(), header_time, 0o444, FOREVER),
             Node::Name => file(
                 Self::name_bytes(s).len() as u64,
                 time_of(last_ts),
@@ -1063,11 +1063,7 @@ impl SessionView {
             });
         }
         let (data, keep): (Arc<Vec<u8>>, bool) = match node {
-            Node::SessionJson => {
-                let mut b = st.s.header_bytes()?;
-                b.push(b'\n');
-                (Arc::new(b), true)
-            }
+            Node::SessionJson => (Arc::new(st.s.session_json()?), true),
             Node::Name => (Arc::new(Self::name_bytes(&st.s)), false),
             Node::Tree => {
                 // The kernel may keep what it reads, so that drawing the tree again is
