@@ -184,36 +184,155 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 
 /// What the checks established.
 struct Checked {
-    /// The session file, or the sessions directory (absolute).
+    /// The session file, or the sessions directory (absolute); with no source, the
+    /// first agent's directory.
     file: PathBuf,
     /// Whether `file` is a sessions directory.
     dir: bool,
+    /// With no source: every agent's sessions directory found, by folder name.
+    agents: Option<Vec<(&'static str, PathBuf)>>,
     mount_point: PathBuf,
 }
 
 fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
-    let (file, dir) = match &args.file {
-        Some(f) => check_source(f)?,
-        None => (check_default_dir()?, true),
+    let (file, dir, agents) = match &args.file {
+        Some(f) => {
+            let (file, dir) = check_source(f)?;
+            (file, dir, None)
+        }
+        None => {
+            let agents = check_agents()?;
+            (agents[0].1.clone(), true, Some(agents))
+        }
     };
     let mount_point = check_mount_point(&args.mount_point)?;
-    if dir && mount_point.starts_with(&file) {
-        return Err(Failure::new(
-            exit::FILE,
-            format!(
-                "{} is a directory that holds the mount point {}; mount it elsewhere",
-                args.file.as_deref().unwrap_or(&file).display(),
-                args.mount_point.display()
-            ),
-        ));
+    let dirs: Vec<&PathBuf> = match &agents {
+        Some(a) => a.iter().map(|(_, p)| p).collect(),
+        None if dir => vec![&file],
+        None => Vec::new(),
+    };
+    for d in dirs {
+        if mount_point.starts_with(d) {
+            return Err(Failure::new(
+                exit::FILE,
+                format!(
+                    "{} is a directory that holds the mount point {}; mount it elsewhere",
+                    args.file.as_deref().unwrap_or(d).display(),
+                    args.mount_point.display()
+                ),
+            ));
+        }
     }
     check_fuse_device(Path::new("/dev/fuse"))?;
     check_permitted()?;
     Ok(Checked {
         file,
         dir,
+        agents,
         mount_point,
     })
+}
+
+/// A directory named by an environment variable: the variable's value with a leading
+/// `~` expanded, joined with `tail`. `None` when the variable is unset or empty; an
+/// error without a home directory to expand.
+fn env_dir(var: &str, tail: &str) -> Option<Option<PathBuf>> {
+    let d = std::env::var_os(var).filter(|d| !d.is_empty())?;
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+    };
+    let b = d.as_bytes();
+    let base = if b == b"~" {
+        home()
+    } else if let Some(rest) = b.strip_prefix(b"~/") {
+        home().map(|h| h.join(std::ffi::OsStr::from_bytes(rest)))
+    } else {
+        Some(PathBuf::from(d))
+    };
+    Some(base.map(|b| b.join(tail)))
+}
+
+/// Claude Code's projects directory: `$CLAUDE_CONFIG_DIR/projects` (a leading `~`
+/// expanded), else `~/.claude/projects`. `None` without a home directory to expand.
+pub fn default_claude_dir() -> Option<PathBuf> {
+    match env_dir("CLAUDE_CONFIG_DIR", "projects") {
+        Some(d) => d,
+        None => Some(
+            PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?)
+                .join(".claude/projects"),
+        ),
+    }
+}
+
+/// Every agent's sessions directory on this machine, for `sessionfs mount MOUNTPOINT`:
+/// Pi's (`pi`) and Claude Code's (`claude`). A directory named by its environment
+/// variable (`PI_CODING_AGENT_DIR`, `CLAUDE_CONFIG_DIR`) must be there; a default one
+/// is shown when it exists. At least one must be found.
+fn check_agents() -> Result<Vec<(&'static str, PathBuf)>, Failure> {
+    let mut found = Vec::new();
+    let pi_explicit = std::env::var_os("PI_CODING_AGENT_DIR").is_some_and(|d| !d.is_empty());
+    let claude_explicit = std::env::var_os("CLAUDE_CONFIG_DIR").is_some_and(|d| !d.is_empty());
+    match check_default_dir() {
+        Ok(d) => found.push(("pi", d)),
+        Err(f) if pi_explicit => return Err(f),
+        Err(_) => {}
+    }
+    match check_claude_dir() {
+        Ok(d) => found.push(("claude", d)),
+        Err(f) if claude_explicit => return Err(f),
+        Err(_) => {}
+    }
+    if found.is_empty() {
+        let pi = default_sessions_dir()
+            .map_or("~/.pi/agent/sessions".into(), |d| d.display().to_string());
+        let claude =
+            default_claude_dir().map_or("~/.claude/projects".into(), |d| d.display().to_string());
+        return Err(Failure::new(
+            exit::FILE,
+            format!(
+                "no agent's sessions found: neither Pi's sessions directory {pi} \
+                 nor Claude Code's projects directory {claude} exists \
+                 (PI_CODING_AGENT_DIR and CLAUDE_CONFIG_DIR move them); \
+                 give a sessions directory or a session file"
+            ),
+        ));
+    }
+    Ok(found)
+}
+
+fn check_claude_dir() -> Result<PathBuf, Failure> {
+    let Some(dir) = default_claude_dir() else {
+        return Err(Failure::new(
+            exit::FILE,
+            "cannot find Claude Code's projects directory: HOME is not set; \
+             give a sessions directory or a session file",
+        ));
+    };
+    match fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => fs::canonicalize(&dir)
+            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e)))),
+        Ok(_) => Err(Failure::new(
+            exit::FILE,
+            format!(
+                "Claude Code's projects directory {} is not a directory",
+                dir.display()
+            ),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
+            exit::FILE,
+            format!(
+                "Claude Code's projects directory {} does not exist (has Claude Code run yet? \
+                 CLAUDE_CONFIG_DIR moves it); give a sessions directory or a session file",
+                dir.display()
+            ),
+        )),
+        Err(e) => Err(Failure::new(
+            exit::FILE,
+            format!("{}: {}", dir.display(), io_msg(&e)),
+        )),
+    }
 }
 
 /// Pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions` (a leading `~` expanded),
@@ -460,14 +579,15 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     let shown = args.file.as_deref().unwrap_or(&checked.file).display();
     let (tx, rx) = std::sync::mpsc::channel();
     let (view, served): (Arc<dyn FsView>, Served) = if checked.dir {
-        let multi = MultiView::open(
-            &checked.file,
-            MultiOptions {
-                session: opts,
-                max_index_memory: args.max_index_memory,
-                max_loaded: sessions_loadable(),
-            },
-        )
+        let mopts = MultiOptions {
+            session: opts,
+            max_index_memory: args.max_index_memory,
+            max_loaded: sessions_loadable(),
+        };
+        let multi = match &checked.agents {
+            Some(agents) => MultiView::open_agents(agents, mopts),
+            None => MultiView::open(&checked.file, mopts),
+        }
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
         let multi = Arc::new(multi);
         multi.set_invalidation_sink(tx);

@@ -16,6 +16,7 @@ pub enum Report {
 
 #[derive(Debug)]
 pub struct Summary {
+    pub format: super::Format,
     pub problems: Vec<Problem>,
     pub problems_dropped: u64,
     pub version: u32,
@@ -62,6 +63,7 @@ pub fn check(path: &Path) -> Report {
         }
     });
     Report::Checked(Box::new(Summary {
+        format: s.format(),
         problems: s.problems().to_vec(),
         problems_dropped: s.problems_dropped(),
         version: s.header().version,
@@ -81,7 +83,9 @@ pub fn check(path: &Path) -> Report {
 
 /// Every `.jsonl` file under `dir`, at any depth, sorted by path. Symbolic links
 /// are followed to files but not into directories. A directory that cannot be read is
-/// returned as it is, so that checking it reports why.
+/// returned as it is, so that checking it reports why. The transcripts of a Claude
+/// Code session's subagents (`<session>/subagents/agent-*.jsonl`) are checked as part
+/// of their session, not as sessions of their own.
 pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let rd = match std::fs::read_dir(dir) {
@@ -95,7 +99,11 @@ pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
             let path = ent.path();
             let Ok(ft) = ent.file_type() else { continue };
             if ft.is_dir() {
-                walk(&path, out);
+                let subagents = path.file_name().is_some_and(|n| n == "subagents")
+                    && dir.with_extension("jsonl").is_file();
+                if !subagents {
+                    walk(&path, out);
+                }
             } else if path.extension().is_some_and(|e| e == "jsonl")
                 && (ft.is_file() || path.is_file())
             {
@@ -109,7 +117,21 @@ pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// One problem as a line of text.
+/// One problem of a file in `format` as a line of text: [`describe`], in the words of
+/// the agent that wrote the file.
+pub fn describe_for(format: super::Format, p: &ProblemKind) -> String {
+    let text = describe(p);
+    match format {
+        super::Format::Pi => text,
+        super::Format::Claude => text
+            .replace("skipped by Pi", "skipped by Claude Code")
+            .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
+            .replace("Pi's next append", "Claude Code's next append")
+            .replace("not in any context", "not sent to the model"),
+    }
+}
+
+/// One problem as a line of text (in Pi's words; see [`describe_for`]).
 pub fn describe(p: &ProblemKind) -> String {
     match p {
         ProblemKind::Blank => "blank line (skipped)".into(),
@@ -185,7 +207,7 @@ pub fn to_text(path: &Path, r: &Report) -> String {
                     "{p}:{}: {}: {}\n",
                     x.line,
                     severity_word(x.severity),
-                    describe(&x.what)
+                    describe_for(s.format, &x.what)
                 ));
             }
             if s.problems_dropped > 0 {
@@ -195,9 +217,12 @@ pub fn to_text(path: &Path, r: &Report) -> String {
                 ));
             }
             out.push_str(&format!(
-                "{p}: {}: v{}, {} entries, {} roots, {} leaves, {} branch points, deepest path {}{}{}\n",
+                "{p}: {}: {}, {} entries, {} roots, {} leaves, {} branch points, deepest path {}{}{}\n",
                 if warnings == 0 { "ok".to_string() } else { format!("{warnings} problems") },
-                s.version,
+                match s.format {
+                    super::Format::Pi => format!("v{}", s.version),
+                    other => other.name().to_string(),
+                },
                 s.entries,
                 s.roots,
                 s.leaves,
@@ -224,13 +249,14 @@ pub fn to_json(path: &Path, r: &Report) -> Value {
             "ok": !r.has_problems(),
             "readable": true,
             "session": true,
+            "format": s.format.name(),
             "version": s.version,
             "sessionId": s.session_id,
             "problems": s.problems.iter().map(|x| json!({
                 "line": x.line,
                 "severity": severity_word(x.severity),
                 "kind": kind_word(&x.what),
-                "message": describe(&x.what),
+                "message": describe_for(s.format, &x.what),
             })).collect::<Vec<_>>(),
             "problemsNotListed": s.problems_dropped,
             "entries": s.entries,

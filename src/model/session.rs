@@ -37,6 +37,14 @@ use std::path::{Path, PathBuf};
 /// "No entry": the parent of a root, the end of a sibling list.
 pub const NIL: u32 = u32::MAX;
 
+/// What [`Session::refresh`] finds in a Claude Code session's subagent transcripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SidesMoved {
+    No,
+    Grew,
+    Rewritten,
+}
+
 /// Timestamp value for a timestamp JavaScript cannot parse (`NaN`).
 pub const NO_TIME: i64 = i64::MIN;
 
@@ -380,10 +388,18 @@ impl Session {
         }
     }
 
-    /// The node with this id.
+    /// The node with this id (or, for formats that show some entries under another
+    /// name, that name: a Claude Code subagent's `agent-<id>`).
     pub fn find(&self, id: &str) -> Option<u32> {
-        let k = self.ids.get(id)?;
-        self.by_id.get(&k).copied()
+        if let Some(i) = self.ids.get(id).and_then(|k| self.by_id.get(&k)) {
+            return Some(*i);
+        }
+        self.claude().and_then(|st| st.by_alias(id))
+    }
+
+    /// The name entry `i` is shown under instead of its id, if any.
+    pub fn alias(&self, i: u32) -> Option<&str> {
+        self.claude().and_then(|st| st.alias(i))
     }
 
     /// The node with this id key.
@@ -578,6 +594,16 @@ impl Session {
     /// The raw bytes of entry `i`'s line (without `\n`; a trailing `\r` is kept).
     pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
         let e = &self.entries[i as usize];
+        if let Dialect::Claude(st) = &self.dialect {
+            let f = st.file_of(i);
+            if f != 0 {
+                let mut buf = vec![0u8; e.len as usize];
+                st.sides[f as usize - 1]
+                    .file
+                    .read_exact_at(&mut buf, e.offset)?;
+                return Ok(buf);
+            }
+        }
         self.read_range(e.offset, e.len)
     }
 
@@ -637,6 +663,20 @@ impl Session {
                 )
             }
         })
+    }
+
+    /// The file holding the full output of entry `i`, when its format keeps it apart
+    /// (a Claude Code tool result spilled to `<session>/tool-results/`).
+    pub fn full_output(&self, i: u32) -> Option<PathBuf> {
+        let Dialect::Claude(st) = &self.dialect else {
+            return None;
+        };
+        let nd = st.nodes.get(i as usize)?;
+        if !nd.has(super::claude::nflags::TOOL_USE_RESULT) {
+            return None;
+        }
+        let v = self.entry_value(i).ok()?;
+        super::claude::full_output_path(&self.path, &v)
     }
 
     /// The one-line preview of entry `i` in `tree`.
@@ -864,7 +904,24 @@ impl Session {
                 parents: Vec::new(),
             });
         }
-        if md.len() == self.scanned + self.tail {
+        let sides = self.sides_moved();
+        if sides == SidesMoved::Rewritten {
+            // A subagent transcript was replaced or cut: start again, as for the file.
+            let fresh = Session::open(&self.path)?;
+            let generation = self.generation + 1;
+            *self = fresh;
+            self.generation = generation;
+            let n = self.entries.len() as u32;
+            return Ok(Change {
+                reloaded: true,
+                new_entries: 0..n,
+                rebuilt: true,
+                labels_changed: true,
+                name_changed: true,
+                parents: Vec::new(),
+            });
+        }
+        if md.len() == self.scanned + self.tail && sides == SidesMoved::No {
             return Ok(Change::default());
         }
         let before = self.entries.len() as u32;
@@ -994,6 +1051,7 @@ impl Session {
                 },
             );
         }
+        self.scan_sides()?;
         // Link the new entries into the tree.
         let new = first_new as u32..self.entries.len() as u32;
         if initial {
@@ -1283,7 +1341,7 @@ impl Session {
         let Dialect::Claude(st) = &mut self.dialect else {
             return;
         };
-        let outcome = st.index_line(raw, line_no, next, &mut self.ids, &mut self.kinds);
+        let outcome = st.index_line(raw, line_no, next, 0, &mut self.ids, &mut self.kinds);
         if self.header.timestamp_ms == NO_TIME && st.first_ts != 0 {
             self.header.timestamp_ms = st.first_ts;
         }
@@ -1322,12 +1380,120 @@ impl Session {
         }
     }
 
+    /// Claude Code: indexes what its subagent transcripts gained (and any new one), after
+    /// the session file itself. Their lines are entries of their own file
+    /// ([`super::claude::Side`]); problems in them are not reported here (`check` sees
+    /// them as files of their own).
+    fn scan_sides(&mut self) -> Result<(), LoadError> {
+        let Dialect::Claude(st) = &mut self.dialect else {
+            return Ok(());
+        };
+        for p in super::claude::side_files(&self.path) {
+            if st.sides.iter().any(|s| s.path == p) {
+                continue;
+            }
+            if let Ok(f) = File::open(&p) {
+                st.add_side(p, f)?;
+            }
+        }
+        for k in 0..st.sides.len() {
+            let (data, base) = {
+                let sd = &st.sides[k];
+                let mut data = Vec::new();
+                let mut pos = sd.scanned;
+                let mut chunk = vec![0u8; READ_CHUNK];
+                loop {
+                    let n = read_at_some(&sd.file, &mut chunk, pos)?;
+                    if n == 0 {
+                        break;
+                    }
+                    data.extend_from_slice(&chunk[..n]);
+                    pos += n as u64;
+                }
+                (data, sd.scanned)
+            };
+            let mut start = 0usize;
+            while let Some(nl) = memchr::memchr(b'\n', &data[start..]) {
+                let end = start + nl;
+                let raw = &data[start..end];
+                let off = base + start as u64;
+                let line = st.sides[k].next_line;
+                st.sides[k].next_line += 1;
+                let next = self.entries.len() as u32;
+                if let super::claude::Outcome::Entry {
+                    id,
+                    parent_id,
+                    ts,
+                    kind,
+                    flags,
+                    ..
+                } = st.index_line(
+                    raw,
+                    line,
+                    next,
+                    k as u16 + 1,
+                    &mut self.ids,
+                    &mut self.kinds,
+                ) {
+                    if !id.is_none() {
+                        if let Some(&prev) = self.by_id.get(&id) {
+                            self.entries[prev as usize].flags |= flags::SHADOWED;
+                            self.relink = true;
+                        }
+                        self.by_id.insert(id, next);
+                    }
+                    self.entries.push(Entry {
+                        offset: off,
+                        len: raw.len() as u32,
+                        line,
+                        id,
+                        parent_id,
+                        ts,
+                        kind,
+                        flags,
+                        parent: NIL,
+                        first_child: NIL,
+                        last_child: NIL,
+                        next_sibling: NIL,
+                        child_count: 0,
+                        depth: 1,
+                    });
+                }
+                start = end + 1;
+            }
+            st.sides[k].scanned = base + start as u64;
+        }
+        Ok(())
+    }
+
+    /// Have the subagent transcripts changed since they were indexed?
+    fn sides_moved(&self) -> SidesMoved {
+        let Dialect::Claude(st) = &self.dialect else {
+            return SidesMoved::No;
+        };
+        let mut moved = SidesMoved::No;
+        for sd in &st.sides {
+            match std::fs::metadata(&sd.path) {
+                Ok(m) if (m.dev(), m.ino()) != sd.dev_ino || m.len() < sd.scanned => {
+                    return SidesMoved::Rewritten;
+                }
+                Ok(m) if m.len() > sd.scanned => moved = SidesMoved::Grew,
+                _ => {}
+            }
+        }
+        if moved == SidesMoved::No && super::claude::side_files(&self.path).len() != st.sides.len()
+        {
+            moved = SidesMoved::Grew;
+        }
+        moved
+    }
+
     /// After the tree links changed: what the format derives from them.
     fn after_link(&mut self) {
         let Dialect::Claude(st) = &mut self.dialect else {
             return;
         };
-        super::claude::mark_pieces(&mut self.entries, &st.nodes);
+        super::claude::mark_pieces(&mut self.entries, &st.nodes, &st.file_of);
         st.changed();
         // Counts without the pieces of a turn.
         self.leaves = 0;
@@ -1455,6 +1621,17 @@ impl Session {
                     // Cycle: the walk from `cur` onwards.
                     let pos = walk.iter().position(|&w| w == cur).unwrap_or(0);
                     let cycle = &walk[pos..];
+                    // A link the format calls soft (a Claude Code boundary to its
+                    // logical parent) gives way first, without a complaint: a
+                    // `/branch` copy re-parents what its boundary points to.
+                    let soft = cycle
+                        .iter()
+                        .copied()
+                        .find(|&c| self.entries[c as usize].flags & flags::SOFT_PARENT != 0);
+                    if let Some(s) = soft {
+                        self.entries[s as usize].parent = NIL;
+                        break;
+                    }
                     let first = *cycle.iter().min().unwrap_or(&cur);
                     let ids: Vec<String> = cycle.iter().map(|&c| self.id_string(c)).collect();
                     let line = self.entries[first as usize].line;

@@ -67,7 +67,10 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
                 out.extend_from_slice(b"   ");
             }
         }
-        out.extend_from_slice(s.id_string(f.node).as_bytes());
+        match s.alias(f.node) {
+            Some(a) => out.extend_from_slice(a.as_bytes()),
+            None => out.extend_from_slice(s.id_string(f.node).as_bytes()),
+        }
         out.push(b' ');
         let line = match s.preview(f.node) {
             Ok(p) => p,

@@ -13,7 +13,7 @@ use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Res
 use crate::model::append::NewEntry;
 use crate::model::render::Image;
 use crate::model::session::{Change, NIL, Session};
-use crate::model::{AppendError, LoadError, tree};
+use crate::model::{AppendError, Format, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -63,6 +63,9 @@ pub struct Opened {
     pub direct_io: bool,
 }
 
+/// The file beside a Claude Code tool result whose output was spilled to a file.
+const FULL_OUTPUT: &str = "full-output";
+
 /// Cache lifetime of what never changes (an entry's files, its context).
 const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Cache lifetime of what changes with appends (also invalidated explicitly).
@@ -100,6 +103,9 @@ enum Node {
 struct Rendered {
     text: Vec<u8>,
     images: Vec<Image>,
+    /// The full output a Claude Code tool result spilled to a file of its own, shown
+    /// beside it as `full-output` (in the slot of a Pi entry's last image).
+    full_output: Option<PathBuf>,
 }
 
 /// An entry's context, both forms.
@@ -267,8 +273,12 @@ fn append_err(e: AppendError) -> Error {
     }
 }
 
-/// The file name of entry `i`: its escaped id, or `%!line-N` for an entry without one.
+/// The file name of entry `i`: its escaped id (or the name its format gives it, such as
+/// a Claude Code subagent's `agent-<id>`), or `%!line-N` for an entry without one.
 fn name_of(s: &Session, i: u32) -> String {
+    if let Some(a) = s.alias(i) {
+        return escape_id(a);
+    }
     if s.entry(i).id.is_none() {
         format!("%!line-{}", s.entry(i).line)
     } else {
@@ -538,11 +548,19 @@ impl SessionView {
         let s = &st.s;
         let mut v = vec![(s.kind_name(idx).to_string(), Slot::Kind)];
         let r = self.rendered(st, idx)?;
-        for (n, im) in r.images.iter().enumerate().take(MAX_IMAGES as usize) {
+        let room = if r.full_output.is_some() {
+            MAX_IMAGES - 1
+        } else {
+            MAX_IMAGES
+        };
+        for (n, im) in r.images.iter().enumerate().take(room as usize) {
             v.push((
                 format!("image-{}.{}", n + 1, im.ext),
                 Slot::Image(n as u32 + 1),
             ));
+        }
+        if r.full_output.is_some() {
+            v.push((FULL_OUTPUT.into(), Slot::Image(MAX_IMAGES)));
         }
         v.push(("reply".into(), Slot::Reply));
         if flat {
@@ -569,12 +587,14 @@ impl SessionView {
             Ok((text, images)) => Rendered {
                 text: text.into_bytes(),
                 images,
+                full_output: st.s.full_output(idx),
             },
             // Indexed (it is valid JSON) but too deeply nested to build: say so.
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Rendered {
                 text: format!("[this entry cannot be shown: {e}; its raw line is in entry.json]\n")
                     .into_bytes(),
                 images: Vec::new(),
+                full_output: None,
             },
             Err(e) => return Err(e.into()),
         };
@@ -696,9 +716,14 @@ impl SessionView {
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
             Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
+            // Claude Code has no labels: its `labels/` is empty and read-only.
             Node::Labels => dir(
                 time_of(last_ts),
-                if writable { 0o755 } else { 0o555 },
+                if writable && s.format() == Format::Pi {
+                    0o755
+                } else {
+                    0o555
+                },
                 SHORT,
             ),
             Node::IdDir => dir(header_time, 0o555, FOREVER),
@@ -722,6 +747,12 @@ impl SessionView {
                     ),
                     Slot::Image(n) => {
                         let r = self.rendered(st, idx)?;
+                        if *n == MAX_IMAGES
+                            && let Some(p) = &r.full_output
+                        {
+                            let len = std::fs::metadata(p)?.len();
+                            return Ok(file(len, mtime, 0o444, FOREVER));
+                        }
                         let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
                         file(im.data.len() as u64, mtime, 0o444, FOREVER)
                     }
@@ -1090,16 +1121,22 @@ impl SessionView {
             Node::E(idx, Slot::Kind) => (Arc::new(self.rendered(&st, idx)?.text.clone()), true),
             Node::E(idx, Slot::Image(n)) => {
                 let r = self.rendered(&st, idx)?;
-                (
-                    Arc::new(
-                        r.images
-                            .get(n as usize - 1)
-                            .ok_or(Error::NotFound)?
-                            .data
-                            .clone(),
-                    ),
-                    true,
-                )
+                if n == MAX_IMAGES
+                    && let Some(p) = &r.full_output
+                {
+                    (Arc::new(std::fs::read(p)?), true)
+                } else {
+                    (
+                        Arc::new(
+                            r.images
+                                .get(n as usize - 1)
+                                .ok_or(Error::NotFound)?
+                                .data
+                                .clone(),
+                        ),
+                        true,
+                    )
+                }
             }
             Node::E(idx, Slot::EntryJson) => {
                 let mut b = st.s.entry_bytes(idx)?;

@@ -121,6 +121,11 @@ pub fn build_line(
                 ),
                 None => None,
             };
+            if parent_idx.is_some_and(|i| st.file_of(i) != 0) {
+                return Err(AppendError::Unsupported(
+                    "a subagent's transcript cannot be continued (Claude Code does not resume subagents)",
+                ));
+            }
             let mut uuid = new_uuid();
             while s.find(&uuid).is_some() {
                 uuid = new_uuid();

@@ -47,7 +47,7 @@ pub struct Head<'a> {
 }
 
 /// The shape of `message.content`, as far as the index cares.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Content {
     /// `content` is an array.
     pub is_array: bool,
@@ -57,6 +57,8 @@ pub struct Content {
     pub any_tool_result: bool,
     /// Some block has `type: "image"`.
     pub any_image: bool,
+    /// The `id` of the first `tool_use` block.
+    pub tool_use_id: Option<String>,
 }
 
 impl<'a> Head<'a> {
@@ -265,6 +267,67 @@ impl<'de> de::DeserializeSeed<'de> for TypeOnlySeed {
     }
 }
 
+/// A content block: its `type`, and its `id` when it is a `tool_use`.
+struct BlockSeed;
+
+impl<'de> de::DeserializeSeed<'de> for BlockSeed {
+    type Value = (Field<'de>, Option<String>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = (Field<'de>, Option<String>);
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut ty = Field::Missing;
+                let mut id = None;
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*k {
+                        "type" => ty = map.next_value_seed(FieldSeed)?,
+                        "id" => id = map.next_value_seed(FieldSeed)?.as_str().map(str::to_string),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let id = if ty.as_str() == Some("tool_use") {
+                    id
+                } else {
+                    None
+                };
+                Ok((ty, id))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok((Field::Missing, None))
+            }
+            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok((Field::Missing, None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// `message.content`: its shape.
 struct ContentSeed;
 
@@ -283,7 +346,10 @@ impl<'de> de::DeserializeSeed<'de> for ContentSeed {
                     ..Content::default()
                 };
                 let mut first = true;
-                while let Some(ty) = seq.next_element_seed(TypeOnlySeed)? {
+                while let Some((ty, id)) = seq.next_element_seed(BlockSeed)? {
+                    if c.tool_use_id.is_none() {
+                        c.tool_use_id = id;
+                    }
                     let t = ty.as_str();
                     if t == Some("tool_result") {
                         c.any_tool_result = true;

@@ -50,12 +50,15 @@ pub struct Variant {
     pub upto_line: u32,
     /// An explicit `last-prompt` naming this node is appended (a rewind to it).
     pub rewind_to: Option<u32>,
+    /// Which file: 0 the session file, `k` its `k`-th subagent transcript.
+    pub file: u16,
 }
 
 impl Variant {
     pub const WHOLE: Variant = Variant {
         upto_line: u32::MAX,
         rewind_to: None,
+        file: 0,
     };
 }
 
@@ -126,12 +129,15 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
             }
         };
     for i in 0..n as u32 {
+        if st.file_of(i) != v.file {
+            continue;
+        }
         let e = s.entry(i);
         if e.line >= v.upto_line {
             break;
         }
         while let Some(p) = prompts.peek() {
-            if p.line < e.line {
+            if v.file == 0 && p.line < e.line {
                 apply_prompt(p, &mut lp, &mut explicit, &mut cleared);
                 prompts.next();
             } else {
@@ -167,7 +173,7 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
         }
     }
     for p in prompts {
-        if p.line < v.upto_line {
+        if v.file == 0 && p.line < v.upto_line {
             apply_prompt(p, &mut lp, &mut explicit, &mut cleared);
         }
     }
@@ -179,8 +185,29 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
     // A shadowed entry listed in `order` may have been replaced by its holder.
     l.order.dedup();
     let k = dcc(&cx, &mut l);
-    l.leaf = pick_leaf(&cx, &l, k, o, lp, explicit, cleared);
+    l.leaf = if v.file == 0 {
+        pick_leaf(&cx, &l, k, o, lp, explicit, cleared)
+    } else {
+        subagent_leaf(&cx, &l)
+    };
     l
+}
+
+/// A subagent transcript's leaf (`vOe`): the newest node nobody hangs under that is not
+/// a compaction boundary.
+fn subagent_leaf(cx: &Cx<'_>, l: &Loaded) -> Option<u32> {
+    let parents: HashSet<IdKey> = l.order.iter().map(|&i| l.parent[i as usize]).collect();
+    let mut best: Option<(i64, u32)> = None;
+    for &i in &l.order {
+        if parents.contains(&cx.uuid(i)) || cx.node(i).has(nflags::BOUNDARY) {
+            continue;
+        }
+        let t = cx.ts(i);
+        if t != NO_TIME && best.is_none_or(|(bt, _)| t > bt) {
+            best = Some((t, i));
+        }
+    }
+    best.map(|b| b.1)
 }
 
 /// `Dcc`: re-links the preserved segment of the last compaction and drops what came
@@ -580,7 +607,7 @@ pub fn plan_for(s: &Session, st: &State, x: u32) -> Variant {
     let xline = s.entry(x).line;
     let xid = s.entry(x).id;
     let boundaries: Vec<u32> = (0..s.entries().len().min(st.nodes.len()) as u32)
-        .filter(|&i| st.nodes[i as usize].has(nflags::BOUNDARY))
+        .filter(|&i| st.nodes[i as usize].has(nflags::BOUNDARY) && st.file_of(i) == 0)
         .collect();
     let preserved_by_last = boundaries
         .last()
@@ -597,6 +624,7 @@ pub fn plan_for(s: &Session, st: &State, x: u32) -> Variant {
         Some(cut) if !preserved_by_last => Variant {
             upto_line: cut,
             rewind_to: None,
+            file: 0,
         },
         _ => Variant::WHOLE,
     }
@@ -608,6 +636,13 @@ pub fn plan_for(s: &Session, st: &State, x: u32) -> Variant {
 pub fn chain_messages(s: &Session, st: &State, x: Option<u32>) -> io::Result<Option<Vec<Value>>> {
     let (variant, tail) = match x {
         None => (Variant::WHOLE, true),
+        Some(x) if st.file_of(x) != 0 => (
+            Variant {
+                file: st.file_of(x),
+                ..Variant::WHOLE
+            },
+            false,
+        ),
         Some(x) => (plan_for(s, st, x), false),
     };
     let mut tries = vec![variant];

@@ -172,6 +172,35 @@ pub struct State {
     chain_end: OnceLock<Option<u32>>,
     /// The title, likewise.
     name: OnceLock<Option<String>>,
+    /// Subagent transcripts indexed with the session; entry `i` is from
+    /// `sides[file_of[i] - 1]` (0: the session file itself).
+    pub sides: Vec<Side>,
+    pub file_of: Vec<u16>,
+    /// `tool_use` id → the uuid of the assistant line that holds it.
+    tool_uses: HashMap<String, IdKey>,
+    /// Entries shown under another name than their uuid (a subagent's first line is
+    /// `agent-<id>`), both ways.
+    aliases: HashMap<u32, String>,
+    by_alias: HashMap<String, u32>,
+}
+
+/// A subagent's transcript, `<session>/subagents/agent-<agentId>.jsonl`, indexed with
+/// its session: its lines are entries of the session's index (of their own file), and
+/// its first root hangs under the line whose `tool_use` spawned it (from its
+/// `.meta.json`), named `agent-<agentId>`.
+#[derive(Debug)]
+pub struct Side {
+    pub path: std::path::PathBuf,
+    pub file: std::fs::File,
+    pub dev_ino: (u64, u64),
+    /// Bytes indexed (the end of a complete line).
+    pub scanned: u64,
+    pub next_line: u32,
+    pub agent_id: String,
+    /// The `tool_use` that spawned it.
+    pub tool_use_id: Option<String>,
+    /// Its first root was attached to the spawning line.
+    pub rooted: bool,
 }
 
 /// What indexing a line gives the shared index.
@@ -284,6 +313,7 @@ impl State {
         raw: &[u8],
         line: u32,
         next: u32,
+        side: u16,
         ids: &mut IdTable,
         kinds: &mut KindTable,
     ) -> Outcome {
@@ -302,10 +332,11 @@ impl State {
             .as_str()
             .and_then(crate::model::context::js_date_ms)
             .unwrap_or(NO_TIME);
-        if self.first_ts == 0 && ts != NO_TIME {
+        if side == 0 && self.first_ts == 0 && ts != NO_TIME {
             self.first_ts = ts;
         }
-        if self.session_id.is_none()
+        if side == 0
+            && self.session_id.is_none()
             && let Some(sid) = h.session_id.as_str()
         {
             self.session_id = Some(sid.to_string());
@@ -325,6 +356,10 @@ impl State {
             return Outcome::Skip;
         }
         let Some(uuid) = uuid else {
+            if side != 0 {
+                // A subagent's metadata says nothing about the session.
+                return Outcome::Skip;
+            }
             return self.index_metadata(&h, ty, line, ids);
         };
         let class = match ty {
@@ -342,7 +377,11 @@ impl State {
                 *nf |= f;
             }
         };
-        set(&mut nf, truthy(&h.is_sidechain), nflags::SIDECHAIN);
+        set(
+            &mut nf,
+            truthy(&h.is_sidechain) || side != 0,
+            nflags::SIDECHAIN,
+        );
         set(&mut nf, truthy(&h.is_meta), nflags::META);
         set(
             &mut nf,
@@ -370,6 +409,11 @@ impl State {
             (Class::Assistant, Some(m)) if !m.is_empty() => self.msg_id(m),
             _ => NO_MSG,
         };
+        if class == Class::Assistant
+            && let Some(t) = &h.content.tool_use_id
+        {
+            self.tool_uses.insert(t.clone(), id);
+        }
         // The tree shows a boundary under the node the conversation continued from.
         let mut flags = 0u8;
         let mut parent_id = parent;
@@ -396,6 +440,22 @@ impl State {
             msg_id,
             parent,
         });
+        self.file_of.push(side);
+        if side != 0 {
+            let sd = &mut self.sides[side as usize - 1];
+            if !sd.rooted && parent.is_none() {
+                // The subagent's first line hangs under the call that spawned it.
+                sd.rooted = true;
+                let alias = format!("agent-{}", sd.agent_id);
+                if let Some(&spawner) = sd.tool_use_id.as_ref().and_then(|t| self.tool_uses.get(t))
+                {
+                    parent_id = spawner;
+                }
+                self.by_alias.insert(alias.clone(), next);
+                self.aliases.insert(next, alias);
+                flags |= eflags::SOFT_PARENT;
+            }
+        }
         Outcome::Entry {
             id,
             parent_id,
@@ -461,6 +521,96 @@ impl State {
     pub fn node(&self, i: u32) -> &Node {
         &self.nodes[i as usize]
     }
+
+    /// Which file entry `i` is from: 0 the session file, `k` its `k`-th subagent.
+    pub fn file_of(&self, i: u32) -> u16 {
+        self.file_of.get(i as usize).copied().unwrap_or(0)
+    }
+
+    /// The name entry `i` is shown under instead of its uuid.
+    pub fn alias(&self, i: u32) -> Option<&str> {
+        self.aliases.get(&i).map(String::as_str)
+    }
+
+    /// The entry shown under `name` instead of its uuid.
+    pub fn by_alias(&self, name: &str) -> Option<u32> {
+        self.by_alias.get(name).copied()
+    }
+
+    /// Starts indexing the subagent transcript at `path` (`agent-<id>.jsonl`) with this
+    /// session; its `.meta.json` names the call that spawned it. Returns its file number.
+    pub fn add_side(
+        &mut self,
+        path: std::path::PathBuf,
+        file: std::fs::File,
+    ) -> std::io::Result<u16> {
+        use std::os::unix::fs::MetadataExt;
+        let md = file.metadata()?;
+        let stem = path
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let agent_id = stem.strip_prefix("agent-").unwrap_or(&stem).to_string();
+        let tool_use_id = std::fs::read(path.with_extension("meta.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| {
+                v.get("toolUseId")
+                    .and_then(|t| t.as_str())
+                    .map(str::to_string)
+            });
+        if self.sides.len() >= u16::MAX as usize - 1 {
+            return Err(std::io::Error::other("too many subagent transcripts"));
+        }
+        self.sides.push(Side {
+            path,
+            file,
+            dev_ino: (md.dev(), md.ino()),
+            scanned: 0,
+            next_line: 1,
+            agent_id,
+            tool_use_id,
+            rooted: false,
+        });
+        Ok(self.sides.len() as u16)
+    }
+}
+
+/// The subagent transcripts of the session file `path`:
+/// `<dir>/<stem>/subagents/agent-*.jsonl`, sorted.
+pub fn side_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dir = path.with_extension("").join("subagents");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<std::path::PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
+                && p.is_file()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The full output a tool result spilled to `<session>/tool-results/`, if the line
+/// names one (`toolUseResult.persistedOutputPath`, looked up beside this session
+/// file whatever directory the path was written in).
+pub fn full_output_path(
+    session: &std::path::Path,
+    v: &serde_json::Value,
+) -> Option<std::path::PathBuf> {
+    let p = v
+        .get("toolUseResult")
+        .and_then(|t| t.get("persistedOutputPath"))
+        .and_then(serde_json::Value::as_str)?;
+    let name = std::path::Path::new(p).file_name()?;
+    let local = session.with_extension("").join("tool-results").join(name);
+    local.is_file().then_some(local)
 }
 
 /// The context at entry `i`: what Claude Code sends when a new prompt follows it (the
@@ -498,6 +648,13 @@ pub fn extra(s: &Session, st: &State, i: u32, v: &serde_json::Value) -> render::
                 .to_string();
             x.part = Some((p, parts.len(), id));
         }
+    }
+    if nd.has(nflags::TOOL_USE_RESULT)
+        && let Some(p) = full_output_path(s.path(), v)
+    {
+        x.full_output = p
+            .file_name()
+            .map(|n| format!("{} (as full-output)", n.to_string_lossy()));
     }
     if nd.has(nflags::TOOL_RESULT_ANY) {
         let want: Vec<&str> = v
@@ -802,16 +959,26 @@ fn js_truthy_value(v: &serde_json::Value) -> bool {
 /// piece of that turn, unless it is the only way on. When every child is such a piece,
 /// the one holding the line written last is the way on (Claude Code continues from the
 /// result written last).
-pub fn mark_pieces(entries: &mut [Entry], nodes: &[Node]) {
-    for e in entries.iter_mut() {
+///
+/// A subagent's transcript (hung under the call that spawned it) is a piece too: it
+/// belongs to that turn, and its tips are no branches of the conversation.
+pub fn mark_pieces(entries: &mut [Entry], nodes: &[Node], file_of: &[u16]) {
+    for (i, e) in entries.iter_mut().enumerate() {
         e.flags &= !eflags::PIECE;
+        if file_of.get(i).is_some_and(|&f| f != 0) {
+            e.flags |= eflags::PIECE;
+        }
     }
     let n = entries.len().min(nodes.len());
     let mut kids: Vec<u32> = Vec::new();
     let mut pure: Vec<(u32, bool, u32)> = Vec::new();
     for p in 0..n {
         let e = &entries[p];
-        if !e.is_node() || e.child_count < 2 || nodes[p].class != Class::Assistant {
+        if !e.is_node()
+            || e.child_count < 2
+            || nodes[p].class != Class::Assistant
+            || e.flags & eflags::PIECE != 0
+        {
             continue;
         }
         let m = nodes[p].msg_id;

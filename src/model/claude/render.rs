@@ -62,7 +62,7 @@ pub fn render_entry(v: &Value, x: &Extra) -> String {
             }
             let mut chunks = content_chunks(c, true, &mut n_image, x);
             if let Some(f) = &x.full_output {
-                chunks.push(format!("[full output: {f}]"));
+                chunks.push(format!("[full output: tool-results/{f}]"));
             }
             let body = join_chunks(&chunks);
             if head.is_empty() {
@@ -74,16 +74,15 @@ pub fn render_entry(v: &Value, x: &Extra) -> String {
         }
         "assistant" => {
             let m = v.get("message");
-            let mut chunks = Vec::new();
+            let mut chunks =
+                content_chunks(m.and_then(|m| m.get("content")), true, &mut n_image, x);
             if let Some((p, n, id)) = &x.part {
-                chunks.push(format!("[part {p} of {n} of reply {id}]"));
+                let head = format!("[part {p} of {n} of reply {id}]");
+                match chunks.first_mut() {
+                    Some(c) => *c = format!("{head}\n{c}"),
+                    None => chunks.push(head),
+                }
             }
-            chunks.extend(content_chunks(
-                m.and_then(|m| m.get("content")),
-                true,
-                &mut n_image,
-                x,
-            ));
             if is_true(v.get("isApiErrorMessage")) {
                 chunks.push(
                     "[error: the request failed; Claude Code does not send this reply]".into(),
