@@ -662,3 +662,70 @@ fn all_agents_side_by_side() {
     );
     assert!(out.status.success(), "{out:?}");
 }
+
+// §10, live: a subagent Claude Code starts while the session is mounted shows up under
+// the call that spawned it, and its lines as they are written.
+#[test]
+fn a_subagent_written_live_shows_up() {
+    let m = mount_session("-home-dev-src-sub", "b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea");
+    let side = m
+        .dir()
+        .join("b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea/subagents");
+    fs::write(
+        side.join("agent-b000000000000001.meta.json"),
+        r#"{"agentType":"general-purpose","description":"Again","toolUseId":"toolu_sub_01","spawnDepth":1}"#,
+    )
+    .unwrap();
+    let line = |uuid: &str, parent: &str, text: &str| {
+        let p = if parent.is_empty() {
+            "null".to_string()
+        } else {
+            format!("\"{parent}\"")
+        };
+        format!(
+            "{{\"parentUuid\":{p},\"isSidechain\":true,\"agentId\":\"b000000000000001\",\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}},\"uuid\":\"{uuid}\",\"timestamp\":\"2026-12-01T07:10:00.000Z\",\"sessionId\":\"b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea\"}}\n"
+        )
+    };
+    let file = side.join("agent-b000000000000001.jsonl");
+    fs::write(
+        &file,
+        line(
+            "00000000-0000-4000-8000-0000000000c1",
+            "",
+            "[[LIVESUB]] first",
+        ),
+    )
+    .unwrap();
+    let call = ".id/2e0521f0-4eaa-434a-b9fc-4e79b6b6ff6b";
+    let started = std::time::Instant::now();
+    assert!(wait_until(DEADLINE, || {
+        try_ls(&m.path(call)).is_some_and(|l| l.contains(&"agent-b000000000000001".to_string()))
+    }));
+    eprintln!("new subagent visible after {:?}", started.elapsed());
+    let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
+    f.write_all(
+        line(
+            "00000000-0000-4000-8000-0000000000c2",
+            "00000000-0000-4000-8000-0000000000c1",
+            "[[LIVESUB]] second",
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    assert!(wait_until(DEADLINE, || {
+        fs::read_to_string(m.path(&format!(
+            "{call}/agent-b000000000000001/00000000-0000-4000-8000-0000000000c2/user"
+        )))
+        .is_ok_and(|t| t == "[[LIVESUB]] second\n")
+    }));
+    eprintln!("subagent line visible after {:?}", started.elapsed());
+    // A reply in a subagent is refused: Claude Code does not resume subagents.
+    let size = fs::metadata(&m.file).unwrap().len();
+    let out = sh(
+        &format!("echo no > {call}/agent-b000000000000001/reply"),
+        &m.mnt,
+    );
+    assert_ne!(out.code(), Some(0), "{out:?}");
+    assert_eq!(fs::metadata(&m.file).unwrap().len(), size);
+}

@@ -721,10 +721,16 @@ fn serve(
     let watcher = match served {
         Served::One(view) => {
             let v = Arc::clone(view);
-            let w = Watcher::spawn(&checked.file, move || {
+            let refresh = move || {
                 v.refresh()
                     .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
-            })
+            };
+            // A Claude Code session's subagents write beside it.
+            let w = if view.with_session(|s| s.format()) == crate::model::Format::Claude {
+                Watcher::spawn_with_side(&checked.file, refresh)
+            } else {
+                Watcher::spawn(&checked.file, refresh)
+            }
             .map_err(|e| fail("watcher", e))?;
             // Catch up with whatever was appended between loading and watching.
             if let Err(e) = view.refresh() {

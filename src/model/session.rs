@@ -397,6 +397,18 @@ impl Session {
         self.claude().and_then(|st| st.by_alias(id))
     }
 
+    /// Can a reply be appended under entry `i`? Not under a Claude Code subagent's
+    /// line (Claude Code does not resume subagents), nor a line Claude Code does not
+    /// load.
+    pub fn can_reply_at(&self, i: u32) -> bool {
+        match &self.dialect {
+            Dialect::Pi => true,
+            Dialect::Claude(st) => {
+                st.file_of(i) == 0 && st.nodes.get(i as usize).is_some_and(|n| n.is_loaded())
+            }
+        }
+    }
+
     /// The name entry `i` is shown under instead of its id, if any.
     pub fn alias(&self, i: u32) -> Option<&str> {
         self.claude().and_then(|st| st.alias(i))

@@ -756,6 +756,7 @@ impl SessionView {
                         let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
                         file(im.data.len() as u64, mtime, 0o444, FOREVER)
                     }
+                    Slot::Reply if !s.can_reply_at(idx) => file(0, mtime, 0o444, FOREVER),
                     Slot::Reply => file(0, mtime, rw, FOREVER),
                     Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, 0o444, FOREVER),
                     Slot::Context => file(
@@ -1063,6 +1064,9 @@ impl SessionView {
         if write {
             let target = match &node {
                 Node::RootReply => WriteTarget::Reply(None),
+                Node::E(idx, Slot::Reply) if !st.s.can_reply_at(*idx) => {
+                    return Err(Error::Io(libc::EOPNOTSUPP));
+                }
                 Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
                 Node::Name => WriteTarget::Name,
                 Node::Root | Node::IdDir | Node::Branches | Node::Labels => {
