@@ -134,7 +134,7 @@ fn reminder(text: &str) -> String {
 }
 
 /// `M8o`: the text inside a `<system-reminder>` wrapper.
-fn unwrap_reminder(t: &str) -> &str {
+pub(crate) fn unwrap_reminder(t: &str) -> &str {
     if let Some(rest) = t.strip_prefix("<system-reminder>")
         && let Some(inner) = rest.strip_suffix("</system-reminder>")
     {

@@ -106,7 +106,8 @@ pub fn render_entry(v: &Value, x: &Extra) -> String {
                 .iter()
                 .map(|m| {
                     let c = m.get("message").and_then(|m| m.get("content"));
-                    join_chunks(&content_chunks(c, false, &mut 0, x))
+                    let t = join_chunks(&content_chunks(c, false, &mut 0, x));
+                    super::api::unwrap_reminder(t.trim_end_matches('\n')).to_string()
                 })
                 .collect();
             if texts.iter().all(|t| t.trim().is_empty()) {
