@@ -610,9 +610,7 @@ impl Session {
             let f = st.file_of(i);
             if f != 0 {
                 let mut buf = vec![0u8; e.len as usize];
-                st.sides[f as usize - 1]
-                    .file
-                    .read_exact_at(&mut buf, e.offset)?;
+                File::open(&st.sides[f as usize - 1].path)?.read_exact_at(&mut buf, e.offset)?;
                 return Ok(buf);
             }
         }
@@ -1404,18 +1402,21 @@ impl Session {
             if st.sides.iter().any(|s| s.path == p) {
                 continue;
             }
-            if let Ok(f) = File::open(&p) {
-                st.add_side(p, f)?;
+            if std::fs::metadata(&p).is_ok() {
+                st.add_side(p)?;
             }
         }
         for k in 0..st.sides.len() {
             let (data, base) = {
                 let sd = &st.sides[k];
+                let Ok(file) = File::open(&sd.path) else {
+                    continue;
+                };
                 let mut data = Vec::new();
                 let mut pos = sd.scanned;
                 let mut chunk = vec![0u8; READ_CHUNK];
                 loop {
-                    let n = read_at_some(&sd.file, &mut chunk, pos)?;
+                    let n = read_at_some(&file, &mut chunk, pos)?;
                     if n == 0 {
                         break;
                     }

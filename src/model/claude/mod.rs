@@ -188,10 +188,12 @@ pub struct State {
 /// its session: its lines are entries of the session's index (of their own file), and
 /// its first root hangs under the line whose `tool_use` spawned it (from its
 /// `.meta.json`), named `agent-<agentId>`.
+///
+/// The file is opened when it is read, not kept open: a session with many subagents
+/// must not hold as many descriptors (a directory mount keeps one per loaded session).
 #[derive(Debug)]
 pub struct Side {
     pub path: std::path::PathBuf,
-    pub file: std::fs::File,
     pub dev_ino: (u64, u64),
     /// Bytes indexed (the end of a complete line).
     pub scanned: u64,
@@ -539,13 +541,9 @@ impl State {
 
     /// Starts indexing the subagent transcript at `path` (`agent-<id>.jsonl`) with this
     /// session; its `.meta.json` names the call that spawned it. Returns its file number.
-    pub fn add_side(
-        &mut self,
-        path: std::path::PathBuf,
-        file: std::fs::File,
-    ) -> std::io::Result<u16> {
+    pub fn add_side(&mut self, path: std::path::PathBuf) -> std::io::Result<u16> {
         use std::os::unix::fs::MetadataExt;
-        let md = file.metadata()?;
+        let md = std::fs::metadata(&path)?;
         let stem = path
             .file_stem()
             .map(|n| n.to_string_lossy().into_owned())
@@ -564,7 +562,6 @@ impl State {
         }
         self.sides.push(Side {
             path,
-            file,
             dev_ino: (md.dev(), md.ino()),
             scanned: 0,
             next_line: 1,
