@@ -178,6 +178,8 @@ pub struct State {
     pub file_of: Vec<u16>,
     /// `tool_use` id → the uuid of the assistant line that holds it.
     tool_uses: HashMap<String, IdKey>,
+    /// The lines of each reply (`message.id`), in file order.
+    replies: HashMap<u32, Vec<u32>>,
     /// Entries shown under another name than their uuid (a subagent's first line is
     /// `agent-<id>`), both ways.
     aliases: HashMap<u32, String>,
@@ -416,6 +418,9 @@ impl State {
         {
             self.tool_uses.insert(t.clone(), id);
         }
+        if msg_id != NO_MSG {
+            self.replies.entry(msg_id).or_default().push(next);
+        }
         // The tree shows a boundary under the node the conversation continued from.
         let mut flags = 0u8;
         let mut parent_id = parent;
@@ -632,9 +637,16 @@ pub fn extra(s: &Session, st: &State, i: u32, v: &serde_json::Value) -> render::
         return x;
     };
     if nd.class == Class::Assistant && nd.msg_id != NO_MSG {
-        let parts: Vec<u32> = (0..st.nodes.len().min(s.entries().len()) as u32)
-            .filter(|&j| st.nodes[j as usize].msg_id == nd.msg_id && s.entry(j).is_node())
-            .collect();
+        let parts: Vec<u32> = st
+            .replies
+            .get(&nd.msg_id)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&j| s.entry(j).is_node())
+                    .collect()
+            })
+            .unwrap_or_default();
         if parts.len() > 1 {
             let p = parts.iter().position(|&j| j == i).unwrap_or(0) + 1;
             let id = v
