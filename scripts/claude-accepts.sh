@@ -15,7 +15,8 @@
 #   2. at the chain end of `qa`, after its compaction (Claude Code's leaf rule then
 #      looks at every terminal node);
 #   3. at an entry of `forkbranch` off the current branch (sessionfs adds a last-prompt
-#      line so that the resume continues there, not on the old branch).
+#      line so that the resume continues there, not on the old branch);
+#   4. at the root of `named` (a new conversation in the file, named by a last-prompt).
 #
 # The oracle: $CLAUDE_ORACLE_DIR, else <repo>/../claude-oracle, else
 # <repo>/../shared/claude-oracle (it needs its node_modules). Exit status 0 when every
@@ -54,7 +55,11 @@ case_() {
   local file="$dir/$sid.jsonl"
   local before; before=$(wc -c <"$file")
   "$BIN" mount --background "$file" "$TMP/mnt"
-  sh -c "echo '$text' > '$TMP/mnt/.id/$entry/reply'"
+  if [ "$entry" = - ]; then
+    sh -c "echo '$text' > '$TMP/mnt/reply'"
+  else
+    sh -c "echo '$text' > '$TMP/mnt/.id/$entry/reply'"
+  fi
   local leaf; leaf=$(readlink "$TMP/mnt/leaf")
   umount "$TMP/mnt"
   echo "== $name: replied at $entry; the mount's leaf is now ${leaf#.id/}; the file grew by $(( $(wc -c <"$file") - before )) bytes:"
@@ -88,4 +93,6 @@ case_ after-compaction -home-dev-src-qa 07d0e045-3cdc-4eca-a398-7147bce4b33f \
   fc3c573d-a06a-4e14-82a3-13e8112455a4 "[[APPENDED]] Written through the mount at the leaf"
 case_ earlier-entry -home-dev-src-forkbranch 0e2eb63c-9c5f-432a-89ee-f32abc7b1bc4 \
   bc6d00c6-f6df-4fd9-8d7c-557cd1e6fb6c "[[APPENDED]] Back on the first branch: and now?"
+case_ root -home-dev-src-named 0b0898a8-e004-4c82-a942-53f14841e021 \
+  - "[[APPENDED]] A new conversation at the root"
 exit $status

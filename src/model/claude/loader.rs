@@ -185,10 +185,15 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
     // A shadowed entry listed in `order` may have been replaced by its holder.
     l.order.dedup();
     let k = dcc(&cx, &mut l);
-    l.leaf = if v.file == 0 {
-        pick_leaf(&cx, &l, k, o, lp, explicit, cleared)
-    } else {
+    // A subagent's transcript, in its session or mounted on its own (every node a
+    // sidechain one), has the leaf of its own rule.
+    let subagent = v.file != 0 || (o.is_none() && !l.order.is_empty());
+    l.leaf = if subagent && v.rewind_to.is_none() {
         subagent_leaf(&cx, &l)
+    } else if subagent {
+        v.rewind_to
+    } else {
+        pick_leaf(&cx, &l, k, o, lp, explicit, cleared)
     };
     l
 }
