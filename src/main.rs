@@ -85,6 +85,36 @@ enum Command {
         #[arg(long, hide = true)]
         ready_fd: Option<i32>,
     },
+    /// Unmount a sessionfs mount.
+    ///
+    /// As root with umount(2), otherwise with `fusermount3 -u`, as a user's own FUSE
+    /// mounts are unmounted. Only a sessionfs mount is unmounted: anything else at
+    /// MOUNTPOINT is left alone. The `sessionfs mount` serving it then exits.
+    #[command(after_long_help = fuse::unmount::EXIT_STATUS_HELP)]
+    Unmount {
+        /// Where it is mounted.
+        #[arg(value_name = "MOUNTPOINT")]
+        mount_point: PathBuf,
+        /// Detach it now even if it is busy; programs still inside it see errors.
+        #[arg(long)]
+        lazy: bool,
+    },
+    /// Print a shell completion script.
+    ///
+    /// bash: `sessionfs completions bash > ~/.local/share/bash-completion/completions/sessionfs`;
+    /// zsh: into a directory of your `$fpath`, as `_sessionfs`;
+    /// fish: `sessionfs completions fish > ~/.config/fish/completions/sessionfs.fish`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Internal: write the manual pages (sessionfs.1, sessionfs-mount.1, …) into DIR.
+    #[command(hide = true)]
+    Manpages {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -92,6 +122,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { files, json } => run_check(&files, json),
+        Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "sessionfs", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Command::Manpages { dir } => write_manpages(&dir),
         Command::Mount {
             file,
             mount_point,
@@ -130,6 +168,20 @@ fn main() -> ExitCode {
                 log,
                 ready_fd,
             })
+        }
+    }
+}
+
+/// The manual pages, one per command, from the same definitions as `--help`.
+fn write_manpages(dir: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    let written =
+        std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(Cli::command(), dir));
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sessionfs: {}: {e}", dir.display());
+            ExitCode::FAILURE
         }
     }
 }

@@ -194,8 +194,68 @@ fn text_output_names_file_and_line() {
         text.contains("parent-cycle.jsonl:5: warning: parent cycle"),
         "{text}"
     );
-    assert!(text.contains("1 problems"), "{text}");
-    assert!(text.contains("2 roots"), "{text}");
+    assert!(
+        text.contains(": 1 problem: v3, 5 entries, 2 roots,"),
+        "{text}"
+    );
+}
+
+/// `sessionfs check FILE` as text, on a file holding `bytes`.
+fn check_text(bytes: &[u8]) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f.jsonl");
+    std::fs::write(&f, bytes).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionfs"))
+        .arg("check")
+        .arg(&f)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-05T09:00:00.000Z","cwd":"/"}"#;
+
+#[test]
+fn counts_of_one_are_singular() {
+    let one = format!(
+        "{HEADER}\n{}\n",
+        r#"{"type":"message","id":"a","parentId":"gone","timestamp":"2026-01-05T09:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#
+    );
+    let text = check_text(one.as_bytes());
+    assert!(
+        text.ends_with(
+            ": 1 problem: v3, 1 entry, 1 root, 1 leaf, 0 branch points, deepest path 1 (to a)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_session_is_named_at_the_right_line() {
+    // A plain text file of one line: line 1, not 2.
+    let text = check_text(b"just some text\n");
+    assert!(
+        text.contains(
+            "error: not a Pi session: line 1: not JSON, and no line of the file is a session header"
+        ),
+        "{text}"
+    );
+    let text = check_text(b"\n\nsome text\nmore\n");
+    assert!(text.contains(": line 3: not JSON"), "{text}");
+    // A header behind a byte order mark: the BOM is named, not the line after it.
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(HEADER.as_bytes());
+    bom.extend_from_slice(b"\n{\"type\":\"model_change\",\"id\":\"m\",\"parentId\":null}\n");
+    let text = check_text(&bom);
+    assert!(
+        text.contains(
+            "error: not a Pi session: line 1: a session header behind a byte order mark (BOM, \
+             the bytes EF BB BF at the start of the file), which JSON does not allow, so Pi \
+             cannot read it; remove those three bytes"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The filesystem view, driven in-process (no mount): names, listings, contents,
 //! symlinks and writes over real Pi sessions.
 
-use sessionfs::view::{Attr, FileKind, Options, ROOT_INO, SessionView};
+use sessionfs::view::{Attr, FileKind, OpenMode, Options, ROOT_INO, SessionView};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -407,7 +407,9 @@ fn only_the_openers_close_appends_and_later_text_is_a_new_entry() {
     let reply = walk(&v, "reply");
     let me = std::process::id();
     let before = std::fs::read(&p).unwrap().len();
-    let o = v.open_file_as(reply.ino, true, true, Some(me)).unwrap();
+    let o = v
+        .open_file_as(reply.ino, mode(true, true, false), Some(me))
+        .unwrap();
     v.write(reply.ino, o.fh, 0, b"part one\n").unwrap();
     // A child that inherited the descriptor exits: its flush appends nothing.
     v.flush_from(reply.ino, o.fh, Some(1)).unwrap();
@@ -471,4 +473,336 @@ fn tree_is_cached_by_the_kernel_once_drawn_until_a_change() {
     assert_eq!(v.getattr(tree.ino).unwrap().size, 0, "drawing forgotten");
     let redrawn = String::from_utf8(read_all(&v, tree.ino)).unwrap();
     assert!(redrawn.contains("user: a new root"), "{redrawn}");
+}
+
+// ---------------------------------------------------------------------------------
+// Writes that start from the current name, append mode, truncation, and renames in
+// labels/.
+
+fn mode(write: bool, truncate: bool, append: bool) -> OpenMode {
+    OpenMode {
+        write,
+        truncate,
+        append,
+    }
+}
+
+/// The file's lines after `before`, parsed.
+fn new_lines(p: &Path, before: &[u8]) -> Vec<serde_json::Value> {
+    let after = std::fs::read(p).unwrap();
+    assert!(after.starts_with(before), "earlier bytes changed");
+    assert!(!after.contains(&0), "a NUL byte reached the session");
+    std::str::from_utf8(&after[before.len()..])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Opens `ino` with `m`, writes each `(offset, bytes)`, closes; the first error.
+fn session(v: &SessionView, ino: u64, m: OpenMode, writes: &[(u64, &[u8])]) -> Result<(), i32> {
+    let o = v.open_file_as(ino, m, None).map_err(|e| e.errno())?;
+    let mut r = Ok(());
+    for (off, data) in writes {
+        if let Err(e) = v.write(ino, o.fh, *off, data) {
+            r = Err(e.errno());
+            break;
+        }
+    }
+    let closed = v.release(ino, o.fh).map_err(|e| e.errno());
+    r.and(closed)
+}
+
+#[test]
+fn appending_to_name_continues_the_name_without_padding() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let name = walk(&v, "name");
+    assert_eq!(read_all(&v, name.ino), b"Oracle session 1\n");
+    let before = std::fs::read(&p).unwrap();
+    // `echo " (draft)" >> name`: the kernel writes at the size it knows (17).
+    session(
+        &v,
+        name.ino,
+        mode(true, false, true),
+        &[(17, b" (draft)\n")],
+    )
+    .unwrap();
+    let lines = new_lines(&p, &before);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["type"], "session_info");
+    assert_eq!(lines[0]["name"], "Oracle session 1 (draft)");
+    assert_eq!(read_all(&v, name.ino), b"Oracle session 1 (draft)\n");
+    // The offset the kernel gives an O_APPEND write does not matter: it may count
+    // from a size it saw before the name changed.
+    let before = std::fs::read(&p).unwrap();
+    session(
+        &v,
+        name.ino,
+        mode(true, false, true),
+        &[(5, b"!"), (400, b"?")],
+    )
+    .unwrap();
+    let lines = new_lines(&p, &before);
+    assert_eq!(lines[0]["name"], "Oracle session 1 (draft)!?");
+}
+
+#[test]
+fn a_write_past_the_end_fails_and_appends_nothing() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let before = std::fs::read(&p).unwrap();
+    for file in ["name", "reply"] {
+        let ino = walk(&v, file).ino;
+        // O_TRUNC, then a write at offset 3 of an empty file: a gap of 3 bytes.
+        assert_eq!(
+            session(&v, ino, mode(true, true, false), &[(3, b"x")]),
+            Err(libc::EINVAL),
+            "{file}"
+        );
+        // Written, then a write past the end: the whole descriptor fails.
+        assert_eq!(
+            session(&v, ino, mode(true, true, false), &[(0, b"ab"), (5, b"c")]),
+            Err(libc::EINVAL),
+            "{file}"
+        );
+    }
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn overwriting_the_start_of_name_keeps_the_rest() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let name = walk(&v, "name");
+    let before = std::fs::read(&p).unwrap();
+    // Opened without O_TRUNC (`dd conv=notrunc`): as a file, the rest stays.
+    session(&v, name.ino, mode(true, false, false), &[(0, b"Pythia")]).unwrap();
+    assert_eq!(new_lines(&p, &before)[0]["name"], "Pythia session 1");
+    // Reading through a read-write descriptor shows what it holds.
+    let o = v
+        .open_file_as(name.ino, mode(true, false, false), None)
+        .unwrap();
+    v.write(name.ino, o.fh, 17, b" and more\n").unwrap();
+    assert_eq!(
+        v.read(name.ino, o.fh, 0, 100).unwrap(),
+        b"Pythia session 1\n and more\n"
+    );
+    v.release(name.ino, o.fh).unwrap();
+    assert_eq!(read_all(&v, name.ino), b"Pythia session 1 and more\n");
+}
+
+#[test]
+fn truncating_name_clears_it_and_truncating_reply_adds_nothing() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let name = walk(&v, "name");
+    let reply = walk(&v, "reply");
+    let before = std::fs::read(&p).unwrap();
+    // `: > reply`: O_TRUNC, nothing written.
+    session(&v, reply.ino, mode(true, true, false), &[]).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), before, ": > reply appended");
+    // `: > name`: O_TRUNC, nothing written: the name is cleared, as Pi clears it.
+    session(&v, name.ino, mode(true, true, false), &[]).unwrap();
+    let lines = new_lines(&p, &before);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["type"], "session_info");
+    assert_eq!(lines[0]["name"], "");
+    assert_eq!(read_all(&v, name.ino), b"");
+    // Clearing a name that is not set appends nothing; neither does writing the
+    // name it already has.
+    let before = std::fs::read(&p).unwrap();
+    session(&v, name.ino, mode(true, true, false), &[]).unwrap();
+    session(&v, name.ino, mode(true, true, false), &[(0, b"\n")]).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    session(&v, name.ino, mode(true, true, false), &[(0, b"again\n")]).unwrap();
+    let before = std::fs::read(&p).unwrap();
+    session(&v, name.ino, mode(true, true, false), &[(0, b"  again \n")]).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), before, "the same name again");
+
+    // `truncate -s 0 name`: opened without O_TRUNC, then ftruncate.
+    let o = v
+        .open_file_as(name.ino, mode(true, false, false), None)
+        .unwrap();
+    v.truncate(name.ino, Some(o.fh), 0).unwrap();
+    v.release(name.ino, o.fh).unwrap();
+    assert_eq!(new_lines(&p, &before)[0]["name"], "");
+    // Growing it would pad: refused, through a descriptor or a path.
+    let o = v
+        .open_file_as(name.ino, mode(true, false, false), None)
+        .unwrap();
+    assert_eq!(
+        v.truncate(name.ino, Some(o.fh), 10).unwrap_err().errno(),
+        libc::EINVAL
+    );
+    v.release(name.ino, o.fh).unwrap();
+    assert_eq!(
+        v.truncate(name.ino, None, 10).unwrap_err().errno(),
+        libc::EINVAL
+    );
+    // truncate(2) of the path, with no descriptor to close: at once.
+    session(
+        &v,
+        name.ino,
+        mode(true, true, false),
+        &[(0, b"a longer name\n")],
+    )
+    .unwrap();
+    let before = std::fs::read(&p).unwrap();
+    v.truncate(name.ino, None, 8).unwrap();
+    assert_eq!(new_lines(&p, &before)[0]["name"], "a longer");
+    v.truncate(name.ino, None, 0).unwrap();
+    assert_eq!(new_lines(&p, &before)[1]["name"], "");
+    assert_eq!(v.truncate(reply.ino, None, 0).map(|_| ()), Ok(()));
+}
+
+fn label_target(v: &SessionView, name: &str) -> Option<String> {
+    let labels = walk(v, "labels");
+    let l = v.lookup(labels.ino, OsStr::new(name)).ok()?;
+    let t = String::from_utf8(v.readlink(l.ino).unwrap()).unwrap();
+    Some(t.trim_start_matches("../.id/").to_string())
+}
+
+#[test]
+fn renaming_a_label_relabels_its_entry_in_one_write() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let labels = walk(&v, "labels").ino;
+    // small.jsonl: branch-0 on 0c1fe7d3, alt-2 on 22776346.
+    assert_eq!(label_target(&v, "branch-0").as_deref(), Some("0c1fe7d3"));
+    assert_eq!(label_target(&v, "alt-2").as_deref(), Some("22776346"));
+    let os = OsStr::new;
+
+    // mv labels/branch-0 labels/main: one line.
+    let before = std::fs::read(&p).unwrap();
+    v.rename(labels, os("branch-0"), labels, os("main"), 0)
+        .unwrap();
+    let lines = new_lines(&p, &before);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["targetId"], "0c1fe7d3");
+    assert_eq!(lines[0]["label"], "main");
+    assert_eq!(label_target(&v, "main").as_deref(), Some("0c1fe7d3"));
+    assert_eq!(label_target(&v, "branch-0"), None);
+
+    // Onto itself: nothing. A missing source: ENOENT, nothing.
+    let before = std::fs::read(&p).unwrap();
+    v.rename(labels, os("main"), labels, os("main"), 0).unwrap();
+    let err = |r: sessionfs::view::Result<()>| r.unwrap_err().errno();
+    assert_eq!(
+        err(v.rename(labels, os("nope"), labels, os("x"), 0)),
+        libc::ENOENT
+    );
+    // Out of labels/, or with flags that make no sense here: refused.
+    assert_eq!(
+        err(v.rename(labels, os("main"), ROOT_INO, os("x"), 0)),
+        libc::EACCES
+    );
+    assert_eq!(
+        err(v.rename(labels, os("main"), labels, os("x"), 1 << 2)),
+        libc::EINVAL
+    );
+    // RENAME_NOREPLACE onto a label in use.
+    assert_eq!(
+        err(v.rename(
+            labels,
+            os("main"),
+            labels,
+            os("alt-2"),
+            libc::RENAME_NOREPLACE
+        )),
+        libc::EEXIST
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+
+    // Onto a label of another entry: that entry loses it, in the same write.
+    v.rename(labels, os("main"), labels, os("alt-2"), 0)
+        .unwrap();
+    let lines = new_lines(&p, &before);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["targetId"], "0c1fe7d3");
+    assert_eq!(lines[0]["label"], "alt-2");
+    assert_eq!(lines[1]["targetId"], "22776346");
+    assert!(lines[1].get("label").is_none(), "{}", lines[1]);
+    assert_eq!(
+        lines[1]["parentId"], lines[0]["id"],
+        "the second hangs under the first"
+    );
+    assert_ne!(lines[0]["id"], lines[1]["id"]);
+    assert_eq!(label_target(&v, "alt-2").as_deref(), Some("0c1fe7d3"));
+    assert_eq!(label_target(&v, "main"), None);
+    let leaf = v.with_session(|s| s.id_string(s.leaf().unwrap()));
+    assert_eq!(
+        leaf,
+        lines[1]["id"].as_str().unwrap(),
+        "the last line is the leaf"
+    );
+
+    // RENAME_EXCHANGE swaps two labels.
+    v.symlink(labels, os("other"), Path::new("22776346"))
+        .unwrap();
+    v.rename(
+        labels,
+        os("other"),
+        labels,
+        os("alt-2"),
+        libc::RENAME_EXCHANGE,
+    )
+    .unwrap();
+    assert_eq!(label_target(&v, "alt-2").as_deref(), Some("22776346"));
+    assert_eq!(label_target(&v, "other").as_deref(), Some("0c1fe7d3"));
+}
+
+#[test]
+fn ln_sfn_relabels_through_a_temporary_name() {
+    // GNU `ln -sfn TARGET labels/L` with L in use: symlink(TMP), rename(TMP, L).
+    let (_d, p) = copy_fixture("small.jsonl");
+    let v = view(&p);
+    let labels = walk(&v, "labels").ino;
+    let os = OsStr::new;
+    // alt-2 is on 22776346; move it to 0c1fe7d3 (which carries branch-0).
+    v.symlink(labels, os("CuAbC123"), Path::new("../.id/0c1fe7d3"))
+        .unwrap();
+    v.rename(labels, os("CuAbC123"), labels, os("alt-2"), 0)
+        .unwrap();
+    assert_eq!(label_target(&v, "alt-2").as_deref(), Some("0c1fe7d3"));
+    assert_eq!(label_target(&v, "CuAbC123"), None);
+    // One label per entry: branch-0 went when the entry took the new label.
+    assert_eq!(label_target(&v, "branch-0"), None);
+    // Relabelling an entry with the label it already has, the same way.
+    v.symlink(labels, os("CuXyZ789"), Path::new("0c1fe7d3"))
+        .unwrap();
+    v.rename(labels, os("CuXyZ789"), labels, os("alt-2"), 0)
+        .unwrap();
+    assert_eq!(label_target(&v, "alt-2").as_deref(), Some("0c1fe7d3"));
+    let names = names(&v, labels);
+    assert!(names.contains(&"alt-2".to_string()), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("Cu")), "{names:?}");
+}
+
+#[test]
+fn a_label_on_two_entries_names_the_one_set_last() {
+    let (_d, p) = copy_fixture("small.jsonl");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let leaf = text.lines().last().unwrap();
+    let leaf: serde_json::Value = serde_json::from_str(leaf).unwrap();
+    let leaf = leaf["id"].as_str().unwrap();
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    // Pi allows the same label on two entries; the later line wins the name.
+    for (id, target) in [("aaaa0001", "22776346"), ("aaaa0002", "0c1fe7d3")] {
+        writeln!(
+            f,
+            r#"{{"type":"label","id":"{id}","parentId":"{leaf}","timestamp":"2026-01-05T10:00:00.000Z","targetId":"{target}","label":"twice"}}"#
+        )
+        .unwrap();
+    }
+    drop(f);
+    let v = view(&p);
+    assert_eq!(label_target(&v, "twice").as_deref(), Some("0c1fe7d3"));
+    // rm clears it on both.
+    let labels = walk(&v, "labels").ino;
+    let before = std::fs::read(&p).unwrap();
+    v.unlink(labels, OsStr::new("twice")).unwrap();
+    assert_eq!(new_lines(&p, &before).len(), 2);
+    assert_eq!(label_target(&v, "twice"), None);
 }

@@ -12,9 +12,10 @@
 //!   `EPERM` (the mode and owner of every inode are computed, and pretending to change
 //!   them would be a lie the next `stat` exposes), while one that restates the current
 //!   values succeeds.
-//! * `create`, `mknod`, `mkdir`, `rmdir`, `rename` and `link`: the tree is derived from
-//!   the session file and cannot be edited this way. They fail with `EROFS` on a
-//!   read-only mount and `EACCES` otherwise.
+//! * `create`, `mknod`, `mkdir`, `rmdir` and `link`: the tree is derived from the
+//!   session file and cannot be edited this way. They fail with `EROFS` on a read-only
+//!   mount and `EACCES` otherwise. (`rename` goes to the view, which relabels within
+//!   `labels/` and refuses the rest the same way.)
 //! * `forget`: a no-op. Inode numbers are computed from the session, not reference
 //!   counted, so the kernel forgetting one frees nothing.
 //! * extended attributes: there are none (`ENODATA`, empty list, `ENOTSUP` to set).
@@ -22,7 +23,7 @@
 //! * `fsync`: succeeds without doing anything; a reply is appended and synced when its
 //!   file is closed, as the layout promises.
 
-use crate::view::{self, Attr, FileKind, FsView};
+use crate::view::{self, Attr, FileKind, FsView, OpenMode};
 use log::debug;
 use std::ffi::OsStr;
 use std::io;
@@ -284,12 +285,21 @@ impl Filesystem for Adapter {
         _req: &Request,
         parent: INodeNo,
         name: &OsStr,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        _flags: RenameFlags,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        reply.error(self.refuse_edit("rename", parent, name));
+        match self
+            .view
+            .rename(parent.0, name, newparent.0, newname, flags.bits())
+        {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(
+                format_args!("rename({parent}, {name:?} -> {newparent}, {newname:?})"),
+                &e,
+            )),
+        }
     }
 
     fn link(
@@ -314,9 +324,13 @@ impl Filesystem for Adapter {
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        let truncate = flags.0 & libc::O_TRUNC != 0;
-        match self.view.open_file(ino.0, write, truncate, Some(req.pid())) {
+        let mode = OpenMode {
+            write: flags.acc_mode() != OpenAccMode::O_RDONLY,
+            truncate: flags.0 & libc::O_TRUNC != 0,
+            append: flags.0 & libc::O_APPEND != 0,
+        };
+        let write = mode.write;
+        match self.view.open_file(ino.0, mode, Some(req.pid())) {
             Ok(o) => {
                 let mut f = FopenFlags::empty();
                 if o.keep_cache {
@@ -331,10 +345,7 @@ impl Filesystem for Adapter {
                 }
                 reply.opened(FileHandle(o.fh), f);
             }
-            Err(e) => reply.error(errno(
-                format_args!("open({ino}, write {write}, truncate {truncate})"),
-                &e,
-            )),
+            Err(e) => reply.error(errno(format_args!("open({ino}, {mode:?})"), &e)),
         }
     }
 

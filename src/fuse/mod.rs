@@ -24,6 +24,7 @@
 //!   with one clear sentence and a distinct exit status, the mount itself, clean
 //!   unmounting on `SIGINT`/`SIGTERM`/`SIGHUP` or an external `umount`, and
 //!   `--background`.
+//! * [`unmount`]: the `sessionfs unmount` command.
 //!
 //! Guarantees: no user-caused condition (a bad path, a deleted session file, a
 //! refused capability, an unmount at any moment) makes this code panic; and when the
@@ -33,4 +34,5 @@ pub mod adapter;
 pub mod dir_watch;
 pub mod mount;
 pub mod notify;
+pub mod unmount;
 pub mod watch;

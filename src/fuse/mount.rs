@@ -10,13 +10,20 @@
 //!
 //! Before mounting, every condition a user can cause is checked and reported as one
 //! sentence prefixed with `sessionfs: `, with an exit status of its own (see
-//! [`exit`]). Nothing is mounted when a check fails.
+//! [`exit`]). Nothing is mounted when a check fails. That includes a user other than
+//! root who cannot open `/dev/fuse` (which `fusermount3` opens with the user's rights):
+//! the message names the device and the fix, not the mount point.
+//!
+//! In the foreground, once the mount is served, one line on standard error says what
+//! is mounted where and how to unmount it. A sessions directory with no session in it
+//! is mounted with a warning (in either mode): most often it is the wrong directory.
 //!
 //! With `--background` the command re-executes itself without that flag in a new
 //! session (`setsid`), with standard input, output and error on `/dev/null` (the log
-//! goes to `--log FILE` if given), and returns once the mount answers: silently with
-//! status 0, or with the child's error message and exit status. The child reports
-//! through a pipe whose descriptor it is given with the hidden `--ready-fd` option.
+//! goes to `--log FILE` if given), and returns once the mount answers: with status 0
+//! (and nothing printed but that warning), or with the child's error message and exit
+//! status. The child reports through a pipe whose descriptor it is given with the
+//! hidden `--ready-fd` option.
 
 use super::adapter::Adapter;
 use super::dir_watch::DirWatcher;
@@ -60,7 +67,8 @@ pub mod exit {
     pub const MOUNTED: u8 = 7;
     /// `/dev/fuse` is missing: no FUSE in this kernel or container.
     pub const NO_FUSE: u8 = 8;
-    /// Not permitted to mount: not root, and no `fusermount3`.
+    /// Not permitted to mount: not root, and no `fusermount3` or no access to
+    /// `/dev/fuse`.
     pub const NOT_PERMITTED: u8 = 9;
 }
 
@@ -76,7 +84,8 @@ Exit status:
   6  MOUNTPOINT is not empty
   7  MOUNTPOINT is already a mount point (or a dead FUSE mount)
   8  /dev/fuse is missing (no FUSE in this kernel or container)
-  9  not permitted to mount (non-root users need fusermount3)";
+  9  not permitted to mount (non-root users need fusermount3, and read and write
+     access to /dev/fuse)";
 
 /// How long `--background` waits for the mount to answer.
 const BACKGROUND_DEADLINE: Duration = Duration::from_secs(10);
@@ -187,6 +196,8 @@ struct Checked {
     /// The session file, or the sessions directory (absolute); with no source, the
     /// first agent's directory.
     file: PathBuf,
+    /// How to name it to the user: as given, or Pi's sessions directory.
+    shown: String,
     /// Whether `file` is a sessions directory.
     dir: bool,
     /// With no source: every agent's sessions directory found, by folder name.
@@ -225,7 +236,14 @@ fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
     }
     check_fuse_device(Path::new("/dev/fuse"))?;
     check_permitted()?;
+    check_fuse_access(Path::new("/dev/fuse"))?;
+    let shown = match (&args.file, &agents) {
+        (Some(f), _) => f.display().to_string(),
+        (None, Some(a)) => agents_shown(a),
+        (None, None) => file.display().to_string(),
+    };
     Ok(Checked {
+        shown,
         file,
         dir,
         agents,
@@ -517,6 +535,37 @@ fn check_fuse_device(dev: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A user other than root mounts through `fusermount3`, which opens `/dev/fuse` with
+/// the user's own rights: without read and write access it fails, and the kernel's
+/// "Permission denied" would seem to be about the mount point.
+fn check_fuse_access(dev: &Path) -> Result<(), Failure> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return Ok(());
+    }
+    let Ok(c) = CString::new(dev.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `c` is a valid C string.
+    if unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::W_OK) } == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    let mode = fs::metadata(dev)
+        .map(|m| format!(" (mode {:04o})", m.permissions().mode() & 0o7777))
+        .unwrap_or_default();
+    Err(Failure::new(
+        exit::NOT_PERMITTED,
+        format!(
+            "cannot open {shown}{mode}: {}; users other than root need read and write \
+             access to it, which most systems give everyone (mode 0666, set by udev); \
+             as root: chmod 0666 {shown}",
+            io_msg(&e),
+            shown = dev.display(),
+        ),
+    ))
+}
+
 fn check_permitted() -> Result<(), Failure> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } == 0 || fusermount_available() {
@@ -546,8 +595,76 @@ fn fusermount_available() -> bool {
     })
 }
 
+/// The warning for a sessions directory that holds no session (no `.jsonl` file at
+/// its top or in a folder of it): most often the wrong directory, or Pi has not run.
+/// `None` when it holds one, or cannot be read (the mount says why).
+fn no_sessions_warning(dir: &Path, shown: &str) -> Option<String> {
+    let is_session =
+        |e: &fs::DirEntry| e.file_name().as_bytes().ends_with(b".jsonl") && e.path().is_file();
+    for e in fs::read_dir(dir).ok()?.flatten() {
+        if is_session(&e) {
+            return None;
+        }
+        if e.path().is_dir()
+            && fs::read_dir(e.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|f| is_session(&f))
+        {
+            return None;
+        }
+    }
+    Some(format!(
+        "{shown} holds no sessions yet (no .jsonl file in it or in its project folders); \
+         they will appear in the mount as Pi writes them"
+    ))
+}
+
+/// How to name the agents' sessions directories to the user.
+fn agents_shown(agents: &[(&'static str, PathBuf)]) -> String {
+    let list: Vec<String> = agents
+        .iter()
+        .map(|(name, p)| {
+            let who = if *name == "pi" {
+                "Pi's"
+            } else {
+                "Claude Code's"
+            };
+            format!("{who} {}", p.display())
+        })
+        .collect();
+    list.join(" and ")
+}
+
+/// [`no_sessions_warning`] for a mount of every agent: only when none of them holds a
+/// session.
+fn no_agent_sessions_warning(agents: &[(&'static str, PathBuf)]) -> Option<String> {
+    let none = agents
+        .iter()
+        .all(|(_, p)| no_sessions_warning(p, "").is_some());
+    none.then(|| {
+        format!(
+            "{} hold no sessions yet (no .jsonl file in them or in their project folders); \
+             they will appear in the mount as the agents write them",
+            agents_shown(agents)
+        )
+    })
+}
+
+/// `p` as one word for a shell: as it is when that is safe, else in single quotes.
+pub(crate) fn shell_word(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
 /// An io::Error as a sentence fragment, without Rust's "(os error N)" suffix.
-fn io_msg(e: &io::Error) -> String {
+pub(crate) fn io_msg(e: &io::Error) -> String {
     match e.raw_os_error() {
         // SAFETY: strerror returns a pointer to a static (or thread-local) C string.
         Some(code) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }
@@ -589,6 +706,15 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
             None => MultiView::open(&checked.file, mopts),
         }
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
+        let warning = match &checked.agents {
+            Some(a) => no_agent_sessions_warning(a),
+            None => no_sessions_warning(&checked.file, &checked.shown),
+        };
+        if ready.is_none()
+            && let Some(w) = warning
+        {
+            eprintln!("sessionfs: warning: {w}");
+        }
         let multi = Arc::new(multi);
         multi.set_invalidation_sink(tx);
         (multi.clone(), Served::All(multi))
@@ -743,8 +869,15 @@ fn serve(
         }
     };
 
-    if let Some(pipe) = ready.take() {
-        pipe.ready();
+    match ready.take() {
+        Some(pipe) => pipe.ready(),
+        // In the foreground, say once what is where, and how to end it.
+        None => eprintln!(
+            "sessionfs: mounted {} on {}; unmount with: sessionfs unmount {} (or Ctrl-C here)",
+            checked.shown,
+            checked.mount_point.display(),
+            shell_word(&checked.mount_point),
+        ),
     }
 
     // Wait for a signal, or for the session to end (external umount).
@@ -1072,6 +1205,16 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
     };
     loop {
         if answers() {
+            let warning = match &args.file {
+                Some(f) if f.is_dir() => no_sessions_warning(f, &f.display().to_string()),
+                Some(_) => None,
+                None => check_agents()
+                    .ok()
+                    .and_then(|a| no_agent_sessions_warning(&a)),
+            };
+            if let Some(w) = warning {
+                eprintln!("sessionfs: warning: {w}");
+            }
             return Ok(());
         }
         if Instant::now() >= deadline {

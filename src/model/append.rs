@@ -156,15 +156,36 @@ impl Session {
         what: &NewEntry<'_>,
         now: i64,
     ) -> Result<(String, Vec<u8>), AppendError> {
+        self.build_after(what, now, &[])
+    }
+
+    /// As [`build_line`](Self::build_line), for a line that follows the lines of
+    /// `batch` (their new ids, in order) in the same write: its id differs from
+    /// theirs, and a `name` or label entry hangs under the last of them, since that
+    /// will be the last entry of the file when it is read.
+    fn build_after(
+        &self,
+        what: &NewEntry<'_>,
+        now: i64,
+        batch: &[String],
+    ) -> Result<(String, Vec<u8>), AppendError> {
         if let Some(st) = self.claude() {
             return super::claude::append::build_line(self, st, what, now);
         }
         if self.is_v1() {
             return Err(AppendError::LegacyV1);
         }
-        let id = self.new_id();
+        let id = loop {
+            let id = self.new_id();
+            if !batch.contains(&id) {
+                break id;
+            }
+        };
         let ts = format_iso_ms(now);
         let leaf_id = || -> Value {
+            if let Some(last) = batch.last() {
+                return Value::String(last.clone());
+            }
             match self.leaf() {
                 Some(l) if !self.entry(l).id.is_none() => Value::String(self.id_string(l)),
                 _ => Value::Null,
@@ -229,12 +250,35 @@ impl Session {
     /// Catches up with the file, appends `what`, syncs, and indexes it.
     /// Returns the new entry's id and everything that changed since the last refresh.
     pub fn append(&mut self, what: &NewEntry<'_>) -> Result<(String, Change), AppendError> {
+        let (mut ids, change) = self.append_all(std::slice::from_ref(what))?;
+        Ok((ids.pop().unwrap_or_default(), change))
+    }
+
+    /// Appends several entries with one `write(2)`, so that they land together or
+    /// not at all (a relabelling that moves a label from one entry to another is two
+    /// label lines, and must never stop halfway). Each `name` or label entry hangs
+    /// under the one before it, as it would if they were appended one by one.
+    /// Returns the new ids in order.
+    pub fn append_all(
+        &mut self,
+        whats: &[NewEntry<'_>],
+    ) -> Result<(Vec<String>, Change), AppendError> {
         let mut change = self.refresh()?;
-        let (id, line) = self.build_line(what, now_ms())?;
-        write_line(self.path(), &line)?;
+        let now = now_ms();
+        let mut ids = Vec::with_capacity(whats.len());
+        let mut lines = Vec::new();
+        for what in whats {
+            let (id, line) = self.build_after(what, now, &ids)?;
+            ids.push(id);
+            lines.extend_from_slice(&line);
+        }
+        if lines.is_empty() {
+            return Ok((ids, change));
+        }
+        write_line(self.path(), &lines)?;
         let more = self.refresh()?;
         merge(&mut change, more);
-        Ok((id, change))
+        Ok((ids, change))
     }
 }
 
@@ -257,7 +301,8 @@ pub fn merge(a: &mut Change, b: Change) {
     a.name_changed |= b.name_changed;
 }
 
-/// Appends one complete line (ending in `\n`) to the file at `path`, durably.
+/// Appends complete lines (ending in `\n`) to the file at `path` with one `write(2)`,
+/// durably.
 /// See the module docs for what happens on a torn tail or a full disk.
 pub fn write_line(path: &Path, line: &[u8]) -> io::Result<()> {
     debug_assert!(line.ends_with(b"\n"));
@@ -430,6 +475,57 @@ mod tests {
             std::fs::read_to_string(&p).unwrap(),
             "{\"a\":1}\n{\"pi\":2}\n{\"b\":3}\n"
         );
+    }
+
+    #[test]
+    fn entries_appended_together_land_in_one_write_chained_under_each_other() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.jsonl");
+        std::fs::write(
+            &p,
+            concat!(
+                r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-05T09:00:00.000Z","cwd":"/"}"#,
+                "\n",
+                r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-05T09:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let mut s = Session::open(&p).unwrap();
+        let (ids, change) = s
+            .append_all(&[
+                NewEntry::Label {
+                    target: "a",
+                    label: Some("x"),
+                },
+                NewEntry::Name("n"),
+            ])
+            .unwrap();
+        assert_eq!(ids.len(), 2);
+        assert_ne!(ids[0], ids[1]);
+        assert!(change.labels_changed && change.name_changed);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .skip(2)
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["parentId"], "a");
+        assert_eq!(lines[0]["id"], ids[0].as_str());
+        assert_eq!(lines[1]["parentId"], ids[0].as_str());
+        assert_eq!(s.name(), Some("n"));
+        assert_eq!(s.id_string(s.leaf().unwrap()), ids[1]);
+        // A bad entry anywhere in the batch: nothing is written.
+        let before = std::fs::read(&p).unwrap();
+        let r = s.append_all(&[
+            NewEntry::Name("m"),
+            NewEntry::Label {
+                target: "missing",
+                label: None,
+            },
+        ]);
+        assert!(matches!(r, Err(AppendError::NoSuchEntry(_))));
+        assert_eq!(std::fs::read(&p).unwrap(), before);
     }
 
     #[test]

@@ -169,14 +169,16 @@ pub fn describe(p: &ProblemKind) -> String {
             bytes,
             parses: true,
         } => format!(
-            "last line ({bytes} bytes) has no final newline: not indexed yet; Pi's next append would glue onto it"
+            "last line ({}) has no final newline: not indexed yet; Pi's next append would glue onto it",
+            count(*bytes as usize, "byte", "bytes")
         ),
         ProblemKind::UnterminatedLastLine {
             bytes,
             parses: false,
         } => {
             format!(
-                "torn last line ({bytes} bytes, incomplete JSON); Pi's next append would be lost with it"
+                "torn last line ({}, incomplete JSON); Pi's next append would be lost with it",
+                count(*bytes as usize, "byte", "bytes")
             )
         }
     }
@@ -187,6 +189,11 @@ fn severity_word(s: Severity) -> &'static str {
         Severity::Note => "note",
         Severity::Warning => "warning",
     }
+}
+
+/// `n` and the noun for it: `1 problem`, `2 problems`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Human-readable report.
@@ -212,24 +219,34 @@ pub fn to_text(path: &Path, r: &Report) -> String {
             }
             if s.problems_dropped > 0 {
                 out.push_str(&format!(
-                    "{p}: … and {} more problems not listed\n",
-                    s.problems_dropped
+                    "{p}: … and {} not listed\n",
+                    count(s.problems_dropped as usize, "more problem", "more problems")
                 ));
             }
             out.push_str(&format!(
-                "{p}: {}: {}, {} entries, {} roots, {} leaves, {} branch points, deepest path {}{}{}\n",
-                if warnings == 0 { "ok".to_string() } else { format!("{warnings} problems") },
+                "{p}: {}: {}, {}, {}, {}, {}, deepest path {}{}{}\n",
+                if warnings == 0 {
+                    "ok".to_string()
+                } else {
+                    count(warnings, "problem", "problems")
+                },
                 match s.format {
                     super::Format::Pi => format!("v{}", s.version),
                     other => other.name().to_string(),
                 },
-                s.entries,
-                s.roots,
-                s.leaves,
-                s.branch_points,
+                count(s.entries, "entry", "entries"),
+                count(s.roots, "root", "roots"),
+                count(s.leaves as usize, "leaf", "leaves"),
+                count(s.branch_points as usize, "branch point", "branch points"),
                 s.deepest,
-                s.deepest_leaf.as_ref().map(|l| format!(" (to {l})")).unwrap_or_default(),
-                s.name.as_ref().map(|n| format!(", name {n:?}")).unwrap_or_default(),
+                s.deepest_leaf
+                    .as_ref()
+                    .map(|l| format!(" (to {l})"))
+                    .unwrap_or_default(),
+                s.name
+                    .as_ref()
+                    .map(|n| format!(", name {n:?}"))
+                    .unwrap_or_default(),
             ));
             out
         }

@@ -37,6 +37,11 @@ use serde_json::Value;
 use super::base64;
 use super::context::{js_number, js_truthy};
 
+/// `s` unless `n` is 1.
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 /// The maximum length of a [`preview`], in characters.
 pub const PREVIEW_CHARS: usize = 100;
 
@@ -285,9 +290,12 @@ fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
                 .map_or(0, base64::decoded_len);
             if link {
                 let ext = image_ext(block.get("mimeType"));
-                format!("[image {n}: {mime}, {len} bytes → image-{n}.{ext}]")
+                format!(
+                    "[image {n}: {mime}, {len} byte{} → image-{n}.{ext}]",
+                    plural(len)
+                )
             } else {
-                format!("[image {n}: {mime}, {len} bytes]")
+                format!("[image {n}: {mime}, {len} byte{}]", plural(len))
             }
         }
         Some("thinking") => {

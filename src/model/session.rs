@@ -238,6 +238,14 @@ impl Change {
 }
 
 const MAX_PROBLEMS: usize = 10_000;
+/// A UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// Why a line that starts with [`BOM`] is skipped.
+const BOM_BEFORE_HEADER: &str = "a session header behind a byte order mark (BOM, the bytes \
+     EF BB BF at the start of the file), which JSON does not allow, so Pi cannot read it; \
+     remove those three bytes";
+const BOM_BEFORE_LINE: &str = "the line starts with a byte order mark (BOM, the bytes \
+     EF BB BF), which JSON does not allow";
 const READ_CHUNK: usize = 1 << 20;
 const FINGERPRINT: u64 = 64;
 
@@ -512,11 +520,13 @@ impl Session {
         self.labels.get(&e.id).map(|(l, _)| &**l)
     }
 
-    /// The label entry that set the live label `name`.
+    /// The live label `name`: `(target node, label entry)`. Pi allows one label per
+    /// entry but the same label on several entries; then the one set last is meant.
     pub fn label_entry(&self, name: &str) -> Option<(u32, u32)> {
         self.labels
             .iter()
-            .find(|(t, (l, _))| &**l == name && self.by_id.contains_key(t))
+            .filter(|(t, (l, _))| &**l == name && self.by_id.contains_key(t))
+            .max_by_key(|(_, (_, e))| *e)
             .map(|(t, (_, e))| (self.by_id[t], *e))
     }
 
@@ -982,6 +992,29 @@ impl Session {
         Ok(())
     }
 
+    /// The file is not a session: `reason`, found at `line`, unless a line skipped
+    /// before it explains more (a header behind a byte order mark), or no line of the
+    /// file was JSON at all (`json` false: then the first line that is not).
+    fn refused(&self, line: u32, reason: String, json: bool) -> LoadError {
+        let skipped = self.problems.iter().find_map(|p| match &p.what {
+            ProblemKind::Malformed(m) if p.line < line || !json => Some((p.line, m)),
+            _ => None,
+        });
+        match skipped {
+            Some((l, m)) if m == BOM_BEFORE_HEADER || m == BOM_BEFORE_LINE => {
+                LoadError::NotASession {
+                    line: l,
+                    reason: m.clone(),
+                }
+            }
+            Some((l, _)) if !json => LoadError::NotASession {
+                line: l,
+                reason: "not JSON, and no line of the file is a session header".into(),
+            },
+            _ => LoadError::NotASession { line, reason },
+        }
+    }
+
     fn note(&mut self, line: u32, severity: Severity, what: ProblemKind) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(Problem {
@@ -1039,15 +1072,18 @@ impl Session {
             if self.tail == 0 && self.next_line == 1 {
                 return Err(LoadError::Empty);
             }
-            let reason = if self.tail > 0 && self.next_line == 1 {
-                "the file holds one unterminated line and no header".to_string()
+            let (line, reason) = if self.tail > 0 && self.next_line == 1 {
+                (1, "the file holds one unterminated line and no header")
+            } else if self.tail > 0 {
+                (
+                    self.next_line,
+                    "an unterminated last line, and no header before it",
+                )
             } else {
-                "no line is a session header".to_string()
+                (1, "every line is blank")
             };
-            return Err(LoadError::NotASession {
-                line: self.next_line,
-                reason,
-            });
+            // Any line that parsed would have been judged a header or not already.
+            return Err(self.refused(line, reason.to_string(), false));
         }
         if self.tail > 0 {
             let parses = LineHead::parse(buf).is_ok();
@@ -1120,16 +1156,25 @@ impl Session {
                 return Ok(());
             }
             Err(LineError::Malformed(m)) => {
+                // JSON.parse takes a byte order mark for a stray character: say so.
+                let m = match raw.strip_prefix(BOM) {
+                    Some(rest) if LineHead::parse(rest).is_ok_and(|h| h.is_header()) => {
+                        BOM_BEFORE_HEADER.to_string()
+                    }
+                    Some(_) => BOM_BEFORE_LINE.to_string(),
+                    None => m,
+                };
                 self.note(line_no, Severity::Warning, ProblemKind::Malformed(m));
                 return Ok(());
             }
             Err(LineError::NotAnObject) => {
                 // JSON.parse accepts it, so for Pi it is a parsed line.
                 if !*header_found {
-                    return Err(LoadError::NotASession {
-                        line: line_no,
-                        reason: "the first JSON line is not an object".into(),
-                    });
+                    return Err(self.refused(
+                        line_no,
+                        "the first JSON line is not an object".into(),
+                        true,
+                    ));
                 }
                 self.parsed_count += 1;
                 if self.is_v1() {
@@ -1153,10 +1198,7 @@ impl Session {
                     Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
                     None => "the first JSON line has no \"type\"".to_string(),
                 };
-                return Err(LoadError::NotASession {
-                    line: line_no,
-                    reason,
-                });
+                return Err(self.refused(line_no, reason, true));
             }
             *header_found = true;
             let version = match &head.version {

@@ -5,7 +5,7 @@
 //! `SessionView` loaded on demand). The adapter serves either through this trait and
 //! knows nothing of which one it has.
 
-use super::{Attr, DirEntry, Opened, Result, SessionView};
+use super::{Attr, DirEntry, OpenMode, Opened, Result, SessionView};
 use std::ffi::OsStr;
 use std::path::Path;
 
@@ -20,7 +20,7 @@ pub trait FsView: Send + Sync {
     /// As `readdir`, with each entry's attributes.
     fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>>;
     /// `pid` is the calling thread as FUSE reports it (see `SessionView::flush_from`).
-    fn open_file(&self, ino: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened>;
+    fn open_file(&self, ino: u64, mode: OpenMode, pid: Option<u32>) -> Result<Opened>;
     fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>>;
     fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32>;
     /// `setattr` with a size.
@@ -29,6 +29,16 @@ pub trait FsView: Send + Sync {
     fn release(&self, ino: u64, fh: u64) -> Result<()>;
     fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr>;
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<()>;
+    /// `rename(2)` of `parent/name` to `newparent/newname`; `flags` are
+    /// `renameat2(2)`'s (`RENAME_NOREPLACE`, `RENAME_EXCHANGE`).
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<()>;
 }
 
 impl FsView for SessionView {
@@ -47,8 +57,8 @@ impl FsView for SessionView {
     fn readdirplus(&self, ino: u64, offset: u64) -> Result<Vec<(u64, DirEntry, Attr)>> {
         SessionView::readdirplus(self, ino, offset)
     }
-    fn open_file(&self, ino: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened> {
-        SessionView::open_file_as(self, ino, write, truncate, pid)
+    fn open_file(&self, ino: u64, mode: OpenMode, pid: Option<u32>) -> Result<Opened> {
+        SessionView::open_file_as(self, ino, mode, pid)
     }
     fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>> {
         SessionView::read(self, ino, fh, offset, size)
@@ -70,5 +80,15 @@ impl FsView for SessionView {
     }
     fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
         SessionView::unlink(self, parent, name)
+    }
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<()> {
+        SessionView::rename(self, parent, name, newparent, newname, flags)
     }
 }

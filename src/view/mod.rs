@@ -51,6 +51,17 @@ pub struct Attr {
     pub ttl: Duration,
 }
 
+/// How a file is opened for writing: the `open(2)` flags a view needs to know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenMode {
+    /// Opened for writing (`O_WRONLY` or `O_RDWR`).
+    pub write: bool,
+    /// `O_TRUNC`: the file starts empty, and is emptied even if nothing is written.
+    pub truncate: bool,
+    /// `O_APPEND`: every write goes at the end of what this descriptor holds.
+    pub append: bool,
+}
+
 /// One directory entry in a listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {

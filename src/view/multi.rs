@@ -56,8 +56,8 @@
 
 use super::inode::{self as ino, ENTRY_BASE, LABEL_BASE, SLOTS, Slot, entry_ino};
 use super::{
-    Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, Opened, Options,
-    Result,
+    Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, OpenMode, Opened,
+    Options, Result,
 };
 use super::{ROOT_INO, SessionView};
 use crate::model::{LoadError, NIL, Session};
@@ -1593,7 +1593,8 @@ impl FsView for MultiView {
         }
     }
 
-    fn open_file(&self, i: u64, write: bool, truncate: bool, pid: Option<u32>) -> Result<Opened> {
+    fn open_file(&self, i: u64, mode: OpenMode, pid: Option<u32>) -> Result<Opened> {
+        let write = mode.write;
         match self.node(i)? {
             Node::Root | Node::Container(_) | Node::SessionDir(_) => Err(Error::IsDir),
             Node::Stats => {
@@ -1626,8 +1627,7 @@ impl FsView for MultiView {
                     }
                     st.handles += 1;
                 }
-                let r = Self::to_local(&l, local)
-                    .and_then(|lo| l.view.open_file_as(lo, write, truncate, pid));
+                let r = Self::to_local(&l, local).and_then(|lo| l.view.open_file_as(lo, mode, pid));
                 if r.is_err() {
                     e.state.lock().handles -= 1;
                 }
@@ -1740,6 +1740,34 @@ impl FsView for MultiView {
             Node::SessionDir(e) => self.in_view(&e, |l| l.view.unlink(ino::ROOT, name)),
             _ => Err(self.refuse_write()),
         }
+    }
+
+    fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<()> {
+        // Within one session only (its `labels/`); the view refuses the rest.
+        let local = |n: Node| match n {
+            Node::Inner(e, local) => Some((e, Some(local))),
+            Node::SessionDir(e) => Some((e, None)),
+            _ => None,
+        };
+        let (Some((e, from)), Some((e2, to))) =
+            (local(self.node(parent)?), local(self.node(newparent)?))
+        else {
+            return Err(self.refuse_write());
+        };
+        if !Arc::ptr_eq(&e, &e2) {
+            return Err(self.refuse_write());
+        }
+        self.in_view(&e, |l| {
+            let map = |x: Option<u64>| x.map_or(Ok(ino::ROOT), |x| Self::to_local(l, x));
+            l.view.rename(map(from)?, name, map(to)?, newname, flags)
+        })
     }
 }
 
@@ -1897,6 +1925,37 @@ mod tests {
     }
 
     #[test]
+    fn labels_are_renamed_within_a_session_only() {
+        let (d, v) = setup(256 << 20);
+        let p = look(&v, ROOT_INO, P);
+        let (a, b) = (look(&v, p, "a"), look(&v, p, "b"));
+        let (la, lb) = (look(&v, a, "labels"), look(&v, b, "labels"));
+        let os = OsStr::new;
+        v.rename(la, os("alt-2"), la, os("renamed"), 0).unwrap();
+        look(&v, la, "renamed");
+        assert!(v.lookup(la, os("alt-2")).is_err());
+        let text = fs::read_to_string(d.path().join("sessions").join(P).join("a.jsonl")).unwrap();
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .contains(r#""label":"renamed""#)
+        );
+        // Into another session's labels/, or out of labels/: refused.
+        let err = |r: Result<()>| r.unwrap_err().errno();
+        assert_eq!(
+            err(v.rename(la, os("renamed"), lb, os("x"), 0)),
+            libc::EACCES
+        );
+        assert_eq!(
+            err(v.rename(la, os("renamed"), a, os("x"), 0)),
+            libc::EACCES
+        );
+        assert_eq!(err(v.rename(p, os("a"), p, os("z"), 0)), libc::EACCES);
+        look(&v, lb, "alt-2");
+    }
+
+    #[test]
     fn listing_reads_no_session() {
         let (_d, v) = setup(256 << 20);
         assert_eq!(names(&v, ROOT_INO), vec![P]);
@@ -1991,13 +2050,17 @@ mod tests {
         let bad = look(&v, p, "bad");
         assert_eq!(names(&v, bad), vec![ERROR_NAME]);
         let err = look(&v, bad, ERROR_NAME);
-        let o = v.open_file(err, false, false, None).unwrap();
+        let o = v.open_file(err, OpenMode::default(), None).unwrap();
         let text = String::from_utf8(v.read(err, o.fh, 0, 4096).unwrap()).unwrap();
         v.release(err, o.fh).unwrap();
         assert!(text.starts_with("not a Pi session: line "), "{text}");
         assert!(text.contains("bad.jsonl"), "{text}");
         assert_eq!(v.getattr(err).unwrap().size, text.len() as u64);
-        assert!(v.open_file(err, true, false, None).is_err());
+        let write = OpenMode {
+            write: true,
+            ..OpenMode::default()
+        };
+        assert!(v.open_file(err, write, None).is_err());
         let file = d.path().join("sessions").join(P).join("bad.jsonl");
         fs::copy(fixture("sessions/small.jsonl"), &file).unwrap();
         v.dir_changed(1, OsStr::new("bad.jsonl"), false);
@@ -2011,7 +2074,12 @@ mod tests {
         let p = look(&v, ROOT_INO, P);
         let a = look(&v, p, "a");
         let reply = look(&v, a, "reply");
-        let o = v.open_file(reply, true, true, None).unwrap();
+        let trunc = OpenMode {
+            write: true,
+            truncate: true,
+            append: false,
+        };
+        let o = v.open_file(reply, trunc, None).unwrap();
         v.write(reply, o.fh, 0, b"written while others load\n")
             .unwrap();
         for s in ["b", "c"] {

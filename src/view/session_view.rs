@@ -9,8 +9,8 @@
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{escape_id, is_image_name, unescape_name};
-use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Result};
-use crate::model::append::NewEntry;
+use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
+use crate::model::append::{NewEntry, sanitize_name};
 use crate::model::render::Image;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::{AppendError, Format, LoadError, tree};
@@ -205,9 +205,20 @@ enum Handle {
     Tree(Option<Arc<Vec<u8>>>),
     Write {
         target: WriteTarget,
-        /// Text written since the last append, and the file offset it starts at.
+        /// What the file holds for this descriptor from offset `start` on: the text
+        /// written since the last append (for `name` opened without `O_TRUNC`, the
+        /// name as `cat` shows it, then what was written).
         buf: Vec<u8>,
         start: u64,
+        /// For `name`: how much of `buf` is the name as it was at the open, newline
+        /// included, so that text written after it continues the name.
+        base: usize,
+        /// `O_APPEND`: every write goes at the end of `buf`.
+        append: bool,
+        /// Written to, or shortened with `ftruncate`, since the last append.
+        changed: bool,
+        /// Opened with `O_TRUNC`, and nothing appended since: closing `name` clears it.
+        cleared: bool,
         /// Thread group that opened the file: only its flushes append (see `flush_from`).
         opener: Option<u32>,
         failed: Option<Error>,
@@ -238,7 +249,7 @@ pub struct SessionView {
     /// Bytes held in write buffers, all handles together.
     pending: AtomicU64,
     writers: AtomicU64,
-    label_inos: Mutex<HashMap<String, u64>>,
+    label_inos: Mutex<LabelInos>,
     rendered: Mutex<Lru<Rendered>>,
     contexts: Mutex<Lru<Ctx>>,
     sink: InvalidationSink,
@@ -336,7 +347,7 @@ impl SessionView {
             next_fh: AtomicU64::new(1),
             pending: AtomicU64::new(0),
             writers: AtomicU64::new(0),
-            label_inos: Mutex::new(HashMap::new()),
+            label_inos: Mutex::new(LabelInos::default()),
             rendered: Mutex::new(Lru::new(64, RENDERED_CACHE_BYTES)),
             contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
             sink: InvalidationSink::default(),
@@ -493,6 +504,7 @@ impl SessionView {
                 None => {
                     let labels = self.label_inos.lock();
                     let name = labels
+                        .by_name
                         .iter()
                         .find(|(_, v)| **v == i)
                         .map(|(k, _)| k.clone());
@@ -524,8 +536,11 @@ impl SessionView {
 
     fn label_ino(&self, name: &str) -> u64 {
         let mut m = self.label_inos.lock();
-        let next = ino::LABEL_BASE + m.len() as u64;
-        *m.entry(name.to_string()).or_insert(next)
+        let LabelInos { by_name, handed } = &mut *m;
+        *by_name.entry(name.to_string()).or_insert_with(|| {
+            *handed += 1;
+            ino::LABEL_BASE + *handed - 1
+        })
     }
 
     /// The entry a file name in a directory of entries (root, `.id`, a nested entry)
@@ -1047,21 +1062,25 @@ impl SessionView {
 
     /// `write`: opened for writing; `truncate`: `O_TRUNC`.
     pub fn open_file(&self, i: u64, write: bool, truncate: bool) -> Result<Opened> {
-        self.open_file_as(i, write, truncate, None)
+        let mode = OpenMode {
+            write,
+            truncate,
+            append: false,
+        };
+        self.open_file_as(i, mode, None)
     }
 
-    /// As [`open_file`](Self::open_file), knowing the calling thread (FUSE's `pid`), so
-    /// that only the opening process's `close` appends what was written.
-    pub fn open_file_as(
-        &self,
-        i: u64,
-        write: bool,
-        _truncate: bool,
-        pid: Option<u32>,
-    ) -> Result<Opened> {
+    /// Opens a file as `open(2)` with `mode` would, knowing the calling thread (FUSE's
+    /// `pid`), so that only the opening process's `close` appends what was written.
+    ///
+    /// A writer of `name` opened without `O_TRUNC` starts from the current name, as a
+    /// file would: `>>` continues it, a write at offset 0 overwrites its start. With
+    /// `O_TRUNC` it starts empty, and closing it clears the name even if nothing was
+    /// written (`: > name`). A writer of `reply` always starts empty.
+    pub fn open_file_as(&self, i: u64, mode: OpenMode, pid: Option<u32>) -> Result<Opened> {
         let st = self.state.read();
         let node = self.decode(&st, i)?;
-        if write {
+        if mode.write {
             let target = match &node {
                 Node::RootReply => WriteTarget::Reply(None),
                 Node::E(idx, Slot::Reply) if !st.s.can_reply_at(*idx) => {
@@ -1084,10 +1103,19 @@ impl SessionView {
                 self.writers.fetch_sub(1, Ordering::Relaxed);
                 return Err(Error::TooManyOpen);
             }
+            let buf = match target {
+                WriteTarget::Name if !mode.truncate => Self::name_bytes(&st.s),
+                _ => Vec::new(),
+            };
+            self.pending.fetch_add(buf.len() as u64, Ordering::Relaxed);
             let fh = self.new_fh(Handle::Write {
                 target,
-                buf: Vec::new(),
+                base: buf.len(),
+                buf,
                 start: 0,
+                append: mode.append,
+                changed: false,
+                cleared: mode.truncate,
                 opener: pid.map(tgid_of),
                 failed: None,
             });
@@ -1177,7 +1205,17 @@ impl SessionView {
             let h = self.handles.lock();
             match h.get(&fh) {
                 Some(Handle::Read(d) | Handle::Tree(Some(d))) => return Ok(slice(d)),
-                Some(Handle::Write { .. }) => return Ok(Vec::new()),
+                // Opened for reading and writing: what this descriptor holds.
+                Some(Handle::Write { buf, start, .. }) => {
+                    return Ok(match offset.checked_sub(*start) {
+                        Some(rel) => {
+                            let from = (rel as usize).min(buf.len());
+                            let to = from.saturating_add(size as usize).min(buf.len());
+                            buf[from..to].to_vec()
+                        }
+                        None => Vec::new(),
+                    });
+                }
                 Some(Handle::Tree(None)) => {}
                 None => return Err(Error::Io(libc::EBADF)),
             }
@@ -1191,10 +1229,21 @@ impl SessionView {
         Ok(out)
     }
 
+    /// Writes `data` into what the descriptor holds. With `O_APPEND` it goes at the
+    /// end, whatever offset the kernel gives (it counts from the size it last saw,
+    /// which need not be ours). Otherwise at `offset`: over what is there, or right
+    /// after it; a write further on would leave a gap that only padding could fill,
+    /// and nothing the user did not write may reach the session, so it fails with
+    /// `EINVAL` (and the descriptor appends nothing, as after any failed write).
     pub fn write(&self, _i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
         let mut h = self.handles.lock();
         let Some(Handle::Write {
-            buf, start, failed, ..
+            buf,
+            start,
+            append,
+            changed,
+            failed,
+            ..
         }) = h.get_mut(&fh)
         else {
             return Err(Error::Io(libc::EBADF));
@@ -1202,43 +1251,55 @@ impl SessionView {
         if let Some(e) = failed {
             return Err(e.clone());
         }
-        // Offsets count from the open; text before `start` was appended already.
-        let Some(offset) = offset.checked_sub(*start) else {
-            return Err(Error::Invalid);
+        let fail = |failed: &mut Option<Error>, e: Error| {
+            *failed = Some(e.clone());
+            Err(e)
         };
-        let end = offset as usize + data.len();
+        // Offsets count from the open; text before `start` was appended already.
+        let at = if *append {
+            buf.len()
+        } else {
+            match offset.checked_sub(*start) {
+                Some(rel) if rel <= buf.len() as u64 => rel as usize,
+                _ => return fail(failed, Error::Invalid),
+            }
+        };
+        let end = at + data.len();
         if end > self.opts.max_reply {
-            *failed = Some(Error::TooBig);
-            return Err(Error::TooBig);
+            return fail(failed, Error::TooBig);
         }
-        // Appends are the normal case; a write at an earlier offset overwrites.
         if buf.len() < end {
             let grow = (end - buf.len()) as u64;
             if self.pending.fetch_add(grow, Ordering::Relaxed) + grow > MAX_PENDING as u64 {
                 self.pending.fetch_sub(grow, Ordering::Relaxed);
-                *failed = Some(Error::Quota);
-                return Err(Error::Quota);
+                return fail(failed, Error::Quota);
             }
-            buf.resize(end, 0);
         }
-        buf[offset as usize..end].copy_from_slice(data);
+        let over = (buf.len() - at).min(data.len());
+        buf[at..at + over].copy_from_slice(&data[..over]);
+        buf.extend_from_slice(&data[over..]);
+        *changed = true;
         if !utf8_so_far(buf) {
-            *failed = Some(Error::NotUtf8);
-            return Err(Error::NotUtf8);
+            return fail(failed, Error::NotUtf8);
         }
         // A full disk must show in write(2): the shell ignores errors from close.
         // (The append itself reserves its space first; this is the early warning.)
         // Free space counts whole blocks; the file's last block may hold a little more.
         if free_bytes(&self.path).is_some_and(|(free, block)| (buf.len() as u64) > free + block) {
-            *failed = Some(Error::Io(libc::ENOSPC));
-            return Err(Error::Io(libc::ENOSPC));
+            return fail(failed, Error::Io(libc::ENOSPC));
         }
         Ok(data.len() as u32)
     }
 
-    /// `setattr` with a size (the shell's `>` truncates before writing).
+    /// `setattr` with a size: `ftruncate` of a descriptor (the shell's `>` on a kernel
+    /// without atomic `O_TRUNC`, `truncate -s`), or `truncate(2)` of a path.
+    ///
+    /// Shortening what a descriptor holds counts as a change, so that its close
+    /// appends: `truncate -s 0 name` clears the name. A path truncated with no
+    /// descriptor has no close to wait for: a shorter `name` is appended at once. A
+    /// size past the end would need padding, and fails with `EINVAL`.
     pub fn truncate(&self, i: u64, fh: Option<u64>, size: u64) -> Result<Attr> {
-        {
+        let current_name = {
             let st = self.state.read();
             let node = self.decode(&st, i)?;
             match node {
@@ -1258,19 +1319,57 @@ impl SessionView {
                     return Err(self.refusal());
                 }
             }
+            (node == Node::Name).then(|| Self::name_bytes(&st.s))
+        };
+        if let Some(fh) = fh {
+            // The handles' lock is let go before `getattr` takes the session's.
+            let cut = match self.handles.lock().get_mut(&fh) {
+                Some(Handle::Write {
+                    buf,
+                    start,
+                    base,
+                    changed,
+                    ..
+                }) => {
+                    let end = *start + buf.len() as u64;
+                    if size > end {
+                        Some(Err(Error::Invalid))
+                    } else {
+                        // Text before `start` was appended already; the rest can be cut.
+                        let keep = size.saturating_sub(*start) as usize;
+                        self.pending
+                            .fetch_sub((buf.len() - keep) as u64, Ordering::Relaxed);
+                        buf.truncate(keep);
+                        *start = (*start).min(size);
+                        if keep < *base {
+                            *base = 0;
+                        }
+                        if size < end {
+                            *changed = true;
+                        }
+                        Some(Ok(()))
+                    }
+                }
+                _ => None,
+            };
+            if let Some(r) = cut {
+                return r.and_then(|()| self.getattr(i));
+            }
         }
-        if let Some(fh) = fh
-            && let Some(Handle::Write { buf, start, .. }) = self.handles.lock().get_mut(&fh)
-        {
-            let keep = size.saturating_sub(*start) as usize;
-            if keep < buf.len() {
-                self.pending
-                    .fetch_sub((buf.len() - keep) as u64, Ordering::Relaxed);
-                buf.truncate(keep);
+        match current_name {
+            Some(name) => {
+                let size = usize::try_from(size).unwrap_or(usize::MAX);
+                if size > name.len() {
+                    return Err(Error::Invalid);
+                }
+                if size < name.len() {
+                    let kept = std::str::from_utf8(&name[..size]).map_err(|_| Error::Invalid)?;
+                    self.append_name(kept)?;
+                }
             }
-            if size < *start {
-                *start = size;
-            }
+            // A reply holds nothing until written.
+            None if size > 0 => return Err(Error::Invalid),
+            None => {}
         }
         self.getattr(i)
     }
@@ -1284,6 +1383,13 @@ impl SessionView {
     /// process that opened the file appends (when the caller is known): a child that
     /// inherited the descriptor and exits (`{ echo a; true; echo b; } > reply`) must
     /// not cut the message in two. Text written after an append starts a new entry.
+    ///
+    /// `name` opened with `O_TRUNC` and closed with nothing written is cleared, at the
+    /// opener's last close of it: a shell closes its first descriptor of the file as
+    /// soon as it has copied it onto standard output, before anything is written (in
+    /// `: > name` and `echo x > name` alike), and that close, made while the process
+    /// still holds the file, must not clear the name. (The last close of all, the
+    /// release, clears it in any case.)
     pub fn flush_from(&self, _i: u64, fh: u64, pid: Option<u32>) -> Result<()> {
         let (target, text) = {
             let mut h = self.handles.lock();
@@ -1291,8 +1397,12 @@ impl SessionView {
                 target,
                 buf,
                 start,
+                base,
+                changed,
+                cleared,
                 opener,
                 failed,
+                ..
             }) = h.get_mut(&fh)
             else {
                 return Ok(());
@@ -1302,12 +1412,29 @@ impl SessionView {
             {
                 return Ok(());
             }
-            if failed.is_some() || buf.is_empty() {
+            if failed.is_some() {
                 return Ok(());
+            }
+            if !*changed {
+                let clear = *cleared
+                    && matches!(target, WriteTarget::Name)
+                    && !pid.is_some_and(|p| self.still_holds_name(p));
+                if !clear {
+                    return Ok(());
+                }
             }
             self.pending.fetch_sub(buf.len() as u64, Ordering::Relaxed);
             *start += buf.len() as u64;
-            let text = match String::from_utf8(std::mem::take(buf)) {
+            *changed = false;
+            *cleared = false;
+            let mut bytes = std::mem::take(buf);
+            // Text written after the name's own newline continues the name: the
+            // newline only ends the line `cat name` shows.
+            if *base > 0 && bytes.len() > *base && bytes[*base - 1] == b'\n' {
+                bytes.remove(*base - 1);
+            }
+            *base = 0;
+            let text = match String::from_utf8(bytes) {
                 Ok(t) => t,
                 Err(_) => return Err(Error::NotUtf8),
             };
@@ -1328,9 +1455,22 @@ impl SessionView {
                     text,
                 })
             }
-            WriteTarget::Name => self.append(&NewEntry::Name(text)),
+            WriteTarget::Name => self.append_name(text),
         }
         .map(|_| ())
+    }
+
+    /// Whether process `pid` still holds this session's `name` open through a
+    /// descriptor. Its descriptors are read from `/proc` as paths, which asks the
+    /// mount nothing; a process that cannot be looked at, or sees the mount at another
+    /// path (another mount namespace), holds nothing as far as this can tell.
+    fn still_holds_name(&self, pid: u32) -> bool {
+        let name = self.opts.mount_point.join("name");
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", tgid_of(pid))) else {
+            return false;
+        };
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == name))
     }
 
     /// The last close: anything still unwritten is appended now.
@@ -1345,19 +1485,59 @@ impl SessionView {
 
     /// Appends an entry through the model and sends the resulting invalidations.
     fn append(&self, what: &NewEntry<'_>) -> Result<String> {
+        self.append_all(|_| Ok(vec![what.clone()]))
+            .map(|mut ids| ids.pop().unwrap_or_default())
+    }
+
+    /// Sets the session name, unless it is already `text` (sanitized as Pi does): a
+    /// name written again, or `: > name` with no name set, appends nothing.
+    fn append_name(&self, text: &str) -> Result<String> {
+        let want = sanitize_name(text);
+        self.append_all(|s| {
+            Ok(if s.name().unwrap_or("") == want {
+                Vec::new()
+            } else {
+                vec![NewEntry::Name(&want)]
+            })
+        })
+        .map(|mut ids| ids.pop().unwrap_or_default())
+    }
+
+    /// Catches up with the file, asks `plan` what to append given the session as it
+    /// is now, and appends it with one write (nothing if the plan is empty), all under
+    /// the append lock so that the plan cannot go stale before it is written. Sends
+    /// the resulting invalidations. Returns the new ids in order.
+    fn append_all<T: ToEntry>(
+        &self,
+        plan: impl FnOnce(&Session) -> Result<Vec<T>>,
+    ) -> Result<Vec<String>> {
         if self.opts.read_only {
             return Err(Error::ReadOnly);
         }
         let _serial = self.append_lock.lock();
-        let (id, invs) = {
+        let (ids, invs) = {
             let mut st = self.state.write();
             let before = Snapshot::take(&st);
-            let (id, change) = st.s.append(what).map_err(append_err)?;
-            let invs = self.apply_change(&mut st, &before, &change);
-            (id, invs)
+            let mut change = st.s.refresh().map_err(load_err)?;
+            let planned = plan(&st.s);
+            let appended = planned.and_then(|planned| {
+                if planned.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let whats: Vec<NewEntry<'_>> = planned.iter().map(ToEntry::to_entry).collect();
+                let (ids, more) = st.s.append_all(&whats).map_err(append_err)?;
+                crate::model::append::merge(&mut change, more);
+                Ok(ids)
+            });
+            let invs = if change.is_empty() {
+                Vec::new()
+            } else {
+                self.apply_change(&mut st, &before, &change)
+            };
+            (appended, invs)
         };
         self.sink.send(invs);
-        Ok(id)
+        ids
     }
 
     /// Why a write that is never allowed here fails: `EROFS` on a read-only mount,
@@ -1370,7 +1550,9 @@ impl SessionView {
         }
     }
 
-    /// `ln -s TARGET labels/NAME`.
+    /// `ln -s TARGET labels/NAME`: labels the entry named by TARGET's last component
+    /// (an id, or a path into the mount). Pi keeps one label per entry, so a label the
+    /// entry had before is replaced. A name in use is `EEXIST`.
     pub fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr> {
         if parent != ino::LABELS {
             return Err(self.refusal());
@@ -1383,37 +1565,157 @@ impl SessionView {
             .rfind(|c| !c.is_empty() && *c != b".")
             .ok_or(Error::Invalid)?;
         let last = std::str::from_utf8(last).map_err(|_| Error::NotFound)?;
-        let id = {
-            let st = self.state.read();
-            if st.s.label_entry(name).is_some() {
+        self.append_all(|s| {
+            if s.label_entry(name).is_some() {
                 return Err(Error::Exists);
             }
-            let e = Self::entry_by_name(&st.s, last, None).ok_or(Error::NotFound)?;
-            st.s.id_string(e)
-        };
-        self.append(&NewEntry::Label {
-            target: &id,
-            label: Some(name),
+            let e = Self::entry_by_name(s, last, None).ok_or(Error::NotFound)?;
+            Ok(vec![Labelling::set(s.id_string(e), name)])
         })?;
         self.lookup(ino::LABELS, OsStr::new(name))
     }
 
-    /// `rm labels/NAME`.
+    /// `rm labels/NAME`: clears the label (every entry carrying it).
     pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<()> {
         if parent != ino::LABELS {
             return Err(self.refusal());
         }
         let name = name.to_str().ok_or(Error::NotFound)?;
-        let id = {
-            let st = self.state.read();
-            let (t, _) = st.s.label_entry(name).ok_or(Error::NotFound)?;
-            st.s.id_string(t)
-        };
-        self.append(&NewEntry::Label {
-            target: &id,
-            label: None,
+        self.append_all(|s| {
+            let holders = Self::holders(s, name);
+            if holders.is_empty() {
+                return Err(Error::NotFound);
+            }
+            Ok(holders
+                .into_iter()
+                .map(|t| Labelling::clear(s.id_string(t)))
+                .collect())
         })?;
         Ok(())
+    }
+
+    /// `mv labels/FROM labels/TO`, and so `ln -sfn TARGET labels/TO` (GNU `ln` makes
+    /// the link under a temporary name, then renames it over TO).
+    ///
+    /// The entry labelled FROM is labelled TO instead (one label per entry: FROM goes).
+    /// If TO was on another entry, that entry loses it, as a file renamed over another
+    /// replaces it. Both label lines are written with one `write(2)`, so a relabelling
+    /// never stops halfway: no failure leaves a label lost or doubled. A rename onto
+    /// itself does nothing. `RENAME_NOREPLACE` refuses an existing TO (`EEXIST`);
+    /// `RENAME_EXCHANGE` swaps the two labels. Out of `labels/`, or into another
+    /// directory, renames are refused like every other edit of the tree.
+    pub fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<()> {
+        if parent != ino::LABELS || newparent != ino::LABELS {
+            return Err(self.refusal());
+        }
+        let exchange = flags & libc::RENAME_EXCHANGE != 0;
+        let noreplace = flags & libc::RENAME_NOREPLACE != 0;
+        if flags & !(libc::RENAME_EXCHANGE | libc::RENAME_NOREPLACE) != 0 || (exchange && noreplace)
+        {
+            return Err(Error::Invalid);
+        }
+        let from = name.to_str().ok_or(Error::NotFound)?;
+        let to = newname.to_str().ok_or(Error::NotUtf8)?;
+        self.append_all(|s| {
+            let (a, _) = s.label_entry(from).ok_or(Error::NotFound)?;
+            if from == to {
+                return Ok(Vec::new());
+            }
+            let holders = Self::holders(s, to);
+            if noreplace && !holders.is_empty() {
+                return Err(Error::Exists);
+            }
+            let mut plan = vec![Labelling::set(s.id_string(a), to)];
+            if exchange {
+                let (b, _) = s.label_entry(to).ok_or(Error::NotFound)?;
+                plan.push(Labelling::set(s.id_string(b), from));
+            } else {
+                plan.extend(
+                    holders
+                        .into_iter()
+                        .map(|t| Labelling::clear(s.id_string(t))),
+                );
+            }
+            Ok(plan)
+        })?;
+        let mut m = self.label_inos.lock();
+        let moved = m.by_name.remove(from);
+        let replaced = m.by_name.remove(to);
+        if let Some(n) = moved {
+            m.by_name.insert(to.to_string(), n);
+        }
+        if let (true, Some(n)) = (exchange, replaced) {
+            m.by_name.insert(from.to_string(), n);
+        }
+        Ok(())
+    }
+
+    /// The entries carrying label `name` (usually one; Pi allows it on several).
+    fn holders(s: &Session, name: &str) -> Vec<u32> {
+        s.labels()
+            .into_iter()
+            .filter(|(l, _)| *l == name)
+            .map(|(_, t)| t)
+            .collect()
+    }
+}
+
+/// Inode numbers of label symlinks, given by name in order of first use and never
+/// reused. A renamed label keeps its number under its new name, as a renamed file
+/// keeps its inode: the kernel moves its cached name over after a `rename`.
+#[derive(Default)]
+struct LabelInos {
+    by_name: HashMap<String, u64>,
+    /// Numbers handed out so far.
+    handed: u64,
+}
+
+/// What [`SessionView::append_all`] can append: an entry, or something that names one.
+trait ToEntry {
+    fn to_entry(&self) -> NewEntry<'_>;
+}
+
+impl ToEntry for NewEntry<'_> {
+    fn to_entry(&self) -> NewEntry<'_> {
+        self.clone()
+    }
+}
+
+/// A label line, owning the ids it names (worked out under the session's lock).
+struct Labelling {
+    target: String,
+    label: Option<String>,
+}
+
+impl Labelling {
+    fn set(target: String, label: &str) -> Labelling {
+        Labelling {
+            target,
+            label: Some(label.to_string()),
+        }
+    }
+
+    fn clear(target: String) -> Labelling {
+        Labelling {
+            target,
+            label: None,
+        }
+    }
+}
+
+impl ToEntry for Labelling {
+    fn to_entry(&self) -> NewEntry<'_> {
+        NewEntry::Label {
+            target: &self.target,
+            label: self.label.as_deref(),
+        }
     }
 }
 

@@ -1,0 +1,498 @@
+//! What a new user does in the first ten minutes, through a real mount and the real
+//! tools: append to `name` with `>>`, clear it with `: >` or `truncate`, relabel with
+//! `ln -sfn` and `mv`, and read what the commands say (the foreground mount's notice,
+//! `sessionfs unmount`, a sessions directory with nothing in it yet).
+//!
+//! Every check of the session file also checks that no byte the user did not write
+//! reached it: old bytes unchanged, no NUL anywhere.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+/// small.jsonl: `branch-0` labels 0c1fe7d3, `alt-2` labels 22776346; 8e38ccf6 has none.
+const BRANCH0: &str = "0c1fe7d3";
+const ALT2: &str = "22776346";
+const BARE: &str = "8e38ccf6";
+
+/// The lines appended to `file` since `before`, parsed; panics if an old byte changed
+/// or a NUL byte got in.
+fn appended(file: &Path, before: &[u8]) -> Vec<Value> {
+    let after = fs::read(file).unwrap();
+    assert!(
+        after.starts_with(before),
+        "earlier bytes of the session changed"
+    );
+    assert!(
+        !after.contains(&0),
+        "a NUL byte reached the session: {:?}",
+        String::from_utf8_lossy(&after[before.len()..])
+    );
+    std::str::from_utf8(&after[before.len()..])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[track_caller]
+fn ok_quiet(out: Output, what: &str) -> Output {
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{what}: {:?}\nstderr: {}",
+        out.status,
+        out.stderr
+    );
+    out
+}
+
+fn cat(m: &Mount, rel: &str) -> String {
+    ok_quiet(run("cat", &[rel], &m.mnt), rel).stdout
+}
+
+fn readlink(m: &Mount, rel: &str) -> Option<String> {
+    let out = run("readlink", &[rel], &m.mnt);
+    out.status.success().then(|| {
+        out.stdout
+            .trim_end()
+            .trim_start_matches("../.id/")
+            .to_owned()
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// name and reply: what the shell's redirections mean.
+
+#[test]
+fn echo_appended_to_name_continues_the_name_with_no_nul_bytes() {
+    let m = Mount::new("small.jsonl");
+    assert_eq!(cat(&m, "name"), "Oracle session 1\n");
+    let before = fs::read(&m.file).unwrap();
+    ok_quiet(sh("echo ' (draft)' >> name", &m.mnt), ">> name");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert_eq!(new[0]["type"], "session_info");
+    assert_eq!(new[0]["name"], "Oracle session 1 (draft)");
+    assert_eq!(cat(&m, "name"), "Oracle session 1 (draft)\n");
+    // Again: the kernel's idea of the size is the old one, the name grew meanwhile.
+    ok_quiet(sh("printf ', v2' >> name", &m.mnt), ">> name again");
+    assert_eq!(cat(&m, "name"), "Oracle session 1 (draft), v2\n");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 2);
+}
+
+#[test]
+fn a_name_written_with_a_shell_redirection_is_one_line() {
+    // Shells open the file, copy the descriptor onto standard output and close the
+    // first copy before the command writes: that close must neither clear the name
+    // nor cut the write in two.
+    let m = Mount::new("small.jsonl");
+    for shell in ["sh", "bash"] {
+        let before = fs::read(&m.file).unwrap();
+        let out = run(shell, &["-c", "echo Replaced > name"], &m.mnt);
+        ok_quiet(out, shell);
+        let new = appended(&m.file, &before);
+        assert_eq!(new.len(), 1, "{shell}: {new:?}");
+        assert_eq!(new[0]["name"], "Replaced");
+        let out = run(shell, &["-c", ": > name"], &m.mnt);
+        ok_quiet(out, shell);
+        let new = appended(&m.file, &before);
+        assert_eq!(new.len(), 2, "{shell}: {new:?}");
+        assert_eq!(new[1]["name"], "");
+        assert_eq!(cat(&m, "name"), "", "{shell}: cleared when close returned");
+    }
+}
+
+#[test]
+fn replies_appended_with_double_redirection_twice_are_whole() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    // After the first write the kernel believes `reply` is 6 bytes long; the second
+    // `>>` writes at that offset, which must not pad the new message.
+    for text in ["first", "second"] {
+        ok_quiet(
+            sh(&format!("echo {text} >> .id/{ALT2}/reply"), &m.mnt),
+            ">> reply",
+        );
+    }
+    let new = appended(&m.file, &before);
+    let texts: Vec<&str> = new
+        .iter()
+        .map(|e| e["message"]["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "second"]);
+    assert!(new.iter().all(|e| e["parentId"] == ALT2));
+}
+
+#[test]
+fn a_write_that_would_leave_a_gap_fails_and_appends_nothing() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    for file in ["name", "reply"] {
+        // dd seeks past the end without truncating: the gap would be padding.
+        let out = sh(
+            &format!("printf x | dd of={file} bs=1 seek=100 conv=notrunc status=none"),
+            &m.mnt,
+        );
+        assert!(!out.status.success(), "{file}: {out:?}");
+        assert!(out.stderr.contains("Invalid argument"), "{file}: {out:?}");
+    }
+    assert_eq!(fs::read(&m.file).unwrap(), before, "something was appended");
+    assert_eq!(cat(&m, "name"), "Oracle session 1\n");
+}
+
+#[test]
+fn colon_redirect_and_truncate_clear_the_name_but_not_a_reply() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    ok_quiet(sh(": > reply", &m.mnt), ": > reply");
+    ok_quiet(sh(&format!(": > .id/{ALT2}/reply"), &m.mnt), ": > ID/reply");
+    assert_eq!(fs::read(&m.file).unwrap(), before, ": > reply appended");
+
+    ok_quiet(sh(": > name", &m.mnt), ": > name");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 1);
+    assert_eq!(new[0]["type"], "session_info");
+    assert_eq!(new[0]["name"], "", "an empty name clears it, as in Pi");
+    assert_eq!(cat(&m, "name"), "");
+    // Nothing to clear: nothing appended.
+    ok_quiet(sh(": > name", &m.mnt), ": > name again");
+    assert_eq!(appended(&m.file, &before).len(), 1);
+
+    ok_quiet(sh("echo 'Named again' > name", &m.mnt), "echo > name");
+    assert_eq!(cat(&m, "name"), "Named again\n");
+    ok_quiet(run("truncate", &["-s", "0", "name"], &m.mnt), "truncate");
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 3);
+    assert_eq!(new[2]["name"], "");
+    assert_eq!(cat(&m, "name"), "");
+    // Growing it would pad.
+    let out = run("truncate", &["-s", "50", "name"], &m.mnt);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(appended(&m.file, &before).len(), 3);
+}
+
+// ---------------------------------------------------------------------------------
+// labels/: relabelling.
+
+#[test]
+fn ln_sfn_moves_a_label_and_loses_nothing() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    // alt-2 is on ALT2; point it at BARE. GNU ln makes the link under a temporary
+    // name and renames it over alt-2.
+    ok_quiet(
+        run(
+            "ln",
+            &["-sfn", &format!("../.id/{BARE}"), "labels/alt-2"],
+            &m.mnt,
+        ),
+        "ln -sfn",
+    );
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BARE));
+    let listed = ok_quiet(run("ls", &["labels"], &m.mnt), "ls labels").stdout;
+    assert_eq!(
+        listed, "alt-2\nbranch-0\n",
+        "a temporary name was left behind"
+    );
+    assert_eq!(readlink(&m, "labels/branch-0").as_deref(), Some(BRANCH0));
+    let new = appended(&m.file, &before);
+    // The temporary label, then the rename: alt-2 on BARE and off ALT2, in one write.
+    assert_eq!(new.len(), 3, "{new:?}");
+    assert_eq!(new[1]["targetId"], BARE);
+    assert_eq!(new[1]["label"], "alt-2");
+    assert_eq!(new[2]["targetId"], ALT2);
+    assert!(new[2].get("label").is_none());
+    // leaf follows the last line, as Pi's does.
+    let leaf = fs::read_link(m.path("leaf")).unwrap();
+    assert_eq!(
+        leaf.to_str().unwrap(),
+        format!(".id/{}", new[2]["id"].as_str().unwrap())
+    );
+    // The tree shows the label on its new entry.
+    let tree = cat(&m, "tree");
+    let line = tree.lines().find(|l| l.contains(BARE)).unwrap();
+    assert!(line.contains("alt-2"), "{line}");
+
+    // Relabelling with the label the entry already has changes nothing visible.
+    ok_quiet(
+        run("ln", &["-sfn", BARE, "labels/alt-2"], &m.mnt),
+        "ln -sfn again",
+    );
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BARE));
+    assert_eq!(
+        ok_quiet(run("ls", &["labels"], &m.mnt), "ls").stdout,
+        "alt-2\nbranch-0\n"
+    );
+}
+
+#[test]
+fn mv_renames_a_label_and_replaces_one_in_use() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    ok_quiet(
+        run("mv", &["labels/branch-0", "labels/trunk"], &m.mnt),
+        "mv",
+    );
+    assert_eq!(readlink(&m, "labels/trunk").as_deref(), Some(BRANCH0));
+    assert_eq!(readlink(&m, "labels/branch-0"), None);
+    assert_eq!(appended(&m.file, &before).len(), 1);
+    // Onto a label in use: it is replaced, as a file would be. (`-T`: alt-2 is a link
+    // to a directory, which mv would otherwise move trunk into.)
+    ok_quiet(
+        run("mv", &["-T", "labels/trunk", "labels/alt-2"], &m.mnt),
+        "mv -T over",
+    );
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BRANCH0));
+    assert_eq!(
+        ok_quiet(run("ls", &["labels"], &m.mnt), "ls").stdout,
+        "alt-2\n"
+    );
+    let new = appended(&m.file, &before);
+    assert_eq!(new.len(), 3);
+    // mv -n refuses to replace; mv out of labels/ is refused; nothing is written.
+    ok_quiet(run("ln", &["-s", ALT2, "labels/other"], &m.mnt), "ln -s");
+    let before = fs::read(&m.file).unwrap();
+    let out = run("mv", &["-nT", "labels/other", "labels/alt-2"], &m.mnt);
+    assert_eq!(
+        readlink(&m, "labels/other").as_deref(),
+        Some(ALT2),
+        "{out:?}"
+    );
+    let out = run("mv", &["labels/other", "moved"], &m.mnt);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(fs::read(&m.file).unwrap(), before);
+    assert_eq!(readlink(&m, "labels/alt-2").as_deref(), Some(BRANCH0));
+}
+
+#[test]
+fn labels_are_relabelled_in_a_sessions_directory_mount_too() {
+    let d = tempdir();
+    let sessions = d.path().join("sessions");
+    fs::create_dir_all(sessions.join("p")).unwrap();
+    for s in ["a", "b"] {
+        fs::copy(
+            fixture("small.jsonl"),
+            sessions.join(format!("p/{s}.jsonl")),
+        )
+        .unwrap();
+    }
+    let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
+    let a = sessions.join("p/a.jsonl");
+    let before = fs::read(&a).unwrap();
+    ok_quiet(
+        run("ln", &["-sfn", BARE, "p/a/labels/alt-2"], &m.mnt),
+        "ln -sfn in a session",
+    );
+    assert_eq!(readlink(&m, "p/a/labels/alt-2").as_deref(), Some(BARE));
+    ok_quiet(
+        run(
+            "mv",
+            &["-T", "p/a/labels/alt-2", "p/a/labels/moved"],
+            &m.mnt,
+        ),
+        "mv -T in a session",
+    );
+    assert_eq!(readlink(&m, "p/a/labels/moved").as_deref(), Some(BARE));
+    assert_eq!(appended(&a, &before).len(), 4);
+    // Into another session's labels/: refused, nothing written to either file.
+    let b_before = fs::read(sessions.join("p/b.jsonl")).unwrap();
+    let before = fs::read(&a).unwrap();
+    let out = run(
+        "mv",
+        &["-T", "p/a/labels/moved", "p/b/labels/moved"],
+        &m.mnt,
+    );
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(fs::read(&a).unwrap(), before);
+    assert_eq!(fs::read(sessions.join("p/b.jsonl")).unwrap(), b_before);
+}
+
+// ---------------------------------------------------------------------------------
+// What the commands say.
+
+#[test]
+fn a_foreground_mount_says_once_what_is_mounted_where() {
+    let m = Mount::new("small.jsonl");
+    let want = format!(
+        "sessionfs: mounted {} on {}; unmount with: sessionfs unmount {} (or Ctrl-C here)\n",
+        m.file.display(),
+        m.mnt.display(),
+        m.mnt.display()
+    );
+    let said = wait_until(DEADLINE, || m.stderr_text().contains(&want));
+    assert!(said, "stderr: {:?}", m.stderr_text());
+    ok_quiet(run("ls", &["-R", "."], &m.mnt), "ls -R");
+    assert_eq!(m.stderr_text(), want, "said more than once, or more");
+}
+
+#[test]
+fn a_sessions_directory_with_no_sessions_mounts_with_a_warning() {
+    let d = tempdir();
+    let sessions = d.path().join("sessions");
+    fs::create_dir_all(sessions.join("--home-dev-p--")).unwrap();
+    let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
+    let warning = format!(
+        "sessionfs: warning: {} holds no sessions yet (no .jsonl file in it or in its \
+         project folders); they will appear in the mount as Pi writes them\n",
+        sessions.display()
+    );
+    let said = wait_until(DEADLINE, || m.stderr_text().contains("sessionfs: mounted"));
+    assert!(said, "{}", m.stderr_text());
+    assert!(m.stderr_text().starts_with(&warning), "{}", m.stderr_text());
+    // It is mounted all the same, and a session written later shows.
+    fs::copy(
+        fixture("small.jsonl"),
+        sessions.join("--home-dev-p--/s.jsonl"),
+    )
+    .unwrap();
+    let shows = wait_until(DEADLINE, || {
+        try_ls(&m.path("--home-dev-p--")).is_some_and(|l| l == ["s"])
+    });
+    assert!(shows);
+
+    // With a session in it (one folder down), no warning; --background says it too.
+    let d = tempdir();
+    let sessions = d.path().join("sessions");
+    fs::create_dir_all(sessions.join("p")).unwrap();
+    fs::copy(fixture("small.jsonl"), sessions.join("p/s.jsonl")).unwrap();
+    let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
+    let said = wait_until(DEADLINE, || m.stderr_text().contains("sessionfs: mounted"));
+    assert!(
+        said && !m.stderr_text().contains("warning"),
+        "{}",
+        m.stderr_text()
+    );
+
+    let d = tempdir();
+    let empty = d.path().join("empty");
+    let mnt = d.path().join("mnt");
+    fs::create_dir_all(&empty).unwrap();
+    fs::create_dir_all(&mnt).unwrap();
+    let out = sessionfs(&["mount", "--background", "empty", "mnt"], d.path());
+    let _guard = scopeguard(&mnt);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("sessionfs: warning: empty holds no sessions yet"),
+        "{out:?}"
+    );
+    ok_quiet(sessionfs(&["unmount", "mnt"], d.path()), "unmount");
+}
+
+/// Unmounts `mnt` when dropped.
+struct Unmounted(std::path::PathBuf);
+
+impl Drop for Unmounted {
+    fn drop(&mut self) {
+        if is_mount_point(&self.0) || is_dead_mount(&self.0) {
+            unmount(&self.0);
+        }
+    }
+}
+
+fn scopeguard(mnt: &Path) -> Unmounted {
+    Unmounted(mnt.to_path_buf())
+}
+
+#[test]
+fn a_plain_text_file_or_a_bom_is_refused_with_the_right_line() {
+    let d = tempdir();
+    fs::create_dir(d.path().join("mnt")).unwrap();
+    fs::write(d.path().join("notes.txt"), "just some notes\n").unwrap();
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend(fs::read(fixture("small.jsonl")).unwrap());
+    fs::write(d.path().join("bom.jsonl"), &bom).unwrap();
+    let out = sessionfs(&["mount", "notes.txt", "mnt"], d.path());
+    assert_eq!(out.code(), Some(4), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: notes.txt: not a Pi session: line 1: not JSON, and no line of the \
+         file is a session header\n"
+    );
+    let out = sessionfs(&["mount", "bom.jsonl", "mnt"], d.path());
+    assert_eq!(out.code(), Some(4), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: bom.jsonl: not a Pi session: line 1: a session header behind a byte \
+         order mark (BOM, the bytes EF BB BF at the start of the file), which JSON does not \
+         allow, so Pi cannot read it; remove those three bytes\n"
+    );
+    assert!(!is_mount_point(&d.path().join("mnt")));
+}
+
+// ---------------------------------------------------------------------------------
+// sessionfs unmount.
+
+#[test]
+fn sessionfs_unmount_unmounts_and_the_mount_process_exits_cleanly() {
+    let mut m = Mount::new("small.jsonl");
+    let out = ok_quiet(
+        sessionfs(&["unmount".as_ref(), m.mnt.as_os_str()], m.dir()),
+        "unmount",
+    );
+    assert_eq!(out.stdout, "");
+    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}: {}",
+        m.stderr_text()
+    );
+    assert!(!m.is_mounted());
+    // Now it is a plain directory.
+    let out = sessionfs(&["unmount", "mnt"], m.dir());
+    assert_eq!(out.code(), Some(5), "{out:?}");
+    assert_eq!(out.stderr, "sessionfs: mnt is not a mount point\n");
+}
+
+#[test]
+fn sessionfs_unmount_leaves_a_busy_mount_unless_lazy() {
+    let mut m = Mount::new("small.jsonl");
+    let mut busy = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&m.mnt)
+        .spawn()
+        .unwrap();
+    let out = sessionfs(&["unmount", "mnt"], m.dir());
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "sessionfs: mnt is busy: a program is using it (a shell whose current directory \
+             is inside it, or an open file); leave it and try again, or detach it now with: \
+             sessionfs unmount --lazy {}\n",
+            m.mnt.display()
+        )
+    );
+    assert!(m.is_mounted(), "a busy mount was unmounted");
+    ok_quiet(run("ls", &["mnt"], m.dir()), "ls after a refused unmount");
+    ok_quiet(sessionfs(&["unmount", "--lazy", "mnt"], m.dir()), "--lazy");
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+#[test]
+fn sessionfs_unmount_touches_nothing_but_a_sessionfs_mount() {
+    if !is_root() {
+        eprintln!("not run: needs root to mount a tmpfs");
+        return;
+    }
+    let d = tempdir();
+    let t = d.path().join("t");
+    fs::create_dir(&t).unwrap();
+    run("mount", &["-t", "tmpfs", "none", "t"], d.path()).ok();
+    let _guard = scopeguard(&t);
+    let out = sessionfs(&["unmount", "t"], d.path());
+    assert_eq!(out.code(), Some(5), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: t is not a sessionfs mount (it is tmpfs); not unmounting it\n"
+    );
+    assert!(is_mount_point(&t));
+    run("umount", &["t"], d.path()).ok();
+}

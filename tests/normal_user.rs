@@ -1,0 +1,695 @@
+//! Mounting as a user other than root, as most people do: through `fusermount3`,
+//! with `/dev/fuse` open to everyone (mode 0666, as udev makes it on standard systems).
+//!
+//! Each test mounts as that user and drives the mount as that user with the real tools:
+//! a session file and a sessions directory mounted, `ls`, `grep -r`, `echo > reply`,
+//! `ln -s` into `labels/`, `fusermount3 -u` and `sessionfs unmount`, and `sessionfs`
+//! exiting cleanly after each; a busy mount that `sessionfs unmount` leaves alone; and
+//! the message a user gets when `/dev/fuse` is closed to them.
+//!
+//! Who the user is. Run by a user other than root, the tests are that user. Run by
+//! root, they switch (with `setpriv`) to `$SESSIONFS_TEST_USER` (a name or a uid;
+//! default `nobody`). Nothing of the machine is changed: when `/dev/fuse` is closed to
+//! the user, root gives each test a private mount namespace (a thread of its own, and
+//! the processes it starts) in which `/dev/fuse` is a fresh node of the same device
+//! with the mode the test needs (0666, or 0600 for the refusal).
+//!
+//! What cannot be run here (`fuse3` not installed, no such user, not root and no access
+//! to `/dev/fuse`) is reported as `ignored, not run: REASON`, in `cargo test`'s own
+//! format: this binary has a small runner of its own (`harness = false`) so that the
+//! reason shows without `--nocapture`. With `SESSIONFS_REQUIRE_NORMAL_USER=1` (CI sets
+//! it) every such test fails instead.
+
+mod common;
+
+use common::*;
+use std::ffi::{CString, OsStr};
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// Set (to anything but `0`) to make every test that cannot run fail.
+const REQUIRE: &str = "SESSIONFS_REQUIRE_NORMAL_USER";
+/// The user root switches to.
+const USER: &str = "SESSIONFS_TEST_USER";
+
+// ---------------------------------------------------------------------------------
+// The runner.
+
+/// A test: `Err(reason)` when it cannot run here; a panic when it fails.
+type Test = fn(&Env) -> Result<(), String>;
+
+const TESTS: &[(&str, Test)] = &[
+    (
+        "a_session_file_mounted_by_a_user",
+        a_session_file_mounted_by_a_user,
+    ),
+    (
+        "a_sessions_directory_mounted_by_a_user",
+        a_sessions_directory_mounted_by_a_user,
+    ),
+    (
+        "background_mount_and_busy_unmount_by_a_user",
+        background_mount_and_busy_unmount_by_a_user,
+    ),
+    (
+        "dev_fuse_closed_to_the_user_is_named_with_the_fix",
+        dev_fuse_closed_to_the_user_is_named_with_the_fix,
+    ),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filters: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(String::as_str)
+        .collect();
+    let exact = args.iter().any(|a| a == "--exact");
+    let chosen: Vec<&(&str, Test)> = TESTS
+        .iter()
+        .filter(|(n, _)| {
+            filters.is_empty()
+                || filters
+                    .iter()
+                    .any(|f| if exact { n == f } else { n.contains(f) })
+        })
+        .collect();
+    if args.iter().any(|a| a == "--list") {
+        for (n, _) in &chosen {
+            println!("{n}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let required = std::env::var(REQUIRE).is_ok_and(|v| !v.is_empty() && v != "0");
+    let start = Instant::now();
+    println!("\nrunning {} tests", chosen.len());
+    let env = Env::find();
+    let (mut passed, mut failed, mut not_run) = (0, Vec::new(), 0);
+    for (name, test) in &chosen {
+        let outcome = match &env {
+            Err(why) => Err(why.clone()),
+            Ok(env) => match std::thread::scope(|s| s.spawn(|| test(env)).join()) {
+                Ok(r) => r,
+                Err(_) => {
+                    println!("test {name} ... FAILED");
+                    failed.push(name.to_string());
+                    continue;
+                }
+            },
+        };
+        match outcome {
+            Ok(()) => {
+                println!("test {name} ... ok");
+                passed += 1;
+            }
+            Err(why) if required => {
+                println!("test {name} ... FAILED");
+                eprintln!("{name}: cannot run, and {REQUIRE} is set: {why}");
+                failed.push(name.to_string());
+            }
+            Err(why) => {
+                println!("test {name} ... ignored, not run: {why}");
+                not_run += 1;
+            }
+        }
+    }
+    if !failed.is_empty() {
+        println!("\nfailures:");
+        for f in &failed {
+            println!("    {f}");
+        }
+    }
+    println!(
+        "\ntest result: {}. {passed} passed; {} failed; {not_run} ignored; 0 measured; {} \
+         filtered out; finished in {:.2}s\n",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        failed.len(),
+        TESTS.len() - chosen.len(),
+        start.elapsed().as_secs_f64()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(101)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The user, the device, and running things as the user.
+
+struct Env {
+    uid: u32,
+    gid: u32,
+    /// Root runs commands through `setpriv`; a normal user runs them directly.
+    switch: bool,
+    /// Whether the user can open the machine's `/dev/fuse` for reading and writing.
+    dev_open: bool,
+    /// `/dev/fuse`'s device number, for nodes made in private namespaces.
+    rdev: u64,
+    /// The binary under test, copied where the user can run it.
+    bin: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn find() -> Result<Env, String> {
+        let helper = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+            .iter()
+            .map(|d| Path::new(d).join("fusermount3"))
+            .find(|p| p.exists())
+            .ok_or("fusermount3 is not installed (apt-get install fuse3)")?;
+        let m = fs::metadata(&helper).map_err(|e| format!("{}: {e}", helper.display()))?;
+        if m.uid() != 0 || m.mode() & 0o4000 == 0 {
+            return Err(format!("{} is not setuid root", helper.display()));
+        }
+        let dev = fs::metadata("/dev/fuse").map_err(|e| format!("/dev/fuse: {e}"))?;
+        let (uid, gid, switch) = if is_root() {
+            let who = std::env::var(USER).unwrap_or_else(|_| "nobody".into());
+            let (uid, gid) = user_ids(&who).ok_or(format!(
+                "no user {who:?} to switch to (set {USER} to an unprivileged user)"
+            ))?;
+            if uid == 0 {
+                return Err(format!("{USER}={who} is root"));
+            }
+            for tool in ["setpriv", "unshare"] {
+                let ok = Command::new(tool)
+                    .arg("--version")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    return Err(format!("{tool} (util-linux) is missing"));
+                }
+            }
+            (uid, gid, true)
+        } else {
+            // SAFETY: getuid/getgid cannot fail.
+            unsafe { (libc::getuid(), libc::getgid(), false) }
+        };
+        let dev_open = if switch {
+            let bits = if dev.uid() == uid {
+                0o600
+            } else if dev.gid() == gid {
+                0o060
+            } else {
+                0o006
+            };
+            dev.mode() & bits == bits
+        } else {
+            let c = CString::new("/dev/fuse").unwrap();
+            // SAFETY: `c` is a valid C string.
+            unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::W_OK) == 0 }
+        };
+        let dir = tempdir();
+        let bin = dir.path().join("sessionfs");
+        fs::copy(common::bin(), &bin).map_err(|e| format!("copying the binary: {e}"))?;
+        for p in [dir.path(), &bin] {
+            fs::set_permissions(p, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Ok(Env {
+            uid,
+            gid,
+            switch,
+            dev_open,
+            rdev: dev.rdev(),
+            bin,
+            _dir: dir,
+        })
+    }
+
+    /// A command that runs `program args` as the user, in `cwd`.
+    fn command(&self, cwd: &Path, program: &OsStr, args: &[&OsStr]) -> Command {
+        let mut c = if self.switch {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={}", self.uid))
+                .arg(format!("--regid={}", self.gid))
+                .arg("--clear-groups")
+                .arg(program);
+            c
+        } else {
+            Command::new(program)
+        };
+        c.args(args).current_dir(cwd).env("HOME", cwd);
+        c
+    }
+
+    /// `sh -c SCRIPT` as the user, in `cwd`.
+    fn sh(&self, cwd: &Path, script: &str) -> Output {
+        run_command(self.command(cwd, "sh".as_ref(), &["-c".as_ref(), script.as_ref()]))
+    }
+
+    /// `sessionfs ARGS` as the user, in `cwd`.
+    fn sessionfs(&self, cwd: &Path, args: &[&str]) -> Output {
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        run_command(self.command(cwd, self.bin.as_os_str(), &args))
+    }
+
+    /// A fresh directory owned by the user, holding copies of the fixtures `files`
+    /// (`(fixture, name)`, the name may have a folder) and an empty `mnt`.
+    fn dir(&self, files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempdir();
+        fs::create_dir(d.path().join("mnt")).unwrap();
+        for (fixture, name) in files {
+            let to = d.path().join(name);
+            fs::create_dir_all(to.parent().unwrap()).unwrap();
+            fs::copy(common::fixture(fixture), &to).unwrap();
+        }
+        self.give(d.path());
+        d
+    }
+
+    /// Makes `p` and everything under it the user's.
+    fn give(&self, p: &Path) {
+        let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid C string.
+        assert_eq!(unsafe { libc::lchown(c.as_ptr(), self.uid, self.gid) }, 0);
+        if p.is_dir() && !p.is_symlink() {
+            for e in fs::read_dir(p).unwrap() {
+                self.give(&e.unwrap().path());
+            }
+        }
+    }
+
+    /// Runs `f`, with `/dev/fuse` of mode `mode` if the machine's is not already what
+    /// the test needs (`open`: whether the user must be able to open it).
+    fn with_dev_fuse<T: Send>(
+        &self,
+        open: bool,
+        f: impl FnOnce() -> T + Send,
+    ) -> Result<T, String> {
+        if self.dev_open == open {
+            return Ok(f());
+        }
+        if !is_root() {
+            return Err(if open {
+                "/dev/fuse is closed to you (standard systems make it 0666, with udev); run \
+                 as root, the tests give the user one in a private mount namespace"
+            } else {
+                "/dev/fuse is open to you, and only root can give you one that is not (in a \
+                 private mount namespace)"
+            }
+            .to_string());
+        }
+        let mode = if open { 0o666 } else { 0o600 };
+        let rdev = self.rdev;
+        Ok(std::thread::scope(|s| {
+            s.spawn(move || {
+                let _ns = PrivateDevFuse::make(mode, rdev);
+                f()
+            })
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        }))
+    }
+}
+
+/// The uid and gid of user `who` (a name or a number).
+fn user_ids(who: &str) -> Option<(u32, u32)> {
+    let c = CString::new(who).ok()?;
+    // SAFETY: getpwnam/getpwuid return a pointer to static storage or null; read at once.
+    unsafe {
+        let mut pw = libc::getpwnam(c.as_ptr());
+        if pw.is_null()
+            && let Ok(n) = who.parse::<u32>()
+        {
+            pw = libc::getpwuid(n);
+        }
+        (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
+    }
+}
+
+/// This thread's own mount namespace, in which `/dev/fuse` is a new node of the same
+/// device with another mode. The namespace goes when its last process does; dropping
+/// this undoes the mounts first so that the temporary directory can be removed.
+struct PrivateDevFuse {
+    dir: Option<tempfile::TempDir>,
+}
+
+fn check(what: &str, r: libc::c_int) {
+    assert!(r == 0, "{what}: {}", std::io::Error::last_os_error());
+}
+
+fn cstr(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap()
+}
+
+impl PrivateDevFuse {
+    fn make(mode: u32, rdev: u64) -> PrivateDevFuse {
+        let dir = tempdir();
+        let devdir = dir.path().join("dev");
+        fs::create_dir(&devdir).unwrap();
+        let node = devdir.join("fuse");
+        let none = std::ptr::null::<libc::c_char>();
+        // SAFETY: plain syscalls with valid C strings (or null where allowed).
+        unsafe {
+            check("unshare(CLONE_NEWNS)", libc::unshare(libc::CLONE_NEWNS));
+            let root = cstr(Path::new("/"));
+            check(
+                "making mounts private",
+                libc::mount(
+                    none,
+                    root.as_ptr(),
+                    none,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ),
+            );
+            let tmpfs = CString::new("tmpfs").unwrap();
+            check(
+                "mounting a tmpfs for the node",
+                libc::mount(
+                    tmpfs.as_ptr(),
+                    cstr(&devdir).as_ptr(),
+                    tmpfs.as_ptr(),
+                    0,
+                    std::ptr::null(),
+                ),
+            );
+            check(
+                "mknod",
+                libc::mknod(
+                    cstr(&node).as_ptr(),
+                    libc::S_IFCHR | mode,
+                    rdev as libc::dev_t,
+                ),
+            );
+            check("chmod", libc::chmod(cstr(&node).as_ptr(), mode));
+            check(
+                "binding the node over /dev/fuse",
+                libc::mount(
+                    cstr(&node).as_ptr(),
+                    cstr(Path::new("/dev/fuse")).as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                ),
+            );
+        }
+        PrivateDevFuse { dir: Some(dir) }
+    }
+}
+
+impl Drop for PrivateDevFuse {
+    fn drop(&mut self) {
+        if let Some(d) = self.dir.take() {
+            // SAFETY: plain syscalls with valid C strings.
+            unsafe {
+                libc::umount2(cstr(Path::new("/dev/fuse")).as_ptr(), libc::MNT_DETACH);
+                libc::umount2(cstr(&d.path().join("dev")).as_ptr(), libc::MNT_DETACH);
+            }
+        }
+    }
+}
+
+/// The type of what is mounted at `p`, as this thread sees it.
+fn mounted_type(p: &Path) -> Option<String> {
+    let info = fs::read_to_string("/proc/thread-self/mountinfo").ok()?;
+    let want = p.to_string_lossy().replace(' ', "\\040");
+    info.lines().rev().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        let sep = f.iter().position(|x| *x == "-")?;
+        (f.get(4) == Some(&want.as_str())).then(|| f[sep + 1].to_string())
+    })
+}
+
+/// A `sessionfs mount` running as the user in the foreground.
+struct UserMount {
+    child: Option<Child>,
+    mnt: PathBuf,
+    stderr: PathBuf,
+}
+
+impl UserMount {
+    /// Starts `sessionfs ARGS` as the user in `dir` and waits until `ready` (a path
+    /// inside the mount) answers the user.
+    fn start(env: &Env, dir: &Path, args: &[&str], ready: &str) -> UserMount {
+        let stderr = dir.join("stderr");
+        let err = fs::File::create(&stderr).unwrap();
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let child = env
+            .command(dir, env.bin.as_os_str(), &args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err)
+            .spawn()
+            .unwrap();
+        let mut m = UserMount {
+            child: Some(child),
+            mnt: dir.join("mnt"),
+            stderr,
+        };
+        let ok = wait_until(DEADLINE, || {
+            if let Some(Ok(Some(_))) = m.child.as_mut().map(Child::try_wait) {
+                return true;
+            }
+            mounted_type(&m.mnt).is_some()
+        });
+        if let Some(Ok(Some(status))) = m.child.as_mut().map(Child::try_wait) {
+            panic!("sessionfs mount exited early ({status}): {}", m.said());
+        }
+        assert!(ok, "not mounted within {DEADLINE:?}: {}", m.said());
+        assert_eq!(mounted_type(&m.mnt).as_deref(), Some("fuse.sessionfs"));
+        env.sh(dir, &format!("test -e 'mnt/{ready}'")).ok();
+        m
+    }
+
+    fn said(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Waits for the process to exit, and checks it exited 0 having said nothing
+    /// but that it mounted.
+    fn exits_cleanly(&mut self) {
+        let mut child = self.child.take().unwrap();
+        let mut status = None;
+        wait_until(Duration::from_secs(10), || {
+            status = child.try_wait().ok().flatten();
+            status.is_some()
+        });
+        let said = self.said();
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "sessionfs did not exit 0 after the unmount: {status:?}: {said}"
+        );
+        assert!(
+            said.lines().all(|l| l.starts_with("sessionfs: mounted ")),
+            "sessionfs said more than where it mounted: {said}"
+        );
+        assert!(mounted_type(&self.mnt).is_none(), "still mounted");
+    }
+}
+
+impl Drop for UserMount {
+    fn drop(&mut self) {
+        if mounted_type(&self.mnt).is_some() {
+            let c = cstr(&self.mnt);
+            // SAFETY: `c` is a valid C string.
+            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        }
+        if let Some(mut c) = self.child.take() {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline && matches!(c.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The lines appended to `file` since `before`, parsed.
+fn appended(file: &Path, before: &[u8]) -> Vec<serde_json::Value> {
+    let after = fs::read(file).unwrap();
+    assert!(after.starts_with(before), "earlier bytes changed");
+    std::str::from_utf8(&after[before.len()..])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------
+// The tests.
+
+/// small.jsonl: 22776346 has no label; 8e38ccf6 neither; the name is "Oracle session 1".
+const ENTRY: &str = "22776346";
+const BARE: &str = "8e38ccf6";
+
+fn a_session_file_mounted_by_a_user(env: &Env) -> Result<(), String> {
+    env.with_dev_fuse(true, || {
+        let d = env.dir(&[("small.jsonl", "s.jsonl")]);
+        let dir = d.path();
+        let file = dir.join("s.jsonl");
+        let mut m = UserMount::start(env, dir, &["mount", "s.jsonl", "mnt"], "session.json");
+        let ls = env.sh(dir, "ls mnt").ok().stdout;
+        for name in [
+            "session.json",
+            "name",
+            "tree",
+            "reply",
+            "labels",
+            "e8dfd932",
+        ] {
+            assert!(ls.lines().any(|l| l == name), "{name} missing: {ls}");
+        }
+        if env.switch {
+            // Made without --allow-other: root is kept out, by the kernel.
+            let out = run("ls", &["mnt"], dir);
+            assert!(!out.status.success(), "root could enter: {out:?}");
+        }
+        let hits = env.sh(dir, "grep -rl 'Oracle session 1' mnt").ok().stdout;
+        assert!(hits.lines().any(|l| l == "mnt/name"), "{hits}");
+        let before = fs::read(&file).unwrap();
+        env.sh(dir, &format!("echo 'from a user' > mnt/.id/{ENTRY}/reply"))
+            .ok();
+        let link = env
+            .sh(
+                dir,
+                &format!("ln -s {BARE} mnt/labels/mine && readlink mnt/labels/mine"),
+            )
+            .ok()
+            .stdout;
+        assert_eq!(link, format!("../.id/{BARE}\n"));
+        let new = appended(&file, &before);
+        assert_eq!(new.len(), 2, "{new:?}");
+        assert_eq!(new[0]["parentId"], ENTRY);
+        assert_eq!(new[0]["message"]["content"][0]["text"], "from a user");
+        assert_eq!(new[1]["type"], "label");
+        assert_eq!(new[1]["label"], "mine");
+        assert_eq!(
+            fs::metadata(&file).unwrap().uid(),
+            env.uid,
+            "the file stays the user's"
+        );
+        env.sh(dir, "fusermount3 -u mnt").ok();
+        m.exits_cleanly();
+    })
+}
+
+fn a_sessions_directory_mounted_by_a_user(env: &Env) -> Result<(), String> {
+    env.with_dev_fuse(true, || {
+        let d = env.dir(&[
+            ("small.jsonl", "sessions/--home-u-p--/a.jsonl"),
+            ("small.jsonl", "sessions/--home-u-p--/b.jsonl"),
+        ]);
+        let dir = d.path();
+        let mut m = UserMount::start(env, dir, &["mount", "sessions", "mnt"], ".sessionfs-stats");
+        assert_eq!(env.sh(dir, "ls mnt").ok().stdout, "--home-u-p--\n");
+        assert_eq!(env.sh(dir, "ls mnt/--home-u-p--").ok().stdout, "a\nb\n");
+        let hits = env.sh(dir, "grep -rl 'Oracle session 1' mnt").ok().stdout;
+        for s in ["a", "b"] {
+            let want = format!("mnt/--home-u-p--/{s}/name");
+            assert!(hits.lines().any(|l| l == want), "{want}: {hits}");
+        }
+        let b = dir.join("sessions/--home-u-p--/b.jsonl");
+        let before = fs::read(&b).unwrap();
+        env.sh(
+            dir,
+            &format!(
+                "echo 'into b' > mnt/--home-u-p--/b/.id/{ENTRY}/reply && \
+                 ln -s {BARE} mnt/--home-u-p--/b/labels/here"
+            ),
+        )
+        .ok();
+        let new = appended(&b, &before);
+        assert_eq!(new.len(), 2, "{new:?}");
+        assert_eq!(new[0]["message"]["content"][0]["text"], "into b");
+        assert_eq!(new[1]["label"], "here");
+        // Unmounted with sessionfs itself, which goes through fusermount3 here.
+        let out = env.sessionfs(dir, &["unmount", "mnt"]);
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        m.exits_cleanly();
+    })
+}
+
+/// The processes whose command line holds `arg`.
+fn pids_with_arg(arg: &Path) -> Vec<u32> {
+    let want = arg.as_os_str().as_bytes();
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == want))
+        })
+        .collect()
+}
+
+fn background_mount_and_busy_unmount_by_a_user(env: &Env) -> Result<(), String> {
+    env.with_dev_fuse(true, || {
+        let d = env.dir(&[("small.jsonl", "s.jsonl")]);
+        let dir = d.path();
+        let mnt = dir.join("mnt");
+        // The mount point as an absolute path, to find the background process by.
+        let out = env.sessionfs(
+            dir,
+            &["mount", "--background", "s.jsonl", mnt.to_str().unwrap()],
+        );
+        let _guard = UserMount {
+            child: None,
+            mnt: mnt.clone(),
+            stderr: dir.join("none"),
+        };
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        assert_eq!(mounted_type(&mnt).as_deref(), Some("fuse.sessionfs"));
+        assert_eq!(pids_with_arg(&mnt).len(), 1, "one background process");
+        // A shell of the user's inside the mount keeps it busy.
+        let mut busy = env
+            .command(
+                dir,
+                "sh".as_ref(),
+                &["-c".as_ref(), "cd mnt && exec sleep 60".as_ref()],
+            )
+            .spawn()
+            .unwrap();
+        let inside = wait_until(DEADLINE, || {
+            fs::read_link(format!("/proc/{}/cwd", busy.id())).is_ok_and(|c| c == mnt)
+        });
+        assert!(inside, "the busy shell never got inside");
+        let out = env.sessionfs(dir, &["unmount", "mnt"]);
+        assert_eq!(out.code(), Some(1), "{out:?}");
+        assert_eq!(
+            out.stderr,
+            format!(
+                "sessionfs: mnt is busy: a program is using it (a shell whose current \
+                 directory is inside it, or an open file); leave it and try again, or detach \
+                 it now with: sessionfs unmount --lazy {}\n",
+                mnt.display()
+            )
+        );
+        assert!(mounted_type(&mnt).is_some(), "a busy mount was unmounted");
+        let _ = busy.kill();
+        let _ = busy.wait();
+        let out = env.sessionfs(dir, &["unmount", "mnt"]);
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        assert!(mounted_type(&mnt).is_none());
+        // The background process serving it is gone too.
+        let gone = wait_until(Duration::from_secs(10), || pids_with_arg(&mnt).is_empty());
+        assert!(gone, "the background sessionfs is still running");
+    })
+}
+
+fn dev_fuse_closed_to_the_user_is_named_with_the_fix(env: &Env) -> Result<(), String> {
+    env.with_dev_fuse(false, || {
+        let d = env.dir(&[("small.jsonl", "s.jsonl")]);
+        let dir = d.path();
+        let out = env.sessionfs(dir, &["mount", "s.jsonl", "mnt"]);
+        assert_eq!(out.code(), Some(9), "{out:?}");
+        assert_eq!(
+            out.stderr,
+            "sessionfs: cannot open /dev/fuse (mode 0600): Permission denied; users other \
+             than root need read and write access to it, which most systems give everyone \
+             (mode 0666, set by udev); as root: chmod 0666 /dev/fuse\n"
+        );
+        assert!(mounted_type(&dir.join("mnt")).is_none());
+        // --background says the same, with the same status.
+        let out = env.sessionfs(dir, &["mount", "--background", "s.jsonl", "mnt"]);
+        assert_eq!(out.code(), Some(9), "{out:?}");
+        assert!(out.stderr.contains("cannot open /dev/fuse"), "{out:?}");
+    })
+}
