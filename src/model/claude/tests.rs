@@ -348,3 +348,79 @@ fn kind_files_read_as_text() {
         )
     );
 }
+
+/// Mutated Claude Code files (lines dropped, shuffled, duplicated, cut, parents
+/// pointed anywhere, which makes cycles): the index, leaf, name, tree, every KIND file
+/// and every context are computed without a panic or a hang.
+#[test]
+fn mutated_files_never_panic_or_hang() {
+    let mut seed: u64 = 0x5eed_cafe;
+    let mut rnd = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (file, _) in sessions() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let uuids: Vec<String> = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v.get("uuid").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        for round in 0..12 {
+            let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            for _ in 0..1 + rnd(4) {
+                let k = rnd(out.len());
+                match rnd(6) {
+                    0 => {
+                        out.remove(k);
+                    }
+                    1 => {
+                        let j = rnd(out.len());
+                        out.swap(k, j);
+                    }
+                    2 => {
+                        let l = out[k].clone();
+                        out.insert(rnd(out.len()), l);
+                    }
+                    3 => {
+                        let cut = rnd(out[k].len());
+                        out[k].truncate(cut);
+                    }
+                    _ => {
+                        if let Ok(mut v) = serde_json::from_str::<Value>(&out[k])
+                            && v.get("uuid").is_some()
+                            && !uuids.is_empty()
+                        {
+                            let key = if rnd(4) == 0 {
+                                "logicalParentUuid"
+                            } else {
+                                "parentUuid"
+                            };
+                            v[key] = Value::String(uuids[rnd(uuids.len())].clone());
+                            out[k] = v.to_string();
+                        }
+                    }
+                }
+                if out.is_empty() {
+                    break;
+                }
+            }
+            let p = dir.path().join(format!("m{round}.jsonl"));
+            std::fs::write(&p, out.join("\n") + "\n").unwrap();
+            let Ok(s) = Session::open(&p) else { continue };
+            let _ = (s.leaf(), s.name().map(str::to_string), s.leaves());
+            let _ = crate::model::tree::render_tree(&s).unwrap();
+            for i in 0..s.entries().len() as u32 {
+                if !s.entry(i).is_node() {
+                    continue;
+                }
+                let _ = s.render(i);
+                let _ = s.context_files(i).unwrap();
+            }
+        }
+    }
+}
