@@ -909,24 +909,9 @@ impl Session {
         let replaced = (md.dev(), md.ino()) != self.dev_ino;
         let shrunk = !replaced && md.len() < self.scanned + self.tail;
         let rewritten = !replaced && !shrunk && !self.fingerprint_matches()?;
-        if replaced || shrunk || rewritten {
-            let fresh = Session::open(&self.path)?;
-            let generation = self.generation + 1;
-            *self = fresh;
-            self.generation = generation;
-            let n = self.entries.len() as u32;
-            return Ok(Change {
-                reloaded: true,
-                new_entries: 0..n,
-                rebuilt: true,
-                labels_changed: true,
-                name_changed: true,
-                parents: Vec::new(),
-            });
-        }
+        // A subagent transcript replaced or cut starts the index again, as the file does.
         let sides = self.sides_moved();
-        if sides == SidesMoved::Rewritten {
-            // A subagent transcript was replaced or cut: start again, as for the file.
+        if replaced || shrunk || rewritten || sides == SidesMoved::Rewritten {
             let fresh = Session::open(&self.path)?;
             let generation = self.generation + 1;
             *self = fresh;

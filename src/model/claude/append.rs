@@ -61,30 +61,19 @@ fn trailer(s: &Session, st: &State) -> io::Result<Map<String, Value>> {
         .map(str::to_string)
         .or_else(|| st.session_id.clone())
         .unwrap_or_else(|| session_id_from_path(s));
+    // As on the last line, else what Claude Code 2.1.197 writes.
+    let or = |k: &str, default: &str| {
+        v.get(k)
+            .cloned()
+            .filter(Value::is_string)
+            .unwrap_or_else(|| Value::String(default.into()))
+    };
     out.insert("userType".into(), Value::String("external".into()));
     out.insert("entrypoint".into(), Value::String("cli".into()));
-    out.insert(
-        "cwd".into(),
-        v.get("cwd")
-            .cloned()
-            .filter(Value::is_string)
-            .unwrap_or(Value::String(String::new())),
-    );
+    out.insert("cwd".into(), or("cwd", ""));
     out.insert("sessionId".into(), Value::String(sid));
-    out.insert(
-        "version".into(),
-        v.get("version")
-            .cloned()
-            .filter(Value::is_string)
-            .unwrap_or(Value::String("2.1.197".into())),
-    );
-    out.insert(
-        "gitBranch".into(),
-        v.get("gitBranch")
-            .cloned()
-            .filter(Value::is_string)
-            .unwrap_or(Value::String("HEAD".into())),
-    );
+    out.insert("version".into(), or("version", "2.1.197"));
+    out.insert("gitBranch".into(), or("gitBranch", "HEAD"));
     Ok(out)
 }
 

@@ -12,6 +12,38 @@ use crate::model::scan::{Field, FieldSeed, LineError};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
+/// The `visit_*` methods of a visitor that wants objects: any other JSON value (an
+/// array, a string, a number, a boolean, `null`) is skipped, and `$v` returned.
+macro_rules! skip_other_values {
+    ($v:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($v)
+        }
+        fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+    };
+}
+
 /// The fields of one Claude Code line that indexing uses.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Head<'a> {
@@ -237,31 +269,7 @@ impl<'de> de::DeserializeSeed<'de> for TypeOnlySeed {
                 }
                 Ok(ty)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field<'de>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Field::Missing)
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_unit<E>(self) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
+            skip_other_values!(Field::Missing);
         }
         d.deserialize_any(V)
     }
@@ -298,31 +306,7 @@ impl<'de> de::DeserializeSeed<'de> for BlockSeed {
                 };
                 Ok((ty, id))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok((Field::Missing, None))
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok((Field::Missing, None))
-            }
+            skip_other_values!((Field::Missing, None));
         }
         d.deserialize_any(V)
     }
@@ -424,31 +408,7 @@ impl<'de> de::DeserializeSeed<'de> for MessageSeed<'_, 'de> {
                 }
                 Ok(())
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(())
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<(), E> {
-                Ok(())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<(), E> {
-                Ok(())
-            }
-            fn visit_unit<E>(self) -> Result<(), E> {
-                Ok(())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-                Ok(())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-                Ok(())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-                Ok(())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-                Ok(())
-            }
+            skip_other_values!(());
         }
         d.deserialize_any(V(self.0))
     }
@@ -501,31 +461,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
         }
         Ok(Some(h))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    skip_other_values!(None);
 }
 
 #[cfg(test)]

@@ -927,26 +927,19 @@ fn preserved_of(raw: &[u8], ids: &mut IdTable) -> Option<Preserved> {
     let mut p = Preserved::default();
     if let Some(pm) = meta.get("preservedMessages").filter(|x| js_truthy_value(x)) {
         let anchor = key(pm.get("anchorUuid"), ids).unwrap_or(IdKey::NONE);
-        let uuids = pm
-            .get("uuids")
-            .and_then(|u| u.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str())
-                    .map(|s| ids.intern(s))
-                    .collect()
-            })
-            .unwrap_or_default();
-        p.all = pm
-            .get("allUuids")
-            .and_then(|u| u.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str())
-                    .map(|s| ids.intern(s))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut keys = |k: &str| -> Vec<IdKey> {
+            pm.get(k)
+                .and_then(|u| u.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str())
+                        .map(|s| ids.intern(s))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let uuids = keys("uuids");
+        p.all = keys("allUuids");
         p.list = Some((anchor, uuids));
     }
     if let Some(seg) = meta.get("preservedSegment").filter(|x| js_truthy_value(x)) {
