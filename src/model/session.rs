@@ -100,6 +100,36 @@ impl Entry {
     pub fn is_node(&self) -> bool {
         self.flags & flags::SHADOWED == 0
     }
+
+    /// An entry of line `line` at `offset`, not linked yet.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        offset: u64,
+        len: u32,
+        line: u32,
+        id: IdKey,
+        parent_id: IdKey,
+        ts: i64,
+        kind: KindId,
+        flags: u8,
+    ) -> Entry {
+        Entry {
+            offset,
+            len,
+            line,
+            id,
+            parent_id,
+            ts,
+            kind,
+            flags,
+            parent: NIL,
+            first_child: NIL,
+            last_child: NIL,
+            next_sibling: NIL,
+            child_count: 0,
+            depth: 1,
+        }
+    }
 }
 
 /// The entries of a path that decide its context (see [`Session::context_plan`]).
@@ -1336,22 +1366,9 @@ impl Session {
         kind: KindId,
         flags: u8,
     ) {
-        self.entries.push(Entry {
-            offset,
-            len,
-            line,
-            id,
-            parent_id,
-            ts,
-            kind,
-            flags,
-            parent: NIL,
-            first_child: NIL,
-            last_child: NIL,
-            next_sibling: NIL,
-            child_count: 0,
-            depth: 1,
-        });
+        self.entries.push(Entry::new(
+            offset, len, line, id, parent_id, ts, kind, flags,
+        ));
     }
 
     /// Switches an index that has read nothing yet to Claude Code's format.
@@ -1482,22 +1499,9 @@ impl Session {
                         }
                         self.by_id.insert(id, next);
                     }
-                    self.entries.push(Entry {
-                        offset: off,
-                        len: raw.len() as u32,
-                        line,
-                        id,
-                        parent_id,
-                        ts,
-                        kind,
-                        flags,
-                        parent: NIL,
-                        first_child: NIL,
-                        last_child: NIL,
-                        next_sibling: NIL,
-                        child_count: 0,
-                        depth: 1,
-                    });
+                    let len = raw.len() as u32;
+                    self.entries
+                        .push(Entry::new(off, len, line, id, parent_id, ts, kind, flags));
                 }
                 start = end + 1;
             }
