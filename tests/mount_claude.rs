@@ -729,3 +729,87 @@ fn a_subagent_written_live_shows_up() {
     assert_ne!(out.code(), Some(0), "{out:?}");
     assert_eq!(fs::metadata(&m.file).unwrap().len(), size);
 }
+
+// `sessionfs check` on Claude Code files: every fixture session is clean (a subagent's
+// transcript is checked with its session), and each damage is reported by kind.
+#[test]
+fn check_reports_claude_code_files() {
+    let projects = fixtures().join("projects");
+    let out = sessionfs(
+        &["check".as_ref(), "--json".as_ref(), projects.as_os_str()],
+        Path::new("/"),
+    );
+    assert_eq!(out.code(), Some(0), "{out:?}");
+    let reports: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(reports.len(), 17, "{}", out.stdout);
+    for r in &reports {
+        assert_eq!(r["format"], "claude-code", "{r}");
+        assert_eq!(r["ok"], true, "{r}");
+        assert!(!r["file"].as_str().unwrap().contains("/subagents/"), "{r}");
+    }
+    let want = [
+        ("torn-last-line.jsonl", "torn-last-line"),
+        ("unknown-types.jsonl", "unknown-type"),
+        ("missing-parent.jsonl", "orphan"),
+        ("parent-cycle.jsonl", "cycle"),
+        ("duplicate-uuid.jsonl", "duplicate-id"),
+        ("garbage-lines.jsonl", "malformed"),
+    ];
+    for (f, kind) in want {
+        let p = fixtures().join("damaged").join(f);
+        let out = sessionfs(
+            &["check".as_ref(), "--json".as_ref(), p.as_os_str()],
+            Path::new("/"),
+        );
+        let r: Value = serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+        let kinds: Vec<&str> = r["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["kind"].as_str().unwrap())
+            .collect();
+        assert!(kinds.contains(&kind), "{f}: {kinds:?}");
+        assert!(!out.stdout.contains("Pi hangs"), "{}", out.stdout);
+    }
+}
+
+// $CLAUDE_CONFIG_DIR moves Claude Code's sessions; a missing one named there is refused.
+#[test]
+fn claude_config_dir_moves_the_claude_folder() {
+    let dir = tempdir();
+    let home = dir.path().join("home");
+    fs::create_dir_all(&home).unwrap();
+    let config = dir.path().join("cc");
+    copy_tree(
+        &fixtures().join("projects/-home-dev-src-qa"),
+        &config.join("projects/-home-dev-src-qa"),
+    );
+    let m = Mount::sessions_dir(
+        dir,
+        None,
+        &[],
+        &[
+            ("HOME", home.as_os_str()),
+            ("CLAUDE_CONFIG_DIR", config.as_os_str()),
+        ],
+    );
+    assert_eq!(try_ls(&m.mnt).unwrap(), ["claude"]);
+    assert_eq!(try_ls(&m.path("claude")).unwrap(), ["-home-dev-src-qa"]);
+    drop(m);
+
+    let dir = tempdir();
+    fs::create_dir(dir.path().join("mnt")).unwrap();
+    let mut c = std::process::Command::new(bin());
+    c.args(["mount", "mnt"])
+        .env("HOME", dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join("nope"))
+        .current_dir(dir.path());
+    let out = run_command(c);
+    assert_eq!(out.code(), Some(3), "{out:?}");
+    assert!(out.stderr.contains("nope/projects"), "{out:?}");
+    assert!(out.stderr.contains("does not exist"), "{out:?}");
+}
