@@ -691,6 +691,13 @@ impl Session {
         }
     }
 
+    /// Does an entry's context stay what it is once computed? For Pi, yes: it follows
+    /// from the entry's path alone. For Claude Code, no: the chain end gets the resume
+    /// context, and a parallel tool result written later joins the contexts of its turn.
+    pub fn contexts_settled(&self) -> bool {
+        matches!(self.dialect, Dialect::Pi)
+    }
+
     /// The size of [`Session::session_json`], without reading the header line.
     pub fn session_json_len(&self) -> u64 {
         match &self.dialect {

@@ -435,6 +435,15 @@ impl SessionView {
             return invs;
         }
         let s = &st.s;
+        if !s.contexts_settled() {
+            // The old and the new leaf get new contexts; others may (short TTL).
+            self.contexts.lock().clear();
+            for l in [before.leaf, s.leaf()].into_iter().flatten() {
+                for slot in [Slot::Context, Slot::ContextJson] {
+                    invs.push(Invalidation::Inode(entry_ino(st.base, l, slot)));
+                }
+            }
+        }
         for &p in &change.parents {
             if p == NIL {
                 continue;
@@ -751,6 +760,7 @@ impl SessionView {
             Node::E(idx, slot) => {
                 let idx = *idx;
                 let mtime = time_of(s.entry(idx).ts);
+                let context_ttl = if s.contexts_settled() { FOREVER } else { SHORT };
                 match slot {
                     Slot::NestedDir => dir(mtime, 0o555, FOREVER),
                     Slot::FlatDir => dir(mtime, 0o555, FOREVER),
@@ -778,13 +788,13 @@ impl SessionView {
                         self.context(st, idx)?.text.len() as u64,
                         mtime,
                         0o444,
-                        FOREVER,
+                        context_ttl,
                     ),
                     Slot::ContextJson => file(
                         self.context(st, idx)?.json.len() as u64,
                         mtime,
                         0o444,
-                        FOREVER,
+                        context_ttl,
                     ),
                     Slot::EntryJsonLink => link(
                         self.symlink_to_id(st, idx, "entry.json").len() as u64,
@@ -1175,10 +1185,14 @@ impl SessionView {
                 b.push(b'\n');
                 (Arc::new(b), true)
             }
-            Node::E(idx, Slot::Context) => (Arc::new(self.context(&st, idx)?.text.clone()), true),
-            Node::E(idx, Slot::ContextJson) => {
-                (Arc::new(self.context(&st, idx)?.json.clone()), true)
-            }
+            Node::E(idx, Slot::Context) => (
+                Arc::new(self.context(&st, idx)?.text.clone()),
+                st.s.contexts_settled(),
+            ),
+            Node::E(idx, Slot::ContextJson) => (
+                Arc::new(self.context(&st, idx)?.json.clone()),
+                st.s.contexts_settled(),
+            ),
             Node::Root
             | Node::IdDir
             | Node::Branches
@@ -1765,6 +1779,8 @@ impl Lister {
 /// What the kernel may have cached by name before a change.
 struct Snapshot {
     entries: usize,
+    /// The leaf, whose context changes with it where contexts are not settled.
+    leaf: Option<u32>,
     root_names: Vec<String>,
     labels: Vec<String>,
 }
@@ -1774,6 +1790,7 @@ impl Snapshot {
         let s = &st.s;
         Snapshot {
             entries: s.entries().len(),
+            leaf: s.leaf(),
             root_names: s.roots().iter().map(|&r| name_of(s, r)).collect(),
             labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
         }
