@@ -21,10 +21,14 @@
 //! lines Claude Code adds on load.
 
 use super::{Class, Node, State, nflags};
+use crate::model::id::IdBuild;
 use crate::model::id::IdKey;
 use crate::model::session::{NO_TIME, Session};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
+
+type Map<K, V> = HashMap<K, V, IdBuild>;
+type Set<K> = HashSet<K, IdBuild>;
 use std::io;
 
 /// `Ysm`: how far back (ms) a missing parent is looked for by timestamp.
@@ -201,7 +205,7 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
 /// A subagent transcript's leaf (`vOe`): the newest node nobody hangs under that is not
 /// a compaction boundary.
 fn subagent_leaf(cx: &Cx<'_>, l: &Loaded) -> Option<u32> {
-    let parents: HashSet<IdKey> = l.order.iter().map(|&i| l.parent[i as usize]).collect();
+    let parents: Set<IdKey> = l.order.iter().map(|&i| l.parent[i as usize]).collect();
     let mut best: Option<(i64, u32)> = None;
     for &i in &l.order {
         if parents.contains(&cx.uuid(i)) || cx.node(i).has(nflags::BOUNDARY) {
@@ -221,7 +225,7 @@ fn dcc(cx: &Cx<'_>, l: &mut Loaded) -> Option<u32> {
     let mut t: Option<u32> = None;
     let mut n_pos = -1i64;
     let mut r_pos = -1i64;
-    let mut pos: HashMap<u32, i64> = HashMap::with_capacity(l.order.len());
+    let mut pos: Map<u32, i64> = Map::with_capacity_and_hasher(l.order.len(), IdBuild::default());
     for (p, &i) in l.order.iter().enumerate() {
         pos.insert(i, p as i64);
         if cx.node(i).has(nflags::BOUNDARY) {
@@ -241,7 +245,7 @@ fn dcc(cx: &Cx<'_>, l: &mut Loaded) -> Option<u32> {
             None => {
                 let (head, anchor, tail) = p.segment?;
                 // Walk from the tail up to the head.
-                let mut seen = HashSet::new();
+                let mut seen = Set::default();
                 let mut out = Vec::new();
                 let mut cur = l.get(cx.s, tail);
                 let mut found = None;
@@ -273,7 +277,7 @@ fn dcc(cx: &Cx<'_>, l: &mut Loaded) -> Option<u32> {
         .as_ref()
         .map(|(_, u)| u.iter().filter_map(|&k| l.get(cx.s, k)).collect())
         .unwrap_or_default();
-    let cset: HashSet<u32> = c.iter().copied().collect();
+    let cset: Set<u32> = c.iter().copied().collect();
     if let Some((anchor, _)) = &list {
         let mut f = *anchor;
         for &m in &c {
@@ -298,7 +302,7 @@ fn dcc(cx: &Cx<'_>, l: &mut Loaded) -> Option<u32> {
     }
     l.order.retain(|i| l.member[*i as usize]);
     if list.is_some() && !dropped.is_empty() {
-        let gone: HashSet<IdKey> = dropped.iter().map(|&d| cx.uuid(d)).collect();
+        let gone: Set<IdKey> = dropped.iter().map(|&d| cx.uuid(d)).collect();
         let last = cx.uuid(*c.last().expect("non-empty"));
         for &m in &l.order {
             if cx.node(m).is_message() && gone.contains(&l.parent[m as usize]) {
@@ -311,7 +315,7 @@ fn dcc(cx: &Cx<'_>, l: &mut Loaded) -> Option<u32> {
 
 /// Walks up from `i` to the first user or assistant node (cycle-safe).
 fn up_to_message(cx: &Cx<'_>, l: &Loaded, i: u32) -> Option<u32> {
-    let mut seen = HashSet::new();
+    let mut seen = Set::default();
     let mut cur = Some(i);
     while let Some(c) = cur {
         if !seen.insert(c) {
@@ -349,7 +353,7 @@ fn pick_leaf(
             && on != n0
         {
             // O descends from L: start from O.
-            let mut seen = HashSet::new();
+            let mut seen = Set::default();
             let mut cur = Some(on);
             while let Some(c) = cur {
                 if !seen.insert(c) {
@@ -374,8 +378,8 @@ fn pick_leaf(
     }
     if !decided {
         // Terminal nodes walked up to a message that no message hangs under.
-        let mut parents: HashSet<IdKey> = HashSet::new();
-        let mut msg_parents: HashSet<IdKey> = HashSet::new();
+        let mut parents: Set<IdKey> = Set::default();
+        let mut msg_parents: Set<IdKey> = Set::default();
         for &i in &l.order {
             let p = l.parent[i as usize];
             if !p.is_none() {
@@ -427,7 +431,7 @@ fn pick_leaf(
         }
         best.map(|b| b.1)
     };
-    let vs: HashSet<u32> = v.iter().copied().collect();
+    let vs: Set<u32> = v.iter().copied().collect();
     latest(&|i| vs.contains(&i) && !cx.node(i).has(nflags::SIDECHAIN) && cx.node(i).is_message())
         .or_else(|| {
             if v.is_empty() {
@@ -443,7 +447,7 @@ fn pick_leaf(
 pub fn chain(s: &Session, st: &State, l: &Loaded, leaf: u32) -> Vec<u32> {
     let cx = Cx { s, st };
     let mut r: Vec<u32> = Vec::new();
-    let mut visited: HashSet<u32> = HashSet::new();
+    let mut visited: Set<u32> = Set::default();
     let mut cur = Some(leaf);
     while let Some(c) = cur {
         if !visited.insert(c) {
@@ -468,7 +472,7 @@ pub fn chain(s: &Session, st: &State, l: &Loaded, leaf: u32) -> Vec<u32> {
 
 /// `Xsm`: the newest node (same sidechain-ness, not yet on the chain) written at most
 /// five seconds before `c`.
-fn missing_parent(cx: &Cx<'_>, l: &Loaded, c: u32, visited: &HashSet<u32>) -> Option<u32> {
+fn missing_parent(cx: &Cx<'_>, l: &Loaded, c: u32, visited: &Set<u32>) -> Option<u32> {
     let t = cx.ts(c);
     if t == NO_TIME {
         return None;
@@ -493,7 +497,7 @@ fn missing_parent(cx: &Cx<'_>, l: &Loaded, c: u32, visited: &HashSet<u32>) -> Op
 
 /// `Jsm`: for each reply on the chain, its other lines and the tool results hanging
 /// under any of them, inserted after the chain's last line of that reply.
-fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut HashSet<u32>) -> Vec<u32> {
+fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut Set<u32>) -> Vec<u32> {
     let assistants: Vec<u32> = chain
         .iter()
         .copied()
@@ -502,15 +506,15 @@ fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut HashSet<u32>) -> 
     if assistants.is_empty() {
         return chain;
     }
-    let mut last_on_chain: HashMap<u32, u32> = HashMap::new();
+    let mut last_on_chain: Map<u32, u32> = Map::default();
     for &a in &assistants {
         let m = cx.node(a).msg_id;
         if m != super::NO_MSG {
             last_on_chain.insert(m, a);
         }
     }
-    let mut by_id: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut results: HashMap<IdKey, Vec<u32>> = HashMap::new();
+    let mut by_id: Map<u32, Vec<u32>> = Map::default();
+    let mut results: Map<IdKey, Vec<u32>> = Map::default();
     for &i in &l.order {
         let nd = cx.node(i);
         if nd.class == Class::Assistant && nd.msg_id != super::NO_MSG {
@@ -523,8 +527,8 @@ fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut HashSet<u32>) -> 
             results.entry(l.parent[i as usize]).or_default().push(i);
         }
     }
-    let mut done: HashSet<u32> = HashSet::new();
-    let mut insert_after: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut done: Set<u32> = Set::default();
+    let mut insert_after: Map<u32, Vec<u32>> = Map::default();
     let mut count = 0;
     for &d in &assistants {
         let m = cx.node(d).msg_id;
@@ -572,8 +576,8 @@ fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut HashSet<u32>) -> 
 
 /// `Ksm`: the leaf's descendants reached through non-message nodes, breadth first,
 /// sorted by timestamp.
-fn ksm(cx: &Cx<'_>, l: &Loaded, leaf: u32, list: &mut Vec<u32>, visited: &mut HashSet<u32>) {
-    let mut kids: HashMap<IdKey, Vec<u32>> = HashMap::new();
+fn ksm(cx: &Cx<'_>, l: &Loaded, leaf: u32, list: &mut Vec<u32>, visited: &mut Set<u32>) {
+    let mut kids: Map<IdKey, Vec<u32>> = Map::default();
     for &i in &l.order {
         let p = l.parent[i as usize];
         if !p.is_none() && !cx.node(i).is_message() {
@@ -739,7 +743,7 @@ const TURN_ENDING_TOOLS: &[&str] = &["Brief", "SendUserFile"];
 /// `--resume-session-at` cuts them off again).
 pub fn deserialize(chain: Vec<Value>, tail: bool) -> Vec<Value> {
     // U8t: messages retracted by a refusal fallback.
-    let retracted: HashSet<String> = chain
+    let retracted: Set<String> = chain
         .iter()
         .filter(|m| {
             ty(m) == "system"
@@ -878,7 +882,7 @@ fn block_type(b: &Value) -> &str {
 /// `xyt`: assistant lines all of whose tool calls have no result anywhere are dropped.
 fn drop_unanswered_tool_uses(msgs: Vec<Value>) -> Vec<Value> {
     let mut uses: Vec<String> = Vec::new();
-    let mut results: HashSet<String> = HashSet::new();
+    let mut results: Set<String> = Set::default();
     for m in &msgs {
         if !matches!(ty(m), "user" | "assistant") {
             continue;
@@ -899,7 +903,7 @@ fn drop_unanswered_tool_uses(msgs: Vec<Value>) -> Vec<Value> {
             }
         }
     }
-    let unanswered: HashSet<&String> = uses.iter().filter(|u| !results.contains(*u)).collect();
+    let unanswered: Set<&String> = uses.iter().filter(|u| !results.contains(*u)).collect();
     if unanswered.is_empty() {
         return msgs;
     }
@@ -931,7 +935,7 @@ fn msg_id(m: &Value) -> Option<&str> {
 
 /// `e6e`: thinking-only assistant messages whose reply has nothing else are dropped.
 pub fn drop_orphan_thinking(msgs: Vec<Value>) -> Vec<Value> {
-    let mut with_content: HashSet<String> = HashSet::new();
+    let mut with_content: Set<String> = Set::default();
     for m in &msgs {
         if ty(m) != "assistant" {
             continue;
@@ -986,7 +990,7 @@ pub fn drop_whitespace_assistants(msgs: Vec<Value>) -> Vec<Value> {
     if !any {
         return msgs;
     }
-    let mut real: HashSet<String> = HashSet::new();
+    let mut real: Set<String> = Set::default();
     for m in &msgs {
         if ty(m) != "assistant" {
             continue;

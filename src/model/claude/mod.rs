@@ -157,7 +157,7 @@ pub struct State {
     progress: HashMap<IdKey, IdKey, IdBuild>,
     pub prompts: Vec<LastPrompt>,
     /// Boundaries that list preserved messages, by entry index.
-    pub preserved: HashMap<u32, Preserved>,
+    pub preserved: HashMap<u32, Preserved, IdBuild>,
     /// The last title line of each kind.
     pub agent_name: Option<String>,
     pub custom_title: Option<String>,
@@ -179,7 +179,7 @@ pub struct State {
     /// `tool_use` id → the uuid of the assistant line that holds it.
     tool_uses: HashMap<String, IdKey>,
     /// The lines of each reply (`message.id`), in file order.
-    replies: HashMap<u32, Vec<u32>>,
+    replies: HashMap<u32, Vec<u32>, IdBuild>,
     /// Entries shown under another name than their uuid (a subagent's first line is
     /// `agent-<id>`), both ways.
     aliases: HashMap<u32, String>,
@@ -1014,11 +1014,11 @@ pub fn mark_pieces(entries: &mut [Entry], nodes: &[Node], file_of: &[u16]) {
 }
 
 /// Does the subtree at `k` hold only lines of reply `m` and their tool results? And the
-/// largest entry index in it.
+/// largest entry index in it. Stops at the first line that is not: the way on holds the
+/// rest of the conversation, which is not walked.
 fn subtree_in_turn(entries: &[Entry], nodes: &[Node], k: u32, m: u32) -> (bool, u32) {
     let mut stack = vec![k];
     let mut last = k;
-    let mut all = true;
     while let Some(x) = stack.pop() {
         last = last.max(x);
         let nd = &nodes[x as usize];
@@ -1034,7 +1034,7 @@ fn subtree_in_turn(entries: &[Entry], nodes: &[Node], k: u32, m: u32) -> (bool, 
             _ => false,
         };
         if !own {
-            all = false;
+            return (false, last);
         }
         let mut c = e.first_child;
         while c != NIL {
@@ -1042,7 +1042,7 @@ fn subtree_in_turn(entries: &[Entry], nodes: &[Node], k: u32, m: u32) -> (bool, 
             c = entries[c as usize].next_sibling;
         }
     }
-    (all, last)
+    (true, last)
 }
 
 fn mark_subtree(entries: &mut [Entry], k: u32) {
