@@ -190,6 +190,8 @@ pub(crate) struct FieldSeed;
 
 impl<'de> de::DeserializeSeed<'de> for FieldSeed {
     type Value = Field<'de>;
+    // Inlined into each reader of lines (Pi's and Claude Code's), as when it had one.
+    #[inline(always)]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field<'de>, D::Error> {
         d.deserialize_any(FieldVisitor)
     }

@@ -1340,6 +1340,7 @@ impl Session {
     }
 
     /// Makes `idx` the node with `id`; an earlier entry with the same id leaves the tree.
+    #[inline(always)]
     fn register_id(&mut self, id: IdKey, idx: u32, line_no: u32) {
         if id.is_none() {
             return;
