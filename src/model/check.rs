@@ -84,8 +84,8 @@ pub fn check(path: &Path) -> Report {
 /// Every `.jsonl` file under `dir`, at any depth, sorted by path. Symbolic links
 /// are followed to files but not into directories. A directory that cannot be read is
 /// returned as it is, so that checking it reports why. The transcripts of a Claude
-/// Code session's subagents (`<session>/subagents/agent-*.jsonl`) are checked as part
-/// of their session, not as sessions of their own.
+/// Code session's subagents (`<session>/subagents/agent-*.jsonl`) are files of their
+/// own here: a session's report does not cover them.
 pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let rd = match std::fs::read_dir(dir) {
@@ -99,11 +99,7 @@ pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
             let path = ent.path();
             let Ok(ft) = ent.file_type() else { continue };
             if ft.is_dir() {
-                let subagents = path.file_name().is_some_and(|n| n == "subagents")
-                    && dir.with_extension("jsonl").is_file();
-                if !subagents {
-                    walk(&path, out);
-                }
+                walk(&path, out);
             } else if path.extension().is_some_and(|e| e == "jsonl")
                 && (ft.is_file() || path.is_file())
             {
