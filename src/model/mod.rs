@@ -1,6 +1,6 @@
 //! The session model: everything sessionfs knows about session files, with no
 //! filesystem in it. Pi's format is the shared index and the modules below; Claude
-//! Code's is [`claude`]; [`format`] is the seam between them.
+//! Code's is [`claude`]; [`format`](mod@format) is the seam between them.
 //!
 //! * [`session`] indexes a file (tolerant of damage, lazy about content) and catches up
 //!   with appends; [`scan`] is the per-line field reader it uses.

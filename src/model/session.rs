@@ -315,12 +315,12 @@ pub struct Session {
     fingerprint: Vec<u8>,
     /// A duplicate id was seen since the last link pass: relink everything.
     relink: bool,
-    /// The file's format, and what only that format needs (see [`super::format`]).
+    /// The file's format, and what only that format needs (see [`super::format`](mod@super::format)).
     dialect: Dialect,
 }
 
 /// The format of a session file and its own index state: the seam between the shared
-/// index and each format (see [`super::format`]).
+/// index and each format (see [`super::format`](mod@super::format)).
 #[derive(Debug)]
 pub(crate) enum Dialect {
     /// Pi: its state (header, labels, name, v1 bookkeeping) is in the shared fields.
