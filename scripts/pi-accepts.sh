@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Appends through a real mount (replies at the leaf, at a root, at another branch, a
 # 40 KB reply, a new root, the session name, labels set and cleared), unmounts, and
-# asks Pi 0.81.1 and 0.73.1 (through ../shared/pi-oracle) whether they still accept
-# the file. Needs root (or fusermount3), /dev/fuse, Node 20.
+# asks Pi 1.6.0, 0.81.1 and 0.73.1 (through ../shared/pi-oracle, or $PI_ORACLE_DIR)
+# whether they still accept the file. Needs root (or fusermount3), /dev/fuse, Node 20.
 #
 #   scripts/pi-accepts.sh [SESSION.jsonl]     (default: tests/fixtures/sessions/medium.jsonl)
 set -euo pipefail
@@ -33,7 +33,7 @@ cp "$src" "$work/s.jsonl"
 )
 umount "$work/m"
 "$bin" check "$work/s.jsonl"
-for pi in earendil mariozechner; do
+for pi in 1.6 earendil mariozechner; do
     node "$ORACLE/pi-oracle.mjs" check "$work/s.jsonl" --pi "$pi" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)

@@ -16,7 +16,20 @@ import { pathToFileURL } from "node:url";
 export const PKGS = {
 	mariozechner: "@mariozechner/pi-coding-agent",
 	earendil: "@earendil-works/pi-coding-agent",
+	"1.6": "@earendil-works/pi-coding-agent",
 };
+
+/** `--pi` names: 0.73.1, 0.81.1 and 1.6.0 (`1.6`, alias `latest`). */
+export const PI_VERSIONS = { mariozechner: "0.73.1", earendil: "0.81.1", "1.6": "1.6.0" };
+
+/**
+ * The folder holding a Pi client's `node_modules`: the oracle itself for 0.73.1 and
+ * 0.81.1, its `pi-1.6/` folder for 1.6.0 (the `@earendil-works` scope holds 0.81.1 in
+ * the oracle's own node_modules).
+ */
+export function clientDir(dir, which) {
+	return which === "1.6" || which === "latest" ? path.join(oracleDir(dir), "pi-1.6") : oracleDir(dir);
+}
 
 export function oracleDir(explicit) {
 	const dir = explicit || process.env.PI_ORACLE_DIR;
@@ -92,8 +105,10 @@ export function installFixedClock(startMs) {
 }
 
 export async function loadPi(dir, which = "earendil") {
+	if (which === "latest") which = "1.6";
 	const pkg = PKGS[which] || which;
-	const pkgDir = path.join(oracleDir(dir), "node_modules", ...pkg.split("/"));
+	const pkgDir = path.join(clientDir(dir, which), "node_modules", ...pkg.split("/"));
+	if (!fs.existsSync(pkgDir)) throw new Error(`${pkg} (${which}) is not installed in ${pkgDir}: run npm ci there`);
 	const pkgJson = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8"));
 	const mainRel = pkgJson.exports?.["."]?.import ?? pkgJson.main ?? "./dist/index.js";
 	const main = pathToFileURL(path.join(pkgDir, mainRel));

@@ -1,25 +1,29 @@
 #!/usr/bin/env node
-// pi-goldens.mjs — context goldens for a session file, computed by Pi's own code.
+// pi-goldens.mjs — context goldens for a session file, computed by Pi's own code,
+// for every entry.
 //
-// Usage: node scripts/pi-goldens.mjs FILE.jsonl OUT.contexts.jsonl
-//          [--oracle DIR] [--pi earendil|mariozechner] [--all] [--inner N]
-//          [--migrated-out PATH]
+// Usage: node scripts/pi-goldens.mjs FILE.jsonl OUT_PREFIX
+//          [--oracle DIR] [--pi 1.6|earendil|mariozechner] [--migrated-out PATH]
 //
-// Loads Pi once (see pi-common.mjs) and, for every target, produces exactly the
-// fields that `node pi-oracle.mjs context FILE ID --path` prints (minus `pi`
-// and `leafId`), one compact JSON object per line:
-//   {"target", "line", "leafFound", "thinkingLevel", "model",
-//    "agentMessageCount", "messages", "pathIds", "pathLines"}
-// `line` is the 1-based line of the target entry in the ORIGINAL file (line 1 =
-// header); `pathLines` are the original line numbers of `pathIds` (an addition,
-// not printed by the oracle). The first line is the default context (no id,
-// Pi's leaf = last entry): `"target": null`, plus `"leafId"` and `line` = the
-// line of that leaf.
+// Loads Pi once (see pi-common.mjs; default Pi 1.6.0) and, for the default leaf and
+// then for every entry of the file, computes what `node pi-oracle.mjs context FILE ID
+// --path` computes: `buildSessionContext(entries, id)` and `convertToLlm`. Writes two
+// files:
 //
-// Targets: --all = every entry; otherwise every leaf plus ~N (default 30) inner
-// entries: the root, compactions, entries right after a compaction,
-// branch_summary, label, session_info, custom, custom_message, model/thinking
-// changes, branch points, first entries of forks, and the rest spread over depth.
+//   OUT_PREFIX.messages.jsonl   every distinct LLM message, one per line, as
+//                               JSON.stringify writes it (the exact bytes of that
+//                               message in the mount's context.json)
+//   OUT_PREFIX.contexts.jsonl   one compact JSON object per target, in file order:
+//     {"target": ID|null, "line": N, ["leafId": ID,] "leafFound": bool,
+//      "thinkingLevel": str, "model": {...}|null, "agentMessageCount": n,
+//      "messages": [k, ...], "pathLength": n, "parentLine": N|null}
+//
+// `messages` are 0-based line numbers in the messages file. `line` is the 1-based line
+// of the target entry in the ORIGINAL file (line 1 = header). `pathLength` is the
+// length of Pi's root→target path (`getBranch`) and `parentLine` the line of the entry
+// before the target on it (null at a root), so the paths of all targets together give
+// every path. The first line is the default context (no id given: Pi's leaf = last
+// entry): `"target": null`, plus `"leafId"`; `line` is that leaf's line.
 //
 // Legacy v1 files: Pi migrates them on open and gives the entries random ids.
 // crypto.randomUUID is seeded (from the file name) so the migrated ids are
@@ -37,15 +41,13 @@ const { values: opt, positionals } = parseArgs({
 	allowPositionals: true,
 	options: {
 		oracle: { type: "string" },
-		pi: { type: "string", default: "earendil" },
-		all: { type: "boolean", default: false },
-		inner: { type: "string", default: "30" },
+		pi: { type: "string", default: "1.6" },
 		"migrated-out": { type: "string" },
 	},
 });
-const [file, outFile] = positionals;
-if (!file || !outFile) {
-	process.stderr.write("usage: pi-goldens.mjs FILE.jsonl OUT.contexts.jsonl [--oracle DIR] [--pi earendil] [--all] [--inner N] [--migrated-out PATH]\n");
+const [file, outPrefix] = positionals;
+if (!file || !outPrefix) {
+	process.stderr.write("usage: pi-goldens.mjs FILE.jsonl OUT_PREFIX [--oracle DIR] [--pi 1.6|earendil|mariozechner] [--migrated-out PATH]\n");
 	process.exit(2);
 }
 
@@ -91,73 +93,21 @@ if (version < 2) {
 	for (const p of nonHeader) if (typeof p.e.id === "string") lineOf.set(p.e.id, p.line); // later wins, like Pi's byId
 	for (const e of entries) if (!lineOf.has(e.id)) throw new Error(`no line for id ${e.id}`);
 }
-
-// ---- choose targets ------------------------------------------------------------
-const byId = new Map(entries.map((e) => [e.id, e]));
-const children = new Map();
-for (const e of entries) {
-	if (e.parentId != null && byId.has(e.parentId)) {
-		if (!children.has(e.parentId)) children.set(e.parentId, []);
-		children.get(e.parentId).push(e.id);
-	}
-}
-const depth = new Map();
-function depthOf(id) {
-	if (depth.has(id)) return depth.get(id);
-	const chain = [];
-	let cur = id;
-	while (cur != null && byId.has(cur) && !depth.has(cur)) {
-		chain.push(cur);
-		const p = byId.get(cur).parentId;
-		if (p === cur) break;
-		cur = p;
-	}
-	let d = cur != null && depth.has(cur) ? depth.get(cur) + 1 : 0;
-	for (let i = chain.length - 1; i >= 0; i--) depth.set(chain[i], d++);
-	return depth.get(id);
-}
-for (const e of entries) depthOf(e.id);
-
-let targets;
-if (opt.all) {
-	targets = entries.map((e) => e.id);
-} else {
-	const want = Number.parseInt(opt.inner, 10);
-	const leaves = entries.filter((e) => !children.has(e.id)).map((e) => e.id);
-	const inner = entries.filter((e) => children.has(e.id));
-	const chosen = new Set();
-	// Take up to n items spread evenly over xs (deterministic).
-	const spread = (xs, n) => {
-		if (xs.length <= n) return xs;
-		const out = [];
-		for (let i = 0; i < n; i++) out.push(xs[Math.floor(((i + 0.5) * xs.length) / n)]);
-		return out;
-	};
-	const take = (pred, n) => {
-		for (const e of spread(inner.filter((x) => !chosen.has(x.id) && pred(x)), n)) chosen.add(e.id);
-	};
-	const isType = (t) => (e) => e.type === t;
-	take((e) => e.parentId === null, 3); // root(s)
-	take(isType("compaction"), 4);
-	take((e) => byId.get(e.parentId)?.type === "compaction", 4); // right after a compaction
-	take(isType("branch_summary"), 4);
-	take(isType("label"), 3);
-	take(isType("session_info"), 2);
-	take(isType("custom"), 1);
-	take(isType("custom_message"), 1);
-	take((e) => e.type === "model_change" && e.parentId !== null, 1);
-	take(isType("thinking_level_change"), 1);
-	take((e) => children.get(e.id).length > 1, 3); // branch points
-	take((e) => e.parentId != null && (children.get(e.parentId)?.length ?? 0) > 1, 2); // first entry of a fork
-	take((e) => e.type === "message" && e.message?.role === "bashExecution", 1);
-	// Fill up with entries spread over depth.
-	const rest = inner.filter((e) => !chosen.has(e.id)).sort((a, b) => depth.get(a.id) - depth.get(b.id) || lineOf.get(a.id) - lineOf.get(b.id));
-	for (const e of spread(rest, Math.max(0, want - chosen.size))) chosen.add(e.id);
-	targets = [...new Set([...leaves, ...chosen])];
-}
-targets.sort((a, b) => lineOf.get(a) - lineOf.get(b));
+const targets = entries.map((e) => e.id).sort((a, b) => lineOf.get(a) - lineOf.get(b));
 
 // ---- compute contexts (same calls as pi-oracle.mjs cmdContext) ------------------
+const table = new Map(); // JSON text -> index
+const tableLines = [];
+const indexOf = (m) => {
+	const s = JSON.stringify(m);
+	let k = table.get(s);
+	if (k === undefined) {
+		k = tableLines.length;
+		table.set(s, k);
+		tableLines.push(s);
+	}
+	return k;
+};
 function record(target) {
 	let ctx;
 	let leafFound = true;
@@ -180,36 +130,26 @@ function record(target) {
 		thinkingLevel: ctx.thinkingLevel,
 		model: ctx.model,
 		agentMessageCount: ctx.messages.length,
-		messages: pi.convertToLlm(ctx.messages),
-		pathIds,
-		pathLines: pathIds.map((id) => lineOf.get(id) ?? null),
+		messages: pi.convertToLlm(ctx.messages).map(indexOf),
+		pathLength: pathIds.length,
+		parentLine: pathIds.length > 1 ? (lineOf.get(pathIds[pathIds.length - 2]) ?? null) : null,
 	});
 	return rec;
 }
 
-const fd = fs.openSync(outFile, "w");
-let bytes = 0;
-for (const t of [null, ...targets]) {
-	const s = `${JSON.stringify(record(t))}\n`;
-	bytes += Buffer.byteLength(s);
-	fs.writeSync(fd, s);
-}
-fs.closeSync(fd);
+const contexts = [null, ...targets].map((t) => `${JSON.stringify(record(t))}\n`).join("");
+fs.writeFileSync(`${outPrefix}.contexts.jsonl`, contexts);
+fs.writeFileSync(`${outPrefix}.messages.jsonl`, tableLines.map((l) => `${l}\n`).join(""));
 
-const leafCount = entries.filter((e) => !children.has(e.id)).length;
-let maxDepth = 0;
-for (const d of depth.values()) maxDepth = Math.max(maxDepth, d);
 process.stdout.write(
 	`${JSON.stringify({
 		pi: `${pi.pkg}@${pi.version}`,
 		file: path.basename(file),
 		version,
 		entries: entries.length,
-		leaves: leafCount,
-		maxDepth,
 		leafPathLength: sm.getBranch().length,
 		targets: targets.length,
-		out: path.basename(outFile),
-		bytes,
+		distinctMessages: tableLines.length,
+		bytes: Buffer.byteLength(contexts) + tableLines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0),
 	})}\n`,
 );

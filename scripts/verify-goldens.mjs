@@ -2,8 +2,9 @@
 // verify-goldens.mjs — cross-check golden context lines against the pi-oracle CLI
 // (`node pi-oracle.mjs context FILE ID --path`, one node process per target).
 //
-// Usage: node scripts/verify-goldens.mjs SESSION.jsonl GOLDEN.contexts.jsonl
-//          [--oracle DIR] [--pi earendil] [--max N]
+// Usage: node scripts/verify-goldens.mjs SESSION.jsonl GOLDEN_PREFIX
+//          [--oracle DIR] [--pi 1.6] [--max N]
+// GOLDEN_PREFIX names GOLDEN_PREFIX.contexts.jsonl and GOLDEN_PREFIX.messages.jsonl.
 // For a legacy v1 session pass the file Pi migrated it to
 // (golden/<name>.migrated.jsonl) as SESSION, since Pi's v1 ids are random.
 // --max N checks the default line plus N targets spread over the file (default: all).
@@ -16,11 +17,17 @@ import { oracleDir } from "./pi-common.mjs";
 
 const { values: opt, positionals } = parseArgs({
 	allowPositionals: true,
-	options: { oracle: { type: "string" }, pi: { type: "string", default: "earendil" }, max: { type: "string" } },
+	options: { oracle: { type: "string" }, pi: { type: "string", default: "1.6" }, max: { type: "string" } },
 });
 const [session, golden] = positionals;
 const dir = oracleDir(opt.oracle);
-const lines = fs.readFileSync(golden, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+const table = fs.readFileSync(`${golden}.messages.jsonl`, "utf8").trimEnd().split("\n");
+const lines = fs
+	.readFileSync(`${golden}.contexts.jsonl`, "utf8")
+	.trimEnd()
+	.split("\n")
+	.map((l) => JSON.parse(l))
+	.map((g) => ({ ...g, messages: g.messages.map((k) => JSON.parse(table[k])) }));
 let picked = lines.slice(1);
 const max = opt.max === undefined ? Infinity : Number.parseInt(opt.max, 10);
 if (picked.length > max) picked = Array.from({ length: max }, (_, i) => picked[Math.floor(((i + 0.5) * picked.length) / max)]);
@@ -38,8 +45,9 @@ for (const g of picked) {
 		continue;
 	}
 	const o = JSON.parse(r.stdout);
-	const fields = ["leafFound", "thinkingLevel", "model", "agentMessageCount", "messages", "pathIds"];
+	const fields = ["leafFound", "thinkingLevel", "model", "agentMessageCount", "messages"];
 	const diff = fields.filter((f) => !isDeepStrictEqual(o[f], g[f]));
+	if (o.pathIds.length !== g.pathLength) diff.push("pathLength");
 	if (g.target === null && o.leafId !== g.leafId) diff.push("leafId");
 	if (g.target !== null && o.leafId !== g.target) diff.push("leafId");
 	if (diff.length) {

@@ -98,6 +98,27 @@ const CASES: &[Case] = &[
     ("id-dotdot", 0, &[]),
     ("id-reply", 0, &[]),
     ("id-empty-string", 0, &[]),
+    // Pi 1.6: its kinds are known, edits that cannot work are warnings, odd ones notes.
+    ("1-6-usage-is-leaf", 0, &[]),
+    ("1-6-system-message-in-context", 0, &[]),
+    ("1-6-context-edit-null-on-system-message", 0, &[]),
+    ("1-6-context-edit-on-other-branch", 0, &[]),
+    ("1-6-compaction-retain-none", 0, &[]),
+    (
+        "1-6-context-edit-target-missing",
+        1,
+        &[("context-edit-target-missing", 6)],
+    ),
+    (
+        "1-6-context-edit-before-its-target-on-path",
+        0,
+        &[("context-edit-before-target", 6)],
+    ),
+    (
+        "1-6-context-edit-replacement-on-system-message",
+        0,
+        &[("context-edit-no-effect", 6)],
+    ),
 ];
 
 #[test]
@@ -272,5 +293,73 @@ fn summary_counts_match_pi() {
             r[0]["roots"].as_u64()
         ),
         (Some(33), Some(4), Some(3), Some(1))
+    );
+}
+
+/// Sessions written by Pi 1.6 are clean: no unknown types, no problem with their
+/// edits (the retries Pi omitted, the extension-style edits, the tour's).
+#[test]
+fn pi_16_sessions_are_clean() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+    let files: Vec<PathBuf> = [
+        "tour",
+        "real-1.6-bugfix",
+        "real-1.6-overflow",
+        "real-1.6-edits",
+        "real-1.6-generator",
+    ]
+    .iter()
+    .map(|n| dir.join(format!("{n}.jsonl")))
+    .collect();
+    let (code, reports) = check(&files);
+    assert_eq!(code, 0, "{reports:?}");
+    for r in &reports {
+        assert_eq!(r["problems"], serde_json::json!([]), "{r}");
+    }
+}
+
+/// A malformed edit, an edit on another branch, one without a target and one without
+/// a replacement are warnings with their line numbers.
+#[test]
+fn broken_context_edits_are_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("s.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}"#,
+        r#"{"type":"message","id":"u2","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"b","timestamp":2}}"#,
+        r#"{"type":"message","id":"u3","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"c","timestamp":3}}"#,
+        r#"{"type":"context_edit","id":"e1","parentId":"u3","timestamp":"2026-01-01T00:00:04.000Z","targetId":"u2","replacement":null}"#,
+        r#"{"type":"context_edit","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:05.000Z","targetId":"u1","replacement":{"content":5}}"#,
+        r#"{"type":"context_edit","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:06.000Z","replacement":null}"#,
+        r#"{"type":"context_edit","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:07.000Z","targetId":"u1"}"#,
+    ];
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let (code, r) = check(&[f]);
+    assert_eq!(code, 1);
+    let got: Vec<(String, u64)> = r[0]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap().to_string(),
+                p["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("context-edit-off-branch".to_string(), 5),
+            ("context-edit-malformed-replacement".to_string(), 6),
+            ("context-edit-no-target".to_string(), 7),
+            ("context-edit-no-replacement".to_string(), 8),
+        ]
+    );
+    let msg = r[0]["problems"][0]["message"].as_str().unwrap();
+    assert_eq!(
+        msg,
+        "context edit of u2, which is not on its branch: it changes nothing"
     );
 }

@@ -174,18 +174,11 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
     assert!(mount.contains("Exit status"), "{mount}");
 }
 
-/// The one-session console example's commands (`$ ` lines of the first `console`
-/// block that mounts a copy of `examples/demo.jsonl`; the README's first example
-/// mounts every agent's sessions on the machine, which a test cannot run as written).
+/// The one-session console example's commands (`$ ` lines of the `console` block
+/// that mounts a copy of `examples/demo.jsonl`; the README's first example, of every
+/// agent's sessions, runs in `tests/mount_claude.rs` against a home made for it).
 fn readme_example() -> Vec<String> {
-    let text = readme();
-    let block = text
-        .split("```console\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .find(|b| b.contains("cp examples/demo.jsonl"))
-        .expect("a console example of the demo session in the README");
-    block
+    readme_console_block("cp examples/demo.jsonl")
         .lines()
         .filter_map(|l| l.strip_prefix("$ "))
         .map(str::to_owned)

@@ -841,3 +841,55 @@ fn the_old_leafs_context_follows_a_new_leaf() {
     assert!(ok, "{}", ctx(&m));
     assert!(!texts(&ctx(&m)).contains("Continue from where you left off."));
 }
+
+/// The README's first example (every agent's sessions on one machine) prints what the
+/// README shows, run command by command against a home that holds what it lists: the
+/// demo as a Pi session, two Claude Code fixture projects. The reply it writes lands
+/// in the copy, and `leaf` follows it (its new id stands for any id).
+#[test]
+fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
+    let dir = tempdir();
+    let home = dir.path().join("home");
+    let pi = home.join(".pi/agent/sessions/--home-dev-src-tally--");
+    fs::create_dir_all(&pi).unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
+    fs::copy(
+        &demo,
+        pi.join("2026-02-12T14-03-00-000Z_019c5229-8a20-7a3e-9b41-5f0c2d7e8a13.jsonl"),
+    )
+    .unwrap();
+    let mut known = fs::read_to_string(&demo).unwrap();
+    for p in ["-home-dev-src-tools", "-home-dev-src-tui"] {
+        let from = fixtures().join("projects").join(p);
+        copy_tree(&from, &home.join(".claude/projects").join(p));
+        for f in fs::read_dir(&from).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_file() {
+                known.push_str(&fs::read_to_string(f).unwrap());
+            }
+        }
+    }
+    let block = readme_console_block("~/mnt/agents");
+    check_console_example(
+        &block,
+        dir.path(),
+        &[
+            ("HOME", home.as_os_str()),
+            ("PI_CODING_AGENT_DIR", home.join(".pi/agent").as_os_str()),
+            ("CLAUDE_CONFIG_DIR", home.join(".claude").as_os_str()),
+        ],
+        "/tmp/",
+        &[home.join("mnt/agents")],
+        &known,
+    );
+    // The reply went to the Claude Code session, in its shape.
+    let file =
+        home.join(".claude/projects/-home-dev-src-tui/f484a23c-c413-49b1-97b1-05298240ac81.jsonl");
+    let text = fs::read_to_string(file).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(
+        last["type"] == "last-prompt" || last["message"]["content"] == "Back to green: why?",
+        "{last}"
+    );
+    assert!(text.contains("\"content\":\"Back to green: why?\""));
+}

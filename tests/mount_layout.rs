@@ -9,6 +9,7 @@
 //! Every wait has a deadline (`wait_until`); nothing sleeps blindly.
 
 mod common;
+mod goldens;
 
 use common::*;
 use serde_json::Value;
@@ -30,12 +31,6 @@ fn repo() -> PathBuf {
 
 fn damaged(name: &str) -> PathBuf {
     repo().join("tests/fixtures/damaged").join(name)
-}
-
-fn golden(name: &str) -> PathBuf {
-    repo()
-        .join("tests/fixtures/golden")
-        .join(format!("{name}.contexts.jsonl"))
 }
 
 /// Mounts a copy of any file (fixtures outside `tests/fixtures/sessions`, damaged
@@ -578,58 +573,75 @@ fn very_deep_context_links_fall_back_to_absolute_targets() {
 // ---------------------------------------------------------------------------------
 // 4. context.json equals Pi's messages.
 
-/// For every target in the golden, `cat .id/ID/context.json` parses to Pi's messages
-/// and `cat .id/ID/context` works (empty exactly when there are no messages).
+/// For every entry of the golden's session, `cat .id/ID/context.json` is, byte for
+/// byte, Pi 1.6.0's `convertToLlm(buildSessionContext(entries, ID))` written as the
+/// golden says (each message as `JSON.stringify` writes it), and `cat .id/ID/context`
+/// works (empty exactly when there are no messages). One `sh` runs `cat` for all of
+/// them.
 fn check_goldens(m: &Mount, golden_name: &str) {
+    let g = goldens::Goldens::load(golden_name);
     let s = Session::open(&m.file).unwrap();
-    let text = fs::read_to_string(golden(golden_name)).unwrap();
     let leaf = fs::read_link(m.path("leaf")).unwrap();
-    let mut n = 0;
-    for (k, gl) in text.lines().enumerate() {
-        let g = json(gl);
-        let line = g["line"].as_u64().unwrap() as u32;
+    let mut ids = Vec::new();
+    for t in &g.targets {
         let idx = s
             .entries()
             .iter()
-            .position(|e| e.line == line && e.is_node())
-            .unwrap_or_else(|| panic!("{golden_name}: no entry on line {line}"))
+            .position(|e| e.line == t.line && e.is_node())
+            .unwrap_or_else(|| panic!("{golden_name}: no entry on line {}", t.line))
             as u32;
         let id = escape_id(&s.id_string(idx));
-        let what = format!(
-            "{golden_name} golden line {} (entry {id} on line {line}, target {})",
-            k + 1,
-            g["target"]
-        );
-        if g["target"].is_null() {
-            assert_eq!(leaf, Path::new(&format!(".id/{id}")), "{what}: leaf");
+        if t.target.is_none() {
+            assert_eq!(leaf, Path::new(&format!(".id/{id}")), "{golden_name}: leaf");
         } else if !s.is_v1() {
-            assert_eq!(g["target"].as_str(), Some(id.as_str()), "{what}: id");
+            assert_eq!(t.target.as_deref(), Some(id.as_str()), "{golden_name}: id");
         }
-        let out = clean(
-            run("cat", &[format!(".id/{id}/context.json")], &m.mnt),
-            &what,
-        );
-        let got: Value = serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|e| panic!("{what}: context.json does not parse: {e}"));
-        let got = got
-            .as_array()
-            .unwrap_or_else(|| panic!("{what}: not an array"));
-        let want = g["messages"].as_array().unwrap();
-        for (i, (a, b)) in got.iter().zip(want).enumerate() {
-            assert_eq!(a, b, "{what}: message {i} differs");
-        }
-        assert_eq!(got.len(), want.len(), "{what}: message count");
-        let ctx = clean(run("cat", &[format!(".id/{id}/context")], &m.mnt), &what);
-        assert_eq!(
-            ctx.stdout.is_empty(),
-            want.is_empty(),
-            "{what}: context is {} bytes for {} messages",
-            ctx.stdout.len(),
-            want.len()
-        );
-        n += 1;
+        ids.push(id);
     }
-    assert!(n > 0, "{golden_name}: empty golden");
+    let script = r#"for id; do cat ".id/$id/context.json" && printf '\0' && wc -c < ".id/$id/context" && printf '\0' || exit 1; done"#;
+    // In chunks, so that each `sh` finishes well within the harness's deadline.
+    let mut parts: Vec<String> = Vec::new();
+    for chunk in ids.chunks(100) {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(script)
+            .arg("sh")
+            .args(chunk)
+            .current_dir(&m.mnt);
+        let out = clean(run_command(c), &format!("{golden_name}: cat every context"));
+        let mut p: Vec<String> = out.stdout.split('\0').map(str::to_string).collect();
+        assert_eq!(p.pop().as_deref(), Some(""), "{golden_name}: outputs");
+        parts.extend(p);
+    }
+    assert_eq!(parts.len(), 2 * ids.len(), "{golden_name}: outputs");
+    for (k, t) in g.targets.iter().enumerate() {
+        let what = format!(
+            "{golden_name}: entry {} on line {} (golden line {})",
+            ids[k],
+            t.line,
+            k + 1
+        );
+        let want = g.context_json(t);
+        if parts[2 * k] != want {
+            let got: Vec<&str> = parts[2 * k].lines().collect();
+            let want: Vec<&str> = want.lines().collect();
+            let i = got.iter().zip(&want).position(|(a, b)| a != b);
+            panic!(
+                "{what}: context.json differs from Pi's ({} vs {} lines; first difference at line {i:?}:\n{:?}\n{:?})",
+                got.len(),
+                want.len(),
+                i.and_then(|i| got.get(i)),
+                i.and_then(|i| want.get(i))
+            );
+        }
+        let text_len: usize = parts[2 * k + 1].trim().parse().unwrap();
+        assert_eq!(
+            text_len == 0,
+            t.messages.is_empty(),
+            "{what}: context is {text_len} bytes for {} messages",
+            t.messages.len()
+        );
+    }
 }
 
 #[test]
@@ -648,28 +660,32 @@ fn context_json_equals_pi_small() {
     }
 }
 
+/// Every entry of every session written by Pi 1.6.0 (its tour, the real sessions, the
+/// demo) and of the sessions whose latest compaction keeps an older one (medium,
+/// legacy-v1-b, and Pi's own edge case) reads through the mount as Pi 1.6.0 builds it.
 #[test]
-fn context_json_equals_pi_medium() {
-    let m = Mount::new("medium.jsonl");
-    check_goldens(&m, "medium");
-}
-
-#[test]
-fn context_json_equals_pi_legacy_v1() {
-    let m = Mount::new("legacy-v1.jsonl");
-    check_goldens(&m, "legacy-v1");
-}
-
-#[test]
-fn context_json_equals_pi_legacy_v2() {
-    let m = Mount::new("legacy-v2.jsonl");
-    check_goldens(&m, "legacy-v2");
-}
-
-#[test]
-fn context_json_equals_pi_demo() {
-    let m = mount_copy(&repo().join("examples/demo.jsonl"), &[]);
-    check_goldens(&m, "demo");
+fn context_json_equals_pi_16_for_every_entry() {
+    let mut names: Vec<String> = goldens::names()
+        .into_iter()
+        .filter(|n| n.starts_with("real-1.6-") || n.starts_with("1-6-"))
+        .collect();
+    assert!(names.len() >= 19, "{names:?}");
+    names.extend(
+        [
+            "tour",
+            "demo",
+            "medium",
+            "legacy-v1-b",
+            "second-compaction-keeps-range-containing-first",
+            "legacy-v1",
+            "legacy-v2",
+        ]
+        .map(String::from),
+    );
+    for name in &names {
+        let m = mount_copy(&goldens::session_file(name), &[]);
+        check_goldens(&m, name);
+    }
 }
 
 // ---------------------------------------------------------------------------------

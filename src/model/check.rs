@@ -1,6 +1,6 @@
 //! `sessionfs check`: what is wrong with a session file, line by line.
 
-use super::session::{LoadError, Problem, ProblemKind, Session, Severity};
+use super::session::{EditProblem, LoadError, NIL, Problem, ProblemKind, Session, Severity};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -62,9 +62,12 @@ pub fn check(path: &Path) -> Report {
             deepest_node = Some(n);
         }
     });
+    let mut problems = s.problems().to_vec();
+    problems.extend(edit_problems(&s));
+    problems.sort_by_key(|p| p.line);
     Report::Checked(Box::new(Summary {
         format: s.format(),
-        problems: s.problems().to_vec(),
+        problems,
         problems_dropped: s.problems_dropped(),
         version: s.header().version,
         session_id: s.header().session_id.clone(),
@@ -79,6 +82,84 @@ pub fn check(path: &Path) -> Report {
         index_bytes: s.heap_bytes(),
         index_ms,
     }))
+}
+
+/// What is wrong with the `context_edit` entries (Pi 1.6) of a session: a target that
+/// is missing or not on the edit's branch, a replacement Pi cannot apply, and, as
+/// notes, edits that change nothing or that come before their target.
+fn edit_problems(s: &Session) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let is_ancestor = |a: u32, mut b: u32| {
+        let d = s.entry(a).depth;
+        while b != NIL && s.entry(b).depth > d {
+            b = s.entry(b).parent;
+        }
+        b == a
+    };
+    for i in 0..s.entries().len() as u32 {
+        let e = s.entry(i);
+        if !e.is_node() || s.kinds().entry_type(e.kind) != "context_edit" {
+            continue;
+        }
+        let Ok(v) = s.entry_value(i) else { continue };
+        let mut report = |severity, target: &str, what| {
+            out.push(Problem {
+                line: e.line,
+                severity,
+                what: ProblemKind::ContextEdit {
+                    target: target.to_string(),
+                    what,
+                },
+            })
+        };
+        let Some(target) = v.get("targetId").and_then(serde_json::Value::as_str) else {
+            report(Severity::Warning, "", EditProblem::NoTarget);
+            continue;
+        };
+        match v.get("replacement") {
+            None => report(Severity::Warning, target, EditProblem::NoReplacement),
+            Some(serde_json::Value::Null) => {}
+            Some(r) => {
+                if !matches!(
+                    r.get("content"),
+                    Some(serde_json::Value::String(_) | serde_json::Value::Array(_))
+                ) {
+                    report(Severity::Warning, target, EditProblem::MalformedReplacement);
+                }
+            }
+        }
+        let Some(t) = s.find(target) else {
+            report(Severity::Warning, target, EditProblem::TargetMissing);
+            continue;
+        };
+        if is_ancestor(t, i) {
+            // Fine: what Pi writes.
+        } else if is_ancestor(i, t) {
+            report(Severity::Note, target, EditProblem::BeforeTarget);
+        } else {
+            report(Severity::Warning, target, EditProblem::OffBranch);
+            continue;
+        }
+        // What the target gives a context, by kind: does an edit change it?
+        let ty = s.kinds().entry_type(s.entry(t).kind);
+        let kind = s.kind_name(t);
+        let null = matches!(v.get("replacement"), Some(serde_json::Value::Null));
+        let replaced = matches!(kind, "user" | "assistant" | "toolResult" | "custom")
+            && ty == "message"
+            || ty == "custom_message";
+        let removed = matches!(
+            ty,
+            "message" | "custom_message" | "branch_summary" | "compaction"
+        );
+        if !(replaced || null && removed) {
+            report(
+                Severity::Note,
+                target,
+                EditProblem::NoEffect(kind.to_string()),
+            );
+        }
+    }
+    out
 }
 
 /// Every `.jsonl` file under `dir`, at any depth, sorted by path. Symbolic links
@@ -177,6 +258,27 @@ pub fn describe(p: &ProblemKind) -> String {
                 count(*bytes as usize, "byte", "bytes")
             )
         }
+        ProblemKind::ContextEdit { target, what } => match what {
+            EditProblem::NoTarget => "context edit without a targetId: it changes nothing".into(),
+            EditProblem::TargetMissing => {
+                format!("context edit of {target}, which is not in the file: it changes nothing")
+            }
+            EditProblem::OffBranch => {
+                format!("context edit of {target}, which is not on its branch: it changes nothing")
+            }
+            EditProblem::BeforeTarget => format!(
+                "context edit of {target}, which comes after it on its branch: Pi applies it below {target} only"
+            ),
+            EditProblem::NoReplacement => format!(
+                "context edit of {target} without a replacement: Pi fails to build a context that holds both"
+            ),
+            EditProblem::MalformedReplacement => format!(
+                "context edit of {target} with a replacement that is neither null nor {{content: text or blocks}}"
+            ),
+            EditProblem::NoEffect(kind) => format!(
+                "context edit of {target}, a {kind} entry whose context content Pi does not edit: it changes nothing"
+            ),
+        },
     }
 }
 
@@ -303,5 +405,14 @@ fn kind_word(p: &ProblemKind) -> &'static str {
         ProblemKind::UnknownLine(_) => "unknown-line",
         ProblemKind::UnterminatedLastLine { parses: true, .. } => "unterminated-last-line",
         ProblemKind::UnterminatedLastLine { parses: false, .. } => "torn-last-line",
+        ProblemKind::ContextEdit { what, .. } => match what {
+            EditProblem::NoTarget => "context-edit-no-target",
+            EditProblem::TargetMissing => "context-edit-target-missing",
+            EditProblem::OffBranch => "context-edit-off-branch",
+            EditProblem::BeforeTarget => "context-edit-before-target",
+            EditProblem::NoReplacement => "context-edit-no-replacement",
+            EditProblem::MalformedReplacement => "context-edit-malformed-replacement",
+            EditProblem::NoEffect(_) => "context-edit-no-effect",
+        },
     }
 }

@@ -1,19 +1,39 @@
 //! The LLM context of one branch, computed exactly as Pi computes it.
 //!
-//! This module is a transcription of Pi 0.81.1's `buildSessionContext`
-//! (`core/session-manager.js`) followed by `convertToLlm` (`core/messages.js`).
-//! Given the root→leaf path of a session, [`build_session_context`] yields the
-//! thinking level, the model and Pi's in-memory "agent messages", and
-//! [`convert_to_llm`] turns those into the messages Pi hands to the provider
-//! layer. The result equals Pi's value for value: serialized with
-//! `render::js_stringify`, it is the JSON Pi's `JSON.stringify` gives, except
-//! in the cases listed below.
+//! This module is a transcription of Pi 1.6.0's `buildSessionContext`
+//! (`core/session-manager.js`: `buildSessionPath`, `getSessionContextSettings`,
+//! `buildContextEntries`, `buildSessionProjection`, `projectContextEntry`,
+//! `sessionEntryToContextMessages`) followed by `convertToLlm`
+//! (`core/messages.js`). Given the root→leaf path of a session,
+//! [`build_session_context`] yields the thinking level, the model and Pi's
+//! in-memory "agent messages", and [`convert_to_llm`] turns those into the
+//! messages Pi hands to the provider layer. The result equals Pi's value for
+//! value: serialized with `render::js_stringify`, it is the JSON Pi's
+//! `JSON.stringify` gives, except in the cases listed below.
+//!
+//! Pi 1.6's rules, which apply to every file whatever Pi version wrote it:
+//!
+//! * `system` messages are part of the context, in place, and pass through
+//!   `convertToLlm` unchanged (prompt sections, tool declarations and all).
+//! * With a compaction on the path only the **latest** one counts: it
+//!   contributes its `systemMessage` (when set) and its summary, then come the
+//!   path entries from its `firstKeptEntryId` on (none when that id is the
+//!   compaction's own, "retain-none", or is not before it on the path),
+//!   **without their system messages**, then everything after it. An older
+//!   compaction inside that kept range contributes nothing.
+//! * `context_edit` entries among those context entries replace or remove
+//!   what their target contributes; for each target the last edit in path
+//!   order wins. `replacement: null` removes everything the target gives; a
+//!   replacement sets the `content` of the target's user, assistant,
+//!   toolResult and custom messages (a string becomes one text block for
+//!   assistant and toolResult) and leaves other roles alone.
 //!
 //! That includes JavaScript's coercions where Pi relies on them: `undefined`
 //! fields are left out (a missing key stays missing), template strings use
 //! JavaScript's `ToString` (so a numeric `exitCode` prints as JavaScript prints
 //! numbers, a missing summary as `undefined`), truthiness decides which optional
-//! parts appear, and timestamps of synthesized messages are
+//! parts appear, `Map` keys compare as JavaScript compares them (an object id
+//! matches nothing), and timestamps of synthesized messages are
 //! `new Date(entry.timestamp).getTime()`, written as `null` when JavaScript
 //! would produce `NaN`.
 //!
@@ -21,6 +41,9 @@
 //!
 //! * A `message` entry whose `message` is missing or `null` makes Pi throw a
 //!   `TypeError`. Here it contributes nothing (no message, no model).
+//! * A `context_edit` without a `replacement` key makes Pi throw a `TypeError`
+//!   when its target gives an editable message. Here such an edit is ignored
+//!   (`sessionfs check` reports it).
 //! * A non-string `thinkingLevel` is turned into a string the way JavaScript's
 //!   `String()` would (`undefined`, `null`, `5`); Pi would keep the raw value.
 //! * Date-times without a UTC offset (`2026-01-05T09:00:00`) are local time in
@@ -30,10 +53,12 @@
 //!   give `null` where V8 might find a date. Pi itself always writes
 //!   `Date.prototype.toISOString()` output, which is parsed exactly.
 //!
-//! Nothing here does I/O; the caller builds the path (see
-//! [`build_session_context`]).
+//! Values are moved, not copied: the entries handed in are consumed and their
+//! messages become the context's messages. Nothing here does I/O; the caller
+//! builds the path (see [`build_session_context`]).
 
 use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
 
 /// Prefix of the text that replaces a `compactionSummary` message.
 pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -54,13 +79,20 @@ pub struct Context {
     /// on the path; `None` where Pi has `null`. Keys Pi would leave
     /// `undefined` are absent.
     pub model: Option<Value>,
-    /// Pi's agent messages (roles `user`, `assistant`, `toolResult`,
+    /// Pi's agent messages (roles `system`, `user`, `assistant`, `toolResult`,
     /// `bashExecution`, `custom`, `branchSummary`, `compactionSummary`, and
     /// whatever unknown role a file contains), before [`convert_to_llm`].
     pub agent_messages: Vec<Value>,
 }
 
-/// Builds the context for a path, as Pi 0.81.1's `buildSessionContext` does.
+/// The thinking level and model of a path (Pi's `getSessionContextSettings`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub thinking_level: String,
+    pub model: Option<Value>,
+}
+
+/// Builds the context for a path, as Pi 1.6.0's `buildSessionContext` does.
 ///
 /// `path` is the root→leaf entries (already migrated to the v3 shape), as
 /// Pi's `getBranch` returns them: it starts at an entry whose `parentId` is
@@ -72,24 +104,49 @@ pub struct Context {
 ///
 /// Everything Pi looks up while building the context lies on the path
 /// (`firstKeptEntryId` is searched for only among the path entries before the
-/// compaction), so no other entries are needed.
-pub fn build_session_context(path: &[&Value]) -> Context {
-    build_from_parts(path, &context_entries(path))
+/// compaction, and edits only among the context entries), so no other entries
+/// are needed.
+pub fn build_session_context(path: Vec<Value>) -> Context {
+    let settings = settings(path.iter());
+    let keep = context_entries(&path);
+    let mut slots: Vec<Option<Value>> = path.into_iter().map(Some).collect();
+    let entries = keep
+        .into_iter()
+        .map(|i| match slots[i].take() {
+            Some(v) => v,
+            // The same path entry twice (a compaction whose id an earlier entry
+            // repeats): the second is an older compaction, which contributes nothing.
+            None => Value::Null,
+        })
+        .collect();
+    build_from_parts(settings, entries)
 }
 
-/// [`build_session_context`] from its two halves: `settings` are path entries, in
-/// path order, that include the last `thinking_level_change` and the last
-/// `model_change` or assistant message of the path (the whole path will do), and
-/// `entries` is what [`context_entries`] returns for the path. A caller that knows
-/// where those lie (from an index) can parse only them.
-pub fn build_from_parts(settings: &[&Value], entries: &[&Value]) -> Context {
-    // getSessionContextSettings: over the full path, last one wins.
-    let mut thinking_level: Option<Value> = Some(Value::String("off".into()));
+/// [`build_session_context`] from its two halves: the path's [`settings`] and its
+/// context entries in order (what [`context_entries`] selects, the latest compaction
+/// first). A caller that knows from an index which entries those are can parse
+/// only them; entries that contribute no message and are no edit (labels, model
+/// changes, older compactions inside the kept range, ...) may be left out.
+pub fn build_from_parts(settings: Settings, entries: Vec<Value>) -> Context {
+    Context {
+        thinking_level: settings.thinking_level,
+        model: settings.model,
+        agent_messages: project(entries),
+    }
+}
+
+/// Pi's `getSessionContextSettings`: over the whole path, last one wins. A caller
+/// may pass only the last `thinking_level_change` and the last `model_change` or
+/// assistant message of the path, in path order.
+pub fn settings<'a>(path: impl IntoIterator<Item = &'a Value>) -> Settings {
+    let mut thinking_level: Option<&Value> = None;
+    let mut thinking_set = false;
     let mut model: Option<Value> = None;
-    for entry in settings {
+    for entry in path {
         match type_of(entry) {
             Some("thinking_level_change") => {
-                thinking_level = entry.get("thinkingLevel").cloned();
+                thinking_level = entry.get("thinkingLevel");
+                thinking_set = true;
             }
             Some("model_change") => {
                 model = Some(object(&[
@@ -110,129 +167,285 @@ pub fn build_from_parts(settings: &[&Value], entries: &[&Value]) -> Context {
             _ => {}
         }
     }
-    let thinking_level = match thinking_level {
-        Some(Value::String(s)) => s,
-        other => js_to_string(other.as_ref()),
+    let thinking_level = match (thinking_set, thinking_level) {
+        (false, _) => "off".to_string(),
+        (true, Some(Value::String(s))) => s.clone(),
+        (true, other) => js_to_string(other),
     };
-
-    let agent_messages = entries
-        .iter()
-        .flat_map(|e| entry_to_context_messages(e))
-        .collect();
-    Context {
+    Settings {
         thinking_level,
         model,
-        agent_messages,
     }
 }
 
-/// Pi's `buildContextEntries`: the path entries that contribute to the
-/// context, in order. Without a compaction that is the whole path. With one,
-/// only the last compaction on the path counts: the compaction itself, then
-/// the entries before it starting at its `firstKeptEntryId` (none if that id
-/// is not among them), then everything after it. An older compaction inside
-/// the kept range stays in the list, so 0.81 emits its summary again.
-pub fn context_entries<'a>(path: &[&'a Value]) -> Vec<&'a Value> {
-    let Some(compaction) = path.iter().rev().find(|e| type_of(e) == Some("compaction")) else {
-        return path.to_vec();
+/// Pi 1.6's `buildContextEntries`: the positions in `path` of the entries that
+/// make the context, in order. Without a compaction that is the whole path. With
+/// one, only the last compaction on the path counts: the compaction itself, then
+/// the entries before it starting at its `firstKeptEntryId` (none if that id is not
+/// among them, as for a retain-none compaction whose `firstKeptEntryId` is its own
+/// id), leaving out `system` messages, then everything after it. An older compaction
+/// inside the kept range stays in the list; it contributes nothing (see
+/// [`build_from_parts`]).
+pub fn context_entries(path: &[Value]) -> Vec<usize> {
+    let Some(last) = path.iter().rposition(|e| type_of(e) == Some("compaction")) else {
+        return (0..path.len()).collect();
     };
-    let compaction: &Value = compaction;
+    let compaction = &path[last];
     // `path.findIndex((entry) => entry.id === compaction.id)`
     let Some(compaction_idx) = path
         .iter()
         .position(|e| js_strict_eq(e.get("id"), compaction.get("id")))
     else {
-        return path.to_vec();
+        return (0..path.len()).collect();
     };
     let first_kept = compaction.get("firstKeptEntryId");
-    let mut entries = vec![compaction];
+    let mut entries = vec![last];
     let mut found_first_kept = false;
-    for entry in &path[..compaction_idx] {
+    for (i, entry) in path[..compaction_idx].iter().enumerate() {
         if js_strict_eq(entry.get("id"), first_kept) {
             found_first_kept = true;
         }
-        if found_first_kept {
-            entries.push(entry);
+        if found_first_kept && !is_system_message(entry) {
+            entries.push(i);
         }
     }
-    entries.extend_from_slice(&path[compaction_idx + 1..]);
+    entries.extend(compaction_idx + 1..path.len());
     entries
 }
 
-/// Pi's `sessionEntryToContextMessages`: the agent messages one entry
-/// contributes (zero or one).
-pub fn entry_to_context_messages(entry: &Value) -> Vec<Value> {
-    match type_of(entry) {
-        Some("message") => {
-            let message = match entry.get("message") {
+/// `entry.type === "message" && entry.message.role === "system"`.
+pub fn is_system_message(entry: &Value) -> bool {
+    type_of(entry) == Some("message")
+        && entry
+            .get("message")
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str)
+            == Some("system")
+}
+
+/// What a winning `context_edit` does to its target.
+enum Edit {
+    /// `replacement: null`: the target contributes nothing.
+    Remove,
+    /// `replacement.content` (`None`: `undefined`, the key is left out).
+    Content(Option<Value>),
+}
+
+/// A JavaScript `Map` key made of a JSON value (`SameValueZero`): objects and
+/// arrays are compared by reference, so as keys they match nothing.
+#[derive(Hash, PartialEq, Eq)]
+enum MapKey {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(u64),
+    String(String),
+}
+
+fn map_key(v: Option<&Value>) -> Option<MapKey> {
+    Some(match v {
+        None => MapKey::Undefined,
+        Some(Value::Null) => MapKey::Null,
+        Some(Value::Bool(b)) => MapKey::Bool(*b),
+        Some(Value::Number(n)) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            MapKey::Number(if f == 0.0 { 0 } else { f.to_bits() })
+        }
+        Some(Value::String(s)) => MapKey::String(s.clone()),
+        Some(Value::Array(_) | Value::Object(_)) => return None,
+    })
+}
+
+/// Pi 1.6's `buildSessionProjection` over the context entries: the edits among
+/// them (last one per target wins), then each entry's messages with its edit
+/// applied. A compaction after the first position contributes nothing.
+fn project(entries: Vec<Value>) -> Vec<Value> {
+    // edits.set(entry.targetId, entry), in order.
+    let mut winners: HashMap<MapKey, usize> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if type_of(e) == Some("context_edit")
+            && let Some(k) = map_key(e.get("targetId"))
+        {
+            winners.insert(k, i);
+        }
+    }
+    let mut edits: Vec<Option<Edit>> = Vec::new();
+    if !winners.is_empty() {
+        edits = entries
+            .iter()
+            .map(|e| {
+                let j = *winners.get(&map_key(e.get("id"))?)?;
+                match entries[j].get("replacement") {
+                    // Pi throws on `undefined.content`; ignore the edit.
+                    None => None,
+                    Some(Value::Null) => Some(Edit::Remove),
+                    Some(r) => Some(Edit::Content(r.get("content").cloned())),
+                }
+            })
+            .collect();
+    }
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.into_iter().enumerate() {
+        if i > 0 && type_of(&entry) == Some("compaction") {
+            continue;
+        }
+        match edits.get_mut(i).and_then(Option::take) {
+            None => entry_to_context_messages(entry, &mut out),
+            Some(Edit::Remove) => {}
+            Some(Edit::Content(content)) => {
+                let start = out.len();
+                entry_to_context_messages(entry, &mut out);
+                for m in &mut out[start..] {
+                    apply_edit(m, content.as_ref());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Pi 1.6's `projectContextEntry` for one message and a non-null replacement:
+/// `{...message, content}` for roles `user`, `assistant`, `toolResult` and
+/// `custom`, a string becoming one text block for the assistant and tool results.
+fn apply_edit(m: &mut Value, content: Option<&Value>) {
+    let role = m.get("role").and_then(Value::as_str);
+    let blocks = match role {
+        Some("assistant" | "toolResult") => true,
+        Some("user" | "custom") => false,
+        _ => return,
+    };
+    let Value::Object(map) = m else { return };
+    match content {
+        Some(Value::String(s)) if blocks => {
+            map.insert("content".into(), Value::Array(vec![text_block(s.clone())]));
+        }
+        Some(c) => {
+            map.insert("content".into(), c.clone());
+        }
+        // `content: undefined`: JSON.stringify leaves the key out.
+        None => {
+            map.shift_remove("content");
+        }
+    }
+}
+
+/// Pi 1.6's `sessionEntryToContextMessages`: the agent messages one entry
+/// contributes (zero, one, or for a compaction with a `systemMessage` two),
+/// appended to `out`.
+pub fn entry_to_context_messages(entry: Value, out: &mut Vec<Value>) {
+    let Value::Object(mut entry) = entry else {
+        return;
+    };
+    enum Ty {
+        Message,
+        CustomMessage,
+        BranchSummary,
+        Compaction,
+    }
+    let ty = match entry.get("type").and_then(Value::as_str) {
+        Some("message") => Ty::Message,
+        Some("custom_message") => Ty::CustomMessage,
+        Some("branch_summary") if js_truthy(entry.get("summary")) => Ty::BranchSummary,
+        Some("compaction") => Ty::Compaction,
+        _ => return,
+    };
+    match ty {
+        Ty::Message => {
+            let mut message = match entry.shift_remove("message") {
                 // Pi throws a TypeError on these; we contribute nothing.
-                None | Some(Value::Null) => return vec![],
+                None | Some(Value::Null) => return,
                 Some(m) => m,
             };
-            let role = message.get("role").and_then(Value::as_str);
             let content_is_nullish = matches!(message.get("content"), None | Some(Value::Null));
-            if matches!(role, Some("user" | "assistant" | "toolResult")) && content_is_nullish {
+            let empty = match message.get("role").and_then(Value::as_str) {
+                // `{ ...message, content: "" }`
+                Some("system") => Value::String(String::new()),
                 // `{ ...message, content: [] }`
-                let mut m = message.clone();
-                if let Value::Object(map) = &mut m {
-                    map.insert("content".into(), Value::Array(vec![]));
-                }
-                return vec![m];
-            }
-            vec![message.clone()]
-        }
-        Some("custom_message") => {
-            let content = match entry.get("content") {
-                None | Some(Value::Null) => Value::Array(vec![]),
-                Some(c) => c.clone(),
+                Some("user" | "assistant" | "toolResult") => Value::Array(vec![]),
+                _ => Value::Null,
             };
-            let timestamp = js_new_date(entry.get("timestamp"));
-            vec![object(&[
-                ("role", Some(&Value::String("custom".into()))),
-                ("customType", entry.get("customType")),
-                ("content", Some(&content)),
-                ("display", entry.get("display")),
-                ("details", entry.get("details")),
-                ("timestamp", Some(&timestamp)),
-            ])]
+            if content_is_nullish
+                && !empty.is_null()
+                && let Value::Object(map) = &mut message
+            {
+                map.insert("content".into(), empty);
+            }
+            out.push(message);
         }
-        Some("branch_summary") if js_truthy(entry.get("summary")) => {
+        Ty::CustomMessage => {
             let timestamp = js_new_date(entry.get("timestamp"));
-            vec![object(&[
-                ("role", Some(&Value::String("branchSummary".into()))),
-                ("summary", entry.get("summary")),
-                ("fromId", entry.get("fromId")),
-                ("timestamp", Some(&timestamp)),
-            ])]
+            let content = match entry.shift_remove("content") {
+                None | Some(Value::Null) => Some(Value::Array(vec![])),
+                c => c,
+            };
+            let mut map = Map::new();
+            map.insert("role".into(), Value::String("custom".into()));
+            for (k, v) in [
+                ("customType", entry.shift_remove("customType")),
+                ("content", content),
+                ("display", entry.shift_remove("display")),
+                ("details", entry.shift_remove("details")),
+            ] {
+                if let Some(v) = v {
+                    map.insert(k.into(), v);
+                }
+            }
+            map.insert("timestamp".into(), timestamp);
+            out.push(Value::Object(map));
         }
-        Some("compaction") => {
+        Ty::BranchSummary => {
             let timestamp = js_new_date(entry.get("timestamp"));
-            vec![object(&[
-                ("role", Some(&Value::String("compactionSummary".into()))),
-                ("summary", entry.get("summary")),
-                ("tokensBefore", entry.get("tokensBefore")),
-                ("timestamp", Some(&timestamp)),
-            ])]
+            let mut map = Map::new();
+            map.insert("role".into(), Value::String("branchSummary".into()));
+            for (k, v) in [
+                ("summary", entry.shift_remove("summary")),
+                ("fromId", entry.shift_remove("fromId")),
+            ] {
+                if let Some(v) = v {
+                    map.insert(k.into(), v);
+                }
+            }
+            map.insert("timestamp".into(), timestamp);
+            out.push(Value::Object(map));
         }
-        _ => vec![],
+        Ty::Compaction => {
+            let timestamp = js_new_date(entry.get("timestamp"));
+            if let Some(system) = entry.shift_remove("systemMessage")
+                && js_truthy(Some(&system))
+            {
+                out.push(system);
+            }
+            let mut map = Map::new();
+            map.insert("role".into(), Value::String("compactionSummary".into()));
+            for (k, v) in [
+                ("summary", entry.shift_remove("summary")),
+                ("tokensBefore", entry.shift_remove("tokensBefore")),
+            ] {
+                if let Some(v) = v {
+                    map.insert(k.into(), v);
+                }
+            }
+            map.insert("timestamp".into(), timestamp);
+            out.push(Value::Object(map));
+        }
     }
 }
 
 /// Pi's `convertToLlm`: maps agent messages to the messages sent to the
 /// model, with Pi's exact wording.
 ///
-/// `user`, `assistant` and `toolResult` pass through unchanged.
+/// `system`, `user`, `assistant` and `toolResult` pass through unchanged.
 /// `bashExecution`, `custom`, `branchSummary` and `compactionSummary` become
 /// `user` messages `{role, content, timestamp}`. A `bashExecution` with a
 /// truthy `excludeFromContext` is dropped, and so is every message with any
 /// other role (or no role, or that is not an object).
-pub fn convert_to_llm(agent_messages: &[Value]) -> Vec<Value> {
-    agent_messages.iter().filter_map(convert_one).collect()
+pub fn convert_to_llm(agent_messages: Vec<Value>) -> Vec<Value> {
+    agent_messages.into_iter().filter_map(convert_one).collect()
 }
 
-fn convert_one(m: &Value) -> Option<Value> {
+fn convert_one(mut m: Value) -> Option<Value> {
     let role = m.get("role").and_then(Value::as_str)?;
-    let text_message = |text: String| {
+    let text_message = |text: String, m: &Value| {
         let content = Value::Array(vec![text_block(text)]);
         object(&[
             ("role", Some(&Value::String("user".into()))),
@@ -245,28 +458,39 @@ fn convert_one(m: &Value) -> Option<Value> {
             if js_truthy(m.get("excludeFromContext")) {
                 return None;
             }
-            Some(text_message(bash_execution_to_text(m)))
+            Some(text_message(bash_execution_to_text(&m), &m))
         }
         "custom" => {
-            let content = match m.get("content") {
-                Some(Value::String(s)) => Some(Value::Array(vec![text_block(s.clone())])),
-                other => other.cloned(),
+            let map = m.as_object_mut()?;
+            let content = match map.shift_remove("content") {
+                Some(Value::String(s)) => Some(Value::Array(vec![text_block(s)])),
+                other => other,
             };
-            Some(object(&[
-                ("role", Some(&Value::String("user".into()))),
-                ("content", content.as_ref()),
-                ("timestamp", m.get("timestamp")),
-            ]))
+            let mut out = Map::new();
+            out.insert("role".into(), Value::String("user".into()));
+            if let Some(c) = content {
+                out.insert("content".into(), c);
+            }
+            if let Some(t) = map.shift_remove("timestamp") {
+                out.insert("timestamp".into(), t);
+            }
+            Some(Value::Object(out))
         }
-        "branchSummary" => Some(text_message(format!(
-            "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
-            js_to_string(m.get("summary"))
-        ))),
-        "compactionSummary" => Some(text_message(format!(
-            "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
-            js_to_string(m.get("summary"))
-        ))),
-        "user" | "assistant" | "toolResult" => Some(m.clone()),
+        "branchSummary" => Some(text_message(
+            format!(
+                "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                js_to_string(m.get("summary"))
+            ),
+            &m,
+        )),
+        "compactionSummary" => Some(text_message(
+            format!(
+                "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                js_to_string(m.get("summary"))
+            ),
+            &m,
+        )),
+        "system" | "user" | "assistant" | "toolResult" => Some(m),
         _ => None,
     }
 }
@@ -781,8 +1005,11 @@ mod tests {
     use serde_json::json;
 
     fn ctx(entries: &[Value]) -> Context {
-        let path: Vec<&Value> = entries.iter().collect();
-        build_session_context(&path)
+        build_session_context(entries.to_vec())
+    }
+
+    fn to_llm(ms: &[Value]) -> Vec<Value> {
+        convert_to_llm(ms.to_vec())
     }
 
     fn ts(s: u32) -> String {
@@ -878,7 +1105,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            convert_to_llm(&c.agent_messages),
+            to_llm(&c.agent_messages),
             vec![
                 json!({"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":1767603614749i64})
             ]
@@ -893,7 +1120,7 @@ mod tests {
         let c = ctx(&es);
         assert_eq!(c.agent_messages[0]["content"], json!([]));
         assert_eq!(c.agent_messages[0]["timestamp"], Value::Null);
-        let llm = convert_to_llm(&c.agent_messages);
+        let llm = to_llm(&c.agent_messages);
         assert_eq!(
             llm,
             vec![json!({"role":"user","content":[],"timestamp":null})]
@@ -945,7 +1172,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            texts(&convert_to_llm(&c.agent_messages)),
+            texts(&to_llm(&c.agent_messages)),
             [
                 "The following is a summary of a branch that this conversation came back from:\n\n<summary>\ndid X</summary>"
             ]
@@ -962,7 +1189,7 @@ mod tests {
             user("u4", "four"),
         ];
         let c = ctx(&es);
-        let llm = convert_to_llm(&c.agent_messages);
+        let llm = to_llm(&c.agent_messages);
         assert_eq!(
             texts(&llm),
             [
@@ -986,14 +1213,15 @@ mod tests {
             compaction("c1", "zzzzzzzz", "S"),
             user("u2", "two"),
         ];
-        let llm = convert_to_llm(&ctx(&es).agent_messages);
+        let llm = to_llm(&ctx(&es).agent_messages);
         assert_eq!(texts(&llm)[1..], ["two"]);
         assert_eq!(llm.len(), 2);
     }
 
     #[test]
-    fn second_compaction_keeping_the_first_emits_it_again() {
-        // pi-edge-cases.mjs "second-compaction-keeps-range-containing-first"
+    fn second_compaction_keeping_the_first_contributes_nothing_of_it() {
+        // pi-edge-cases.mjs "second-compaction-keeps-range-containing-first": 0.81.1
+        // emitted S1 again after "u a4"; 1.6.0 does not.
         let es = [
             user("a2", "u a2"),
             user("a4", "u a4"),
@@ -1012,7 +1240,7 @@ mod tests {
                 r => r.to_string(),
             })
             .collect();
-        assert_eq!(roles, ["cs:S2", "u a4", "cs:S1", "u a6", "u a8"]);
+        assert_eq!(roles, ["cs:S2", "u a4", "u a6", "u a8"]);
     }
 
     #[test]
@@ -1037,7 +1265,7 @@ mod tests {
             vec![json!({"role":"compactionSummary","timestamp":null})]
         );
         assert_eq!(
-            texts(&convert_to_llm(&c.agent_messages)),
+            texts(&to_llm(&c.agent_messages)),
             [format!(
                 "{COMPACTION_SUMMARY_PREFIX}undefined{COMPACTION_SUMMARY_SUFFIX}"
             )]
@@ -1082,7 +1310,7 @@ mod tests {
             json!("string"),
             json!({"role":"assistant","content":[],"x":1}),
         ];
-        let llm = convert_to_llm(&ms);
+        let llm = to_llm(&ms);
         assert_eq!(
             llm,
             vec![
@@ -1094,9 +1322,9 @@ mod tests {
 
     #[test]
     fn convert_custom_without_timestamp_or_content() {
-        let llm = convert_to_llm(&[json!({"role":"custom"})]);
+        let llm = to_llm(&[json!({"role":"custom"})]);
         assert_eq!(llm, vec![json!({"role":"user"})]);
-        let llm = convert_to_llm(&[
+        let llm = to_llm(&[
             json!({"role":"custom","content":[{"type":"image","data":"","mimeType":"image/png"}],"timestamp":3}),
         ]);
         assert_eq!(llm[0]["content"][0]["type"], "image");
@@ -1272,5 +1500,329 @@ mod tests {
         assert!(!js_strict_eq(None, Some(&Value::Null)));
         assert!(js_strict_eq(Some(&json!(1)), Some(&json!(1.0))));
         assert!(!js_strict_eq(Some(&json!("1")), Some(&json!(1))));
+    }
+
+    // ---- Pi 1.6.0 (PI-FORMAT §16.4): the edge-case table, row by row --------------
+
+    /// model_change → system S (content "", a preamble section, one tool) → u2 → a3.
+    fn base16() -> Vec<Value> {
+        vec![
+            json!({"type":"model_change","id":"m1","parentId":null,"timestamp":ts(0),"provider":"p","modelId":"m"}),
+            json!({"type":"message","id":"S","parentId":"m1","timestamp":ts(1),
+                   "message":{"role":"system","content":"","sections":{"preamble":"You are a helper."},
+                              "timestamp":1,"toolsAdded":[{"name":"read","description":"Read a file","parameters":{"type":"object"}}]}}),
+            user("u2", "u2"),
+            asst("a3", "p", "m"),
+        ]
+    }
+
+    fn edit(id: &str, target: &str, replacement: Value) -> Value {
+        json!({"type":"context_edit","id":id,"parentId":null,"timestamp":ts(9),"targetId":target,"replacement":replacement})
+    }
+
+    /// Each agent message as `role` or `role:TEXT` (string content quoted, blocks
+    /// joined with `|`), like pi-edge-cases.mjs prints `contextMessages`.
+    fn roles(c: &Context) -> Vec<String> {
+        c.agent_messages
+            .iter()
+            .map(|m| {
+                let role = m["role"].as_str().unwrap_or("?").to_string();
+                match &m["content"] {
+                    Value::String(s) => format!("{role}:\"{s}\""),
+                    Value::Array(bs) => {
+                        let t: Vec<&str> = bs
+                            .iter()
+                            .map(|b| b["text"].as_str().unwrap_or("[image]"))
+                            .collect();
+                        format!("{role}:{}", t.join("|"))
+                    }
+                    _ => match m.get("summary") {
+                        Some(s) => format!("{role}:{}", s.as_str().unwrap_or("")),
+                        None => role,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pi16_system_message_in_context() {
+        let c = ctx(&base16());
+        assert_eq!(roles(&c), ["system:\"\"", "user:u2", "assistant:a"]);
+        // It passes convertToLlm unchanged, sections, tools and timestamp included.
+        let l = to_llm(&c.agent_messages);
+        assert_eq!(l[0], base16()[1]["message"]);
+    }
+
+    #[test]
+    fn pi16_system_message_null_content() {
+        let mut es = base16();
+        es[1]["message"]["content"] = Value::Null;
+        es.truncate(3);
+        let c = ctx(&es);
+        assert_eq!(roles(&c), ["system:\"\"", "user:u2"]);
+        // `{...message, content: ""}` keeps the key where it was.
+        let keys: Vec<&str> = c.agent_messages[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["role", "content", "sections", "timestamp", "toolsAdded"]
+        );
+        let mut es = base16();
+        es[1]["message"]
+            .as_object_mut()
+            .unwrap()
+            .shift_remove("content");
+        assert_eq!(ctx(&es).agent_messages[0]["content"], "");
+    }
+
+    #[test]
+    fn pi16_context_edit_null_removes_target() {
+        let mut es = base16();
+        es.push(edit("e1", "u2", Value::Null));
+        assert_eq!(roles(&ctx(&es)), ["system:\"\"", "assistant:a"]);
+    }
+
+    #[test]
+    fn pi16_context_edit_last_in_path_wins() {
+        let mut es = base16();
+        es.push(edit("e1", "u2", json!({"content":"first"})));
+        es.push(edit(
+            "e2",
+            "u2",
+            json!({"content":[{"type":"text","text":"second"}]}),
+        ));
+        assert_eq!(
+            roles(&ctx(&es)),
+            ["system:\"\"", "user:second", "assistant:a"]
+        );
+        // And the other way round: a string on a user message stays a string.
+        let mut es = base16();
+        es.push(edit(
+            "e2",
+            "u2",
+            json!({"content":[{"type":"text","text":"second"}]}),
+        ));
+        es.push(edit("e1", "u2", json!({"content":"first"})));
+        assert_eq!(
+            roles(&ctx(&es)),
+            ["system:\"\"", "user:\"first\"", "assistant:a"]
+        );
+    }
+
+    #[test]
+    fn pi16_context_edit_string_on_assistant_becomes_a_text_block() {
+        let mut es = base16();
+        es.push(edit("e1", "a3", json!({"content":"plain string"})));
+        let c = ctx(&es);
+        assert_eq!(
+            c.agent_messages[2]["content"],
+            json!([{"type":"text","text":"plain string"}])
+        );
+        // Only the content changes: role, provider, usage, stopReason stay, in order.
+        let keys: Vec<&str> = c.agent_messages[2]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "role",
+                "content",
+                "provider",
+                "model",
+                "stopReason",
+                "timestamp"
+            ]
+        );
+    }
+
+    #[test]
+    fn pi16_context_edit_target_missing() {
+        let mut es = base16();
+        es.push(edit("e1", "zzzzzzzz", Value::Null));
+        assert_eq!(roles(&ctx(&es)), roles(&ctx(&base16())));
+    }
+
+    #[test]
+    fn pi16_context_edit_before_its_target_on_path() {
+        let mut es = base16();
+        es.push(edit("e1", "u4", json!({"content":"edited later user"})));
+        es.push(user("u4", "u4"));
+        assert_eq!(
+            roles(&ctx(&es)),
+            [
+                "system:\"\"",
+                "user:u2",
+                "assistant:a",
+                "user:\"edited later user\""
+            ]
+        );
+    }
+
+    #[test]
+    fn pi16_context_edit_on_other_branch_or_before_first_kept_does_nothing() {
+        // An edit that is not a context entry does nothing: here the edit lies on the
+        // path before the compaction's first kept entry, while its target is kept.
+        let es = vec![
+            base16()[0].clone(),
+            base16()[1].clone(),
+            user("u2", "u2"),
+            edit("e1", "u4", Value::Null),
+            user("u4", "u4"),
+            asst("a5", "p", "m"),
+            compaction("c1", "u4", "S"),
+            user("u6", "u6"),
+        ];
+        assert_eq!(
+            roles(&ctx(&es)),
+            ["compactionSummary:S", "user:u4", "assistant:a", "user:u6"]
+        );
+    }
+
+    #[test]
+    fn pi16_context_edit_on_system_message() {
+        let mut es = base16();
+        es.push(edit("e1", "S", Value::Null));
+        assert_eq!(roles(&ctx(&es)), ["user:u2", "assistant:a"]);
+        let mut es = base16();
+        es.push(edit("e1", "S", json!({"content":"ignored"})));
+        assert_eq!(roles(&ctx(&es)), roles(&ctx(&base16())));
+    }
+
+    #[test]
+    fn pi16_context_edit_null_on_compaction_removes_system_message_and_summary() {
+        let mut es = base16();
+        let mut c = compaction("c1", "a3", "S");
+        c["systemMessage"] =
+            json!({"role":"system","content":"","sections":{"preamble":"P"},"timestamp":5});
+        es.push(c);
+        es.push(user("u4", "u4"));
+        assert_eq!(
+            roles(&ctx(&es)),
+            [
+                "system:\"\"",
+                "compactionSummary:S",
+                "assistant:a",
+                "user:u4"
+            ]
+        );
+        es.push(edit("e1", "c1", Value::Null));
+        assert_eq!(roles(&ctx(&es)), ["assistant:a", "user:u4"]);
+    }
+
+    #[test]
+    fn pi16_compaction_system_message_and_kept_system_messages_dropped() {
+        let mut es = base16();
+        es.push(
+            json!({"type":"message","id":"P","parentId":"a3","timestamp":ts(4),
+                       "message":{"role":"system","content":"patch","timestamp":4}}),
+        );
+        es.push(user("u4", "u4"));
+        let mut c = compaction("c1", "a3", "S");
+        c["systemMessage"] = json!({"role":"system","content":"patch","timestamp":6});
+        es.push(c);
+        es.push(user("u6", "u6"));
+        assert_eq!(
+            roles(&ctx(&es)),
+            [
+                "system:\"patch\"",
+                "compactionSummary:S",
+                "assistant:a",
+                "user:u4",
+                "user:u6"
+            ]
+        );
+        // A falsy systemMessage adds nothing; a truthy one is added as it is.
+        let mut es = base16();
+        let mut c = compaction("c1", "a3", "S");
+        c["systemMessage"] = json!("");
+        es.push(c);
+        assert_eq!(ctx(&es).agent_messages.len(), 2);
+    }
+
+    #[test]
+    fn pi16_compaction_retain_none() {
+        let mut es = base16();
+        es.push(compaction("c1", "c1", "S"));
+        es.push(user("u4", "u4"));
+        assert_eq!(roles(&ctx(&es)), ["compactionSummary:S", "user:u4"]);
+    }
+
+    #[test]
+    fn pi16_usage_entry_contributes_nothing_and_sets_no_model() {
+        let mut es = base16();
+        es.push(
+            json!({"type":"usage","id":"u9","parentId":"a3","timestamp":ts(9),"kind":"cache_warm",
+                       "provider":"other","model":"warm","usage":{"input":1}}),
+        );
+        let c = ctx(&es);
+        assert_eq!(roles(&c), roles(&ctx(&base16())));
+        assert_eq!(c.model, Some(json!({"provider":"p","modelId":"m"})));
+    }
+
+    #[test]
+    fn pi16_edit_replacement_shapes_as_javascript_reads_them() {
+        // A replacement that is not an object has no `content`: the key goes.
+        let mut es = base16();
+        es.push(edit("e1", "u2", json!("just a string")));
+        let c = ctx(&es);
+        assert!(c.agent_messages[1].get("content").is_none());
+        assert_eq!(
+            to_llm(&c.agent_messages)[1],
+            json!({"role":"user","timestamp":1})
+        );
+        // `content: null` is kept as null.
+        let mut es = base16();
+        es.push(edit("e1", "u2", json!({"content":null})));
+        assert_eq!(ctx(&es).agent_messages[1]["content"], Value::Null);
+        // No `replacement` at all makes Pi throw; here the edit is ignored.
+        let mut es = base16();
+        es.push(json!({"type":"context_edit","id":"e1","targetId":"u2"}));
+        assert_eq!(roles(&ctx(&es)), roles(&ctx(&base16())));
+        // A custom message keeps a string, which convertToLlm makes one block.
+        let es = vec![
+            json!({"type":"custom_message","id":"cm","customType":"note","content":"x","display":true,"timestamp":ts(1)}),
+            edit("e1", "cm", json!({"content":"edited"})),
+        ];
+        let c = ctx(&es);
+        assert_eq!(c.agent_messages[0]["content"], "edited");
+        assert_eq!(
+            to_llm(&c.agent_messages)[0]["content"],
+            json!([{"type":"text","text":"edited"}])
+        );
+        // A bash run, a branch summary and a compaction summary ignore replacements.
+        let es = vec![
+            json!({"type":"branch_summary","id":"b","fromId":"x","summary":"S","timestamp":ts(1)}),
+            json!({"type":"message","id":"x","message":{"role":"bashExecution","command":"ls","output":"","exitCode":0,"timestamp":2}}),
+            edit("e1", "b", json!({"content":"no"})),
+            edit("e2", "x", json!({"content":"no"})),
+        ];
+        let c = ctx(&es);
+        assert_eq!(c.agent_messages[0]["summary"], "S");
+        assert_eq!(c.agent_messages[1]["command"], "ls");
+        assert!(c.agent_messages[1].get("content").is_none());
+    }
+
+    #[test]
+    fn pi16_edit_keys_compare_as_javascript_map_keys() {
+        // Numeric ids match numerically; an object id matches nothing; a missing
+        // targetId matches entries without an id.
+        let es = vec![
+            json!({"type":"message","id":1,"message":{"role":"user","content":"one","timestamp":1}}),
+            json!({"type":"message","id":{"o":1},"message":{"role":"user","content":"obj","timestamp":2}}),
+            json!({"type":"context_edit","id":"e1","targetId":1.0,"replacement":null}),
+            json!({"type":"context_edit","id":"e2","targetId":{"o":1},"replacement":null}),
+            json!({"type":"context_edit","id":"e3","replacement":{"content":"edited"}}),
+            json!({"type":"message","parentId":"e3","message":{"role":"user","content":"no id","timestamp":3}}),
+        ];
+        // (Checked with Pi 1.6.0's buildSessionContext on the same chain.)
+        assert_eq!(roles(&ctx(&es)), ["user:\"obj\"", "user:\"edited\""]);
     }
 }

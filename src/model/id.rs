@@ -115,6 +115,23 @@ impl IdTable {
         }
     }
 
+    /// Appends the id `k` stands for to `out` (as [`IdTable::resolve`] spells it, without
+    /// allocating); `false` for [`IdKey::NONE`].
+    pub fn write_to(&self, k: IdKey, out: &mut Vec<u8>) -> bool {
+        if k.is_none() {
+            false
+        } else if k.0 & INTERNED != 0 {
+            out.extend_from_slice(self.strings[(k.0 & !INTERNED) as usize].as_bytes());
+            true
+        } else {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            for shift in (0..8).rev() {
+                out.push(HEX[((k.0 >> (shift * 4)) & 0xf) as usize]);
+            }
+            true
+        }
+    }
+
     /// Bytes held by the interned strings and their lookup table (approximate).
     pub fn heap_bytes(&self) -> usize {
         self.strings.iter().map(|s| s.len() * 2 + 48).sum::<usize>()

@@ -96,7 +96,8 @@ impl KindTable {
     }
 }
 
-/// The entry types Pi 0.81 knows (§4 of the format notes). Others are kept, and noted.
+/// The entry types Pi 1.6 knows (§4 and §16 of the format notes). Others are kept, and
+/// noted.
 pub const KNOWN_TYPES: &[&str] = &[
     "message",
     "thinking_level_change",
@@ -107,6 +108,8 @@ pub const KNOWN_TYPES: &[&str] = &[
     "custom_message",
     "label",
     "session_info",
+    "context_edit",
+    "usage",
 ];
 
 fn file_name_for(ty: &str, role: &str) -> String {
@@ -153,7 +156,14 @@ pub fn sanitize(raw: &str) -> String {
 }
 
 /// Names an entry directory already uses for something else.
-const FIXED_NAMES: &[&str] = &["reply", "entry.json", "context", "context.json", "parent"];
+const FIXED_NAMES: &[&str] = &[
+    "reply",
+    "entry.json",
+    "context",
+    "context.json",
+    "parent",
+    "edited-by",
+];
 
 #[cfg(test)]
 mod tests {
@@ -180,5 +190,7 @@ mod tests {
         assert_eq!(t.name(reply), "_reply");
         let img = t.intern(Some("image-1.png"), None, false);
         assert_eq!(t.name(img), "_image-1.png");
+        let link = t.intern(Some("edited-by"), None, false);
+        assert_eq!(t.name(link), "_edited-by");
     }
 }

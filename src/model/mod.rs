@@ -18,6 +18,7 @@ pub mod claude;
 pub mod context;
 pub mod format;
 pub mod id;
+pub mod json_view;
 pub mod kind;
 pub mod migrate;
 pub mod render;

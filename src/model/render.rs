@@ -2,10 +2,11 @@
 //!
 //! Everything a person reads through the mount is produced here: the KIND
 //! file of an entry ([`kind_name`], [`render_entry`]), its decoded images
-//! ([`images`]), the one-line previews of the `tree` file ([`preview`]), and
-//! the readable and JSON forms of a context ([`render_context`],
-//! [`context_json`]). All functions are pure and deterministic, so a file's
-//! size can be computed by rendering it.
+//! ([`images`]), the one-line previews of the `tree` file ([`preview`], and
+//! [`preview_line`] straight from a line's bytes), and the readable and JSON
+//! forms of a context ([`render_context`], [`context_json`]). All functions are
+//! pure and deterministic, so a file's size can be computed by rendering it; an
+//! entry's KIND file depends on that entry alone.
 //!
 //! Guarantees:
 //!
@@ -17,7 +18,9 @@
 //! * The `N`-th image placeholder of [`render_entry`] and the `N`-th element
 //!   of [`images`] describe the same image block.
 //! * [`preview`] is a single line: no control characters, at most
-//!   [`PREVIEW_CHARS`] characters.
+//!   [`PREVIEW_CHARS`] characters. [`preview_line`] of a line's bytes equals
+//!   [`preview`] of the line parsed (one generic implementation over
+//!   [`super::json_view::Json`] serves both).
 //! * `render_context(ms)` is the concatenation of
 //!   [`render_context_message`] over `ms`, and `context_json(ms)` is
 //!   `"[\n"`, the [`js_stringify`] of each message joined with `",\n"`, and
@@ -36,6 +39,8 @@ use serde_json::Value;
 
 use super::base64;
 use super::context::{js_number, js_truthy};
+use super::json_view::{Json, JsonObj, Tape};
+use std::borrow::Cow;
 
 /// `s` unless `n` is 1.
 fn plural(n: usize) -> &'static str {
@@ -57,7 +62,7 @@ pub const PREVIEW_CHARS: usize = 100;
 /// The name is always a safe file name: `/` and control characters become
 /// `_`, it is at most 255 bytes, and a name that is empty, `.`, `..`, one of
 /// the other names in an entry directory (`reply`, `entry.json`, `context`,
-/// `context.json`, `parent`) or starts with `image-` gets a leading `_`. It
+/// `context.json`, `parent`, `edited-by`) or starts with `image-` gets a leading `_`. It
 /// can still equal a child entry's id, which the caller must handle.
 pub fn kind_name(entry: &Value) -> String {
     let raw = match type_str(entry) {
@@ -92,9 +97,20 @@ fn sanitize_file_name(raw: &str) -> String {
 /// * `bashExecution`: `$ COMMAND`, the output, then `[exit code N]` (or
 ///   `[cancelled]`), `[output truncated…]` and `[excluded from context]`
 ///   as they apply.
-/// * `compaction`: a `[compaction: N tokens before, kept from ID]` line, then
-///   the summary; `branch_summary`: `[branch summary from ID]`, then the
-///   summary.
+/// * `system` (Pi 1.6): a `[system message: …]` line saying what it sets (see
+///   [`system_summary`]), then its text under `[text]`, each section under
+///   `[section NAME]` (`[section NAME removed]` for a `null` one), each tool it
+///   removes as `[tool NAME removed]`, and each tool it adds under `[tool NAME]`:
+///   the description, then `parameters:` with one line per property
+///   (`name (type, required): description`, other schema keywords as JSON).
+/// * `compaction`: a `[compaction: N tokens before, kept from ID]` line
+///   (`keeps nothing` when it keeps nothing), then the summary, then, when it
+///   carries a `systemMessage`, `[with the system prompt: …]`;
+///   `branch_summary`: `[branch summary from ID]`, then the summary.
+/// * `context_edit`: `[context edit of ID: removes it from the context]`, or
+///   `[context edit of ID: its content in the context becomes]` and the new
+///   content (images as placeholders, as for messages).
+/// * `usage`: `[usage KIND: provider/model]`, its note, the tokens and the cost.
 /// * `model_change`: `provider/modelId`; `thinking_level_change`: the level;
 ///   `label`: `label NAME → TARGET` or `label cleared → TARGET`;
 ///   `session_info`: the name (`(name cleared)` for an empty one); `custom`:
@@ -127,11 +143,27 @@ pub fn render_entry(entry: &Value) -> String {
             }
             if let Some(k) = kept {
                 header.push_str(if tokens.is_some() { ", " } else { ": " });
-                header.push_str(&format!("kept from {}", text_of(Some(k))));
+                if k.is_string() && Some(k) == entry.get("id") {
+                    header.push_str("keeps nothing");
+                } else {
+                    header.push_str(&format!("kept from {}", text_of(Some(k))));
+                }
             }
             header.push_str("]\n");
-            header + &text_of(entry.get("summary"))
+            let mut text = header + &text_of(entry.get("summary"));
+            if let Some(sys) = entry.get("systemMessage").filter(|v| js_truthy(Some(v))) {
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!(
+                    "\n[with the system prompt: {}]",
+                    system_summary(sys)
+                ));
+            }
+            text
         }
+        Some("context_edit") => render_context_edit(entry),
+        Some("usage") => render_usage(entry),
         Some("branch_summary") => {
             let mut header = String::from("[branch summary");
             if let Some(from) = entry.get("fromId").filter(|v| !v.is_null()) {
@@ -140,7 +172,10 @@ pub fn render_entry(entry: &Value) -> String {
             header.push_str("]\n");
             header + &text_of(entry.get("summary"))
         }
-        Some("label") => label_text(entry),
+        Some("label") => match entry.as_object() {
+            Some(o) => label_text(&o),
+            None => js_stringify_pretty(entry),
+        },
         Some("session_info") => {
             if js_truthy(entry.get("name")) {
                 text_of(entry.get("name"))
@@ -168,15 +203,6 @@ pub fn render_entry(entry: &Value) -> String {
         _ => js_stringify_pretty(entry),
     };
     finish(text)
-}
-
-fn label_text(entry: &Value) -> String {
-    let target = text_of(entry.get("targetId"));
-    if js_truthy(entry.get("label")) {
-        format!("label {} → {target}", text_of(entry.get("label")))
-    } else {
-        format!("label cleared → {target}")
-    }
 }
 
 /// Ends `s` with exactly the newline it needs; an empty `s` becomes `"\n"`.
@@ -218,6 +244,7 @@ fn render_message(m: &Value, link: bool) -> String {
             }
         }
         Some("bashExecution") => render_bash(m),
+        Some("system") => render_system(m, link),
         Some(_) if m.get("content").is_some() => {
             join_chunks(&content_chunks(m.get("content"), link, &mut n_image))
         }
@@ -259,6 +286,225 @@ fn render_bash(m: &Value) -> String {
         s.push_str("[excluded from context]\n");
     }
     s
+}
+
+/// A system message as a person reads it: a line saying what it sets, then its text,
+/// each section under its name, each tool it removes, and each tool it adds with its
+/// description and parameters.
+fn render_system(m: &Value, link: bool) -> String {
+    let mut parts = vec![format!("[system message: {}]", system_summary(m))];
+    let mut n_image = 0;
+    let text = join_chunks(&content_chunks(m.get("content"), link, &mut n_image));
+    if !text.trim().is_empty() {
+        parts.push(format!("[text]\n{text}"));
+    }
+    if let Some(Value::Object(sections)) = m.get("sections") {
+        for (name, v) in sections {
+            parts.push(match v {
+                Value::Null => format!("[section {name} removed]"),
+                Value::String(s) => format!("[section {name}]\n{s}"),
+                other => format!("[section {name}]\n{}", js_stringify_pretty(other)),
+            });
+        }
+    } else if let Some(other) = m.get("sections").filter(|v| !v.is_null()) {
+        parts.push(format!("[sections]\n{}", js_stringify_pretty(other)));
+    }
+    for t in m.get("toolsRemoved").into_iter().flat_map(items) {
+        parts.push(format!("[tool {} removed]", text_of(t.get("name"))));
+    }
+    for t in m.get("toolsAdded").into_iter().flat_map(items) {
+        parts.push(render_tool(t));
+    }
+    join_chunks(&parts)
+}
+
+fn items(v: &Value) -> std::slice::Iter<'_, Value> {
+    match v {
+        Value::Array(a) => a.iter(),
+        _ => [].iter(),
+    }
+}
+
+/// A tool declaration: `[tool NAME]`, its description, then its parameters, one per
+/// line (`name (type, required): description`, with any other schema keywords as
+/// JSON), or the schema as JSON when it is not a plain object of properties.
+fn render_tool(t: &Value) -> String {
+    let mut s = format!("[tool {}]\n", text_of(t.get("name")));
+    let description = text_of(t.get("description"));
+    if !description.is_empty() {
+        s.push_str(&description);
+        if !description.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    let params = t.get("parameters");
+    let props = params
+        .and_then(|p| p.get("properties"))
+        .and_then(Value::as_object);
+    match (params, props) {
+        (None | Some(Value::Null), _) => {}
+        (Some(p), Some(props)) => {
+            let required: Vec<&str> = p
+                .get("required")
+                .into_iter()
+                .flat_map(items)
+                .filter_map(Value::as_str)
+                .collect();
+            if props.is_empty() {
+                s.push_str("parameters: none\n");
+            } else {
+                s.push_str("parameters:\n");
+            }
+            for (name, schema) in props {
+                let ty = match schema.get("type") {
+                    Some(Value::String(t)) => t.clone(),
+                    Some(Value::Array(ts)) => ts
+                        .iter()
+                        .map(|t| text_of(Some(t)))
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                    _ => "any".to_string(),
+                };
+                let req = if required.contains(&name.as_str()) {
+                    ", required"
+                } else {
+                    ""
+                };
+                s.push_str(&format!("  {name} ({ty}{req})"));
+                let desc = text_of(schema.get("description"));
+                if !desc.is_empty() {
+                    s.push_str(": ");
+                    s.push_str(&desc);
+                }
+                if let Value::Object(rest) = schema {
+                    let rest: serde_json::Map<String, Value> = rest
+                        .iter()
+                        .filter(|(k, _)| !matches!(k.as_str(), "type" | "description"))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    if !rest.is_empty() {
+                        s.push(' ');
+                        s.push_str(&js_stringify(&Value::Object(rest)));
+                    }
+                }
+                s.push('\n');
+            }
+            if let Value::Object(top) = p {
+                let rest: serde_json::Map<String, Value> = top
+                    .iter()
+                    .filter(|(k, v)| {
+                        let object_type = k.as_str() == "type" && v.as_str() == Some("object");
+                        !(matches!(k.as_str(), "properties" | "required") || object_type)
+                    })
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !rest.is_empty() {
+                    s.push_str(&format!(
+                        "  schema: {}\n",
+                        js_stringify(&Value::Object(rest))
+                    ));
+                }
+            }
+        }
+        (Some(p), None) => {
+            s.push_str("parameters:\n");
+            s.push_str(&js_stringify_pretty(p));
+            s.push('\n');
+        }
+    }
+    if let Some(c) = t.get("constrainedSampling") {
+        s.push_str(&format!("constrained sampling: {}\n", text_of(Some(c))));
+    }
+    s
+}
+
+/// `context_edit`: which entry it edits, and what becomes of it in the context.
+fn render_context_edit(entry: &Value) -> String {
+    let target = text_of(entry.get("targetId"));
+    match entry.get("replacement") {
+        None => format!("[context edit of {target}: no replacement, so Pi cannot apply it]"),
+        Some(Value::Null) => format!("[context edit of {target}: removes it from the context]"),
+        Some(r) => match r.get("content") {
+            Some(c) => {
+                let mut n = 0;
+                let body = join_chunks(&content_chunks(Some(c), true, &mut n));
+                let body = if body.is_empty() {
+                    "(no content)\n".to_string()
+                } else {
+                    body
+                };
+                format!("[context edit of {target}: its content in the context becomes]\n{body}")
+            }
+            None => format!(
+                "[context edit of {target}: a replacement without content, which leaves it without content]\n{}",
+                js_stringify_pretty(r)
+            ),
+        },
+    }
+}
+
+/// `usage`: what the request was for, the model, its tokens and its cost.
+fn render_usage(entry: &Value) -> String {
+    let mut s = format!(
+        "[usage {}: {}]\n",
+        text_of(entry.get("kind")),
+        provider_model(entry.get("provider"), entry.get("model"))
+    );
+    if let Some(note) = entry.get("note").filter(|v| js_truthy(Some(v))) {
+        s.push_str(&text_of(Some(note)));
+        s.push('\n');
+    }
+    match entry.get("usage") {
+        Some(u @ Value::Object(_)) => {
+            let n = |k: &str| u.get(k).map(|v| text_of(Some(v)));
+            let tokens: Vec<String> = [
+                ("input", "input"),
+                ("output", "output"),
+                ("cacheRead", "cache read"),
+                ("cacheWrite", "cache write"),
+                ("totalTokens", "total"),
+            ]
+            .iter()
+            .filter_map(|(k, name)| n(k).map(|v| format!("{v} {name}")))
+            .collect();
+            if !tokens.is_empty() {
+                s.push_str(&format!("tokens: {}\n", tokens.join(", ")));
+            }
+            if let Some(cost @ Value::Object(_)) = u.get("cost") {
+                let c = |k: &str| cost.get(k).map(|v| text_of(Some(v)));
+                let parts: Vec<String> = [
+                    ("input", "input"),
+                    ("output", "output"),
+                    ("cacheRead", "cache read"),
+                    ("cacheWrite", "cache write"),
+                ]
+                .iter()
+                .filter_map(|(k, name)| c(k).map(|v| format!("{v} {name}")))
+                .collect();
+                s.push_str(&format!(
+                    "cost: ${}",
+                    c("total").unwrap_or_else(|| "?".into())
+                ));
+                if !parts.is_empty() {
+                    s.push_str(&format!(" ({})", parts.join(", ")));
+                }
+                s.push('\n');
+            }
+        }
+        Some(other) => s.push_str(&js_stringify_pretty(other)),
+        None => {}
+    }
+    s
+}
+
+fn provider_model(provider: Option<&Value>, model: Option<&Value>) -> String {
+    let (p, m) = (text_of(provider), text_of(model));
+    match (p.is_empty(), m.is_empty()) {
+        (false, false) => format!("{p}/{m}"),
+        (true, false) => m,
+        (false, true) => p,
+        (true, true) => String::new(),
+    }
 }
 
 /// One string per content block (a string content is one block).
@@ -386,6 +632,7 @@ pub fn images(entry: &Value) -> Vec<Image> {
             _ => None,
         },
         Some("custom_message") => entry.get("content"),
+        Some("context_edit") => entry.get("replacement").and_then(|r| r.get("content")),
         _ => None,
     };
     let Some(Value::Array(blocks)) = content else {
@@ -427,100 +674,224 @@ pub(crate) fn image_ext(mime: Option<&Value>) -> &'static str {
 /// `user: add a --verbose flag`, `assistant: Let me look… → read src/cli.ts`,
 /// `toolResult read: import …`, `bashExecution: $ ls`,
 /// `model_change anthropic/claude-sonnet-4-5`, `thinking_level_change high`,
-/// `label plan-b → 55667788`, `compaction: SUMMARY`, ….
+/// `label plan-b → 55667788`, `compaction: SUMMARY`,
+/// `system: sections preamble, tools, cwd; tools +read, +bash`,
+/// `context_edit → 1234abcd: removed`, `usage cache_warm anthropic/claude: 5 tokens, $0.001`, ….
 ///
 /// Whitespace runs and control characters become one space, and the result
-/// is cut to [`PREVIEW_CHARS`] characters, ending in `…` when cut.
+/// is cut to [`PREVIEW_CHARS`] characters, ending in `…` when cut. Of each string
+/// only as much is read as the preview can show.
 pub fn preview(entry: &Value) -> String {
-    let raw = match type_str(entry) {
-        Some("message") => match entry.get("message") {
-            Some(m @ Value::Object(_)) => message_preview(m),
-            _ => "message".to_string(),
+    preview_of(entry)
+}
+
+/// [`preview`] of the entry on a line, read from its bytes without building it (see
+/// [`super::json_view`]); the same text. `None` when the line is not one JSON value.
+pub fn preview_line(line: &[u8]) -> Option<String> {
+    Tape::new(line).map(|t| preview_of(t.root()))
+}
+
+/// How much of the text blocks of one entry a preview gathers, at most.
+const PREVIEW_GATHER: usize = 16 * 1024;
+
+/// A string as is, as far as a preview shows it (see [`Json::str_visible`]);
+/// `null`/missing as empty; anything else as JSON (cut).
+fn jtext<'a, J: Json<'a>>(v: Option<J>) -> Cow<'a, str> {
+    match v {
+        None => Cow::Borrowed(""),
+        Some(v) if v.is_null() => Cow::Borrowed(""),
+        Some(v) => match v.str_visible(PREVIEW_CHARS + 1) {
+            Some(s) => s,
+            None => Cow::Owned(jtext_json(v)),
+        },
+    }
+}
+
+fn jtruthy<'a, J: Json<'a>>(v: Option<J>) -> bool {
+    v.is_some_and(|v| v.truthy())
+}
+
+fn jstr<'a, J: Json<'a>>(v: Option<J>) -> Option<std::borrow::Cow<'a, str>> {
+    v.and_then(|v| v.as_str())
+}
+
+/// Appends to a preview's text while it is shorter than [`PREVIEW_GATHER`].
+fn push_capped(out: &mut String, s: &str) {
+    if out.len() < PREVIEW_GATHER {
+        out.push_str(s);
+    }
+}
+
+fn preview_of<'a, J: Json<'a>>(entry: J) -> String {
+    let Some(e) = entry.obj() else {
+        return "entry".to_string();
+    };
+    let ty = jstr(e.get("type"));
+    let raw = match ty.as_deref() {
+        Some("message") => match e.get("message").and_then(|m| m.obj()) {
+            Some(m) => message_preview(&m),
+            None => "message".to_string(),
         },
         Some("custom_message") => {
             format!(
                 "custom_message {}: {}",
-                text_of(entry.get("customType")),
-                content_preview(entry.get("content"))
+                jtext(e.get("customType")),
+                content_preview(e.get("content"))
             )
         }
-        Some("compaction") => format!("compaction: {}", text_of(entry.get("summary"))),
+        Some("compaction") => format!("compaction: {}", jtext(e.get("summary"))),
         Some("branch_summary") => {
-            if js_truthy(entry.get("summary")) {
-                format!("branch_summary: {}", text_of(entry.get("summary")))
+            if jtruthy(e.get("summary")) {
+                format!("branch_summary: {}", jtext(e.get("summary")))
             } else {
                 "branch_summary (empty)".to_string()
             }
         }
         Some("model_change") => format!(
             "model_change {}/{}",
-            text_of(entry.get("provider")),
-            text_of(entry.get("modelId"))
+            jtext(e.get("provider")),
+            jtext(e.get("modelId"))
         ),
         Some("thinking_level_change") => {
-            format!(
-                "thinking_level_change {}",
-                text_of(entry.get("thinkingLevel"))
-            )
+            format!("thinking_level_change {}", jtext(e.get("thinkingLevel")))
         }
-        Some("label") => label_text(entry),
+        Some("label") => label_text(&e),
         Some("session_info") => {
-            if js_truthy(entry.get("name")) {
-                format!("session_info {}", text_of(entry.get("name")))
+            if jtruthy(e.get("name")) {
+                format!("session_info {}", jtext(e.get("name")))
             } else {
                 "session_info (name cleared)".to_string()
             }
         }
-        Some("custom") => format!("custom {}", text_of(entry.get("customType"))),
+        Some("custom") => format!("custom {}", jtext(e.get("customType"))),
+        Some("context_edit") => {
+            let what = match e.get("replacement") {
+                None => "(no replacement)".to_string(),
+                Some(r) if r.is_null() => "removed".to_string(),
+                Some(r) => match r.obj().and_then(|r| r.get("content")) {
+                    Some(c) => content_preview(Some(c)),
+                    None => "(no content)".to_string(),
+                },
+            };
+            format!("context_edit → {}: {what}", jtext(e.get("targetId")))
+        }
+        Some("usage") => {
+            let mut s = format!(
+                "usage {} {}",
+                jtext(e.get("kind")),
+                provider_model_of(e.get("provider"), e.get("model"))
+            );
+            if let Some(u) = e.get("usage").and_then(|u| u.obj()) {
+                let mut parts = Vec::new();
+                if let Some(t) = u.get("totalTokens") {
+                    parts.push(format!("{} tokens", jtext(Some(t))));
+                }
+                if let Some(c) = u
+                    .get("cost")
+                    .and_then(|c| c.obj())
+                    .and_then(|c| c.get("total"))
+                {
+                    parts.push(format!("${}", jtext(Some(c))));
+                }
+                if !parts.is_empty() {
+                    s.push_str(": ");
+                    s.push_str(&parts.join(", "));
+                }
+            }
+            s
+        }
         Some(t) => t.to_string(),
-        None => kind_name(entry),
+        None => match e.get("type") {
+            None => "entry".to_string(),
+            Some(t) if t.is_null() => "entry".to_string(),
+            Some(t) => sanitize_file_name(&t.stringify()),
+        },
     };
-    truncate_chars(&one_line(&raw), PREVIEW_CHARS)
+    one_line_cut(&raw, PREVIEW_CHARS)
 }
 
-fn message_preview(m: &Value) -> String {
+fn label_text<'a, O: JsonObj<'a>>(e: &O) -> String
+where
+    O::Val: Json<'a>,
+{
+    let target = jtext(e.get("targetId"));
+    if jtruthy(e.get("label")) {
+        format!("label {} → {target}", jtext(e.get("label")))
+    } else {
+        format!("label cleared → {target}")
+    }
+}
+
+fn provider_model_of<'a, J: Json<'a>>(provider: Option<J>, model: Option<J>) -> String {
+    let (p, m) = (jtext(provider), jtext(model));
+    match (p.is_empty(), m.is_empty()) {
+        (false, false) => format!("{p}/{m}"),
+        (true, false) => m.into_owned(),
+        (false, true) => p.into_owned(),
+        (true, true) => String::new(),
+    }
+}
+
+/// What a system message sets, in one line: its text (if any), the sections it
+/// sets (a removed one as `-name`), the tools it adds (`+name`) and removes
+/// (`-name`): `sections preamble, tools, cwd; tools +read, +bash`.
+pub fn system_summary<'a, J: Json<'a>>(m: J) -> String {
+    match m.obj() {
+        Some(m) => system_summary_obj(&m),
+        None => "not an object".to_string(),
+    }
+}
+
+fn message_preview<'a, O: JsonObj<'a>>(m: &O) -> String
+where
+    O::Val: Json<'a>,
+{
     let role = match m.get("role") {
-        Some(Value::String(r)) => r.clone(),
         None => "message".to_string(),
-        other => text_of(other),
+        Some(r) => match r.as_str() {
+            Some(r) => r.into_owned(),
+            None => jtext(Some(r)).into_owned(),
+        },
     };
     match role.as_str() {
         "assistant" => {
             let mut text = String::new();
             let mut thinking = String::new();
             let mut tools = String::new();
-            if let Some(Value::Array(blocks)) = m.get("content") {
+            let content = m.get("content");
+            if let Some(blocks) = content.and_then(|c| c.items()) {
                 for b in blocks {
-                    match b.get("type").and_then(Value::as_str) {
+                    let Some(b) = b.obj() else { continue };
+                    match jstr(b.get("type")).as_deref() {
                         Some("text") => {
-                            text.push(' ');
-                            text.push_str(&text_of(b.get("text")));
+                            push_capped(&mut text, " ");
+                            push_capped(&mut text, &jtext(b.get("text")));
                         }
                         Some("thinking") => {
-                            thinking.push(' ');
-                            thinking.push_str(&text_of(b.get("thinking")));
+                            push_capped(&mut thinking, " ");
+                            push_capped(&mut thinking, &jtext(b.get("thinking")));
                         }
                         Some("toolCall") => {
-                            tools.push_str(" → ");
-                            tools.push_str(&tool_call_summary(b));
+                            push_capped(&mut tools, " → ");
+                            push_capped(&mut tools, &tool_call_summary(&b));
                         }
                         _ => {}
                     }
                 }
-            } else if let Some(Value::String(s)) = m.get("content") {
-                text = s.clone();
+            } else if let Some(c) = content.filter(|c| c.is_string()) {
+                text = jtext(Some(c)).into_owned();
             }
             let mut text = one_line(&text);
             if text.is_empty() && tools.is_empty() && !one_line(&thinking).is_empty() {
                 text = format!("[thinking] {}", one_line(&thinking));
             }
             let mut tail = one_line(&tools);
-            if js_truthy(m.get("errorMessage")) {
+            if jtruthy(m.get("errorMessage")) {
                 tail.push_str(&format!(
                     " [error] {}",
-                    one_line(&text_of(m.get("errorMessage")))
+                    one_line(&jtext(m.get("errorMessage")))
                 ));
-            } else if m.get("stopReason").and_then(Value::as_str) == Some("aborted") {
+            } else if jstr(m.get("stopReason")).as_deref() == Some("aborted") {
                 tail.push_str(" (aborted)");
             }
             let tail = tail.trim().to_string();
@@ -540,13 +911,13 @@ fn message_preview(m: &Value) -> String {
             }
         }
         "toolResult" => {
-            let name = text_of(m.get("toolName"));
+            let name = jtext(m.get("toolName"));
             let name = if name.is_empty() {
                 String::new()
             } else {
                 format!(" {name}")
             };
-            let err = if js_truthy(m.get("isError")) {
+            let err = if jtruthy(m.get("isError")) {
                 " [error]"
             } else {
                 ""
@@ -556,94 +927,256 @@ fn message_preview(m: &Value) -> String {
                 content_preview(m.get("content"))
             )
         }
-        "bashExecution" => format!("bashExecution: $ {}", text_of(m.get("command"))),
+        "bashExecution" => format!("bashExecution: $ {}", jtext(m.get("command"))),
         "custom" => format!(
             "custom {}: {}",
-            text_of(m.get("customType")),
+            jtext(m.get("customType")),
             content_preview(m.get("content"))
         ),
+        "system" => {
+            // `m` is the message object; summarize it through its members.
+            format!("system: {}", system_summary_obj(m))
+        }
         _ => format!("{role}: {}", content_preview(m.get("content"))),
     }
 }
 
-/// Text blocks joined by spaces, images as `[image]`.
-fn content_preview(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::Array(blocks)) => {
-            let parts: Vec<String> = blocks
-                .iter()
-                .filter_map(|b| match b.get("type").and_then(Value::as_str) {
-                    Some("text") => Some(text_of(b.get("text"))),
-                    Some("image") => Some("[image]".to_string()),
-                    _ => None,
-                })
-                .collect();
-            parts.join(" ")
+fn system_summary_obj<'a, O: JsonObj<'a>>(m: &O) -> String
+where
+    O::Val: Json<'a>,
+{
+    let mut parts = Vec::new();
+    let text = content_preview(m.get("content"));
+    if !one_line(&text).is_empty() {
+        parts.push(format!("text \"{}\"", truncate_chars(&one_line(&text), 40)));
+    }
+    if let Some(sections) = m.get("sections").and_then(|s| s.obj()) {
+        let names: Vec<String> = sections
+            .members()
+            .into_iter()
+            .map(|(k, v)| {
+                if v.is_null() {
+                    format!("-{k}")
+                } else {
+                    k.into_owned()
+                }
+            })
+            .collect();
+        if !names.is_empty() {
+            parts.push(format!("sections {}", names.join(", ")));
         }
-        other => text_of(other),
+    }
+    let mut tools = Vec::new();
+    for (key, sign) in [("toolsAdded", '+'), ("toolsRemoved", '-')] {
+        for t in m.get(key).and_then(|v| v.items()).into_iter().flatten() {
+            tools.push(format!(
+                "{sign}{}",
+                jtext(t.obj().and_then(|t| t.get("name")))
+            ));
+        }
+    }
+    if !tools.is_empty() {
+        parts.push(format!("tools {}", tools.join(", ")));
+    }
+    if parts.is_empty() {
+        "empty".to_string()
+    } else {
+        parts.join("; ")
     }
 }
 
-fn tool_call_summary(block: &Value) -> String {
-    let name = text_of(block.get("name"));
+/// Text blocks joined by spaces, images as `[image]`.
+fn content_preview<'a, J: Json<'a>>(content: Option<J>) -> String {
+    match content.and_then(|c| c.items()) {
+        Some(blocks) => {
+            let mut out = String::new();
+            let mut first = true;
+            for b in blocks {
+                let Some(b) = b.obj() else { continue };
+                let part = match jstr(b.get("type")).as_deref() {
+                    Some("text") => jtext(b.get("text")),
+                    Some("image") => Cow::Borrowed("[image]"),
+                    _ => continue,
+                };
+                if !first {
+                    push_capped(&mut out, " ");
+                }
+                first = false;
+                push_capped(&mut out, &part);
+            }
+            out
+        }
+        None => jtext(content).into_owned(),
+    }
+}
+
+fn tool_call_summary<'a, O: JsonObj<'a>>(block: &O) -> String
+where
+    O::Val: Json<'a>,
+{
+    let name = jtext(block.get("name"));
     let args = block.get("arguments");
-    let arg = |k: &str| args.and_then(|a| a.get(k)).filter(|v| js_truthy(Some(v)));
-    let path = || text_of(arg("path").or_else(|| arg("file_path")));
-    let detail = match name.as_str() {
+    let args_obj = args.and_then(|a| a.obj());
+    let arg = |k: &str| {
+        args_obj
+            .as_ref()
+            .and_then(|a| a.get(k))
+            .filter(|v| v.truthy())
+    };
+    let path = || jtext(arg("path").or_else(|| arg("file_path")));
+    let detail: Cow<'_, str> = match &*name {
         "read" | "write" | "edit" => path(),
-        "bash" => text_of(arg("command")),
-        "grep" => format!(
+        "bash" => jtext(arg("command")),
+        "grep" => Cow::Owned(format!(
             "/{}/ in {}",
-            text_of(arg("pattern")),
-            arg("path").map_or(".".into(), |p| text_of(Some(p)))
-        ),
-        "find" => format!(
+            jtext(arg("pattern")),
+            arg("path").map_or(".".into(), |p| jtext(Some(p)))
+        )),
+        "find" => Cow::Owned(format!(
             "{} in {}",
-            text_of(arg("pattern")),
-            arg("path").map_or(".".into(), |p| text_of(Some(p)))
-        ),
-        "ls" => arg("path").map_or(".".into(), |p| text_of(Some(p))),
-        _ => args.map(js_stringify).unwrap_or_default(),
+            jtext(arg("pattern")),
+            arg("path").map_or(".".into(), |p| jtext(Some(p)))
+        )),
+        "ls" => arg("path").map_or(".".into(), |p| jtext(Some(p))),
+        _ => Cow::Owned(args.map(jtext_json).unwrap_or_default()),
     };
     if detail.is_empty() {
-        name
+        name.into_owned()
     } else {
         format!("{name} {detail}")
     }
 }
 
-/// Collapses whitespace and control characters into single spaces, trimmed.
-/// `s` on one line (runs of whitespace and control characters become one space).
-/// Previews are cut to [`PREVIEW_CHARS`] later, so only a prefix is worth building.
+/// Any value as JSON, cut to a kilobyte.
+fn jtext_json<'a, J: Json<'a>>(v: J) -> String {
+    let mut s = v.stringify();
+    let mut cut = 1024.min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    s
+}
+
+/// `s` on one line: runs of whitespace and control characters become one space,
+/// none at the ends. Previews are cut to [`PREVIEW_CHARS`] later, so only the first
+/// `PREVIEW_CHARS + 1` characters are built (enough to tell whether it was cut).
 pub(crate) fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(4 * PREVIEW_CHARS));
-    let mut pending_space = false;
-    for c in s.chars() {
-        if out.len() > 4 * PREVIEW_CHARS {
+    // One character more than a preview shows says whether it was cut.
+    one_line_n(s, PREVIEW_CHARS + 1)
+}
+
+/// [`one_line`] with at most `n` characters.
+fn one_line_n(s: &str, n: usize) -> String {
+    if s.is_ascii() {
+        // The same, a byte at a time.
+        let mut out = Vec::with_capacity(s.len().min(n + 1));
+        let mut blank = false;
+        for &b in s.as_bytes() {
+            if out.len() >= n {
+                break;
+            }
+            if b <= 0x20 || b == 0x7f {
+                blank = true;
+                continue;
+            }
+            if blank && !out.is_empty() {
+                out.push(b' ');
+                if out.len() >= n {
+                    break;
+                }
+            }
+            blank = false;
+            out.push(b);
+        }
+        return String::from_utf8(out).unwrap_or_default();
+    }
+    let mut out = String::with_capacity(s.len().min(4 * n));
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    let mut chars = 0;
+    while i < bytes.len() && chars < n {
+        // Skip a run of blanks.
+        let mut blank = false;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                if b > 0x20 && b != 0x7f {
+                    break;
+                }
+                i += 1;
+            } else {
+                let c = s[i..].chars().next().unwrap_or('a');
+                if !(c.is_whitespace() || c.is_control()) {
+                    break;
+                }
+                i += c.len_utf8();
+            }
+            blank = true;
+        }
+        if i >= bytes.len() {
             break;
         }
-        if c.is_whitespace() || c.is_control() {
-            pending_space = !out.is_empty();
-        } else {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.push(c);
+        if blank && !out.is_empty() {
+            out.push(' ');
+            chars += 1;
         }
+        // Then a run of other characters, up to the limit.
+        let start = i;
+        while i < bytes.len() && chars < n {
+            let b = bytes[i];
+            if b < 0x80 {
+                if b <= 0x20 || b == 0x7f {
+                    break;
+                }
+                i += 1;
+            } else {
+                let c = s[i..].chars().next().unwrap_or(' ');
+                if c.is_whitespace() || c.is_control() {
+                    break;
+                }
+                i += c.len_utf8();
+            }
+            chars += 1;
+        }
+        out.push_str(&s[start..i]);
     }
     out
 }
 
+/// `truncate_chars(&one_line(s), max)` in one pass.
+fn one_line_cut(s: &str, max: usize) -> String {
+    let line = one_line_n(s, max + 1);
+    truncate_chars(&line, max)
+}
+
 pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    // At most as many characters as bytes: nothing to cut.
+    if s.len() <= max {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    let trimmed = out.trim_end().len();
-    out.truncate(trimmed);
-    out.push('…');
-    out
+    // Where the first `max - 1` characters end, if there are more than `max`.
+    let keep = if s.is_ascii() {
+        Some(max.saturating_sub(1))
+    } else {
+        let mut it = s.char_indices().map(|(i, _)| i);
+        if max == 0 {
+            it.next().map(|_| 0)
+        } else {
+            // Where the `max`-th character starts (the first `max - 1` end there), if
+            // another follows it: then there are more than `max`.
+            let keep = it.nth(max - 1);
+            keep.filter(|_| it.next().is_some())
+        }
+    };
+    match keep {
+        None => s.to_string(),
+        Some(keep) => {
+            let mut out = s[..keep].trim_end().to_string();
+            out.push('…');
+            out
+        }
+    }
 }
 
 /// The readable `context`: [`render_context_message`] of each message,
@@ -675,16 +1208,7 @@ fn context_heading(m: &Value) -> String {
         other => text_of(other),
     };
     let detail = match role.as_str() {
-        "assistant" => {
-            let provider = text_of(m.get("provider"));
-            let model = text_of(m.get("model"));
-            match (provider.is_empty(), model.is_empty()) {
-                (false, false) => format!("{provider}/{model}"),
-                (true, false) => model,
-                (false, true) => provider,
-                (true, true) => String::new(),
-            }
-        }
+        "assistant" => provider_model(m.get("provider"), m.get("model")),
         "toolResult" => text_of(m.get("toolName")),
         _ => String::new(),
     };
@@ -1126,6 +1650,121 @@ mod tests {
     }
 
     #[test]
+    fn system_messages_read_as_a_prompt() {
+        let initial = msg(json!({"role":"system","content":"",
+            "sections":{"preamble":"You are a helper.","tools":"<tools>\n- read: Read\n</tools>"},
+            "timestamp":1,
+            "toolsAdded":[{"name":"read","description":"Read a file.",
+                "parameters":{"type":"object","required":["path"],"properties":{
+                    "path":{"type":"string","description":"Path to read"},
+                    "limit":{"type":"number"},
+                    "mode":{"type":["string","null"],"enum":["a","b"],"description":"How"}},
+                  "additionalProperties":false},
+                "constrainedSampling":{"type":"json_schema"}},
+              {"name":"noop","description":"Nothing.","parameters":{"type":"object","properties":{}}},
+              {"name":"raw","parameters":{"anyOf":[{"type":"string"}]}}]}));
+        assert_eq!(
+            render_entry(&initial),
+            "[system message: sections preamble, tools; tools +read, +noop, +raw]\n\
+             \n\
+             [section preamble]\n\
+             You are a helper.\n\
+             \n\
+             [section tools]\n\
+             <tools>\n- read: Read\n</tools>\n\
+             \n\
+             [tool read]\n\
+             Read a file.\n\
+             parameters:\n  \
+             path (string, required): Path to read\n  \
+             limit (number)\n  \
+             mode (string|null): How {\"enum\":[\"a\",\"b\"]}\n  \
+             schema: {\"additionalProperties\":false}\n\
+             constrained sampling: {\"type\":\"json_schema\"}\n\
+             \n\
+             [tool noop]\n\
+             Nothing.\n\
+             parameters: none\n\
+             \n\
+             [tool raw]\n\
+             parameters:\n\
+             {\n  \"anyOf\": [\n    {\n      \"type\": \"string\"\n    }\n  ]\n}\n"
+        );
+        let patch = msg(json!({"role":"system","content":"Also be brief.",
+            "sections":{"skills":"<skills>\nx\n</skills>","cwd":null},"timestamp":2,
+            "toolsRemoved":[{"name":"bash"}]}));
+        assert_eq!(
+            render_entry(&patch),
+            "[system message: text \"Also be brief.\"; sections skills, -cwd; tools -bash]\n\
+             \n\
+             [text]\n\
+             Also be brief.\n\
+             \n\
+             [section skills]\n\
+             <skills>\nx\n</skills>\n\
+             \n\
+             [section cwd removed]\n\
+             \n\
+             [tool bash removed]\n"
+        );
+        // In the context, under its heading: what the model got.
+        let m = initial["message"].clone();
+        let c = render_context_message(&m);
+        assert!(
+            c.starts_with("## system\n[system message: sections preamble, tools;"),
+            "{c}"
+        );
+        assert!(c.contains("[section preamble]\nYou are a helper.\n"), "{c}");
+        assert!(c.contains("[tool read]\nRead a file.\n"), "{c}");
+    }
+
+    #[test]
+    fn context_edits_usage_and_compactions_of_pi_16() {
+        let e = |r: Value| json!({"type":"context_edit","id":"e1","parentId":"x","targetId":"a1b2c3d4","replacement":r});
+        assert_eq!(
+            render_entry(&e(Value::Null)),
+            "[context edit of a1b2c3d4: removes it from the context]\n"
+        );
+        assert_eq!(
+            render_entry(&e(json!({"content":"Edited answer."}))),
+            "[context edit of a1b2c3d4: its content in the context becomes]\nEdited answer.\n"
+        );
+        let with_image = e(
+            json!({"content":[{"type":"text","text":"chart:"},{"type":"image","data":PNG_B64,"mimeType":"image/png"}]}),
+        );
+        assert_eq!(
+            render_entry(&with_image),
+            "[context edit of a1b2c3d4: its content in the context becomes]\nchart:\n\n[image 1: image/png, 8 bytes → image-1.png]\n"
+        );
+        assert_eq!(images(&with_image).len(), 1);
+        assert_eq!(
+            render_entry(&json!({"type":"context_edit","targetId":"a1b2c3d4"})),
+            "[context edit of a1b2c3d4: no replacement, so Pi cannot apply it]\n"
+        );
+        assert_eq!(
+            render_entry(&e(json!("oops"))),
+            "[context edit of a1b2c3d4: a replacement without content, which leaves it without content]\n\"oops\"\n"
+        );
+        let usage = json!({"type":"usage","id":"u1","kind":"cache_warm","provider":"anthropic","model":"claude-sonnet-4-5",
+            "usage":{"input":0,"output":1,"cacheRead":2104,"cacheWrite":0,"totalTokens":2105,
+                     "cost":{"input":0,"output":0.0000125,"cacheRead":0.0006312,"cacheWrite":0,"total":0.0006437}},
+            "note":"extension override"});
+        assert_eq!(
+            render_entry(&usage),
+            "[usage cache_warm: anthropic/claude-sonnet-4-5]\n\
+             extension override\n\
+             tokens: 0 input, 1 output, 2104 cache read, 0 cache write, 2105 total\n\
+             cost: $0.0006437 (0 input, 0.0000125 output, 0.0006312 cache read, 0 cache write)\n"
+        );
+        let c = json!({"type":"compaction","id":"c1","summary":"S","firstKeptEntryId":"c1","tokensBefore":1234,
+            "systemMessage":{"role":"system","content":"","sections":{"preamble":"P"},"toolsAdded":[{"name":"read"}],"timestamp":1}});
+        assert_eq!(
+            render_entry(&c),
+            "[compaction: 1234 tokens before, keeps nothing]\nS\n\n[with the system prompt: sections preamble; tools +read]\n"
+        );
+    }
+
+    #[test]
     fn every_rendering_is_nonempty_and_ends_in_newline() {
         let es = [
             json!({}),
@@ -1267,9 +1906,161 @@ mod tests {
             ),
             (json!({"type":"future_thing"}), "future_thing"),
             (json!({"id":"x"}), "entry"),
+            (json!({"type":{"a":1}}), "{\"a\":1}"),
+            (json!(["not an object"]), "entry"),
+            (
+                msg(
+                    json!({"role":"system","content":"","sections":{"preamble":"P","cwd":"<cwd>\n/x\n</cwd>"},
+                           "toolsAdded":[{"name":"read","description":"r","parameters":{}},{"name":"bash"}]}),
+                ),
+                "system: sections preamble, cwd; tools +read, +bash",
+            ),
+            (
+                msg(
+                    json!({"role":"system","content":"Also be brief.","sections":{"skills":"S","cwd":null},
+                           "toolsRemoved":[{"name":"bash"}]}),
+                ),
+                "system: text \"Also be brief.\"; sections skills, -cwd; tools -bash",
+            ),
+            (msg(json!({"role":"system","content":""})), "system: empty"),
+            (
+                json!({"type":"context_edit","targetId":"a1b2c3d4","replacement":null}),
+                "context_edit → a1b2c3d4: removed",
+            ),
+            (
+                json!({"type":"context_edit","targetId":"a1b2c3d4","replacement":{"content":[{"type":"text","text":"Edited\nanswer."}]}}),
+                "context_edit → a1b2c3d4: Edited answer.",
+            ),
+            (
+                json!({"type":"context_edit","targetId":"a1b2c3d4","replacement":{"content":"short"}}),
+                "context_edit → a1b2c3d4: short",
+            ),
+            (
+                json!({"type":"context_edit","targetId":"a1b2c3d4"}),
+                "context_edit → a1b2c3d4: (no replacement)",
+            ),
+            (
+                json!({"type":"usage","kind":"cache_warm","provider":"anthropic","model":"claude-sonnet-4-5",
+                       "usage":{"input":0,"output":1,"cacheRead":2104,"cacheWrite":0,"totalTokens":2105,
+                                "cost":{"input":0,"output":0.0000125,"cacheRead":0.0006312,"cacheWrite":0,"total":0.0006437}}}),
+                "usage cache_warm anthropic/claude-sonnet-4-5: 2105 tokens, $0.0006437",
+            ),
+            (
+                json!({"type":"usage","kind":"cache_warm"}),
+                "usage cache_warm",
+            ),
         ];
         for (e, want) in cases {
             assert_eq!(preview(&e), want, "{e}");
+            // The same from the line's bytes, without building it.
+            let line = js_stringify(&e);
+            assert_eq!(
+                preview_line(line.as_bytes()).as_deref(),
+                Some(want),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn previews_of_odd_lines_agree_between_bytes_and_values() {
+        let lines = [
+            r#"{"type":"message","message":{"role":"user","content":"dup"},"type":"label","label":"later wins","targetId":1}"#,
+            r#"{ "type" : "message" , "message" : { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "a\u00e9\n\"q\"" } ] } }"#,
+            r#"{"type":"message","message":{"role":["x"],"content":[{"type":"image"},{"type":"text","text":5}]}}"#,
+            r#"{"type":"message","message":{"role":"toolResult","toolName":null,"content":{"weird":true},"isError":"yes"}}"#,
+            r#"{"type":"session_info","name":0}"#,
+            r#"{"type":"compaction","summary":12.50}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","name":"grep","arguments":{"pattern":"x","path":""}},{"type":"toolCall","name":"z","arguments":[1,{"b":"c"}]}]}}"#,
+            r#"{"type":"message","message":{"role":"system","sections":{"a":"1","a":null,"b":"2"},"toolsAdded":"nope"}}"#,
+        ];
+        for l in lines {
+            let v: Value = serde_json::from_str(l).unwrap();
+            assert_eq!(preview_line(l.as_bytes()), Some(preview(&v)), "{l}");
+        }
+        // Invalid UTF-8 inside a string reads as U+FFFD either way.
+        let mut l = br#"{"type":"message","message":{"role":"user","content":"bad "#.to_vec();
+        l.extend_from_slice(b"\xff\xfe end\"}}");
+        let v = super::super::migrate::parse_line(&l).unwrap();
+        assert_eq!(preview_line(&l), Some(preview(&v)));
+        // A long text is read only as far as the preview needs.
+        let long = format!(
+            "{{\"type\":\"compaction\",\"summary\":\"{}\"}}",
+            "é".repeat(100_000)
+        );
+        let v: Value = serde_json::from_str(&long).unwrap();
+        assert_eq!(preview_line(long.as_bytes()), Some(preview(&v)));
+    }
+
+    #[test]
+    fn one_line_collapses_blanks_and_stops_after_n_characters() {
+        fn reference(s: &str, n: usize) -> String {
+            let mut out = String::new();
+            let mut pending = false;
+            for c in s.chars() {
+                if out.chars().count() >= n {
+                    break;
+                }
+                if c.is_whitespace() || c.is_control() {
+                    pending = !out.is_empty();
+                } else {
+                    if pending {
+                        out.push(' ');
+                        pending = false;
+                        if out.chars().count() >= n {
+                            break;
+                        }
+                    }
+                    out.push(c);
+                }
+            }
+            out
+        }
+        for s in [
+            "",
+            " ",
+            "a",
+            "  a  b  ",
+            "a\n\tb\x7fc\x01d",
+            "word ".repeat(40).as_str(),
+            "é à\u{2028}ü",
+            "  日本 語  ",
+            "x\u{85}y",
+            "ab cd ef gh",
+        ] {
+            for n in 0..12 {
+                assert_eq!(one_line_n(s, n), reference(s, n), "{s:?} {n}");
+            }
+            assert_eq!(one_line_n(s, 500), reference(s, 500), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn truncate_chars_cuts_past_max_characters() {
+        fn reference(s: &str, max: usize) -> String {
+            if s.chars().count() <= max {
+                return s.to_string();
+            }
+            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+            let trimmed = out.trim_end().len();
+            out.truncate(trimmed);
+            out.push('…');
+            out
+        }
+        for s in [
+            "",
+            "a",
+            "ab c",
+            "abcdef",
+            "é",
+            "éé",
+            "éàü ö",
+            "a é b",
+            "日本語テキスト",
+        ] {
+            for max in 0..10 {
+                assert_eq!(truncate_chars(s, max), reference(s, max), "{s:?} {max}");
+            }
         }
     }
 

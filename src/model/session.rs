@@ -86,7 +86,7 @@ pub mod flags {
     pub const SELF_PARENT: u8 = 8;
     /// Root because it closed a parent cycle.
     pub const CYCLE: u8 = 16;
-    /// The `type` is not one the format knows.
+    /// The `type` is not one the format knows (for Pi, one Pi 1.6 knows).
     pub const UNKNOWN_TYPE: u8 = 32;
     /// A parent that is not in the file is no problem: the entry is a root without a
     /// complaint (a Claude Code compaction boundary whose logical parent was not copied).
@@ -136,10 +136,11 @@ impl Entry {
 struct ContextPlan {
     /// The last thinking-level entry and the last model entry, parsed.
     settings: Vec<serde_json::Value>,
-    /// The last compaction, parsed.
-    compaction: serde_json::Value,
-    /// The rest of the context's entries, in order: those the compaction keeps from
-    /// before it, then everything after it.
+    /// The latest compaction on the path, parsed, if there is one.
+    compaction: Option<serde_json::Value>,
+    /// The other context entries that can contribute a message or an edit, in
+    /// order: those the compaction keeps from before it (system messages and older
+    /// compactions left out), then everything after it; the whole path without one.
     kept: Vec<u32>,
 }
 
@@ -211,6 +212,32 @@ pub enum ProblemKind {
         bytes: u64,
         parses: bool,
     },
+    /// Something about a `context_edit` (Pi 1.6), found by `check`.
+    ContextEdit {
+        /// Its `targetId` (empty when it has none).
+        target: String,
+        what: EditProblem,
+    },
+}
+
+/// What is wrong with a `context_edit`, or worth knowing about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditProblem {
+    /// No string `targetId`.
+    NoTarget,
+    /// The target is not in the file.
+    TargetMissing,
+    /// The target is neither before it on its branch nor after it.
+    OffBranch,
+    /// The target comes after it on its branch (only a hand-made file does this).
+    BeforeTarget,
+    /// No `replacement` key: Pi fails to build a context that holds both.
+    NoReplacement,
+    /// A replacement that is neither `null` nor `{content: text or blocks}`.
+    MalformedReplacement,
+    /// The target's content is not replaced in a context (a system message, a bash
+    /// run, a summary, a setting...): the edit changes nothing. The kind is named.
+    NoEffect(String),
 }
 
 /// Why a file could not be loaded as a session.
@@ -295,6 +322,8 @@ pub struct Session {
     missing_parents: HashSet<IdKey, IdBuild>,
     /// Live labels: target id -> (label, index of the label entry).
     labels: HashMap<IdKey, (Box<str>, u32), IdBuild>,
+    /// `context_edit` entries by the id they target, in file order.
+    edits: HashMap<IdKey, Vec<u32>, IdBuild>,
     /// The session name and the index of the `session_info` entry that set it.
     name: Option<(Box<str>, u32)>,
     branch_points: u32,
@@ -356,6 +385,7 @@ impl Session {
             roots: Vec::new(),
             missing_parents: HashSet::default(),
             labels: HashMap::default(),
+            edits: HashMap::default(),
             name: None,
             branch_points: 0,
             leaves: 0,
@@ -560,6 +590,58 @@ impl Session {
             .map(|(t, (_, e))| (self.by_id[t], *e))
     }
 
+    /// The `context_edit` entries that target node `i`, in file order (those that are
+    /// nodes themselves).
+    pub fn edits_of(&self, i: u32) -> Vec<u32> {
+        let e = &self.entries[i as usize];
+        if e.id.is_none() || e.flags & flags::NO_ID != 0 {
+            return Vec::new();
+        }
+        self.edits.get(&e.id).map_or_else(Vec::new, |v| {
+            v.iter()
+                .copied()
+                .filter(|&x| self.entries[x as usize].is_node())
+                .collect()
+        })
+    }
+
+    /// The edit that stands for node `i`'s edits: of those on the path to the leaf
+    /// (where Pi resumes), the last one, which is the one Pi applies there when its
+    /// compaction keeps it; otherwise the latest one in the file.
+    pub fn edited_by(&self, i: u32) -> Option<u32> {
+        let edits = self.edits_of(i);
+        let latest = *edits.last()?;
+        let leaf = self.leaf()?;
+        let on_leaf_path = |x: u32| {
+            let d = self.entries[x as usize].depth;
+            let mut cur = leaf;
+            while cur != NIL && self.entries[cur as usize].depth > d {
+                cur = self.entries[cur as usize].parent;
+            }
+            cur == x
+        };
+        Some(
+            edits
+                .iter()
+                .copied()
+                .filter(|&x| on_leaf_path(x))
+                .max_by_key(|&x| self.entries[x as usize].depth)
+                .unwrap_or(latest),
+        )
+    }
+
+    /// Every edited node with the edit [`Session::edited_by`] names, by node.
+    pub fn edited_entries(&self) -> Vec<(u32, u32)> {
+        let mut v: Vec<(u32, u32)> = self
+            .edits
+            .keys()
+            .filter_map(|k| self.by_id.get(k).copied())
+            .filter_map(|t| self.edited_by(t).map(|e| (t, e)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The session name: for Pi the latest `session_info` (an empty name clears it);
     /// for Claude Code its title rule (CLAUDE-FORMAT.md §7).
     pub fn name(&self) -> Option<&str> {
@@ -637,6 +719,8 @@ impl Session {
             + self.roots.capacity() * 4
             + self.v1_parsed.capacity() * 4
             + self.labels.capacity() * 48
+            + self.edits.capacity() * 48
+            + self.edits.values().map(|v| v.capacity() * 4).sum::<usize>()
             + self.problems.capacity() * std::mem::size_of::<Problem>()
             + self.claude().map_or(0, super::claude::State::heap_bytes)
     }
@@ -655,6 +739,11 @@ impl Session {
             }
         }
         self.read_range(e.offset, e.len)
+    }
+
+    /// Fills `buf` from the file at `offset` (lines lie where [`Entry::offset`] says).
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
     }
 
     fn read_range(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
@@ -748,44 +837,49 @@ impl Session {
         })
     }
 
-    /// The context at entry `i`, as messages (`context.json`) and as text (`context`).
-    pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
+    /// The messages of the context at entry `i`: what `context.json` holds
+    /// ([`super::render::context_json`]) and [`Session::context_renderer`] reads.
+    pub fn context_messages(&self, i: u32) -> io::Result<Vec<serde_json::Value>> {
         match &self.dialect {
-            Dialect::Pi => {
-                let messages = self.llm_context(i)?.messages;
-                Ok((
-                    super::render::render_context(&messages),
-                    super::render::context_json(&messages),
-                ))
-            }
-            Dialect::Claude(st) => {
-                let messages = super::claude::context(self, st, i)?;
-                Ok((
-                    super::claude::render::render_context(&messages),
-                    super::render::context_json(&messages),
-                ))
-            }
+            Dialect::Pi => Ok(self.llm_context(i)?.messages),
+            Dialect::Claude(st) => super::claude::context(self, st, i),
         }
     }
 
+    /// How this format's contexts read as text (`context`).
+    pub fn context_renderer(&self) -> fn(&[serde_json::Value]) -> String {
+        match &self.dialect {
+            Dialect::Pi => super::render::render_context,
+            Dialect::Claude(_) => super::claude::render::render_context,
+        }
+    }
+
+    /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
+    pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
+        let messages = self.context_messages(i)?;
+        Ok((
+            self.context_renderer()(&messages),
+            super::render::context_json(&messages),
+        ))
+    }
+
     /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
-    /// then `convertToLlm`).
+    /// then `convertToLlm`), by Pi 1.6.0's rules (see [`super::context`]).
     ///
-    /// Pi's context starts at the last compaction on the path, so where there is one
-    /// only the entries it keeps are read and parsed, plus the two that settle the
-    /// thinking level and the model (see [`Session::context_plan`]): at the deepest
-    /// leaf of a 100k-entry session that is 290 of 2,889 lines. Otherwise every entry
-    /// on the path is.
+    /// Only the entries that decide the context are read and parsed (see
+    /// [`Session::context_plan`]): where the path has a compaction, those it keeps and
+    /// those after it, plus the two that settle the thinking level and the model. At
+    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines.
     pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
         let path = self.context_path(i);
         let built = match self.context_plan(&path)? {
             Some(plan) => {
-                let kept = self.parse_for_context(i, &plan.kept)?;
-                let entries: Vec<&serde_json::Value> =
-                    std::iter::once(&plan.compaction).chain(&kept).collect();
+                let mut entries = Vec::with_capacity(plan.kept.len() + 1);
+                entries.extend(plan.compaction);
+                entries.extend(self.parse_for_context(i, &plan.kept)?);
                 super::context::build_from_parts(
-                    &plan.settings.iter().collect::<Vec<_>>(),
-                    &entries,
+                    super::context::settings(plan.settings.iter()),
+                    entries,
                 )
             }
             None => self.build_context_from_path(i, &path)?,
@@ -804,7 +898,7 @@ impl Session {
     }
 
     fn llm_context_of(built: super::context::Context) -> LlmContext {
-        let messages = super::context::convert_to_llm(&built.agent_messages);
+        let messages = super::context::convert_to_llm(built.agent_messages);
         LlmContext {
             thinking_level: built.thinking_level,
             model: built.model,
@@ -829,25 +923,56 @@ impl Session {
 
     fn build_context_from_path(&self, i: u32, path: &[u32]) -> io::Result<super::context::Context> {
         let values = self.parse_for_context(i, path)?;
-        let refs: Vec<&serde_json::Value> = values.iter().collect();
-        Ok(super::context::build_session_context(&refs))
+        Ok(super::context::build_session_context(values))
     }
 
-    /// Entries parsed for the context of `leaf`; one nested past serde_json's limit is
-    /// valid JSON Pi could read, but it contributes nothing here.
+    /// Entries parsed for the context of `leaf`, in the order given; one nested past
+    /// serde_json's limit is valid JSON Pi could read, but it contributes nothing here.
+    /// Lines that lie close together in the file are read with one `pread`.
     fn parse_for_context(&self, leaf: u32, entries: &[u32]) -> io::Result<Vec<serde_json::Value>> {
-        let mut values = Vec::with_capacity(entries.len());
-        for &p in entries {
-            match self.entry_value_if_buildable(p)? {
-                Some(v) => values.push(v),
-                None => log::debug!(
-                    "context of {}: skipping line {}, nested too deep to build",
-                    self.id_string(leaf),
-                    self.entries[p as usize].line
-                ),
+        /// Read the bytes between two lines rather than make another read, up to this.
+        const GAP: u64 = 16 << 10;
+        /// The most one read takes.
+        const SPAN: u64 = 4 << 20;
+        let line = |k: usize| &self.entries[entries[k] as usize];
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_by_key(|&k| line(k).offset);
+        let mut values: Vec<Option<serde_json::Value>> = (0..entries.len()).map(|_| None).collect();
+        let mut buf = Vec::new();
+        let mut g = 0;
+        while g < order.len() {
+            let start = line(order[g]).offset;
+            let mut end = start + line(order[g]).len as u64;
+            let mut h = g + 1;
+            while h < order.len() {
+                let e = line(order[h]);
+                let e_end = e.offset + e.len as u64;
+                if e.offset > end + GAP || e_end - start > SPAN {
+                    break;
+                }
+                end = end.max(e_end);
+                h += 1;
             }
+            buf.resize((end - start) as usize, 0);
+            self.file.read_exact_at(&mut buf, start)?;
+            for &k in &order[g..h] {
+                let e = line(k);
+                let at = (e.offset - start) as usize;
+                match super::migrate::parse_line(&buf[at..at + e.len as usize]) {
+                    Ok(mut v) => {
+                        super::migrate::migrate_entry(self, entries[k], &mut v);
+                        values[k] = Some(v);
+                    }
+                    Err(_) => log::debug!(
+                        "context of {}: skipping line {}, nested too deep to build",
+                        self.id_string(leaf),
+                        e.line
+                    ),
+                }
+            }
+            g = h;
         }
-        Ok(values)
+        Ok(values.into_iter().flatten().collect())
     }
 
     /// [`Session::entry_value`], with `None` for a line nested past serde_json's limit
@@ -860,14 +985,18 @@ impl Session {
         }
     }
 
-    /// Which entries of `path` decide its context, found from the index alone, when
-    /// the path has a compaction: Pi's `buildContextEntries` (the last compaction,
-    /// the entries from its `firstKeptEntryId` up to it, everything after it) and,
-    /// for `getSessionContextSettings`, the last `thinking_level_change` and the last
+    /// Which entries of `path` decide its context, found from the index alone: Pi
+    /// 1.6's `buildContextEntries` (the latest compaction, the entries from its
+    /// `firstKeptEntryId` up to it without system messages, everything after it; the
+    /// whole path without a compaction), keeping only the kinds that can contribute a
+    /// message or an edit (messages, custom messages, branch summaries, context edits:
+    /// an older compaction inside the kept range contributes nothing, nor do labels,
+    /// settings, names, custom entries and usage), and, for
+    /// `getSessionContextSettings`, the last `thinking_level_change` and the last
     /// `model_change` or assistant message (last one wins, each on its own).
     ///
-    /// `None` means "parse the whole path": no compaction, a legacy file (migration
-    /// rewrites entries), or anything unusual that only the full transcription in
+    /// `None` means "parse the whole path": a legacy file (migration rewrites
+    /// entries), or anything unusual that only the full transcription in
     /// [`super::context`] handles exactly: a compaction or setting that does not
     /// parse, an id that is not a string, a compaction id repeated earlier on the path.
     fn context_plan(&self, path: &[u32]) -> io::Result<Option<ContextPlan>> {
@@ -876,33 +1005,56 @@ impl Session {
         }
         let kind = |ty: &str, role: &str| self.kinds.find(ty, role);
         let is = |p: u32, k: Option<KindId>| k == Some(self.entries[p as usize].kind);
-        let Some(c) = path.iter().rposition(|&p| is(p, kind("compaction", ""))) else {
-            return Ok(None);
-        };
+        let compaction_kind = kind("compaction", "");
+        let system_kind = kind("message", "system");
         let with_id = |p: u32, key: IdKey| {
             let e = &self.entries[p as usize];
             e.id == key && e.flags & flags::NO_ID == 0
         };
-        let ce = &self.entries[path[c] as usize];
-        // Pi looks the compaction up again by id: the first path entry with it.
-        if ce.flags & flags::NO_ID != 0 || path.iter().position(|&p| with_id(p, ce.id)) != Some(c) {
-            return Ok(None);
-        }
-        let Some(compaction) = self.entry_value_if_buildable(path[c])? else {
-            return Ok(None);
+        // What can give a message or an edit, by kind: the `type` the index read is
+        // the one the parsed entry has, so this drops exactly what contributes nothing.
+        let contributes = |p: u32| {
+            let k = self.entries[p as usize].kind;
+            matches!(
+                self.kinds.entry_type(k),
+                "message" | "custom_message" | "branch_summary" | "context_edit"
+            )
         };
-        let first_kept = match compaction.get("firstKeptEntryId") {
-            Some(serde_json::Value::String(s)) => self
-                .ids
-                .get(s)
-                .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
-            _ => return Ok(None),
-        };
-        let mut kept = Vec::with_capacity(path.len() - c);
-        if let Some(f) = first_kept {
-            kept.extend_from_slice(&path[f..c]);
+        let mut kept = Vec::with_capacity(path.len());
+        let mut compaction = None;
+        match path.iter().rposition(|&p| is(p, compaction_kind)) {
+            None => kept.extend(path.iter().copied().filter(|&p| contributes(p))),
+            Some(c) => {
+                let ce = &self.entries[path[c] as usize];
+                // Pi looks the compaction up again by id: the first path entry with it.
+                if ce.flags & flags::NO_ID != 0
+                    || path.iter().position(|&p| with_id(p, ce.id)) != Some(c)
+                {
+                    return Ok(None);
+                }
+                let Some(value) = self.entry_value_if_buildable(path[c])? else {
+                    return Ok(None);
+                };
+                // Retain-none (its own id) finds nothing before it: nothing is kept.
+                let first_kept = match value.get("firstKeptEntryId") {
+                    Some(serde_json::Value::String(s)) => self
+                        .ids
+                        .get(s)
+                        .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
+                    _ => return Ok(None),
+                };
+                if let Some(f) = first_kept {
+                    kept.extend(
+                        path[f..c]
+                            .iter()
+                            .copied()
+                            .filter(|&p| contributes(p) && !is(p, system_kind)),
+                    );
+                }
+                kept.extend(path[c + 1..].iter().copied().filter(|&p| contributes(p)));
+                compaction = Some(value);
+            }
         }
-        kept.extend_from_slice(&path[c + 1..]);
 
         let last = |kinds: &[Option<KindId>]| {
             path.iter()
@@ -1323,6 +1475,12 @@ impl Session {
                             self.labels.remove(&t);
                         }
                     }
+                }
+            }
+            Some("context_edit") => {
+                if let Some(t) = head.target_id.as_str() {
+                    let t = self.ids.intern(t);
+                    self.edits.entry(t).or_default().push(idx);
                 }
             }
             Some("session_info") => {

@@ -5,14 +5,175 @@
 //! only where the tree forks (and for the first generation after a fork), with `├─`/`└─`
 //! connectors and `│` gutters; several roots hang off an invisible common root. Each
 //! line gives the id, a one-line preview of the entry (see [`super::render::preview`]),
-//! the label if any, and marks the leaf (where Pi resumes).
+//! the label if any, the `context_edit` that edits it if any (see
+//! [`Session::edited_by`]), and marks the leaf (where Pi resumes). Every entry has its
+//! line, `usage` and `context_edit` entries included (Pi's `/tree` hides them).
+//!
+//! Drawing reads the file once, front to back in large chunks, and takes each
+//! preview straight from the line's bytes ([`super::render::preview_line`]) without
+//! building the entry; legacy files (v1, v2), whose entries are migrated when read, go
+//! through [`Session::entry_value`] instead. The previews of a large file are found on
+//! every core (a run of the file each), then the tree is drawn on one. Claude Code's
+//! entries are parsed one by one ([`Session::preview`]): their previews are not Pi's,
+//! and a subagent's lines are in files of their own.
 //!
 //! A child that is a piece of its parent's turn ([`flags::PIECE`]: the dead end
 //! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
 //! before the real children, so that one turn reads as one turn and not as a fork.
 
+use super::Format;
+use super::render::preview_line;
 use super::session::{Session, flags};
 use std::io;
+
+/// How much of the file one read takes.
+const CHUNK: usize = 1 << 20;
+
+/// Every node's preview, by entry index.
+struct Previews {
+    text: String,
+    spans: Vec<(u32, u32)>,
+}
+
+impl Previews {
+    fn get(&self, i: u32) -> &str {
+        let (start, len) = self.spans[i as usize];
+        &self.text[start as usize..(start + len) as usize]
+    }
+}
+
+/// Files smaller than this are drawn on one thread.
+const PARALLEL_BYTES: u64 = 8 << 20;
+
+/// How previews are found: parsing every entry, or from the bytes on this many threads.
+#[derive(Clone, Copy)]
+enum Mode {
+    Parse,
+    Bytes(usize),
+}
+
+fn previews(s: &Session, mode: Mode) -> io::Result<Previews> {
+    let n = s.entries().len();
+    let threads = match mode {
+        _ if s.format() != Format::Pi || s.header().version < 3 || n == 0 => {
+            return Ok(previews_of_range(s, 0, n, true));
+        }
+        Mode::Parse => return Ok(previews_of_range(s, 0, n, true)),
+        Mode::Bytes(t) => t,
+    };
+    if threads < 2 {
+        return Ok(previews_of_range(s, 0, n, false));
+    }
+    // Previews are independent: split the file in runs of about equal bytes, one per
+    // thread, and join what each found.
+    let total = s.scanned_bytes();
+    let mut bounds = vec![0usize];
+    for k in 1..threads as u64 {
+        let at = total * k / threads as u64;
+        let i = s.entries().partition_point(|e| e.offset < at);
+        if i > *bounds.last().unwrap_or(&0) && i < n {
+            bounds.push(i);
+        }
+    }
+    bounds.push(n);
+    let parts: Vec<Previews> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (w[0], w[1]);
+                scope.spawn(move || previews_of_range(s, a, b, false))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a thread drawing previews panicked"))
+            .collect()
+    });
+    let mut out = Previews {
+        text: String::with_capacity(parts.iter().map(|p| p.text.len()).sum()),
+        spans: Vec::with_capacity(n),
+    };
+    for p in parts {
+        let base = out.text.len() as u32;
+        out.text.push_str(&p.text);
+        out.spans
+            .extend(p.spans.into_iter().map(|(start, len)| (start + base, len)));
+    }
+    Ok(out)
+}
+
+/// The previews of entries `a..b` (spans from `a`), reading their lines in large
+/// chunks; with `parse`, every entry parsed and migrated instead.
+fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
+    let mut out = Previews {
+        text: String::with_capacity((b - a) * 64),
+        spans: vec![(0, 0); b - a],
+    };
+    let put = |out: &mut Previews, i: usize, p: &str| {
+        let start = out.text.len() as u32;
+        out.text.push_str(p);
+        out.spans[i - a] = (start, p.len() as u32);
+    };
+    // Parsed and migrated; a line the index accepted but serde_json cannot build
+    // (nested too deep, a lone surrogate: JSON.parse takes both) is read from its bytes.
+    let slow = |i: u32| match s.preview(i) {
+        Ok(p) => p,
+        Err(_) => (s.format() == Format::Pi)
+            .then(|| s.entry_bytes(i).ok().and_then(|b| preview_line(&b)))
+            .flatten()
+            .unwrap_or_else(|| format!("{} (unreadable)", s.kind_name(i))),
+    };
+    if parse {
+        for i in a..b {
+            if s.entry(i as u32).is_node() {
+                put(&mut out, i, &slow(i as u32));
+            }
+        }
+        return out;
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    let mut i = a;
+    while i < b {
+        // Entries are in file order: read a run of them that fits one chunk at once.
+        let start = s.entry(i as u32).offset;
+        let mut j = i;
+        while j < b {
+            let e = s.entry(j as u32);
+            let end = e.offset + e.len as u64;
+            if j > i && end - start > CHUNK as u64 {
+                break;
+            }
+            j += 1;
+        }
+        let last = s.entry(j as u32 - 1);
+        let span = (last.offset + last.len as u64 - start) as usize;
+        buf.resize(span, 0);
+        if s.read_exact_at(&mut buf, start).is_err() {
+            // The file changed under us: each entry says for itself what it can.
+            for k in i..j {
+                if s.entry(k as u32).is_node() {
+                    put(&mut out, k, &slow(k as u32));
+                }
+            }
+            i = j;
+            continue;
+        }
+        for k in i..j {
+            let e = s.entry(k as u32);
+            if !e.is_node() {
+                continue;
+            }
+            let at = (e.offset - start) as usize;
+            let line = &buf[at..at + e.len as usize];
+            match preview_line(line) {
+                Some(p) => put(&mut out, k, &p),
+                None => put(&mut out, k, &slow(k as u32)),
+            }
+        }
+        i = j;
+    }
+    out
+}
 
 struct Frame {
     node: u32,
@@ -20,14 +181,38 @@ struct Frame {
     just_branched: bool,
     show_connector: bool,
     is_last: bool,
-    /// (position, draw a bar) for each open fork above.
-    gutters: std::rc::Rc<Vec<(usize, bool)>>,
+    /// For each position, whether an open fork above draws a bar there (`None`: no
+    /// fork at that position).
+    gutters: std::rc::Rc<Vec<Option<bool>>>,
     virtual_root_child: bool,
 }
 
-/// Renders the whole tree. Reads and parses every entry once.
+/// Renders the whole tree. Reads every line once; a large file on every core.
 pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::new();
+    let threads = if s.scanned_bytes() < PARALLEL_BYTES {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |t| t.get().min(8))
+    };
+    draw(s, previews(s, Mode::Bytes(threads))?)
+}
+
+/// [`render_tree`] with every entry parsed and migrated (the way legacy files are
+/// drawn): what drawing from the bytes must agree with (tests compare the two).
+#[doc(hidden)]
+pub fn render_tree_parsing_every_entry(s: &Session) -> io::Result<Vec<u8>> {
+    draw(s, previews(s, Mode::Parse)?)
+}
+
+/// [`render_tree`] with the previews found by `threads` threads, whatever the size.
+#[doc(hidden)]
+pub fn render_tree_on_threads(s: &Session, threads: usize) -> io::Result<Vec<u8>> {
+    draw(s, previews(s, Mode::Bytes(threads))?)
+}
+
+fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
+    let edited: std::collections::HashMap<u32, u32> = s.edited_entries().into_iter().collect();
+    let mut out: Vec<u8> = Vec::with_capacity(previews.text.len() + s.entries().len() * 24);
     let roots = s.roots();
     let multiple_roots = roots.len() > 1;
     let leaf = s.leaf();
@@ -59,7 +244,7 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
             -1
         };
         for level in 0..display_indent {
-            if let Some(&(_, show)) = f.gutters.iter().find(|g| g.0 == level) {
+            if let Some(&Some(show)) = f.gutters.get(level) {
                 out.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
             } else if connector && level as isize == connector_pos {
                 out.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
@@ -67,18 +252,18 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
                 out.extend_from_slice(b"   ");
             }
         }
-        match s.alias(f.node) {
-            Some(a) => out.extend_from_slice(a.as_bytes()),
-            None => out.extend_from_slice(s.id_string(f.node).as_bytes()),
+        if let Some(a) = s.alias(f.node) {
+            out.extend_from_slice(a.as_bytes());
+        } else if !s.ids().write_to(s.entry(f.node).id, &mut out) {
+            out.extend_from_slice(s.id_string(f.node).as_bytes());
         }
         out.push(b' ');
-        let line = match s.preview(f.node) {
-            Ok(p) => p,
-            Err(_) => format!("{} (unreadable)", s.kind_name(f.node)),
-        };
-        out.extend_from_slice(line.as_bytes());
+        out.extend_from_slice(previews.get(f.node).as_bytes());
         if let Some(l) = s.label_of(f.node) {
             out.extend_from_slice(format!("  [label: {}]", one_line(l)).as_bytes());
+        }
+        if let Some(&e) = edited.get(&f.node) {
+            out.extend_from_slice(format!("  [edited by {}]", s.id_string(e)).as_bytes());
         }
         if Some(f.node) == leaf {
             out.extend_from_slice("  ← leaf".as_bytes());
@@ -107,7 +292,12 @@ pub fn render_tree(s: &Session) -> io::Result<Vec<u8>> {
         };
         let gutters = if connector {
             let mut g = (*f.gutters).clone();
-            g.push((current_display.saturating_sub(1), !f.is_last));
+            let at = current_display.saturating_sub(1);
+            if g.len() <= at {
+                g.resize(at + 1, None);
+            }
+            // The first fork that claimed a position keeps it.
+            g[at].get_or_insert(!f.is_last);
             std::rc::Rc::new(g)
         } else {
             f.gutters.clone()

@@ -53,12 +53,16 @@ pub enum Slot {
     ChildLink,
     /// `branches/ID`.
     BranchLink,
+    /// `…/ID/edited-by`, the link to the `context_edit` that edits the entry.
+    EditedByLink,
+    /// `.id/ID/edited-by`.
+    EditedByFlatLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
 }
 
-/// Images an entry can show (slots 13..64).
-pub const MAX_IMAGES: u32 = (SLOTS - 13) as u32;
+/// Images an entry can show (slots 15..64).
+pub const MAX_IMAGES: u32 = (SLOTS - 15) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -76,7 +80,9 @@ impl Slot {
             Slot::ParentLink => 10,
             Slot::ChildLink => 11,
             Slot::BranchLink => 12,
-            Slot::Image(n) => 12 + n as u64,
+            Slot::EditedByLink => 13,
+            Slot::EditedByFlatLink => 14,
+            Slot::Image(n) => 14 + n as u64,
         }
     }
 
@@ -95,7 +101,9 @@ impl Slot {
             10 => Slot::ParentLink,
             11 => Slot::ChildLink,
             12 => Slot::BranchLink,
-            n => Slot::Image((n - 12) as u32),
+            13 => Slot::EditedByLink,
+            14 => Slot::EditedByFlatLink,
+            n => Slot::Image((n - 14) as u32),
         }
     }
 }
@@ -133,6 +141,8 @@ mod tests {
             Slot::NestedDir,
             Slot::Kind,
             Slot::BranchLink,
+            Slot::EditedByLink,
+            Slot::EditedByFlatLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
         ] {

@@ -3,15 +3,19 @@
 //! Reads take the model's read lock; appends and refreshes take its write lock only
 //! while they change the index. Rendered content (an entry's text and images, a
 //! context, the tree) is computed on demand and kept in small caches, so `stat`, `open`
-//! and `read` of the same file render it once. Kernel cache invalidations are computed
-//! from each [`Change`] and handed to a sink (the adapter's notifier thread); the view
-//! itself never calls into the kernel.
+//! and `read` of the same file render it once; a context renders each of its two forms
+//! only when that form is asked for. Kernel cache invalidations are computed from each
+//! [`Change`] and handed to a sink (the adapter's notifier thread); the view itself
+//! never calls into the kernel. Almost everything an entry shows is fixed once shown;
+//! the exception is `edited-by`, which follows the edits appended and the leaf, so
+//! every change compares the edits it names before and after and invalidates the
+//! entries whose link appeared, moved or went.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{escape_id, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{NewEntry, sanitize_name};
-use crate::model::render::Image;
+use crate::model::render::{self, Image};
 use crate::model::session::{Change, NIL, Session};
 use crate::model::{AppendError, Format, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
@@ -108,10 +112,65 @@ struct Rendered {
     full_output: Option<PathBuf>,
 }
 
-/// An entry's context, both forms.
+/// An entry's context: Pi's messages, and each form rendered when first asked for
+/// (`cat context` never pays for `context.json`). The messages are dropped once both
+/// forms are rendered.
 struct Ctx {
-    text: Vec<u8>,
-    json: Vec<u8>,
+    messages: Mutex<Option<Vec<serde_json::Value>>>,
+    /// How its format reads a context (`Session::context_renderer`).
+    readable: fn(&[serde_json::Value]) -> String,
+    text: std::sync::OnceLock<Arc<Vec<u8>>>,
+    json: std::sync::OnceLock<Arc<Vec<u8>>>,
+    /// What it is charged in the cache: twice the first form rendered.
+    weight: usize,
+}
+
+impl Ctx {
+    /// A context with `json` (or the readable form) rendered.
+    fn new(
+        messages: Vec<serde_json::Value>,
+        readable: fn(&[serde_json::Value]) -> String,
+        json: bool,
+    ) -> Ctx {
+        let c = Ctx {
+            messages: Mutex::new(Some(messages)),
+            readable,
+            text: std::sync::OnceLock::new(),
+            json: std::sync::OnceLock::new(),
+            weight: 0,
+        };
+        let first = if json { c.json() } else { c.text() };
+        Ctx {
+            weight: 2 * first.len(),
+            ..c
+        }
+    }
+
+    fn text(&self) -> Arc<Vec<u8>> {
+        self.text
+            .get_or_init(|| self.render(self.readable, &self.json))
+            .clone()
+    }
+
+    fn json(&self) -> Arc<Vec<u8>> {
+        self.json
+            .get_or_init(|| self.render(render::context_json, &self.text))
+            .clone()
+    }
+
+    fn render(
+        &self,
+        f: impl FnOnce(&[serde_json::Value]) -> String,
+        other: &std::sync::OnceLock<Arc<Vec<u8>>>,
+    ) -> Arc<Vec<u8>> {
+        let mut messages = self.messages.lock();
+        // Present until both forms exist, and this one does not yet.
+        let out = f(messages.as_deref().unwrap_or_default());
+        if other.get().is_some() {
+            *messages = None;
+        }
+        Arc::new(out.into_bytes())
+    }
 }
 
 /// What a cached value costs in memory.
@@ -127,7 +186,7 @@ impl Weight for Rendered {
 
 impl Weight for Ctx {
     fn bytes(&self) -> usize {
-        self.text.len() + self.json.len()
+        self.weight
     }
 }
 
@@ -493,6 +552,33 @@ impl SessionView {
         if change.name_changed {
             invs.push(Invalidation::Inode(ino::NAME));
         }
+        // `edited-by` follows the edits and the leaf: wherever the edit it names
+        // changed, it appeared or it went, the entry's listings, the cached name and
+        // the link itself are stale.
+        let after = s.edited_entries();
+        let mut stale: Vec<u32> = before
+            .edited
+            .iter()
+            .filter(|x| !after.contains(x))
+            .chain(after.iter().filter(|x| !before.edited.contains(x)))
+            .map(|&(t, _)| t)
+            .collect();
+        stale.sort_unstable();
+        stale.dedup();
+        for t in stale {
+            for (dir, link) in [
+                (Slot::NestedDir, Slot::EditedByLink),
+                (Slot::FlatDir, Slot::EditedByFlatLink),
+            ] {
+                let d = entry_ino(st.base, t, dir);
+                invs.push(Invalidation::Inode(d));
+                invs.push(Invalidation::Entry {
+                    parent: d,
+                    name: "edited-by".into(),
+                });
+                invs.push(Invalidation::Inode(entry_ino(st.base, t, link)));
+            }
+        }
         invs
     }
 
@@ -531,6 +617,7 @@ impl SessionView {
                     let e = s.entry(idx);
                     let ok = match slot {
                         Slot::ParentLink | Slot::ChildLink => e.parent != NIL,
+                        Slot::EditedByLink | Slot::EditedByFlatLink => s.edited_by(idx).is_some(),
                         _ => true,
                     };
                     if !ok {
@@ -587,6 +674,7 @@ impl SessionView {
             v.push((FULL_OUTPUT.into(), Slot::Image(MAX_IMAGES)));
         }
         v.push(("reply".into(), Slot::Reply));
+        let edited = s.edited_by(idx).is_some();
         if flat {
             v.push(("entry.json".into(), Slot::EntryJson));
             v.push(("context".into(), Slot::Context));
@@ -594,10 +682,16 @@ impl SessionView {
             if s.entry(idx).parent != NIL {
                 v.push(("parent".into(), Slot::ParentLink));
             }
+            if edited {
+                v.push(("edited-by".into(), Slot::EditedByFlatLink));
+            }
         } else {
             v.push(("entry.json".into(), Slot::EntryJsonLink));
             v.push(("context".into(), Slot::ContextLink));
             v.push(("context.json".into(), Slot::ContextJsonLink));
+            if edited {
+                v.push(("edited-by".into(), Slot::EditedByLink));
+            }
         }
         Ok(v)
     }
@@ -627,16 +721,15 @@ impl SessionView {
         Ok(r)
     }
 
-    fn context(&self, st: &State, idx: u32) -> Result<Arc<Ctx>> {
+    /// Entry `idx`'s context, built (and `context.json` or, with `json` false, the
+    /// readable `context` rendered) when not cached.
+    fn context(&self, st: &State, idx: u32, json: bool) -> Result<Arc<Ctx>> {
         let key = (st.base, idx);
         if let Some(c) = self.contexts.lock().get(key) {
             return Ok(c);
         }
-        let (text, json) = st.s.context_files(idx)?;
-        let c = Arc::new(Ctx {
-            text: text.into_bytes(),
-            json: json.into_bytes(),
-        });
+        let messages = st.s.context_messages(idx)?;
+        let c = Arc::new(Ctx::new(messages, st.s.context_renderer(), json));
         self.contexts.lock().put(key, c.clone());
         Ok(c)
     }
@@ -659,23 +752,39 @@ impl SessionView {
         }
     }
 
-    /// Depth of an entry's nested directory below the mount root (roots are 1).
+    /// The target of a symlink in entry `idx`'s nested directory to `.id/ID/file`.
     fn symlink_to_id(&self, st: &State, idx: u32, file: &str) -> Vec<u8> {
-        let depth = st.s.depth(idx);
         let id = name_of(&st.s, idx);
-        let rel_len = depth * 3 + 4 + id.len() + 1 + file.len();
+        self.link_from_nested(st, idx, &format!("{id}/{file}"))
+    }
+
+    /// The target of a symlink in entry `idx`'s nested directory to `.id/REST`:
+    /// relative (one `../` per level), or through the mount point where that would
+    /// pass the kernel's limit.
+    fn link_from_nested(&self, st: &State, idx: u32, rest: &str) -> Vec<u8> {
+        let depth = st.s.depth(idx);
+        let rel_len = depth * 3 + 4 + rest.len();
         if rel_len < 4000 {
             let mut t = "../".repeat(depth);
             t.push_str(".id/");
-            t.push_str(&id);
-            t.push('/');
-            t.push_str(file);
+            t.push_str(rest);
             t.into_bytes()
         } else {
             let mut p = self.opts.mount_point.clone().into_os_string().into_vec();
-            p.extend_from_slice(format!("/.id/{id}/{file}").as_bytes());
+            p.extend_from_slice(format!("/.id/{rest}").as_bytes());
             p
         }
+    }
+
+    /// The `edited-by` link of entry `idx`, from its nested directory or from `.id/`.
+    fn edited_by_link(&self, st: &State, idx: u32, flat: bool) -> Result<Vec<u8>> {
+        let e = st.s.edited_by(idx).ok_or(Error::NotFound)?;
+        let id = name_of(&st.s, e);
+        Ok(if flat {
+            format!("../{id}").into_bytes()
+        } else {
+            self.link_from_nested(st, idx, &id)
+        })
     }
 
     // ----- attributes -------------------------------------------------------------
@@ -785,13 +894,13 @@ impl SessionView {
                     Slot::Reply => file(0, mtime, rw, FOREVER),
                     Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, 0o444, FOREVER),
                     Slot::Context => file(
-                        self.context(st, idx)?.text.len() as u64,
+                        self.context(st, idx, false)?.text().len() as u64,
                         mtime,
                         0o444,
                         context_ttl,
                     ),
                     Slot::ContextJson => file(
-                        self.context(st, idx)?.json.len() as u64,
+                        self.context(st, idx, true)?.json().len() as u64,
                         mtime,
                         0o444,
                         context_ttl,
@@ -817,6 +926,13 @@ impl SessionView {
                     }
                     Slot::ChildLink => link(3 + name_of(s, idx).len() as u64, mtime, FOREVER),
                     Slot::BranchLink => link(7 + name_of(s, idx).len() as u64, mtime, SHORT),
+                    // Which edit it names follows the leaf: short-lived, and invalidated.
+                    Slot::EditedByLink | Slot::EditedByFlatLink => {
+                        let flat = *slot == Slot::EditedByFlatLink;
+                        let t = self.edited_by_link(st, idx, flat)?;
+                        let e = s.edited_by(idx).ok_or(Error::NotFound)?;
+                        link(t.len() as u64, time_of(s.entry(e).ts), SHORT)
+                    }
                 }
             }
         })
@@ -930,6 +1046,8 @@ impl SessionView {
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
                 Slot::ChildLink => format!("../{}", id_of(idx)).into_bytes(),
                 Slot::BranchLink => format!("../.id/{}", id_of(idx)).into_bytes(),
+                Slot::EditedByLink => self.edited_by_link(&st, idx, false)?,
+                Slot::EditedByFlatLink => self.edited_by_link(&st, idx, true)?,
                 _ => return Err(Error::Invalid),
             },
             _ => return Err(Error::Invalid),
@@ -1011,7 +1129,9 @@ impl SessionView {
                         Slot::EntryJsonLink
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
-                        | Slot::ParentLink => FileKind::Symlink,
+                        | Slot::ParentLink
+                        | Slot::EditedByLink
+                        | Slot::EditedByFlatLink => FileKind::Symlink,
                         _ => FileKind::File,
                     };
                     if !l.push(entry_ino(st.base, idx, sl), kind, n.into()) {
@@ -1186,11 +1306,11 @@ impl SessionView {
                 (Arc::new(b), true)
             }
             Node::E(idx, Slot::Context) => (
-                Arc::new(self.context(&st, idx)?.text.clone()),
+                self.context(&st, idx, false)?.text(),
                 st.s.contexts_settled(),
             ),
             Node::E(idx, Slot::ContextJson) => (
-                Arc::new(self.context(&st, idx)?.json.clone()),
+                self.context(&st, idx, true)?.json(),
                 st.s.contexts_settled(),
             ),
             Node::Root
@@ -1783,6 +1903,8 @@ struct Snapshot {
     leaf: Option<u32>,
     root_names: Vec<String>,
     labels: Vec<String>,
+    /// Edited entries and the edit each `edited-by` names.
+    edited: Vec<(u32, u32)>,
 }
 
 impl Snapshot {
@@ -1793,6 +1915,7 @@ impl Snapshot {
             leaf: s.leaf(),
             root_names: s.roots().iter().map(|&r| name_of(s, r)).collect(),
             labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
+            edited: s.edited_entries(),
         }
     }
 }
@@ -1803,8 +1926,11 @@ mod tests {
 
     fn ctx(n: usize) -> Arc<Ctx> {
         Arc::new(Ctx {
-            text: vec![b'x'; n],
-            json: Vec::new(),
+            messages: Mutex::new(None),
+            readable: render::render_context,
+            text: std::sync::OnceLock::new(),
+            json: std::sync::OnceLock::new(),
+            weight: n,
         })
     }
 
