@@ -578,7 +578,17 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
             _ => g.push(meta_user(reminder(&k))),
         }
     };
+    // What the merge of an assistant message looks back over, for each message of `g`
+    // (kept in step with it: only the last message changes in place, or one merged
+    // into, which stays what it was), so that a long run of tool calls does not make
+    // each lookback parse its way through the run again.
+    let mut run: Vec<Run> = Vec::with_capacity(list.len());
+    // Messages of `g` below this one no longer change.
+    let mut settled = 0;
     for k in list {
+        run.truncate(settled);
+        run.extend(g[settled..].iter().map(Run::of));
+        settled = g.len().saturating_sub(1);
         let t = ty(&k).to_string();
         if t == "progress" || is_synthetic_error(&k) {
             continue;
@@ -621,21 +631,18 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
                         }
                     }
                 }
-                let id = k.get("message").and_then(|m| m.get("id")).cloned();
+                let id = k.get("message").and_then(|m| m.get("id"));
                 let mut merged = false;
                 for f in (0..g.len()).rev() {
-                    let n = &g[f];
-                    let nt = ty(n);
-                    if nt != "assistant" && nt != "api_system" && !has_tool_result(n) {
-                        break;
-                    }
-                    if nt == "assistant" {
-                        if n.get("message").and_then(|m| m.get("id")).cloned() == id {
-                            g[f] = merge_assistant(n, &k);
+                    match &run[f] {
+                        Run::Breaks => break,
+                        Run::Passes => {}
+                        Run::Assistant(a) if a.as_ref() == id => {
+                            g[f] = merge_assistant(&g[f], &k);
                             merged = true;
                             break;
                         }
-                        continue;
+                        Run::Assistant(_) => {}
                     }
                 }
                 if !merged {
@@ -683,6 +690,27 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
         g
     };
     errors_keep_text(g)
+}
+
+/// What an assistant message's merge (in [`normalize`]) sees of an earlier message.
+enum Run {
+    /// An assistant message, with its `message.id`.
+    Assistant(Option<Value>),
+    /// Looked past: an `api_system` message, a user message with a tool result.
+    Passes,
+    /// Ends the lookback.
+    Breaks,
+}
+
+impl Run {
+    fn of(n: &Value) -> Run {
+        match ty(n) {
+            "assistant" => Run::Assistant(n.get("message").and_then(|m| m.get("id")).cloned()),
+            "api_system" => Run::Passes,
+            _ if has_tool_result(n) => Run::Passes,
+            _ => Run::Breaks,
+        }
+    }
 }
 
 /// `Qcm`: an attachment message merged into a user message (`num`'s plain case).
@@ -861,57 +889,61 @@ fn errors_keep_text(mut g: Vec<Value>) -> Vec<Value> {
 
 // ----- Cpc: tool calls and results paired ------------------------------------------------------
 
-fn pair_tool_results(e: Vec<Value>) -> Vec<Value> {
+/// The messages are moved from `e` to the result as they are passed (a message is
+/// copied only where it changes), so a long session costs no copy of its contents.
+fn pair_tool_results(mut e: Vec<Value>) -> Vec<Value> {
     let mut t: Vec<Value> = Vec::with_capacity(e.len());
-    let mut changed = false;
     let mut seen_uses: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut o = 0;
     while o < e.len() {
         let s = &e[o];
         if ty(s) != "assistant" {
             if ty(s) == "user"
-                && matches!(content(s), Some(Value::Array(_)))
+                && let Some(Value::Array(bs)) = content(s)
                 && t.last().is_none_or(|l| ty(l) != "assistant")
+                && bs.iter().any(|b| block_type(b) == "tool_result")
             {
-                let bs = as_blocks(content(s));
                 let kept: Vec<Value> = bs
                     .iter()
                     .filter(|b| block_type(b) != "tool_result")
                     .cloned()
                     .collect();
-                if kept.len() != bs.len() {
-                    changed = true;
-                    let c = if !kept.is_empty() {
-                        Some(kept)
-                    } else if t.is_empty() {
-                        Some(vec![
-                            json!({"type": "text", "text": "[Orphaned tool result removed due to conversation resume]"}),
-                        ])
-                    } else {
-                        None
-                    };
-                    if let Some(c) = c {
-                        let mut m = s.clone();
-                        set_content(&mut m, Value::Array(c));
-                        t.push(m);
-                    }
-                    o += 1;
-                    continue;
+                let c = if !kept.is_empty() {
+                    Some(kept)
+                } else if t.is_empty() {
+                    Some(vec![
+                        json!({"type": "text", "text": "[Orphaned tool result removed due to conversation resume]"}),
+                    ])
+                } else {
+                    None
+                };
+                if let Some(c) = c {
+                    let mut m = std::mem::take(&mut e[o]);
+                    set_content(&mut m, Value::Array(c));
+                    t.push(m);
                 }
+                o += 1;
+                continue;
             }
-            t.push(s.clone());
+            t.push(std::mem::take(&mut e[o]));
             o += 1;
             continue;
         }
-        let bs = as_blocks(content(s));
+        let owned;
+        let bs: &[Value] = match content(s) {
+            Some(Value::Array(a)) => a,
+            other => {
+                owned = as_blocks(other);
+                &owned
+            }
+        };
         let result_ids: std::collections::HashSet<String> = bs
             .iter()
             .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
             .map(str::to_string)
             .collect();
         let mut uses: Vec<String> = Vec::new();
-        let mut removed = false;
-        let mut c: Vec<Value> = Vec::new();
+        let mut dropped = vec![false; bs.len()];
         for (i, b) in bs.iter().enumerate() {
             let mut drop = false;
             let bt = block_type(b);
@@ -935,24 +967,30 @@ fn pair_tool_results(e: Vec<Value>) -> Vec<Value> {
             {
                 drop = true;
             }
-            if !drop {
-                c.push(b.clone());
-                continue;
-            }
-            changed = true;
-            removed = true;
-            let th = |x: Option<&Value>| {
-                x.is_some_and(|x| matches!(block_type(x), "thinking" | "redacted_thinking"))
-            };
-            if th(i.checked_sub(1).and_then(|p| bs.get(p))) && th(bs.get(i + 1)) {
-                c.push(json!({"type": "text", "text": "[Tool use removed]", "citations": []}));
-            }
+            dropped[i] = drop;
         }
-        if c.is_empty() {
-            c.push(json!({"type": "text", "text": "[Tool use interrupted]", "citations": []}));
-        }
-        let mut a = s.clone();
-        if removed {
+        // The content without the dropped blocks, where some are.
+        let c = dropped.contains(&true).then(|| {
+            let mut c: Vec<Value> = Vec::new();
+            for (i, b) in bs.iter().enumerate() {
+                if !dropped[i] {
+                    c.push(b.clone());
+                    continue;
+                }
+                let th = |x: Option<&Value>| {
+                    x.is_some_and(|x| matches!(block_type(x), "thinking" | "redacted_thinking"))
+                };
+                if th(i.checked_sub(1).and_then(|p| bs.get(p))) && th(bs.get(i + 1)) {
+                    c.push(json!({"type": "text", "text": "[Tool use removed]", "citations": []}));
+                }
+            }
+            if c.is_empty() {
+                c.push(json!({"type": "text", "text": "[Tool use interrupted]", "citations": []}));
+            }
+            c
+        });
+        let mut a = std::mem::take(&mut e[o]);
+        if let Some(c) = c {
             set_content(&mut a, Value::Array(c));
         }
         t.push(a);
@@ -982,7 +1020,6 @@ fn pair_tool_results(e: Vec<Value>) -> Vec<Value> {
             o += 1;
             continue;
         }
-        changed = true;
         let fillers: Vec<Value> = missing
             .iter()
             .map(|id| {
@@ -1033,7 +1070,7 @@ fn pair_tool_results(e: Vec<Value>) -> Vec<Value> {
         }
         o += 1;
     }
-    if changed { t } else { e }
+    t
 }
 
 // ----- the request's messages --------------------------------------------------------------------
