@@ -893,3 +893,92 @@ fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
     );
     assert!(text.contains("\"content\":\"Back to green: why?\""));
 }
+
+/// A Claude Code session being written, line by line, in the every-agent mount: each
+/// line Claude Code wrote (prompts, pieces of replies, two rewinds, a `/rename`, a
+/// compaction and the metadata between them) is appended to a session the mount has
+/// already loaded, and its directory must show up. Each line waits with a deadline; the
+/// median of the delays must stay under 200 ms (one slow line on a loaded machine is
+/// reported, not failed). Then the session reads as when mounted whole: name, leaf and
+/// the context of every entry Claude Code's own requests cover.
+#[test]
+fn a_session_being_written_shows_each_line_within_200_ms() {
+    let (project, sid) = ("-home-dev-src-tui", "f484a23c-c413-49b1-97b1-05298240ac81");
+    let dir = tempdir();
+    let home = dir.path().join("home");
+    let proj = home.join(".claude/projects").join(project);
+    fs::create_dir_all(&proj).unwrap();
+    let whole =
+        fs::read_to_string(fixtures().join(format!("projects/{project}/{sid}.jsonl"))).unwrap();
+    let lines: Vec<&str> = whole.split_inclusive('\n').collect();
+    // The first turn is there when the mount starts; the rest is written live.
+    let start = 10;
+    let file = proj.join(format!("{sid}.jsonl"));
+    fs::write(&file, lines[..start].concat()).unwrap();
+    let m = Mount::sessions_dir(
+        dir,
+        None,
+        &[],
+        &[
+            ("HOME", home.as_os_str()),
+            ("CLAUDE_CONFIG_DIR", home.join(".claude").as_os_str()),
+        ],
+    );
+    let s = format!("claude/{project}/{sid}");
+    assert_eq!(try_ls(&m.mnt).unwrap(), ["claude"]);
+    // Loaded before the writing starts.
+    let first = "8a8178c9-70e3-4231-91b7-8fd931381205";
+    assert!(try_ls(&m.path(&s)).unwrap().contains(&first.to_string()));
+    let mut delays = Vec::new();
+    let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
+    for l in &lines[start..] {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let t0 = std::time::Instant::now();
+        f.write_all(l.as_bytes()).unwrap();
+        let Some(uuid) = v.get("uuid").and_then(Value::as_str) else {
+            continue;
+        };
+        let at = m.path(&format!("{s}/.id/{uuid}"));
+        let seen = wait_until(Duration::from_secs(5), || fs::metadata(&at).is_ok());
+        let d = t0.elapsed();
+        assert!(seen, "{uuid} did not show up within 5 s");
+        delays.push(d);
+    }
+    drop(f);
+    delays.sort();
+    let median = delays[delays.len() / 2];
+    eprintln!(
+        "{} lines: median {median:?}, max {:?}",
+        delays.len(),
+        delays.last().unwrap()
+    );
+    assert!(
+        median < Duration::from_millis(200),
+        "median {median:?}: {delays:?}"
+    );
+    // What the whole file shows when mounted at once.
+    let ok = wait_until(DEADLINE, || {
+        fs::read_to_string(m.path(&format!("{s}/name"))).is_ok_and(|n| n == "TUI rewind demo\n")
+    });
+    assert!(ok, "{:?}", fs::read_to_string(m.path(&format!("{s}/name"))));
+    let expected = sessions()
+        .into_iter()
+        .find(|(_, id, _)| id == sid)
+        .unwrap()
+        .2;
+    let leaf = expected
+        .iter()
+        .find(|(_, v)| v.get("leaf") == Some(&Value::Bool(true)))
+        .map(|(k, _)| k.clone())
+        .unwrap();
+    let ok = wait_until(DEADLINE, || {
+        fs::read_link(m.path(&format!("{s}/leaf")))
+            .is_ok_and(|l| l == Path::new(&format!(".id/{leaf}")))
+    });
+    assert!(ok, "{:?}", fs::read_link(m.path(&format!("{s}/leaf"))));
+    for (u, want) in &expected {
+        let text = fs::read_to_string(m.path(&format!("{s}/.id/{u}/context.json"))).unwrap();
+        let got: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(&got, &want["messages"], "context.json of {u}");
+    }
+}
