@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use sessionfs::fuse;
 use sessionfs::model::check;
+use sessionfs::search;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -115,6 +116,80 @@ enum Command {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
+    /// Search sessions as `grep -r` searches a mount of them, without mounting.
+    ///
+    /// Prints what `grep -r PATTERN` prints at the root of `sessionfs mount FILE|DIR
+    /// MNT`, for the entries' content files (KIND files and images), with the same
+    /// paths: `PROJECT/SESSION/ID/…/KIND:LINE` for a sessions directory,
+    /// `ID/…/KIND:LINE` for a session file, so that a hit can be found on a mount.
+    /// Reads the session files directly: no mount, no FUSE, no root.
+    #[command(after_long_help = search::HELP)]
+    Grep(GrepArgs),
+}
+
+#[derive(clap::Args)]
+struct GrepArgs {
+    /// The pattern: a basic regular expression as grep's (-E: extended, -F: a fixed
+    /// string); several patterns on separate lines match any of them.
+    #[arg(value_name = "PATTERN", required_unless_present = "regexp")]
+    pattern: Option<String>,
+    /// Session files (.jsonl) or sessions directories laid out as Pi's. Default: Pi's
+    /// sessions directory ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions).
+    #[arg(value_name = "FILE|DIR")]
+    paths: Vec<PathBuf>,
+    /// Use PATTERN (may be given more than once; then every positional argument is a
+    /// FILE or DIR).
+    #[arg(short = 'e', long = "regexp", value_name = "PATTERN")]
+    regexp: Vec<String>,
+    /// PATTERN is an extended regular expression.
+    #[arg(short = 'E', long = "extended-regexp", overrides_with_all = ["fixed_strings", "basic_regexp"])]
+    extended_regexp: bool,
+    /// PATTERN is a fixed string.
+    #[arg(short = 'F', long = "fixed-strings", overrides_with_all = ["extended_regexp", "basic_regexp"])]
+    fixed_strings: bool,
+    /// PATTERN is a basic regular expression (the default).
+    #[arg(short = 'G', long = "basic-regexp", overrides_with_all = ["extended_regexp", "fixed_strings"])]
+    basic_regexp: bool,
+    /// Ignore case distinctions (Unicode simple case folding).
+    #[arg(short = 'i', long = "ignore-case")]
+    ignore_case: bool,
+    /// Match only whole words.
+    #[arg(short = 'w', long = "word-regexp")]
+    word_regexp: bool,
+    /// Print only the paths of files with a match.
+    #[arg(short = 'l', long = "files-with-matches")]
+    files_with_matches: bool,
+    /// Print the number of matching lines of every content file.
+    #[arg(short = 'c', long = "count")]
+    count: bool,
+    /// Print each line's number in its file.
+    #[arg(short = 'n', long = "line-number")]
+    line_number: bool,
+    /// Accepted for habit's sake: the search is always recursive.
+    #[arg(short = 'r', long = "recursive", hide_short_help = true)]
+    recursive: bool,
+    /// As -r.
+    #[arg(short = 'R', long = "dereference-recursive", hide = true)]
+    dereference_recursive: bool,
+    /// One JSON object per matching line: session file, entry id, the branch tips
+    /// below it, KIND, file, paths, line number and text.
+    #[arg(long, conflicts_with_all = ["files_with_matches", "count"])]
+    json: bool,
+    /// Colour matches, paths and line numbers: auto (on a terminal, the default),
+    /// always or never. GREP_COLORS sets the colours as for grep.
+    #[arg(long, alias = "colour", value_name = "WHEN", value_enum, default_value = "auto",
+          num_args = 0..=1, default_missing_value = "auto")]
+    color: Color,
+    /// Search with N threads (default: one per CPU).
+    #[arg(long, value_name = "N", default_value_t = 0, hide_short_help = true)]
+    threads: usize,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
 }
 
 fn main() -> ExitCode {
@@ -122,6 +197,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Check { files, json } => run_check(&files, json),
+        Command::Grep(a) => run_grep(a),
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -224,4 +300,41 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
         code = code.max(c);
     }
     ExitCode::from(code)
+}
+
+fn run_grep(a: GrepArgs) -> ExitCode {
+    let mut paths = a.paths;
+    let pattern = if a.regexp.is_empty() {
+        a.pattern.expect("required unless -e")
+    } else {
+        if let Some(p) = a.pattern {
+            paths.insert(0, PathBuf::from(p));
+        }
+        a.regexp.join("\n")
+    };
+    let syntax = if a.fixed_strings {
+        search::pattern::Syntax::Fixed
+    } else if a.extended_regexp {
+        search::pattern::Syntax::Extended
+    } else {
+        search::pattern::Syntax::Basic
+    };
+    let _ = (a.basic_regexp, a.recursive, a.dereference_recursive);
+    search::run(search::Options {
+        pattern,
+        syntax,
+        ignore_case: a.ignore_case,
+        word: a.word_regexp,
+        list: a.files_with_matches,
+        count: a.count,
+        line_numbers: a.line_number,
+        json: a.json,
+        color: match a.color {
+            Color::Auto => search::ColorChoice::Auto,
+            Color::Always => search::ColorChoice::Always,
+            Color::Never => search::ColorChoice::Never,
+        },
+        paths,
+        threads: a.threads,
+    })
 }

@@ -29,7 +29,7 @@ use super::adapter::Adapter;
 use super::dir_watch::DirWatcher;
 use super::notify::NotifierThread;
 use super::watch::Watcher;
-use crate::model::LoadError;
+use crate::model::{LoadError, sessions_dir};
 use crate::view::{FsView, MultiOptions, MultiView, Options, STATS_NAME, SessionView};
 use fuser::{Config, MountOption, Session, SessionACL, SessionUnmounter};
 use log::{debug, info, warn};
@@ -251,163 +251,15 @@ fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
     })
 }
 
-/// A directory named by an environment variable: the variable's value with a leading
-/// `~` expanded, joined with `tail`. `None` when the variable is unset or empty; an
-/// error without a home directory to expand.
-fn env_dir(var: &str, tail: &str) -> Option<Option<PathBuf>> {
-    let d = std::env::var_os(var).filter(|d| !d.is_empty())?;
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    let b = d.as_bytes();
-    let base = if b == b"~" {
-        home()
-    } else if let Some(rest) = b.strip_prefix(b"~/") {
-        home().map(|h| h.join(std::ffi::OsStr::from_bytes(rest)))
-    } else {
-        Some(PathBuf::from(d))
-    };
-    Some(base.map(|b| b.join(tail)))
-}
-
-/// Claude Code's projects directory: `$CLAUDE_CONFIG_DIR/projects` (a leading `~`
-/// expanded), else `~/.claude/projects`. `None` without a home directory to expand.
-pub fn default_claude_dir() -> Option<PathBuf> {
-    match env_dir("CLAUDE_CONFIG_DIR", "projects") {
-        Some(d) => d,
-        None => Some(
-            PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?)
-                .join(".claude/projects"),
-        ),
-    }
-}
-
-/// Every agent's sessions directory on this machine, for `sessionfs mount MOUNTPOINT`:
-/// Pi's (`pi`) and Claude Code's (`claude`). A directory named by its environment
-/// variable (`PI_CODING_AGENT_DIR`, `CLAUDE_CONFIG_DIR`) must be there; a default one
-/// is shown when it exists. At least one must be found.
+/// Every agent's sessions directory on this machine, for `sessionfs mount MOUNTPOINT`
+/// ([`sessions_dir::agents`]), canonical.
 fn check_agents() -> Result<Vec<(&'static str, PathBuf)>, Failure> {
-    let mut found = Vec::new();
-    let pi_explicit = std::env::var_os("PI_CODING_AGENT_DIR").is_some_and(|d| !d.is_empty());
-    let claude_explicit = std::env::var_os("CLAUDE_CONFIG_DIR").is_some_and(|d| !d.is_empty());
-    match check_default_dir() {
-        Ok(d) => found.push(("pi", d)),
-        Err(f) if pi_explicit => return Err(f),
-        Err(_) => {}
-    }
-    match check_claude_dir() {
-        Ok(d) => found.push(("claude", d)),
-        Err(f) if claude_explicit => return Err(f),
-        Err(_) => {}
-    }
-    if found.is_empty() {
-        let pi = default_sessions_dir()
-            .map_or("~/.pi/agent/sessions".into(), |d| d.display().to_string());
-        let claude =
-            default_claude_dir().map_or("~/.claude/projects".into(), |d| d.display().to_string());
-        return Err(Failure::new(
-            exit::FILE,
-            format!(
-                "no agent's sessions found: neither Pi's sessions directory {pi} \
-                 nor Claude Code's projects directory {claude} exists \
-                 (PI_CODING_AGENT_DIR and CLAUDE_CONFIG_DIR move them); \
-                 give a sessions directory or a session file"
-            ),
-        ));
+    let mut found = sessions_dir::agents().map_err(|m| Failure::new(exit::FILE, m))?;
+    for (_, d) in &mut found {
+        *d = fs::canonicalize(&*d)
+            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", d.display(), io_msg(&e))))?;
     }
     Ok(found)
-}
-
-fn check_claude_dir() -> Result<PathBuf, Failure> {
-    let Some(dir) = default_claude_dir() else {
-        return Err(Failure::new(
-            exit::FILE,
-            "cannot find Claude Code's projects directory: HOME is not set; \
-             give a sessions directory or a session file",
-        ));
-    };
-    match fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => fs::canonicalize(&dir)
-            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e)))),
-        Ok(_) => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Claude Code's projects directory {} is not a directory",
-                dir.display()
-            ),
-        )),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Claude Code's projects directory {} does not exist (has Claude Code run yet? \
-                 CLAUDE_CONFIG_DIR moves it); give a sessions directory or a session file",
-                dir.display()
-            ),
-        )),
-        Err(e) => Err(Failure::new(
-            exit::FILE,
-            format!("{}: {}", dir.display(), io_msg(&e)),
-        )),
-    }
-}
-
-/// Pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions` (a leading `~` expanded),
-/// else `~/.pi/agent/sessions`. `None` without a home directory to expand.
-pub fn default_sessions_dir() -> Option<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    match std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => {
-            let b = d.as_bytes();
-            let agent = if b == b"~" {
-                home()?
-            } else if let Some(rest) = b.strip_prefix(b"~/") {
-                home()?.join(std::ffi::OsStr::from_bytes(rest))
-            } else {
-                PathBuf::from(d)
-            };
-            Some(agent.join("sessions"))
-        }
-        None => Some(home()?.join(".pi/agent/sessions")),
-    }
-}
-
-fn check_default_dir() -> Result<PathBuf, Failure> {
-    let Some(dir) = default_sessions_dir() else {
-        return Err(Failure::new(
-            exit::FILE,
-            "cannot find Pi's sessions directory: HOME is not set; \
-             give a sessions directory or a session file",
-        ));
-    };
-    match fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => fs::canonicalize(&dir)
-            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e)))),
-        Ok(_) => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Pi's sessions directory {} is not a directory",
-                dir.display()
-            ),
-        )),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::new(
-            exit::FILE,
-            format!(
-                "Pi's sessions directory {} does not exist (has Pi run yet? \
-                 PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
-                dir.display()
-            ),
-        )),
-        Err(e) => Err(Failure::new(
-            exit::FILE,
-            format!("{}: {}", dir.display(), io_msg(&e)),
-        )),
-    }
 }
 
 /// A session file or a sessions directory: its absolute path, and whether it is a

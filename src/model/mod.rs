@@ -6,15 +6,18 @@
 //!   with appends; [`scan`] is the per-line field reader it uses.
 //! * [`migrate`] applies Pi's v1/v2 migrations in memory.
 //! * [`context`] rebuilds the messages Pi would send to the model for any entry.
-//! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree.
+//! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree;
+//!   [`content`] is what an entry's directory holds (its KIND file and images).
 //! * [`append`] writes new entries the way Pi does.
 //! * [`check`] reports what is wrong with a file.
 //! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
+//! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
 pub mod append;
 pub mod base64;
 pub mod check;
 pub mod claude;
+pub mod content;
 pub mod context;
 pub mod format;
 pub mod id;
@@ -24,6 +27,7 @@ pub mod migrate;
 pub mod render;
 pub mod scan;
 pub mod session;
+pub mod sessions_dir;
 pub mod time;
 pub mod tree;
 

@@ -15,12 +15,12 @@ mod names;
 mod session_view;
 
 pub use fs_view::FsView;
-pub use inode::Ino;
+pub use inode::{Ino, MAX_IMAGES};
 pub use multi::{
     DirWatch, ERROR_NAME, MultiOptions, MultiView, SESSION_EXT, SLOT_SHIFT, STATS_INO, STATS_NAME,
     Stats,
 };
-pub use names::{escape_id, unescape_name};
+pub use names::{entry_name, escape_id, unescape_name};
 pub use session_view::{Opened, Options, SessionView};
 
 use std::ffi::OsString;

@@ -60,6 +60,7 @@ use super::{
     Options, Result,
 };
 use super::{ROOT_INO, SessionView};
+use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
@@ -83,8 +84,7 @@ pub const STATS_NAME: &str = ".sessionfs-stats";
 pub const STATS_INO: u64 = 2;
 /// The one file in the directory of a session that cannot be shown.
 pub const ERROR_NAME: &str = "ERROR";
-/// Session files end with this; the session's directory is named without it.
-pub const SESSION_EXT: &str = ".jsonl";
+pub use sessions_dir::SESSION_EXT;
 
 /// Bits of an inode number below a session's slot.
 pub const SLOT_SHIFT: u32 = 40;
@@ -329,50 +329,6 @@ fn prefix_hash(s: &Session, n: usize) -> u64 {
         (e.offset, e.len, e.parent, e.flags).hash(&mut h);
     }
     h.finish()
-}
-
-/// A file name that is a session's: `NAME.jsonl`, with a non-empty NAME.
-fn session_stem(file_name: &OsStr) -> Option<OsString> {
-    let b = file_name.as_bytes();
-    let ext = SESSION_EXT.as_bytes();
-    (b.len() > ext.len() && b.ends_with(ext))
-        .then(|| OsStr::from_bytes(&b[..b.len() - ext.len()]).to_os_string())
-}
-
-fn with_ext(name: &OsStr) -> OsString {
-    let mut f = name.to_os_string();
-    f.push(SESSION_EXT);
-    f
-}
-
-/// A Claude Code session id: a UUID.
-fn is_uuid(name: &OsStr) -> bool {
-    let b = name.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, &c)| match i {
-            8 | 13 | 18 | 23 => c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
-/// Is folder `d`, in a folder whose sessions are `sessions` (stems), the side folder of
-/// a Claude Code session (`<sessionId>/` beside `<sessionId>.jsonl`) or its project's
-/// `memory/`? Those are not projects.
-fn is_side_folder(d: &OsStr, sessions: &[OsString]) -> bool {
-    (is_uuid(d) && sessions.iter().any(|s| s == d))
-        || (d == "memory" && sessions.iter().any(|s| is_uuid(s)))
-}
-
-/// [`is_side_folder`] for one name, from the disk.
-fn is_side_folder_on_disk(dir: &Path, d: &OsStr) -> bool {
-    if is_uuid(d) {
-        return dir.join(with_ext(d)).is_file();
-    }
-    d == "memory"
-        && fs::read_dir(dir).is_ok_and(|rd| {
-            rd.flatten()
-                .any(|e| session_stem(&e.file_name()).is_some_and(|s| is_uuid(&s)))
-        })
 }
 
 impl Container {
@@ -1055,7 +1011,8 @@ impl MultiView {
     // ----- listings ------------------------------------------------------------------
 
     /// Reads a folder: project folders and loose sessions at the root, sessions in a
-    /// project. Sorted by name; a folder hides a loose session of the same name.
+    /// project, as [`sessions_dir::list`] lists them (sorted by name; a folder hides a
+    /// loose session of the same name), the same listing `sessionfs grep` walks.
     fn read_listing(&self, c: &Arc<Container>) -> Result<Vec<Listed>> {
         if c.kind == Kind::Agents {
             return Ok(self
@@ -1071,36 +1028,8 @@ impl MultiView {
                 })
                 .collect());
         }
-        let rd = fs::read_dir(&c.path).map_err(not_found_or)?;
-        let mut dirs = Vec::new();
-        let mut files = Vec::new();
-        for ent in rd {
-            let Ok(ent) = ent else { continue };
-            let name = ent.file_name();
-            let Ok(mut ft) = ent.file_type() else {
-                continue;
-            };
-            if ft.is_symlink() {
-                match fs::metadata(ent.path()) {
-                    Ok(m) => ft = m.file_type(),
-                    Err(_) => continue,
-                }
-            }
-            if ft.is_dir() && c.holds_projects() {
-                dirs.push(name);
-            } else if ft.is_file()
-                && let Some(stem) = session_stem(&name)
-            {
-                files.push(stem);
-            }
-        }
-        dirs.sort();
-        // Side folders of Claude Code sessions (`<sessionId>/`, `memory/`) lying
-        // beside sessions are not projects.
-        dirs.retain(|d| !is_side_folder(d, &files));
-        let dir_set: HashSet<&OsString> = dirs.iter().collect();
-        files.retain(|f| !dir_set.contains(f));
-        files.sort();
+        let listing = sessions_dir::list(&c.path, c.holds_projects()).map_err(not_found_or)?;
+        let (dirs, files) = (listing.projects, listing.sessions);
         let mut out = Vec::with_capacity(dirs.len() + files.len());
         for d in &dirs {
             let p = self.project(c, d);
@@ -1216,7 +1145,7 @@ impl MultiView {
             {
                 invs.push(Invalidation::Entry {
                     parent: c.ino,
-                    name: stem,
+                    name: stem.to_os_string(),
                 });
             }
         }
@@ -1225,7 +1154,7 @@ impl MultiView {
             self.ensure_watched(&p);
         }
         if let Some(stem) = session_stem(name)
-            && let Some(e) = self.known_slot(container, &stem)
+            && let Some(e) = self.known_slot(container, stem)
         {
             self.session_changed(&e);
         }

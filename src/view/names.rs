@@ -6,6 +6,8 @@
 //! `%`, `/` and NUL percent-encoded. Plain names never start with `%`, so the mapping
 //! is one-to-one and [`unescape_name`] inverts it.
 
+use crate::model::Session;
+
 /// Names that mean something else in an entry directory or at the root.
 pub const RESERVED: &[&str] = &[
     "reply",
@@ -78,6 +80,20 @@ pub fn escape_id(id: &str) -> String {
         long_name(id)
     } else {
         out
+    }
+}
+
+/// The name of entry `i`'s directory: its escaped id ([`escape_id`]) or the name its
+/// format gives it (a Claude Code subagent's `agent-<id>`), or `%!line-N` for an
+/// entry without an id.
+pub fn entry_name(s: &Session, i: u32) -> String {
+    if let Some(a) = s.alias(i) {
+        return escape_id(a);
+    }
+    if s.entry(i).id.is_none() {
+        format!("%!line-{}", s.entry(i).line)
+    } else {
+        escape_id(&s.id_string(i))
     }
 }
 

@@ -12,10 +12,11 @@
 //! entries whose link appeared, moved or went.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
-use super::names::{escape_id, is_image_name, unescape_name};
+use super::names::{entry_name, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{NewEntry, sanitize_name};
-use crate::model::render::{self, Image};
+use crate::model::content::{self, FULL_OUTPUT};
+use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::{AppendError, Format, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
@@ -67,8 +68,6 @@ pub struct Opened {
     pub direct_io: bool,
 }
 
-/// The file beside a Claude Code tool result whose output was spilled to a file.
-const FULL_OUTPUT: &str = "full-output";
 
 /// Cache lifetime of what never changes (an entry's files, its context).
 const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -103,14 +102,10 @@ enum Node {
     E(u32, Slot),
 }
 
-/// An entry's rendered content file and images.
-struct Rendered {
-    text: Vec<u8>,
-    images: Vec<Image>,
-    /// The full output a Claude Code tool result spilled to a file of its own, shown
-    /// beside it as `full-output` (in the slot of a Pi entry's last image).
-    full_output: Option<PathBuf>,
-}
+/// An entry's rendered content file and images (and the full output a Claude Code
+/// tool result spilled to a file of its own, shown as `full-output` in the slot of
+/// the last image).
+type Rendered = content::Content;
 
 /// An entry's context: Pi's messages, and each form rendered when first asked for
 /// (`cat context` never pays for `context.json`). The messages are dropped once both
@@ -343,19 +338,6 @@ fn append_err(e: AppendError) -> Error {
     }
 }
 
-/// The file name of entry `i`: its escaped id (or the name its format gives it, such as
-/// a Claude Code subagent's `agent-<id>`), or `%!line-N` for an entry without one.
-fn name_of(s: &Session, i: u32) -> String {
-    if let Some(a) = s.alias(i) {
-        return escape_id(a);
-    }
-    if s.entry(i).id.is_none() {
-        format!("%!line-{}", s.entry(i).line)
-    } else {
-        escape_id(&s.id_string(i))
-    }
-}
-
 /// Bytes an unprivileged writer may still use on the filesystem holding `path`, and
 /// the filesystem's block size.
 fn free_bytes(path: &Path) -> Option<(u64, u64)> {
@@ -513,7 +495,7 @@ impl SessionView {
                 // It was a leaf: it is no longer a branch tip.
                 invs.push(Invalidation::Entry {
                     parent: ino::BRANCHES,
-                    name: name_of(s, p).into(),
+                    name: entry_name(s, p).into(),
                 });
             }
         }
@@ -646,7 +628,7 @@ impl SessionView {
             return s.find(&id);
         }
         // A long id: find it by its hashed name among the candidates.
-        let matches = |i: u32| name_of(s, i) == name;
+        let matches = |i: u32| entry_name(s, i) == name;
         match candidates {
             Some(NIL) => s.roots().iter().copied().find(|&r| matches(r)),
             Some(p) => s.children(p).find(|&c| matches(c)),
@@ -659,12 +641,12 @@ impl SessionView {
         let s = &st.s;
         let mut v = vec![(s.kind_name(idx).to_string(), Slot::Kind)];
         let r = self.rendered(st, idx)?;
-        let room = if r.full_output.is_some() {
-            MAX_IMAGES - 1
-        } else {
-            MAX_IMAGES
-        };
-        for (n, im) in r.images.iter().enumerate().take(room as usize) {
+        for (n, im) in r
+            .images
+            .iter()
+            .enumerate()
+            .take(r.images_shown(MAX_IMAGES as usize))
+        {
             v.push((
                 format!("image-{}.{}", n + 1, im.ext),
                 Slot::Image(n as u32 + 1),
@@ -701,22 +683,7 @@ impl SessionView {
         if let Some(r) = self.rendered.lock().get(key) {
             return Ok(r);
         }
-        let r = match st.s.render(idx) {
-            Ok((text, images)) => Rendered {
-                text: text.into_bytes(),
-                images,
-                full_output: st.s.full_output(idx),
-            },
-            // Indexed (it is valid JSON) but too deeply nested to build: say so.
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Rendered {
-                text: format!("[this entry cannot be shown: {e}; its raw line is in entry.json]\n")
-                    .into_bytes(),
-                images: Vec::new(),
-                full_output: None,
-            },
-            Err(e) => return Err(e.into()),
-        };
-        let r = Arc::new(r);
+        let r = Arc::new(content::entry_content(&st.s, idx)?);
         self.rendered.lock().put(key, r.clone());
         Ok(r)
     }
@@ -754,7 +721,7 @@ impl SessionView {
 
     /// The target of a symlink in entry `idx`'s nested directory to `.id/ID/file`.
     fn symlink_to_id(&self, st: &State, idx: u32, file: &str) -> Vec<u8> {
-        let id = name_of(&st.s, idx);
+        let id = entry_name(&st.s, idx);
         self.link_from_nested(st, idx, &format!("{id}/{file}"))
     }
 
@@ -779,7 +746,7 @@ impl SessionView {
     /// The `edited-by` link of entry `idx`, from its nested directory or from `.id/`.
     fn edited_by_link(&self, st: &State, idx: u32, flat: bool) -> Result<Vec<u8>> {
         let e = st.s.edited_by(idx).ok_or(Error::NotFound)?;
-        let id = name_of(&st.s, e);
+        let id = entry_name(&st.s, e);
         Ok(if flat {
             format!("../{id}").into_bytes()
         } else {
@@ -845,7 +812,7 @@ impl SessionView {
             Node::RootReply => file(0, header_time, rw, FOREVER),
             Node::Leaf => {
                 let l = s.leaf().ok_or(Error::NotFound)?;
-                let t = format!(".id/{}", name_of(s, l));
+                let t = format!(".id/{}", entry_name(s, l));
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
             Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
@@ -862,7 +829,7 @@ impl SessionView {
             Node::IdDir => dir(header_time, 0o555, FOREVER),
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
-                let t = format!("../.id/{}", name_of(s, target));
+                let t = format!("../.id/{}", entry_name(s, target));
                 let (_, le) = s.label_entry(name).ok_or(Error::NotFound)?;
                 link(t.len() as u64, time_of(s.entry(le).ts), SHORT)
             }
@@ -922,10 +889,10 @@ impl SessionView {
                     ),
                     Slot::ParentLink => {
                         let p = s.entry(idx).parent;
-                        link(3 + name_of(s, p).len() as u64, mtime, FOREVER)
+                        link(3 + entry_name(s, p).len() as u64, mtime, FOREVER)
                     }
-                    Slot::ChildLink => link(3 + name_of(s, idx).len() as u64, mtime, FOREVER),
-                    Slot::BranchLink => link(7 + name_of(s, idx).len() as u64, mtime, SHORT),
+                    Slot::ChildLink => link(3 + entry_name(s, idx).len() as u64, mtime, FOREVER),
+                    Slot::BranchLink => link(7 + entry_name(s, idx).len() as u64, mtime, SHORT),
                     // Which edit it names follows the leaf: short-lived, and invalidated.
                     Slot::EditedByLink | Slot::EditedByFlatLink => {
                         let flat = *slot == Slot::EditedByFlatLink;
@@ -1032,7 +999,7 @@ impl SessionView {
         let st = self.state.read();
         let s = &st.s;
         let node = self.decode(&st, i)?;
-        let id_of = |e: u32| name_of(s, e);
+        let id_of = |e: u32| entry_name(s, e);
         Ok(match node {
             Node::Leaf => format!(".id/{}", id_of(s.leaf().ok_or(Error::NotFound)?)).into_bytes(),
             Node::Label(name) => {
@@ -1147,7 +1114,7 @@ impl SessionView {
                     l.pos += 1;
                 }
                 for c in kids {
-                    let name = name_of(s, c);
+                    let name = entry_name(s, c);
                     let (slot, kind) = if flat {
                         (Slot::ChildLink, FileKind::Symlink)
                     } else {
@@ -1882,7 +1849,7 @@ impl Lister {
     ) {
         let skip = self.skip(entries.len());
         for &e in &entries[skip..] {
-            if !self.push(entry_ino(base, e, slot), kind, name_of(s, e).into()) {
+            if !self.push(entry_ino(base, e, slot), kind, entry_name(s, e).into()) {
                 break;
             }
         }
@@ -1913,7 +1880,7 @@ impl Snapshot {
         Snapshot {
             entries: s.entries().len(),
             leaf: s.leaf(),
-            root_names: s.roots().iter().map(|&r| name_of(s, r)).collect(),
+            root_names: s.roots().iter().map(|&r| entry_name(s, r)).collect(),
             labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
             edited: s.edited_entries(),
         }

@@ -1,0 +1,92 @@
+//! What an entry's directory holds as content: its KIND file and its images.
+//!
+//! The mount serves these bytes as `ID/KIND` and `ID/image-N.EXT`, and `sessionfs grep`
+//! searches them; both get them from [`entry_content`], so what a search finds is what
+//! `grep -r` through a mount finds, byte for byte.
+//!
+//! The KIND file's name is [`Session::kind_name`]; its text is its format's rendering
+//! of the entry ([`Session::render`]: for Pi, [`render::render_entry`] of the entry as
+//! Pi holds it in memory). An entry that is indexed (its line is valid JSON) but
+//! nested too deeply to be built gets a one-line explanation instead, and no images.
+//! A Claude Code tool result whose output was spilled to a file of its own names that
+//! file ([`Content::full_output`]), which the entry shows as [`FULL_OUTPUT`].
+//!
+//! In a session of format version 3 (Pi's current one) an entry is held as it is
+//! written, so its content follows from its line alone: [`line_content`] gives it
+//! without the session, which lets a search skip indexing files with no match.
+
+use super::migrate;
+use super::render::{self, Image};
+use super::session::Session;
+use serde_json::Value;
+use std::io;
+use std::path::PathBuf;
+
+/// An entry's content files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Content {
+    /// The KIND file: never empty, always ending in `\n`.
+    pub text: Vec<u8>,
+    /// The images, in order: `image-1.EXT` first.
+    pub images: Vec<Image>,
+    /// The file holding the full output of a tool result its format keeps apart
+    /// (Claude Code's `tool-results/`), shown as [`FULL_OUTPUT`] after the images.
+    pub full_output: Option<PathBuf>,
+}
+
+/// The name of the file that shows [`Content::full_output`].
+pub const FULL_OUTPUT: &str = "full-output";
+
+impl Content {
+    /// How many of the images an entry's directory shows when it can show `max`
+    /// files besides its KIND file: `full-output` takes the last place.
+    pub fn images_shown(&self, max: usize) -> usize {
+        let room = if self.full_output.is_some() {
+            max.saturating_sub(1)
+        } else {
+            max
+        };
+        self.images.len().min(room)
+    }
+}
+
+/// The content files of entry `i` of `s`. Fails only when the file cannot be read.
+pub fn entry_content(s: &Session, i: u32) -> io::Result<Content> {
+    match s.render(i) {
+        Ok((text, images)) => Ok(Content {
+            text: text.into_bytes(),
+            images,
+            full_output: s.full_output(i),
+        }),
+        // Indexed (it is valid JSON) but too deeply nested to build: say so.
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => Ok(Content {
+            text: format!("[this entry cannot be shown: {e}; its raw line is in entry.json]\n")
+                .into_bytes(),
+            images: Vec::new(),
+            full_output: None,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// The content files of an entry parsed (and migrated) as Pi holds it.
+pub fn content_of(v: &Value) -> Content {
+    Content {
+        text: render::render_entry(v).into_bytes(),
+        images: render::images(v),
+        full_output: None,
+    }
+}
+
+/// The content files of the entry on `line` (without its newline) of a session of
+/// format version 3 or later, where entries need no migration: what
+/// [`entry_content`] gives for it once indexed. `None` when the line does not parse
+/// (an entry too deeply nested, whose explanation names its line number).
+pub fn line_content(line: &[u8]) -> Option<Content> {
+    migrate::parse_line(line).ok().map(|v| content_of(&v))
+}
+
+/// The `image-N.EXT` name of image `n` (from 0) of `c`.
+pub fn image_name(c: &Content, n: usize) -> String {
+    format!("image-{}.{}", n + 1, c.images[n].ext)
+}

@@ -1,0 +1,333 @@
+//! `sessionfs grep`: search sessions as `grep -r` searches a mount of them, without
+//! a mount.
+//!
+//! `sessionfs grep PATTERN ARG` prints what `grep -r PATTERN` prints at the root of
+//! `sessionfs mount ARG MNT`, for the files that hold the entries' content (each
+//! entry's KIND file and its images), with the same paths: `PROJECT/SESSION/ID/…/KIND`
+//! for a sessions directory, `ID/…/KIND` for one session file. So a hit can be `cd`'d
+//! into on a mount, and `-l`, `-c`, `-n`, `--color` and the exit status read as
+//! grep's do.
+//!
+//! # How
+//!
+//! Each session file is read once, raw, and a [`prefilter`] picks the lines that can
+//! hold a match, looking for a fragment of the pattern's literals with the `regex`
+//! crate's vectorised literal search. The entries on those lines are rendered with
+//! the renderer the mount uses ([`crate::model::content`]) and searched line by line
+//! as grep would ([`grepfile`]): in Pi's current format straight from the line, so a
+//! file is indexed ([`crate::model::Session`], for the paths) only when something in
+//! it matches; in older formats after indexing. Files are searched on every CPU (one
+//! thread each, `--threads`), and printed in order, each file's output as it comes.
+//!
+//! The search sees a session through [`session::Searchable`] (its entries in order,
+//! each entry's directory name, id, KIND name and content files) and a format through
+//! [`rules::Rules`] (what its renderer adds, whether a line renders on its own): a
+//! second format plugs in by providing both.
+//!
+//! # Guarantees
+//!
+//! * The hits are those of `grep -r` through a mount: the same text is searched (the
+//!   KIND files are rendered by the same function), so JSON escapes, multi-line
+//!   content and the text the renderer adds match as they do there. The prefilter is
+//!   conservative (see its docs); `tests/search.rs` compares both on every fixture.
+//! * Paths and their order are those of the mount: projects, then sessions, sorted
+//!   by name, loose sessions after the projects; entries in pre-order, children in
+//!   Pi's order; an entry's KIND file, then its images.
+//! * Exit status as grep's: 0 if something matched, 1 if nothing did, 2 if an error
+//!   occurred (even when something matched).
+//!
+//! # Limits
+//!
+//! * Patterns are grep's BRE, ERE or fixed strings, translated for the `regex` crate
+//!   ([`pattern`] says how, and where that differs from grep); no back-references.
+//! * Only content files are searched: not `session.json`, `name` or `tree`, whose
+//!   text repeats the entries', nor `context` and `entry.json`, which `grep -r`
+//!   through a mount does not read either (they are symbolic links).
+//! * A file written while it is searched is searched as it was read, up to its last
+//!   complete line; lines appended meanwhile may or may not be found.
+//! * A session with a match is indexed whole to know its paths: finding one hit in a
+//!   100 MB session costs its indexing (about a third of a second).
+//! * In a directory with more than 10,000 entries, `grep -r` through a mount visits
+//!   them in inode order (gnulib's fts sorts large directories); the order here is the
+//!   listing order.
+
+pub mod grepfile;
+pub mod output;
+pub mod pattern;
+pub mod prefilter;
+pub mod rules;
+pub mod session;
+pub mod walk;
+
+use grepfile::Mode;
+use output::{Colors, Printer};
+use parking_lot::{Condvar, Mutex};
+use pattern::{Pattern, Syntax};
+use prefilter::Prefilter;
+use session::{Chunk, Job, Report, Search};
+use std::collections::BTreeMap;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// What `sessionfs grep` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The pattern (lines separated by `\n`, any of which may match).
+    pub pattern: String,
+    pub syntax: Syntax,
+    pub ignore_case: bool,
+    pub word: bool,
+    /// `-l`.
+    pub list: bool,
+    /// `-c`.
+    pub count: bool,
+    /// `-n`.
+    pub line_numbers: bool,
+    pub json: bool,
+    pub color: ColorChoice,
+    /// Session files and sessions directories; empty: Pi's sessions directory.
+    pub paths: Vec<PathBuf>,
+    /// Threads to search with; 0: one per CPU.
+    pub threads: usize,
+}
+
+/// Exit statuses.
+const MATCHED: u8 = 0;
+const NO_MATCH: u8 = 1;
+const TROUBLE: u8 = 2;
+
+/// Runs `sessionfs grep`; returns grep's exit status.
+pub fn run(opts: Options) -> ExitCode {
+    // Like grep, end quietly when the reader goes away (`| head`).
+    // SAFETY: restores the default action of a signal; no handler is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    match run_inner(opts) {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            eprintln!("sessionfs: {msg}");
+            ExitCode::from(TROUBLE)
+        }
+    }
+}
+
+fn run_inner(opts: Options) -> Result<u8, String> {
+    let pattern = Pattern::new(&opts.pattern, opts.syntax, opts.ignore_case, opts.word)?;
+    let paths = if opts.paths.is_empty() {
+        vec![crate::model::sessions_dir::existing_default_dir()?]
+    } else {
+        opts.paths.clone()
+    };
+    let colour = match opts.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            io::stdout().is_terminal() && std::env::var("TERM").is_ok_and(|t| t != "dumb")
+        }
+    } && !opts.json;
+    let colors = colour.then(|| {
+        let (c, warning) = Colors::from_env(
+            std::env::var("GREP_COLOR").ok().as_deref(),
+            std::env::var("GREP_COLORS").ok().as_deref(),
+        );
+        if let Some(w) = warning {
+            eprintln!("sessionfs: {w}");
+        }
+        c
+    });
+    let mode = if opts.json {
+        Mode::Lines
+    } else if opts.list {
+        Mode::List
+    } else if opts.count {
+        Mode::Count
+    } else {
+        Mode::Lines
+    };
+    let prefilters = rules::ALL
+        .iter()
+        .map(|r| {
+            (
+                r.name,
+                Prefilter::new(
+                    &pattern.required,
+                    r,
+                    pattern.ignore_case,
+                    mode == Mode::Count,
+                ),
+            )
+        })
+        .collect();
+    let search = Search {
+        pattern,
+        mode,
+        json: opts.json,
+        printer: Printer {
+            colors,
+            line_numbers: opts.line_numbers,
+        },
+        prefilters,
+    };
+    let (jobs, problems) = walk::jobs(&paths);
+    let mut trouble = false;
+    for p in &problems {
+        eprintln!("sessionfs: {}: {}", p.path.display(), p.why);
+        trouble = true;
+    }
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let (matched, errors) = search_all(&jobs, &search, threads);
+    Ok(if trouble || errors {
+        TROUBLE
+    } else if matched {
+        MATCHED
+    } else {
+        NO_MATCH
+    })
+}
+
+/// What the workers have produced and the printer has not printed yet.
+#[derive(Default)]
+struct Board {
+    /// The first job not yet printed in full.
+    want: usize,
+    /// Output of jobs from `want` on, and whether each is done.
+    pending: BTreeMap<usize, (Vec<Chunk>, Option<Report>)>,
+    matched: bool,
+    errors: bool,
+}
+
+impl Board {
+    /// Passes over the jobs at the front that are done and have nothing left to print.
+    fn advance(&mut self) {
+        while let Some((chunks, Some(r))) = self.pending.get(&self.want) {
+            if !chunks.is_empty() {
+                break;
+            }
+            self.matched |= r.matched;
+            self.errors |= r.error;
+            self.pending.remove(&self.want);
+            self.want += 1;
+        }
+    }
+
+    /// Whether the printer has something to do: output of the front job, or the end.
+    fn ready(&self, jobs: usize) -> bool {
+        self.want == jobs
+            || self
+                .pending
+                .get(&self.want)
+                .is_some_and(|(chunks, _)| !chunks.is_empty())
+    }
+}
+
+/// Searches every job on `threads` threads, printing outcomes in job order: the
+/// front job's output as it comes, the others' kept until their turn. The printer is
+/// woken only when the front job has output, or at the end, so files without hits
+/// cost it nothing. Returns whether anything matched and whether any error occurred.
+fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
+    let next = AtomicUsize::new(0);
+    let board = Mutex::new(Board::default());
+    let wake = Condvar::new();
+    let n = jobs.len();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, n.max(1)) {
+            let (next, board, wake) = (&next, &board, &wake);
+            scope.spawn(move || {
+                let mut buf = Vec::new();
+                let post = |k: usize, chunk: Option<Chunk>, done: Option<Report>| {
+                    let mut b = board.lock();
+                    let slot = b.pending.entry(k).or_default();
+                    slot.0.extend(chunk);
+                    if done.is_some() {
+                        slot.1 = done;
+                    }
+                    b.advance();
+                    if b.ready(n) {
+                        wake.notify_one();
+                    }
+                };
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(k) else { break };
+                    let r = session::search_file(job, search, &mut buf, &mut |c| {
+                        post(k, Some(c), None)
+                    });
+                    post(k, None, Some(r));
+                }
+            });
+        }
+        let stdout = io::stdout();
+        let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        let mut b = board.lock();
+        loop {
+            b.advance();
+            if b.want == n {
+                break;
+            }
+            let want = b.want;
+            match b.pending.get_mut(&want) {
+                Some((chunks, _)) if !chunks.is_empty() => {
+                    let chunks = std::mem::take(chunks);
+                    drop(b);
+                    for c in chunks {
+                        let ok = match c {
+                            Chunk::Out(bytes) => out.write_all(&bytes),
+                            Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
+                        };
+                        if let Err(e) = ok {
+                            eprintln!("sessionfs: write error: {e}");
+                            std::process::exit(TROUBLE as i32);
+                        }
+                    }
+                    b = board.lock();
+                }
+                _ => wake.wait(&mut b),
+            }
+        }
+        if let Err(e) = out.flush() {
+            eprintln!("sessionfs: write error: {e}");
+            std::process::exit(TROUBLE as i32);
+        }
+    });
+    let b = board.into_inner();
+    (b.matched, b.errors)
+}
+
+/// The long help's closing section of `sessionfs grep --help`.
+pub const HELP: &str = "\
+Examples:
+  sessionfs grep -rl parser                 every content file that mentions parser,
+                                            in all of Pi's sessions
+  sessionfs grep -in 'todo:' ~/.pi/agent/sessions/--home-dev-cli--
+  sessionfs grep --json -F 'cargo test' s.jsonl | jq .path
+
+Patterns: grep's basic regular expressions (default), extended (-E) or fixed strings
+(-F), run by the regex crate: characters are Unicode, -i is Unicode simple case
+folding, POSIX classes follow Unicode properties, and back-references are refused.
+
+What is searched: each entry's KIND file and its images (as grep treats binary files:
+a match prints \"PATH: binary file matches\" on standard error). Not session.json, name
+or tree, nor the derived context files.
+
+Paths deeper than PATH_MAX (about 450 entries deep) are printed whole, as grep -r
+prints them through a mount; on a mount, open such an entry as MOUNT/.id/ID/ (--json
+gives that path as id_path).
+
+Exit status:
+  0  something matched
+  1  nothing matched
+  2  an error occurred (a file could not be read, a bad pattern), even with matches";

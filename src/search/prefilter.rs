@@ -1,0 +1,770 @@
+//! Which raw lines can hold a match: the test that spares rendering the others.
+//!
+//! A line is rendered (and its KIND file and images searched) only when the
+//! prefilter says it is a *candidate*. The prefilter must never drop a line whose
+//! rendered text matches; it may keep lines that do not (they are rendered and found
+//! not to match). It is built from the pattern's required literals
+//! ([`super::pattern::Pattern::required`]) and the format's [`Rules`]:
+//!
+//! 1. From each literal, a *fragment* is chosen: a substring free of the characters
+//!    that JSON escapes (`"`, `\`, control characters) or that the parser makes up
+//!    (U+FFFD for invalid UTF-8), free of JSON punctuation (`{}[]:,`, which the
+//!    renderer may re-space), and not starting with a space (indentation). Where the
+//!    text of a fragment comes from a string of the line, the line holds the fragment
+//!    as is; where it comes from JSON the renderer re-writes (tool-call arguments), the
+//!    line holds it too, the rewrite changing only spacing, escapes and numbers.
+//! 2. A fragment that overlaps one of the format's decorations (text the renderer
+//!    adds: a heading, a placeholder) also selects the lines where that decoration can
+//!    appear (its triggers). A fragment that overlaps a decoration that can appear
+//!    anywhere is not used.
+//! 3. A fragment holding a digit (or only the non-digit characters of a number, such
+//!    as `e`) may come from a number, which the renderer writes as JavaScript does:
+//!    it also selects the lines holding a number written otherwise (`1.50`, `1e3`,
+//!    `-0`, 16 digits or more) and the lines where the format derives numbers.
+//! 4. Escapes that JavaScript's `JSON.stringify` would not write (`\/`, `\u0041`,
+//!    upper-case hex, surrogate pairs) can spell any character: a line holding one is
+//!    a candidate whatever the fragment.
+//! 5. Where the format derives entry ids (Pi's v1 files), a fragment of hex digits
+//!    alone could come from one, and is not used.
+//! 6. Lines the format rewrites rather than copies (Pi 1.6's one-line summaries of a
+//!    system prompt) are always candidates.
+//! 7. Binary content files (images) are in a line only as base64: a line where the
+//!    format says they may be (a `"image"` for Pi) is a candidate when one of the
+//!    pattern's required literals occurs in the decoded bytes of any `"data"` string
+//!    of the line (or when such a string holds an escape, and is not looked into).
+//!
+//! Among the fragments of the literals, the one that selects least is used (longest,
+//! without full passes over the lines); a set of literals (an alternation) gives one
+//! fragment per literal. With `-i`, fragments are searched case-insensitively and
+//! compared with decorations case-insensitively. When no literal gives a fragment
+//! (`.*`, a single `{`, a pattern made of decoration text only), or the format is
+//! not known ([`super::rules::detect`]), every line is a candidate.
+
+use super::rules::{Rules, Trigger};
+use memchr::memmem;
+use regex::bytes::{Regex, RegexBuilder};
+
+/// Characters a fragment may not hold (see the module docs).
+fn risky(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\\' | '{' | '}' | '[' | ']' | ':' | ',' | '\u{FFFD}'
+    ) || (c as u32) < 0x20
+}
+
+/// Whether two characters are equal, or equal under case folding with `icase`.
+fn same(a: char, b: char, icase: bool) -> bool {
+    a == b
+        || (icase
+            && (a.to_lowercase().eq(b.to_lowercase()) || a.to_uppercase().eq(b.to_uppercase())))
+}
+
+fn eq(a: &[char], b: &[char], icase: bool) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| same(x, y, icase))
+}
+
+fn contains(hay: &[char], needle: &[char], icase: bool) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| eq(w, needle, icase))
+}
+
+/// Whether an occurrence of `f` can share characters with an occurrence of `d`.
+fn overlaps(f: &[char], d: &[char], icase: bool) -> bool {
+    if contains(d, f, icase) || contains(f, d, icase) {
+        return true;
+    }
+    // A proper prefix of one is a suffix of the other.
+    let n = f.len().min(d.len());
+    (1..n).any(|k| eq(&f[..k], &d[d.len() - k..], icase) || eq(&f[f.len() - k..], &d[..k], icase))
+}
+
+/// Whether an occurrence of `f` can share characters with a number as JavaScript
+/// writes it (`-12.5`, `1e+21`, `1e-7`).
+fn number_sensitive(f: &[char]) -> bool {
+    if f.iter().any(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    // The digit-free substrings of a number.
+    let s: String = f.iter().map(|c| c.to_ascii_lowercase()).collect();
+    matches!(s.as_str(), "." | "e" | "+" | "-" | "e+" | "e-")
+}
+
+/// A fragment and what else it selects.
+#[derive(Debug, Clone)]
+struct Choice {
+    fragment: String,
+    triggers: Vec<Trigger>,
+    numbers: bool,
+    score: i64,
+}
+
+/// The best fragment of `lit` under `rules`, if any is usable.
+fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
+    let cs: Vec<char> = lit.chars().collect();
+    let decos: Vec<(Vec<char>, &[Trigger])> = rules
+        .decorations
+        .iter()
+        .map(|d| (d.text.chars().collect(), d.when))
+        .collect();
+    let mut best: Option<Choice> = None;
+    for s in 0..cs.len() {
+        if risky(cs[s]) || cs[s] == ' ' {
+            continue;
+        }
+        for e in s + 1..=cs.len().min(s + 64) {
+            if risky(cs[e - 1]) {
+                break;
+            }
+            let f = &cs[s..e];
+            let mut triggers: Vec<Trigger> = Vec::new();
+            let mut usable = true;
+            for (text, when) in &decos {
+                if overlaps(f, text, icase) {
+                    if when.is_empty() {
+                        usable = false;
+                        break;
+                    }
+                    triggers.extend_from_slice(when);
+                }
+            }
+            if !usable {
+                continue;
+            }
+            let hex = |c: &char| {
+                c.is_ascii_digit() || matches!(c, 'a'..='f') || (icase && matches!(c, 'A'..='F'))
+            };
+            if rules.derived_ids && f.iter().all(hex) {
+                continue;
+            }
+            let numbers = number_sensitive(f);
+            if numbers {
+                triggers.extend_from_slice(rules.derived_numbers);
+            }
+            triggers.sort_by_key(|t| format!("{t:?}"));
+            triggers.dedup();
+            let full_pass = numbers || triggers.iter().any(|t| !matches!(t, Trigger::Matches(_)));
+            let score = (f.len().min(16) as i64) * 10
+                - if full_pass { 50 } else { 0 }
+                - 3 * triggers.len() as i64;
+            if best.as_ref().is_none_or(|b| score > b.score) {
+                best = Some(Choice {
+                    fragment: f.iter().collect(),
+                    triggers,
+                    numbers,
+                    score,
+                });
+            }
+        }
+    }
+    best
+}
+
+/// How lines that may have binary content files are decided.
+#[derive(Debug, Clone)]
+struct Binary {
+    /// Where binary content may be (the format's triggers).
+    place: Regex,
+    /// The fragments and triggers alone: a line that has them is a candidate anyway.
+    text: Regex,
+    /// The pattern's literals, looked for in the decoded binary content.
+    literals: Regex,
+}
+
+/// The raw-line test for one pattern and one format. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Prefilter {
+    /// Every line is a candidate.
+    all: bool,
+    /// Finds the fragments and the triggers that are patterns.
+    finder: Option<Regex>,
+    lacks: Vec<memmem::Finder<'static>>,
+    openers: Option<usize>,
+    /// A fragment holds a `/`.
+    slash: bool,
+    /// Where the format's binary content files may be, and what else decides.
+    binary: Option<Binary>,
+    numbers: bool,
+    /// The fragments chosen (for `--debug` output and tests).
+    pub fragments: Vec<String>,
+}
+
+impl Prefilter {
+    /// A prefilter that selects every line.
+    pub fn everything() -> Prefilter {
+        Prefilter {
+            all: true,
+            finder: None,
+            lacks: Vec::new(),
+            openers: None,
+            slash: false,
+            binary: None,
+            numbers: false,
+            fragments: Vec::new(),
+        }
+    }
+
+    /// The prefilter for a pattern with these required literal sets (each a
+    /// necessary condition), searched case-insensitively with `icase`. With
+    /// `every_binary`, every line that may have binary content files is a candidate
+    /// (`-c` lists every image, matching or not).
+    pub fn new(
+        required: &[Vec<String>],
+        rules: &Rules,
+        icase: bool,
+        every_binary: bool,
+    ) -> Prefilter {
+        // The best set: each literal's best fragment, the set as good as its worst.
+        let mut best: Option<(&Vec<String>, Vec<Choice>)> = None;
+        let mut best_score = i64::MIN;
+        for set in required {
+            let choices: Option<Vec<Choice>> =
+                set.iter().map(|l| choose(l, rules, icase)).collect();
+            let Some(choices) = choices else { continue };
+            let Some(score) = choices.iter().map(|c| c.score).min() else {
+                continue;
+            };
+            if best.is_none() || score > best_score {
+                best_score = score;
+                best = Some((set, choices));
+            }
+        }
+        let Some((set, choices)) = best else {
+            return Prefilter::everything();
+        };
+        let mut triggers: Vec<Trigger> = Vec::new();
+        let mut numbers = false;
+        let mut fragments = Vec::new();
+        for c in choices {
+            triggers.extend(c.triggers);
+            numbers |= c.numbers;
+            fragments.push(c.fragment);
+        }
+        triggers.sort_by_key(|t| format!("{t:?}"));
+        triggers.dedup();
+        fragments.sort();
+        fragments.dedup();
+        let mut alts: Vec<String> = Vec::new();
+        let frag_alt = fragments
+            .iter()
+            .map(|f| regex::escape(f))
+            .collect::<Vec<_>>()
+            .join("|");
+        alts.push(if icase {
+            format!("(?i:{frag_alt})")
+        } else {
+            frag_alt
+        });
+        let mut lacks = Vec::new();
+        let mut openers: Option<usize> = None;
+        triggers.extend_from_slice(rules.always);
+        for t in &triggers {
+            match *t {
+                Trigger::Matches(r) => alts.push(r.to_string()),
+                Trigger::Lacks(s) => lacks.push(memmem::Finder::new(s.as_bytes()).into_owned()),
+                Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
+            }
+        }
+        let build = |p: &str, icase: bool| {
+            RegexBuilder::new(p)
+                .case_insensitive(icase)
+                .size_limit(64 << 20)
+                .build()
+                .expect("fragments and literals are escaped, triggers are valid")
+        };
+        let binary_where: Vec<String> = rules
+            .binary_content
+            .iter()
+            .filter_map(|t| match t {
+                Trigger::Matches(r) => Some(r.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            binary_where.len(),
+            rules.binary_content.len(),
+            "binary content is found with patterns"
+        );
+        let text = alts.join("|");
+        let binary = (!binary_where.is_empty()).then(|| {
+            let literals = if every_binary {
+                String::new()
+            } else {
+                set.iter()
+                    .map(|l| regex::escape(l))
+                    .collect::<Vec<_>>()
+                    .join("|")
+            };
+            Binary {
+                place: build(&binary_where.join("|"), false),
+                text: build(&text, false),
+                literals: build(&literals, icase),
+            }
+        });
+        alts.extend(binary_where);
+        let finder = build(&alts.join("|"), false);
+        Prefilter {
+            all: false,
+            finder: Some(finder),
+            binary,
+            lacks,
+            openers,
+            slash: fragments.iter().any(|f| f.contains('/')),
+            numbers,
+            fragments,
+        }
+    }
+
+    /// Whether every line is a candidate (nothing to scan).
+    pub fn selects_everything(&self) -> bool {
+        self.all
+    }
+
+    /// Appends to `out` the offsets (`base` + position in `buf`) of the candidate
+    /// lines of `buf`, which holds whole lines, each ending in `\n`. Sorted, once each.
+    pub fn scan(&self, buf: &[u8], base: u64, out: &mut Vec<u64>) {
+        let mut marks: Vec<usize> = Vec::new();
+        if self.all {
+            let mut start = 0;
+            for nl in memchr::memchr_iter(b'\n', buf) {
+                marks.push(start);
+                start = nl + 1;
+            }
+            out.extend(marks.into_iter().map(|m| base + m as u64));
+            return;
+        }
+        let line_start = |at: usize| memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1);
+        let line_end = |at: usize| memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p);
+        // Fragments, triggers and binary content, in one pass. A hit where binary
+        // content may be is a candidate if the line also has a fragment or a
+        // trigger, or its binary content has the pattern's literals.
+        let re = self.finder.as_ref().expect("built");
+        let mut at = 0;
+        while at < buf.len() {
+            let Some(m) = re.find_at(buf, at) else { break };
+            let h = m.start();
+            let (ls, le) = (line_start(h), line_end(h));
+            let keep = match &self.binary {
+                Some(b) if b.place.find_at(buf, h).is_some_and(|p| p.start() == h) => {
+                    b.text.is_match(&buf[ls..le]) || binary_may_match(&buf[ls..le], &b.literals)
+                }
+                _ => true,
+            };
+            if keep {
+                marks.push(ls);
+            }
+            at = le + 1;
+        }
+        // Escapes JSON.stringify would not write. `\/` spells only a `/`, which matters
+        // only to fragments holding one (triggers hold none).
+        let mut escapes = memmem::find_iter(buf, b"\\u").collect::<Vec<_>>();
+        if self.slash {
+            escapes.extend(memmem::find_iter(buf, b"\\/"));
+        }
+        for h in escapes {
+            if odd_escape(buf, h) {
+                marks.push(line_start(h));
+            }
+        }
+        marks.sort_unstable();
+        marks.dedup();
+        // Checks that need every line.
+        if !self.lacks.is_empty() || self.openers.is_some() || self.numbers {
+            let mut extra = Vec::new();
+            let mut next_mark = marks.iter().peekable();
+            let mut start = 0;
+            for nl in memchr::memchr_iter(b'\n', buf) {
+                let line = &buf[start..nl];
+                while next_mark.next_if(|&&m| m < start).is_some() {}
+                let marked = next_mark.peek().is_some_and(|&&m| m == start);
+                if !marked && self.line_needs_more(line) {
+                    extra.push(start);
+                }
+                start = nl + 1;
+            }
+            marks.extend(extra);
+            marks.sort_unstable();
+        }
+        out.extend(marks.into_iter().map(|m| base + m as u64));
+    }
+
+    fn line_needs_more(&self, line: &[u8]) -> bool {
+        self.lacks.iter().any(|f| f.find(line).is_none())
+            || self
+                .openers
+                .is_some_and(|n| line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n)
+            || (self.numbers && odd_numbers(line))
+    }
+}
+
+/// Whether `literals` occur in the decoded bytes of a `"data"` string of `line` (as
+/// the format's images are decoded), or such a string holds an escape.
+fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    for h in memmem::find_iter(line, b"\"data\"") {
+        let mut i = h + 6;
+        while line.get(i).is_some_and(ws) {
+            i += 1;
+        }
+        if line.get(i) != Some(&b':') {
+            continue;
+        }
+        i += 1;
+        while line.get(i).is_some_and(ws) {
+            i += 1;
+        }
+        if line.get(i) != Some(&b'"') {
+            continue;
+        }
+        let start = i + 1;
+        let Some(len) = memchr::memchr2(b'"', b'\\', &line[start..]) else {
+            return true;
+        };
+        let raw = &line[start..start + len];
+        if line[start + len] == b'\\' {
+            return true;
+        }
+        let data = crate::model::base64::decode(&String::from_utf8_lossy(raw));
+        if literals.is_match(&data) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the `\u` or `\/` at `h` is an escape `JSON.stringify` would not write.
+fn odd_escape(buf: &[u8], h: usize) -> bool {
+    !escaped_backslash(buf, h) && (buf[h + 1] == b'/' || !canonical_u_escape(&buf[h..]))
+}
+
+/// Whether the backslash at `h` is the second half of an escaped backslash.
+fn escaped_backslash(buf: &[u8], h: usize) -> bool {
+    let before = buf[..h].iter().rev().take_while(|&&b| b == b'\\').count();
+    before % 2 == 1
+}
+
+/// Whether `s` (starting with `\u`) is an escape as `JSON.stringify` writes one: a
+/// control character without a short form, in lower-case hex.
+fn canonical_u_escape(s: &[u8]) -> bool {
+    let Some(hex) = s.get(2..6) else {
+        return false;
+    };
+    if !hex
+        .iter()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    {
+        return false;
+    }
+    let v = u32::from_str_radix(std::str::from_utf8(hex).unwrap(), 16).unwrap();
+    v < 0x20 && !matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+}
+
+/// Whether `line` may hold a number that JavaScript would write otherwise: an
+/// exponent, a fraction ending in 0, a negative zero, 16 digits or more, or a value
+/// below 1e-6 written out. Looks at every digit run, inside strings too.
+fn odd_numbers(line: &[u8]) -> bool {
+    let n = line.len();
+    let mut i = 0;
+    while i < n {
+        if !line[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < n && line[i].is_ascii_digit() {
+            i += 1;
+        }
+        let int = &line[start..i];
+        let mut digits = int.len();
+        let mut frac: &[u8] = &[];
+        if i + 1 < n && line[i] == b'.' && line[i + 1].is_ascii_digit() {
+            let f = i + 1;
+            i = f;
+            while i < n && line[i].is_ascii_digit() {
+                i += 1;
+            }
+            frac = &line[f..i];
+            digits += frac.len();
+            if frac.last() == Some(&b'0') {
+                return true;
+            }
+            if int == b"0" && frac.starts_with(b"000000") {
+                return true;
+            }
+        }
+        if digits >= 16 {
+            return true;
+        }
+        if i < n && (line[i] == b'e' || line[i] == b'E') {
+            return true;
+        }
+        if start > 0 && line[start - 1] == b'-' && int == b"0" && frac.iter().all(|&b| b == b'0') {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rules::PI;
+    use super::*;
+
+    fn cands(p: &Prefilter, lines: &[&str]) -> Vec<usize> {
+        let mut buf = String::new();
+        let mut starts = Vec::new();
+        for l in lines {
+            starts.push(buf.len());
+            buf.push_str(l);
+            buf.push('\n');
+        }
+        let mut out = Vec::new();
+        p.scan(buf.as_bytes(), 0, &mut out);
+        out.iter()
+            .map(|&o| starts.iter().position(|&s| s as u64 == o).unwrap())
+            .collect()
+    }
+
+    fn pf(lit: &str, icase: bool) -> Prefilter {
+        Prefilter::new(&[vec![lit.to_string()]], &PI, icase, false)
+    }
+
+    #[test]
+    fn fragments_avoid_escaped_and_structural_characters() {
+        assert_eq!(pf("say \"hello world\"", false).fragments, ["hello world"]);
+        assert!(["a", "b"].contains(&pf("a\\b", false).fragments[0].as_str()));
+        assert_eq!(pf("TODO: fix it", false).fragments, ["fix it"]);
+        assert_eq!(pf("  indented", false).fragments, ["indented"]);
+        assert!(pf("{}", false).selects_everything());
+    }
+
+    #[test]
+    fn decorations_bring_their_triggers_or_are_avoided() {
+        // "thinking" is inside "[thinking]": usable, with the thinking lines.
+        let p = pf("thinking", false);
+        assert_eq!(p.fragments, ["thinking"]);
+        let lines = [
+            r#"{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"}]}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"nothing here"}}"#,
+        ];
+        assert_eq!(cands(&p, &lines), [0]);
+        // Case-insensitively too.
+        assert_eq!(cands(&pf("THINKING", true), &lines), [0]);
+        // ": " can appear anywhere (indented JSON): never part of a fragment.
+        assert_eq!(pf("x\": y", false).fragments, ["x"]);
+    }
+
+    #[test]
+    fn odd_escapes_make_candidates() {
+        let p = pf("hello", false);
+        let lines = [
+            r#"{"t":"h\u0065llo"}"#,
+            r#"{"t":"h\/b"}"#,
+            r#"{"t":"\u001b[1m bold"}"#,
+            r#"{"t":"\\u0041 is text"}"#,
+            r#"{"t":"\\\u0041"}"#,
+            r#"{"t":"hello"}"#,
+        ];
+        assert_eq!(cands(&p, &lines), [0, 4, 5]);
+        // `\/` spells a `/`, which only a fragment holding one needs.
+        assert_eq!(cands(&pf("h/b", false), &lines), [0, 1, 4]);
+    }
+
+    #[test]
+    fn numbers() {
+        // A fragment without digits is preferred.
+        assert!(!pf("issue 1000", false).numbers);
+        let p = pf("1000", false);
+        assert!(p.numbers);
+        let lines = [
+            r#"{"n":1e3}"#,
+            r#"{"n":1000}"#,
+            r#"{"n":12}"#,
+            r#"{"n":1.50}"#,
+            r#"{"n":-0}"#,
+            r#"{"n":0.0000001}"#,
+            r#"{"n":12345678901234567}"#,
+            r#"{"n":-0.5}"#,
+        ];
+        assert_eq!(cands(&p, &lines), [0, 1, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn lacks_and_openers() {
+        let p = pf("no content", false);
+        let lines = [
+            r#"{"type":"message","message":{"role":"user"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":[]}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"x"}}"#,
+        ];
+        assert_eq!(cands(&p, &lines), [0, 1]);
+        let p = pf("recursion limit", false);
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(130), "]".repeat(130));
+        assert_eq!(cands(&p, &[&deep, r#"{"a":[[1]]}"#]), [0]);
+    }
+
+    #[test]
+    fn images_are_candidates_when_their_bytes_hold_a_literal() {
+        let p = pf("zebra", true);
+        let lines = [
+            r#"{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"image","data" : "YSBaRUJSQSBoZXJl","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"image","data":"AA\u0041A","mimeType":"image/png"}]}"#,
+            r#"{"content":"an \"image\" quoted"}"#,
+        ];
+        assert_eq!(cands(&p, &lines), [1, 2]);
+    }
+
+    #[test]
+    fn overlap() {
+        let c = |s: &str| s.chars().collect::<Vec<_>>();
+        assert!(overlaps(&c("error"), &c("[error] "), false));
+        assert!(!overlaps(&c("error handling"), &c("[error] "), false));
+        assert!(overlaps(&c("] x"), &c("[error] "), false));
+        assert!(overlaps(&c("ERROR"), &c("[error] "), true));
+        assert!(!overlaps(&c("ERROR"), &c("[error] "), false));
+        assert!(overlaps(&c("tokens"), &c(" tokens before]"), false));
+        assert!(overlaps(&c("x tok"), &c(" tokens before]"), false));
+    }
+
+    /// Whether `line` holds an escape `JSON.stringify` would not write.
+    fn has_odd_escape(line: &[u8]) -> bool {
+        memmem::find_iter(line, b"\\u")
+            .chain(memmem::find_iter(line, b"\\/"))
+            .any(|h| odd_escape(line, h))
+    }
+
+    /// Marks, in the characters of one rendered line, the occurrences of `d`: a part
+    /// of a decoration that follows a newline is marked only at the line's start, a
+    /// part that precedes one only at its end.
+    fn mark(line: &[char], d: &str, covered: &mut [bool]) {
+        let parts: Vec<&str> = d.split('\n').collect();
+        for (k, part) in parts.iter().enumerate() {
+            let p: Vec<char> = part.chars().collect();
+            if p.is_empty() || p.len() > line.len() {
+                continue;
+            }
+            let at_start = k > 0;
+            let at_end = k + 1 < parts.len();
+            for s in 0..=line.len() - p.len() {
+                if line[s..s + p.len()] != p[..]
+                    || (at_start && s != 0)
+                    || (at_end && s + p.len() != line.len())
+                {
+                    continue;
+                }
+                covered[s..s + p.len()].iter_mut().for_each(|c| *c = true);
+            }
+        }
+    }
+
+    /// The pieces of `rendered` that the prefilter relies on finding in `raw`, and
+    /// are not there: every run of fragment characters not covered by a decoration
+    /// whose trigger holds on `raw` must be in `raw` (a piece holding digits may
+    /// instead come from a number written otherwise, when the prefilter looks for
+    /// those). Empty when the rules explain the rendering.
+    fn unexplained(rendered: &str, raw: &[u8], rules: &Rules) -> Vec<String> {
+        let raw_text = String::from_utf8_lossy(raw);
+        let holds = |ts: &[Trigger]| ts.iter().any(|t| t.holds(raw));
+        let decos: Vec<&str> = rules
+            .decorations
+            .iter()
+            .filter(|d| d.when.is_empty() || holds(d.when))
+            .map(|d| d.text)
+            .collect();
+        let numbers = odd_numbers(raw) || holds(rules.derived_numbers);
+        let mut bad = Vec::new();
+        for line in rendered.split('\n') {
+            let cs: Vec<char> = line.chars().collect();
+            let mut covered = vec![false; cs.len()];
+            for d in &decos {
+                mark(&cs, d, &mut covered);
+            }
+            let mut piece = String::new();
+            for (k, &c) in cs.iter().enumerate() {
+                let ends = risky(c) || covered[k];
+                let leading_space = piece.is_empty() && c == ' ';
+                if !ends && !leading_space {
+                    piece.push(c);
+                }
+                if ends || k + 1 == cs.len() {
+                    let derived_id = rules.derived_ids
+                        && piece
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
+                    let explained = derived_id
+                        || raw_text.contains(piece.as_str())
+                        || (numbers
+                            && piece
+                                .split(|c: char| c.is_ascii_digit())
+                                .all(|p| raw_text.contains(p)));
+                    if !piece.is_empty() && !explained {
+                        bad.push(piece.clone());
+                    }
+                    piece.clear();
+                }
+            }
+        }
+        bad
+    }
+
+    /// Every entry of every committed fixture whose lines the prefilter reads: the
+    /// rendered KIND file is explained by the line and the format's rules. This is
+    /// the test that fails when the renderer learns a new decoration the rules lack.
+    #[test]
+    fn the_rules_explain_every_fixture_entry() {
+        use crate::model::Session;
+        use crate::model::content::entry_content;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![root.join("examples/demo.jsonl")];
+        for sub in ["sessions", "damaged", "search"] {
+            for e in std::fs::read_dir(root.join("tests/fixtures").join(sub)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "jsonl") {
+                    files.push(p);
+                }
+            }
+        }
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap();
+            let Some(rules) = super::super::rules::detect(&bytes) else {
+                continue;
+            };
+            let Ok(s) = Session::open(&f) else { continue };
+            for i in 0..s.entries().len() as u32 {
+                let raw = s.entry_bytes(i).unwrap();
+                if has_odd_escape(&raw) || rules.always.iter().any(|t| t.holds(&raw)) {
+                    continue;
+                }
+                let c = entry_content(&s, i).unwrap();
+                let text = String::from_utf8(c.text).unwrap();
+                let bad = unexplained(&text, &raw, rules);
+                if !bad.is_empty() {
+                    failures.push(format!("{}:{}: {bad:?}", f.display(), s.entry(i).line));
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 3000, "only {checked} entries checked");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn the_explanation_test_can_fail() {
+        let raw =
+            br#"{"type":"message","message":{"role":"toolResult","content":"x","isError":true}}"#;
+        assert!(unexplained("[error]\nx\n", raw, &PI).is_empty());
+        let bare = Rules {
+            name: "bare",
+            decorations: &[],
+            derived_numbers: &[],
+            always: &[],
+            binary_content: &[],
+            line_content: None,
+            derived_ids: false,
+        };
+        assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
+        assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);
+        assert!(unexplained("1000\n", br#"{"n":1e3}"#, &bare).is_empty());
+    }
+}

@@ -1,0 +1,537 @@
+//! Searching one session file: the raw scan, then the entries it selects, rendered.
+//!
+//! 1. The file is read in 256 KiB blocks; its first lines say its format
+//!    ([`rules::detect`]), whose [`Prefilter`] picks candidate lines in each block.
+//! 2. Where the format renders a line on its own ([`Rules::line_content`]), each
+//!    candidate is rendered and searched there and then, and dropped without a match;
+//!    only what grep found is kept (the lines to print), not the content.
+//! 3. A file with candidates left is indexed ([`open`]); the candidates become nodes
+//!    (by offset and length: a line that is not an entry, or changed since, is not
+//!    one). The tree is walked in the mount's order and each selected node printed,
+//!    those not rendered yet rendered now. Without a prefilter, every node is.
+//!
+//! The search sees a session through [`Searchable`]: its nodes in the order `grep -r`
+//! meets them through a mount, each node's directory name, id and KIND name, and its
+//! content files. [`open`] is where a file's format is decided; a second format plugs
+//! in by implementing [`Searchable`] (or by being one more format behind
+//! [`Session`]) and listing what its renderer adds in [`super::rules`]. Until it
+//! does, its files are found by no [`rules::detect`] and searched without prefilter:
+//! slowly, but with the right hits.
+
+use super::grepfile::{self, Found, Mode};
+use super::output::Printer;
+use super::pattern::Pattern;
+use super::prefilter::Prefilter;
+use super::rules::{self, Rules};
+use crate::model::content::{self, Content};
+use crate::model::sessions_dir::io_message as io_msg;
+use crate::model::{LoadError, Session};
+use crate::view::{MAX_IMAGES, entry_name};
+use serde_json::json;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+/// A session as the search sees it.
+pub trait Searchable {
+    /// The node whose line starts at byte `offset` of the file and is `len` bytes
+    /// long (without its newline), if that line is one.
+    fn node_at(&self, offset: u64, len: usize) -> Option<u32>;
+    /// Every node in pre-order (a node's own files, then its children in order, as
+    /// `grep -r` walks the mount), with its depth (roots are 0).
+    fn preorder(&self, f: &mut dyn FnMut(u32, usize));
+    /// The name of the node's directory in the mount.
+    fn dir_name(&self, i: u32) -> String;
+    /// The node's id.
+    fn id(&self, i: u32) -> String;
+    /// The name of its KIND file.
+    fn kind(&self, i: u32) -> &str;
+    /// Whether it has no children (the tip of a branch).
+    fn is_leaf(&self, i: u32) -> bool;
+    /// Its KIND file's text and its images, exactly as the mount serves them.
+    fn content(&self, i: u32) -> io::Result<Content>;
+}
+
+impl Searchable for Session {
+    fn node_at(&self, offset: u64, len: usize) -> Option<u32> {
+        let i = self
+            .entries()
+            .binary_search_by_key(&offset, |e| e.offset)
+            .ok()?;
+        let e = &self.entries()[i];
+        (e.is_node() && e.len as usize == len).then_some(i as u32)
+    }
+
+    fn preorder(&self, f: &mut dyn FnMut(u32, usize)) {
+        self.walk_preorder(f)
+    }
+
+    fn dir_name(&self, i: u32) -> String {
+        entry_name(self, i)
+    }
+
+    fn id(&self, i: u32) -> String {
+        self.id_string(i)
+    }
+
+    fn kind(&self, i: u32) -> &str {
+        self.kind_name(i)
+    }
+
+    fn is_leaf(&self, i: u32) -> bool {
+        self.entry(i).child_count == 0
+    }
+
+    fn content(&self, i: u32) -> io::Result<Content> {
+        content::entry_content(self, i)
+    }
+}
+
+/// Opens a session file for searching: the format seam.
+pub fn open(path: &Path) -> Result<Box<dyn Searchable>, LoadError> {
+    Ok(Box::new(Session::open(path)?))
+}
+
+/// What is printed, and how.
+pub struct Search {
+    pub pattern: Pattern,
+    pub mode: Mode,
+    pub json: bool,
+    pub printer: Printer,
+    /// The prefilter of each known format, by [`Rules::name`].
+    pub prefilters: Vec<(&'static str, Prefilter)>,
+}
+
+impl Search {
+    fn prefilter(&self, r: &Rules) -> &Prefilter {
+        &self
+            .prefilters
+            .iter()
+            .find(|(n, _)| *n == r.name)
+            .expect("a prefilter for every format")
+            .1
+    }
+}
+
+/// A session file to search.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub path: PathBuf,
+    /// Printed before each path (`PROJECT/SESSION`, or empty), without a final `/`.
+    pub prefix: Vec<u8>,
+    /// Named on the command line: not being a session is an error.
+    pub explicit: bool,
+}
+
+/// Output of one file, in order.
+#[derive(Debug)]
+pub enum Chunk {
+    Out(Vec<u8>),
+    /// A message for standard error (without the program name).
+    Err(String),
+}
+
+/// How searching one file went.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Report {
+    pub matched: bool,
+    pub error: bool,
+}
+
+/// Output is handed on in pieces of about this size.
+const CHUNK: usize = 256 << 10;
+
+/// Size of the reads of the raw scan: small enough for the data to stay in the CPU's
+/// cache between the read and the scan (a line longer than this grows the buffer).
+const BLOCK: usize = 256 << 10;
+
+/// What grep found in one content file of an entry.
+struct FileResult {
+    /// `None` for the KIND file (named by the index), else `image-N.EXT`.
+    image: Option<String>,
+    found: Found,
+    /// The file's bytes, kept only when lines of it are printed.
+    bytes: Vec<u8>,
+}
+
+/// Searches an entry's content files.
+fn results_of(c: Content, search: &Search) -> Vec<FileResult> {
+    let keep = |found: &Found, bytes: Vec<u8>| {
+        if found.lines.is_empty() {
+            Vec::new()
+        } else {
+            bytes
+        }
+    };
+    let mut v = Vec::with_capacity(1 + c.images.len());
+    let found = grepfile::grep(&search.pattern, &c.text, search.mode);
+    let bytes = keep(&found, c.text);
+    v.push(FileResult {
+        image: None,
+        found,
+        bytes,
+    });
+    for (n, im) in c.images.into_iter().enumerate().take(MAX_IMAGES as usize) {
+        let found = grepfile::grep(&search.pattern, &im.data, search.mode);
+        v.push(FileResult {
+            image: Some(format!("image-{}.{}", n + 1, im.ext)),
+            bytes: keep(&found, im.data),
+            found,
+        });
+    }
+    v
+}
+
+/// A line the raw scan selected, with what its content files hold when the format
+/// gives them from the line alone.
+struct Candidate {
+    offset: u64,
+    len: usize,
+    results: Option<Vec<FileResult>>,
+}
+
+/// The raw scan: the candidate lines, or `None` when every entry must be rendered (a
+/// format the prefilter does not know). Where the format gives a line's content
+/// from the line alone, candidates are searched here, and those without a match are
+/// dropped (with `-c`, every entry is printed and all are kept).
+fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Vec<Candidate>>> {
+    let mut f = File::open(path)?;
+    if buf.len() < BLOCK {
+        buf.resize(BLOCK, 0);
+    }
+    let mut filled = 0;
+    let mut base = 0u64;
+    let mut out = Vec::new();
+    let mut offsets = Vec::new();
+    let mut format: Option<(&Rules, &Prefilter)> = None;
+    loop {
+        if filled == buf.len() {
+            // A line longer than the buffer.
+            let n = buf.len() * 2;
+            buf.resize(n, 0);
+        }
+        let n = match f.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            // An unterminated last line is not an entry yet.
+            return Ok(format.map(|_| out));
+        }
+        filled += n;
+        let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
+            continue;
+        };
+        let whole = last_nl + 1;
+        let (r, p) = match format {
+            Some(rp) => rp,
+            None => {
+                let Some(r) = rules::detect(&buf[..whole]) else {
+                    return Ok(None);
+                };
+                let p = search.prefilter(r);
+                if p.selects_everything() {
+                    return Ok(None);
+                }
+                format = Some((r, p));
+                (r, p)
+            }
+        };
+        offsets.clear();
+        p.scan(&buf[..whole], 0, &mut offsets);
+        for &o in &offsets {
+            let start = o as usize;
+            let end = start + memchr::memchr(b'\n', &buf[start..whole]).expect("whole lines");
+            let line = &buf[start..end];
+            let results = r
+                .line_content
+                .and_then(|f| f(line))
+                .map(|c| results_of(c, search));
+            if let Some(rs) = &results
+                && search.mode != Mode::Count
+                && rs.iter().all(|r| r.found.count == 0)
+            {
+                continue;
+            }
+            out.push(Candidate {
+                offset: base + o,
+                len: line.len(),
+                results,
+            });
+        }
+        buf.copy_within(whole..filled, 0);
+        filled -= whole;
+        base += whole as u64;
+    }
+}
+
+/// Searches one session file, handing its output to `emit` in order.
+pub fn search_file(
+    job: &Job,
+    search: &Search,
+    buf: &mut Vec<u8>,
+    emit: &mut dyn FnMut(Chunk),
+) -> Report {
+    let mut failed = |what: String| {
+        emit(Chunk::Err(format!("{}: {what}", job.path.display())));
+        Report {
+            matched: false,
+            error: true,
+        }
+    };
+    let candidates = match scan(&job.path, search, buf) {
+        Ok(c) => c,
+        Err(e) => return failed(io_msg(&e)),
+    };
+    if candidates.as_ref().is_some_and(|c| c.is_empty()) && search.mode != Mode::Count {
+        return Report::default();
+    }
+    let s = match open(&job.path) {
+        Ok(s) => s,
+        Err(LoadError::Io(e)) => return failed(io_msg(&e)),
+        Err(e) if job.explicit => return failed(e.to_string()),
+        // Not a session: the mount shows an ERROR file, not entries.
+        Err(_) => return Report::default(),
+    };
+    let selected = candidates.map(|c| {
+        let mut v: Vec<(u32, Option<Vec<FileResult>>)> = c
+            .into_iter()
+            .filter_map(|c| s.node_at(c.offset, c.len).map(|i| (i, c.results)))
+            .collect();
+        v.sort_unstable_by_key(|(i, _)| *i);
+        v.dedup_by_key(|(i, _)| *i);
+        v
+    });
+    walk(job, search, &*s, selected, emit)
+}
+
+/// The nodes in pre-order with their depths.
+fn order_of(s: &dyn Searchable) -> Vec<(u32, u32)> {
+    let mut order = Vec::new();
+    s.preorder(&mut |i, d| order.push((i, d as u32)));
+    order
+}
+
+/// Walks the tree, searching the selected nodes (all with `None`) and printing.
+fn walk(
+    job: &Job,
+    search: &Search,
+    s: &dyn Searchable,
+    mut selected: Option<Vec<(u32, Option<Vec<FileResult>>)>>,
+    emit: &mut dyn FnMut(Chunk),
+) -> Report {
+    let mut report = Report::default();
+    let order = order_of(s);
+    // With --json: for each position, the end of its subtree, and the leaf positions.
+    let ends = search.json.then(|| subtree_ends(&order));
+    let leaves: Vec<usize> = if search.json {
+        (0..order.len())
+            .filter(|&p| s.is_leaf(order[p].0))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // The directory path of the current node, built lazily.
+    let mut stack: Vec<u32> = Vec::new();
+    let mut path = job.prefix.clone();
+    let mut lens: Vec<usize> = vec![path.len()];
+    let mut valid = 0;
+    let mut out = Vec::new();
+    for (pos, &(i, d)) in order.iter().enumerate() {
+        let d = d as usize;
+        stack.truncate(d);
+        stack.push(i);
+        valid = valid.min(d);
+        // Whether the node is searched, and its results if the scan has them.
+        let (wanted, known) = match selected.as_mut() {
+            None => (true, None),
+            Some(sel) => match sel.binary_search_by_key(&i, |(n, _)| *n) {
+                Ok(k) => (true, sel[k].1.take()),
+                Err(_) => (false, None),
+            },
+        };
+        if !wanted && search.mode != Mode::Count {
+            continue;
+        }
+        let results = match known {
+            Some(r) => r,
+            None if !wanted => vec![FileResult {
+                image: None,
+                found: Found::default(),
+                bytes: Vec::new(),
+            }],
+            None => match s.content(i) {
+                Ok(c) => results_of(c, search),
+                Err(e) => {
+                    emit(Chunk::Out(std::mem::take(&mut out)));
+                    emit(Chunk::Err(format!(
+                        "{}: entry {}: {}",
+                        job.path.display(),
+                        s.id(i),
+                        io_msg(&e)
+                    )));
+                    report.error = true;
+                    continue;
+                }
+            },
+        };
+        if search.mode != Mode::Count && results.iter().all(|r| r.found.count == 0) {
+            continue;
+        }
+        // Materialise the path down to this node.
+        for (k, &node) in stack.iter().enumerate().skip(valid) {
+            path.truncate(lens[k]);
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(s.dir_name(node).as_bytes());
+            lens.truncate(k + 1);
+            lens.push(path.len());
+        }
+        valid = stack.len();
+        let dir_len = path.len();
+        let kind = s.kind(i).to_string();
+        for r in &results {
+            let name = r.image.as_deref().unwrap_or(&kind);
+            path.truncate(dir_len);
+            path.push(b'/');
+            path.extend_from_slice(name.as_bytes());
+            let found = &r.found;
+            if found.count > 0 {
+                report.matched = true;
+            }
+            if search.json {
+                if found.count > 0 {
+                    let end = ends.as_ref().expect("computed with --json")[pos];
+                    let a = leaves.partition_point(|&p| p < pos);
+                    let b = leaves.partition_point(|&p| p < end);
+                    let leaf_ids: Vec<String> =
+                        leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect();
+                    let hit = Hit {
+                        job,
+                        entry: s.id(i),
+                        dir_name: s.dir_name(i),
+                        kind: &kind,
+                        file: name,
+                        path: &path,
+                        leaves: &leaf_ids,
+                    };
+                    json_hits(&mut out, &hit, &r.bytes, found);
+                }
+            } else {
+                match search.mode {
+                    Mode::List if found.count > 0 => search.printer.list(&mut out, &path),
+                    Mode::List => {}
+                    Mode::Count => search.printer.count(&mut out, &path, found.count),
+                    Mode::Lines => {
+                        for l in &found.lines {
+                            search.printer.line(
+                                &mut out,
+                                &path,
+                                l.number,
+                                &r.bytes[l.start..l.end],
+                                &search.pattern,
+                            );
+                        }
+                        if found.binary {
+                            emit(Chunk::Out(std::mem::take(&mut out)));
+                            emit(Chunk::Err(format!(
+                                "{}: binary file matches",
+                                String::from_utf8_lossy(&path)
+                            )));
+                        }
+                    }
+                }
+            }
+            if out.len() >= CHUNK {
+                emit(Chunk::Out(std::mem::take(&mut out)));
+            }
+        }
+        path.truncate(dir_len);
+    }
+    if !out.is_empty() {
+        emit(Chunk::Out(out));
+    }
+    report
+}
+
+/// For each pre-order position, the position after its subtree.
+fn subtree_ends(order: &[(u32, u32)]) -> Vec<usize> {
+    let mut ends = vec![order.len(); order.len()];
+    let mut open: Vec<usize> = Vec::new();
+    for (p, &(_, d)) in order.iter().enumerate() {
+        while let Some(&q) = open.last() {
+            if order[q].1 >= d {
+                ends[q] = p;
+                open.pop();
+            } else {
+                break;
+            }
+        }
+        open.push(p);
+    }
+    ends
+}
+
+/// A content file with a match, for `--json`.
+struct Hit<'a> {
+    job: &'a Job,
+    entry: String,
+    dir_name: String,
+    kind: &'a str,
+    file: &'a str,
+    path: &'a [u8],
+    leaves: &'a [String],
+}
+
+/// One JSON object per matching line (one for a binary file that matches).
+fn json_hits(out: &mut Vec<u8>, h: &Hit, bytes: &[u8], found: &Found) {
+    let session_root = String::from_utf8_lossy(&h.job.prefix);
+    let id_path = if session_root.is_empty() {
+        format!(".id/{}/{}", h.dir_name, h.file)
+    } else {
+        format!("{session_root}/.id/{}/{}", h.dir_name, h.file)
+    };
+    let base = json!({
+        "session": h.job.path.to_string_lossy(),
+        "entry": h.entry,
+        "leaves": h.leaves,
+        "kind": h.kind,
+        "file": h.file,
+        "path": String::from_utf8_lossy(h.path),
+        "id_path": id_path,
+    });
+    let mut emit = |line: Option<u64>, text: Option<&[u8]>| {
+        let mut v = base.clone();
+        let m = v.as_object_mut().expect("an object");
+        m.insert("line".into(), json!(line));
+        m.insert(
+            "text".into(),
+            json!(text.map(|t| String::from_utf8_lossy(t).into_owned())),
+        );
+        if line.is_none() {
+            m.insert("binary".into(), json!(true));
+        }
+        out.extend_from_slice(v.to_string().as_bytes());
+        out.push(b'\n');
+    };
+    for l in &found.lines {
+        emit(Some(l.number), Some(&bytes[l.start..l.end]));
+    }
+    if found.binary {
+        emit(None, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtree_ends_follow_depths() {
+        // a(0) b(1) c(2) d(1) e(0)
+        let order = [(0, 0), (1, 1), (2, 2), (3, 1), (4, 0)];
+        assert_eq!(subtree_ends(&order), [4, 3, 3, 4, 5]);
+    }
+}

@@ -1,0 +1,147 @@
+//! From the command line's FILE and DIR arguments to the session files to search,
+//! in the order `grep -r` meets them through a mount of each argument, each with the
+//! path prefix its hits get.
+
+use super::session::Job;
+use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// An argument that could not be searched: its path and why.
+#[derive(Debug)]
+pub struct Problem {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// `a/b/` as `grep -r` prints it before a name: without trailing slashes.
+fn display_prefix(arg: &Path) -> Vec<u8> {
+    let b = arg.as_os_str().as_bytes();
+    let t = b.len() - b.iter().rev().take_while(|&&c| c == b'/').count();
+    if t == 0 && !b.is_empty() {
+        return b"/".to_vec();
+    }
+    b[..t].to_vec()
+}
+
+fn join(prefix: &[u8], name: &OsStr) -> Vec<u8> {
+    let mut v = prefix.to_vec();
+    if !v.is_empty() && v != b"/" {
+        v.push(b'/');
+    }
+    v.extend_from_slice(name.as_bytes());
+    v
+}
+
+/// The jobs for `args` (with several arguments, each hit's path starts with its
+/// argument), and the arguments or folders that could not be read.
+pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
+    let mut jobs = Vec::new();
+    let mut problems = Vec::new();
+    let several = args.len() > 1;
+    for a in args {
+        let prefix = if several {
+            display_prefix(a)
+        } else {
+            Vec::new()
+        };
+        match fs::metadata(a) {
+            Ok(m) if m.is_dir() => dir_jobs(a, &prefix, &mut jobs, &mut problems),
+            Ok(_) => jobs.push(Job {
+                path: a.clone(),
+                prefix,
+                explicit: true,
+            }),
+            Err(e) => problems.push(Problem {
+                path: a.clone(),
+                why: io_msg(&e),
+            }),
+        }
+    }
+    (jobs, problems)
+}
+
+/// A sessions directory: its projects' sessions, then its loose sessions.
+fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
+    let top = match sessions_dir::list(dir, true) {
+        Ok(l) => l,
+        Err(e) => {
+            problems.push(Problem {
+                path: dir.to_path_buf(),
+                why: io_msg(&e),
+            });
+            return;
+        }
+    };
+    let file = |d: &Path, stem: &OsStr| {
+        let mut n = stem.to_os_string();
+        n.push(SESSION_EXT);
+        d.join(n)
+    };
+    for p in &top.projects {
+        let pdir = dir.join(p);
+        let pprefix = join(prefix, p);
+        match sessions_dir::list(&pdir, false) {
+            Ok(l) => {
+                for s in &l.sessions {
+                    jobs.push(Job {
+                        path: file(&pdir, s),
+                        prefix: join(&pprefix, s),
+                        explicit: false,
+                    });
+                }
+            }
+            Err(e) => problems.push(Problem {
+                path: pdir,
+                why: io_msg(&e),
+            }),
+        }
+    }
+    for s in &top.sessions {
+        jobs.push(Job {
+            path: file(dir, s),
+            prefix: join(prefix, s),
+            explicit: false,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(display_prefix(Path::new("a/b/")), b"a/b");
+        assert_eq!(display_prefix(Path::new("/")), b"/");
+        assert_eq!(join(b"/", OsStr::new("x")), b"/x");
+        assert_eq!(join(b"", OsStr::new("x")), b"x");
+    }
+
+    #[test]
+    fn order_and_prefixes() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir(d.path().join("p2")).unwrap();
+        fs::create_dir(d.path().join("p1")).unwrap();
+        fs::write(d.path().join("p1/b.jsonl"), "").unwrap();
+        fs::write(d.path().join("p1/a.jsonl"), "").unwrap();
+        fs::write(d.path().join("p2/c.jsonl"), "").unwrap();
+        fs::write(d.path().join("loose.jsonl"), "").unwrap();
+        let (j, p) = jobs(&[d.path().to_path_buf()]);
+        assert!(p.is_empty());
+        let prefixes: Vec<String> = j
+            .iter()
+            .map(|j| String::from_utf8(j.prefix.clone()).unwrap())
+            .collect();
+        assert_eq!(prefixes, ["p1/a", "p1/b", "p2/c", "loose"]);
+        let (j, p) = jobs(&[d.path().join("loose.jsonl"), d.path().join("nope")]);
+        assert_eq!(j.len(), 1);
+        assert_eq!(
+            j[0].prefix,
+            d.path().join("loose.jsonl").as_os_str().as_bytes()
+        );
+        assert_eq!(p.len(), 1);
+    }
+}

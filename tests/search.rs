@@ -1,0 +1,682 @@
+//! `sessionfs grep` against `grep -r` through a real mount of the same sessions.
+//!
+//! Every committed fixture (the Pi sessions, the damaged files, the hand-made
+//! `search/tricky.jsonl` and the README's demo) is put in one sessions directory,
+//! which is mounted; then, for a list of patterns and options, `grep -r OPTIONS
+//! PATTERN` run at the root of the mount (GNU grep, `LC_ALL=C.UTF-8`) and `sessionfs
+//! grep OPTIONS PATTERN DIR` must print the same lines, byte for byte and in the same
+//! order, once the mount's lines for files that are not an entry's content
+//! (`session.json`, `name`, `tree`, `reply`, `ERROR`) are left out; report the same
+//! binary files on standard error; and exit with the same status.
+//!
+//! The patterns cover what the prefilter must not get wrong: quotes, backslashes and
+//! newlines inside content, escapes JSON.stringify would not write, non-ASCII text,
+//! numbers written otherwise, text the renderer adds, images (binary, text, broken
+//! UTF-8), case-insensitive and word matches, and regular expressions.
+//!
+//! The other tests check what the comparison cannot: errors, exit statuses, `--json`,
+//! a single file's paths, several arguments, and Pi's default directory.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures(sub: &str) -> Vec<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(sub);
+    let mut v: Vec<PathBuf> = fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The fixtures whose walk through a mount takes seconds (hundreds of levels deep,
+/// thousands of entries): searched with [`CASES_ALL`] only.
+const BIG: &[&str] = &["medium", "linear", "bushy"];
+
+/// A sessions directory with the fixtures (all of them, or all but [`BIG`]); returns
+/// it and its session roots (`PROJECT/SESSION`, or `SESSION` for a loose one).
+fn fixture_dir(dir: &Path, big: bool) -> (PathBuf, BTreeSet<String>) {
+    let root = dir.join("sessions");
+    let mut roots = BTreeSet::new();
+    for sub in ["sessions", "damaged", "search"] {
+        fs::create_dir_all(root.join(sub)).unwrap();
+        for f in fixtures(sub) {
+            let stem = f.file_stem().unwrap().to_str().unwrap();
+            if !big && BIG.contains(&stem) {
+                continue;
+            }
+            let name = f.file_name().unwrap();
+            fs::copy(&f, root.join(sub).join(name)).unwrap();
+            roots.insert(format!(
+                "{sub}/{}",
+                f.file_stem().unwrap().to_str().unwrap()
+            ));
+        }
+    }
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
+    fs::copy(demo, root.join("demo.jsonl")).unwrap();
+    roots.insert("demo".into());
+    (root, roots)
+}
+
+/// Removes grep's colour sequences.
+fn plain(s: &str) -> String {
+    let mut out = String::new();
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\x1b' {
+            for d in it.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether a path `grep -r` printed is an entry's content file.
+fn is_content(path: &str, roots: &BTreeSet<String>) -> bool {
+    let Some((parent, last)) = path.rsplit_once('/') else {
+        return false;
+    };
+    !roots.contains(parent) && last != "reply"
+}
+
+/// The path at the start of an output line (`-l`: the whole line).
+fn path_of(line: &str, list: bool) -> String {
+    let p = plain(line);
+    if list {
+        p
+    } else {
+        p.split_once(':').map_or(p.clone(), |(a, _)| a.to_string())
+    }
+}
+
+/// The paths a program reported as binary files that match; any other message on
+/// standard error fails the test.
+fn binary_files(stderr: &str, program: &str, args: &[&str]) -> Vec<String> {
+    stderr
+        .lines()
+        .map(|l| {
+            l.strip_prefix(program)
+                .and_then(|l| l.strip_suffix(": binary file matches"))
+                .unwrap_or_else(|| panic!("{program}{args:?}: {l}"))
+                .to_string()
+        })
+        .collect()
+}
+
+struct Ran {
+    stdout: String,
+    /// Paths reported as binary files that match.
+    binary: Vec<String>,
+    code: i32,
+}
+
+fn grep_through_mount(mnt: &Path, args: &[&str], roots: &BTreeSet<String>) -> Ran {
+    let mut c = Command::new("grep");
+    c.arg("-r")
+        .args(args)
+        .current_dir(mnt)
+        .env("LC_ALL", "C.UTF-8")
+        .env_remove("GREP_COLORS")
+        .env_remove("GREP_COLOR");
+    let out = run_command(c);
+    let list = args.contains(&"-l");
+    let stdout: String = out
+        .stdout
+        .split_inclusive('\n')
+        .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), list), roots))
+        .collect();
+    let binary: Vec<String> = binary_files(&out.stderr, "grep: ", args)
+        .into_iter()
+        .filter(|p| is_content(p, roots))
+        .collect();
+    let code = if !stdout.is_empty() || !binary.is_empty() {
+        0
+    } else {
+        1
+    };
+    // -c prints every file, matching or not.
+    let code = if args.contains(&"-c") {
+        if stdout.lines().any(|l| !plain(l).ends_with(":0")) {
+            0
+        } else {
+            1
+        }
+    } else {
+        code
+    };
+    Ran {
+        stdout,
+        binary,
+        code,
+    }
+}
+
+fn sessionfs_grep(args: &[&str], dir: &Path) -> Ran {
+    let mut c = Command::new(bin());
+    c.arg("grep")
+        .args(args)
+        .arg(dir)
+        .env_remove("GREP_COLORS")
+        .env_remove("GREP_COLOR");
+    let out = run_command(c);
+    let binary = binary_files(&out.stderr, "sessionfs: ", args);
+    Ran {
+        stdout: out.stdout,
+        binary,
+        code: out.status.code().unwrap(),
+    }
+}
+
+/// Cases run on every fixture, the big ones included.
+const CASES_ALL: &[&[&str]] = &[
+    &["-n", "--", "inode"],
+    &["-l", "--", "system"],
+    &["-l", "-i", "--", "error"],
+    &["-c", "-F", "--", "(no content)"],
+    &["--color=always", "-n", "-w", "--", "read"],
+    &["-n", "-F", "--", "\"path\": \"src/"],
+    &["-n", "-E", "--", "tool call (bash|read)"],
+    &["-l", "--", "[0-9]\\{5\\}"],
+    &["-n", "--", "thinking"],
+];
+
+/// The cases, run on every fixture but the big ones: grep's options, `--`, the
+/// pattern.
+const CASES: &[&[&str]] = &[
+    // Plain words, in every output mode.
+    &["-n", "--", "TALLY_VERBOSE"],
+    &["-l", "--", "inode"],
+    &["-c", "--", "hello"],
+    &["--", "parser"],
+    &["--color=always", "-n", "--", "hello"],
+    &["--color=always", "-l", "--", "error"],
+    &["--color=always", "-c", "--", "naïve"],
+    // Quotes, backslashes and escapes.
+    &["-n", "-F", "--", "\"hello\""],
+    &["-n", "-F", "--", "say \"hi\""],
+    &["-n", "-F", "--", "C:\\Users"],
+    &["-n", "--", "C:\\\\Users\\\\me"],
+    &["-n", "-F", "--", "echo \\\"hi\\\""],
+    &["-n", "-F", "--", "a\\\\nb"],
+    &["-n", "-F", "--", "\\u001b"],
+    &["-n", "--", "red error"],
+    &["-n", "--", "ABC"],
+    &["-n", "-i", "--", "café"],
+    &["-n", "--", "smile 😀"],
+    &["-n", "-F", "--", "a/b"],
+    &["-n", "-F", "--", "\u{FFFD}"],
+    &["-n", "--", "line.sep"],
+    // Newlines inside content: lines of a multi-line file.
+    &["-n", "--", "^then a new line"],
+    &["-n", "--", "CRLF"],
+    &["-n", "-E", "--", "^Line two.$"],
+    // Non-ASCII text.
+    &["-n", "--", "naïve"],
+    &["-n", "--", "日本語"],
+    &["-n", "-F", "--", "—"],
+    &["-n", "-i", "--", "NAÏVE CAFÉ"],
+    // Numbers JavaScript writes otherwise.
+    &["-n", "--", "1500"],
+    &["-n", "-F", "--", "1.5"],
+    &["-n", "-F", "--", "12345678901234567000"],
+    &["-n", "-w", "--", "10"],
+    &["-n", "-E", "--", "[0-9]{4}"],
+    // Text the renderer adds.
+    &["-n", "--", "thinking"],
+    &["-n", "-F", "--", "[tool call bash"],
+    &["-n", "--", "tool call"],
+    &["-n", "-F", "--", "(no content)"],
+    &["-n", "--", "content"],
+    &["-n", "-F", "--", "[error]"],
+    &["-n", "--", "stop reason"],
+    &["-n", "--", "exit code"],
+    &["-n", "--", "output truncated"],
+    &["-n", "--", "excluded"],
+    &["-n", "--", "tokens before"],
+    &["-n", "--", "kept from"],
+    &["-n", "--", "branch summary"],
+    &["-n", "-F", "--", " → "],
+    &["-n", "--", "name cleared"],
+    &["-n", "--", "bytes → image"],
+    &["-n", "--", "jpg"],
+    &["-n", "-F", "--", "$ ls"],
+    &["-n", "--", "cannot be shown"],
+    &["-n", "--", "column"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-F", "--", "  \"command"],
+    &["-n", "--", "anthropic/claude"],
+    // Ids that v1 files get only when read (`kept from ID`).
+    &["-n", "--", "fb63a010"],
+    &["-n", "-i", "--", "F9DB9179"],
+    // Pi 1.6: system messages, context edits, usage, compactions that keep nothing.
+    &["-n", "--", "system message"],
+    &["-n", "--", "sections preamble"],
+    &["-n", "--", "constrained sampling"],
+    &["-n", "--", "required)"],
+    &["-n", "--", "context edit of"],
+    &["-n", "--", "removes it from"],
+    &["-n", "--", "cache read"],
+    &["-n", "-E", "--", "^tokens: [0-9]+ input"],
+    &["-n", "-F", "--", "cost: $"],
+    &["-n", "--", "keeps nothing"],
+    &["-n", "--", "with the system prompt"],
+    &["-n", "-i", "--", "TOOLS +READ"],
+    // Images: binary, text, broken UTF-8.
+    &["-n", "--", "IHDR"],
+    &["-n", "--", "hello image text"],
+    &["-n", "--", "foo"],
+    &["-c", "--", "foo"],
+    &["-l", "--", "svg"],
+    // A NUL in a KIND file.
+    &["-n", "--", "after nul"],
+    &["-c", "--", "nul"],
+    // Case and words.
+    &["-n", "-i", "--", "ERROR"],
+    &["-n", "-w", "--", "read"],
+    &["-n", "-i", "-w", "--", "the"],
+    &["-n", "-w", "-F", "--", "e"],
+    // Regular expressions.
+    &["-n", "-E", "--", "tool (call|result)"],
+    &["-n", "-E", "--", "^\\[(thinking|error)\\]$"],
+    &["-n", "--", "\\(ab\\)*c\\{2\\}"],
+    &["-n", "-E", "--", "x{2,}"],
+    &["-n", "--", "[[:upper:]][[:digit:]]"],
+    &["-c", "-E", "--", "^$"],
+    &["-l", "--", "."],
+    &["-n", "-E", "--", "hello|world|TALLY"],
+];
+
+/// Runs every case through a mount of the fixtures and with `sessionfs grep`.
+fn compare(big: bool, cases: &[&[&str]]) {
+    // Without the locale, grep silently works on bytes and the comparison is moot.
+    let probe = sh(
+        "printf 'CAFÉ\\n' | LC_ALL=C.UTF-8 grep -ci 'café'",
+        Path::new("/"),
+    );
+    assert_eq!(
+        probe.stdout.trim(),
+        "1",
+        "GNU grep does not fold É under LC_ALL=C.UTF-8: is the C.UTF-8 locale missing?"
+    );
+    let dir = tempdir();
+    let (root, roots) = fixture_dir(dir.path(), big);
+    let m = Mount::sessions_dir(dir, Some(&root), &["--read-only"], &[]);
+    let mut failures = Vec::new();
+    let mut found = 0;
+    for args in cases {
+        let want = grep_through_mount(&m.mnt, args, &roots);
+        let got = sessionfs_grep(args, &root);
+        found += usize::from(want.code == 0);
+        if want.stdout != got.stdout || want.binary != got.binary || want.code != got.code {
+            let first_diff = want
+                .stdout
+                .split_inclusive('\n')
+                .zip(got.stdout.split_inclusive('\n'))
+                .find(|(a, b)| a != b)
+                .map(|(a, b)| format!("mount:     {a:?}\n  sessionfs: {b:?}"))
+                .unwrap_or_else(|| {
+                    format!(
+                        "lines: mount {}, sessionfs {}",
+                        want.stdout.lines().count(),
+                        got.stdout.lines().count()
+                    )
+                });
+            failures.push(format!(
+                "{args:?}:\n  {first_diff}\n  binary: mount {:?}, sessionfs {:?}\n  status: mount {}, sessionfs {}",
+                want.binary, got.binary, want.code, got.code
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // A comparison of empty outputs proves little: most cases must find something.
+    assert!(
+        found * 10 >= cases.len() * 9,
+        "only {found} of {} cases found anything",
+        cases.len()
+    );
+}
+
+#[test]
+fn prints_what_grep_r_prints_through_a_mount() {
+    compare(false, CASES);
+}
+
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_every_fixture() {
+    compare(true, CASES_ALL);
+}
+
+/// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
+/// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
+#[test]
+fn a_session_file_is_searched_as_its_own_mount() {
+    let m = Mount::with_args("small.jsonl", &["--read-only"]);
+    let is_content = |p: &str| p.contains('/') && !p.ends_with("/reply");
+    for args in [
+        &["-n", "--", "read"][..],
+        &["-l", "--", "e"],
+        &["-c", "-i", "--", "TOOL"],
+        &["--color=always", "-n", "--", "i"],
+    ] {
+        for colours in [None, Some("ms=04;32:fn=01:ln=33:se=35:sl=1:ne")] {
+            let mut c = Command::new("grep");
+            c.arg("-r")
+                .args(args)
+                .current_dir(&m.mnt)
+                .env("LC_ALL", "C.UTF-8")
+                .env_remove("GREP_COLOR");
+            let mut s = Command::new(bin());
+            s.arg("grep")
+                .args(args)
+                .arg(&m.file)
+                .env_remove("GREP_COLOR");
+            match colours {
+                Some(v) => {
+                    c.env("GREP_COLORS", v);
+                    s.env("GREP_COLORS", v);
+                }
+                None => {
+                    c.env_remove("GREP_COLORS");
+                    s.env_remove("GREP_COLORS");
+                }
+            }
+            let list = args.contains(&"-l");
+            let want: String = run_command(c)
+                .stdout
+                .split_inclusive('\n')
+                .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), list)))
+                .collect();
+            let got = run_command(s);
+            assert!(!want.is_empty(), "{args:?}");
+            assert_eq!(got.stdout, want, "{args:?} {colours:?}");
+            assert_eq!(got.status.code(), Some(0));
+        }
+    }
+}
+
+/// The same file searched as a file and inside a sessions directory.
+fn demo_dir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempdir();
+    let project = dir.path().join("sessions/--home-dev-tally--");
+    fs::create_dir_all(&project).unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
+    fs::copy(demo, project.join("2026-01-05T09-00-00-000Z_demo.jsonl")).unwrap();
+    let root = dir.path().join("sessions");
+    (dir, root)
+}
+
+fn grep_in(args: &[&str], cwd: &Path) -> Output {
+    let mut c = Command::new(bin());
+    c.arg("grep").args(args).current_dir(cwd);
+    run_command(c)
+}
+
+#[test]
+fn exit_statuses_and_errors() {
+    let (dir, root) = demo_dir();
+    let d = dir.path();
+    let root_s = root.to_str().unwrap();
+    // 0: a match; 1: none.
+    assert_eq!(
+        grep_in(&["-q-never", "x"], d).code(),
+        Some(2),
+        "unknown option"
+    );
+    assert_eq!(grep_in(&["TALLY_VERBOSE", root_s], d).code(), Some(0));
+    let none = grep_in(&["no-such-text-anywhere", root_s], d);
+    assert_eq!((none.code(), none.stdout.as_str()), (Some(1), ""));
+    // 2: a missing argument, even when another one matches; the others are searched.
+    let out = grep_in(&["-l", "TALLY_VERBOSE", root_s, "missing.jsonl"], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(
+        out.stderr
+            .contains("missing.jsonl: No such file or directory"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("--home-dev-tally--"), "{}", out.stdout);
+    // 2: a bad pattern, with grep's words where they are grep's.
+    let out = grep_in(&["a[", root_s], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("unmatched ["), "{}", out.stderr);
+    let out = grep_in(&["\\(a\\)\\1", root_s], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("back-references"), "{}", out.stderr);
+    // A file that is not a session: an error when named, skipped inside a directory.
+    let bad = root.join("--home-dev-tally--/broken.jsonl");
+    fs::write(&bad, "not json\n").unwrap();
+    let out = grep_in(&["-l", "TALLY_VERBOSE", root_s], d);
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    let out = grep_in(&["TALLY_VERBOSE", bad.to_str().unwrap()], d);
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("not a Pi session"), "{}", out.stderr);
+    // An unreadable session inside a directory is an error (root reads everything).
+    if !is_root() {
+        let locked = root.join("--home-dev-tally--/locked.jsonl");
+        fs::copy(
+            root.join("--home-dev-tally--/2026-01-05T09-00-00-000Z_demo.jsonl"),
+            &locked,
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        let out = grep_in(&["-l", "TALLY_VERBOSE", root_s], d);
+        assert_eq!(out.code(), Some(2), "{}", out.stderr);
+        assert!(out.stderr.contains("Permission denied"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn paths_with_one_and_several_arguments() {
+    let (dir, root) = demo_dir();
+    let file = root.join("--home-dev-tally--/2026-01-05T09-00-00-000Z_demo.jsonl");
+    let one = grep_in(&["-l", "TALLY_VERBOSE", file.to_str().unwrap()], dir.path());
+    let first = one.stdout.lines().next().unwrap().to_string();
+    assert!(first.starts_with("18302776/"), "{first}");
+    let inside = grep_in(&["-l", "TALLY_VERBOSE", "sessions"], dir.path());
+    assert_eq!(
+        inside.stdout.lines().next().unwrap(),
+        format!("--home-dev-tally--/2026-01-05T09-00-00-000Z_demo/{first}")
+    );
+    // Several arguments: each path starts with the argument it came from (trailing
+    // slashes dropped, as grep -r does).
+    let both = grep_in(
+        &["-l", "TALLY_VERBOSE", "sessions/", file.to_str().unwrap()],
+        dir.path(),
+    );
+    let lines: Vec<&str> = both.stdout.lines().collect();
+    assert_eq!(lines.len(), 2 * one.stdout.lines().count());
+    assert_eq!(
+        lines[0],
+        format!("sessions/--home-dev-tally--/2026-01-05T09-00-00-000Z_demo/{first}")
+    );
+    assert!(lines.contains(&format!("{}/{first}", file.display()).as_str()));
+}
+
+#[test]
+fn pis_sessions_directory_is_the_default() {
+    let (dir, _root) = demo_dir();
+    let mut c = Command::new(bin());
+    c.args(["grep", "-c", "TALLY_VERBOSE"])
+        .current_dir("/")
+        .env("PI_CODING_AGENT_DIR", dir.path());
+    let out = run_command(c);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("--home-dev-tally--/"),
+        "{}",
+        out.stdout
+    );
+    let mut c = Command::new(bin());
+    c.args(["grep", "x"])
+        .current_dir("/")
+        .env("PI_CODING_AGENT_DIR", dir.path().join("nowhere"));
+    let out = run_command(c);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+}
+
+/// `--json`: every hit's paths lead to the line through a mount, and its leaves are
+/// the tips of the branches through it.
+#[test]
+fn json_hits_lead_to_their_lines_through_a_mount() {
+    let m = Mount::with_args("small.jsonl", &["--read-only"]);
+    let out = grep_in(&["--json", "-i", "read", m.file.to_str().unwrap()], m.dir());
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    let hits: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(hits.len() > 3);
+    let tips: BTreeSet<String> = try_ls(&m.path("branches")).unwrap().into_iter().collect();
+    for h in &hits {
+        let path = h["path"].as_str().unwrap();
+        let line = h["line"].as_u64().unwrap() as usize;
+        let text = h["text"].as_str().unwrap();
+        for p in [path, h["id_path"].as_str().unwrap()] {
+            let content = fs::read_to_string(m.path(p)).unwrap();
+            assert_eq!(content.lines().nth(line - 1), Some(text), "{p}");
+        }
+        assert_eq!(h["session"].as_str().unwrap(), m.file.to_str().unwrap());
+        let id = h["entry"].as_str().unwrap();
+        let (dir, file) = path.rsplit_once('/').unwrap();
+        assert!(dir.ends_with(id));
+        assert_eq!(file, h["file"].as_str().unwrap());
+        assert_eq!(file, h["kind"].as_str().unwrap());
+        let leaves: BTreeSet<String> = h["leaves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        // The tips below the entry's directory (or the entry itself, when a tip).
+        let below: BTreeSet<String> = tips
+            .iter()
+            .filter(|t| {
+                dir.ends_with(t.as_str())
+                    || !run("find", &[dir, "-name", t, "-type", "d"], &m.mnt)
+                        .ok()
+                        .stdout
+                        .is_empty()
+            })
+            .cloned()
+            .collect();
+        assert_eq!(leaves, below, "{path}");
+    }
+}
+
+/// `sessions_dir::list`, which `sessionfs grep` walks, lists a sessions directory as a
+/// sessions mount does: the same names in the same order, at the top and in a project.
+#[test]
+fn the_sessions_directory_is_listed_as_the_mount_lists_it() {
+    use sessionfs::model::sessions_dir;
+    use sessionfs::view::{FsView, MultiOptions, MultiView, ROOT_INO};
+    use std::ffi::OsStr;
+    let dir = tempdir();
+    let root = dir.path().join("sessions");
+    let small = fixtures("sessions")
+        .into_iter()
+        .find(|p| p.ends_with("small.jsonl"))
+        .unwrap();
+    for p in ["--b--", "--a--", "z.jsonl"] {
+        fs::create_dir_all(root.join(p)).unwrap();
+    }
+    for f in [
+        "--a--/2.jsonl",
+        "--a--/1.jsonl",
+        "--a--/x.txt",
+        "--b--/.jsonl",
+        "c.jsonl",
+        "--a--.jsonl",
+    ] {
+        fs::copy(&small, root.join(f)).unwrap();
+    }
+    fs::create_dir(root.join("--a--/nested.jsonl")).unwrap();
+    std::os::unix::fs::symlink(root.join("c.jsonl"), root.join("d.jsonl")).unwrap();
+    std::os::unix::fs::symlink(root.join("--a--"), root.join("--link--")).unwrap();
+    std::os::unix::fs::symlink("nowhere", root.join("e.jsonl")).unwrap();
+    let v = MultiView::open(&root, MultiOptions::new(dir.path().join("mnt"))).unwrap();
+    let names = |ino: u64| -> Vec<String> {
+        v.readdir(ino, 0)
+            .unwrap()
+            .into_iter()
+            .map(|(_, d)| d.name.to_string_lossy().into_owned())
+            .filter(|n| n != "." && n != "..")
+            .collect()
+    };
+    let top = sessions_dir::list(&root, true).unwrap();
+    let ours: Vec<String> = top
+        .projects
+        .iter()
+        .chain(&top.sessions)
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names(ROOT_INO), ours);
+    for p in &top.projects {
+        let ino = v.lookup(ROOT_INO, OsStr::new(p)).unwrap().ino;
+        let inner = sessions_dir::list(&root.join(p), false).unwrap();
+        assert!(inner.projects.is_empty());
+        let ours: Vec<String> = inner
+            .sessions
+            .iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names(ino), ours, "{p:?}");
+    }
+}
+
+/// A line longer than the scan's buffer, with the pattern at its very end.
+#[test]
+fn a_line_longer_than_the_read_buffer() {
+    let dir = tempdir();
+    let file = dir.path().join("long.jsonl");
+    let head = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-05T09:00:00.000Z","cwd":"/p"}"#;
+    let text = format!("{} needle-at-the-end", "word ".repeat(400_000));
+    let line = format!(
+        r#"{{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-05T09:00:01.000Z","message":{{"role":"user","content":"{text}"}}}}"#
+    );
+    fs::write(&file, format!("{head}\n{line}\n{line}\n")).unwrap();
+    let out = grep_in(
+        &["-c", "needle-at-the-end", file.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr);
+    // The second line repeats the id: the later one wins, the first is not shown.
+    assert_eq!(out.stdout, "aaaa0001/user:1\n");
+}
+
+/// The output does not depend on how many threads search: files are printed in order,
+/// each file's output whole, whichever thread finishes first.
+#[test]
+fn the_output_is_the_same_on_any_number_of_threads() {
+    let dir = tempdir();
+    let (root, _) = fixture_dir(dir.path(), false);
+    let root = root.to_str().unwrap();
+    let run_with = |threads: &str| grep_in(&["-n", "--threads", threads, "e", root], dir.path());
+    let one = run_with("1");
+    assert_eq!(one.code(), Some(0), "{}", one.stderr);
+    assert!(one.stdout.lines().count() > 1_000);
+    for t in ["2", "3", "8"] {
+        let other = run_with(t);
+        assert_eq!(other.stdout, one.stdout, "--threads {t}");
+        assert_eq!(other.stderr, one.stderr, "--threads {t}");
+    }
+}
