@@ -133,8 +133,10 @@ struct GrepArgs {
     /// string); several patterns on separate lines match any of them.
     #[arg(value_name = "PATTERN", required_unless_present = "regexp")]
     pattern: Option<String>,
-    /// Session files (.jsonl) or sessions directories laid out as Pi's. Default: Pi's
-    /// sessions directory ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions).
+    /// Session files (.jsonl) or sessions directories laid out as Pi's or Claude
+    /// Code's. Default: every agent's, as `sessionfs mount MOUNTPOINT` shows them
+    /// (pi/: $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions; claude/:
+    /// $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects).
     #[arg(value_name = "FILE|DIR")]
     paths: Vec<PathBuf>,
     /// Use PATTERN (may be given more than once; then every positional argument is a

@@ -14,8 +14,12 @@
 //! numbers written otherwise, text the renderer adds, images (binary, text, broken
 //! UTF-8), case-insensitive and word matches, and regular expressions.
 //!
+//! The Claude Code fixtures (`claude/projects`, laid out as `~/.claude/projects`, with
+//! subagents' transcripts and spilled tool results in the sessions' side folders) are
+//! compared the same way, in a mount of their own.
+//!
 //! The other tests check what the comparison cannot: errors, exit statuses, `--json`,
-//! a single file's paths, several arguments, and Pi's default directory.
+//! a single file's paths, several arguments, and every agent's default directory.
 
 mod common;
 
@@ -302,6 +306,43 @@ const CASES: &[&[&str]] = &[
     &["-n", "-E", "--", "hello|world|TALLY"],
 ];
 
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else {
+            fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// A copy of the Claude Code fixture projects; returns it and its session roots.
+fn claude_dir(dir: &Path) -> (PathBuf, BTreeSet<String>) {
+    let root = dir.join("projects");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/projects"),
+        &root,
+    );
+    let mut roots = BTreeSet::new();
+    for p in fs::read_dir(&root).unwrap() {
+        let p = p.unwrap().path();
+        for f in fs::read_dir(&p).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "jsonl") {
+                roots.insert(format!(
+                    "{}/{}",
+                    p.file_name().unwrap().to_str().unwrap(),
+                    f.file_stem().unwrap().to_str().unwrap()
+                ));
+            }
+        }
+    }
+    (root, roots)
+}
+
 /// Runs every case through a mount of the fixtures and with `sessionfs grep`.
 fn compare(big: bool, cases: &[&[&str]]) {
     // Without the locale, grep silently works on bytes and the comparison is moot.
@@ -316,12 +357,18 @@ fn compare(big: bool, cases: &[&[&str]]) {
     );
     let dir = tempdir();
     let (root, roots) = fixture_dir(dir.path(), big);
-    let m = Mount::sessions_dir(dir, Some(&root), &["--read-only"], &[]);
+    compare_in(dir, &root, &roots, cases);
+}
+
+/// Runs every case through a mount of `root` (a sessions directory in `dir`) and
+/// with `sessionfs grep`.
+fn compare_in(dir: tempfile::TempDir, root: &Path, roots: &BTreeSet<String>, cases: &[&[&str]]) {
+    let m = Mount::sessions_dir(dir, Some(root), &["--read-only"], &[]);
     let mut failures = Vec::new();
     let mut found = 0;
     for args in cases {
-        let want = grep_through_mount(&m.mnt, args, &roots);
-        let got = sessionfs_grep(args, &root);
+        let want = grep_through_mount(&m.mnt, args, roots);
+        let got = sessionfs_grep(args, root);
         found += usize::from(want.code == 0);
         if want.stdout != got.stdout || want.binary != got.binary || want.code != got.code {
             let first_diff = want
@@ -360,6 +407,38 @@ fn prints_what_grep_r_prints_through_a_mount() {
 #[test]
 fn prints_what_grep_r_prints_through_a_mount_of_every_fixture() {
     compare(true, CASES_ALL);
+}
+
+/// Cases for the Claude Code fixtures: markers the scenarios typed, text the renderer
+/// adds, a subagent's lines, a spilled tool result's full output, images.
+const CLAUDE_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-l", "--", "\\[\\["],
+    &["-n", "-F", "--", "[["],
+    &["-c", "-F", "--", "[["],
+    &["-n", "--", "thinking"],
+    &["-n", "-F", "--", "[tool call"],
+    &["-n", "-E", "--", "tool (call|result)"],
+    &["-n", "-i", "--", "compact"],
+    &["-n", "--", "subagent"],
+    &["-l", "--", "persisted-output"],
+    &["-n", "--", "IHDR"],
+    &["-c", "--", "PNG"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-w", "--", "the"],
+    &["-l", "-i", "--", "error"],
+    &["--color=always", "-n", "--", "hello"],
+    &["-n", "-E", "--", "[0-9]{5}"],
+    &["-c", "-E", "--", "^$"],
+];
+
+/// `sessionfs grep` over Claude Code's sessions against `grep -r` through a mount of
+/// them: the same lines, subagents' and full outputs' included, in the same order.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_claude_code_sessions() {
+    let dir = tempdir();
+    let (root, roots) = claude_dir(dir.path());
+    compare_in(dir, &root, &roots, CLAUDE_CASES);
 }
 
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
@@ -510,24 +589,53 @@ fn paths_with_one_and_several_arguments() {
     assert!(lines.contains(&format!("{}/{first}", file.display()).as_str()));
 }
 
+/// Without a path, every agent's sessions directory is searched, each under its
+/// folder (`pi/`, `claude/`), as `grep -r` at the root of `sessionfs mount MNT` sees
+/// them.
 #[test]
-fn pis_sessions_directory_is_the_default() {
+fn every_agents_sessions_directory_is_the_default() {
     let (dir, _root) = demo_dir();
-    let mut c = Command::new(bin());
-    c.args(["grep", "-c", "TALLY_VERBOSE"])
-        .current_dir("/")
-        .env("PI_CODING_AGENT_DIR", dir.path());
-    let out = run_command(c);
+    let home = dir.path().join("home");
+    let (_, claude_roots) = claude_dir(&home.join(".claude"));
+    let mut roots: BTreeSet<String> = claude_roots.iter().map(|r| format!("claude/{r}")).collect();
+    roots.insert("pi/--home-dev-tally--/2026-01-05T09-00-00-000Z_demo".into());
+    let env = [
+        ("HOME", home.clone().into_os_string()),
+        ("PI_CODING_AGENT_DIR", dir.path().as_os_str().to_owned()),
+    ];
+    let grep_default = |args: &[&str]| {
+        let mut c = Command::new(bin());
+        c.arg("grep").args(args).current_dir("/");
+        for (k, v) in &env {
+            c.env(k, v);
+        }
+        run_command(c)
+    };
+    let out = grep_default(&["-c", "TALLY_VERBOSE"]);
     assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
     assert!(
-        out.stdout.starts_with("--home-dev-tally--/"),
+        out.stdout.starts_with("pi/--home-dev-tally--/"),
         "{}",
         out.stdout
     );
+    let env_refs: Vec<(&str, &std::ffi::OsStr)> =
+        env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let m = Mount::sessions_dir(dir, None, &["--read-only"], &env_refs);
+    for args in [
+        &["-l", "-e", "TALLY_VERBOSE", "-e", "\\[\\["][..],
+        &["-n", "-i", "--", "hello"],
+    ] {
+        let want = grep_through_mount(&m.mnt, args, &roots);
+        let got = grep_default(args);
+        assert!(want.stdout.contains("\npi/") || want.stdout.starts_with("pi/"));
+        assert!(want.stdout.contains("\nclaude/"), "{}", want.stdout);
+        assert_eq!(got.stdout, want.stdout, "{args:?}");
+        assert_eq!(got.status.code(), Some(want.code), "{args:?}");
+    }
     let mut c = Command::new(bin());
     c.args(["grep", "x"])
         .current_dir("/")
-        .env("PI_CODING_AGENT_DIR", dir.path().join("nowhere"));
+        .env("PI_CODING_AGENT_DIR", "/nonexistent-sessionfs-test/nowhere");
     let out = run_command(c);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stderr.contains("does not exist"), "{}", out.stderr);

@@ -477,6 +477,17 @@ impl Session {
         }
     }
 
+    /// Whether lines of other files are indexed with the session's own (a Claude Code
+    /// session's subagents): then entries are not in offset order.
+    pub fn has_side_files(&self) -> bool {
+        self.claude().is_some_and(|st| !st.sides.is_empty())
+    }
+
+    /// Whether entry `i` is a line of the session file itself (not of a side file).
+    pub fn in_main_file(&self, i: u32) -> bool {
+        self.claude().is_none_or(|st| st.file_of(i) == 0)
+    }
+
     /// The name entry `i` is shown under instead of its id, if any.
     pub fn alias(&self, i: u32) -> Option<&str> {
         self.claude().and_then(|st| st.alias(i))
