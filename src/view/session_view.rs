@@ -68,7 +68,6 @@ pub struct Opened {
     pub direct_io: bool,
 }
 
-
 /// Cache lifetime of what never changes (an entry's files, its context).
 const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Cache lifetime of what changes with appends (also invalidated explicitly).
