@@ -6,6 +6,15 @@ usage: scripts/make-claude-damaged.py [OUT_DIR]   (default tests/fixtures/claude
 Each case starts from the fork session of the `qa` sample (written by Claude Code
 2.1.197: 20 lines, one linear conversation of 13 nodes) and damages it the way a crash,
 a newer Claude Code or a careless tool could. The output is deterministic.
+
+The contexts Claude Code sends at the damaged lines of two cases are committed in
+tests/fixtures/claude/damaged-contexts/, made with claude-oracle's context.sh on a copy
+of the case named <sessionId>.jsonl:
+
+  ./context.sh COPY UUID... --leaf --map --home-as /home/dev --out OUT.json
+
+then kept to {uuid: {messages, via, [leaf]}} as scripts/make-claude-fixtures.sh keeps
+them (missing-parent-bridged: the four lines it adds; parent-cycle: the three).
 """
 import json
 import os
@@ -34,6 +43,13 @@ def node(uuid, parent, text, ts, ty="user", **extra):
     return d
 
 
+def assistant(uuid, parent, text, ts, msg_id):
+    """A one-block assistant line, shaped as the sample's own."""
+    a = next(d for d in reversed(LINES) if d.get("type") == "assistant")
+    m = dict(a["message"], id=msg_id, content=[{"type": "text", "text": text}])
+    return dict(a, parentUuid=parent, uuid=uuid, timestamp=ts, message=m, requestId="req_" + msg_id[-6:])
+
+
 LAST = next(d for d in reversed(LINES) if d.get("uuid"))["uuid"]
 T = "2026-12-01T07:00:0%d.000Z"
 U = "00000000-0000-4000-8000-0000000000%02d"
@@ -53,6 +69,23 @@ CASES = {
     ],
     # A line whose parent is not in the file.
     "missing-parent": RAW + [dump(node(U % 5, "ffffffff-ffff-4fff-8fff-ffffffffffff", "[[ORPHAN]] my parent is gone", T % 5))],
+    # Lines whose parent is not in the file, answered: Claude Code bridges a missing
+    # parent to the newest line written at most 5 s before (the first), not further
+    # (the second, a minute later, is a root); the last-prompt names the first answer.
+    "missing-parent-bridged": RAW + [
+        dump(node(U % 10, "ffffffff-ffff-4fff-8fff-00000000dead",
+                  "[[BRIDGED]] my parent is gone, but I came 2 s after the last line",
+                  "2026-12-01T06:11:19.000Z")),
+        dump(assistant(U % 11, U % 10, "Answer to the bridged prompt.", "2026-12-01T06:11:19.100Z",
+                       "msg_01BRIDGEDaaaaaaaaaaaaaaa")),
+        dump(node(U % 12, "ffffffff-ffff-4fff-8fff-00000000beef",
+                  "[[FARORPHAN]] my parent is gone, and I came a minute later",
+                  "2026-12-01T06:12:19.000Z")),
+        dump(assistant(U % 13, U % 12, "Answer to the far orphan.", "2026-12-01T06:12:19.100Z",
+                       "msg_01FARORPHANaaaaaaaaaaaaa")),
+        dump({"type": "last-prompt", "lastPrompt": "[[BRIDGED]] my parent is gone, but I came 2 s after the last line",
+              "leafUuid": U % 11, "sessionId": "034d3153-8c13-4469-9665-5948bffe2026"}),
+    ],
     # Two lines that are each other's parent, and one that is its own.
     "parent-cycle": RAW + [
         dump(node(U % 6, U % 7, "[[CYCLE-A]]", T % 6)),

@@ -424,3 +424,35 @@ fn mutated_files_never_panic_or_hang() {
         }
     }
 }
+
+/// §8.1 `FAe`/`Xsm` on damaged files, against Claude Code's own requests
+/// (`tests/fixtures/claude/damaged-contexts`): a missing parent is bridged to the
+/// newest line written at most 5 s before it, not further; a cycle stops the walk.
+#[test]
+fn damaged_files_contexts_are_claude_codes() {
+    let mut checked = 0;
+    for case in ["missing-parent-bridged", "parent-cycle"] {
+        let file = fixtures().join("damaged").join(format!("{case}.jsonl"));
+        let exp = fixtures()
+            .join("damaged-contexts")
+            .join(format!("{case}.contexts.json"));
+        let expected: Value = serde_json::from_slice(&std::fs::read(exp).unwrap()).unwrap();
+        let s = Session::open(&file).unwrap();
+        let st = s.claude().expect("a Claude Code file");
+        for (uuid, exp) in expected.as_object().unwrap() {
+            let i = s.find(uuid).unwrap_or_else(|| panic!("{uuid} not indexed"));
+            let got = super::context(&s, st, i).unwrap();
+            assert_eq!(
+                Value::Array(got),
+                exp["messages"],
+                "{case} {uuid} (via {})",
+                exp["via"]
+            );
+            if exp.get("leaf") == Some(&Value::Bool(true)) {
+                assert_eq!(s.id_string(s.leaf().unwrap()), *uuid, "{case}: leaf");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 8);
+}
