@@ -489,6 +489,57 @@ fn a_session_file_is_searched_as_its_own_mount() {
     }
 }
 
+/// A Claude Code session file (with its side folder: a subagent's transcript, a
+/// spilled tool result) searched on its own, against `grep -r` at the root of
+/// `sessionfs mount FILE MNT`: the subagent's lines under `agent-<id>/`, the spilled
+/// output as `full-output`.
+#[test]
+fn a_claude_code_session_file_is_searched_as_its_own_mount() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/projects");
+    for (project, sid, args) in [
+        (
+            "-home-dev-src-sub",
+            "b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea",
+            &["-n", "-i", "--", "subtask\\|files"][..],
+        ),
+        (
+            "-home-dev-src-big",
+            "5aa252c6-78fb-47ae-af22-e00c3a1b6282",
+            &["-n", "--", "^9999[0-9]$"][..],
+        ),
+    ] {
+        let dir = tempdir();
+        let file = dir.path().join(format!("{sid}.jsonl"));
+        fs::copy(fixtures.join(project).join(format!("{sid}.jsonl")), &file).unwrap();
+        copy_tree(&fixtures.join(project).join(sid), &dir.path().join(sid));
+        let m = Mount::start(dir, file, &["--read-only"]);
+        let mut c = Command::new("grep");
+        c.arg("-r")
+            .args(args)
+            .current_dir(&m.mnt)
+            .env("LC_ALL", "C.UTF-8")
+            .env_remove("GREP_COLORS")
+            .env_remove("GREP_COLOR");
+        let is_content = |p: &str| p.contains('/') && !p.ends_with("/reply");
+        let want: String = run_command(c)
+            .stdout
+            .split_inclusive('\n')
+            .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), false)))
+            .collect();
+        let got = grep_in(
+            &[args, &[m.file.to_str().unwrap()]].concat(),
+            Path::new("/"),
+        );
+        assert!(!want.is_empty(), "{sid} {args:?}");
+        assert!(
+            want.contains("/agent-a") || want.contains("/full-output:"),
+            "{want}"
+        );
+        assert_eq!(got.stdout, want, "{sid} {args:?}");
+        assert_eq!(got.code(), Some(0));
+    }
+}
+
 /// The same file searched as a file and inside a sessions directory.
 fn demo_dir() -> (tempfile::TempDir, PathBuf) {
     let dir = tempdir();
