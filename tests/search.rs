@@ -742,6 +742,71 @@ fn json_hits_lead_to_their_lines_through_a_mount() {
     }
 }
 
+/// `--json` on Claude Code sessions: every hit's paths lead to its line through a
+/// mount, and its leaves are tips the mount's `branches/` lists. A line of a turn's
+/// piece (the dead end parallel tool calls leave, a subagent's transcript) is on the
+/// branches of its turn, never on a tip of its own.
+#[test]
+fn json_hits_in_claude_code_sessions_name_branches_of_the_mount() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/projects");
+    for (project, sid, pattern, piece) in [
+        (
+            "-home-dev-src-tools",
+            "644750c6-819f-4bc1-8d96-f535db009ee8",
+            "tool",
+            // The dead end: the result of the second parallel call.
+            "40f08c07-2bf2-4a07-8c32-9593750315ba",
+        ),
+        (
+            "-home-dev-src-sub",
+            "b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea",
+            "[[SUBTASK]]",
+            // The subagent's first line.
+            "agent-acfbc9cb8be5d6a1d",
+        ),
+    ] {
+        let dir = tempdir();
+        let file = dir.path().join(format!("{sid}.jsonl"));
+        fs::copy(fixtures.join(project).join(format!("{sid}.jsonl")), &file).unwrap();
+        if fixtures.join(project).join(sid).is_dir() {
+            copy_tree(&fixtures.join(project).join(sid), &dir.path().join(sid));
+        }
+        let m = Mount::start(dir, file, &["--read-only"]);
+        let out = grep_in(
+            &["--json", "-F", pattern, m.file.to_str().unwrap()],
+            Path::new("/"),
+        );
+        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        let tips: BTreeSet<String> = try_ls(&m.path("branches")).unwrap().into_iter().collect();
+        let mut saw_piece = false;
+        for l in out.stdout.lines() {
+            let h: Value = serde_json::from_str(l).unwrap();
+            let path = h["path"].as_str().unwrap();
+            let line = h["line"].as_u64().unwrap() as usize;
+            for p in [path, h["id_path"].as_str().unwrap()] {
+                let content = fs::read_to_string(m.path(p)).unwrap();
+                assert_eq!(content.lines().nth(line - 1), h["text"].as_str(), "{p}");
+            }
+            let leaves: BTreeSet<String> = h["leaves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            assert!(!leaves.is_empty(), "{path}");
+            assert!(
+                leaves.is_subset(&tips),
+                "{path}: {leaves:?} not in {tips:?}"
+            );
+            if path.contains(piece) {
+                saw_piece = true;
+                assert_eq!(leaves, tips, "{path}");
+            }
+        }
+        assert!(saw_piece, "no hit in {piece}: {}", out.stdout);
+    }
+}
+
 /// `sessions_dir::list`, which `sessionfs grep` walks, lists a sessions directory as a
 /// sessions mount does: the same names in the same order, at the top and in a project.
 #[test]

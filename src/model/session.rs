@@ -546,12 +546,24 @@ impl Session {
     pub fn leaves(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.leaves as usize);
         self.walk_preorder(|i, _| {
-            let e = &self.entries[i as usize];
-            if e.child_count == 0 && e.flags & flags::PIECE == 0 {
+            if self.is_tip(i) {
                 out.push(i);
             }
         });
         out
+    }
+
+    /// Whether node `i` is the tip of a branch, as [`Session::leaves`] lists them.
+    pub fn is_tip(&self, i: u32) -> bool {
+        let e = &self.entries[i as usize];
+        e.child_count == 0 && e.flags & flags::PIECE == 0
+    }
+
+    /// Whether node `i` is a piece of a turn rather than a way of its own (a dead end
+    /// parallel tool calls leave, a Claude Code subagent's line): the branches it
+    /// belongs to are those of its nearest ancestor that is not a piece.
+    pub fn is_piece(&self, i: u32) -> bool {
+        self.entries[i as usize].flags & flags::PIECE != 0
     }
 
     pub fn leaf_count(&self) -> u32 {

@@ -49,8 +49,11 @@ pub trait Searchable {
     fn id(&self, i: u32) -> String;
     /// The name of its KIND file.
     fn kind(&self, i: u32) -> &str;
-    /// Whether it has no children (the tip of a branch).
+    /// Whether it is the tip of a branch, as the mount's `branches/` lists them.
     fn is_leaf(&self, i: u32) -> bool;
+    /// Whether it is a piece of a turn (a dead end of parallel tool calls, a
+    /// subagent's line), whose branches are those of its nearest ancestor that is not.
+    fn is_piece(&self, i: u32) -> bool;
     /// Its KIND file's text and its images, exactly as the mount serves them.
     fn content(&self, i: u32) -> io::Result<Content>;
 }
@@ -90,7 +93,11 @@ impl Searchable for Session {
     }
 
     fn is_leaf(&self, i: u32) -> bool {
-        self.entry(i).child_count == 0
+        self.is_tip(i)
+    }
+
+    fn is_piece(&self, i: u32) -> bool {
+        Session::is_piece(self, i)
     }
 
     fn content(&self, i: u32) -> io::Result<Content> {
@@ -356,6 +363,8 @@ fn walk(
     };
     // The directory path of the current node, built lazily.
     let mut stack: Vec<u32> = Vec::new();
+    // The position in `order` of each node of `stack`.
+    let mut stack_pos: Vec<usize> = Vec::new();
     let mut path = job.prefix.clone();
     let mut lens: Vec<usize> = vec![path.len()];
     let mut valid = 0;
@@ -364,6 +373,8 @@ fn walk(
         let d = d as usize;
         stack.truncate(d);
         stack.push(i);
+        stack_pos.truncate(d);
+        stack_pos.push(pos);
         valid = valid.min(d);
         // Whether the node is searched, and its results if the scan has them.
         let (wanted, known) = match selected.as_mut() {
@@ -425,8 +436,13 @@ fn walk(
             }
             if search.json {
                 if found.count > 0 {
-                    let end = ends.as_ref().expect("computed with --json")[pos];
-                    let a = leaves.partition_point(|&p| p < pos);
+                    // A piece of a turn is on the branches of the turn it belongs to.
+                    let at = (0..stack.len())
+                        .rev()
+                        .find(|&k| !s.is_piece(stack[k]))
+                        .map_or(pos, |k| stack_pos[k]);
+                    let end = ends.as_ref().expect("computed with --json")[at];
+                    let a = leaves.partition_point(|&p| p < at);
                     let b = leaves.partition_point(|&p| p < end);
                     let leaf_ids: Vec<String> =
                         leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect();
