@@ -19,19 +19,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude")
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).unwrap();
-        }
-    }
-}
-
 /// A copy of the fixture projects in a fresh directory, mounted as a directory:
 /// `sessionfs mount PROJECTS MNT`. Returns the mount and the copy's path.
 fn mount_projects() -> (Mount, PathBuf) {

@@ -306,19 +306,6 @@ const CASES: &[&[&str]] = &[
     &["-n", "-E", "--", "hello|world|TALLY"],
 ];
 
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &t);
-        } else {
-            fs::copy(e.path(), &t).unwrap();
-        }
-    }
-}
-
 /// A copy of the Claude Code fixture projects; returns it and its session roots.
 fn claude_dir(dir: &Path) -> (PathBuf, BTreeSet<String>) {
     let root = dir.join("projects");

@@ -47,6 +47,21 @@ pub fn tempdir() -> tempfile::TempDir {
         .expect("creating a temporary directory")
 }
 
+/// Copies the directory `from` to `to`, with everything in it (a sessions directory,
+/// a session's side folder).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else {
+            fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
 /// A mounted session.
 pub struct Mount {
     /// The temporary directory holding `file`, `mnt` and `stderr`; `None` once
