@@ -290,6 +290,11 @@ fn a_reply_lands_in_claude_codes_shape() {
         &m.mnt,
     );
     assert_ne!(out.code(), Some(0));
+    assert!(
+        out.stderr.contains("Operation not supported"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(fs::metadata(&m.file).unwrap().len(), size);
 }
 
