@@ -85,16 +85,19 @@ fn visible_cut(s: &str, n: usize) -> Option<usize> {
         return Some(0);
     }
     let b = s.as_bytes();
-    let visible = |c: &u8| *c > 0x20 && *c != 0x7f;
     let mut seen = 0;
     let mut i = 0;
     // Whole blocks of ASCII that cannot reach `n`: count them at once.
     while i + 32 <= b.len() {
         let block = &b[i..i + 32];
-        if !block.is_ascii() {
+        if block.iter().fold(0, |a, &c| a | c) >= 0x80 {
             break;
         }
-        let k = block.iter().filter(|c| visible(c)).count();
+        // Summed as bytes (at most 32), which the compiler does many at a time.
+        let k = block
+            .iter()
+            .map(|&c| u8::from(c > 0x20) & u8::from(c != 0x7f))
+            .sum::<u8>() as usize;
         if seen + k >= n {
             break;
         }
@@ -183,12 +186,10 @@ impl<'a> JsonObj<'a> for &'a Map<String, Value> {
 /// one pass: after that, stepping over a value costs a lookup, however long it is.
 pub struct Tape<'a> {
     s: &'a [u8],
-    /// Start offsets of every string, array and object ("tokens"), in order.
-    starts: Vec<u32>,
-    /// The offset just past each token.
-    ends: Vec<u32>,
-    /// The first token after each token's end (for a string, the next one).
-    next: Vec<u32>,
+    /// Every string, array and object ("tokens"), in order: where it starts, the
+    /// offset just past it, and the first token after its end (for a string, the
+    /// next one).
+    toks: Vec<[u32; 3]>,
     /// The line's one value (whitespace around it left out).
     root: (usize, usize),
 }
@@ -199,6 +200,8 @@ const SCALAR: u32 = u32::MAX;
 thread_local! {
     /// Vectors of dropped tapes, kept for the next line (drawing a tree maps 100,000).
     static SPARE: std::cell::RefCell<Vec<Vec<u32>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARE_TOKS: std::cell::RefCell<Vec<Vec<[u32; 3]>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn spare() -> Vec<u32> {
@@ -218,9 +221,16 @@ fn give_back(v: Vec<u32>) {
 
 impl Drop for Tape<'_> {
     fn drop(&mut self) {
-        give_back(std::mem::take(&mut self.starts));
-        give_back(std::mem::take(&mut self.ends));
-        give_back(std::mem::take(&mut self.next));
+        let mut v = std::mem::take(&mut self.toks);
+        if v.capacity() <= 1 << 16 {
+            v.clear();
+            SPARE_TOKS.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() < 8 {
+                    s.push(v);
+                }
+            });
+        }
     }
 }
 
@@ -232,9 +242,9 @@ impl<'a> Tape<'a> {
         }
         let mut t = Tape {
             s: line,
-            starts: spare(),
-            ends: spare(),
-            next: spare(),
+            toks: SPARE_TOKS
+                .with(|s| s.borrow_mut().pop())
+                .unwrap_or_default(),
             root: (0, 0),
         };
         let mut stack = spare();
@@ -248,17 +258,13 @@ impl<'a> Tape<'a> {
                         ok = false;
                         break;
                     };
-                    let k = t.starts.len() as u32;
-                    t.starts.push(i as u32);
-                    t.ends.push(e as u32);
-                    t.next.push(k + 1);
+                    let k = t.toks.len() as u32;
+                    t.toks.push([i as u32, e as u32, k + 1]);
                     i = e;
                 }
                 b'{' | b'[' => {
-                    stack.push(t.starts.len() as u32);
-                    t.starts.push(i as u32);
-                    t.ends.push(0);
-                    t.next.push(0);
+                    stack.push(t.toks.len() as u32);
+                    t.toks.push([i as u32, 0, 0]);
                     i += 1;
                 }
                 b'}' | b']' => {
@@ -266,8 +272,10 @@ impl<'a> Tape<'a> {
                         ok = false;
                         break;
                     };
-                    t.ends[k as usize] = i as u32 + 1;
-                    t.next[k as usize] = t.starts.len() as u32;
+                    let next = t.toks.len() as u32;
+                    let tok = &mut t.toks[k as usize];
+                    tok[1] = i as u32 + 1;
+                    tok[2] = next;
                     i += 1;
                 }
                 _ => i += 1,
@@ -280,7 +288,7 @@ impl<'a> Tape<'a> {
         }
         let start = skip_ws(s, 0);
         let end = match s.get(start)? {
-            b'"' | b'{' | b'[' => *t.ends.first()? as usize,
+            b'"' | b'{' | b'[' => t.toks.first()?[1] as usize,
             _ => scalar_end(s, start)?,
         };
         if skip_ws(s, end) != s.len() {
@@ -296,7 +304,7 @@ impl<'a> Tape<'a> {
             t: self,
             start: self.root.0,
             end: self.root.1,
-            tok: if self.starts.first() == Some(&(self.root.0 as u32)) {
+            tok: if self.toks.first().map(|t| t[0]) == Some(self.root.0 as u32) {
                 0
             } else {
                 SCALAR
@@ -310,17 +318,18 @@ impl<'a> Tape<'a> {
         let s = self.s;
         match *s.get(i)? {
             b'"' | b'{' | b'[' => {
-                if *self.starts.get(k as usize)? as usize != i {
+                let [start, end, next] = *self.toks.get(k as usize)?;
+                if start as usize != i {
                     return None;
                 }
-                let end = self.ends[k as usize] as usize;
+                let end = end as usize;
                 let raw = Raw {
                     t: self,
                     start: i,
                     end,
                     tok: k,
                 };
-                Some((raw, self.next[k as usize]))
+                Some((raw, next))
             }
             _ => {
                 let end = scalar_end(s, i)?;
@@ -429,8 +438,8 @@ impl<'a> RawObj<'a> {
     fn key(&self, m: &[u32; 4]) -> &'a [u8] {
         let t = self.obj.t;
         let (a, b) = (
-            t.starts[m[0] as usize] as usize,
-            t.ends[m[0] as usize] as usize,
+            t.toks[m[0] as usize][0] as usize,
+            t.toks[m[0] as usize][1] as usize,
         );
         &t.s[a + 1..b - 1]
     }
@@ -477,7 +486,12 @@ fn key_is(raw: &[u8], key: &str) -> bool {
         std::cmp::Ordering::Less => false,
         std::cmp::Ordering::Equal => raw == key.as_bytes(),
         std::cmp::Ordering::Greater => {
-            raw.contains(&b'\\') && decode(raw, usize::MAX).is_some_and(|k| k == key)
+            // Up to its first escape, the key is its bytes: the first byte that differs
+            // from `key` must start an escape (unless `key` has a backslash before it).
+            let key = key.as_bytes();
+            let same = raw.iter().zip(key).take_while(|(a, b)| a == b).count();
+            (raw[same] == b'\\' || key[..same].contains(&b'\\'))
+                && decode(raw, usize::MAX).is_some_and(|k| k.as_bytes() == key)
         }
     }
 }
@@ -583,6 +597,40 @@ fn skip_ws(s: &[u8], mut i: usize) -> usize {
 /// `s[i]` opens a string: the index just past its closing quote.
 fn string_end(s: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
+    // Most strings (keys, ids, names) end sooner than a search would start: look at
+    // their first words eight bytes at a time, for a quote or a backslash.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut plain_words = 0;
+    while plain_words < 4 && j + 8 <= s.len() {
+        let x = u64::from_le_bytes([
+            s[j],
+            s[j + 1],
+            s[j + 2],
+            s[j + 3],
+            s[j + 4],
+            s[j + 5],
+            s[j + 6],
+            s[j + 7],
+        ]);
+        // A byte equal to the quote (or the backslash) is zero in `q` (or `b`); the
+        // lowest flagged byte is always a real one.
+        let q = x ^ (u64::from(b'"') * ONES);
+        let b = x ^ (u64::from(b'\\') * ONES);
+        let found = ((q.wrapping_sub(ONES) & !q) | (b.wrapping_sub(ONES) & !b)) & HIGH;
+        if found == 0 {
+            j += 8;
+            plain_words += 1;
+            continue;
+        }
+        let k = j + (found.trailing_zeros() / 8) as usize;
+        if s[k] == b'"' {
+            return Some(k + 1);
+        }
+        j = k + 2;
+    }
+    // Here `j` is not inside an escape, so a run of backslashes before a quote
+    // starts at `j` or later.
     loop {
         let q = j + memchr::memchr(b'"', s.get(j..)?)?;
         // Escaped when preceded by an odd number of backslashes.
@@ -603,7 +651,10 @@ fn decode(raw: &[u8], max: usize) -> Option<Cow<'_, str>> {
 /// character boundary); says whether that is the whole string. `None` on a broken
 /// escape.
 fn decode_prefix(raw: &[u8], max: usize) -> Option<(Cow<'_, str>, bool)> {
-    let plain = memchr::memchr(b'\\', raw).unwrap_or(raw.len());
+    // Only the first `max` bytes (and a character's worth) can be kept: look no
+    // further for an escape.
+    let look = raw.len().min(max.saturating_add(4));
+    let plain = memchr::memchr(b'\\', &raw[..look]).unwrap_or(look);
     if plain == raw.len() || plain >= max {
         // A cut in the middle of a character only spoils what lies past `max`.
         let cut = &raw[..plain.min(max.saturating_add(4))];
@@ -721,6 +772,32 @@ mod tests {
         assert!(o.get("e").unwrap().is_null());
         assert!(!o.get("e").unwrap().truthy());
         assert!(o.get("f").unwrap().truthy());
+    }
+
+    #[test]
+    fn strings_end_where_they_end_wherever_their_escapes_fall() {
+        // Escaped quotes and backslashes on either side of where a string stops being
+        // read a byte at a time.
+        for k in 0..40 {
+            for m in 0..40 {
+                let line = format!(
+                    r#"{{"k":"{}\"{}\\","z":"\\\"{}"}}"#,
+                    "a".repeat(k),
+                    "b".repeat(m),
+                    "c".repeat(m)
+                );
+                let v: Value = serde_json::from_str(&line).unwrap();
+                let tape = Tape::new(line.as_bytes()).unwrap();
+                let o = tape.root().obj().unwrap();
+                for key in ["k", "z"] {
+                    assert_eq!(
+                        o.get(key).and_then(|x| x.as_str()).as_deref(),
+                        v[key].as_str(),
+                        "{line}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -847,13 +847,13 @@ where
     O::Val: Json<'a>,
 {
     let role = match m.get("role") {
-        None => "message".to_string(),
+        None => Cow::Borrowed("message"),
         Some(r) => match r.as_str() {
-            Some(r) => r.into_owned(),
-            None => jtext(Some(r)).into_owned(),
+            Some(r) => r,
+            None => jtext(Some(r)),
         },
     };
-    match role.as_str() {
+    match &*role {
         "assistant" => {
             let mut text = String::new();
             let mut thinking = String::new();
@@ -905,27 +905,27 @@ where
                 .max(24);
             let text = truncate_chars(&text, room);
             match (text.is_empty(), tail.is_empty()) {
-                (_, true) => format!("{prefix}{text}"),
-                (true, false) => format!("{prefix}{tail}"),
-                (false, false) => format!("{prefix}{text} {tail}"),
+                (_, true) => cat(&[prefix, &text]),
+                (true, false) => cat(&[prefix, &tail]),
+                (false, false) => cat(&[prefix, &text, " ", &tail]),
             }
         }
         "toolResult" => {
             let name = jtext(m.get("toolName"));
-            let name = if name.is_empty() {
-                String::new()
-            } else {
-                format!(" {name}")
-            };
+            let space = if name.is_empty() { "" } else { " " };
             let err = if jtruthy(m.get("isError")) {
                 " [error]"
             } else {
                 ""
             };
-            format!(
-                "toolResult{name}{err}: {}",
-                content_preview(m.get("content"))
-            )
+            cat(&[
+                "toolResult",
+                space,
+                &name,
+                err,
+                ": ",
+                &content_preview(m.get("content")),
+            ])
         }
         "bashExecution" => format!("bashExecution: $ {}", jtext(m.get("command"))),
         "custom" => format!(
@@ -937,7 +937,7 @@ where
             // `m` is the message object; summarize it through its members.
             format!("system: {}", system_summary_obj(m))
         }
-        _ => format!("{role}: {}", content_preview(m.get("content"))),
+        _ => cat(&[&role, ": ", &content_preview(m.get("content"))]),
     }
 }
 
@@ -1043,8 +1043,17 @@ where
     if detail.is_empty() {
         name.into_owned()
     } else {
-        format!("{name} {detail}")
+        cat(&[&name, " ", &detail])
     }
+}
+
+/// The parts, one after the other (what `format!` does, without parsing a format).
+fn cat(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        out.push_str(p);
+    }
+    out
 }
 
 /// Any value as JSON, cut to a kilobyte.
@@ -1069,26 +1078,37 @@ pub(crate) fn one_line(s: &str) -> String {
 /// [`one_line`] with at most `n` characters.
 fn one_line_n(s: &str, n: usize) -> String {
     if s.is_ascii() {
-        // The same, a byte at a time.
-        let mut out = Vec::with_capacity(s.len().min(n + 1));
-        let mut blank = false;
-        for &b in s.as_bytes() {
-            if out.len() >= n {
-                break;
-            }
-            if b <= 0x20 || b == 0x7f {
-                blank = true;
+        // The same, copying the stretches that stay as they are (words with single
+        // spaces between them) in one go: `out` then `b[kept..i]` is the line so far.
+        let blank = |c: u8| c <= 0x20 || c == 0x7f;
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len().min(n + 1));
+        let mut i = 0;
+        while i < b.len() && blank(b[i]) {
+            i += 1;
+        }
+        let mut kept = i;
+        while i < b.len() && out.len() + (i - kept) < n {
+            if !blank(b[i]) {
+                i += 1;
                 continue;
             }
-            if blank && !out.is_empty() {
-                out.push(b' ');
-                if out.len() >= n {
-                    break;
-                }
+            let mut j = i + 1;
+            while j < b.len() && blank(b[j]) {
+                j += 1;
             }
-            blank = false;
-            out.push(b);
+            if j == b.len() {
+                break;
+            }
+            if j == i + 1 && b[i] == b' ' {
+                i = j;
+                continue;
+            }
+            out.extend_from_slice(&b[kept..i]);
+            out.push(b' ');
+            (kept, i) = (j, j);
         }
+        out.extend_from_slice(&b[kept..i]);
         return String::from_utf8(out).unwrap_or_default();
     }
     let mut out = String::with_capacity(s.len().min(4 * n));
@@ -1124,19 +1144,17 @@ fn one_line_n(s: &str, n: usize) -> String {
         // Then a run of other characters, up to the limit.
         let start = i;
         while i < bytes.len() && chars < n {
-            let b = bytes[i];
-            if b < 0x80 {
-                if b <= 0x20 || b == 0x7f {
-                    break;
-                }
-                i += 1;
-            } else {
-                let c = s[i..].chars().next().unwrap_or(' ');
-                if c.is_whitespace() || c.is_control() {
-                    break;
-                }
-                i += c.len_utf8();
+            let run = visible_ascii_run(bytes, i, bytes.len().min(i + (n - chars)));
+            chars += run - i;
+            i = run;
+            if i >= bytes.len() || chars >= n || bytes[i] < 0x80 {
+                break;
             }
+            let c = s[i..].chars().next().unwrap_or(' ');
+            if c.is_whitespace() || c.is_control() {
+                break;
+            }
+            i += c.len_utf8();
             chars += 1;
         }
         out.push_str(&s[start..i]);
@@ -1144,9 +1162,24 @@ fn one_line_n(s: &str, n: usize) -> String {
     out
 }
 
+/// The end of the run of visible ASCII characters (not blanks, not control
+/// characters, not the start of a longer character) that starts at `b[i]`, looking no
+/// further than `end`.
+fn visible_ascii_run(b: &[u8], mut i: usize, end: usize) -> usize {
+    // Words are short: a byte at a time beats anything wider here.
+    while i < end && b[i] > 0x20 && b[i] < 0x7f {
+        i += 1;
+    }
+    i
+}
+
 /// `truncate_chars(&one_line(s), max)` in one pass.
 fn one_line_cut(s: &str, max: usize) -> String {
     let line = one_line_n(s, max + 1);
+    if line.len() <= max {
+        // At most as many characters as bytes: nothing to cut.
+        return line;
+    }
     truncate_chars(&line, max)
 }
 
@@ -2027,8 +2060,13 @@ mod tests {
             "  日本 語  ",
             "x\u{85}y",
             "ab cd ef gh",
+            // Runs longer than a word of bytes, ended by each kind of byte.
+            "abcdefghijklmnopqrstuvwxyz0123456789 ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+            "abcdefghijklmn\x7fopqrstuvwxyz\x1f0123456789~~~~~~~~!!!!!!!!",
+            "abcdefghijkémnopqrstuvwxyz\u{a0}0123456789abcdefgh\u{2028}x",
+            "  \t\n  abcdefghijklmnopqrstuvwxyz  \r\n  ",
         ] {
-            for n in 0..12 {
+            for n in 0..s.len() + 2 {
                 assert_eq!(one_line_n(s, n), reference(s, n), "{s:?} {n}");
             }
             assert_eq!(one_line_n(s, 500), reference(s, 500), "{s:?}");

@@ -45,6 +45,98 @@ enum SidesMoved {
     Rewritten,
 }
 
+/// Lines of a context that add up to this many bytes are parsed on two cores.
+const PARALLEL_PARSE_BYTES: usize = 64 << 10;
+
+/// Lines parsed by [`parse_lines`] and what is left to take.
+struct ParseWork {
+    bufs: Vec<Vec<u8>>,
+    /// Each line: its buffer, where it starts there, its length.
+    lines: Vec<(usize, usize, usize)>,
+    /// Runs of lines taken one at a time, by either thread.
+    chunks: Vec<std::ops::Range<usize>>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl ParseWork {
+    /// Takes the next run of lines not yet taken.
+    fn take(&self) -> Option<usize> {
+        let c = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (c < self.chunks.len()).then_some(c)
+    }
+
+    fn parse(&self, c: usize) -> Vec<Option<serde_json::Value>> {
+        self.lines[self.chunks[c].clone()]
+            .iter()
+            .map(|&(b, at, len)| super::migrate::parse_line(&self.bufs[b][at..at + len]).ok())
+            .collect()
+    }
+}
+
+/// Each line parsed (`None`: nested too deep to build). Lines parse independently:
+/// when they add up to [`PARALLEL_PARSE_BYTES`], a helper thread takes runs of them
+/// too, as this one does, and this thread waits only for runs the helper has taken,
+/// never for the helper to start (on a busy machine it may not start before the end).
+fn parse_lines(
+    bufs: Vec<Vec<u8>>,
+    lines: Vec<(usize, usize, usize)>,
+) -> Vec<Option<serde_json::Value>> {
+    /// About this many bytes of lines to a run.
+    const RUN: usize = 16 << 10;
+    let total: usize = lines.iter().map(|l| l.2).sum();
+    let mut chunks = Vec::new();
+    let (mut from, mut size) = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        size += l.2;
+        if size >= RUN || i + 1 == lines.len() {
+            chunks.push(from..i + 1);
+            (from, size) = (i + 1, 0);
+        }
+    }
+    let n = chunks.len();
+    let work = std::sync::Arc::new(ParseWork {
+        bufs,
+        lines,
+        chunks,
+        next: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    if total >= PARALLEL_PARSE_BYTES
+        && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1)
+    {
+        let w = work.clone();
+        // Without a thread, this one parses everything.
+        let _ = std::thread::Builder::new()
+            .name("context-parse".into())
+            .spawn(move || {
+                while let Some(c) = w.take() {
+                    if tx.send((c, w.parse(c))).is_err() {
+                        break;
+                    }
+                }
+            });
+    } else {
+        drop(tx);
+    }
+    let mut done: Vec<Option<Vec<Option<serde_json::Value>>>> = (0..n).map(|_| None).collect();
+    let mut mine = 0;
+    while let Some(c) = work.take() {
+        done[c] = Some(work.parse(c));
+        mine += 1;
+    }
+    for _ in mine..n {
+        match rx.recv() {
+            Ok((c, v)) => done[c] = Some(v),
+            // The helper is gone (it cannot be, short of a panic): parse what it took.
+            Err(_) => break,
+        }
+    }
+    done.into_iter()
+        .enumerate()
+        .flat_map(|(c, d)| d.unwrap_or_else(|| work.parse(c)))
+        .collect()
+}
+
 /// Timestamp value for a timestamp JavaScript cannot parse (`NaN`).
 pub const NO_TIME: i64 = i64::MIN;
 
@@ -892,7 +984,8 @@ impl Session {
     /// Only the entries that decide the context are read and parsed (see
     /// [`Session::context_plan`]): where the path has a compaction, those it keeps and
     /// those after it, plus the two that settle the thinking level and the model. At
-    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines.
+    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines. Long runs
+    /// of lines are parsed on two cores (see `parse_lines`).
     pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
         let path = self.context_path(i);
         let built = match self.context_plan(&path)? {
@@ -961,7 +1054,13 @@ impl Session {
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_by_key(|&k| line(k).offset);
         let mut values: Vec<Option<serde_json::Value>> = (0..entries.len()).map(|_| None).collect();
-        let mut buf = Vec::new();
+        // Read a batch (runs of nearby lines in one read each), then parse it.
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
+        // Each line of the batch: its buffer, where it starts there, its length.
+        let mut lines: Vec<(usize, usize, usize)> = Vec::new();
+        // And its place in `entries`.
+        let mut places: Vec<usize> = Vec::new();
+        let mut batch = 0u64;
         let mut g = 0;
         while g < order.len() {
             let start = line(order[g]).offset;
@@ -976,24 +1075,34 @@ impl Session {
                 end = end.max(e_end);
                 h += 1;
             }
-            buf.resize((end - start) as usize, 0);
+            let mut buf = vec![0; (end - start) as usize];
             self.file.read_exact_at(&mut buf, start)?;
             for &k in &order[g..h] {
                 let e = line(k);
-                let at = (e.offset - start) as usize;
-                match super::migrate::parse_line(&buf[at..at + e.len as usize]) {
-                    Ok(mut v) => {
+                lines.push((bufs.len(), (e.offset - start) as usize, e.len as usize));
+                places.push(k);
+                batch += e.len as u64;
+            }
+            bufs.push(buf);
+            g = h;
+            if batch < SPAN && g < order.len() {
+                continue;
+            }
+            let parsed = parse_lines(std::mem::take(&mut bufs), std::mem::take(&mut lines));
+            for (k, v) in places.drain(..).zip(parsed) {
+                match v {
+                    Some(mut v) => {
                         super::migrate::migrate_entry(self, entries[k], &mut v);
                         values[k] = Some(v);
                     }
-                    Err(_) => log::debug!(
+                    None => log::debug!(
                         "context of {}: skipping line {}, nested too deep to build",
                         self.id_string(leaf),
-                        e.line
+                        line(k).line
                     ),
                 }
             }
-            g = h;
+            batch = 0;
         }
         Ok(values.into_iter().flatten().collect())
     }

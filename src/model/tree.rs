@@ -31,14 +31,28 @@ const CHUNK: usize = 1 << 20;
 
 /// Every node's preview, by entry index.
 struct Previews {
-    text: String,
+    /// The previews of a run of entries, from the first entry of the run on, one run
+    /// per thread that found them, in order.
+    texts: Vec<(usize, String)>,
+    /// Where each entry's preview lies in the text of its run.
     spans: Vec<(u32, u32)>,
 }
 
 impl Previews {
     fn get(&self, i: u32) -> &str {
         let (start, len) = self.spans[i as usize];
-        &self.text[start as usize..(start + len) as usize]
+        let text = self
+            .texts
+            .iter()
+            .rev()
+            .find(|(first, _)| *first <= i as usize)
+            .map_or("", |(_, t)| t.as_str());
+        text.get(start as usize..(start + len) as usize)
+            .unwrap_or_default()
+    }
+
+    fn len(&self) -> usize {
+        self.texts.iter().map(|(_, t)| t.len()).sum()
     }
 }
 
@@ -89,15 +103,14 @@ fn previews(s: &Session, mode: Mode) -> io::Result<Previews> {
             .map(|h| h.join().expect("a thread drawing previews panicked"))
             .collect()
     });
+    // Each run keeps its own text: only the spans are joined.
     let mut out = Previews {
-        text: String::with_capacity(parts.iter().map(|p| p.text.len()).sum()),
+        texts: Vec::with_capacity(parts.len()),
         spans: Vec::with_capacity(n),
     };
     for p in parts {
-        let base = out.text.len() as u32;
-        out.text.push_str(&p.text);
-        out.spans
-            .extend(p.spans.into_iter().map(|(start, len)| (start + base, len)));
+        out.texts.extend(p.texts);
+        out.spans.extend(p.spans);
     }
     Ok(out)
 }
@@ -106,12 +119,13 @@ fn previews(s: &Session, mode: Mode) -> io::Result<Previews> {
 /// chunks; with `parse`, every entry parsed and migrated instead.
 fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
     let mut out = Previews {
-        text: String::with_capacity((b - a) * 64),
+        texts: vec![(a, String::with_capacity((b - a) * 64))],
         spans: vec![(0, 0); b - a],
     };
     let put = |out: &mut Previews, i: usize, p: &str| {
-        let start = out.text.len() as u32;
-        out.text.push_str(p);
+        let text = &mut out.texts[0].1;
+        let start = text.len() as u32;
+        text.push_str(p);
         out.spans[i - a] = (start, p.len() as u32);
     };
     // Parsed and migrated; a line the index accepted but serde_json cannot build
@@ -175,15 +189,17 @@ fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
     out
 }
 
+/// For each position, whether an open fork above draws a bar there (`None`: no fork
+/// at that position).
+type Gutters = std::rc::Rc<Vec<Option<bool>>>;
+
 struct Frame {
     node: u32,
     indent: usize,
     just_branched: bool,
     show_connector: bool,
     is_last: bool,
-    /// For each position, whether an open fork above draws a bar there (`None`: no
-    /// fork at that position).
-    gutters: std::rc::Rc<Vec<Option<bool>>>,
+    gutters: Gutters,
     virtual_root_child: bool,
 }
 
@@ -212,7 +228,7 @@ pub fn render_tree_on_threads(s: &Session, threads: usize) -> io::Result<Vec<u8>
 
 fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
     let edited: std::collections::HashMap<u32, u32> = s.edited_entries().into_iter().collect();
-    let mut out: Vec<u8> = Vec::with_capacity(previews.text.len() + s.entries().len() * 24);
+    let mut out: Vec<u8> = Vec::with_capacity(previews.len() + s.entries().len() * 24);
     let roots = s.roots();
     let multiple_roots = roots.len() > 1;
     let leaf = s.leaf();
@@ -231,6 +247,9 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
     }
     let mut kids: Vec<u32> = Vec::new();
     let mut pieces: Vec<u32> = Vec::new();
+    // The gutters of the last line drawn, and what they were drawn for.
+    let mut prefix: Vec<u8> = Vec::new();
+    let mut prefix_of: Option<(Gutters, usize, isize, bool)> = None;
     while let Some(f) = stack.pop() {
         let display_indent = if multiple_roots {
             f.indent.saturating_sub(1)
@@ -243,15 +262,28 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         } else {
             -1
         };
-        for level in 0..display_indent {
-            if let Some(&Some(show)) = f.gutters.get(level) {
-                out.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
-            } else if connector && level as isize == connector_pos {
-                out.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
-            } else {
-                out.extend_from_slice(b"   ");
+        // A chain of single children shares its gutters: draw them once per run.
+        let same = prefix_of.as_ref().is_some_and(|(g, d, c, l)| {
+            std::rc::Rc::ptr_eq(g, &f.gutters)
+                && *d == display_indent
+                && *c == connector_pos
+                && *l == f.is_last
+        });
+        if !same {
+            prefix.clear();
+            for level in 0..display_indent {
+                if let Some(&Some(show)) = f.gutters.get(level) {
+                    prefix.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
+                } else if connector && level as isize == connector_pos {
+                    prefix.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
+                } else {
+                    prefix.extend_from_slice(b"   ");
+                }
             }
+            // Holding the gutters keeps their address from being reused by others.
+            prefix_of = Some((f.gutters.clone(), display_indent, connector_pos, f.is_last));
         }
+        out.extend_from_slice(&prefix);
         if let Some(a) = s.alias(f.node) {
             out.extend_from_slice(a.as_bytes());
         } else if !s.ids().write_to(s.entry(f.node).id, &mut out) {
@@ -262,7 +294,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         if let Some(l) = s.label_of(f.node) {
             out.extend_from_slice(format!("  [label: {}]", one_line(l)).as_bytes());
         }
-        if let Some(&e) = edited.get(&f.node) {
+        if let Some(&e) = (!edited.is_empty()).then(|| edited.get(&f.node)).flatten() {
             out.extend_from_slice(format!("  [edited by {}]", s.id_string(e)).as_bytes());
         }
         if Some(f.node) == leaf {
