@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "sessionfs",
     version,
-    about = "Browse, grep and extend Pi coding-agent sessions as a filesystem"
+    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code) as a filesystem"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,9 +37,10 @@ enum Command {
     },
     /// Mount a session file, or a whole sessions directory, as a directory tree.
     ///
-    /// `sessionfs mount MOUNTPOINT` shows Pi's sessions directory
-    /// ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions): one folder per
-    /// project, one per session in it, each indexed only when first entered.
+    /// `sessionfs mount MOUNTPOINT` shows every agent's sessions directory found, one
+    /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions) and
+    /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); in each, one
+    /// folder per project, one per session in it, each indexed only when first entered.
     /// `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way, and
     /// `sessionfs mount FILE.jsonl MOUNTPOINT` one session.
     ///
@@ -50,8 +51,9 @@ enum Command {
     /// standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// A session file (.jsonl), or a directory of sessions laid out as Pi's
-        /// (project folders of .jsonl files). Default: Pi's sessions directory.
+        /// A session file (.jsonl, Pi's or Claude Code's), or a directory of sessions
+        /// laid out as the agents keep them (project folders of .jsonl files).
+        /// Default: every agent's sessions directory found.
         #[arg(value_name = "FILE|DIR")]
         file: Option<PathBuf>,
         /// An empty directory to mount it on.
@@ -131,8 +133,10 @@ struct GrepArgs {
     /// string); several patterns on separate lines match any of them.
     #[arg(value_name = "PATTERN", required_unless_present = "regexp")]
     pattern: Option<String>,
-    /// Session files (.jsonl) or sessions directories laid out as Pi's. Default: Pi's
-    /// sessions directory ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions).
+    /// Session files (.jsonl) or sessions directories laid out as Pi's or Claude
+    /// Code's. Default: every agent's, as `sessionfs mount MOUNTPOINT` shows them
+    /// (pi/: $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions; claude/:
+    /// $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects).
     #[arg(value_name = "FILE|DIR")]
     paths: Vec<PathBuf>,
     /// Use PATTERN (may be given more than once; then every positional argument is a
@@ -260,7 +264,7 @@ fn write_manpages(dir: &std::path::Path) -> ExitCode {
     }
 }
 
-/// `sessionfs mount X` with one argument mounts Pi's sessions directory on X; an X
+/// `sessionfs mount X` with one argument mounts the agents' sessions on X; an X
 /// that is a session file is the common mistake of forgetting the mount point.
 fn looks_like_a_session_file(p: &std::path::Path) -> bool {
     p.extension().is_some_and(|e| e == "jsonl") || p.is_file()

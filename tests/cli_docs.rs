@@ -175,15 +175,11 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
     assert!(mount.contains("Exit status"), "{mount}");
 }
 
-/// The console example's commands (`$ ` lines of the first `console` block).
+/// The one-session console example's commands (`$ ` lines of the `console` block
+/// that mounts a copy of `examples/demo.jsonl`; the README's first example, of every
+/// agent's sessions, runs in `tests/mount_claude.rs` against a home made for it).
 fn readme_example() -> Vec<String> {
-    let text = readme();
-    let block = text
-        .split("```console\n")
-        .nth(1)
-        .and_then(|b| b.split("```").next())
-        .expect("a console example in the README");
-    block
+    readme_console_block("cp examples/demo.jsonl")
         .lines()
         .filter_map(|l| l.strip_prefix("$ "))
         .map(str::to_owned)

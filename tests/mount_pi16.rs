@@ -314,99 +314,15 @@ fn usage_and_context_edit_files_read_as_text() {
     );
 }
 
-/// The README's console example shows what the demo really prints: each command's
-/// output lines, as shown (a line `…` stands for lines left out; `ls` is compared word
-/// by word, and an id that only a new reply has is any id). (tests/cli_docs.rs checks
-/// that the example runs and leaves the clone clean.)
+/// The README's console example of the demo session shows what the demo really
+/// prints: each command's output lines, as shown (a line `…` stands for lines left
+/// out; `ls` is compared word by word, and an id that only a new reply has is any
+/// id). (tests/cli_docs.rs checks that the example runs and leaves the clone clean.)
 #[test]
 fn the_readme_example_prints_what_the_readme_shows() {
-    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
-    let block = readme
-        .split("```console\n")
-        .nth(1)
-        .and_then(|b| b.split("```").next())
-        .unwrap();
-    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
-    for l in block.lines() {
-        match l.strip_prefix("$ ") {
-            Some(c) => steps.push((c.to_string(), Vec::new())),
-            None => steps.last_mut().unwrap().1.push(l.to_string()),
-        }
-    }
+    let block = readme_console_block("cp examples/demo.jsonl");
     let d = tempdir();
     let tmp = format!("{}/", d.path().display());
-    let mnt = d.path().join("s");
-    let mut script = String::from("set -u\n");
-    for (i, (c, _)) in steps.iter().enumerate() {
-        script.push_str(&format!(
-            "{}\necho '@@step {i}@@'\n",
-            c.replace("/tmp/", &tmp)
-        ));
-    }
-    let mut cmd = std::process::Command::new("bash");
-    cmd.arg("-c").arg(&script).current_dir(repo()).env(
-        "PATH",
-        format!(
-            "{}:{}",
-            Path::new(bin()).parent().unwrap().display(),
-            std::env::var("PATH").unwrap_or_default()
-        ),
-    );
-    let out = run_command(cmd);
-    if is_mount_point(&mnt) {
-        unmount(&mnt);
-    }
-    assert!(out.status.success(), "{}", out.stderr);
     let known = fs::read_to_string(repo().join("examples/demo.jsonl")).unwrap();
-    let words = |s: &str, mask: bool| -> Vec<String> {
-        s.split_whitespace()
-            .map(|w| {
-                let new_id = w.len() == 8
-                    && w.bytes().all(|b| b.is_ascii_hexdigit())
-                    && !known.contains(&format!("\"{w}\""));
-                if mask && new_id {
-                    "ID".to_string()
-                } else {
-                    w.to_string()
-                }
-            })
-            .collect()
-    };
-    // The text before marker k is command k's output.
-    let mut by_step: Vec<String> = Vec::new();
-    let mut rest = out.stdout.as_str();
-    for i in 0..steps.len() {
-        let marker = format!("@@step {i}@@\n");
-        let (before, after) = rest.split_once(&marker).expect("every step ran");
-        by_step.push(before.to_string());
-        rest = after;
-    }
-    for ((c, want), got) in steps.iter().zip(&by_step) {
-        let is_ls = c == "ls" || c.ends_with("&& ls") || c.starts_with("ls ");
-        if is_ls {
-            // Sorted: where a new, random id falls in the listing depends on it.
-            let mut w: Vec<String> = want.iter().flat_map(|l| words(l, true)).collect();
-            let mut g = words(got, true);
-            w.sort();
-            g.sort();
-            assert_eq!(g, w, "{c}");
-            continue;
-        }
-        let got_lines: Vec<&str> = got.lines().collect();
-        let mut at = 0;
-        for w in want {
-            if w == "…" {
-                continue;
-            }
-            let found = got_lines[at..].iter().position(|g| g == w);
-            assert!(
-                found.is_some(),
-                "`{c}`: the README shows {w:?}, which it does not print (printed:\n{got})"
-            );
-            at += found.unwrap() + 1;
-        }
-        if !want.iter().any(|w| w == "…") {
-            assert_eq!(got_lines.len(), want.len(), "`{c}` printed:\n{got}");
-        }
-    }
+    check_console_example(&block, &repo(), &[], &tmp, &[d.path().join("s")], &known);
 }

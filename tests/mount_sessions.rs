@@ -554,7 +554,10 @@ fn appends_to_a_dropped_session_appear() {
 
 #[test]
 fn mounts_pis_own_sessions_directory_by_default() {
+    // With no source, every agent found gets a folder: here only Pi (HOME has no
+    // ~/.claude/projects), as `pi/`.
     let dir = tempdir();
+    let home = dir.path().to_path_buf();
     let agent = dir.path().join("agent");
     let sessions = agent.join("sessions");
     fs::create_dir_all(sessions.join(ALPHA)).unwrap();
@@ -575,12 +578,16 @@ fn mounts_pis_own_sessions_directory_by_default() {
         dir,
         None,
         &[],
-        &[("PI_CODING_AGENT_DIR", agent.as_os_str())],
+        &[
+            ("PI_CODING_AGENT_DIR", agent.as_os_str()),
+            ("HOME", home.as_os_str()),
+        ],
     );
-    assert_eq!(ls(&m.mnt), vec![ALPHA.to_string(), session_name(2)]);
-    assert_eq!(ls(&m.path(ALPHA)), vec![session_name(1)]);
+    assert_eq!(ls(&m.mnt), vec!["pi".to_string()]);
+    assert_eq!(ls(&m.path("pi")), vec![ALPHA.to_string(), session_name(2)]);
+    assert_eq!(ls(&m.path(&format!("pi/{ALPHA}"))), vec![session_name(1)]);
     assert!(
-        m.path(&format!("{}/session.json", session_name(2)))
+        m.path(&format!("pi/{}/session.json", session_name(2)))
             .exists()
     );
 }

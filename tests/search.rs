@@ -14,8 +14,12 @@
 //! numbers written otherwise, text the renderer adds, images (binary, text, broken
 //! UTF-8), case-insensitive and word matches, and regular expressions.
 //!
+//! The Claude Code fixtures (`claude/projects`, laid out as `~/.claude/projects`, with
+//! subagents' transcripts and spilled tool results in the sessions' side folders) are
+//! compared the same way, in a mount of their own.
+//!
 //! The other tests check what the comparison cannot: errors, exit statuses, `--json`,
-//! a single file's paths, several arguments, and Pi's default directory.
+//! a single file's paths, several arguments, and every agent's default directory.
 
 mod common;
 
@@ -302,6 +306,30 @@ const CASES: &[&[&str]] = &[
     &["-n", "-E", "--", "hello|world|TALLY"],
 ];
 
+/// A copy of the Claude Code fixture projects; returns it and its session roots.
+fn claude_dir(dir: &Path) -> (PathBuf, BTreeSet<String>) {
+    let root = dir.join("projects");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/projects"),
+        &root,
+    );
+    let mut roots = BTreeSet::new();
+    for p in fs::read_dir(&root).unwrap() {
+        let p = p.unwrap().path();
+        for f in fs::read_dir(&p).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "jsonl") {
+                roots.insert(format!(
+                    "{}/{}",
+                    p.file_name().unwrap().to_str().unwrap(),
+                    f.file_stem().unwrap().to_str().unwrap()
+                ));
+            }
+        }
+    }
+    (root, roots)
+}
+
 /// Runs every case through a mount of the fixtures and with `sessionfs grep`.
 fn compare(big: bool, cases: &[&[&str]]) {
     // Without the locale, grep silently works on bytes and the comparison is moot.
@@ -316,12 +344,18 @@ fn compare(big: bool, cases: &[&[&str]]) {
     );
     let dir = tempdir();
     let (root, roots) = fixture_dir(dir.path(), big);
-    let m = Mount::sessions_dir(dir, Some(&root), &["--read-only"], &[]);
+    compare_in(dir, &root, &roots, cases);
+}
+
+/// Runs every case through a mount of `root` (a sessions directory in `dir`) and
+/// with `sessionfs grep`.
+fn compare_in(dir: tempfile::TempDir, root: &Path, roots: &BTreeSet<String>, cases: &[&[&str]]) {
+    let m = Mount::sessions_dir(dir, Some(root), &["--read-only"], &[]);
     let mut failures = Vec::new();
     let mut found = 0;
     for args in cases {
-        let want = grep_through_mount(&m.mnt, args, &roots);
-        let got = sessionfs_grep(args, &root);
+        let want = grep_through_mount(&m.mnt, args, roots);
+        let got = sessionfs_grep(args, root);
         found += usize::from(want.code == 0);
         if want.stdout != got.stdout || want.binary != got.binary || want.code != got.code {
             let first_diff = want
@@ -360,6 +394,38 @@ fn prints_what_grep_r_prints_through_a_mount() {
 #[test]
 fn prints_what_grep_r_prints_through_a_mount_of_every_fixture() {
     compare(true, CASES_ALL);
+}
+
+/// Cases for the Claude Code fixtures: markers the scenarios typed, text the renderer
+/// adds, a subagent's lines, a spilled tool result's full output, images.
+const CLAUDE_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-l", "--", "\\[\\["],
+    &["-n", "-F", "--", "[["],
+    &["-c", "-F", "--", "[["],
+    &["-n", "--", "thinking"],
+    &["-n", "-F", "--", "[tool call"],
+    &["-n", "-E", "--", "tool (call|result)"],
+    &["-n", "-i", "--", "compact"],
+    &["-n", "--", "subagent"],
+    &["-l", "--", "persisted-output"],
+    &["-n", "--", "IHDR"],
+    &["-c", "--", "PNG"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-w", "--", "the"],
+    &["-l", "-i", "--", "error"],
+    &["--color=always", "-n", "--", "hello"],
+    &["-n", "-E", "--", "[0-9]{5}"],
+    &["-c", "-E", "--", "^$"],
+];
+
+/// `sessionfs grep` over Claude Code's sessions against `grep -r` through a mount of
+/// them: the same lines, subagents' and full outputs' included, in the same order.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_claude_code_sessions() {
+    let dir = tempdir();
+    let (root, roots) = claude_dir(dir.path());
+    compare_in(dir, &root, &roots, CLAUDE_CASES);
 }
 
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
@@ -407,6 +473,57 @@ fn a_session_file_is_searched_as_its_own_mount() {
             assert_eq!(got.stdout, want, "{args:?} {colours:?}");
             assert_eq!(got.status.code(), Some(0));
         }
+    }
+}
+
+/// A Claude Code session file (with its side folder: a subagent's transcript, a
+/// spilled tool result) searched on its own, against `grep -r` at the root of
+/// `sessionfs mount FILE MNT`: the subagent's lines under `agent-<id>/`, the spilled
+/// output as `full-output`.
+#[test]
+fn a_claude_code_session_file_is_searched_as_its_own_mount() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/projects");
+    for (project, sid, args) in [
+        (
+            "-home-dev-src-sub",
+            "b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea",
+            &["-n", "-i", "--", "subtask\\|files"][..],
+        ),
+        (
+            "-home-dev-src-big",
+            "5aa252c6-78fb-47ae-af22-e00c3a1b6282",
+            &["-n", "--", "^9999[0-9]$"][..],
+        ),
+    ] {
+        let dir = tempdir();
+        let file = dir.path().join(format!("{sid}.jsonl"));
+        fs::copy(fixtures.join(project).join(format!("{sid}.jsonl")), &file).unwrap();
+        copy_tree(&fixtures.join(project).join(sid), &dir.path().join(sid));
+        let m = Mount::start(dir, file, &["--read-only"]);
+        let mut c = Command::new("grep");
+        c.arg("-r")
+            .args(args)
+            .current_dir(&m.mnt)
+            .env("LC_ALL", "C.UTF-8")
+            .env_remove("GREP_COLORS")
+            .env_remove("GREP_COLOR");
+        let is_content = |p: &str| p.contains('/') && !p.ends_with("/reply");
+        let want: String = run_command(c)
+            .stdout
+            .split_inclusive('\n')
+            .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), false)))
+            .collect();
+        let got = grep_in(
+            &[args, &[m.file.to_str().unwrap()]].concat(),
+            Path::new("/"),
+        );
+        assert!(!want.is_empty(), "{sid} {args:?}");
+        assert!(
+            want.contains("/agent-a") || want.contains("/full-output:"),
+            "{want}"
+        );
+        assert_eq!(got.stdout, want, "{sid} {args:?}");
+        assert_eq!(got.code(), Some(0));
     }
 }
 
@@ -510,24 +627,53 @@ fn paths_with_one_and_several_arguments() {
     assert!(lines.contains(&format!("{}/{first}", file.display()).as_str()));
 }
 
+/// Without a path, every agent's sessions directory is searched, each under its
+/// folder (`pi/`, `claude/`), as `grep -r` at the root of `sessionfs mount MNT` sees
+/// them.
 #[test]
-fn pis_sessions_directory_is_the_default() {
+fn every_agents_sessions_directory_is_the_default() {
     let (dir, _root) = demo_dir();
-    let mut c = Command::new(bin());
-    c.args(["grep", "-c", "TALLY_VERBOSE"])
-        .current_dir("/")
-        .env("PI_CODING_AGENT_DIR", dir.path());
-    let out = run_command(c);
+    let home = dir.path().join("home");
+    let (_, claude_roots) = claude_dir(&home.join(".claude"));
+    let mut roots: BTreeSet<String> = claude_roots.iter().map(|r| format!("claude/{r}")).collect();
+    roots.insert("pi/--home-dev-tally--/2026-01-05T09-00-00-000Z_demo".into());
+    let env = [
+        ("HOME", home.clone().into_os_string()),
+        ("PI_CODING_AGENT_DIR", dir.path().as_os_str().to_owned()),
+    ];
+    let grep_default = |args: &[&str]| {
+        let mut c = Command::new(bin());
+        c.arg("grep").args(args).current_dir("/");
+        for (k, v) in &env {
+            c.env(k, v);
+        }
+        run_command(c)
+    };
+    let out = grep_default(&["-c", "TALLY_VERBOSE"]);
     assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
     assert!(
-        out.stdout.starts_with("--home-dev-tally--/"),
+        out.stdout.starts_with("pi/--home-dev-tally--/"),
         "{}",
         out.stdout
     );
+    let env_refs: Vec<(&str, &std::ffi::OsStr)> =
+        env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let m = Mount::sessions_dir(dir, None, &["--read-only"], &env_refs);
+    for args in [
+        &["-l", "-e", "TALLY_VERBOSE", "-e", "\\[\\["][..],
+        &["-n", "-i", "--", "hello"],
+    ] {
+        let want = grep_through_mount(&m.mnt, args, &roots);
+        let got = grep_default(args);
+        assert!(want.stdout.contains("\npi/") || want.stdout.starts_with("pi/"));
+        assert!(want.stdout.contains("\nclaude/"), "{}", want.stdout);
+        assert_eq!(got.stdout, want.stdout, "{args:?}");
+        assert_eq!(got.status.code(), Some(want.code), "{args:?}");
+    }
     let mut c = Command::new(bin());
     c.args(["grep", "x"])
         .current_dir("/")
-        .env("PI_CODING_AGENT_DIR", dir.path().join("nowhere"));
+        .env("PI_CODING_AGENT_DIR", "/nonexistent-sessionfs-test/nowhere");
     let out = run_command(c);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
@@ -580,6 +726,71 @@ fn json_hits_lead_to_their_lines_through_a_mount() {
             .cloned()
             .collect();
         assert_eq!(leaves, below, "{path}");
+    }
+}
+
+/// `--json` on Claude Code sessions: every hit's paths lead to its line through a
+/// mount, and its leaves are tips the mount's `branches/` lists. A line of a turn's
+/// piece (the dead end parallel tool calls leave, a subagent's transcript) is on the
+/// branches of its turn, never on a tip of its own.
+#[test]
+fn json_hits_in_claude_code_sessions_name_branches_of_the_mount() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/projects");
+    for (project, sid, pattern, piece) in [
+        (
+            "-home-dev-src-tools",
+            "644750c6-819f-4bc1-8d96-f535db009ee8",
+            "tool",
+            // The dead end: the result of the second parallel call.
+            "40f08c07-2bf2-4a07-8c32-9593750315ba",
+        ),
+        (
+            "-home-dev-src-sub",
+            "b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea",
+            "[[SUBTASK]]",
+            // The subagent's first line.
+            "agent-acfbc9cb8be5d6a1d",
+        ),
+    ] {
+        let dir = tempdir();
+        let file = dir.path().join(format!("{sid}.jsonl"));
+        fs::copy(fixtures.join(project).join(format!("{sid}.jsonl")), &file).unwrap();
+        if fixtures.join(project).join(sid).is_dir() {
+            copy_tree(&fixtures.join(project).join(sid), &dir.path().join(sid));
+        }
+        let m = Mount::start(dir, file, &["--read-only"]);
+        let out = grep_in(
+            &["--json", "-F", pattern, m.file.to_str().unwrap()],
+            Path::new("/"),
+        );
+        assert_eq!(out.code(), Some(0), "{}", out.stderr);
+        let tips: BTreeSet<String> = try_ls(&m.path("branches")).unwrap().into_iter().collect();
+        let mut saw_piece = false;
+        for l in out.stdout.lines() {
+            let h: Value = serde_json::from_str(l).unwrap();
+            let path = h["path"].as_str().unwrap();
+            let line = h["line"].as_u64().unwrap() as usize;
+            for p in [path, h["id_path"].as_str().unwrap()] {
+                let content = fs::read_to_string(m.path(p)).unwrap();
+                assert_eq!(content.lines().nth(line - 1), h["text"].as_str(), "{p}");
+            }
+            let leaves: BTreeSet<String> = h["leaves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            assert!(!leaves.is_empty(), "{path}");
+            assert!(
+                leaves.is_subset(&tips),
+                "{path}: {leaves:?} not in {tips:?}"
+            );
+            if path.contains(piece) {
+                saw_piece = true;
+                assert_eq!(leaves, tips, "{path}");
+            }
+        }
+        assert!(saw_piece, "no hit in {piece}: {}", out.stdout);
     }
 }
 

@@ -57,7 +57,7 @@ pub mod exit {
     /// The session file or sessions directory cannot be read: missing, not permitted,
     /// or (a directory) holding the mount point.
     pub const FILE: u8 = 3;
-    /// The file is not a Pi session (or is empty).
+    /// The file is not a Pi or Claude Code session (or is empty).
     pub const NOT_A_SESSION: u8 = 4;
     /// The mount point is missing or not a directory.
     pub const MOUNT_POINT: u8 = 5;
@@ -79,7 +79,7 @@ Exit status:
   1  the mount failed for another reason, or the session ended with an error
   2  bad command line
   3  FILE or DIR cannot be read (missing, not permitted), or DIR holds MOUNTPOINT
-  4  FILE is not a Pi session (or is empty)
+  4  FILE is not a Pi or Claude Code session (or is empty)
   5  MOUNTPOINT is missing or not a directory
   6  MOUNTPOINT is not empty
   7  MOUNTPOINT is already a mount point (or a dead FUSE mount)
@@ -203,50 +203,73 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 
 /// What the checks established.
 struct Checked {
-    /// The session file, or the sessions directory (absolute).
+    /// The session file, or the sessions directory (absolute); with no source, the
+    /// first agent's directory.
     file: PathBuf,
     /// How to name it to the user: as given, or Pi's sessions directory.
     shown: String,
     /// Whether `file` is a sessions directory.
     dir: bool,
+    /// With no source: every agent's sessions directory found, by folder name.
+    agents: Option<Vec<(&'static str, PathBuf)>>,
     mount_point: PathBuf,
 }
 
 fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
-    let (file, dir) = match &args.file {
-        Some(f) => check_source(f)?,
-        None => (check_default_dir()?, true),
+    let (file, dir, agents) = match &args.file {
+        Some(f) => {
+            let (file, dir) = check_source(f)?;
+            (file, dir, None)
+        }
+        None => {
+            let agents = check_agents()?;
+            (agents[0].1.clone(), true, Some(agents))
+        }
     };
     let mount_point = check_mount_point(&args.mount_point)?;
-    if dir && mount_point.starts_with(&file) {
-        return Err(Failure::new(
-            exit::FILE,
-            format!(
-                "{} is a directory that holds the mount point {}; mount it elsewhere",
-                args.file.as_deref().unwrap_or(&file).display(),
-                args.mount_point.display()
-            ),
-        ));
+    let dirs: Vec<&PathBuf> = match &agents {
+        Some(a) => a.iter().map(|(_, p)| p).collect(),
+        None if dir => vec![&file],
+        None => Vec::new(),
+    };
+    for d in dirs {
+        if mount_point.starts_with(d) {
+            return Err(Failure::new(
+                exit::FILE,
+                format!(
+                    "{} is a directory that holds the mount point {}; mount it elsewhere",
+                    args.file.as_deref().unwrap_or(d).display(),
+                    args.mount_point.display()
+                ),
+            ));
+        }
     }
     check_fuse_device(Path::new("/dev/fuse"))?;
     check_permitted()?;
     check_fuse_access(Path::new("/dev/fuse"))?;
-    let shown = match &args.file {
-        Some(f) => f.display().to_string(),
-        None => format!("Pi's sessions directory {}", file.display()),
+    let shown = match (&args.file, &agents) {
+        (Some(f), _) => f.display().to_string(),
+        (None, Some(a)) => agents_shown(a),
+        (None, None) => file.display().to_string(),
     };
     Ok(Checked {
         shown,
         file,
         dir,
+        agents,
         mount_point,
     })
 }
 
-fn check_default_dir() -> Result<PathBuf, Failure> {
-    let dir = sessions_dir::existing_default_dir().map_err(|m| Failure::new(exit::FILE, m))?;
-    fs::canonicalize(&dir)
-        .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", dir.display(), io_msg(&e))))
+/// Every agent's sessions directory on this machine, for `sessionfs mount MOUNTPOINT`
+/// ([`sessions_dir::agents`]), canonical.
+fn check_agents() -> Result<Vec<(&'static str, PathBuf)>, Failure> {
+    let mut found = sessions_dir::agents().map_err(|m| Failure::new(exit::FILE, m))?;
+    for (_, d) in &mut found {
+        *d = fs::canonicalize(&*d)
+            .map_err(|e| Failure::new(exit::FILE, format!("{}: {}", d.display(), io_msg(&e))))?;
+    }
+    Ok(found)
 }
 
 /// A session file or a sessions directory: its absolute path, and whether it is a
@@ -460,6 +483,37 @@ fn no_sessions_warning(dir: &Path, shown: &str) -> Option<String> {
     ))
 }
 
+/// How to name the agents' sessions directories to the user.
+fn agents_shown(agents: &[(&'static str, PathBuf)]) -> String {
+    let list: Vec<String> = agents
+        .iter()
+        .map(|(name, p)| {
+            let who = if *name == "pi" {
+                "Pi's"
+            } else {
+                "Claude Code's"
+            };
+            format!("{who} {}", p.display())
+        })
+        .collect();
+    list.join(" and ")
+}
+
+/// [`no_sessions_warning`] for a mount of every agent: only when none of them holds a
+/// session.
+fn no_agent_sessions_warning(agents: &[(&'static str, PathBuf)]) -> Option<String> {
+    let none = agents
+        .iter()
+        .all(|(_, p)| no_sessions_warning(p, "").is_some());
+    none.then(|| {
+        format!(
+            "{} hold no sessions yet (no .jsonl file in them or in their project folders); \
+             they will appear in the mount as the agents write them",
+            agents_shown(agents)
+        )
+    })
+}
+
 /// `p` as one word for a shell: as it is when that is safe, else in single quotes.
 pub(crate) fn shell_word(p: &Path) -> String {
     let s = p.to_string_lossy();
@@ -505,17 +559,22 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     let (tx, rx) = std::sync::mpsc::channel();
     let delivery = Delivery::new(tx.clone());
     let (view, served): (Arc<dyn FsView>, Served) = if checked.dir {
-        let multi = MultiView::open(
-            &checked.file,
-            MultiOptions {
-                session: opts,
-                max_index_memory: args.max_index_memory,
-                max_loaded: sessions_loadable(),
-            },
-        )
+        let mopts = MultiOptions {
+            session: opts,
+            max_index_memory: args.max_index_memory,
+            max_loaded: sessions_loadable(),
+        };
+        let multi = match &checked.agents {
+            Some(agents) => MultiView::open_agents(agents, mopts),
+            None => MultiView::open(&checked.file, mopts),
+        }
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
+        let warning = match &checked.agents {
+            Some(a) => no_agent_sessions_warning(a),
+            None => no_sessions_warning(&checked.file, &checked.shown),
+        };
         if ready.is_none()
-            && let Some(w) = no_sessions_warning(&checked.file, &checked.shown)
+            && let Some(w) = warning
         {
             eprintln!("sessionfs: warning: {w}");
         }
@@ -666,10 +725,16 @@ fn serve(
     let watcher = match served {
         Served::One(view) => {
             let v = Arc::clone(view);
-            let w = Watcher::spawn(&checked.file, move || {
+            let refresh = move || {
                 v.refresh()
                     .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
-            })
+            };
+            // A Claude Code session's subagents write beside it.
+            let w = if view.with_session(|s| s.format()) == crate::model::Format::Claude {
+                Watcher::spawn_with_side(&checked.file, refresh)
+            } else {
+                Watcher::spawn(&checked.file, refresh)
+            }
             .map_err(|e| fail("watcher", e))?;
             // Catch up with whatever was appended between loading and watching.
             if let Err(e) = view.refresh() {
@@ -1018,15 +1083,15 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
     };
     loop {
         if answers() {
-            let source = args.file.clone().or_else(sessions_dir::default_dir);
-            if let Some(src) = source.filter(|s| s.is_dir()) {
-                let shown = match &args.file {
-                    Some(f) => f.display().to_string(),
-                    None => format!("Pi's sessions directory {}", src.display()),
-                };
-                if let Some(w) = no_sessions_warning(&src, &shown) {
-                    eprintln!("sessionfs: warning: {w}");
-                }
+            let warning = match &args.file {
+                Some(f) if f.is_dir() => no_sessions_warning(f, &f.display().to_string()),
+                Some(_) => None,
+                None => check_agents()
+                    .ok()
+                    .and_then(|a| no_agent_sessions_warning(&a)),
+            };
+            if let Some(w) = warning {
+                eprintln!("sessionfs: warning: {w}");
             }
             return Ok(());
         }

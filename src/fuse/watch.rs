@@ -13,6 +13,11 @@
 //!   so that a file replaced by a rename (how editors and migrations write) is
 //!   followed: the watch moves to whatever file now has the name.
 //!
+//! * optionally (a Claude Code session, [`Watcher::spawn_with_side`]) on the session's
+//!   side folder `<stem>/` and its `subagents/`: `IN_CREATE`, `IN_MOVED_TO`,
+//!   `IN_MODIFY`, `IN_CLOSE_WRITE`, so that what a subagent writes shows up as what
+//!   the session file gets (the watches follow the folders as they are created).
+//!
 //! Bursts are coalesced: after an event the thread waits until the file has been quiet
 //! for a few milliseconds (but never longer than a tenth of a second in all) and then
 //! refreshes once. As a safety net against missed events (inotify does not see
@@ -61,6 +66,9 @@ const FILE_MASK: u32 = libc::IN_MODIFY
     | libc::IN_MOVE_SELF
     | libc::IN_DELETE_SELF;
 const DIR_MASK: u32 = libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_DELETE | libc::IN_ONLYDIR;
+/// On a side folder: new folders and files in it, and writes to its files.
+const SIDE_MASK: u32 =
+    libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_MODIFY | libc::IN_CLOSE_WRITE | libc::IN_ONLYDIR;
 
 /// A running watcher thread. Dropping it stops the thread and waits for it.
 pub struct Watcher {
@@ -88,6 +96,24 @@ impl Watcher {
         F: FnMut() -> Result<(), E> + Send + 'static,
         E: std::fmt::Display,
     {
+        Watcher::spawn_inner(path, timing, false, refresh)
+    }
+
+    /// As [`spawn`](Self::spawn), also watching the session's side folder
+    /// (`<stem>/subagents/`, where Claude Code writes its subagents' transcripts).
+    pub fn spawn_with_side<F, E>(path: &Path, refresh: F) -> io::Result<Watcher>
+    where
+        F: FnMut() -> Result<(), E> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        Watcher::spawn_inner(path, Timing::default(), true, refresh)
+    }
+
+    fn spawn_inner<F, E>(path: &Path, timing: Timing, side: bool, refresh: F) -> io::Result<Watcher>
+    where
+        F: FnMut() -> Result<(), E> + Send + 'static,
+        E: std::fmt::Display,
+    {
         // SAFETY: plain syscall; the result is checked.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if fd < 0 {
@@ -97,7 +123,7 @@ impl Watcher {
         let stop = unsafe { OwnedFd::from_raw_fd(fd) };
         // The watches are in place when this returns: a change made from now on is
         // seen.
-        let lp = Loop::new(path.to_path_buf(), timing, stop.as_raw_fd());
+        let lp = Loop::new(path.to_path_buf(), timing, side, stop.as_raw_fd());
         let handle = std::thread::Builder::new()
             .name("sessionfs-watch".into())
             .spawn(move || {
@@ -167,8 +193,8 @@ struct Loop {
 }
 
 impl Loop {
-    fn new(path: PathBuf, timing: Timing, stop: RawFd) -> Loop {
-        let inotify = match Inotify::new(&path) {
+    fn new(path: PathBuf, timing: Timing, side: bool, stop: RawFd) -> Loop {
+        let inotify = match Inotify::new(&path, side) {
             Ok(i) => Some(i),
             Err(e) => {
                 warn!(
@@ -295,10 +321,15 @@ struct Inotify {
     /// Device and inode of the file `file_wd` watches.
     file_id: Option<(u64, u64)>,
     dir_wd: Option<i32>,
+    /// The side folder `<stem>/` and its `subagents/`, when watched, and their watches.
+    side: Option<(CString, CString)>,
+    side_name: OsString,
+    side_wd: Option<i32>,
+    sub_wd: Option<i32>,
 }
 
 impl Inotify {
-    fn new(path: &Path) -> io::Result<Inotify> {
+    fn new(path: &Path, side: bool) -> io::Result<Inotify> {
         // SAFETY: plain syscall; the result is checked.
         let fd = unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) };
         if fd < 0 {
@@ -325,7 +356,21 @@ impl Inotify {
             file_wd: None,
             file_id: None,
             dir_wd: None,
+            side: None,
+            side_name: path
+                .file_stem()
+                .map(OsStr::to_os_string)
+                .unwrap_or_default(),
+            side_wd: None,
+            sub_wd: None,
         };
+        if side {
+            let folder = path.with_extension("");
+            i.side = Some((
+                cstr(folder.as_os_str())?,
+                cstr(folder.join("subagents").as_os_str())?,
+            ));
+        }
         i.rewatch();
         Ok(i)
     }
@@ -347,6 +392,15 @@ impl Inotify {
             match self.add_watch(&self.dir, DIR_MASK) {
                 Ok(wd) => self.dir_wd = Some(wd),
                 Err(e) => debug!("watching directory {:?}: {e}", self.dir),
+            }
+        }
+        if let Some((folder, sub)) = &self.side {
+            // Adding a watch on a path already watched returns the same descriptor.
+            if let Ok(wd) = self.add_watch(folder, SIDE_MASK) {
+                self.side_wd = Some(wd);
+            }
+            if let Ok(wd) = self.add_watch(sub, SIDE_MASK) {
+                self.sub_wd = Some(wd);
             }
         }
         let path = Path::new(OsStr::from_bytes(self.path.as_bytes()));
@@ -443,6 +497,32 @@ impl Inotify {
                     rewatch: true,
                 };
             }
+            if self.side.is_some() && name == self.side_name.as_bytes() {
+                // The side folder appeared: watch it.
+                return Seen {
+                    changed: false,
+                    rewatch: true,
+                };
+            }
+        }
+        if self.side.is_some() && Some(wd) == self.side_wd {
+            if mask & libc::IN_IGNORED != 0 {
+                self.side_wd = None;
+            }
+            // `subagents/` appeared: watch it, and read whatever it already holds.
+            return Seen {
+                changed: name == b"subagents",
+                rewatch: true,
+            };
+        }
+        if self.side.is_some() && Some(wd) == self.sub_wd {
+            if mask & libc::IN_IGNORED != 0 {
+                self.sub_wd = None;
+            }
+            return Seen {
+                changed: true,
+                rewatch: mask & libc::IN_IGNORED != 0,
+            };
         }
         // An old file watch we already replaced, or another file in the directory.
         Seen::default()

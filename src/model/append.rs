@@ -56,6 +56,8 @@ pub enum AppendError {
     NoSuchEntry(String),
     /// A label name that cannot be used (empty, or with a line break).
     BadLabel(String),
+    /// The format has no such thing (labels in a Claude Code session).
+    Unsupported(&'static str),
     Load(LoadError),
     Io(io::Error),
 }
@@ -69,6 +71,7 @@ impl std::fmt::Display for AppendError {
             ),
             AppendError::NoSuchEntry(id) => write!(f, "no entry {id:?} in the session"),
             AppendError::BadLabel(l) => write!(f, "bad label name {l:?}"),
+            AppendError::Unsupported(what) => write!(f, "{what}"),
             AppendError::Load(e) => write!(f, "{e}"),
             AppendError::Io(e) => write!(f, "{e}"),
         }
@@ -96,6 +99,7 @@ impl AppendError {
             AppendError::LegacyV1 => libc::EROFS,
             AppendError::NoSuchEntry(_) => libc::ENOENT,
             AppendError::BadLabel(_) => libc::EINVAL,
+            AppendError::Unsupported(_) => libc::EOPNOTSUPP,
             AppendError::Load(LoadError::Io(e)) | AppendError::Io(e) => {
                 e.raw_os_error().unwrap_or(libc::EIO)
             }
@@ -165,6 +169,9 @@ impl Session {
         now: i64,
         batch: &[String],
     ) -> Result<(String, Vec<u8>), AppendError> {
+        if let Some(st) = self.claude() {
+            return super::claude::append::build_line(self, st, what, now);
+        }
         if self.is_v1() {
             return Err(AppendError::LegacyV1);
         }

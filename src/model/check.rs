@@ -16,6 +16,7 @@ pub enum Report {
 
 #[derive(Debug)]
 pub struct Summary {
+    pub format: super::Format,
     pub problems: Vec<Problem>,
     pub problems_dropped: u64,
     pub version: u32,
@@ -65,6 +66,7 @@ pub fn check(path: &Path) -> Report {
     problems.extend(edit_problems(&s));
     problems.sort_by_key(|p| p.line);
     Report::Checked(Box::new(Summary {
+        format: s.format(),
         problems,
         problems_dropped: s.problems_dropped(),
         version: s.header().version,
@@ -162,7 +164,9 @@ fn edit_problems(s: &Session) -> Vec<Problem> {
 
 /// Every `.jsonl` file under `dir`, at any depth, sorted by path. Symbolic links
 /// are followed to files but not into directories. A directory that cannot be read is
-/// returned as it is, so that checking it reports why.
+/// returned as it is, so that checking it reports why. The transcripts of a Claude
+/// Code session's subagents (`<session>/subagents/agent-*.jsonl`) are files of their
+/// own here: a session's report does not cover them.
 pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let rd = match std::fs::read_dir(dir) {
@@ -190,7 +194,21 @@ pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// One problem as a line of text.
+/// One problem of a file in `format` as a line of text: [`describe`], in the words of
+/// the agent that wrote the file.
+pub fn describe_for(format: super::Format, p: &ProblemKind) -> String {
+    let text = describe(p);
+    match format {
+        super::Format::Pi => text,
+        super::Format::Claude => text
+            .replace("skipped by Pi", "skipped by Claude Code")
+            .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
+            .replace("Pi's next append", "Claude Code's next append")
+            .replace("not in any context", "not sent to the model"),
+    }
+}
+
+/// One problem as a line of text (in Pi's words; see [`describe_for`]).
 pub fn describe(p: &ProblemKind) -> String {
     match p {
         ProblemKind::Blank => "blank line (skipped)".into(),
@@ -220,6 +238,9 @@ pub fn describe(p: &ProblemKind) -> String {
         }
         ProblemKind::LabelTargetMissing { target } => {
             format!("label on {target}, which is not in the file")
+        }
+        ProblemKind::UnknownLine(t) => {
+            format!("unknown line type {t:?} without an id (kept in the file, not shown)")
         }
         ProblemKind::UnterminatedLastLine {
             bytes,
@@ -291,7 +312,7 @@ pub fn to_text(path: &Path, r: &Report) -> String {
                     "{p}:{}: {}: {}\n",
                     x.line,
                     severity_word(x.severity),
-                    describe(&x.what)
+                    describe_for(s.format, &x.what)
                 ));
             }
             if s.problems_dropped > 0 {
@@ -301,13 +322,16 @@ pub fn to_text(path: &Path, r: &Report) -> String {
                 ));
             }
             out.push_str(&format!(
-                "{p}: {}: v{}, {}, {}, {}, {}, deepest path {}{}{}\n",
+                "{p}: {}: {}, {}, {}, {}, {}, deepest path {}{}{}\n",
                 if warnings == 0 {
                     "ok".to_string()
                 } else {
                     count(warnings, "problem", "problems")
                 },
-                s.version,
+                match s.format {
+                    super::Format::Pi => format!("v{}", s.version),
+                    other => other.name().to_string(),
+                },
                 count(s.entries, "entry", "entries"),
                 count(s.roots, "root", "roots"),
                 count(s.leaves as usize, "leaf", "leaves"),
@@ -340,13 +364,14 @@ pub fn to_json(path: &Path, r: &Report) -> Value {
             "ok": !r.has_problems(),
             "readable": true,
             "session": true,
+            "format": s.format.name(),
             "version": s.version,
             "sessionId": s.session_id,
             "problems": s.problems.iter().map(|x| json!({
                 "line": x.line,
                 "severity": severity_word(x.severity),
                 "kind": kind_word(&x.what),
-                "message": describe(&x.what),
+                "message": describe_for(s.format, &x.what),
             })).collect::<Vec<_>>(),
             "problemsNotListed": s.problems_dropped,
             "entries": s.entries,
@@ -377,6 +402,7 @@ fn kind_word(p: &ProblemKind) -> &'static str {
         ProblemKind::Cycle { .. } => "cycle",
         ProblemKind::UnknownType(_) => "unknown-type",
         ProblemKind::LabelTargetMissing { .. } => "label-target-missing",
+        ProblemKind::UnknownLine(_) => "unknown-line",
         ProblemKind::UnterminatedLastLine { parses: true, .. } => "unterminated-last-line",
         ProblemKind::UnterminatedLastLine { parses: false, .. } => "torn-last-line",
         ProblemKind::ContextEdit { what, .. } => match what {

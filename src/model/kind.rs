@@ -46,6 +46,22 @@ impl KindTable {
         k
     }
 
+    /// The kind keyed by `(ty, sub)` whose content file is called `name` (made safe as a
+    /// file name): for formats whose file names are not Pi's `type`/role rule.
+    pub fn intern_named(&mut self, ty: &str, sub: &str, name: &str) -> KindId {
+        if let Some(k) = self.position(ty, sub) {
+            return k as KindId;
+        }
+        if self.names.len() > KindId::MAX as usize {
+            return KindId::MAX;
+        }
+        let k = self.names.len() as KindId;
+        self.names.push(sanitize(name).into());
+        self.types.push(ty.into());
+        self.keys.push((ty.into(), sub.into()));
+        k
+    }
+
     /// The kind with this `type` and (for messages, else `""`) role, if any entry has it.
     pub fn find(&self, ty: &str, role: &str) -> Option<KindId> {
         if self.names.len() > KindId::MAX as usize {

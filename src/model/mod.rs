@@ -1,5 +1,6 @@
-//! The session model: everything sessionfs knows about Pi's session files, with no
-//! filesystem in it.
+//! The session model: everything sessionfs knows about session files, with no
+//! filesystem in it. Pi's format is the shared index and the modules below; Claude
+//! Code's is [`claude`]; [`format`](mod@format) is the seam between them.
 //!
 //! * [`session`] indexes a file (tolerant of damage, lazy about content) and catches up
 //!   with appends; [`scan`] is the per-line field reader it uses.
@@ -9,13 +10,16 @@
 //!   [`content`] is what an entry's directory holds (its KIND file and images).
 //! * [`append`] writes new entries the way Pi does.
 //! * [`check`] reports what is wrong with a file.
-//! * [`sessions_dir`] finds Pi's sessions directory and lists it.
+//! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
+//! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
 pub mod append;
 pub mod base64;
 pub mod check;
+pub mod claude;
 pub mod content;
 pub mod context;
+pub mod format;
 pub mod id;
 pub mod json_view;
 pub mod kind;
@@ -28,4 +32,5 @@ pub mod time;
 pub mod tree;
 
 pub use append::{AppendError, NewEntry};
+pub use format::Format;
 pub use session::{Change, LoadError, NIL, Session};

@@ -206,7 +206,7 @@ pub fn render_entry(entry: &Value) -> String {
 }
 
 /// Ends `s` with exactly the newline it needs; an empty `s` becomes `"\n"`.
-fn finish(mut s: String) -> String {
+pub(crate) fn finish(mut s: String) -> String {
     if !s.ends_with('\n') {
         s.push('\n');
     }
@@ -577,7 +577,7 @@ fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
 }
 
 /// Joins blocks with a blank line between them; each block ends in `\n`.
-fn join_chunks(chunks: &[String]) -> String {
+pub(crate) fn join_chunks(chunks: &[String]) -> String {
     let mut out = String::new();
     for (i, chunk) in chunks.iter().enumerate() {
         if i > 0 {
@@ -651,7 +651,7 @@ pub fn images(entry: &Value) -> Vec<Image> {
         .collect()
 }
 
-fn image_ext(mime: Option<&Value>) -> &'static str {
+pub(crate) fn image_ext(mime: Option<&Value>) -> &'static str {
     let Some(mime) = mime.and_then(Value::as_str) else {
         return "bin";
     };
@@ -1070,7 +1070,7 @@ fn jtext_json<'a, J: Json<'a>>(v: J) -> String {
 /// `s` on one line: runs of whitespace and control characters become one space,
 /// none at the ends. Previews are cut to [`PREVIEW_CHARS`] later, so only the first
 /// `PREVIEW_CHARS + 1` characters are built (enough to tell whether it was cut).
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     // One character more than a preview shows says whether it was cut.
     one_line_n(s, PREVIEW_CHARS + 1)
 }
@@ -1183,7 +1183,7 @@ fn one_line_cut(s: &str, max: usize) -> String {
     truncate_chars(&line, max)
 }
 
-fn truncate_chars(s: &str, max: usize) -> String {
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
     // At most as many characters as bytes: nothing to cut.
     if s.len() <= max {
         return s.to_string();

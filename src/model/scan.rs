@@ -38,7 +38,7 @@ impl<'a> Field<'a> {
         }
     }
 
-    fn into_owned(self) -> Field<'static> {
+    pub(crate) fn into_owned(self) -> Field<'static> {
         match self {
             Field::Missing => Field::Missing,
             Field::Null => Field::Null,
@@ -186,10 +186,12 @@ impl<'de> de::Deserialize<'de> for Key {
 }
 
 /// Any JSON value, kept only when it is a string or a number.
-struct FieldSeed;
+pub(crate) struct FieldSeed;
 
 impl<'de> de::DeserializeSeed<'de> for FieldSeed {
     type Value = Field<'de>;
+    // Inlined into each reader of lines (Pi's and Claude Code's), as when it had one.
+    #[inline(always)]
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field<'de>, D::Error> {
         d.deserialize_any(FieldVisitor)
     }

@@ -24,6 +24,7 @@
 //! it was replaced, truncated or rewritten.
 
 use super::context::js_date_ms as parse_iso_ms;
+pub use super::format::Format;
 use super::id::{IdBuild, IdKey, IdTable};
 use super::kind::{KNOWN_TYPES, KindId, KindTable};
 use super::scan::{Field, LineError, LineHead};
@@ -35,6 +36,14 @@ use std::path::{Path, PathBuf};
 
 /// "No entry": the parent of a root, the end of a sibling list.
 pub const NIL: u32 = u32::MAX;
+
+/// What [`Session::refresh`] finds in a Claude Code session's subagent transcripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SidesMoved {
+    No,
+    Grew,
+    Rewritten,
+}
 
 /// Lines of a context that add up to this many bytes are parsed on two cores.
 const PARALLEL_PARSE_BYTES: usize = 64 << 10;
@@ -169,13 +178,49 @@ pub mod flags {
     pub const SELF_PARENT: u8 = 8;
     /// Root because it closed a parent cycle.
     pub const CYCLE: u8 = 16;
-    /// The `type` is not one Pi 1.6 knows.
+    /// The `type` is not one the format knows (for Pi, one Pi 1.6 knows).
     pub const UNKNOWN_TYPE: u8 = 32;
+    /// A parent that is not in the file is no problem: the entry is a root without a
+    /// complaint (a Claude Code compaction boundary whose logical parent was not copied).
+    pub const SOFT_PARENT: u8 = 64;
+    /// Hangs off a fork only because of how the file stores one turn (the dead end of
+    /// parallel tool calls in Claude Code): shown, but not a branch.
+    pub const PIECE: u8 = 128;
 }
 
 impl Entry {
     pub fn is_node(&self) -> bool {
         self.flags & flags::SHADOWED == 0
+    }
+
+    /// An entry of line `line` at `offset`, not linked yet.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        offset: u64,
+        len: u32,
+        line: u32,
+        id: IdKey,
+        parent_id: IdKey,
+        ts: i64,
+        kind: KindId,
+        flags: u8,
+    ) -> Entry {
+        Entry {
+            offset,
+            len,
+            line,
+            id,
+            parent_id,
+            ts,
+            kind,
+            flags,
+            parent: NIL,
+            first_child: NIL,
+            last_child: NIL,
+            next_sibling: NIL,
+            child_count: 0,
+            depth: 1,
+        }
     }
 }
 
@@ -252,6 +297,8 @@ pub enum ProblemKind {
     LabelTargetMissing {
         target: String,
     },
+    /// A line that is not an entry, of a type the format does not know.
+    UnknownLine(String),
     /// The last line has no `\n`: Pi's next append would be glued onto it.
     UnterminatedLastLine {
         bytes: u64,
@@ -335,7 +382,7 @@ pub struct Change {
 
 impl Change {
     pub fn is_empty(&self) -> bool {
-        !self.reloaded && self.new_entries.is_empty()
+        !self.reloaded && self.new_entries.is_empty() && !self.name_changed
     }
 }
 
@@ -389,6 +436,17 @@ pub struct Session {
     fingerprint: Vec<u8>,
     /// A duplicate id was seen since the last link pass: relink everything.
     relink: bool,
+    /// The file's format, and what only that format needs (see [`super::format`](mod@super::format)).
+    dialect: Dialect,
+}
+
+/// The format of a session file and its own index state: the seam between the shared
+/// index and each format (see [`super::format`](mod@super::format)).
+#[derive(Debug)]
+pub(crate) enum Dialect {
+    /// Pi: its state (header, labels, name, v1 bookkeeping) is in the shared fields.
+    Pi,
+    Claude(Box<super::claude::State>),
 }
 
 impl Session {
@@ -433,6 +491,7 @@ impl Session {
             generation: 0,
             fingerprint: Vec::new(),
             relink: false,
+            dialect: Dialect::Pi,
         };
         s.scan(true)?;
         s.entries.shrink_to_fit();
@@ -489,10 +548,41 @@ impl Session {
         }
     }
 
-    /// The node with this id.
+    /// The node with this id (or, for formats that show some entries under another
+    /// name, that name: a Claude Code subagent's `agent-<id>`).
     pub fn find(&self, id: &str) -> Option<u32> {
-        let k = self.ids.get(id)?;
-        self.by_id.get(&k).copied()
+        if let Some(i) = self.ids.get(id).and_then(|k| self.by_id.get(&k)) {
+            return Some(*i);
+        }
+        self.claude().and_then(|st| st.by_alias(id))
+    }
+
+    /// Can a reply be appended under entry `i`? Not under a Claude Code subagent's
+    /// line (Claude Code does not resume subagents), nor a line Claude Code does not
+    /// load.
+    pub fn can_reply_at(&self, i: u32) -> bool {
+        match &self.dialect {
+            Dialect::Pi => true,
+            Dialect::Claude(st) => {
+                st.file_of(i) == 0 && st.nodes.get(i as usize).is_some_and(|n| n.is_loaded())
+            }
+        }
+    }
+
+    /// Whether lines of other files are indexed with the session's own (a Claude Code
+    /// session's subagents): then entries are not in offset order.
+    pub fn has_side_files(&self) -> bool {
+        self.claude().is_some_and(|st| !st.sides.is_empty())
+    }
+
+    /// Whether entry `i` is a line of the session file itself (not of a side file).
+    pub fn in_main_file(&self, i: u32) -> bool {
+        self.claude().is_none_or(|st| st.file_of(i) == 0)
+    }
+
+    /// The name entry `i` is shown under instead of its id, if any.
+    pub fn alias(&self, i: u32) -> Option<&str> {
+        self.claude().and_then(|st| st.alias(i))
     }
 
     /// The node with this id key.
@@ -518,20 +608,54 @@ impl Session {
         (p != NIL).then_some(p)
     }
 
-    /// The last entry in file order: where Pi resumes.
+    /// Where the agent resumes, and a new message attaches: for Pi the last entry in
+    /// file order; for Claude Code the chain end (its leaf rule, CLAUDE-FORMAT.md §6).
     pub fn leaf(&self) -> Option<u32> {
-        (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1)
+        match &self.dialect {
+            Dialect::Pi => (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1),
+            Dialect::Claude(st) => st.chain_end_with(|| super::claude::loader::chain_end(self, st)),
+        }
     }
 
-    /// Nodes without children, in pre-order.
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        match &self.dialect {
+            Dialect::Pi => Format::Pi,
+            Dialect::Claude(_) => Format::Claude,
+        }
+    }
+
+    /// Claude Code's own index state, for a Claude Code file.
+    pub(crate) fn claude(&self) -> Option<&super::claude::State> {
+        match &self.dialect {
+            Dialect::Claude(st) => Some(st),
+            Dialect::Pi => None,
+        }
+    }
+
+    /// Nodes without children, in pre-order: the tips of branches (the dead ends a
+    /// turn leaves in the file, [`flags::PIECE`], are not tips).
     pub fn leaves(&self) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.leaves as usize);
         self.walk_preorder(|i, _| {
-            if self.entries[i as usize].child_count == 0 {
+            if self.is_tip(i) {
                 out.push(i);
             }
         });
         out
+    }
+
+    /// Whether node `i` is the tip of a branch, as [`Session::leaves`] lists them.
+    pub fn is_tip(&self, i: u32) -> bool {
+        let e = &self.entries[i as usize];
+        e.child_count == 0 && e.flags & flags::PIECE == 0
+    }
+
+    /// Whether node `i` is a piece of a turn rather than a way of its own (a dead end
+    /// parallel tool calls leave, a Claude Code subagent's line): the branches it
+    /// belongs to are those of its nearest ancestor that is not a piece.
+    pub fn is_piece(&self, i: u32) -> bool {
+        self.entries[i as usize].flags & flags::PIECE != 0
     }
 
     pub fn leaf_count(&self) -> u32 {
@@ -633,9 +757,13 @@ impl Session {
         v
     }
 
-    /// The session name (latest `session_info`; an empty name clears it).
+    /// The session name: for Pi the latest `session_info` (an empty name clears it);
+    /// for Claude Code its title rule (CLAUDE-FORMAT.md §7).
     pub fn name(&self) -> Option<&str> {
-        self.name.as_ref().map(|(n, _)| &**n)
+        match &self.dialect {
+            Dialect::Pi => self.name.as_ref().map(|(n, _)| &**n),
+            Dialect::Claude(st) => st.name_with(|| super::claude::title(self, st)),
+        }
     }
 
     /// The `session_info` entry behind [`Session::name`].
@@ -709,6 +837,7 @@ impl Session {
             + self.edits.capacity() * 48
             + self.edits.values().map(|v| v.capacity() * 4).sum::<usize>()
             + self.problems.capacity() * std::mem::size_of::<Problem>()
+            + self.claude().map_or(0, super::claude::State::heap_bytes)
     }
 
     // ----- content -----------------------------------------------------------------
@@ -716,6 +845,14 @@ impl Session {
     /// The raw bytes of entry `i`'s line (without `\n`; a trailing `\r` is kept).
     pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
         let e = &self.entries[i as usize];
+        if let Dialect::Claude(st) = &self.dialect {
+            let f = st.file_of(i);
+            if f != 0 {
+                let mut buf = vec![0u8; e.len as usize];
+                File::open(&st.sides[f as usize - 1].path)?.read_exact_at(&mut buf, e.offset)?;
+                return Ok(buf);
+            }
+        }
         self.read_range(e.offset, e.len)
     }
 
@@ -741,6 +878,104 @@ impl Session {
         })?;
         super::migrate::migrate_entry(self, i, &mut v);
         Ok(v)
+    }
+
+    // ----- what the view shows, by format ---------------------------------------------------
+
+    /// `session.json`: the header line for Pi; for Claude Code, whose files have no
+    /// header, a small object made from the file ([`super::claude::session_json`]).
+    pub fn session_json(&self) -> io::Result<Vec<u8>> {
+        match &self.dialect {
+            Dialect::Pi => {
+                let mut b = self.header_bytes()?;
+                b.push(b'\n');
+                Ok(b)
+            }
+            Dialect::Claude(st) => Ok(super::claude::session_json(self, st).into_bytes()),
+        }
+    }
+
+    /// Does an entry's context stay what it is once computed? For Pi, yes: it follows
+    /// from the entry's path alone. For Claude Code, no: the chain end gets the resume
+    /// context, and a parallel tool result written later joins the contexts of its turn.
+    pub fn contexts_settled(&self) -> bool {
+        matches!(self.dialect, Dialect::Pi)
+    }
+
+    /// The size of [`Session::session_json`], without reading the header line.
+    pub fn session_json_len(&self) -> u64 {
+        match &self.dialect {
+            Dialect::Pi => self.header.len as u64 + 1,
+            Dialect::Claude(st) => super::claude::session_json(self, st).len() as u64,
+        }
+    }
+
+    /// The KIND file's text and the decoded images of entry `i`. An entry nested too
+    /// deep to build is an `InvalidData` error.
+    pub fn render(&self, i: u32) -> io::Result<(String, Vec<super::render::Image>)> {
+        let v = self.entry_value(i)?;
+        Ok(match &self.dialect {
+            Dialect::Pi => (super::render::render_entry(&v), super::render::images(&v)),
+            Dialect::Claude(st) => {
+                let x = super::claude::extra(self, st, i, &v);
+                (
+                    super::claude::render::render_entry(&v, &x),
+                    super::claude::render::images(&v),
+                )
+            }
+        })
+    }
+
+    /// The file holding the full output of entry `i`, when its format keeps it apart
+    /// (a Claude Code tool result spilled to `<session>/tool-results/`).
+    pub fn full_output(&self, i: u32) -> Option<PathBuf> {
+        let Dialect::Claude(st) = &self.dialect else {
+            return None;
+        };
+        let nd = st.nodes.get(i as usize)?;
+        if !nd.has(super::claude::nflags::TOOL_USE_RESULT) {
+            return None;
+        }
+        let v = self.entry_value(i).ok()?;
+        super::claude::full_output_path(&self.path, &v)
+    }
+
+    /// The one-line preview of entry `i` in `tree`.
+    pub fn preview(&self, i: u32) -> io::Result<String> {
+        let v = self.entry_value(i)?;
+        Ok(match &self.dialect {
+            Dialect::Pi => super::render::preview(&v),
+            Dialect::Claude(st) => {
+                let x = super::claude::extra(self, st, i, &v);
+                super::claude::render::preview(&v, self.kind_name(i), &x)
+            }
+        })
+    }
+
+    /// The messages of the context at entry `i`: what `context.json` holds
+    /// ([`super::render::context_json`]) and [`Session::context_renderer`] reads.
+    pub fn context_messages(&self, i: u32) -> io::Result<Vec<serde_json::Value>> {
+        match &self.dialect {
+            Dialect::Pi => Ok(self.llm_context(i)?.messages),
+            Dialect::Claude(st) => super::claude::context(self, st, i),
+        }
+    }
+
+    /// How this format's contexts read as text (`context`).
+    pub fn context_renderer(&self) -> fn(&[serde_json::Value]) -> String {
+        match &self.dialect {
+            Dialect::Pi => super::render::render_context,
+            Dialect::Claude(_) => super::claude::render::render_context,
+        }
+    }
+
+    /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
+    pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
+        let messages = self.context_messages(i)?;
+        Ok((
+            self.context_renderer()(&messages),
+            super::render::context_json(&messages),
+        ))
     }
 
     /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
@@ -996,7 +1231,7 @@ impl Session {
             return Ok(self.replace_with(fresh));
         }
         let md = std::fs::metadata(&self.path)?;
-        if md.len() == self.scanned + self.tail {
+        if md.len() == self.scanned + self.tail && self.sides_moved() == SidesMoved::No {
             return Ok(Change::default());
         }
         let before = self.entries.len() as u32;
@@ -1005,6 +1240,9 @@ impl Session {
         let label_entries_before = self.labels.values().map(|(_, e)| *e).max();
         let (rebuilt, parents) = self.scan(false)?;
         let after = self.entries.len() as u32;
+        // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
+        // the name and the leaf.
+        let meta_moved = matches!(self.dialect, Dialect::Claude(_));
         Ok(Change {
             reloaded: false,
             new_entries: before..after,
@@ -1014,7 +1252,7 @@ impl Session {
                 || self.labels.values().map(|(_, e)| *e).max() != label_entries_before
                 || (before..after)
                     .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
-            name_changed: self.name.as_ref().map(|(_, e)| *e) != name_before,
+            name_changed: meta_moved || self.name.as_ref().map(|(_, e)| *e) != name_before,
         })
     }
 
@@ -1026,7 +1264,11 @@ impl Session {
         let md = std::fs::metadata(&self.path)?;
         let replaced = (md.dev(), md.ino()) != self.dev_ino;
         let shrunk = !replaced && md.len() < self.scanned + self.tail;
-        Ok(replaced || shrunk || !self.fingerprint_matches()?)
+        // A subagent transcript replaced or cut starts the index again, as the file does.
+        Ok(replaced
+            || shrunk
+            || !self.fingerprint_matches()?
+            || self.sides_moved() == SidesMoved::Rewritten)
     }
 
     /// Takes `fresh`, a new index of the same file, in place of this one: a reload.
@@ -1175,11 +1417,13 @@ impl Session {
                 },
             );
         }
+        self.scan_sides()?;
         // Link the new entries into the tree.
         let new = first_new as u32..self.entries.len() as u32;
         if initial {
             self.relink = false;
             self.rebuild_tree();
+            self.after_link();
             return Ok((true, Vec::new()));
         }
         // Linking one entry at a time is right only when every new entry's parent is
@@ -1195,6 +1439,7 @@ impl Session {
         if self.relink || !in_order {
             self.relink = false;
             self.rebuild_tree();
+            self.after_link();
             return Ok((true, Vec::new()));
         }
         let mut parents = Vec::new();
@@ -1204,6 +1449,7 @@ impl Session {
         }
         parents.sort_unstable();
         parents.dedup();
+        self.after_link();
         Ok((false, parents))
     }
 
@@ -1218,6 +1464,10 @@ impl Session {
         let len = raw.len() as u32;
         if raw.last() == Some(&b'\r') && line_no <= 2 {
             self.note(line_no, Severity::Note, ProblemKind::Crlf);
+        }
+        if matches!(self.dialect, Dialect::Claude(_)) {
+            self.index_claude_line(raw, off, line_no);
+            return Ok(());
         }
         let head = match LineHead::parse(raw) {
             Ok(h) => h,
@@ -1256,6 +1506,13 @@ impl Session {
         };
         if !*header_found {
             if !head.is_header() {
+                // No header: a Claude Code file says so on its first line.
+                if super::claude::looks_like_claude(raw) {
+                    *header_found = true;
+                    self.begin_claude();
+                    self.index_claude_line(raw, off, line_no);
+                    return Ok(());
+                }
                 let reason = match head.ty.as_str() {
                     Some("session") => "the header has no string \"id\"".to_string(),
                     Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
@@ -1350,23 +1607,7 @@ impl Session {
             .as_str()
             .and_then(parse_iso_ms)
             .unwrap_or(NO_TIME);
-        if !id.is_none() {
-            if let Some(&prev) = self.by_id.get(&id) {
-                let first_line = self.entries[prev as usize].line;
-                self.entries[prev as usize].flags |= flags::SHADOWED;
-                self.relink = true;
-                let id_s = self.ids.resolve(id).unwrap_or_default().into_owned();
-                self.note(
-                    line_no,
-                    Severity::Warning,
-                    ProblemKind::DuplicateId {
-                        id: id_s,
-                        first_line,
-                    },
-                );
-            }
-            self.by_id.insert(id, idx);
-        }
+        self.register_id(id, idx, line_no);
         // Labels and name resolve over the whole file, in file order.
         match ty {
             Some("label") => {
@@ -1398,23 +1639,239 @@ impl Session {
             }
             _ => {}
         }
-        self.entries.push(Entry {
-            offset: off,
-            len,
-            line: line_no,
-            id,
-            parent_id,
-            ts,
-            kind,
-            flags: fl,
-            parent: NIL,
-            first_child: NIL,
-            last_child: NIL,
-            next_sibling: NIL,
-            child_count: 0,
-            depth: 1,
-        });
+        self.push_entry(off, len, line_no, id, parent_id, ts, kind, fl);
         Ok(())
+    }
+
+    /// Makes `idx` the node with `id`; an earlier entry with the same id leaves the tree.
+    #[inline(always)]
+    fn register_id(&mut self, id: IdKey, idx: u32, line_no: u32) {
+        if id.is_none() {
+            return;
+        }
+        if let Some(&prev) = self.by_id.get(&id) {
+            let first_line = self.entries[prev as usize].line;
+            self.entries[prev as usize].flags |= flags::SHADOWED;
+            self.relink = true;
+            let id_s = self.ids.resolve(id).unwrap_or_default().into_owned();
+            self.note(
+                line_no,
+                Severity::Warning,
+                ProblemKind::DuplicateId {
+                    id: id_s,
+                    first_line,
+                },
+            );
+        }
+        self.by_id.insert(id, idx);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_entry(
+        &mut self,
+        offset: u64,
+        len: u32,
+        line: u32,
+        id: IdKey,
+        parent_id: IdKey,
+        ts: i64,
+        kind: KindId,
+        flags: u8,
+    ) {
+        self.entries.push(Entry::new(
+            offset, len, line, id, parent_id, ts, kind, flags,
+        ));
+    }
+
+    /// Switches an index that has read nothing yet to Claude Code's format.
+    fn begin_claude(&mut self) {
+        self.dialect = Dialect::Claude(Box::default());
+        let sid = self
+            .path
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.header = Header {
+            offset: 0,
+            len: 0,
+            line: 0,
+            session_id: sid,
+            version: 3,
+            timestamp_ms: NO_TIME,
+        };
+    }
+
+    /// Indexes one line of a Claude Code file (see [`super::claude`]).
+    fn index_claude_line(&mut self, raw: &[u8], off: u64, line_no: u32) {
+        let next = self.entries.len() as u32;
+        let Dialect::Claude(st) = &mut self.dialect else {
+            return;
+        };
+        let outcome = st.index_line(raw, line_no, next, 0, &mut self.ids, &mut self.kinds);
+        if self.header.timestamp_ms == NO_TIME && st.first_ts != 0 {
+            self.header.timestamp_ms = st.first_ts;
+        }
+        if let Some(sid) = &st.session_id
+            && self.header.line == 0
+            && self.header.session_id != *sid
+        {
+            self.header.session_id = sid.clone();
+        }
+        match outcome {
+            super::claude::Outcome::Skip => {}
+            super::claude::Outcome::Note(sev, what) => self.note(line_no, sev, what),
+            super::claude::Outcome::Entry {
+                id,
+                parent_id,
+                ts,
+                kind,
+                flags,
+                note,
+            } => {
+                if let Some((sev, what)) = note {
+                    self.note(line_no, sev, what);
+                }
+                self.register_id(id, next, line_no);
+                self.push_entry(
+                    off,
+                    raw.len() as u32,
+                    line_no,
+                    id,
+                    parent_id,
+                    ts,
+                    kind,
+                    flags,
+                );
+            }
+        }
+    }
+
+    /// Claude Code: indexes what its subagent transcripts gained (and any new one), after
+    /// the session file itself. Their lines are entries of their own file
+    /// ([`super::claude::Side`]); problems in them are not reported here (`check` sees
+    /// them as files of their own).
+    fn scan_sides(&mut self) -> Result<(), LoadError> {
+        let Dialect::Claude(st) = &mut self.dialect else {
+            return Ok(());
+        };
+        for p in super::claude::side_files(&self.path) {
+            if st.sides.iter().any(|s| s.path == p) {
+                continue;
+            }
+            if std::fs::metadata(&p).is_ok() {
+                st.add_side(p)?;
+            }
+        }
+        for k in 0..st.sides.len() {
+            let (data, base) = {
+                let sd = &st.sides[k];
+                let Ok(file) = File::open(&sd.path) else {
+                    continue;
+                };
+                let mut data = Vec::new();
+                let mut pos = sd.scanned;
+                let mut chunk = vec![0u8; READ_CHUNK];
+                loop {
+                    let n = read_at_some(&file, &mut chunk, pos)?;
+                    if n == 0 {
+                        break;
+                    }
+                    data.extend_from_slice(&chunk[..n]);
+                    pos += n as u64;
+                }
+                (data, sd.scanned)
+            };
+            let mut start = 0usize;
+            while let Some(nl) = memchr::memchr(b'\n', &data[start..]) {
+                let end = start + nl;
+                let raw = &data[start..end];
+                let off = base + start as u64;
+                let line = st.sides[k].next_line;
+                st.sides[k].next_line += 1;
+                let next = self.entries.len() as u32;
+                if let super::claude::Outcome::Entry {
+                    id,
+                    parent_id,
+                    ts,
+                    kind,
+                    flags,
+                    ..
+                } = st.index_line(
+                    raw,
+                    line,
+                    next,
+                    k as u16 + 1,
+                    &mut self.ids,
+                    &mut self.kinds,
+                ) {
+                    if !id.is_none() {
+                        if let Some(&prev) = self.by_id.get(&id) {
+                            self.entries[prev as usize].flags |= flags::SHADOWED;
+                            self.relink = true;
+                        }
+                        self.by_id.insert(id, next);
+                    }
+                    let len = raw.len() as u32;
+                    self.entries
+                        .push(Entry::new(off, len, line, id, parent_id, ts, kind, flags));
+                }
+                start = end + 1;
+            }
+            st.sides[k].scanned = base + start as u64;
+        }
+        Ok(())
+    }
+
+    /// Have the subagent transcripts changed since they were indexed?
+    fn sides_moved(&self) -> SidesMoved {
+        let Dialect::Claude(st) = &self.dialect else {
+            return SidesMoved::No;
+        };
+        let mut moved = SidesMoved::No;
+        for sd in &st.sides {
+            match std::fs::metadata(&sd.path) {
+                Ok(m) if (m.dev(), m.ino()) != sd.dev_ino || m.len() < sd.scanned => {
+                    return SidesMoved::Rewritten;
+                }
+                Ok(m) if m.len() > sd.scanned => moved = SidesMoved::Grew,
+                _ => {}
+            }
+        }
+        if moved == SidesMoved::No && super::claude::side_files(&self.path).len() != st.sides.len()
+        {
+            moved = SidesMoved::Grew;
+        }
+        moved
+    }
+
+    /// After the tree links changed: what the format derives from them.
+    fn after_link(&mut self) {
+        let Dialect::Claude(st) = &mut self.dialect else {
+            return;
+        };
+        super::claude::mark_pieces(&mut self.entries, &st.nodes, &st.file_of);
+        st.changed();
+        // Counts without the pieces of a turn.
+        self.leaves = 0;
+        self.branch_points = 0;
+        for e in &self.entries {
+            if !e.is_node() || e.flags & flags::PIECE != 0 {
+                continue;
+            }
+            let mut real = 0;
+            let mut c = e.first_child;
+            while c != NIL {
+                if self.entries[c as usize].flags & flags::PIECE == 0 {
+                    real += 1;
+                }
+                c = self.entries[c as usize].next_sibling;
+            }
+            match real {
+                0 => self.leaves += 1,
+                1 => {}
+                _ => self.branch_points += 1,
+            }
+        }
     }
 
     /// The node an entry's `parentId` resolves to, and why it is a root otherwise.
@@ -1428,6 +1885,7 @@ impl Session {
         }
         match self.by_id.get(&e.parent_id) {
             Some(&p) => (p, 0),
+            None if e.flags & flags::SOFT_PARENT != 0 => (NIL, 0),
             None => (NIL, flags::ORPHAN),
         }
     }
@@ -1519,6 +1977,17 @@ impl Session {
                     // Cycle: the walk from `cur` onwards.
                     let pos = walk.iter().position(|&w| w == cur).unwrap_or(0);
                     let cycle = &walk[pos..];
+                    // A link the format calls soft (a Claude Code boundary to its
+                    // logical parent) gives way first, without a complaint: a
+                    // `/branch` copy re-parents what its boundary points to.
+                    let soft = cycle
+                        .iter()
+                        .copied()
+                        .find(|&c| self.entries[c as usize].flags & flags::SOFT_PARENT != 0);
+                    if let Some(s) = soft {
+                        self.entries[s as usize].parent = NIL;
+                        break;
+                    }
                     let first = *cycle.iter().min().unwrap_or(&cur);
                     let ids: Vec<String> = cycle.iter().map(|&c| self.id_string(c)).collect();
                     let line = self.entries[first as usize].line;

@@ -1,16 +1,22 @@
-//! Pi's sessions directory: where it is, and which of its files are sessions.
+//! The agents' sessions directories: where they are, and which of their files are
+//! sessions.
 //!
 //! Pi keeps one folder per project (named after the project's path) under
 //! `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`, and one `.jsonl` file
-//! per session in each. [`default_dir`] finds that directory; `sessionfs mount
-//! MOUNTPOINT` and `sessionfs grep PATTERN` both start there when given no source.
+//! per session in each. Claude Code keeps the same shape under
+//! `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`, with side folders beside
+//! the sessions: `<sessionId>/` (subagents' transcripts, spilled tool results) and a
+//! project's `memory/`. [`default_dir`] and [`default_claude_dir`] find them;
+//! [`agents`] is every agent's directory found on this machine, which `sessionfs mount
+//! MOUNTPOINT` and `sessionfs grep PATTERN` both start from when given no source.
 //!
 //! [`list`] reads one level of such a directory the way a sessions mount shows it
 //! (`docs/LAYOUT.md`, "All sessions"): at the top, every folder (a project) and every
 //! regular `NAME.jsonl` file; in a project, every regular `NAME.jsonl` file. Symbolic
 //! links are followed, other files are left out, each list is sorted by name (bytes),
-//! and a folder hides a loose session of the same name. The sessions mount
-//! (`view::MultiView`) and `sessionfs grep` both list directories with it.
+//! a Claude Code side folder ([`is_side_folder`]) is not a project, and a folder hides
+//! a loose session of the same name. The sessions mount (`view::MultiView`) and
+//! `sessionfs grep` both list directories with it.
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -22,52 +28,140 @@ use std::path::{Path, PathBuf};
 /// Session files end with this; a session's directory is named without it.
 pub const SESSION_EXT: &str = ".jsonl";
 
+/// `$HOME`, when set and not empty.
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The directory an agent's environment variable names (a leading `~` expanded),
+/// joined with `tail`; `None` when the variable is unset or empty, `Some(None)`
+/// without a home directory to expand.
+fn env_dir(var: &str, tail: &str) -> Option<Option<PathBuf>> {
+    let d = std::env::var_os(var).filter(|d| !d.is_empty())?;
+    let b = d.as_bytes();
+    let base = if b == b"~" {
+        home()
+    } else if let Some(rest) = b.strip_prefix(b"~/") {
+        home().map(|h| h.join(OsStr::from_bytes(rest)))
+    } else {
+        Some(PathBuf::from(d))
+    };
+    Some(base.map(|b| b.join(tail)))
+}
+
 /// Pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions` (a leading `~` expanded),
 /// else `~/.pi/agent/sessions`. `None` without a home directory to expand. Whether it
 /// exists is the caller's question.
 pub fn default_dir() -> Option<PathBuf> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-    };
-    match std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => {
-            let b = d.as_bytes();
-            let agent = if b == b"~" {
-                home()?
-            } else if let Some(rest) = b.strip_prefix(b"~/") {
-                home()?.join(OsStr::from_bytes(rest))
-            } else {
-                PathBuf::from(d)
-            };
-            Some(agent.join("sessions"))
+    env_dir("PI_CODING_AGENT_DIR", "sessions")
+        .unwrap_or_else(|| home().map(|h| h.join(".pi/agent/sessions")))
+}
+
+/// Claude Code's projects directory: `$CLAUDE_CONFIG_DIR/projects` (a leading `~`
+/// expanded), else `~/.claude/projects`. `None` without a home directory to expand.
+pub fn default_claude_dir() -> Option<PathBuf> {
+    env_dir("CLAUDE_CONFIG_DIR", "projects")
+        .unwrap_or_else(|| home().map(|h| h.join(".claude/projects")))
+}
+
+/// An agent whose sessions sessionfs shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Agent {
+    /// Its folder in a mount of every agent (`pi`, `claude`).
+    pub folder: &'static str,
+    /// How to name its directory to the user.
+    pub what: &'static str,
+    /// The environment variable that moves it.
+    pub var: &'static str,
+    /// The command it ships as, for "has it run yet?".
+    pub program: &'static str,
+    /// Where its directory is.
+    pub dir: fn() -> Option<PathBuf>,
+}
+
+/// Pi and Claude Code, in the order a mount of every agent lists them.
+pub const AGENTS: [Agent; 2] = [
+    Agent {
+        folder: "pi",
+        what: "Pi's sessions directory",
+        var: "PI_CODING_AGENT_DIR",
+        program: "Pi",
+        dir: default_dir,
+    },
+    Agent {
+        folder: "claude",
+        what: "Claude Code's projects directory",
+        var: "CLAUDE_CONFIG_DIR",
+        program: "Claude Code",
+        dir: default_claude_dir,
+    },
+];
+
+impl Agent {
+    /// Whether its directory was named by its environment variable.
+    pub fn explicit(&self) -> bool {
+        std::env::var_os(self.var).is_some_and(|d| !d.is_empty())
+    }
+
+    /// Its directory, which must be an existing directory; otherwise why not, as one
+    /// sentence for the user.
+    pub fn existing_dir(&self) -> Result<PathBuf, String> {
+        let what = self.what;
+        let Some(dir) = (self.dir)() else {
+            return Err(format!(
+                "cannot find {what}: HOME is not set; \
+                 give a sessions directory or a session file"
+            ));
+        };
+        match fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => Ok(dir),
+            Ok(_) => Err(format!("{what} {} is not a directory", dir.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
+                "{what} {} does not exist (has {} run yet? \
+                 {} moves it); give a sessions directory or a session file",
+                dir.display(),
+                self.program,
+                self.var,
+            )),
+            Err(e) => Err(format!("{}: {}", dir.display(), io_message(&e))),
         }
-        None => Some(home()?.join(".pi/agent/sessions")),
     }
 }
 
 /// [`default_dir`], which must be an existing directory; otherwise why not, as one
 /// sentence for the user.
 pub fn existing_default_dir() -> Result<PathBuf, String> {
-    let Some(dir) = default_dir() else {
-        return Err("cannot find Pi's sessions directory: HOME is not set; \
-                    give a sessions directory or a session file"
-            .into());
-    };
-    match fs::metadata(&dir) {
-        Ok(m) if m.is_dir() => Ok(dir),
-        Ok(_) => Err(format!(
-            "Pi's sessions directory {} is not a directory",
-            dir.display()
-        )),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
-            "Pi's sessions directory {} does not exist (has Pi run yet? \
-             PI_CODING_AGENT_DIR moves it); give a sessions directory or a session file",
-            dir.display()
-        )),
-        Err(e) => Err(format!("{}: {}", dir.display(), io_message(&e))),
+    AGENTS[0].existing_dir()
+}
+
+/// Every agent's directory on this machine, by folder name: a directory named by its
+/// environment variable (`PI_CODING_AGENT_DIR`, `CLAUDE_CONFIG_DIR`) must be there; a
+/// default one is taken when it exists. At least one must be found; otherwise why
+/// not, as one sentence for the user.
+pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
+    let mut found = Vec::new();
+    for a in &AGENTS {
+        match a.existing_dir() {
+            Ok(d) => found.push((a.folder, d)),
+            Err(m) if a.explicit() => return Err(m),
+            Err(_) => {}
+        }
     }
+    if found.is_empty() {
+        let shown =
+            |a: &Agent, dflt: &str| (a.dir)().map_or(dflt.to_string(), |d| d.display().to_string());
+        return Err(format!(
+            "no agent's sessions found: neither Pi's sessions directory {} \
+             nor Claude Code's projects directory {} exists \
+             (PI_CODING_AGENT_DIR and CLAUDE_CONFIG_DIR move them); \
+             give a sessions directory or a session file",
+            shown(&AGENTS[0], "~/.pi/agent/sessions"),
+            shown(&AGENTS[1], "~/.claude/projects"),
+        ));
+    }
+    Ok(found)
 }
 
 /// An I/O error as one phrase (`No such file or directory`), without Rust's
@@ -85,6 +179,43 @@ pub fn session_stem(file_name: &OsStr) -> Option<&OsStr> {
     let b = file_name.as_bytes();
     let ext = SESSION_EXT.as_bytes();
     (b.len() > ext.len() && b.ends_with(ext)).then(|| OsStr::from_bytes(&b[..b.len() - ext.len()]))
+}
+
+/// `NAME.jsonl` for a session named `NAME`.
+pub fn with_ext(name: &OsStr) -> OsString {
+    let mut f = name.to_os_string();
+    f.push(SESSION_EXT);
+    f
+}
+
+/// A Claude Code session id: a UUID.
+pub fn is_uuid(name: &OsStr) -> bool {
+    let b = name.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// Is folder `d`, in a folder whose sessions are `sessions` (names without
+/// `.jsonl`), the side folder of a Claude Code session (`<sessionId>/` beside
+/// `<sessionId>.jsonl`) or its project's `memory/`? Those are not projects.
+pub fn is_side_folder(d: &OsStr, sessions: &[OsString]) -> bool {
+    (is_uuid(d) && sessions.iter().any(|s| s == d))
+        || (d == "memory" && sessions.iter().any(|s| is_uuid(s)))
+}
+
+/// [`is_side_folder`] for one folder `d` of `dir`, asking the disk.
+pub fn is_side_folder_on_disk(dir: &Path, d: &OsStr) -> bool {
+    if is_uuid(d) {
+        return dir.join(with_ext(d)).is_file();
+    }
+    d == "memory"
+        && fs::read_dir(dir).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| session_stem(&e.file_name()).is_some_and(is_uuid))
+        })
 }
 
 /// One level of a sessions directory, as a sessions mount lists it.
@@ -121,6 +252,7 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
         }
     }
     out.projects.sort();
+    out.projects.retain(|d| !is_side_folder(d, &out.sessions));
     let projects: HashSet<&OsString> = out.projects.iter().collect();
     out.sessions.retain(|s| !projects.contains(s));
     out.sessions.sort();
@@ -155,5 +287,28 @@ mod tests {
         let inner = list(d.path(), false).unwrap();
         assert!(inner.projects.is_empty());
         assert_eq!(inner.sessions, ["a", "b", "c", "p"]);
+    }
+
+    #[test]
+    fn claude_side_folders_are_not_projects() {
+        let d = tempfile::tempdir().unwrap();
+        let sid = "0b6e8a1c-7f0e-4c1e-9a57-3e2f1d4c5b6a";
+        fs::write(d.path().join(format!("{sid}.jsonl")), "").unwrap();
+        fs::create_dir(d.path().join(sid)).unwrap();
+        fs::create_dir(d.path().join("memory")).unwrap();
+        fs::create_dir(d.path().join("-home-dev-app")).unwrap();
+        let top = list(d.path(), true).unwrap();
+        assert_eq!(top.projects, ["-home-dev-app"]);
+        assert_eq!(top.sessions, [sid]);
+        assert!(is_side_folder_on_disk(d.path(), OsStr::new(sid)));
+        assert!(is_side_folder_on_disk(d.path(), OsStr::new("memory")));
+        assert!(!is_side_folder_on_disk(
+            d.path(),
+            OsStr::new("-home-dev-app")
+        ));
+        // Without a Claude Code session beside it, `memory` is a project like any other.
+        let e = tempfile::tempdir().unwrap();
+        fs::create_dir(e.path().join("memory")).unwrap();
+        assert_eq!(list(e.path(), true).unwrap().projects, ["memory"]);
     }
 }

@@ -13,10 +13,17 @@
 //! preview straight from the line's bytes ([`super::render::preview_line`]) without
 //! building the entry; legacy files (v1, v2), whose entries are migrated when read, go
 //! through [`Session::entry_value`] instead. The previews of a large file are found on
-//! every core (a run of the file each), then the tree is drawn on one.
+//! every core (a run of the file each), then the tree is drawn on one. Claude Code's
+//! entries are parsed one by one ([`Session::preview`]): their previews are not Pi's,
+//! and a subagent's lines are in files of their own.
+//!
+//! A child that is a piece of its parent's turn ([`flags::PIECE`]: the dead end
+//! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
+//! before the real children, so that one turn reads as one turn and not as a fork.
 
-use super::render::{preview, preview_line};
-use super::session::Session;
+use super::Format;
+use super::render::preview_line;
+use super::session::{Session, flags};
 use std::io;
 
 /// How much of the file one read takes.
@@ -62,7 +69,9 @@ enum Mode {
 fn previews(s: &Session, mode: Mode) -> io::Result<Previews> {
     let n = s.entries().len();
     let threads = match mode {
-        _ if s.header().version < 3 || n == 0 => return Ok(previews_of_range(s, 0, n, true)),
+        _ if s.format() != Format::Pi || s.header().version < 3 || n == 0 => {
+            return Ok(previews_of_range(s, 0, n, true));
+        }
         Mode::Parse => return Ok(previews_of_range(s, 0, n, true)),
         Mode::Bytes(t) => t,
     };
@@ -121,12 +130,11 @@ fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
     };
     // Parsed and migrated; a line the index accepted but serde_json cannot build
     // (nested too deep, a lone surrogate: JSON.parse takes both) is read from its bytes.
-    let slow = |i: u32| match s.entry_value(i) {
-        Ok(v) => preview(&v),
-        Err(_) => s
-            .entry_bytes(i)
-            .ok()
-            .and_then(|b| preview_line(&b))
+    let slow = |i: u32| match s.preview(i) {
+        Ok(p) => p,
+        Err(_) => (s.format() == Format::Pi)
+            .then(|| s.entry_bytes(i).ok().and_then(|b| preview_line(&b)))
+            .flatten()
             .unwrap_or_else(|| format!("{} (unreadable)", s.kind_name(i))),
     };
     if parse {
@@ -238,6 +246,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         });
     }
     let mut kids: Vec<u32> = Vec::new();
+    let mut pieces: Vec<u32> = Vec::new();
     // The gutters of the last line drawn, and what they were drawn for.
     let mut prefix: Vec<u8> = Vec::new();
     let mut prefix_of: Option<(Gutters, usize, isize, bool)> = None;
@@ -275,7 +284,9 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
             prefix_of = Some((f.gutters.clone(), display_indent, connector_pos, f.is_last));
         }
         out.extend_from_slice(&prefix);
-        if !s.ids().write_to(s.entry(f.node).id, &mut out) {
+        if let Some(a) = s.alias(f.node) {
+            out.extend_from_slice(a.as_bytes());
+        } else if !s.ids().write_to(s.entry(f.node).id, &mut out) {
             out.extend_from_slice(s.id_string(f.node).as_bytes());
         }
         out.push(b' ');
@@ -292,7 +303,14 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         out.push(b'\n');
 
         kids.clear();
-        kids.extend(s.children(f.node));
+        pieces.clear();
+        for c in s.children(f.node) {
+            if s.entry(c).flags & flags::PIECE != 0 {
+                pieces.push(c);
+            } else {
+                kids.push(c);
+            }
+        }
         let multiple = kids.len() > 1;
         let child_indent = if multiple || (f.just_branched && f.indent > 0) {
             f.indent + 1
@@ -323,6 +341,23 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
                 just_branched: multiple,
                 show_connector: multiple,
                 is_last: i == kids.len() - 1,
+                gutters: gutters.clone(),
+                virtual_root_child: false,
+            });
+        }
+        // Pieces of this turn: in this node's column, drawn first.
+        let single_indent = if f.just_branched && f.indent > 0 {
+            f.indent + 1
+        } else {
+            f.indent
+        };
+        for &c in pieces.iter().rev() {
+            stack.push(Frame {
+                node: c,
+                indent: single_indent,
+                just_branched: false,
+                show_connector: false,
+                is_last: true,
                 gutters: gutters.clone(),
                 virtual_root_child: false,
             });

@@ -32,7 +32,9 @@
 //!   conservative (see its docs); `tests/search.rs` compares both on every fixture.
 //! * Paths and their order are those of the mount: projects, then sessions, sorted
 //!   by name, loose sessions after the projects; entries in pre-order, children in
-//!   Pi's order; an entry's KIND file, then its images.
+//!   their format's order; an entry's KIND file, then its images, then a Claude Code
+//!   tool result's `full-output`; a Claude Code subagent's tree under the entry that
+//!   started it, as `agent-<id>`.
 //! * Exit status as grep's: 0 if something matched, 1 if nothing did, 2 if an error
 //!   occurred (even when something matched).
 //!
@@ -95,7 +97,8 @@ pub struct Options {
     pub line_numbers: bool,
     pub json: bool,
     pub color: ColorChoice,
-    /// Session files and sessions directories; empty: Pi's sessions directory.
+    /// Session files and sessions directories; empty: every agent's sessions
+    /// directory (`sessions_dir::agents`), under `pi/` and `claude/`.
     pub paths: Vec<PathBuf>,
     /// Threads to search with; 0: one per CPU.
     pub threads: usize,
@@ -124,10 +127,12 @@ pub fn run(opts: Options) -> ExitCode {
 
 fn run_inner(opts: Options) -> Result<u8, String> {
     let pattern = Pattern::new(&opts.pattern, opts.syntax, opts.ignore_case, opts.word)?;
-    let paths = if opts.paths.is_empty() {
-        vec![crate::model::sessions_dir::existing_default_dir()?]
+    // Without a path, every agent's sessions directory, each under its folder of a
+    // mount of every agent (`pi/`, `claude/`).
+    let agents = if opts.paths.is_empty() {
+        Some(crate::model::sessions_dir::agents()?)
     } else {
-        opts.paths.clone()
+        None
     };
     let colour = match opts.color {
         ColorChoice::Always => true,
@@ -179,7 +184,10 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         },
         prefilters,
     };
-    let (jobs, problems) = walk::jobs(&paths);
+    let (jobs, problems) = match &agents {
+        Some(a) => walk::agent_jobs(a),
+        None => walk::jobs(&opts.paths),
+    };
     let mut trouble = false;
     for p in &problems {
         eprintln!("sessionfs: {}: {}", p.path.display(), p.why);
@@ -311,7 +319,7 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
 pub const HELP: &str = "\
 Examples:
   sessionfs grep -rl parser                 every content file that mentions parser,
-                                            in all of Pi's sessions
+                                            in all of Pi's and Claude Code's sessions
   sessionfs grep -in 'todo:' ~/.pi/agent/sessions/--home-dev-cli--
   sessionfs grep --json -F 'cargo test' s.jsonl | jq .path
 

@@ -277,7 +277,10 @@ pub static ALL: [&Rules; 3] = [&PI, &PI_V2, &PI_V1];
 
 /// The rules for a file whose first complete lines are `head` (whole lines, each
 /// ending in `\n`), or `None` when the prefilter must not be used: the format is not
-/// known here (the first line that parses is not a Pi header).
+/// known here (the first line that parses is not a Pi header). Claude Code's files are
+/// among those (they have no header): every entry is rendered, as their content depends
+/// on more than the line (a tool result's `full-output`, a subagent's lines in another
+/// file, decorations listed nowhere here yet).
 pub fn detect(head: &[u8]) -> Option<&'static Rules> {
     for line in head.split(|&b| b == b'\n') {
         let Ok(h) = LineHead::parse(line) else {

@@ -16,14 +16,17 @@
 //! in by implementing [`Searchable`] (or by being one more format behind
 //! [`Session`]) and listing what its renderer adds in [`super::rules`]. Until it
 //! does, its files are found by no [`rules::detect`] and searched without prefilter:
-//! slowly, but with the right hits.
+//! slowly, but with the right hits. Claude Code's is one more format behind
+//! [`Session`] (`model::format`): its entries' content comes from
+//! [`content::entry_content`] as Pi's does, its subagents' trees are part of the
+//! pre-order, and without rules of its own it is searched without the prefilter.
 
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
 use super::pattern::Pattern;
 use super::prefilter::Prefilter;
 use super::rules::{self, Rules};
-use crate::model::content::{self, Content};
+use crate::model::content::{self, Content, FULL_OUTPUT};
 use crate::model::sessions_dir::io_message as io_msg;
 use crate::model::{LoadError, Session};
 use crate::view::{MAX_IMAGES, entry_name};
@@ -46,14 +49,25 @@ pub trait Searchable {
     fn id(&self, i: u32) -> String;
     /// The name of its KIND file.
     fn kind(&self, i: u32) -> &str;
-    /// Whether it has no children (the tip of a branch).
+    /// Whether it is the tip of a branch, as the mount's `branches/` lists them.
     fn is_leaf(&self, i: u32) -> bool;
+    /// Whether it is a piece of a turn (a dead end of parallel tool calls, a
+    /// subagent's line), whose branches are those of its nearest ancestor that is not.
+    fn is_piece(&self, i: u32) -> bool;
     /// Its KIND file's text and its images, exactly as the mount serves them.
     fn content(&self, i: u32) -> io::Result<Content>;
 }
 
 impl Searchable for Session {
     fn node_at(&self, offset: u64, len: usize) -> Option<u32> {
+        if self.has_side_files() {
+            // Lines of other files (a Claude Code session's subagents) are indexed
+            // too, so offsets are not in order.
+            return (0..self.entries().len() as u32).find(|&i| {
+                let e = self.entry(i);
+                self.in_main_file(i) && e.offset == offset && e.is_node() && e.len as usize == len
+            });
+        }
         let i = self
             .entries()
             .binary_search_by_key(&offset, |e| e.offset)
@@ -79,7 +93,11 @@ impl Searchable for Session {
     }
 
     fn is_leaf(&self, i: u32) -> bool {
-        self.entry(i).child_count == 0
+        self.is_tip(i)
+    }
+
+    fn is_piece(&self, i: u32) -> bool {
+        Session::is_piece(self, i)
     }
 
     fn content(&self, i: u32) -> io::Result<Content> {
@@ -154,8 +172,9 @@ struct FileResult {
     bytes: Vec<u8>,
 }
 
-/// Searches an entry's content files.
-fn results_of(c: Content, search: &Search) -> Vec<FileResult> {
+/// Searches an entry's content files: its KIND file, its images, and the full output
+/// its format keeps apart (`full-output`), in the order its directory lists them.
+fn results_of(c: Content, search: &Search) -> io::Result<Vec<FileResult>> {
     let keep = |found: &Found, bytes: Vec<u8>| {
         if found.lines.is_empty() {
             Vec::new()
@@ -163,7 +182,8 @@ fn results_of(c: Content, search: &Search) -> Vec<FileResult> {
             bytes
         }
     };
-    let mut v = Vec::with_capacity(1 + c.images.len());
+    let shown = c.images_shown(MAX_IMAGES as usize);
+    let mut v = Vec::with_capacity(2 + shown);
     let found = grepfile::grep(&search.pattern, &c.text, search.mode);
     let bytes = keep(&found, c.text);
     v.push(FileResult {
@@ -171,7 +191,7 @@ fn results_of(c: Content, search: &Search) -> Vec<FileResult> {
         found,
         bytes,
     });
-    for (n, im) in c.images.into_iter().enumerate().take(MAX_IMAGES as usize) {
+    for (n, im) in c.images.into_iter().enumerate().take(shown) {
         let found = grepfile::grep(&search.pattern, &im.data, search.mode);
         v.push(FileResult {
             image: Some(format!("image-{}.{}", n + 1, im.ext)),
@@ -179,7 +199,16 @@ fn results_of(c: Content, search: &Search) -> Vec<FileResult> {
             found,
         });
     }
-    v
+    if let Some(p) = c.full_output {
+        let data = std::fs::read(p)?;
+        let found = grepfile::grep(&search.pattern, &data, search.mode);
+        v.push(FileResult {
+            image: Some(FULL_OUTPUT.to_string()),
+            bytes: keep(&found, data),
+            found,
+        });
+    }
+    Ok(v)
 }
 
 /// A line the raw scan selected, with what its content files hold when the format
@@ -247,7 +276,7 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
             let results = r
                 .line_content
                 .and_then(|f| f(line))
-                .map(|c| results_of(c, search));
+                .and_then(|c| results_of(c, search).ok());
             if let Some(rs) = &results
                 && search.mode != Mode::Count
                 && rs.iter().all(|r| r.found.count == 0)
@@ -334,6 +363,8 @@ fn walk(
     };
     // The directory path of the current node, built lazily.
     let mut stack: Vec<u32> = Vec::new();
+    // The position in `order` of each node of `stack`.
+    let mut stack_pos: Vec<usize> = Vec::new();
     let mut path = job.prefix.clone();
     let mut lens: Vec<usize> = vec![path.len()];
     let mut valid = 0;
@@ -342,6 +373,8 @@ fn walk(
         let d = d as usize;
         stack.truncate(d);
         stack.push(i);
+        stack_pos.truncate(d);
+        stack_pos.push(pos);
         valid = valid.min(d);
         // Whether the node is searched, and its results if the scan has them.
         let (wanted, known) = match selected.as_mut() {
@@ -361,8 +394,8 @@ fn walk(
                 found: Found::default(),
                 bytes: Vec::new(),
             }],
-            None => match s.content(i) {
-                Ok(c) => results_of(c, search),
+            None => match s.content(i).and_then(|c| results_of(c, search)) {
+                Ok(r) => r,
                 Err(e) => {
                     emit(Chunk::Out(std::mem::take(&mut out)));
                     emit(Chunk::Err(format!(
@@ -403,8 +436,13 @@ fn walk(
             }
             if search.json {
                 if found.count > 0 {
-                    let end = ends.as_ref().expect("computed with --json")[pos];
-                    let a = leaves.partition_point(|&p| p < pos);
+                    // A piece of a turn is on the branches of the turn it belongs to.
+                    let at = (0..stack.len())
+                        .rev()
+                        .find(|&k| !s.is_piece(stack[k]))
+                        .map_or(pos, |k| stack_pos[k]);
+                    let end = ends.as_ref().expect("computed with --json")[at];
+                    let a = leaves.partition_point(|&p| p < at);
                     let b = leaves.partition_point(|&p| p < end);
                     let leaf_ids: Vec<String> =
                         leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect();

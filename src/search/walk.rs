@@ -63,6 +63,18 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
     (jobs, problems)
 }
 
+/// The jobs for every agent's sessions directory (`sessions_dir::agents`), each hit's
+/// path starting with the agent's folder (`pi/`, `claude/`), as in a mount of every
+/// agent.
+pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>) {
+    let mut jobs = Vec::new();
+    let mut problems = Vec::new();
+    for (folder, dir) in agents {
+        dir_jobs(dir, folder.as_bytes(), &mut jobs, &mut problems);
+    }
+    (jobs, problems)
+}
+
 /// A sessions directory: its projects' sessions, then its loose sessions.
 fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
     let top = match sessions_dir::list(dir, true) {

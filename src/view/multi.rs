@@ -95,7 +95,8 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::{LoadError, NIL, Session, sessions_dir};
+use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
+use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
 use std::collections::hash_map::DefaultHasher;
@@ -118,8 +119,7 @@ pub const STATS_NAME: &str = ".sessionfs-stats";
 pub const STATS_INO: u64 = 2;
 /// The one file in the directory of a session that cannot be shown.
 pub const ERROR_NAME: &str = "ERROR";
-/// Session files end with this; the session's directory is named without it.
-pub const SESSION_EXT: &str = ".jsonl";
+pub use sessions_dir::SESSION_EXT;
 
 /// Bits of an inode number below a session's slot.
 pub const SLOT_SHIFT: u32 = 40;
@@ -204,10 +204,27 @@ pub struct Stats {
     pub projects_seen: usize,
 }
 
-/// The root or a project folder.
+/// What a folder of the mount is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The root of a directory mount: project folders and loose sessions.
+    Root,
+    /// The root of an all-agents mount: one folder per agent.
+    Agents,
+    /// An agent's sessions directory: laid out as a directory mount's root.
+    Agent,
+    /// A project folder: sessions.
+    Project,
+}
+
+/// The root, an agent's folder, or a project folder.
 struct Container {
     idx: u32,
-    /// The folder's name in the root; `None` for the root.
+    kind: Kind,
+    /// The folder holding it (the root holds itself).
+    parent: u32,
+    parent_ino: u64,
+    /// The folder's name in its parent; `None` for the root.
     name: Option<OsString>,
     path: PathBuf,
     /// The mount path of the folder.
@@ -313,7 +330,8 @@ enum Node {
 
 struct Containers {
     list: Vec<Arc<Container>>,
-    by_name: HashMap<OsString, u32>,
+    /// (parent folder, name) → folder.
+    by_name: HashMap<(u32, OsString), u32>,
 }
 
 struct Slots {
@@ -361,18 +379,11 @@ fn prefix_hash(s: &Session, n: usize) -> u64 {
     h.finish()
 }
 
-/// A file name that is a session's: `NAME.jsonl`, with a non-empty NAME.
-fn session_stem(file_name: &OsStr) -> Option<OsString> {
-    let b = file_name.as_bytes();
-    let ext = SESSION_EXT.as_bytes();
-    (b.len() > ext.len() && b.ends_with(ext))
-        .then(|| OsStr::from_bytes(&b[..b.len() - ext.len()]).to_os_string())
-}
-
-fn with_ext(name: &OsStr) -> OsString {
-    let mut f = name.to_os_string();
-    f.push(SESSION_EXT);
-    f
+impl Container {
+    /// Does it hold project folders (and loose sessions)?
+    fn holds_projects(&self) -> bool {
+        matches!(self.kind, Kind::Root | Kind::Agent)
+    }
 }
 
 impl MultiView {
@@ -382,8 +393,51 @@ impl MultiView {
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
+        Ok(Self::with_root(root, Kind::Root, opts))
+    }
+
+    /// A view of several agents' sessions directories, one folder each (`pi/`,
+    /// `claude/`), each laid out as [`MultiView::open`] lays out its directory. Reads
+    /// nothing but their `stat`s.
+    pub fn open_agents(agents: &[(&str, PathBuf)], opts: MultiOptions) -> io::Result<MultiView> {
+        for (_, p) in agents {
+            if !fs::metadata(p)?.is_dir() {
+                return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+            }
+        }
+        let root = agents.first().map(|(_, p)| p.clone()).unwrap_or_default();
+        let v = Self::with_root(&root, Kind::Agents, opts);
+        {
+            let mut cs = v.containers.write();
+            // The root lists the agents and nothing else: nothing on disk to watch.
+            cs.list[0].watched.store(true, Ordering::Relaxed);
+            for (name, path) in agents {
+                let idx = cs.list.len() as u32;
+                let c = Arc::new(Container {
+                    idx,
+                    kind: Kind::Agent,
+                    parent: 0,
+                    parent_ino: ROOT_INO,
+                    name: Some(OsString::from(name)),
+                    path: path.clone(),
+                    mount_path: v.opts.session.mount_point.join(name),
+                    ino: CONTAINER_BASE + idx as u64,
+                    watched: AtomicBool::new(false),
+                    listing: Mutex::new(None),
+                });
+                cs.list.push(c);
+                cs.by_name.insert((0, OsString::from(name)), idx);
+            }
+        }
+        Ok(v)
+    }
+
+    fn with_root(root: &Path, kind: Kind, opts: MultiOptions) -> MultiView {
         let root_c = Arc::new(Container {
             idx: 0,
+            kind,
+            parent: 0,
+            parent_ino: ROOT_INO,
             name: None,
             path: root.to_path_buf(),
             mount_path: opts.session.mount_point.clone(),
@@ -391,7 +445,7 @@ impl MultiView {
             watched: AtomicBool::new(false),
             listing: Mutex::new(None),
         });
-        Ok(MultiView {
+        MultiView {
             root: root.to_path_buf(),
             opts,
             containers: RwLock::new(Containers {
@@ -411,10 +465,10 @@ impl MultiView {
             watch: Mutex::new(None),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
-        })
+        }
     }
 
-    /// The sessions directory.
+    /// The sessions directory (the first agent's, for an all-agents view).
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -454,7 +508,13 @@ impl MultiView {
     pub fn stats(&self) -> Stats {
         let loaded = self.loaded.lock().len();
         let sessions_seen = self.slots.read().list.len();
-        let projects_seen = self.containers.read().list.len() - 1;
+        let projects_seen = self
+            .containers
+            .read()
+            .list
+            .iter()
+            .filter(|c| c.kind == Kind::Project)
+            .count();
         Stats {
             loaded,
             charged_bytes: self.charged.load(Ordering::Relaxed),
@@ -490,11 +550,12 @@ impl MultiView {
         self.containers.read().list.get(idx as usize).cloned()
     }
 
-    /// The project folder `name`, known from now on.
-    fn project(&self, name: &OsStr) -> Arc<Container> {
+    /// The project folder `name` in folder `parent`, known from now on.
+    fn project(&self, parent: &Container, name: &OsStr) -> Arc<Container> {
+        let key = (parent.idx, name.to_os_string());
         let known = {
             let cs = self.containers.read();
-            cs.by_name.get(name).map(|&i| cs.list[i as usize].clone())
+            cs.by_name.get(&key).map(|&i| cs.list[i as usize].clone())
         };
         if let Some(c) = known {
             self.ensure_watched(&c);
@@ -502,21 +563,24 @@ impl MultiView {
         }
         let c = {
             let mut cs = self.containers.write();
-            if let Some(&i) = cs.by_name.get(name) {
+            if let Some(&i) = cs.by_name.get(&key) {
                 cs.list[i as usize].clone()
             } else {
                 let idx = cs.list.len() as u32;
                 let c = Arc::new(Container {
                     idx,
+                    kind: Kind::Project,
+                    parent: parent.idx,
+                    parent_ino: parent.ino,
                     name: Some(name.to_os_string()),
-                    path: self.root.join(name),
-                    mount_path: self.opts.session.mount_point.join(name),
+                    path: parent.path.join(name),
+                    mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
                 });
                 cs.list.push(c.clone());
-                cs.by_name.insert(name.to_os_string(), idx);
+                cs.by_name.insert(key, idx);
                 self.sink.send(vec![Invalidation::Inode(STATS_INO)]);
                 c
             }
@@ -1076,11 +1140,25 @@ impl MultiView {
     /// project, as [`sessions_dir::list`] lists them (sorted by name; a folder hides a
     /// loose session of the same name), the same listing `sessionfs grep` walks.
     fn read_listing(&self, c: &Arc<Container>) -> Result<Vec<Listed>> {
-        let listing = sessions_dir::list(&c.path, c.idx == 0).map_err(not_found_or)?;
+        if c.kind == Kind::Agents {
+            return Ok(self
+                .containers
+                .read()
+                .list
+                .iter()
+                .filter(|a| a.kind == Kind::Agent)
+                .map(|a| Listed {
+                    name: a.name.clone().unwrap_or_default(),
+                    ino: a.ino,
+                    kind: FileKind::Dir,
+                })
+                .collect());
+        }
+        let listing = sessions_dir::list(&c.path, c.holds_projects()).map_err(not_found_or)?;
         let (dirs, files) = (listing.projects, listing.sessions);
         let mut out = Vec::with_capacity(dirs.len() + files.len());
         for d in &dirs {
-            let p = self.project(d);
+            let p = self.project(c, d);
             out.push(Listed {
                 name: d.clone(),
                 ino: p.ino,
@@ -1120,7 +1198,7 @@ impl MultiView {
             },
             Listed {
                 name: "..".into(),
-                ino: ROOT_INO,
+                ino: c.parent_ino,
                 kind: FileKind::Dir,
             },
         ];
@@ -1165,10 +1243,12 @@ impl MultiView {
             // Names that are still there keep their numbers: the kernel's entries for
             // them stay right. Names that went (or changed from a session to a project
             // folder) are forgotten.
-            if container == 0 {
+            if c.holds_projects() {
                 let project = {
                     let cs = self.containers.read();
-                    cs.by_name.get(name).map(|&i| cs.list[i as usize].clone())
+                    cs.by_name
+                        .get(&(c.idx, name.to_os_string()))
+                        .map(|&i| cs.list[i as usize].clone())
                 };
                 if let Some(p) = &project {
                     *p.listing.lock() = None;
@@ -1181,7 +1261,7 @@ impl MultiView {
                 }
                 if !(is_dir && project.is_some()) {
                     invs.push(Invalidation::Entry {
-                        parent: ROOT_INO,
+                        parent: c.ino,
                         name: name.to_os_string(),
                     });
                 }
@@ -1191,7 +1271,7 @@ impl MultiView {
             {
                 invs.push(Invalidation::Entry {
                     parent: c.ino,
-                    name: stem,
+                    name: stem.to_os_string(),
                 });
             }
         }
@@ -1200,7 +1280,7 @@ impl MultiView {
             self.ensure_watched(&p);
         }
         if let Some(stem) = session_stem(name)
-            && let Some(e) = self.known_slot(container, &stem)
+            && let Some(e) = self.known_slot(container, stem)
         {
             self.session_changed(&e);
         }
@@ -1214,10 +1294,13 @@ impl MultiView {
         c.watched.store(false, Ordering::Relaxed);
         *c.listing.lock() = None;
         if let Some(name) = &c.name {
+            if let Some(p) = self.container(c.parent) {
+                *p.listing.lock() = None;
+            }
             self.sink.send(vec![
-                Invalidation::Inode(ROOT_INO),
+                Invalidation::Inode(c.parent_ino),
                 Invalidation::Entry {
-                    parent: ROOT_INO,
+                    parent: c.parent_ino,
                     name: name.clone(),
                 },
             ]);
@@ -1403,15 +1486,10 @@ impl FsView for MultiView {
                 if name == STATS_NAME {
                     return Ok(self.stats_attr());
                 }
-                let p = self.root.join(name);
-                if fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
-                    let c = self.project(name);
-                    return self.dir_attr(c.ino, &c.path);
-                }
                 let root = self.container(0).ok_or(Error::NotFound)?;
-                self.session_in(&root, name)
+                self.lookup_in(&root, name)
             }
-            Node::Container(c) => self.session_in(&c, name),
+            Node::Container(c) => self.lookup_in(&c, name),
             Node::SessionDir(e) => match self.get(&e)? {
                 Got::Failed(text, mtime) => {
                     if name == ERROR_NAME {
@@ -1446,6 +1524,9 @@ impl FsView for MultiView {
 
     fn getattr(&self, i: u64) -> Result<Attr> {
         match self.node(i)? {
+            Node::Root if self.container(0).is_some_and(|r| r.kind == Kind::Agents) => {
+                Ok(self.agents_root_attr())
+            }
             Node::Root => self.dir_attr(ROOT_INO, &self.root),
             Node::Stats => Ok(self.stats_attr()),
             Node::Container(c) => self.dir_attr(c.ino, &c.path),
@@ -1798,6 +1879,59 @@ impl FsView for MultiView {
 }
 
 impl MultiView {
+    /// A name in folder `c`: an agent's folder, a project folder or a session.
+    fn lookup_in(&self, c: &Arc<Container>, name: &OsStr) -> Result<Attr> {
+        match c.kind {
+            Kind::Agents => {
+                let a = {
+                    let cs = self.containers.read();
+                    cs.by_name
+                        .get(&(0, name.to_os_string()))
+                        .map(|&i| cs.list[i as usize].clone())
+                };
+                let a = a.ok_or(Error::NotFound)?;
+                self.dir_attr(a.ino, &a.path)
+            }
+            Kind::Root | Kind::Agent => {
+                if name.is_empty() || name.as_bytes().contains(&b'/') {
+                    return Err(Error::NotFound);
+                }
+                let p = c.path.join(name);
+                if fs::metadata(&p).is_ok_and(|m| m.is_dir())
+                    && !is_side_folder_on_disk(&c.path, name)
+                {
+                    let pc = self.project(c, name);
+                    return self.dir_attr(pc.ino, &pc.path);
+                }
+                self.session_in(c, name)
+            }
+            Kind::Project => self.session_in(c, name),
+        }
+    }
+
+    /// The root of an all-agents mount: its newest agent folder's time.
+    fn agents_root_attr(&self) -> Attr {
+        let mtime = self
+            .containers
+            .read()
+            .list
+            .iter()
+            .filter(|c| c.kind == Kind::Agent)
+            .filter_map(|c| fs::metadata(&c.path).ok())
+            .map(|m| mtime_of(&m))
+            .max()
+            .unwrap_or(UNIX_EPOCH);
+        Attr {
+            ino: ROOT_INO,
+            kind: FileKind::Dir,
+            size: 0,
+            mtime,
+            perm: 0o555,
+            nlink: 1,
+            ttl: SHORT,
+        }
+    }
+
     /// The session `name` in folder `c`, if its file is there; with its directory's
     /// attributes.
     fn session_in(&self, c: &Arc<Container>, name: &OsStr) -> Result<Attr> {
@@ -1808,7 +1942,10 @@ impl MultiView {
         if !md.is_file() {
             return Err(Error::NotFound);
         }
-        if c.idx == 0 && fs::metadata(self.root.join(name)).is_ok_and(|m| m.is_dir()) {
+        if c.holds_projects()
+            && fs::metadata(c.path.join(name)).is_ok_and(|m| m.is_dir())
+            && !is_side_folder_on_disk(&c.path, name)
+        {
             // A project folder of the same name hides it.
             return Err(Error::NotFound);
         }

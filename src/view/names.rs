@@ -83,9 +83,13 @@ pub fn escape_id(id: &str) -> String {
     }
 }
 
-/// The name of entry `i`'s directory: its escaped id ([`escape_id`]), or `%!line-N`
-/// for an entry without an id.
+/// The name of entry `i`'s directory: its escaped id ([`escape_id`]) or the name its
+/// format gives it (a Claude Code subagent's `agent-<id>`), or `%!line-N` for an
+/// entry without an id.
 pub fn entry_name(s: &Session, i: u32) -> String {
+    if let Some(a) = s.alias(i) {
+        return escape_id(a);
+    }
     if s.entry(i).id.is_none() {
         format!("%!line-{}", s.entry(i).line)
     } else {

@@ -44,11 +44,11 @@ use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{entry_name, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{NewEntry, merge, sanitize_name, write_line};
-use crate::model::content;
-use crate::model::render::{self, Image};
+use crate::model::content::{self, FULL_OUTPUT};
+use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
-use crate::model::{AppendError, LoadError, tree};
+use crate::model::{AppendError, Format, LoadError, tree};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -136,17 +136,18 @@ enum Node {
     E(u32, Slot),
 }
 
-/// An entry's rendered content file and images.
-struct Rendered {
-    text: Vec<u8>,
-    images: Vec<Image>,
-}
+/// An entry's rendered content file and images (and the full output a Claude Code
+/// tool result spilled to a file of its own, shown as `full-output` in the slot of
+/// the last image).
+type Rendered = content::Content;
 
 /// An entry's context: Pi's messages, and each form rendered when first asked for
 /// (`cat context` never pays for `context.json`). The messages are dropped once both
 /// forms are rendered.
 struct Ctx {
     messages: Mutex<Option<Vec<serde_json::Value>>>,
+    /// How its format reads a context (`Session::context_renderer`).
+    readable: fn(&[serde_json::Value]) -> String,
     text: std::sync::OnceLock<Arc<Vec<u8>>>,
     json: std::sync::OnceLock<Arc<Vec<u8>>>,
     /// What it is charged in the cache: twice the first form rendered.
@@ -155,9 +156,14 @@ struct Ctx {
 
 impl Ctx {
     /// A context with `json` (or the readable form) rendered.
-    fn new(messages: Vec<serde_json::Value>, json: bool) -> Ctx {
+    fn new(
+        messages: Vec<serde_json::Value>,
+        readable: fn(&[serde_json::Value]) -> String,
+        json: bool,
+    ) -> Ctx {
         let c = Ctx {
             messages: Mutex::new(Some(messages)),
+            readable,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             weight: 0,
@@ -171,7 +177,7 @@ impl Ctx {
 
     fn text(&self) -> Arc<Vec<u8>> {
         self.text
-            .get_or_init(|| self.render(render::render_context, &self.json))
+            .get_or_init(|| self.render(self.readable, &self.json))
             .clone()
     }
 
@@ -599,6 +605,15 @@ impl SessionView {
             return invs;
         }
         let s = &st.s;
+        if !s.contexts_settled() {
+            // The old and the new leaf get new contexts; others may (short TTL).
+            self.contexts.lock().clear();
+            for l in [before.leaf, s.leaf()].into_iter().flatten() {
+                for slot in [Slot::Context, Slot::ContextJson] {
+                    invs.push(Invalidation::Inode(entry_ino(st.base, l, slot)));
+                }
+            }
+        }
         for &p in &change.parents {
             if p == NIL {
                 continue;
@@ -757,11 +772,19 @@ impl SessionView {
         let s = &st.s;
         let mut v = vec![(s.kind_name(idx).to_string(), Slot::Kind)];
         let r = self.rendered(st, idx)?;
-        for (n, im) in r.images.iter().enumerate().take(MAX_IMAGES as usize) {
+        for (n, im) in r
+            .images
+            .iter()
+            .enumerate()
+            .take(r.images_shown(MAX_IMAGES as usize))
+        {
             v.push((
                 format!("image-{}.{}", n + 1, im.ext),
                 Slot::Image(n as u32 + 1),
             ));
+        }
+        if r.full_output.is_some() {
+            v.push((FULL_OUTPUT.into(), Slot::Image(MAX_IMAGES)));
         }
         if !self.opts.read_only {
             // In the nested tree, a link to the flat one: `grep -r` and `find -type f`
@@ -798,11 +821,7 @@ impl SessionView {
         if let Some(r) = self.rendered.lock().get(key) {
             return Ok(r);
         }
-        let c = content::entry_content(&st.s, idx)?;
-        let r = Rendered {
-            text: c.text,
-            images: c.images,
-        };
+        let r = content::entry_content(&st.s, idx)?;
         if let Ok(len) = u32::try_from(r.text.len())
             && len != UNKNOWN
         {
@@ -843,8 +862,8 @@ impl SessionView {
         if let Some(c) = self.contexts.lock().get(key) {
             return Ok(c);
         }
-        let messages = st.s.llm_context(idx)?.messages;
-        let c = Arc::new(Ctx::new(messages, json));
+        let messages = st.s.context_messages(idx)?;
+        let c = Arc::new(Ctx::new(messages, st.s.context_renderer(), json));
         self.contexts.lock().put(key, c.clone());
         Ok(c)
     }
@@ -948,7 +967,7 @@ impl SessionView {
         let rw = if writable { 0o644 } else { 0o444 };
         Ok(match node {
             Node::Root => dir(header_time, 0o555, SHORT),
-            Node::SessionJson => file(s.header().len as u64 + 1, header_time, 0o444, FOREVER),
+            Node::SessionJson => file(s.session_json_len(), header_time, 0o444, FOREVER),
             Node::Name => file(
                 Self::name_bytes(s).len() as u64,
                 time_of(last_ts),
@@ -970,9 +989,14 @@ impl SessionView {
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
             Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
+            // Claude Code has no labels: its `labels/` is empty and read-only.
             Node::Labels => dir(
                 time_of(last_ts),
-                if writable { 0o755 } else { 0o555 },
+                if writable && s.format() == Format::Pi {
+                    0o755
+                } else {
+                    0o555
+                },
                 SHORT,
             ),
             Node::IdDir => dir(header_time, 0o555, FOREVER),
@@ -985,28 +1009,36 @@ impl SessionView {
             Node::E(idx, slot) => {
                 let idx = *idx;
                 let mtime = time_of(s.entry(idx).ts);
+                let context_ttl = if s.contexts_settled() { FOREVER } else { SHORT };
                 match slot {
                     Slot::NestedDir => dir(mtime, 0o555, FOREVER),
                     Slot::FlatDir => dir(mtime, 0o555, FOREVER),
                     Slot::Kind => file(self.kind_size(st, idx)?, mtime, 0o444, FOREVER),
                     Slot::Image(n) => {
                         let r = self.rendered(st, idx)?;
+                        if *n == MAX_IMAGES
+                            && let Some(p) = &r.full_output
+                        {
+                            let len = std::fs::metadata(p)?.len();
+                            return Ok(file(len, mtime, 0o444, FOREVER));
+                        }
                         let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
                         file(im.data.len() as u64, mtime, 0o444, FOREVER)
                     }
+                    Slot::Reply if !s.can_reply_at(idx) => file(0, mtime, 0o444, FOREVER),
                     Slot::Reply => file(0, mtime, rw, FOREVER),
                     Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, 0o444, FOREVER),
                     Slot::Context => file(
                         self.context(st, idx, false)?.text().len() as u64,
                         mtime,
                         0o444,
-                        FOREVER,
+                        context_ttl,
                     ),
                     Slot::ContextJson => file(
                         self.context(st, idx, true)?.json().len() as u64,
                         mtime,
                         0o444,
-                        FOREVER,
+                        context_ttl,
                     ),
                     Slot::EntryJsonLink => link(
                         self.symlink_to_id(st, idx, "entry.json").len() as u64,
@@ -1336,6 +1368,9 @@ impl SessionView {
         if mode.write {
             let target = match &node {
                 Node::RootReply => WriteTarget::Reply(None),
+                Node::E(idx, Slot::Reply) if !st.s.can_reply_at(*idx) => {
+                    return Err(Error::Io(libc::EOPNOTSUPP));
+                }
                 Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
                 Node::Name => WriteTarget::Name,
                 Node::Root | Node::IdDir | Node::Branches | Node::Labels => {
@@ -1399,8 +1434,9 @@ impl SessionView {
             Node::Name => false,
             Node::SessionJson
             | Node::RootReply
-            | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply)
-            | Node::E(_, Slot::EntryJson | Slot::Context | Slot::ContextJson) => true,
+            | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply | Slot::EntryJson) => true,
+            // A Claude Code context can change as lines are appended.
+            Node::E(_, Slot::Context | Slot::ContextJson) => st.s.contexts_settled(),
             Node::Root
             | Node::IdDir
             | Node::Branches
@@ -1423,16 +1459,17 @@ impl SessionView {
     fn contents(&self, st: &State, node: &Node) -> Result<(Content, bool)> {
         let bytes = |b: Vec<u8>| Content::Bytes(Arc::new(b));
         Ok(match *node {
-            Node::SessionJson => {
-                let mut b = st.s.header_bytes()?;
-                b.push(b'\n');
-                (bytes(b), true)
-            }
+            Node::SessionJson => (bytes(st.s.session_json()?), true),
             Node::Name => (bytes(Self::name_bytes(&st.s)), false),
             Node::RootReply | Node::E(_, Slot::Reply) => (bytes(Vec::new()), true),
             Node::E(idx, Slot::Kind) => (Content::Kind(self.rendered(st, idx)?), true),
             Node::E(idx, Slot::Image(n)) => {
                 let r = self.rendered(st, idx)?;
+                if n == MAX_IMAGES
+                    && let Some(p) = &r.full_output
+                {
+                    return Ok((bytes(std::fs::read(p)?), true));
+                }
                 let k = n as usize - 1;
                 if k >= r.images.len() {
                     return Err(Error::NotFound);
@@ -1444,12 +1481,14 @@ impl SessionView {
                 b.push(b'\n');
                 (bytes(b), true)
             }
-            Node::E(idx, Slot::Context) => {
-                (Content::Bytes(self.context(st, idx, false)?.text()), true)
-            }
-            Node::E(idx, Slot::ContextJson) => {
-                (Content::Bytes(self.context(st, idx, true)?.json()), true)
-            }
+            Node::E(idx, Slot::Context) => (
+                Content::Bytes(self.context(st, idx, false)?.text()),
+                st.s.contexts_settled(),
+            ),
+            Node::E(idx, Slot::ContextJson) => (
+                Content::Bytes(self.context(st, idx, true)?.json()),
+                st.s.contexts_settled(),
+            ),
             Node::Root
             | Node::IdDir
             | Node::Branches
@@ -2060,6 +2099,8 @@ impl Lister {
 /// What the kernel may have cached by name before a change.
 struct Snapshot {
     entries: usize,
+    /// The leaf, whose context changes with it where contexts are not settled.
+    leaf: Option<u32>,
     root_names: Vec<String>,
     labels: Vec<String>,
     /// Edited entries and the edit each `edited-by` names.
@@ -2071,6 +2112,7 @@ impl Snapshot {
         let s = &st.s;
         Snapshot {
             entries: s.entries().len(),
+            leaf: s.leaf(),
             root_names: s.roots().iter().map(|&r| entry_name(s, r)).collect(),
             labels: s.labels().into_iter().map(|(l, _)| l.to_string()).collect(),
             edited: s.edited_entries(),
@@ -2085,6 +2127,7 @@ mod tests {
     fn ctx(n: usize) -> Arc<Ctx> {
         Arc::new(Ctx {
             messages: Mutex::new(None),
+            readable: render::render_context,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             weight: n,

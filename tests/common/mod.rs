@@ -47,6 +47,21 @@ pub fn tempdir() -> tempfile::TempDir {
         .expect("creating a temporary directory")
 }
 
+/// Copies the directory `from` to `to`, with everything in it (a sessions directory,
+/// a session's side folder).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else {
+            fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
 /// A mounted session.
 pub struct Mount {
     /// The temporary directory holding `file`, `mnt` and `stderr`; `None` once
@@ -558,4 +573,145 @@ pub fn need_python3() {
         .status()
         .is_ok_and(|s| s.success());
     assert!(ok, "these tests need python3 for their writer processes");
+}
+
+/// The README's `console` block that holds `marker`.
+pub fn readme_console_block(marker: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    readme
+        .split("```console\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.contains(marker))
+        .unwrap_or_else(|| panic!("a console block with {marker:?} in the README"))
+        .to_string()
+}
+
+/// `s` with every id that is not in `known` (8 hex digits, or a UUID, standing alone
+/// or inside a word such as `.id/ID`) written `ID`: ids a new reply gets are random.
+fn mask_new_ids(s: &str, known: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        let is_id_byte = |c: u8| c.is_ascii_hexdigit() || c == b'-';
+        let starts_word = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        if starts_word && b[i].is_ascii_hexdigit() {
+            let mut j = i;
+            while j < b.len() && is_id_byte(b[j]) {
+                j += 1;
+            }
+            let run = &s[i..j];
+            let ends_word = j == b.len() || !b[j].is_ascii_alphanumeric();
+            let uuid = run.len() == 36
+                && run
+                    .bytes()
+                    .enumerate()
+                    .all(|(k, c)| matches!(k, 8 | 13 | 18 | 23) == (c == b'-'));
+            let short = run.len() == 8 && !run.contains('-');
+            if ends_word && (uuid || short) && !known.contains(run) {
+                out.push_str("ID");
+                i = j;
+                continue;
+            }
+        }
+        let c = s[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Runs a README console example with bash, one `$ ` command at a time (in `cwd`,
+/// with `env`, `sessionfs` on the `PATH`, each `/tmp/` replaced by `tmp`), then
+/// unmounts whatever of `mounts` is still mounted, and checks that each command
+/// printed what the example shows: its lines in order (a line `…` stands for lines
+/// left out; without one, exactly those lines), `ls` word by word in any order. An id
+/// that is not in `known` (a new reply's) stands for any id.
+pub fn check_console_example(
+    block: &str,
+    cwd: &Path,
+    env: &[(&str, &OsStr)],
+    tmp: &str,
+    mounts: &[PathBuf],
+    known: &str,
+) {
+    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+    for l in block.lines() {
+        match l.strip_prefix("$ ") {
+            Some(c) => steps.push((c.to_string(), Vec::new())),
+            None => steps.last_mut().unwrap().1.push(l.to_string()),
+        }
+    }
+    let mut script = String::from("set -u\n");
+    for (i, (c, _)) in steps.iter().enumerate() {
+        script.push_str(&format!(
+            "{}\necho '@@step {i}@@'\n",
+            c.replace("/tmp/", tmp)
+        ));
+    }
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c").arg(&script).current_dir(cwd).env(
+        "PATH",
+        format!(
+            "{}:{}",
+            Path::new(bin()).parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run_command(cmd);
+    for m in mounts {
+        if is_mount_point(m) {
+            unmount(m);
+        }
+    }
+    assert!(out.status.success(), "{}", out.stderr);
+    let words = |s: &str| -> Vec<String> {
+        mask_new_ids(s, known)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // The text before marker k is command k's output.
+    let mut rest = out.stdout.as_str();
+    for (i, (c, want)) in steps.iter().enumerate() {
+        let marker = format!("@@step {i}@@\n");
+        let (got, after) = rest.split_once(&marker).expect("every step ran");
+        rest = after;
+        // The command without a trailing comment.
+        let c = c
+            .split_once("  #")
+            .map_or(c.as_str(), |(c, _)| c)
+            .trim_end();
+        let is_ls = c == "ls" || c.ends_with("&& ls") || c.starts_with("ls ");
+        if is_ls {
+            let mut w: Vec<String> = want.iter().flat_map(|l| words(l)).collect();
+            let mut g = words(got);
+            w.sort();
+            g.sort();
+            assert_eq!(g, w, "{c}");
+            continue;
+        }
+        let got_lines: Vec<String> = got.lines().map(|l| mask_new_ids(l, known)).collect();
+        let mut at = 0;
+        for w in want {
+            if w == "…" {
+                continue;
+            }
+            let w = mask_new_ids(w, known);
+            let found = got_lines[at..].iter().position(|g| *g == w);
+            assert!(
+                found.is_some(),
+                "`{c}`: the README shows {w:?}, which it does not print (printed:\n{got})"
+            );
+            at += found.unwrap() + 1;
+        }
+        if !want.iter().any(|w| w == "…") {
+            assert_eq!(got_lines.len(), want.len(), "`{c}` printed:\n{got}");
+        }
+    }
 }
