@@ -835,25 +835,24 @@ fn the_old_leafs_context_follows_a_new_leaf() {
 }
 
 /// The README's first example (every agent's sessions on one machine) prints what the
-/// README shows, run command by command against a home that holds what it lists: the
-/// demo as a Pi session, two Claude Code fixture projects. The reply it writes lands
+/// README shows, run command by command against the home `scripts/demo-home` makes, as
+/// the README says: the demo as a Pi session, two Claude Code fixture projects. The reply it writes lands
 /// in the copy, and `leaf` follows it (its new id stands for any id).
 #[test]
 fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
     let dir = tempdir();
     let home = dir.path().join("home");
-    let pi = home.join(".pi/agent/sessions/--home-dev-src-tally--");
-    fs::create_dir_all(&pi).unwrap();
+    // The home the README tells readers to make with scripts/demo-home.
+    let made =
+        std::process::Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/demo-home"))
+            .arg(&home)
+            .status()
+            .unwrap();
+    assert!(made.success(), "scripts/demo-home failed");
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
-    fs::copy(
-        &demo,
-        pi.join("2026-02-12T14-03-00-000Z_019c5229-8a20-7a3e-9b41-5f0c2d7e8a13.jsonl"),
-    )
-    .unwrap();
     let mut known = fs::read_to_string(&demo).unwrap();
     for p in ["-home-dev-src-tools", "-home-dev-src-tui"] {
         let from = fixtures().join("projects").join(p);
-        copy_tree(&from, &home.join(".claude/projects").join(p));
         for f in fs::read_dir(&from).unwrap() {
             let f = f.unwrap().path();
             if f.is_file() {
