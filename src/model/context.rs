@@ -378,35 +378,27 @@ pub fn entry_to_context_messages(entry: Value, out: &mut Vec<Value>) {
                 None | Some(Value::Null) => Some(Value::Array(vec![])),
                 c => c,
             };
-            let mut map = Map::new();
-            map.insert("role".into(), Value::String("custom".into()));
-            for (k, v) in [
-                ("customType", entry.shift_remove("customType")),
-                ("content", content),
-                ("display", entry.shift_remove("display")),
-                ("details", entry.shift_remove("details")),
-            ] {
-                if let Some(v) = v {
-                    map.insert(k.into(), v);
-                }
-            }
-            map.insert("timestamp".into(), timestamp);
-            out.push(Value::Object(map));
+            out.push(derived_message(
+                "custom",
+                [
+                    ("customType", entry.shift_remove("customType")),
+                    ("content", content),
+                    ("display", entry.shift_remove("display")),
+                    ("details", entry.shift_remove("details")),
+                ],
+                timestamp,
+            ));
         }
         Ty::BranchSummary => {
             let timestamp = js_new_date(entry.get("timestamp"));
-            let mut map = Map::new();
-            map.insert("role".into(), Value::String("branchSummary".into()));
-            for (k, v) in [
-                ("summary", entry.shift_remove("summary")),
-                ("fromId", entry.shift_remove("fromId")),
-            ] {
-                if let Some(v) = v {
-                    map.insert(k.into(), v);
-                }
-            }
-            map.insert("timestamp".into(), timestamp);
-            out.push(Value::Object(map));
+            out.push(derived_message(
+                "branchSummary",
+                [
+                    ("summary", entry.shift_remove("summary")),
+                    ("fromId", entry.shift_remove("fromId")),
+                ],
+                timestamp,
+            ));
         }
         Ty::Compaction => {
             let timestamp = js_new_date(entry.get("timestamp"));
@@ -415,18 +407,14 @@ pub fn entry_to_context_messages(entry: Value, out: &mut Vec<Value>) {
             {
                 out.push(system);
             }
-            let mut map = Map::new();
-            map.insert("role".into(), Value::String("compactionSummary".into()));
-            for (k, v) in [
-                ("summary", entry.shift_remove("summary")),
-                ("tokensBefore", entry.shift_remove("tokensBefore")),
-            ] {
-                if let Some(v) = v {
-                    map.insert(k.into(), v);
-                }
-            }
-            map.insert("timestamp".into(), timestamp);
-            out.push(Value::Object(map));
+            out.push(derived_message(
+                "compactionSummary",
+                [
+                    ("summary", entry.shift_remove("summary")),
+                    ("tokensBefore", entry.shift_remove("tokensBefore")),
+                ],
+                timestamp,
+            ));
         }
     }
 }
@@ -726,6 +714,25 @@ fn even_tie_digits(x: f64, digits: &str, exp: i32) -> Option<(String, i32)> {
         .parse()
         .ok()?;
     (candidate == x).then_some(even)
+}
+
+/// A message Pi makes from an entry that is not a `message`: `{ role, ...fields,
+/// timestamp }`, the fields in the order given, those the entry lacks left out (as
+/// JavaScript leaves out `undefined` when the object is serialised).
+fn derived_message<const N: usize>(
+    role: &str,
+    fields: [(&str, Option<Value>); N],
+    timestamp: Value,
+) -> Value {
+    let mut map = Map::new();
+    map.insert("role".into(), Value::String(role.into()));
+    for (k, v) in fields {
+        if let Some(v) = v {
+            map.insert(k.into(), v);
+        }
+    }
+    map.insert("timestamp".into(), timestamp);
+    Value::Object(map)
 }
 
 /// `new Date(v).getTime()` as a JSON value: the milliseconds, or `null`

@@ -1454,41 +1454,35 @@ impl SessionView {
         })
     }
 
-    /// What reading `node` gives (`tree` aside), and whether it can never change while
-    /// its inode number stays (so that the kernel may keep it across opens).
-    fn contents(&self, st: &State, node: &Node) -> Result<(Content, bool)> {
+    /// What reading `node` gives (`tree` aside). Whether the kernel may keep it across
+    /// opens is decided where it is opened.
+    fn contents(&self, st: &State, node: &Node) -> Result<Content> {
         let bytes = |b: Vec<u8>| Content::Bytes(Arc::new(b));
         Ok(match *node {
-            Node::SessionJson => (bytes(st.s.session_json()?), true),
-            Node::Name => (bytes(Self::name_bytes(&st.s)), false),
-            Node::RootReply | Node::E(_, Slot::Reply) => (bytes(Vec::new()), true),
-            Node::E(idx, Slot::Kind) => (Content::Kind(self.rendered(st, idx)?), true),
+            Node::SessionJson => bytes(st.s.session_json()?),
+            Node::Name => bytes(Self::name_bytes(&st.s)),
+            Node::RootReply | Node::E(_, Slot::Reply) => bytes(Vec::new()),
+            Node::E(idx, Slot::Kind) => Content::Kind(self.rendered(st, idx)?),
             Node::E(idx, Slot::Image(n)) => {
                 let r = self.rendered(st, idx)?;
                 if n == MAX_IMAGES
                     && let Some(p) = &r.full_output
                 {
-                    return Ok((bytes(std::fs::read(p)?), true));
+                    return Ok(bytes(std::fs::read(p)?));
                 }
                 let k = n as usize - 1;
                 if k >= r.images.len() {
                     return Err(Error::NotFound);
                 }
-                (Content::Image(r, k), true)
+                Content::Image(r, k)
             }
             Node::E(idx, Slot::EntryJson) => {
                 let mut b = st.s.entry_bytes(idx)?;
                 b.push(b'\n');
-                (bytes(b), true)
+                bytes(b)
             }
-            Node::E(idx, Slot::Context) => (
-                Content::Bytes(self.context(st, idx, false)?.text()),
-                st.s.contexts_settled(),
-            ),
-            Node::E(idx, Slot::ContextJson) => (
-                Content::Bytes(self.context(st, idx, true)?.json()),
-                st.s.contexts_settled(),
-            ),
+            Node::E(idx, Slot::Context) => Content::Bytes(self.context(st, idx, false)?.text()),
+            Node::E(idx, Slot::ContextJson) => Content::Bytes(self.context(st, idx, true)?.json()),
             Node::Root
             | Node::IdDir
             | Node::Branches
@@ -1525,7 +1519,7 @@ impl SessionView {
                         if st.base != generation {
                             return Err(Error::Stale);
                         }
-                        self.contents(&st, &node)?.0
+                        self.contents(&st, &node)?
                     };
                     let out = slice_of(&data, offset, size);
                     if let Some(h @ Handle::Unread { .. }) = self.handles.lock().get_mut(&fh) {
@@ -1550,7 +1544,7 @@ impl SessionView {
         let st = self.state.read();
         let node = self.decode(&st, i)?;
         if node != Node::Tree {
-            return Ok(slice_of(&self.contents(&st, &node)?.0, offset, size));
+            return Ok(slice_of(&self.contents(&st, &node)?, offset, size));
         }
         let t = self.tree_bytes(&st, true)?;
         let out = slice_of(&t, offset, size);
