@@ -125,6 +125,29 @@ enum Command {
     /// Reads the session files directly: no mount, no FUSE, no root.
     #[command(after_long_help = search::HELP)]
     Grep(GrepArgs),
+    /// Copy a branch, from the root to ENTRY, into a new session file of its own.
+    ///
+    /// The new file is the one the agent itself writes when it forks there: Pi's
+    /// `/fork` (at the entry: a new header naming the source as `parentSession`, the
+    /// path without its label entries, the labels on it re-created), or Claude Code's
+    /// `claude --resume SID --resume-session-at ENTRY --fork-session` (the chain copied
+    /// under a new session id). It goes into the session's own folder, so the agent
+    /// lists it and resumes it like any other; its path is printed. The source file is
+    /// never written to. No mount needed: a mount does the same when `fork` is written
+    /// (see docs/LAYOUT.md).
+    ///
+    /// Exit status: 0 when the fork was written, 1 when it cannot be made (no such
+    /// entry, an ambiguous prefix, a path the agent cannot fork), 2 when a file could not
+    /// be read or written.
+    Fork {
+        /// The session file (.jsonl, Pi's or Claude Code's).
+        #[arg(value_name = "SESSION")]
+        session: PathBuf,
+        /// The entry to fork at: its id (Claude Code: the line's uuid), or the start of
+        /// one that no other id shares.
+        #[arg(value_name = "ENTRY")]
+        entry: String,
+    },
 }
 
 #[derive(clap::Args)]
@@ -200,6 +223,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { files, json } => run_check(&files, json),
         Command::Grep(a) => run_grep(a),
+        Command::Fork { session, entry } => run_fork(&session, &entry),
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -302,6 +326,40 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
         code = code.max(c);
     }
     ExitCode::from(code)
+}
+
+fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
+    use sessionfs::model::fork;
+    let fail = |code: u8, msg: String| {
+        eprintln!("sessionfs: {msg}");
+        ExitCode::from(code)
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => {
+            return fail(
+                2,
+                format!("{}: not a regular file (give a session .jsonl file)", path.display()),
+            );
+        }
+        Err(e) => return fail(2, format!("{}: {e}", path.display())),
+    }
+    let s = match sessionfs::model::Session::open(path) {
+        Ok(s) => s,
+        Err(sessionfs::model::LoadError::Io(e)) => {
+            return fail(2, format!("{}: {e}", path.display()));
+        }
+        Err(e) => return fail(1, format!("{}: {e}", path.display())),
+    };
+    let made = fork::find_entry(&s, entry).and_then(|i| fork::fork(&s, i));
+    match made {
+        Ok(p) => {
+            println!("{}", p.display());
+            ExitCode::SUCCESS
+        }
+        Err(fork::ForkError::Io(e)) => fail(2, format!("{}: {e}", path.display())),
+        Err(e) => fail(1, format!("{}: {e}", path.display())),
+    }
 }
 
 fn run_grep(a: GrepArgs) -> ExitCode {

@@ -8,7 +8,8 @@
 //! * [`context`] rebuilds the messages Pi would send to the model for any entry.
 //! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree;
 //!   [`content`] is what an entry's directory holds (its KIND file and images).
-//! * [`append`] writes new entries the way Pi does.
+//! * [`append`] writes new entries the way Pi does; [`fork`] copies a branch into a new
+//!   session file, the way each agent forks.
 //! * [`check`] reports what is wrong with a file.
 //! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
@@ -19,6 +20,7 @@ pub mod check;
 pub mod claude;
 pub mod content;
 pub mod context;
+pub mod fork;
 pub mod format;
 pub mod id;
 pub mod json_view;
