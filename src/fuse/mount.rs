@@ -554,6 +554,7 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
         uid,
         gid,
         max_reply: args.max_reply,
+        in_sessions_dir: false,
     };
     let shown = args.file.as_deref().unwrap_or(&checked.file).display();
     let (tx, rx) = std::sync::mpsc::channel();

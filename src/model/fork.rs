@@ -26,7 +26,9 @@
 //!   the chain Claude Code loads and cuts after the entry (the parallel-tool pieces
 //!   pulled in, the attachments on it; the compaction re-link applied), each line with
 //!   the new `sessionId`, a `promptId` (where the line has one) replaced by one fresh
-//!   id, and `requestSessionId` (the source session's id) added at the end of an
+//!   id, `entrypoint` (where present) `sdk-cli` (print mode's), `slug` left out, the
+//!   usage of the messages the last compaction preserves zeroed (as Claude Code holds
+//!   them), and `requestSessionId` (the source session's id) added at the end of an
 //!   assistant line that lacks it; then a `last-prompt` naming the entry, so that
 //!   `claude --resume` continues from it. No metadata line is copied. The file is
 //!   `<new uuid>.jsonl` beside the source. An entry on another branch is forked as
@@ -494,6 +496,20 @@ fn claude(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         .filter(|n| n.len() == 36)
         .or_else(|| st.session_id.clone())
         .unwrap_or_default();
+    // The messages the last compaction preserves: Claude Code holds them with their
+    // usage zeroed, and copies them so.
+    let preserved: HashSet<String> = (0..s.entries().len().min(st.nodes.len()) as u32)
+        .rev()
+        .find(|&b| st.nodes[b as usize].has(super::claude::nflags::BOUNDARY) && st.file_of(b) == 0)
+        .and_then(|b| st.preserved.get(&b))
+        .map(|p| {
+            p.all
+                .iter()
+                .chain(p.list.iter().flat_map(|(_, l)| l.iter()))
+                .filter_map(|&k| s.ids().resolve(k).map(|c| c.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut out = Vec::new();
     let mut first_prompt: Option<String> = None;
     for mut v in chain {
@@ -506,6 +522,32 @@ fn claude(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         obj.insert("sessionId".into(), fresh.session_id.clone().into());
         if obj.contains_key("promptId") {
             obj.insert("promptId".into(), fresh.prompt_id.clone().into());
+        }
+        // Written by the forking process: print mode's entry point, no session slug.
+        if obj.contains_key("entrypoint") {
+            obj.insert("entrypoint".into(), "sdk-cli".into());
+        }
+        obj.shift_remove("slug");
+        if obj.get("type").and_then(Value::as_str) == Some("assistant")
+            && obj
+                .get("uuid")
+                .and_then(Value::as_str)
+                .is_some_and(|u| preserved.contains(u))
+            && let Some(usage) = obj
+                .get_mut("message")
+                .and_then(|m| m.get_mut("usage"))
+                .and_then(Value::as_object_mut)
+        {
+            for k in [
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            ] {
+                if let Some(n) = usage.get_mut(k) {
+                    *n = 0.into();
+                }
+            }
         }
         if obj.get("type").and_then(Value::as_str) == Some("assistant")
             && !obj.contains_key("requestSessionId")

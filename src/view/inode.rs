@@ -61,10 +61,14 @@ pub enum Slot {
     EditedByFlatLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
+    /// `.id/ID/fork`: writing it forks the session at the entry (the last slot).
+    Fork,
+    /// `fork` in the nested directory: a link to the entry's `.id/ID/fork`.
+    ForkLink,
 }
 
-/// Images an entry can show (slots 16..64).
-pub const MAX_IMAGES: u32 = (SLOTS - 16) as u32;
+/// Images an entry can show (slots 16..62; the last two are `fork`'s).
+pub const MAX_IMAGES: u32 = (SLOTS - 18) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -86,6 +90,8 @@ impl Slot {
             Slot::EditedByLink => 14,
             Slot::EditedByFlatLink => 15,
             Slot::Image(n) => 15 + n as u64,
+            Slot::ForkLink => SLOTS - 2,
+            Slot::Fork => SLOTS - 1,
         }
     }
 
@@ -107,6 +113,8 @@ impl Slot {
             13 => Slot::ReplyLink,
             14 => Slot::EditedByLink,
             15 => Slot::EditedByFlatLink,
+            n if n == SLOTS - 2 => Slot::ForkLink,
+            n if n == SLOTS - 1 => Slot::Fork,
             n => Slot::Image((n - 15) as u32),
         }
     }
@@ -150,6 +158,8 @@ mod tests {
             Slot::EditedByFlatLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
+            Slot::Fork,
+            Slot::ForkLink,
         ] {
             let ino = entry_ino(640, 7, slot);
             assert_eq!(decode_entry(640, ino), Some(Ok((7, slot))));

@@ -873,6 +873,7 @@ impl MultiView {
     ) -> std::result::Result<(Arc<Loaded>, Vec<Invalidation>), LoadError> {
         let mut opts = self.opts.session.clone();
         opts.mount_point = e.container.mount_path.join(&e.name);
+        opts.in_sessions_dir = true;
         let kept = plan.kept.filter(|k| k.still_prefix_of(&e.path()));
         let mut view = SessionView::open_with_base(
             &e.path(),
@@ -1720,6 +1721,14 @@ impl FsView for MultiView {
                     e.state.lock().handles -= 1;
                 }
                 self.forward(&e, &l);
+                // A fork made by the open is a new session beside this one: shown now.
+                if write {
+                    for p in l.view.take_created() {
+                        if let Some(n) = p.file_name() {
+                            self.dir_changed(e.container.idx, n, true);
+                        }
+                    }
+                }
                 r
             }
         }

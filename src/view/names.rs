@@ -11,6 +11,7 @@ use crate::model::Session;
 /// Names that mean something else in an entry directory or at the root.
 pub const RESERVED: &[&str] = &[
     "reply",
+    "fork",
     "entry.json",
     "context",
     "context.json",

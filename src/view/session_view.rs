@@ -71,6 +71,9 @@ pub struct Options {
     pub gid: u32,
     /// Largest message accepted through `reply` (bytes), `EFBIG` past it.
     pub max_reply: usize,
+    /// The session is one of a sessions directory's: a fork made through `fork`
+    /// shows up beside it, and `fork` also names its directory in the mount.
+    pub in_sessions_dir: bool,
 }
 
 impl Options {
@@ -84,6 +87,7 @@ impl Options {
             uid,
             gid,
             max_reply: 16 << 20,
+            in_sessions_dir: false,
         }
     }
 }
@@ -322,6 +326,8 @@ enum WriteTarget {
     /// A user message under this entry id, or a new root.
     Reply(Option<String>),
     Name,
+    /// `fork`: the fork was made when it was opened; what is written is ignored.
+    Fork,
 }
 
 enum Handle {
@@ -391,6 +397,10 @@ pub struct SessionView {
     kind_sizes: Mutex<(u64, Vec<u32>)>,
     contexts: Mutex<Lru<Ctx>>,
     sink: InvalidationSink,
+    /// What each entry's `fork` reads: the last fork made there (by entry id).
+    forks: Mutex<HashMap<String, Vec<u8>>>,
+    /// Session files forks created, not yet reported to a sessions-directory view.
+    created: Mutex<Vec<PathBuf>>,
 }
 
 fn time_of(ms: i64) -> SystemTime {
@@ -477,6 +487,8 @@ impl SessionView {
             kind_sizes: Mutex::new((base, Vec::new())),
             contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
             sink: InvalidationSink::default(),
+            forks: Mutex::new(HashMap::new()),
+            created: Mutex::new(Vec::new()),
         })
     }
 
@@ -729,7 +741,9 @@ impl SessionView {
                     let e = s.entry(idx);
                     let ok = match slot {
                         Slot::ParentLink | Slot::ChildLink => e.parent != NIL,
-                        Slot::Reply | Slot::ReplyLink => !self.opts.read_only,
+                        Slot::Reply | Slot::ReplyLink | Slot::Fork | Slot::ForkLink => {
+                            !self.opts.read_only
+                        }
                         Slot::EditedByLink | Slot::EditedByFlatLink => s.edited_by(idx).is_some(),
                         _ => true,
                     };
@@ -793,6 +807,7 @@ impl SessionView {
                 "reply".into(),
                 if flat { Slot::Reply } else { Slot::ReplyLink },
             ));
+            v.push(("fork".into(), if flat { Slot::Fork } else { Slot::ForkLink }));
         }
         let edited = s.edited_by(idx).is_some();
         if flat {
@@ -1060,6 +1075,18 @@ impl SessionView {
                         mtime,
                         FOREVER,
                     ),
+                    Slot::ForkLink => link(
+                        self.symlink_to_id(st, idx, "fork").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
+                    // What it reads changes with every fork: never cached.
+                    Slot::Fork => file(
+                        self.fork_text(s, idx).len() as u64,
+                        mtime,
+                        rw,
+                        Duration::ZERO,
+                    ),
                     Slot::ParentLink => {
                         let p = s.entry(idx).parent;
                         link(3 + entry_name(s, p).len() as u64, mtime, FOREVER)
@@ -1196,6 +1223,7 @@ impl SessionView {
                 Slot::ContextLink => self.symlink_to_id(&st, idx, "context"),
                 Slot::ContextJsonLink => self.symlink_to_id(&st, idx, "context.json"),
                 Slot::ReplyLink => self.symlink_to_id(&st, idx, "reply"),
+                Slot::ForkLink => self.symlink_to_id(&st, idx, "fork"),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
                 Slot::ChildLink => format!("../{}", id_of(idx)).into_bytes(),
                 Slot::BranchLink => format!("../.id/{}", id_of(idx)).into_bytes(),
@@ -1284,6 +1312,7 @@ impl SessionView {
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
                         | Slot::ReplyLink
+                        | Slot::ForkLink
                         | Slot::ParentLink
                         | Slot::EditedByLink
                         | Slot::EditedByFlatLink => FileKind::Symlink,
@@ -1373,6 +1402,11 @@ impl SessionView {
                 }
                 Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
                 Node::Name => WriteTarget::Name,
+                Node::E(idx, Slot::Fork) => {
+                    let idx = *idx;
+                    drop(st);
+                    return self.open_fork(idx);
+                }
                 Node::Root | Node::IdDir | Node::Branches | Node::Labels => {
                     return Err(Error::IsDir);
                 }
@@ -1429,6 +1463,14 @@ impl SessionView {
                 direct_io: false,
             });
         }
+        if let Node::E(idx, Slot::Fork) = node {
+            let text = self.fork_text(&st.s, idx);
+            return Ok(Opened {
+                fh: self.new_fh(Handle::Read(Content::Bytes(Arc::new(text)))),
+                keep_cache: false,
+                direct_io: true,
+            });
+        }
         let keep_cache = match node {
             // Its text changes with the session: read afresh at every open.
             Node::Name => false,
@@ -1462,6 +1504,7 @@ impl SessionView {
             Node::SessionJson => bytes(st.s.session_json()?),
             Node::Name => bytes(Self::name_bytes(&st.s)),
             Node::RootReply | Node::E(_, Slot::Reply) => bytes(Vec::new()),
+            Node::E(idx, Slot::Fork) => bytes(self.fork_text(&st.s, idx)),
             Node::E(idx, Slot::Kind) => Content::Kind(self.rendered(st, idx)?),
             Node::E(idx, Slot::Image(n)) => {
                 let r = self.rendered(st, idx)?;
@@ -1639,6 +1682,11 @@ impl SessionView {
                         return Err(Error::ReadOnly);
                     }
                 }
+                // `> fork` truncates before it writes: nothing to do (the open forked).
+                Node::E(_, Slot::Fork) if size == 0 => {
+                    drop(st);
+                    return self.getattr(i);
+                }
                 Node::Root
                 | Node::IdDir
                 | Node::Branches
@@ -1772,6 +1820,7 @@ impl SessionView {
             let target = match target {
                 WriteTarget::Reply(p) => WriteTarget::Reply(p.clone()),
                 WriteTarget::Name => WriteTarget::Name,
+                WriteTarget::Fork => return Ok(()),
             };
             (target, text)
         };
@@ -1787,6 +1836,7 @@ impl SessionView {
                 })
             }
             WriteTarget::Name => self.append_name(text),
+            WriteTarget::Fork => Ok(String::new()),
         }
         .map(|_| ())
     }
@@ -1870,6 +1920,82 @@ impl SessionView {
 
     /// Why a write that is never allowed here fails: `EROFS` on a read-only mount,
     /// `EACCES` otherwise.
+    /// Opening `fork` for writing forks the session at entry `idx` (see
+    /// [`crate::model::fork`]): the new file is written before `open` returns, so that
+    /// `touch fork`, `: > fork` and `echo > fork` each make one fork, and a fork that
+    /// cannot be made fails the `open` itself (the shell shows the error). `fork` then
+    /// reads the new file's path, or why it could not be made.
+    fn open_fork(&self, idx: u32) -> Result<Opened> {
+        use crate::model::fork;
+        if self.opts.read_only {
+            return Err(Error::ReadOnly);
+        }
+        let (id, made) = {
+            let st = self.state.read();
+            let s = &st.s;
+            let made = fork::plan(s, idx, &fork::Fresh::random(s.format())).and_then(|f| {
+                let mode = if s.format() == Format::Claude { 0o600 } else { 0o666 };
+                Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?)
+            });
+            (s.id_string(idx), made)
+        };
+        let (text, result) = match made {
+            Ok(path) => {
+                let mut t = format!("{}\n", path.display());
+                if self.opts.in_sessions_dir
+                    && let (Some(dir), Some(stem)) = (self.opts.mount_point.parent(), path.file_stem())
+                {
+                    t.push_str(&format!("{}\n", dir.join(stem).display()));
+                }
+                self.created.lock().push(path);
+                (t, Ok(()))
+            }
+            Err(e) => {
+                log::info!("fork of {id} in {}: {e}", self.path.display());
+                (format!("error: {e}\n"), Err(Error::Io(e.errno())))
+            }
+        };
+        self.forks.lock().insert(id, text.into_bytes());
+        result?;
+        if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
+            self.writers.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::TooManyOpen);
+        }
+        let fh = self.new_fh(Handle::Write {
+            target: WriteTarget::Fork,
+            base: 0,
+            buf: Vec::new(),
+            start: 0,
+            append: false,
+            changed: false,
+            cleared: false,
+            opener: None,
+            failed: None,
+        });
+        Ok(Opened {
+            fh,
+            keep_cache: false,
+            direct_io: true,
+        })
+    }
+
+    /// What `fork` of entry `idx` reads: the path of the last fork made there through
+    /// this mount (and, in a sessions directory, its directory in the mount), or
+    /// `error: WHY` when it failed; empty before the first.
+    fn fork_text(&self, s: &Session, idx: u32) -> Vec<u8> {
+        self.forks
+            .lock()
+            .get(&s.id_string(idx))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The session files forks made since the last call (for a sessions-directory
+    /// view, which shows them at once).
+    pub fn take_created(&self) -> Vec<PathBuf> {
+        std::mem::take(&mut *self.created.lock())
+    }
+
     fn refusal(&self) -> Error {
         if self.opts.read_only {
             Error::ReadOnly
