@@ -5,7 +5,8 @@ Usage: CLAUDE_ORACLE=/path/to/claude-oracle scripts/claude-fork-fixtures.py OUTD
 
 For each case:
   1. `claude --resume SID --resume-session-at UUID --fork-session -p PROBE` on a copy
-     (scripts/claude-fork-measure.py): the CLI's fork, saved as OUTDIR/NAME.cli.jsonl;
+     (scripts/claude-fork-measure.py): the lines of the CLI's fork that copy source lines,
+     byte for byte, saved as OUTDIR/NAME.cli.jsonl (the new turn after them is left out);
   2. `sessionfs fork` on another copy: our fork, checked with the kit's `accepts.sh` (the CLI
      resumes it) and `context.sh` (its context at the leaf, compared with the source's context
      at UUID);
@@ -54,7 +55,12 @@ def main():
         if m.returncode != 0:
             raise SystemExit("%s: measure failed: %s" % (name, m.stderr[-800:]))
         measured = json.loads(m.stdout)
-        cli_lines = [json.loads(l) for l in open(cli_file, "rb")]
+        # Keep only the lines the CLI copied from the source (the new turn is not ours).
+        raw = open(cli_file, "rb").read().splitlines(keepends=True)
+        raw = [l for l in raw if l.strip()]
+        with open(cli_file, "wb") as fh:
+            fh.writelines(l for l, r in zip(raw, measured["lines"]) if "copy" in r)
+        cli_lines = [json.loads(l) for l in open(cli_file, "rb")]  # the copies
         prompt_ids = {d.get("promptId") for d in cli_lines if isinstance(d, dict) and d.get("promptId")}
         # Our fork, on a copy laid out as Claude Code keeps it (the kit reads the home from the path).
         tmp = tempfile.mkdtemp(prefix="fork-fixture-")

@@ -339,7 +339,10 @@ fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
         Ok(_) => {
             return fail(
                 2,
-                format!("{}: not a regular file (give a session .jsonl file)", path.display()),
+                format!(
+                    "{}: not a regular file (give a session .jsonl file)",
+                    path.display()
+                ),
             );
         }
         Err(e) => return fail(2, format!("{}: {e}", path.display())),

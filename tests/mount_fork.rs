@@ -33,11 +33,18 @@ fn echo_to_fork_writes_pis_fork_and_cat_fork_names_it() {
     let nested = sh("find . -name 6c93bccf -type d | head -1", &m.mnt).ok();
     let entry = m.mnt.join(nested.stdout.trim());
     let link = fs::read_link(entry.join("fork")).unwrap();
-    assert!(link.to_str().unwrap().ends_with(".id/6c93bccf/fork"), "{link:?}");
+    assert!(
+        link.to_str().unwrap().ends_with(".id/6c93bccf/fork"),
+        "{link:?}"
+    );
     let out = sh("echo > fork && cat fork", &entry).ok();
     let made = PathBuf::from(out.stdout.trim_end());
     assert_eq!(made.parent(), Some(dir.as_path()), "{}", out.stdout);
-    assert_eq!(out.stdout.lines().count(), 1, "a single-file mount: the path only");
+    assert_eq!(
+        out.stdout.lines().count(),
+        1,
+        "a single-file mount: the path only"
+    );
     let src = Session::open(&m.file).unwrap();
     let f = Session::open(&made).unwrap();
     let i = src.find("6c93bccf").unwrap();
@@ -65,7 +72,11 @@ fn a_fork_that_cannot_be_made_fails_and_says_why() {
     let dir = m.file.parent().unwrap().to_path_buf();
     let out = sh("cd \"$(readlink -f leaf)\" && echo > fork", &m.mnt);
     assert_ne!(out.code(), Some(0));
-    assert!(out.stderr.contains("Read-only file system"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Read-only file system"),
+        "{}",
+        out.stderr
+    );
     let why = sh("cat \"$(readlink -f leaf)\"/fork", &m.mnt).ok().stdout;
     assert!(
         why.starts_with("error: cannot fork") && why.contains("format v1"),
@@ -81,7 +92,11 @@ fn a_read_only_mount_has_no_fork() {
     assert!(!out.stdout.lines().any(|l| l == "fork"), "{}", out.stdout);
     let out = sh("echo > .id/6c93bccf/fork", &m.mnt);
     assert_ne!(out.code(), Some(0));
-    assert!(out.stderr.contains("Read-only file system"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Read-only file system"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(jsonl_files(m.file.parent().unwrap()).len(), 1);
 }
 
@@ -115,7 +130,10 @@ fn in_a_sessions_directory_the_fork_is_there_at_once() {
     let leaf = fs::read_link(in_mount.join("leaf")).unwrap();
     assert!(leaf.to_str().unwrap().starts_with(".id/"), "{leaf:?}");
     let ctx = fs::read(in_mount.join("leaf/context")).unwrap();
-    assert_eq!(ctx, fs::read(proj.join("tour/.id/8ccd862a/context")).unwrap());
+    assert_eq!(
+        ctx,
+        fs::read(proj.join("tour/.id/8ccd862a/context")).unwrap()
+    );
     // The fork's own entries fork too.
     let out = sh("echo > leaf/fork && cat leaf/fork", in_mount).ok();
     assert_eq!(out.stdout.lines().count(), 2);
@@ -144,15 +162,23 @@ fn claude_code_sessions_fork_through_the_mount_too() {
     assert_eq!(name.len(), 36 + 6, "<uuid>.jsonl: {name}");
     let in_mount = Path::new(lines[1]);
     let ctx_fork = fs::read_to_string(in_mount.join("leaf/context.json")).unwrap();
-    let ctx_src = fs::read_to_string(
-        proj.join("644750c6-819f-4bc1-8d96-f535db009ee8/leaf/context.json"),
-    )
-    .unwrap();
+    let ctx_src =
+        fs::read_to_string(proj.join("644750c6-819f-4bc1-8d96-f535db009ee8/leaf/context.json"))
+            .unwrap();
     assert_eq!(ctx_fork, ctx_src);
     // A subagent's line cannot be forked: Claude Code does not resume subagents.
-    let sub = m.mnt.join("-home-dev-src-sub/b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea");
-    let agent = sh("find . -type d -name 'agent-*' | head -1", &sub).ok().stdout;
-    let agent = Path::new(agent.trim()).file_name().unwrap().to_str().unwrap().to_string();
+    let sub = m
+        .mnt
+        .join("-home-dev-src-sub/b3730bc4-7f81-47f4-84e9-5fd6ab8f85ea");
+    let agent = sh("find . -type d -name 'agent-*' | head -1", &sub)
+        .ok()
+        .stdout;
+    let agent = Path::new(agent.trim())
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     let out = sh(&format!("echo > .id/{agent}/fork"), &sub);
     assert_ne!(out.code(), Some(0), "{}", out.stdout);
     let why = fs::read_to_string(sub.join(".id").join(&agent).join("fork")).unwrap();

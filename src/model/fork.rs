@@ -104,7 +104,10 @@ pub enum ForkError {
     /// No entry with this id (or prefix).
     NoSuchEntry(String),
     /// More than one entry starts with this prefix.
-    Ambiguous { prefix: String, ids: Vec<String> },
+    Ambiguous {
+        prefix: String,
+        ids: Vec<String>,
+    },
     /// The agent cannot represent the path: the reason, in words.
     Refused(String),
     Io(io::Error),
@@ -189,7 +192,12 @@ pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
 /// Forks `s` at entry `i` with fresh random values and writes the new file: its path.
 pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
     let f = plan(s, i, &Fresh::random(s.format()))?;
-    Ok(write_new(&f.dir, &f.file_name, &f.bytes, mode_of(s.format()))?)
+    Ok(write_new(
+        &f.dir,
+        &f.file_name,
+        &f.bytes,
+        mode_of(s.format()),
+    )?)
 }
 
 /// The permission bits the agent gives its session files (before the umask).
@@ -330,11 +338,7 @@ fn pi(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
 
     Ok(ForkFile {
         dir: source.parent().map(Path::to_path_buf).unwrap_or_default(),
-        file_name: format!(
-            "{}_{}.jsonl",
-            ts.replace([':', '.'], "-"),
-            fresh.session_id
-        ),
+        file_name: format!("{}_{}.jsonl", ts.replace([':', '.'], "-"), fresh.session_id),
         session_id: fresh.session_id.clone(),
         bytes: out,
     })
@@ -615,10 +619,7 @@ pub fn write_new(dir: &Path, name: &str, bytes: &[u8], mode: u32) -> io::Result<
     let mut tmp;
     let mut file: File;
     loop {
-        tmp = dir.join(format!(
-            ".{name}.{:08x}.tmp",
-            super::append::random_u32()
-        ));
+        tmp = dir.join(format!(".{name}.{:08x}.tmp", super::append::random_u32()));
         match OpenOptions::new()
             .write(true)
             .create_new(true)

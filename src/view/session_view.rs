@@ -807,7 +807,10 @@ impl SessionView {
                 "reply".into(),
                 if flat { Slot::Reply } else { Slot::ReplyLink },
             ));
-            v.push(("fork".into(), if flat { Slot::Fork } else { Slot::ForkLink }));
+            v.push((
+                "fork".into(),
+                if flat { Slot::Fork } else { Slot::ForkLink },
+            ));
         }
         let edited = s.edited_by(idx).is_some();
         if flat {
@@ -1934,7 +1937,11 @@ impl SessionView {
             let st = self.state.read();
             let s = &st.s;
             let made = fork::plan(s, idx, &fork::Fresh::random(s.format())).and_then(|f| {
-                let mode = if s.format() == Format::Claude { 0o600 } else { 0o666 };
+                let mode = if s.format() == Format::Claude {
+                    0o600
+                } else {
+                    0o666
+                };
                 Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?)
             });
             (s.id_string(idx), made)
@@ -1943,7 +1950,8 @@ impl SessionView {
             Ok(path) => {
                 let mut t = format!("{}\n", path.display());
                 if self.opts.in_sessions_dir
-                    && let (Some(dir), Some(stem)) = (self.opts.mount_point.parent(), path.file_stem())
+                    && let (Some(dir), Some(stem)) =
+                        (self.opts.mount_point.parent(), path.file_stem())
                 {
                     t.push_str(&format!("{}\n", dir.join(stem).display()));
                 }
