@@ -50,7 +50,10 @@ def main():
         src = os.path.abspath(src)
         uuid = full_uuid(src, prefix)
         cli_file = os.path.join(out, name + ".cli.jsonl")
-        m = subprocess.run([sys.executable, os.path.join(HERE, "claude-fork-measure.py"), src, uuid, cli_file],
+        # A case named rewind-… forks an entry of another branch: the CLI is shown it after a
+        # rewind to it (claude-fork-measure.py --rewind).
+        extra = ["--rewind"] if name.startswith("rewind-") else []
+        m = subprocess.run([sys.executable, os.path.join(HERE, "claude-fork-measure.py"), src, uuid, cli_file] + extra,
                            capture_output=True, text=True, timeout=300, env=dict(os.environ, CLAUDE_ORACLE=KIT))
         if m.returncode != 0:
             raise SystemExit("%s: measure failed: %s" % (name, m.stderr[-800:]))

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """What `claude --resume SID --resume-session-at ENTRY --fork-session -p PROMPT` writes.
 
-Usage: CLAUDE_ORACLE=/path/to/claude-oracle scripts/claude-fork-measure.py SESSION.jsonl ENTRY OUT.jsonl
+Usage: CLAUDE_ORACLE=/path/to/claude-oracle scripts/claude-fork-measure.py SESSION.jsonl ENTRY OUT.jsonl [--rewind]
+
+With --rewind, the copy first gets the line a rewind to ENTRY writes
+(`{"type":"last-prompt","leafUuid":ENTRY,"explicit":true,"sessionId":SID}`), which makes ENTRY's
+branch the current one: the CLI forks only on the current chain.
 
 Runs the real CLI (through the claude-oracle kit's scratch HOME and fake API) on a copy of
 SESSION, finds the new session file the fork wrote in the project folder, and saves it as OUT
@@ -19,9 +23,18 @@ PROMPT = "[[FORK-PROBE]] sessionfs fork probe"
 
 def main():
     src, entry, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    rewind = "--rewind" in sys.argv[4:]
     sc = Scratch(src)
     try:
-        sc.install()
+        if rewind:
+            data = open(src, "rb").read()
+            if data and not data.endswith(b"\n"):
+                data += b"\n"
+            data += (json.dumps({"type": "last-prompt", "leafUuid": entry, "explicit": True,
+                                 "sessionId": sc.sid}, separators=(",", ":")) + "\n").encode()
+            sc.install(data)
+        else:
+            sc.install()
         before = set(glob.glob(os.path.join(sc.projdir, "*.jsonl")))
         rc, o, e, _ = sc.run(["--resume", sc.sid, "--resume-session-at", entry, "--fork-session",
                               "-p", PROMPT, "--output-format", "json"])

@@ -163,6 +163,7 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
         [
             "sessionfs-check.1",
             "sessionfs-completions.1",
+            "sessionfs-fork.1",
             "sessionfs-grep.1",
             "sessionfs-mount.1",
             "sessionfs-unmount.1",

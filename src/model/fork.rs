@@ -201,7 +201,7 @@ pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
 }
 
 /// The permission bits the agent gives its session files (before the umask).
-fn mode_of(format: Format) -> u32 {
+pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
         Format::Claude => 0o600,

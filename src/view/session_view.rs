@@ -1933,19 +1933,14 @@ impl SessionView {
         if self.opts.read_only {
             return Err(Error::ReadOnly);
         }
-        let (id, made) = {
+        // Planned under the index's lock; written (and synced) with no lock held.
+        let (id, planned, mode) = {
             let st = self.state.read();
             let s = &st.s;
-            let made = fork::plan(s, idx, &fork::Fresh::random(s.format())).and_then(|f| {
-                let mode = if s.format() == Format::Claude {
-                    0o600
-                } else {
-                    0o666
-                };
-                Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?)
-            });
-            (s.id_string(idx), made)
+            let planned = fork::plan(s, idx, &fork::Fresh::random(s.format()));
+            (s.id_string(idx), planned, fork::mode_of(s.format()))
         };
+        let made = planned.and_then(|f| Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?));
         let (text, result) = match made {
             Ok(path) => {
                 let mut t = format!("{}\n", path.display());
