@@ -258,16 +258,167 @@ fn an_in_place_rewrite_in_a_sessions_directory_is_served_one_version_at_a_time()
     let project = dir.path().join("projects/-work-kits-i17b-root-src-tui");
     fs::create_dir_all(&project).unwrap();
     let file = copy_fixture(TUI, &project, 0);
-    let m = Mount::sessions_dir(
-        dir,
-        Some(&project.parent().unwrap().to_path_buf()),
-        &[],
-        &[],
-    );
+    let m = Mount::sessions_dir(dir, Some(project.parent().unwrap()), &[], &[]);
     let sid = file.file_stem().unwrap().to_string_lossy().into_owned();
     let root = m.mnt.join("-work-kits-i17b-root-src-tui").join(&sid);
     assert!(wait_until(Duration::from_secs(20), || root
         .join("tree")
         .is_file()));
     rewrite_race(&m, &root, &file, &expect, &texts);
+}
+
+fn sh_ok(script: &str, cwd: &Path) -> String {
+    sh(script, cwd).ok().stdout
+}
+
+#[test]
+fn attachments_read_as_what_they_are_and_keep_tree_short() {
+    let m = mount_fixture(WITHDRAWN, 0, &["--read-only"]);
+    // 29 entries on 13 lines: the two runs of nine attachments take a line each.
+    let lines = sh_ok("wc -l < tree", &m.mnt);
+    assert_eq!(lines.trim(), "13", "{}", sh_ok("cat tree", &m.mnt));
+    let run = sh_ok("grep -m1 'attachments ×9' tree", &m.mnt);
+    assert!(
+        run.contains("model claude-opus-5-5 (Opus 5.5); tools +CronCreate"),
+        "{run}"
+    );
+    // Each attachment is still an entry of its own, found by grep -r.
+    let hits = sh_ok(
+        "grep -rl 'You are powered by the model named Opus 5.5' . | sort",
+        &m.mnt,
+    );
+    assert_eq!(hits.lines().count(), 2, "{hits}");
+    assert!(hits.lines().all(|l| l.ends_with("/attachment")), "{hits}");
+    let model = sh_ok(
+        "cat \"$(grep -rl 'You are powered by the model' . | head -1)\"",
+        &m.mnt,
+    );
+    assert!(
+        model.starts_with("[attachment model, sent as system text]\n"),
+        "{model}"
+    );
+    // `check` knows every line 2.1.332 writes.
+    let out = sessionfs(&["check".as_ref(), m.file.as_os_str()], Path::new("/"));
+    assert!(out.status.success(), "{out:?}");
+    assert!(!out.stdout.contains("unknown"), "{}", out.stdout);
+}
+
+#[test]
+fn rewinds_give_the_clis_leaf_and_keep_the_old_branch() {
+    // The SDK's rewind, then two more prompts: they continue from the cut.
+    let m = mount_fixture(SDK_CONTINUED, 0, &["--read-only"]);
+    let leaf = sh_ok("readlink leaf", &m.mnt);
+    assert_eq!(leaf.trim(), ".id/a377fc9c-6ca7-4a5c-8f23-13407af6d028");
+    let branches = sh_ok("ls branches", &m.mnt);
+    assert_eq!(branches.lines().count(), 2, "{branches}");
+    // The rewound branch is there to read: the cut prompt and the answers after it.
+    let old = sh_ok(
+        "cat \"$(find . -path '*a352f650-3d3a-42b9-b79f-03d75fcf68ab/user')\"",
+        &m.mnt,
+    );
+    assert_eq!(old, "[[REW2]] Second question: another colour.\n");
+    assert!(sh_ok("cat tree", &m.mnt).contains("Answer three: blue."));
+    drop(m);
+    // Cut right after the rewind's checkpoint: the chain end is the node before the cut.
+    let m = mount_fixture(SDK_CONTINUED, 35, &["--read-only"]);
+    assert_eq!(
+        sh_ok("readlink leaf", &m.mnt).trim(),
+        ".id/a5cb66fe-3c15-4509-b2bd-33f8d91de870"
+    );
+    drop(m);
+    // The TUI's checkpoint with a nil leaf, right after the rewind's new prompt.
+    let m = mount_fixture(TUI, 54, &["--read-only"]);
+    assert_eq!(
+        sh_ok("readlink leaf", &m.mnt).trim(),
+        ".id/caca5394-5e2b-432b-9e24-ce2fe795f08a"
+    );
+}
+
+#[test]
+fn a_withdrawn_checkpoint_has_no_leaf_and_the_next_reply_is_a_new_root() {
+    let m = mount_fixture(WITHDRAWN, 31, &[]);
+    // No chain end: Claude Code's next prompt starts a new conversation in the file.
+    let out = sh("test -e leaf || test -L leaf", &m.mnt);
+    assert!(
+        !out.status.success(),
+        "leaf exists: {:?}",
+        sh("ls -l leaf", &m.mnt)
+    );
+    sh_ok("echo 'Start over' > reply", &m.mnt);
+    let last: Vec<Value> = fs::read_to_string(&m.file)
+        .unwrap()
+        .lines()
+        .rev()
+        .take(2)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let user = last
+        .iter()
+        .find(|v| v["type"] == "user")
+        .expect("a user line");
+    assert_eq!(user["parentUuid"], Value::Null);
+    assert_eq!(user["message"]["content"], "Start over");
+    let uuid = user["uuid"].as_str().unwrap().to_string();
+    let ok = wait_until(Duration::from_secs(10), || {
+        fs::read_link(m.path("leaf")).is_ok_and(|l| l.to_string_lossy() == format!(".id/{uuid}"))
+    });
+    assert!(ok, "leaf: {:?}", fs::read_link(m.path("leaf")));
+    // The first conversation is still there, as the other root.
+    let roots = sh_ok("ls | grep -c -e '-.*-.*-.*-'", &m.mnt);
+    assert_eq!(roots.trim(), "2", "{}", sh_ok("ls", &m.mnt));
+}
+
+#[test]
+fn custom_title_json_names_a_mounted_session() {
+    let m = mount_fixture(SDK_CONTINUED, 0, &["--read-only"]);
+    assert_eq!(
+        sh_ok("cat name", &m.mnt),
+        "[[REW1]] First question: pick a colour.\n"
+    );
+    let side = m.file.with_extension("");
+    fs::create_dir_all(&side).unwrap();
+    // Written by `/rename` beside the session, as Claude Code 2.1.332 writes it.
+    let tmp = side.join("custom-title.json.tmp");
+    fs::write(
+        &tmp,
+        r#"{"customTitle":"Colour quiz","by":"user","at":"2026-12-01T20:44:03.116Z"}"#,
+    )
+    .unwrap();
+    fs::rename(&tmp, side.join("custom-title.json")).unwrap();
+    let ok = wait_until(Duration::from_secs(10), || {
+        fs::read_to_string(m.path("name")).is_ok_and(|n| n == "Colour quiz\n")
+    });
+    assert!(ok, "name: {:?}", fs::read_to_string(m.path("name")));
+}
+
+#[test]
+fn a_torn_tail_sealed_by_the_next_append_is_skipped() {
+    // Two turns, the last line cut in the middle (a crash mid-write).
+    let dir = tempdir();
+    let file = copy_fixture(WITHDRAWN, dir.path(), 27);
+    let mut text = fs::read_to_string(&file).unwrap();
+    let last = text.trim_end_matches('\n').rfind('\n').unwrap() + 1;
+    let torn_line = text[last..].to_string();
+    assert!(torn_line.contains("\"uuid\":\"800cfba5-"), "{torn_line}");
+    text.truncate(last + torn_line.len() / 2);
+    fs::write(&file, &text).unwrap();
+    let m = Mount::start(dir, file.clone(), &["--read-only"]);
+    assert!(!sh_ok("cat tree", &m.mnt).contains("800cfba5-"));
+    // The CLI seals the torn line with "\n", then appends its own lines.
+    let next = r#"{"parentUuid":"175dba0b-6abe-4a53-b4e6-245082d24618","isSidechain":false,"type":"user","message":{"role":"user","content":"After the crash"},"uuid":"5eed0000-0000-4000-8000-000000000001","timestamp":"2026-12-01T20:50:00.000Z","userType":"external","entrypoint":"sdk-cli","cwd":"/tmp","sessionId":"0b082ba5-8298-406b-917d-4d2a32f1ec81","version":"2.1.332","gitBranch":"HEAD"}"#;
+    let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
+    std::io::Write::write_all(&mut f, format!("\n{next}\n").as_bytes()).unwrap();
+    drop(f);
+    let ok = wait_until(Duration::from_secs(10), || {
+        fs::read_to_string(m.path(".id/5eed0000-0000-4000-8000-000000000001/user"))
+            .is_ok_and(|t| t == "After the crash\n")
+    });
+    assert!(ok);
+    assert!(!sh_ok("cat tree", &m.mnt).contains("800cfba5-"));
+    let out = sessionfs(&["check".as_ref(), file.as_os_str()], Path::new("/"));
+    assert!(
+        out.stdout.contains(":27: warning: malformed line"),
+        "{}",
+        out.stdout
+    );
 }

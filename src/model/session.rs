@@ -1902,6 +1902,12 @@ impl Session {
         match self.by_id.get(&e.parent_id) {
             Some(&p) => (p, 0),
             None if e.flags & flags::SOFT_PARENT != 0 => (NIL, 0),
+            // A message a compaction keeps, whose parent Claude Code's in-place rewrite
+            // (2.1.332) dropped with everything else before the boundary: a root by
+            // design, not damage.
+            None if matches!(&self.dialect, Dialect::Claude(st) if st.is_preserved(e.id)) => {
+                (NIL, 0)
+            }
             None => (NIL, flags::ORPHAN),
         }
     }

@@ -359,6 +359,13 @@ impl State {
         true
     }
 
+    /// Does a compaction boundary of the file list `id` among the messages it keeps?
+    pub fn is_preserved(&self, id: IdKey) -> bool {
+        self.preserved
+            .values()
+            .any(|p| p.all.contains(&id) || p.list.as_ref().is_some_and(|(_, u)| u.contains(&id)))
+    }
+
     /// The interned `message.id`.
     fn msg_id(&mut self, s: &str) -> u32 {
         if let Some(&k) = self.msg_ids.get(s) {

@@ -336,3 +336,16 @@ fn a_run_of_attachments_is_one_tree_line() {
     assert_eq!(s.node_count(), 29);
     assert!(lines.len() <= 13, "{tree}");
 }
+
+#[test]
+fn an_in_place_rewrite_reads_as_claude_codes_view() {
+    // The preserved answer comes first, its parent gone with the lines before the
+    // boundary: a root, and no damage to report.
+    let s = Session::open(dir().join(LOCAL_GC)).unwrap();
+    assert!(s.problems().is_empty(), "{:?}", s.problems());
+    assert_eq!(s.roots().len(), 1);
+    let root = s.roots()[0];
+    assert_eq!(s.kind_name(root), "assistant");
+    let leaf = s.leaf().unwrap();
+    assert_eq!(s.path_to(leaf)[0], root);
+}
