@@ -211,6 +211,11 @@ fn rewrite_race(
         }
         reads += 1;
     }
+    eprintln!(
+        "{reads} reads, each wholly one version's; tree read {} times as the whole \
+         file, {} times as the rewrite",
+        whole[0], whole[1]
+    );
     assert!(reads > 0);
     assert!(
         whole[0] > 0 && whole[1] > 0,
