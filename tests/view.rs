@@ -462,12 +462,14 @@ fn only_the_openers_close_appends_and_later_text_is_a_new_entry() {
     assert_eq!(last["message"]["content"][0]["text"], "more");
 }
 
-/// `tree` is drawn on its first open (its size is unknown until then) and the kernel
-/// may keep its pages. Once drawn, opens draw nothing, and a read that reaches the view
-/// draws it again if need be; a change forgets the drawing and drops the kernel's copy
-/// (an inode invalidation).
+/// `tree` is drawn on its first open (its size is unknown until then), and read with
+/// direct I/O: every read of a descriptor is cut from the one drawing it started with,
+/// so that the kernel never serves its pages of an old drawing up to a new size. The
+/// drawing is kept until a change, which forgets it (and still drops any kernel copy:
+/// an inode invalidation); a descriptor reading when the change comes reads on from
+/// the drawing it had.
 #[test]
-fn tree_is_cached_by_the_kernel_once_drawn_until_a_change() {
+fn tree_is_drawn_once_until_a_change_and_each_descriptor_reads_one_drawing() {
     let (_d, p) = copy_fixture("small.jsonl");
     let v = view(&p);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -475,26 +477,16 @@ fn tree_is_cached_by_the_kernel_once_drawn_until_a_change() {
     let tree = walk(&v, "tree");
     assert_eq!(v.getattr(tree.ino).unwrap().size, 0, "not drawn yet");
     let first = v.open_file(tree.ino, false, false).unwrap();
-    assert!(first.keep_cache && !first.direct_io);
+    assert!(!first.keep_cache && first.direct_io);
     assert!(v.getattr(tree.ino).unwrap().size > 0, "drawn at open");
     v.release(tree.ino, first.fh).unwrap();
     let drawn = read_all(&v, tree.ino);
     assert_eq!(v.getattr(tree.ino).unwrap().size, drawn.len() as u64);
 
     let second = v.open_file(tree.ino, false, false).unwrap();
-    assert!(second.keep_cache && !second.direct_io);
-    let mut again = Vec::new();
-    loop {
-        let chunk = v
-            .read(tree.ino, second.fh, again.len() as u64, 100)
-            .unwrap();
-        if chunk.is_empty() {
-            break;
-        }
-        again.extend(chunk);
-    }
-    v.release(tree.ino, second.fh).unwrap();
-    assert_eq!(again, drawn);
+    assert!(!second.keep_cache && second.direct_io);
+    let mut again = v.read(tree.ino, second.fh, 0, 100).unwrap();
+    assert_eq!(again.len(), 100);
 
     while rx.try_recv().is_ok() {}
     let reply = walk(&v, "reply");
@@ -506,6 +498,18 @@ fn tree_is_cached_by_the_kernel_once_drawn_until_a_change() {
         "the kernel's copy of tree is dropped: {invs:?}"
     );
     assert_eq!(v.getattr(tree.ino).unwrap().size, 0, "drawing forgotten");
+    // The descriptor opened before the change reads on from its own drawing.
+    loop {
+        let chunk = v
+            .read(tree.ino, second.fh, again.len() as u64, 100)
+            .unwrap();
+        if chunk.is_empty() {
+            break;
+        }
+        again.extend(chunk);
+    }
+    v.release(tree.ino, second.fh).unwrap();
+    assert_eq!(again, drawn);
     let redrawn = String::from_utf8(read_all(&v, tree.ino)).unwrap();
     assert!(redrawn.contains("user: a new root"), "{redrawn}");
 }

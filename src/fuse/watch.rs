@@ -16,7 +16,8 @@
 //! * optionally (a Claude Code session, [`Watcher::spawn_with_side`]) on the session's
 //!   side folder `<stem>/` and its `subagents/`: `IN_CREATE`, `IN_MOVED_TO`,
 //!   `IN_MODIFY`, `IN_CLOSE_WRITE`, so that what a subagent writes shows up as what
-//!   the session file gets (the watches follow the folders as they are created).
+//!   the session file gets, and so does a new `custom-title.json` there (the watches
+//!   follow the folders as they are created).
 //!
 //! Bursts are coalesced: after an event the thread waits until the file has been quiet
 //! for a few milliseconds (but never longer than a tenth of a second in all) and then
@@ -510,8 +511,9 @@ impl Inotify {
                 self.side_wd = None;
             }
             // `subagents/` appeared: watch it, and read whatever it already holds.
+            // `custom-title.json` (the title 2.1.332 also keeps there) changed.
             return Seen {
-                changed: name == b"subagents",
+                changed: name == b"subagents" || name == b"custom-title.json",
                 rewatch: true,
             };
         }

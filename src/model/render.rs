@@ -328,7 +328,7 @@ fn items(v: &Value) -> std::slice::Iter<'_, Value> {
 /// A tool declaration: `[tool NAME]`, its description, then its parameters, one per
 /// line (`name (type, required): description`, with any other schema keywords as
 /// JSON), or the schema as JSON when it is not a plain object of properties.
-fn render_tool(t: &Value) -> String {
+pub(crate) fn render_tool(t: &Value) -> String {
     let mut s = format!("[tool {}]\n", text_of(t.get("name")));
     let description = text_of(t.get("description"));
     if !description.is_empty() {

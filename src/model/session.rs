@@ -654,6 +654,18 @@ impl Session {
     /// Whether node `i` is a piece of a turn rather than a way of its own (a dead end
     /// parallel tool calls leave, a Claude Code subagent's line): the branches it
     /// belongs to are those of its nearest ancestor that is not a piece.
+    /// Whether entry `i` is drawn in `tree` on one line with a chain of such entries
+    /// it starts or continues: a Claude Code attachment.
+    pub fn joins_tree_runs(&self, i: u32) -> bool {
+        match &self.dialect {
+            Dialect::Pi => false,
+            Dialect::Claude(st) => st
+                .nodes
+                .get(i as usize)
+                .is_some_and(|n| n.class == super::claude::Class::Attachment),
+        }
+    }
+
     pub fn is_piece(&self, i: u32) -> bool {
         self.entries[i as usize].flags & flags::PIECE != 0
     }
@@ -1754,6 +1766,7 @@ impl Session {
         let Dialect::Claude(st) = &mut self.dialect else {
             return Ok(());
         };
+        st.read_title_file(&self.path);
         for p in super::claude::side_files(&self.path) {
             if st.sides.iter().any(|s| s.path == p) {
                 continue;
@@ -1828,6 +1841,9 @@ impl Session {
             return SidesMoved::No;
         };
         let mut moved = SidesMoved::No;
+        if st.title_file_moved(&self.path) {
+            moved = SidesMoved::Grew;
+        }
         for sd in &st.sides {
             match std::fs::metadata(&sd.path) {
                 Ok(m) if (m.dev(), m.ino()) != sd.dev_ino || m.len() < sd.scanned => {
@@ -1886,6 +1902,12 @@ impl Session {
         match self.by_id.get(&e.parent_id) {
             Some(&p) => (p, 0),
             None if e.flags & flags::SOFT_PARENT != 0 => (NIL, 0),
+            // A message a compaction keeps, whose parent Claude Code's in-place rewrite
+            // (2.1.332) dropped with everything else before the boundary: a root by
+            // design, not damage.
+            None if matches!(&self.dialect, Dialect::Claude(st) if st.is_preserved(e.id)) => {
+                (NIL, 0)
+            }
             None => (NIL, flags::ORPHAN),
         }
     }

@@ -17,12 +17,18 @@
 //! entries are parsed one by one ([`Session::preview`]): their previews are not Pi's,
 //! and a subagent's lines are in files of their own.
 //!
+//! A chain of Claude Code attachments (the environment, model, tools, date, … that
+//! 2.1.332 writes for every first prompt of a process) is drawn as one line: the first
+//! one's id, `attachments ×N to LAST-ID:`, and what each one is
+//! ([`Session::joins_tree_runs`]). The leaf and any entry with more than one child end
+//! such a run, so every branch point and the leaf keep a line of their own.
+//!
 //! A child that is a piece of its parent's turn ([`flags::PIECE`]: the dead end
 //! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
 //! before the real children, so that one turn reads as one turn and not as a fork.
 
 use super::Format;
-use super::render::preview_line;
+use super::render::{PREVIEW_CHARS, preview_line, truncate_chars};
 use super::session::{Session, flags};
 use std::io;
 
@@ -247,6 +253,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
     }
     let mut kids: Vec<u32> = Vec::new();
     let mut pieces: Vec<u32> = Vec::new();
+    let mut run: Vec<u32> = Vec::new();
     // The gutters of the last line drawn, and what they were drawn for.
     let mut prefix: Vec<u8> = Vec::new();
     let mut prefix_of: Option<(Gutters, usize, isize, bool)> = None;
@@ -290,7 +297,42 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
             out.extend_from_slice(s.id_string(f.node).as_bytes());
         }
         out.push(b' ');
-        out.extend_from_slice(previews.get(f.node).as_bytes());
+        // A run of entries drawn as one line (Claude Code's attachments): the first
+        // entry's id, then what each of them is.
+        run.clear();
+        run.push(f.node);
+        if s.joins_tree_runs(f.node) && Some(f.node) != leaf {
+            while let Some(c) = only_child(s, *run.last().expect("non-empty"))
+                && s.joins_tree_runs(c)
+                && Some(c) != leaf
+            {
+                run.push(c);
+            }
+        }
+        if run.len() > 1 {
+            let last = *run.last().expect("non-empty");
+            let mut line = format!("attachments ×{} to ", run.len());
+            line.push_str(&match s.alias(last) {
+                Some(a) => a.to_string(),
+                None => s.id_string(last),
+            });
+            line.push_str(": ");
+            let gists: Vec<String> = run
+                .iter()
+                .map(|&m| {
+                    let p = previews.get(m);
+                    truncate_chars(p.strip_prefix("attachment ").unwrap_or(p), RUN_ITEM_CHARS)
+                })
+                .collect();
+            line.push_str(&gists.join("; "));
+            out.extend_from_slice(truncate_chars(&one_line(&line), RUN_CHARS).as_bytes());
+        } else {
+            out.extend_from_slice(previews.get(f.node).as_bytes());
+        }
+        let f = Frame {
+            node: *run.last().expect("non-empty"),
+            ..f
+        };
         if let Some(l) = s.label_of(f.node) {
             out.extend_from_slice(format!("  [label: {}]", one_line(l)).as_bytes());
         }
@@ -364,6 +406,18 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// The longest line a run of entries drawn as one gets (characters).
+const RUN_CHARS: usize = 4 * PREVIEW_CHARS;
+/// The most one entry of such a run takes of it.
+const RUN_ITEM_CHARS: usize = 48;
+
+/// The one child of `i`, if it has exactly one (a piece of a turn counts).
+fn only_child(s: &Session, i: u32) -> Option<u32> {
+    let mut it = s.children(i);
+    let c = it.next()?;
+    it.next().is_none().then_some(c)
 }
 
 fn one_line(s: &str) -> String {

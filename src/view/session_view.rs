@@ -293,7 +293,12 @@ struct TreeCache {
     /// drawing alive between them: the read that drew it holds it here, with the bytes
     /// served since, until as many bytes as it has were read (or the next change).
     held: Option<(Arc<Vec<u8>>, usize)>,
+    /// The drawing, when at most [`KEEP_TREE_BYTES`], until the next change.
+    kept: Option<Arc<Vec<u8>>>,
 }
+
+/// The largest `tree` drawing kept between opens.
+const KEEP_TREE_BYTES: usize = 4 << 20;
 
 /// The bytes of a file, shared with the cache they came from: no copy per open or read.
 #[derive(Clone)]
@@ -341,8 +346,9 @@ enum Handle {
         generation: u64,
     },
     /// `tree`, opened once its drawing is known: drawn again on the first read that
-    /// reaches us (the kernel serves the rest from its page cache).
-    Tree(Option<Arc<Vec<u8>>>),
+    /// reaches us (the kernel serves the rest from its page cache), in the inode
+    /// generation of the open.
+    Tree(Option<Arc<Vec<u8>>>, u64),
     Write {
         target: WriteTarget,
         /// What the file holds for this descriptor from offset `start` on: the text
@@ -897,6 +903,11 @@ impl SessionView {
         let t = Arc::new(tree::render_tree(&st.s)?);
         cache.size = Some(t.len() as u64);
         cache.drawn = Arc::downgrade(&t);
+        // Every open reads through us: a drawing of moderate size is kept until the
+        // next change, so that `cat tree` twice draws once.
+        if t.len() <= KEEP_TREE_BYTES {
+            cache.kept = Some(t.clone());
+        }
         if hold {
             cache.held = Some((t.clone(), 0));
         }
@@ -1448,22 +1459,24 @@ impl SessionView {
             });
         }
         if node == Node::Tree {
-            // The kernel may keep what it reads, so that drawing the tree again is
-            // needed only after a change (which forgets the drawing and drops the
-            // kernel's pages, see `apply_change`). Drawn before: nothing to do until a
-            // read reaches us. Not drawn yet: draw it now, so that its size is known;
-            // the kernel asked for the size as 0 at lookup, but its attributes never
-            // stay valid (TTL 0), and a read past the size it knows makes it ask again
-            // before reading.
+            // Every read of a descriptor comes to us (direct I/O) and is cut from the
+            // one drawing it started with: the kernel's pages cannot mix drawings.
+            // They could: its pages of the old drawing outlive a change until the
+            // invalidation lands, while the size it serves them up to is the new one
+            // (attributes are never cached), and a reply to a read made just before
+            // a change can refill them after it. Drawn before: the drawing is taken
+            // on the first read (kept for a while, see `tree_bytes`). Not drawn yet:
+            // draw it now, so that its size is known (the kernel asked for it as 0 at
+            // lookup).
             let drawn = st.tree.lock().size.is_some();
             let h = match drawn {
-                true => Handle::Tree(None),
-                false => Handle::Read(Content::Bytes(self.tree_bytes(&st, false)?)),
+                true => Handle::Tree(None, st.base),
+                false => Handle::Tree(Some(self.tree_bytes(&st, false)?), st.base),
             };
             return Ok(Opened {
                 fh: self.new_fh(h),
-                keep_cache: true,
-                direct_io: false,
+                keep_cache: false,
+                direct_io: true,
             });
         }
         if let Node::E(idx, Slot::Fork) = node {
@@ -1475,10 +1488,11 @@ impl SessionView {
             });
         }
         let keep_cache = match node {
-            // Its text changes with the session: read afresh at every open.
-            Node::Name => false,
-            Node::SessionJson
-            | Node::RootReply
+            // Its text changes with the session: read afresh at every open. So does
+            // `session.json`'s when the file is replaced (a fixed inode, unlike an
+            // entry's: the kernel could keep the old text past the reload).
+            Node::Name | Node::SessionJson => false,
+            Node::RootReply
             | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply | Slot::EntryJson) => true,
             // A Claude Code context can change as lines are appended.
             Node::E(_, Slot::Context | Slot::ContextJson) => st.s.contexts_settled(),
@@ -1544,11 +1558,11 @@ impl SessionView {
         if fh == NO_HANDLE {
             return self.read_unopened(i, offset, size);
         }
-        {
+        let generation = {
             let h = self.handles.lock();
             match h.get(&fh) {
                 Some(Handle::Read(d)) => return Ok(slice_of(d, offset, size)),
-                Some(Handle::Tree(Some(d))) => return Ok(slice_of(d, offset, size)),
+                Some(Handle::Tree(Some(d), _)) => return Ok(slice_of(d, offset, size)),
                 // Opened for reading and writing: what this descriptor holds.
                 Some(Handle::Write { buf, start, .. }) => {
                     return Ok(match offset.checked_sub(*start) {
@@ -1573,14 +1587,22 @@ impl SessionView {
                     }
                     return Ok(out);
                 }
-                Some(Handle::Tree(None)) => {}
+                Some(Handle::Tree(None, generation)) => *generation,
                 None => return Err(Error::Io(libc::EBADF)),
             }
-        }
+        };
         // Not under the handles' lock: drawing takes the session's.
-        let t = self.tree_bytes(&self.state.read(), false)?;
+        let t = {
+            let st = self.state.read();
+            // The kernel served the start of this descriptor from its pages, drawn
+            // before the file was replaced: the rest must not come from the new one.
+            if st.base != generation && offset > 0 {
+                return Err(Error::Stale);
+            }
+            self.tree_bytes(&st, false)?
+        };
         let out = slice_of(&t, offset, size);
-        if let Some(Handle::Tree(d @ None)) = self.handles.lock().get_mut(&fh) {
+        if let Some(Handle::Tree(d @ None, _)) = self.handles.lock().get_mut(&fh) {
             *d = Some(t);
         }
         Ok(out)

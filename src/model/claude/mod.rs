@@ -24,9 +24,11 @@
 //!
 //! Every node is an entry, under its `parentUuid`, in file order of indexing but linked
 //! only once everything is indexed (a child can come before its parent). A
-//! `compact_boundary` hangs under its `logicalParentUuid`, so a file stays one tree
-//! across compactions; when that node is not in the file (a `/branch` copy starts at a
-//! boundary) the boundary is a root, without a complaint. `progress` lines (older
+//! `compact_boundary` (`parentUuid: null`) hangs under its `logicalParentUuid`, so a
+//! file stays one tree across compactions; when that node is not in the file (a
+//! 2.1.197 `/branch` copy starts at a boundary) the boundary is a root, without a
+//! complaint. A boundary with a `parentUuid` (2.1.332's `/branch` copies the path from
+//! the root and links the boundary to the line before it) hangs there. `progress` lines (older
 //! builds) are not entries: a child of one hangs under the progress line's parent, as
 //! in Claude Code's loader.
 //!
@@ -179,6 +181,10 @@ pub struct State {
     pub agent_name: Option<String>,
     pub custom_title: Option<String>,
     pub ai_title: Option<String>,
+    /// `customTitle` of the side file `<sessionId>/custom-title.json` (2.1.332 writes
+    /// it with `/rename` and `/branch NAME`), and the file's identity when read.
+    pub title_file: Option<String>,
+    title_file_sig: Option<FileSig>,
     /// `summary` lines by `leafUuid`.
     pub summaries: HashMap<IdKey, String, IdBuild>,
     /// The first `sessionId` seen on a line.
@@ -224,6 +230,28 @@ pub struct Side {
     pub rooted: bool,
 }
 
+/// What tells a small side file's versions apart: device, inode, size, mtime (ns).
+type FileSig = (u64, u64, u64, i128);
+
+fn file_sig(path: &std::path::Path) -> Option<FileSig> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let mtime = m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128;
+    Some((m.dev(), m.ino(), m.len(), mtime))
+}
+
+/// `<dir>/<sessionId>/custom-title.json` beside the session file `path`.
+pub fn title_file_path(path: &std::path::Path) -> std::path::PathBuf {
+    path.with_extension("").join("custom-title.json")
+}
+
+/// The `customTitle` of a `custom-title.json` (`{"customTitle","by","at"}`); `None`
+/// for a file that is not such an object (it is Claude Code's, not ours to judge).
+fn parse_title_file(bytes: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    v.get("customTitle")?.as_str().map(str::to_string)
+}
+
 /// What indexing a line gives the shared index.
 #[derive(Debug)]
 pub enum Outcome {
@@ -242,7 +270,8 @@ pub enum Outcome {
     Note(Severity, ProblemKind),
 }
 
-/// Metadata line types Claude Code 2.1.197 reads or writes (its `Ncc` table).
+/// Metadata line types Claude Code reads or writes: 2.1.197's `Ncc` table and what
+/// 2.1.332 added. A line of one of these types is no entry and no problem.
 pub const METADATA_TYPES: &[&str] = &[
     "summary",
     "custom-title",
@@ -270,6 +299,22 @@ pub const METADATA_TYPES: &[&str] = &[
     "marble-origami-commit",
     "marble-origami-snapshot",
     "marble-origami-reset",
+    // Written by 2.1.332 (CLAUDE-FORMAT.md "2.1.332: what changed", B): request
+    // records, costs, tools used, file backups; none is part of the tree.
+    "atis-latch",
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "cost-state",
+    "tools-used",
+    "file-history-delta",
+    // Read or written by the 2.1.332 binary, not produced in any run.
+    "repl-mode",
+    "session-owner",
+    "memory-mode",
+    "hybrid-organization",
+    "derived-from",
+    "data-flow-records",
 ];
 
 /// Node line types.
@@ -292,6 +337,35 @@ pub fn looks_like_claude(raw: &[u8]) -> bool {
 }
 
 impl State {
+    /// Has `custom-title.json` beside the session file `path` changed (appeared,
+    /// gone, rewritten) since [`read_title_file`](Self::read_title_file) read it?
+    pub fn title_file_moved(&self, path: &std::path::Path) -> bool {
+        file_sig(&title_file_path(path)) != self.title_file_sig
+    }
+
+    /// Reads `custom-title.json` beside the session file `path` if it changed;
+    /// whether it did. A file that cannot be read or parsed gives no title.
+    pub fn read_title_file(&mut self, path: &std::path::Path) -> bool {
+        let p = title_file_path(path);
+        let sig = file_sig(&p);
+        if sig == self.title_file_sig {
+            return false;
+        }
+        self.title_file_sig = sig;
+        self.title_file = sig
+            .and_then(|_| std::fs::read(&p).ok())
+            .and_then(|b| parse_title_file(&b));
+        self.changed();
+        true
+    }
+
+    /// Does a compaction boundary of the file list `id` among the messages it keeps?
+    pub fn is_preserved(&self, id: IdKey) -> bool {
+        self.preserved
+            .values()
+            .any(|p| p.all.contains(&id) || p.list.as_ref().is_some_and(|(_, u)| u.contains(&id)))
+    }
+
     /// The interned `message.id`.
     fn msg_id(&mut self, s: &str) -> u32 {
         if let Some(&k) = self.msg_ids.get(s) {
@@ -439,13 +513,18 @@ impl State {
             self.replies.entry(msg_id).or_default().push(next);
         }
         // The tree shows a boundary under the node the conversation continued from.
+        // A boundary that names a parent of its own (2.1.332's `/branch` copies the
+        // path from the root, the boundary linked to the line before it) stays there:
+        // its logical parent is a line after it in that copy.
         let mut flags = 0u8;
         let mut parent_id = parent;
         if boundary {
-            if let Some(l) = h.logical_parent_uuid.as_str().filter(|l| !l.is_empty()) {
+            if parent.is_none()
+                && let Some(l) = h.logical_parent_uuid.as_str().filter(|l| !l.is_empty())
+            {
                 parent_id = ids.intern(l);
+                flags |= eflags::SOFT_PARENT;
             }
-            flags |= eflags::SOFT_PARENT;
             if let Some(p) = preserved_of(raw, ids).filter(Preserved::is_some) {
                 self.preserved.insert(next, p);
             }
@@ -754,7 +833,8 @@ pub fn session_json(s: &Session, st: &State) -> String {
     out
 }
 
-/// Claude Code's title rule (`_2e`): `agent-name` ‖ `custom-title` ‖ `ai-title` ‖ the
+/// Claude Code's title rule (`_2e`): `agent-name` ‖ `custom-title` (the line, else
+/// the side file `custom-title.json`) ‖ `ai-title` ‖ the
 /// `summary` of the leaf ‖ the first prompt of the current chain ‖ the first 8
 /// characters of the session id; XML-like tags removed, trimmed.
 pub fn title(s: &Session, st: &State) -> Option<String> {
@@ -772,6 +852,8 @@ pub fn title(s: &Session, st: &State) -> Option<String> {
     });
     let t = pick(&st.agent_name)
         .or_else(|| pick(&st.custom_title))
+        // The side file outlives the line when an in-place rewrite drops it.
+        .or_else(|| pick(&st.title_file))
         .or_else(|| pick(&st.ai_title))
         .or_else(|| summary.filter(|x| !x.is_empty()))
         .or_else(|| {
@@ -1076,3 +1158,5 @@ fn mark_subtree(entries: &mut [Entry], k: u32) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_332;

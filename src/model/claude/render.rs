@@ -98,31 +98,244 @@ pub fn render_entry(v: &Value, x: &Extra) -> String {
             join_chunks(&chunks)
         }
         "system" => render_system(v),
-        "attachment" => {
-            let a = v.get("attachment").cloned().unwrap_or(Value::Null);
-            let msgs = super::api::attachment_messages(&a);
-            let mut out = format!("[attachment {}]\n", text_of(a.get("type")));
-            let texts: Vec<String> = msgs
-                .iter()
-                .map(|m| {
-                    let c = m.get("message").and_then(|m| m.get("content"));
-                    let t = join_chunks(&content_chunks(c, false, &mut 0, x));
-                    super::api::unwrap_reminder(t.trim_end_matches('\n')).to_string()
-                })
-                .collect();
-            if texts.iter().all(|t| t.trim().is_empty()) {
-                out.push_str(&js_stringify_pretty(&a));
-            } else {
-                out.push_str(&texts.join("\n"));
-            }
-            out
-        }
+        "attachment" => render_attachment(v, x),
         _ => js_stringify_pretty(v),
     };
     if body.trim().is_empty() {
         "(no content)\n".to_string()
     } else {
         finish(body)
+    }
+}
+
+/// An attachment line: `[attachment TYPE]` (and how it is sent), then the text Claude
+/// Code sends for it: the `rendered` texts 2.1.332 stores with the line, else the text
+/// its renderers make of the attachment; a `prompt_snapshot` (never sent) shows the
+/// system prompt and tools it records; anything else its JSON.
+fn render_attachment(v: &Value, x: &Extra) -> String {
+    let a = v.get("attachment").cloned().unwrap_or(Value::Null);
+    let t = text_of(a.get("type"));
+    let stored: Vec<String> = match v.get("rendered") {
+        Some(Value::Array(rs)) => rs
+            .iter()
+            .map(|r| {
+                let c = r.get("content");
+                let t = join_chunks(&content_chunks(c, false, &mut 0, x));
+                unwrap_reminder(t.trim_end_matches('\n')).to_string()
+            })
+            .filter(|t| !t.trim().is_empty())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !stored.is_empty() {
+        let how = match v.get("renderedRole").and_then(Value::as_str) {
+            Some("user") => ", sent as user text",
+            Some("system") => ", sent as system text",
+            _ => "",
+        };
+        return format!("[attachment {t}{how}]\n{}", stored.join("\n\n"));
+    }
+    let texts: Vec<String> = super::api::attachment_messages(&a)
+        .iter()
+        .map(|m| {
+            let c = m.get("message").and_then(|m| m.get("content"));
+            let t = join_chunks(&content_chunks(c, false, &mut 0, x));
+            super::api::unwrap_reminder(t.trim_end_matches('\n')).to_string()
+        })
+        .collect();
+    if !texts.iter().all(|t| t.trim().is_empty()) {
+        return format!("[attachment {t}]\n{}", texts.join("\n"));
+    }
+    if t == "prompt_snapshot" {
+        return render_prompt_snapshot(&a);
+    }
+    let how = if NOT_SENT.contains(&t.as_str()) {
+        ": not sent to the model"
+    } else {
+        ""
+    };
+    let mut out = format!("[attachment {t}{how}]\n");
+    out.push_str(&js_stringify_pretty(&a));
+    out
+}
+
+/// Attachment types 2.1.332 writes that are never sent (CLAUDE-FORMAT.md, 2.1.332 D).
+const NOT_SENT: &[&str] = &["prompt_snapshot", "session_context"];
+
+/// `<system-reminder>\n…\n</system-reminder>` without its wrapper.
+fn unwrap_reminder(t: &str) -> &str {
+    t.strip_prefix("<system-reminder>\n")
+        .and_then(|r| r.strip_suffix("\n</system-reminder>"))
+        .unwrap_or(t)
+}
+
+/// A `prompt_snapshot` (2.1.332): the system prompt and tools of the requests made
+/// from here on, as recorded; the line itself is never sent.
+fn render_prompt_snapshot(a: &Value) -> String {
+    let mut parts =
+        vec!["[attachment prompt_snapshot: not sent to the model; the system prompt and tools of the requests from here]".to_string()];
+    if let Some(p) = a.get("cliPrefix").and_then(Value::as_str) {
+        parts.push(format!("[prompt prefix]\n{p}"));
+    }
+    match a.get("systemPrompt") {
+        Some(Value::Array(ps)) => {
+            let texts: Vec<String> = ps.iter().map(|p| text_of(Some(p))).collect();
+            parts.push(format!("[system prompt]\n{}", texts.join("\n")));
+        }
+        Some(Value::Null) | None => {}
+        Some(other) => parts.push(format!("[system prompt]\n{}", text_of(Some(other)))),
+    }
+    if let Some(Value::Array(tools)) = a.get("tools") {
+        for tool in tools {
+            // `schema` is the definition sent to the API (`name`, `description`,
+            // `input_schema`). Read in the shape of Pi's declarations, whose reading is
+            // shared.
+            let def = tool.get("schema").filter(|d| d.is_object()).unwrap_or(tool);
+            let pick = |k: &str| {
+                tool.get(k)
+                    .or_else(|| def.get(k))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            };
+            let decl = serde_json::json!({
+                "name": pick("name"),
+                "description": pick("description"),
+                "parameters": def
+                    .get("input_schema")
+                    .or_else(|| tool.get("input_schema"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            });
+            parts.push(crate::model::render::render_tool(&decl));
+        }
+    }
+    let flags: serde_json::Map<String, Value> = a
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| {
+                    !matches!(k.as_str(), "type" | "systemPrompt" | "tools" | "cliPrefix")
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !flags.is_empty() {
+        parts.push(format!(
+            "[settings]\n{}",
+            js_stringify_pretty(&Value::Object(flags))
+        ));
+    }
+    join_chunks(&parts)
+}
+
+/// What an attachment tells the model, in a few words, for `tree`: its type, then
+/// the gist (`model claude-opus-5-5 (Opus 5.5)`, `tools +Read +Edit`, `date
+/// 2026-12-01`). A run of attachments is drawn on one line of these.
+pub fn attachment_gist(v: &Value) -> String {
+    let a = v.get("attachment").unwrap_or(&Value::Null);
+    let t = text_of(a.get("type"));
+    let s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let names = |k: &str, sign: char| -> Vec<String> {
+        match a.get(k) {
+            Some(Value::Array(xs)) => xs
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|n| format!("{sign}{n}"))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let delta = |add: &str, remove: &str| -> String {
+        let mut v = names(add, '+');
+        v.extend(names(remove, '-'));
+        if v.is_empty() {
+            "(no change)".into()
+        } else {
+            v.join(" ")
+        }
+    };
+    let detail = match t.as_str() {
+        "environment" => {
+            let e = a.get("snapshot").unwrap_or(a);
+            let g = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+            let mut facts: Vec<&str> = [g("platform"), g("shell")]
+                .into_iter()
+                .filter(|x| !x.is_empty())
+                .collect();
+            if e.get("isGitRepo").and_then(Value::as_bool) == Some(true) {
+                facts.push("git repository");
+            }
+            let dir = g("workingDirectory");
+            match (dir.is_empty(), facts.is_empty()) {
+                (_, true) => dir.to_string(),
+                (true, false) => facts.join(", "),
+                (false, false) => format!("{dir} ({})", facts.join(", ")),
+            }
+        }
+        "model" => {
+            let id = a.get("identity");
+            let g = |k: &str| {
+                id.and_then(|i| i.get(k))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            };
+            match (g("modelId"), g("marketingName")) {
+                ("", "") => s("text"),
+                (m, "") => m.to_string(),
+                ("", n) => n.to_string(),
+                (m, n) => format!("{m} ({n})"),
+            }
+        }
+        "deferred_tools_delta" => return format!("tools {}", delta("addedNames", "removedNames")),
+        "agent_listing_delta" => return format!("agents {}", delta("addedTypes", "removedTypes")),
+        "skill_listing" => {
+            let names: Vec<&str> = a
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .lines()
+                .filter_map(|l| l.strip_prefix("- "))
+                .filter_map(|l| l.split(':').next())
+                .collect();
+            return format!("skills {}", names.join(", "))
+                .trim_end()
+                .to_string();
+        }
+        "date" => s("date"),
+        "remote_session_change" => return "git attribution".into(),
+        "prompt_snapshot" => {
+            let n = a.get("tools").and_then(Value::as_array).map(Vec::len);
+            return match n {
+                Some(n) => format!("prompt snapshot ({n} tools, not sent)"),
+                None => "prompt snapshot (not sent)".into(),
+            };
+        }
+        "compact_file_reference" | "file" | "new_file" => {
+            let d = s("displayPath");
+            if d.is_empty() { s("filename") } else { d }
+        }
+        _ => {
+            let text = s("text");
+            if !text.is_empty() {
+                text
+            } else {
+                match v.get("rendered") {
+                    Some(Value::Array(rs)) => rs
+                        .first()
+                        .and_then(|r| r.get("content"))
+                        .and_then(Value::as_str)
+                        .map(|c| unwrap_reminder(c).to_string())
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                }
+            }
+        }
+    };
+    if detail.is_empty() {
+        t
+    } else {
+        format!("{t} {detail}")
     }
 }
 
@@ -346,10 +559,7 @@ pub fn preview(v: &Value, kind: &str, x: &Extra) -> String {
                 _ => format!("{kind}: {}", text_of(v.get("content"))),
             }
         }
-        "attachment" => format!(
-            "{kind} {}",
-            text_of(v.get("attachment").and_then(|a| a.get("type")))
-        ),
+        "attachment" => format!("{kind} {}", attachment_gist(v)),
         _ => kind.to_string(),
     };
     truncate_chars(&one_line(&raw), PREVIEW_CHARS)
