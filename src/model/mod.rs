@@ -11,6 +11,7 @@
 //! * [`append`] writes new entries the way Pi does.
 //! * [`check`] reports what is wrong with a file.
 //! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
+//! * [`input`] is what sessionfs agrees to read (regular files, lines up to a bound).
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
 pub mod append;
@@ -21,6 +22,7 @@ pub mod content;
 pub mod context;
 pub mod format;
 pub mod id;
+pub mod input;
 pub mod json_view;
 pub mod kind;
 pub mod migrate;
