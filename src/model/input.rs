@@ -426,7 +426,10 @@ mod tests {
         let f = File::open(&p).unwrap();
         let t = std::time::Instant::now();
         assert_eq!(skip_line(&f, 0).unwrap(), ((8 << 30) + 2, true));
-        assert_eq!(skip_line(&f, (8 << 30) + 2).unwrap(), ((8 << 30) + 3, false));
+        assert_eq!(
+            skip_line(&f, (8 << 30) + 2).unwrap(),
+            ((8 << 30) + 3, false)
+        );
         let g = File::create(dir.path().join("hole-at-end")).unwrap();
         g.set_len(1 << 30).unwrap();
         assert_eq!(skip_line(&g, 0).unwrap(), (1 << 30, false));
