@@ -308,7 +308,6 @@ pub fn read_lines<E: From<io::Error>>(
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::unix::fs::FileExt as _;
 
     #[test]
     fn arguments_that_are_not_files_or_directories_are_refused() {
