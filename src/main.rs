@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use sessionfs::fuse;
-use sessionfs::model::check;
+use sessionfs::model::{check, input};
 use sessionfs::search;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +34,8 @@ enum Command {
         /// One JSON object per file, one per line.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Mount a session file, or a whole sessions directory, as a directory tree.
     ///
@@ -82,6 +84,8 @@ enum Command {
         /// discarding it.
         #[arg(long, value_name = "FILE", requires = "background")]
         log: Option<PathBuf>,
+        #[command(flatten)]
+        limits: Limits,
         /// Internal: the descriptor a --background parent waits on.
         #[arg(long, hide = true)]
         ready_fd: Option<i32>,
@@ -208,6 +212,28 @@ struct GrepArgs {
     /// Search with N threads (default: one per CPU).
     #[arg(long, value_name = "N", default_value_t = 0, hide_short_help = true)]
     threads: usize,
+    #[command(flatten)]
+    limits: Limits,
+}
+
+/// What every command that reads sessions accepts about their size.
+#[derive(clap::Args)]
+struct Limits {
+    /// The longest line read (bytes; K, M and G suffixes allowed; 1MiB to 1GiB). A
+    /// longer line is not an entry: it is reported as too long and skipped, without
+    /// ever being held in memory, which stays bounded by the index plus one such line.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_max_line, hide_short_help = true)]
+    max_line: usize,
+}
+
+impl Limits {
+    fn apply(&self) {
+        input::set_max_line(self.max_line);
+    }
+}
+
+fn parse_max_line(s: &str) -> Result<usize, String> {
+    input::valid_max_line(fuse::mount::parse_size(s)?)
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -221,8 +247,18 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { files, json } => run_check(&files, json),
-        Command::Grep(a) => run_grep(a),
+        Command::Check {
+            files,
+            json,
+            limits,
+        } => {
+            limits.apply();
+            run_check(&files, json)
+        }
+        Command::Grep(a) => {
+            a.limits.apply();
+            run_grep(a)
+        }
         Command::Fork { session, entry } => run_fork(&session, &entry),
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
@@ -241,8 +277,10 @@ fn main() -> ExitCode {
             max_reply,
             max_index_memory,
             log,
+            limits,
             ready_fd,
         } => {
+            limits.apply();
             if file.is_none() && looks_like_a_session_file(&mount_point) {
                 use clap::CommandFactory;
                 let mut cli = Cli::command();
@@ -299,27 +337,36 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     // (path, Some(report) when known without reading it)
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
-        if a.is_dir() {
-            let found = check::session_files(a);
-            if found.is_empty() {
-                // Nothing to check is not a clean bill of health.
-                let why = "a directory with no .jsonl file in it".to_string();
-                files.push((a.clone(), Some(check::Report::Unreadable(why))));
+        match input::argument(a) {
+            Ok(input::Argument::Dir) => {
+                let found = check::session_files(a);
+                if found.is_empty() {
+                    // Nothing to check is not a clean bill of health.
+                    let why = "a directory with no .jsonl file in it".to_string();
+                    files.push((a.clone(), Some(check::Report::Unreadable(why))));
+                }
+                files.extend(found.into_iter().map(|f| (f, None)));
             }
-            files.extend(found.into_iter().map(|f| (f, None)));
-        } else {
-            files.push((a.clone(), None));
+            Ok(input::Argument::File) => files.push((a.clone(), None)),
+            // A device or a FIFO is never read; a missing file is reported as before.
+            Err(refusal) if a.exists() => {
+                files.push((a.clone(), Some(check::Report::Refused(refusal.0))));
+            }
+            Err(_) => files.push((a.clone(), None)),
         }
     }
     for (f, known) in files {
         let r = known.unwrap_or_else(|| check::check(&f));
-        if json {
+        if let (check::Report::Refused(why), false) = (&r, json) {
+            // Word for word what `mount` says of it.
+            eprintln!("sessionfs: {why}");
+        } else if json {
             println!("{}", check::to_json(&f, &r));
         } else {
             print!("{}", check::to_text(&f, &r));
         }
         let c = match &r {
-            check::Report::Unreadable(_) => 2,
+            check::Report::Unreadable(_) | check::Report::Refused(_) => 2,
             _ if r.has_problems() => 1,
             _ => 0,
         };

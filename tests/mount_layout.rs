@@ -1093,6 +1093,56 @@ fn invalid_utf8_fails_in_write_and_appends_nothing() {
     assert_eq!(fs::read(&m.file).unwrap(), before, "something was appended");
 }
 
+/// A reply is text, or nothing: a NUL is refused as bytes that are not UTF-8 are
+/// (`EILSEQ` from write(2)), a reply of whitespace only fails its close with `ENOMSG`
+/// (an agent's prompt box ignores a blank prompt), and each refusal says why in the
+/// log. `name` refuses a NUL the same way.
+#[test]
+fn a_nul_or_a_blank_reply_appends_nothing_and_says_why() {
+    let m = Mount::new("small.jsonl");
+    let before = fs::read(&m.file).unwrap();
+    let reply = m.path(&format!("{INNER_DIR}/reply"));
+    let out = run(
+        "bash",
+        &["-c", &format!("printf 'a\\000b' > {INNER_DIR}/reply")],
+        &m.mnt,
+    );
+    assert!(
+        out.stderr
+            .contains("Invalid or incomplete multibyte or wide character"),
+        "{out:?}"
+    );
+    let err = common::write_then_close(&reply, b"text \0 with a NUL").unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EILSEQ), "{err}");
+    let err = common::write_then_close(&m.path("reply"), b"\n\n").unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOMSG), "{err}");
+    let err = common::write_then_close(&reply, " \t\u{a0}\n \n".as_bytes()).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOMSG), "{err}");
+    // The shell does not report an error from close; nothing is appended all the same.
+    sh(&format!("printf '\\n\\n' > {INNER_DIR}/reply"), &m.mnt);
+    // As before: nothing, or one newline, is no reply and no mistake.
+    common::write_then_close(&reply, b"").unwrap();
+    common::write_then_close(&reply, b"\n").unwrap();
+    let name = fs::read_to_string(m.path("name")).unwrap();
+    let err = common::write_then_close(&m.path("name"), b"new\0name").unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EILSEQ), "{err}");
+    assert_eq!(fs::read_to_string(m.path("name")).unwrap(), name);
+    assert_eq!(fs::read(&m.file).unwrap(), before, "something was appended");
+    let log = m.stderr_text();
+    for said in [
+        &format!("the reply to {INNER} refused (EILSEQ): the text holds a NUL byte"),
+        "a reply at the root refused (ENOMSG): the text is only whitespace",
+        &format!("the reply to {INNER} refused (ENOMSG): the text is only whitespace"),
+        "the name refused (EILSEQ): the text holds a NUL byte",
+    ] {
+        assert!(log.contains(said), "{said:?} not in the log: {log}");
+    }
+    // Text is still taken.
+    common::write_then_close(&reply, b"  indented\n").unwrap();
+    let after = fs::read_to_string(&m.file).unwrap();
+    assert!(after.contains("\"text\":\"  indented\""), "{after}");
+}
+
 #[test]
 fn a_multibyte_character_split_across_writes_is_accepted() {
     let m = Mount::new("small.jsonl");

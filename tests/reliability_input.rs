@@ -59,10 +59,15 @@ fn sh_within(script: &str, cwd: &Path, limit: Duration) -> (i32, String, String)
 /// Mounts `text` as a session, checks that find and grep -r finish cleanly, runs
 /// `more` on the mount, and checks the file is unchanged.
 fn mounted(text: &[u8], limit: Duration, more: impl FnOnce(&Mount)) {
+    mounted_with(text, &[], limit, more)
+}
+
+/// As [`mounted`], with more arguments for `sessionfs mount`.
+fn mounted_with(text: &[u8], args: &[&str], limit: Duration, more: impl FnOnce(&Mount)) {
     let dir = tempdir();
     let file: PathBuf = dir.path().join("s.jsonl");
     std::fs::write(&file, text).unwrap();
-    let m = Mount::start(dir, file.clone(), &[]);
+    let m = Mount::start(dir, file.clone(), args);
     let (code, out, err) = sh_within("find . | wc -l", &m.mnt, limit);
     assert_eq!((code, err.as_str()), (0, ""), "find failed");
     assert!(
@@ -93,7 +98,31 @@ fn a_100_mb_line() {
         user("aaaaaaa1", None, &big),
         user("aaaaaaa2", Some("aaaaaaa1"), "after")
     );
-    mounted(text.as_bytes(), Duration::from_secs(120), |m| {
+    // Past the default bound on a line (64 MiB): reported as too long and skipped,
+    // never read whole; its child is a root.
+    let dir = tempdir();
+    let file = dir.path().join("s.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let (code, out, _) = sh_within(
+        &format!("{} check s.jsonl", common::bin()),
+        dir.path(),
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("s.jsonl:2: warning: line of 84.")
+            && out.contains(
+                " MiB, longer than the 64 MiB a line may hold (--max-line): skipped, not read"
+            ),
+        "{out}"
+    );
+    assert!(
+        out.contains("s.jsonl:3: warning: parent aaaaaaa1 is not in the file"),
+        "{out}"
+    );
+    // Under a bound above it, it reads as any entry.
+    let args = ["--max-line", "128MiB"];
+    mounted_with(text.as_bytes(), &args, Duration::from_secs(120), |m| {
         let (code, out, _) = sh_within(
             "wc -c < aaaaaaa1/user; grep -c NEEDLE-AT-THE-END aaaaaaa1/user",
             &m.mnt,

@@ -276,29 +276,24 @@ fn check_agents() -> Result<Vec<(&'static str, PathBuf)>, Failure> {
 /// directory.
 fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
     let shown = file.display();
-    let meta = match fs::metadata(file) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(Failure::new(
-                exit::FILE,
-                format!("{shown}: no such file or directory"),
-            ));
-        }
-        Err(e) => return Err(Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e)))),
-    };
-    if !meta.is_file() && !meta.is_dir() {
+    if let Err(e) = fs::metadata(file)
+        && e.kind() == io::ErrorKind::NotFound
+    {
         return Err(Failure::new(
             exit::FILE,
-            format!("{shown} is neither a regular file nor a directory"),
+            format!("{shown}: no such file or directory"),
         ));
     }
+    // The check every command makes of what it is given to read.
+    let is_dir = crate::model::input::argument(file).map_err(|r| Failure::new(exit::FILE, r.0))?
+        == crate::model::input::Argument::Dir;
     let abs = fs::canonicalize(file)
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
-    if meta.is_dir() {
+    if is_dir {
         fs::read_dir(&abs)
             .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
     }
-    Ok((abs, meta.is_dir()))
+    Ok((abs, is_dir))
 }
 
 /// Lets the process keep one descriptor per loaded session: raises the soft limit on
@@ -994,6 +989,8 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
     cmd.arg("--max-reply").arg(args.max_reply.to_string());
     cmd.arg("--max-index-memory")
         .arg(args.max_index_memory.to_string());
+    cmd.arg("--max-line")
+        .arg(crate::model::input::max_line().to_string());
     cmd.arg("--ready-fd").arg(ready_fd.to_string());
     cmd.stdin(Stdio::null()).stdout(Stdio::null());
     match &args.log {

@@ -142,6 +142,45 @@ pub fn sanitize_name(name: &str) -> String {
     js_trim(&out).to_string()
 }
 
+/// Why text written to `reply` or `name` appends nothing: a reply is text, or nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Bytes that are not UTF-8: sessionfs never writes a byte the user did not write,
+    /// and replacing them would.
+    NotUtf8,
+    /// A NUL byte. JSON could carry it (`\u0000`), but neither agent's prompt box sends
+    /// one: a terminal delivers no NUL in typed or pasted text, and text holding one
+    /// is binary data written to the wrong file.
+    Nul,
+    /// A reply of whitespace only, which an agent's prompt box ignores (Pi and Claude
+    /// Code trim a prompt and send nothing when nothing is left).
+    Blank,
+}
+
+impl Refused {
+    /// Why, for the log.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Refused::NotUtf8 => "the text is not UTF-8",
+            Refused::Nul => "the text holds a NUL byte, which no agent's prompt sends",
+            Refused::Blank => "the text is only whitespace, which an agent's prompt box ignores",
+        }
+    }
+}
+
+/// Bytes just written to `reply` or `name`: refused when they hold a NUL.
+/// (UTF-8 is judged over the whole text, since a character may span two writes.)
+pub fn refuse_written(bytes: &[u8]) -> Option<Refused> {
+    memchr::memchr(0, bytes).map(|_| Refused::Nul)
+}
+
+/// A reply's text as it will be sent: nothing when it is only whitespace, as an
+/// agent's prompt box does with a blank prompt (`Some(Refused::Blank)`). An empty text
+/// (`: > reply`, `echo > reply`) is no reply either, but no mistake: `None`.
+pub fn refuse_reply(text: &str) -> Option<Refused> {
+    (!text.is_empty() && js_trim(text).is_empty()).then_some(Refused::Blank)
+}
+
 /// JavaScript's `String.prototype.trim` (whitespace and line terminators).
 pub fn js_trim(s: &str) -> &str {
     let ws = |c: char| c.is_whitespace() || c == '\u{FEFF}';
@@ -444,6 +483,16 @@ unsafe fn write_line_fd(fd: i32, line: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_is_text_or_nothing() {
+        assert_eq!(refuse_reply(""), None);
+        assert_eq!(refuse_reply("hi\n"), None);
+        assert_eq!(refuse_reply(" \n\t\u{a0}\u{feff}"), Some(Refused::Blank));
+        assert_eq!(refuse_reply("\n"), Some(Refused::Blank));
+        assert_eq!(refuse_written(b"a\0b"), Some(Refused::Nul));
+        assert_eq!(refuse_written("é\t\x1b[0m".as_bytes()), None);
+    }
 
     #[test]
     fn a_line_never_glues_onto_a_torn_tail() {

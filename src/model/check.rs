@@ -9,6 +9,9 @@ use std::path::Path;
 pub enum Report {
     /// The file could not be read at all (exit code 2).
     Unreadable(String),
+    /// Named on the command line, but neither a regular file nor a directory (a device,
+    /// a FIFO): never opened (exit code 2). The message names the path, as `mount`'s.
+    Refused(String),
     /// The file is not a Pi session (no valid header).
     NotASession(String),
     Checked(Box<Summary>),
@@ -38,7 +41,7 @@ impl Report {
     /// Has the file anything worse than notes?
     pub fn has_problems(&self) -> bool {
         match self {
-            Report::Unreadable(_) | Report::NotASession(_) => true,
+            Report::Unreadable(_) | Report::Refused(_) | Report::NotASession(_) => true,
             Report::Checked(s) => s.problems.iter().any(|p| p.severity >= Severity::Warning),
         }
     }
@@ -242,6 +245,24 @@ pub fn describe(p: &ProblemKind) -> String {
         ProblemKind::UnknownLine(t) => {
             format!("unknown line type {t:?} without an id (kept in the file, not shown)")
         }
+        ProblemKind::TooLong {
+            bytes,
+            limit,
+            ended: true,
+        } => format!(
+            "line of {}, longer than the {} a line may hold (--max-line): skipped, not read",
+            super::input::human_bytes(*bytes),
+            super::input::human_bytes(*limit)
+        ),
+        ProblemKind::TooLong {
+            bytes,
+            limit,
+            ended: false,
+        } => format!(
+            "last line ({} so far, no final newline) is longer than the {} a line may hold (--max-line): not read",
+            super::input::human_bytes(*bytes),
+            super::input::human_bytes(*limit)
+        ),
         ProblemKind::UnterminatedLastLine {
             bytes,
             parses: true,
@@ -299,6 +320,7 @@ pub fn to_text(path: &Path, r: &Report) -> String {
     let p = path.display();
     match r {
         Report::Unreadable(e) => format!("{p}: error: cannot read: {e}\n"),
+        Report::Refused(why) => format!("sessionfs: {why}\n"),
         Report::NotASession(e) => format!("{p}: error: {e}\n"),
         Report::Checked(s) => {
             let mut out = String::new();
@@ -355,7 +377,9 @@ pub fn to_text(path: &Path, r: &Report) -> String {
 pub fn to_json(path: &Path, r: &Report) -> Value {
     let file = path.display().to_string();
     match r {
-        Report::Unreadable(e) => json!({"file": file, "ok": false, "readable": false, "error": e}),
+        Report::Unreadable(e) | Report::Refused(e) => {
+            json!({"file": file, "ok": false, "readable": false, "error": e})
+        }
         Report::NotASession(e) => {
             json!({"file": file, "ok": false, "readable": true, "session": false, "error": e})
         }
@@ -403,6 +427,8 @@ fn kind_word(p: &ProblemKind) -> &'static str {
         ProblemKind::UnknownType(_) => "unknown-type",
         ProblemKind::LabelTargetMissing { .. } => "label-target-missing",
         ProblemKind::UnknownLine(_) => "unknown-line",
+        ProblemKind::TooLong { ended: true, .. } => "line-too-long",
+        ProblemKind::TooLong { ended: false, .. } => "last-line-too-long",
         ProblemKind::UnterminatedLastLine { parses: true, .. } => "unterminated-last-line",
         ProblemKind::UnterminatedLastLine { parses: false, .. } => "torn-last-line",
         ProblemKind::ContextEdit { what, .. } => match what {

@@ -12,6 +12,7 @@
 //!   session file, the way each agent forks.
 //! * [`check`] reports what is wrong with a file.
 //! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
+//! * [`input`] is what sessionfs agrees to read (regular files, lines up to a bound).
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
 pub mod append;
@@ -23,6 +24,7 @@ pub mod context;
 pub mod fork;
 pub mod format;
 pub mod id;
+pub mod input;
 pub mod json_view;
 pub mod kind;
 pub mod migrate;

@@ -26,6 +26,7 @@
 use super::context::js_date_ms as parse_iso_ms;
 pub use super::format::Format;
 use super::id::{IdBuild, IdKey, IdTable};
+use super::input::Line;
 use super::kind::{KNOWN_TYPES, KindId, KindTable};
 use super::scan::{Field, LineError, LineHead};
 use std::collections::{HashMap, HashSet};
@@ -299,6 +300,13 @@ pub enum ProblemKind {
     },
     /// A line that is not an entry, of a type the format does not know.
     UnknownLine(String),
+    /// A line longer than the bound on lines (`model::input::max_line`): skipped, never
+    /// read whole. `ended`: it has its `\n` (otherwise it is the last line, unfinished).
+    TooLong {
+        bytes: u64,
+        limit: u64,
+        ended: bool,
+    },
     /// The last line has no `\n`: Pi's next append would be glued onto it.
     UnterminatedLastLine {
         bytes: u64,
@@ -395,7 +403,6 @@ const BOM_BEFORE_HEADER: &str = "a session header behind a byte order mark (BOM,
      remove those three bytes";
 const BOM_BEFORE_LINE: &str = "the line starts with a byte order mark (BOM, the bytes \
      EF BB BF), which JSON does not allow";
-const READ_CHUNK: usize = 1 << 20;
 const FINGERPRINT: u64 = 64;
 
 /// The index of one session file. See the module docs.
@@ -453,11 +460,9 @@ impl Session {
     /// Loads and indexes the session file at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Session, LoadError> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path)?;
+        // A device or a FIFO is refused, never read (or waited on).
+        let file = super::input::open_regular(&path)?;
         let md = file.metadata()?;
-        if md.is_dir() {
-            return Err(LoadError::Io(io::Error::from_raw_os_error(libc::EISDIR)));
-        }
         let mut s = Session {
             path,
             file,
@@ -1362,72 +1367,97 @@ impl Session {
     /// Reads from `scanned` to the end of the file and indexes every complete line.
     /// Returns whether the tree was rebuilt and which parents gained children.
     fn scan(&mut self, initial: bool) -> Result<(bool, Vec<u32>), LoadError> {
-        self.problems
-            .retain(|p| !matches!(p.what, ProblemKind::UnterminatedLastLine { .. }));
+        self.problems.retain(|p| {
+            !matches!(
+                p.what,
+                ProblemKind::UnterminatedLastLine { .. }
+                    | ProblemKind::TooLong { ended: false, .. }
+            )
+        });
         let first_new = self.entries.len();
         let mut header_found = !initial;
         let file = self.file.try_clone()?;
-        // `buf[..filled]` holds file bytes from offset `base`; complete lines are
-        // indexed straight out of it and only the unfinished last line is moved.
-        let mut buf: Vec<u8> = vec![0u8; READ_CHUNK];
-        let mut filled = 0usize;
-        let mut base = self.scanned;
-        loop {
-            if filled == buf.len() {
-                // One line longer than the buffer: grow it.
-                buf.resize(buf.len() * 2, 0);
-            }
-            let n = read_at_some(&file, &mut buf[filled..], base + filled as u64)?;
-            if n == 0 {
-                break;
-            }
-            let scan_from = filled;
-            filled += n;
-            let mut start = 0usize;
-            let mut search = scan_from;
-            while let Some(nl) = memchr::memchr(b'\n', &buf[search..filled]) {
-                let end = search + nl;
-                let off = base + start as u64;
-                self.index_line(&buf[start..end], off, &mut header_found)?;
-                start = end + 1;
-                search = start;
-            }
-            buf.copy_within(start..filled, 0);
-            filled -= start;
-            base += start as u64;
-            self.scanned = base;
-        }
-        let buf = &buf[..filled];
-        self.tail = buf.len() as u64;
+        let max = super::input::max_line();
+        // An unterminated line too long to hold, met last time, is not read again.
+        let long_tail = (self.tail > max as u64).then_some(self.tail);
+        let tail =
+            super::input::read_lines(&file, self.scanned, long_tail, max, |line| match line {
+                Line::Whole { bytes, offset } => self.index_line(bytes, offset, &mut header_found),
+                Line::TooLong { len, .. } => {
+                    let line = self.next_line;
+                    self.next_line += 1;
+                    self.note(
+                        line,
+                        Severity::Warning,
+                        ProblemKind::TooLong {
+                            bytes: len,
+                            limit: max as u64,
+                            ended: true,
+                        },
+                    );
+                    Ok(())
+                }
+            })?;
+        self.scanned = tail.offset;
+        self.tail = tail.len;
         self.take_fingerprint()?;
         if initial && !header_found {
             if self.tail == 0 && self.next_line == 1 {
                 return Err(LoadError::Empty);
             }
-            let (line, reason) = if self.tail > 0 && self.next_line == 1 {
-                (1, "the file holds one unterminated line and no header")
+            let too_long = |what: &str| {
+                format!(
+                    "{what} of {} (longer than the {} a line may hold), and no header",
+                    super::input::human_bytes(self.tail),
+                    super::input::human_bytes(max as u64)
+                )
+            };
+            let (line, reason) = if tail.bytes.is_none() && self.next_line == 1 {
+                (1, too_long("the file holds one unterminated line"))
+            } else if tail.bytes.is_none() {
+                (self.next_line, too_long("an unterminated last line"))
+            } else if self.tail > 0 && self.next_line == 1 {
+                (
+                    1,
+                    "the file holds one unterminated line and no header".into(),
+                )
             } else if self.tail > 0 {
                 (
                     self.next_line,
-                    "an unterminated last line, and no header before it",
+                    "an unterminated last line, and no header before it".into(),
                 )
             } else {
-                (1, "every line is blank")
+                (1, "every line is blank".into())
             };
             // Any line that parsed would have been judged a header or not already.
-            return Err(self.refused(line, reason.to_string(), false));
+            return Err(self.refused(line, reason, false));
         }
-        if self.tail > 0 {
-            let parses = LineHead::parse(buf).is_ok();
-            let line = self.next_line;
-            self.note(
-                line,
-                Severity::Warning,
-                ProblemKind::UnterminatedLastLine {
-                    bytes: self.tail,
-                    parses,
-                },
-            );
+        match &tail.bytes {
+            _ if self.tail == 0 => {}
+            Some(b) => {
+                let parses = LineHead::parse(b).is_ok();
+                let line = self.next_line;
+                self.note(
+                    line,
+                    Severity::Warning,
+                    ProblemKind::UnterminatedLastLine {
+                        bytes: self.tail,
+                        parses,
+                    },
+                );
+            }
+            None => {
+                let line = self.next_line;
+                self.note(
+                    line,
+                    Severity::Warning,
+                    ProblemKind::TooLong {
+                        bytes: self.tail,
+                        limit: max as u64,
+                        ended: false,
+                    },
+                );
+            }
         }
         self.scan_sides()?;
         // Link the new entries into the tree.
@@ -1775,32 +1805,23 @@ impl Session {
                 st.add_side(p)?;
             }
         }
+        let max = super::input::max_line();
         for k in 0..st.sides.len() {
-            let (data, base) = {
-                let sd = &st.sides[k];
-                let Ok(file) = File::open(&sd.path) else {
-                    continue;
-                };
-                let mut data = Vec::new();
-                let mut pos = sd.scanned;
-                let mut chunk = vec![0u8; READ_CHUNK];
-                loop {
-                    let n = read_at_some(&file, &mut chunk, pos)?;
-                    if n == 0 {
-                        break;
-                    }
-                    data.extend_from_slice(&chunk[..n]);
-                    pos += n as u64;
-                }
-                (data, sd.scanned)
+            let Ok(file) = File::open(&st.sides[k].path) else {
+                continue;
             };
-            let mut start = 0usize;
-            while let Some(nl) = memchr::memchr(b'\n', &data[start..]) {
-                let end = start + nl;
-                let raw = &data[start..end];
-                let off = base + start as u64;
+            let from = st.sides[k].scanned;
+            let tail = super::input::read_lines::<io::Error>(&file, from, None, max, |l| {
                 let line = st.sides[k].next_line;
                 st.sides[k].next_line += 1;
+                // A line too long to hold is no entry, as a malformed one.
+                let Line::Whole {
+                    bytes: raw,
+                    offset: off,
+                } = l
+                else {
+                    return Ok(());
+                };
                 let next = self.entries.len() as u32;
                 if let super::claude::Outcome::Entry {
                     id,
@@ -1828,9 +1849,9 @@ impl Session {
                     self.entries
                         .push(Entry::new(off, len, line, id, parent_id, ts, kind, flags));
                 }
-                start = end + 1;
-            }
-            st.sides[k].scanned = base + start as u64;
+                Ok(())
+            })?;
+            st.sides[k].scanned = tail.offset;
         }
         Ok(())
     }
@@ -2172,17 +2193,6 @@ impl Iterator for Children<'_> {
         let c = self.next;
         self.next = self.s.entries[c as usize].next_sibling;
         Some(c)
-    }
-}
-
-/// One `pread` at `pos`; retries on EINTR.
-fn read_at_some(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
-    loop {
-        match file.read_at(buf, pos) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
     }
 }
 

@@ -190,7 +190,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     };
     let mut trouble = false;
     for p in &problems {
-        eprintln!("sessionfs: {}: {}", p.path.display(), p.why);
+        eprintln!("sessionfs: {}", p.why);
         trouble = true;
     }
     let threads = match opts.threads {

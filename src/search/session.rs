@@ -27,12 +27,13 @@ use super::pattern::Pattern;
 use super::prefilter::Prefilter;
 use super::rules::{self, Rules};
 use crate::model::content::{self, Content, FULL_OUTPUT};
+use crate::model::input;
 use crate::model::sessions_dir::io_message as io_msg;
 use crate::model::{LoadError, Session};
 use crate::view::{MAX_IMAGES, entry_name};
 use serde_json::json;
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// A session as the search sees it.
@@ -160,7 +161,8 @@ pub struct Report {
 const CHUNK: usize = 256 << 10;
 
 /// Size of the reads of the raw scan: small enough for the data to stay in the CPU's
-/// cache between the read and the scan (a line longer than this grows the buffer).
+/// cache between the read and the scan (a line longer than this grows the buffer, up
+/// to the bound on lines, `model::input::max_line`).
 const BLOCK: usize = 256 << 10;
 
 /// What grep found in one content file of an entry.
@@ -224,7 +226,9 @@ struct Candidate {
 /// from the line alone, candidates are searched here, and those without a match are
 /// dropped (with `-c`, every entry is printed and all are kept).
 fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Vec<Candidate>>> {
-    let mut f = File::open(path)?;
+    // A device or a FIFO is refused, never read (or waited on).
+    let f = input::open_regular(path)?;
+    let max = input::max_line();
     if buf.len() < BLOCK {
         buf.resize(BLOCK, 0);
     }
@@ -235,11 +239,22 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
     let mut format: Option<(&Rules, &Prefilter)> = None;
     loop {
         if filled == buf.len() {
-            // A line longer than the buffer.
-            let n = buf.len() * 2;
+            if filled > max {
+                // A line longer than the bound is no entry (the index skips it too):
+                // pass it without holding it.
+                let (end, ended) = input::skip_line(&f, base + filled as u64)?;
+                if !ended {
+                    return Ok(format.map(|_| out));
+                }
+                base = end;
+                filled = 0;
+                continue;
+            }
+            // A line longer than the buffer, up to one byte past the bound.
+            let n = (buf.len() * 2).min(max + 1);
             buf.resize(n, 0);
         }
-        let n = match f.read(&mut buf[filled..]) {
+        let n = match f.read_at(&mut buf[filled..], base + filled as u64) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -309,7 +324,13 @@ pub fn search_file(
             error: true,
         }
     };
-    let candidates = match scan(&job.path, search, buf) {
+    let scanned = scan(&job.path, search, buf);
+    if buf.len() > 4 * BLOCK {
+        // A long line grew the buffer: give the room back before the next file.
+        buf.truncate(BLOCK);
+        buf.shrink_to_fit();
+    }
+    let candidates = match scanned {
         Ok(c) => c,
         Err(e) => return failed(io_msg(&e)),
     };

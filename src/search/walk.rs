@@ -3,17 +3,26 @@
 //! path prefix its hits get.
 
 use super::session::Job;
+use crate::model::input;
 use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
 use std::ffi::OsStr;
-use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// An argument that could not be searched: its path and why.
+/// An argument that could not be searched: its path, and the message (which names it).
 #[derive(Debug)]
 pub struct Problem {
     pub path: PathBuf,
     pub why: String,
+}
+
+impl Problem {
+    fn io(path: &Path, e: &std::io::Error) -> Problem {
+        Problem {
+            path: path.to_path_buf(),
+            why: format!("{}: {}", path.display(), io_msg(e)),
+        }
+    }
 }
 
 /// `a/b/` as `grep -r` prints it before a name: without trailing slashes.
@@ -47,16 +56,17 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
         } else {
             Vec::new()
         };
-        match fs::metadata(a) {
-            Ok(m) if m.is_dir() => dir_jobs(a, &prefix, &mut jobs, &mut problems),
-            Ok(_) => jobs.push(Job {
+        // A device or a FIFO is refused: reading it would never end, or never start.
+        match input::argument(a) {
+            Ok(input::Argument::Dir) => dir_jobs(a, &prefix, &mut jobs, &mut problems),
+            Ok(input::Argument::File) => jobs.push(Job {
                 path: a.clone(),
                 prefix,
                 explicit: true,
             }),
-            Err(e) => problems.push(Problem {
+            Err(r) => problems.push(Problem {
                 path: a.clone(),
-                why: io_msg(&e),
+                why: r.0,
             }),
         }
     }
@@ -80,10 +90,7 @@ fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<P
     let top = match sessions_dir::list(dir, true) {
         Ok(l) => l,
         Err(e) => {
-            problems.push(Problem {
-                path: dir.to_path_buf(),
-                why: io_msg(&e),
-            });
+            problems.push(Problem::io(dir, &e));
             return;
         }
     };
@@ -105,10 +112,7 @@ fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<P
                     });
                 }
             }
-            Err(e) => problems.push(Problem {
-                path: pdir,
-                why: io_msg(&e),
-            }),
+            Err(e) => problems.push(Problem::io(&pdir, &e)),
         }
     }
     for s in &top.sessions {
@@ -123,6 +127,7 @@ fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn prefixes() {

@@ -120,8 +120,10 @@ pub enum Error {
     Access,
     /// Read-only mount, or a v1 session.
     ReadOnly,
-    /// Text written to `reply`/`name` is not UTF-8.
+    /// Text written to `reply`/`name` is not UTF-8, or holds a NUL.
     NotUtf8,
+    /// A reply of whitespace only: no message (`ENOMSG`).
+    Blank,
     /// More than the reply size limit.
     TooBig,
     /// All writers together hold more unwritten text than the mount allows.
@@ -145,6 +147,7 @@ impl Error {
             Error::Access => libc::EACCES,
             Error::ReadOnly => libc::EROFS,
             Error::NotUtf8 => libc::EILSEQ,
+            Error::Blank => libc::ENOMSG,
             Error::TooBig => libc::EFBIG,
             Error::Quota => libc::EDQUOT,
             Error::TooManyOpen => libc::EMFILE,

@@ -43,7 +43,9 @@
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
 use super::names::{entry_name, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
-use crate::model::append::{NewEntry, merge, sanitize_name, write_line};
+use crate::model::append::{
+    NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
+};
 use crate::model::content::{self, FULL_OUTPUT};
 use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
@@ -1637,6 +1639,7 @@ impl SessionView {
     pub fn write(&self, _i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
         let mut h = self.handles.lock();
         let Some(Handle::Write {
+            target,
             buf,
             start,
             append,
@@ -1678,7 +1681,10 @@ impl SessionView {
         buf[at..at + over].copy_from_slice(&data[..over]);
         buf.extend_from_slice(&data[over..]);
         *changed = true;
-        if !utf8_so_far(buf) {
+        // Text, or nothing: the descriptor appends nothing once refused.
+        let refused = refuse_written(data).or((!utf8_so_far(buf)).then_some(Refused::NotUtf8));
+        if let Some(r) = refused {
+            self.log_refusal(target, r);
             return fail(failed, Error::NotUtf8);
         }
         // A full disk must show in write(2): the shell ignores errors from close.
@@ -1840,7 +1846,11 @@ impl SessionView {
             *base = 0;
             let text = match String::from_utf8(bytes) {
                 Ok(t) => t,
-                Err(_) => return Err(Error::NotUtf8),
+                // A character cut short by the close.
+                Err(_) => {
+                    self.log_refusal(target, Refused::NotUtf8);
+                    return Err(Error::NotUtf8);
+                }
             };
             let target = match target {
                 WriteTarget::Reply(p) => WriteTarget::Reply(p.clone()),
@@ -1852,6 +1862,10 @@ impl SessionView {
         let text = text.strip_suffix('\n').unwrap_or(&text);
         match target {
             WriteTarget::Reply(parent) => {
+                if let Some(r) = refuse_reply(text) {
+                    self.log_refusal(&WriteTarget::Reply(parent.clone()), r);
+                    return Err(Error::Blank);
+                }
                 if text.is_empty() {
                     return Ok(());
                 }
@@ -1864,6 +1878,26 @@ impl SessionView {
             WriteTarget::Fork => Ok(String::new()),
         }
         .map(|_| ())
+    }
+
+    /// Says in the log why text written through a descriptor appends nothing (the
+    /// writer sees only an errno).
+    fn log_refusal(&self, target: &WriteTarget, r: Refused) {
+        let file = match target {
+            WriteTarget::Reply(Some(id)) => format!("the reply to {id}"),
+            WriteTarget::Reply(None) => "a reply at the root".to_string(),
+            WriteTarget::Name => "the name".to_string(),
+        };
+        let errno = if r == Refused::Blank {
+            "ENOMSG"
+        } else {
+            "EILSEQ"
+        };
+        log::warn!(
+            "{}: {file} refused ({errno}): {}; nothing appended",
+            self.path.display(),
+            r.reason()
+        );
     }
 
     /// Whether process `pid` still holds this session's `name` open through a
