@@ -381,18 +381,18 @@ fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
         eprintln!("sessionfs: {msg}");
         ExitCode::from(code)
     };
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => {}
-        Ok(_) => {
+    match sessionfs::model::input::argument(path) {
+        Ok(sessionfs::model::input::Argument::File) => {}
+        Ok(sessionfs::model::input::Argument::Dir) => {
             return fail(
                 2,
                 format!(
-                    "{}: not a regular file (give a session .jsonl file)",
+                    "{} is a directory: fork takes one session file (a .jsonl)",
                     path.display()
                 ),
             );
         }
-        Err(e) => return fail(2, format!("{}: {e}", path.display())),
+        Err(refusal) => return fail(2, refusal.to_string()),
     }
     let s = match sessionfs::model::Session::open(path) {
         Ok(s) => s,

@@ -225,14 +225,17 @@ fn the_command_says_what_is_wrong() {
     );
     let (code, _, err) = sessionfs_fork(&[dir.path().to_str().unwrap(), "6c93bccf"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("not a regular file"), "{err}");
+    assert!(err.contains("is a directory"), "{err}");
     let fifo = dir.path().join("pipe.jsonl");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let (code, _, err) = sessionfs_fork(&[fifo.to_str().unwrap(), "6c93bccf"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("not a regular file"), "{err}");
+    assert!(
+        err.contains("neither a regular file nor a directory"),
+        "{err}"
+    );
     let (code, _, err) = sessionfs_fork(&[dir.path().join("nope.jsonl").to_str().unwrap(), "x"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("No such file"), "{err}");
