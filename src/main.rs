@@ -125,6 +125,41 @@ enum Command {
     /// Reads the session files directly: no mount, no FUSE, no root.
     #[command(after_long_help = search::HELP)]
     Grep(GrepArgs),
+    /// Print the tokens and cost of sessions, ccusage-style, with each session's
+    /// current branch, branches and dead ends; no mount needed
+    #[command(after_long_help = USAGE_HELP)]
+    Usage {
+        /// Session files or sessions directories (default: Pi's and Claude Code's)
+        #[arg(value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Group by session (with its branches), project, day (UTC) or model
+        #[arg(long, value_enum, default_value = "session")]
+        by: UsageBy,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        /// Price table in LiteLLM's model_prices_and_context_window.json format
+        /// (default: the snapshot shipped with sessionfs)
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
+    },
+}
+
+const USAGE_HELP: &str = "\
+Pi's costs are the ones Pi recorded; Claude Code's are its tokens priced with the table \
+(a model the table lacks shows its tokens and an unknown cost, never zero). A reply \
+copied into another session (a fork) counts once, in the session that started first. \
+Through a mount, every entry has `usage` (its own, and the total from the root to it), \
+and the session root has `usage` and `usage.json` (see docs/LAYOUT.md, Usage).
+
+Exit status: 0 done, 2 a FILE or DIR could not be read.";
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum UsageBy {
+    Session,
+    Project,
+    Day,
+    Model,
 }
 
 #[derive(clap::Args)]
@@ -200,6 +235,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { files, json } => run_check(&files, json),
         Command::Grep(a) => run_grep(a),
+        Command::Usage {
+            paths,
+            by,
+            json,
+            prices,
+        } => run_usage(&paths, by, json, prices.as_deref()),
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -302,6 +343,113 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
         code = code.max(c);
     }
     ExitCode::from(code)
+}
+
+fn run_usage(
+    paths: &[PathBuf],
+    by: UsageBy,
+    json: bool,
+    prices: Option<&std::path::Path>,
+) -> ExitCode {
+    use sessionfs::model::usage::{prices::Prices, report};
+    let table = match prices {
+        Some(p) => match Prices::load(p) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("sessionfs: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Prices::snapshot(),
+    };
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let add_dir = |d: &std::path::Path, prefix: &str, files: &mut Vec<(PathBuf, String)>| {
+        match report::files_of_dir(d) {
+            Ok(found) => {
+                files.extend(found.into_iter().map(|(f, p)| {
+                    let p = match (prefix.is_empty(), p.is_empty()) {
+                        (true, _) => p,
+                        (false, true) => prefix.to_string(),
+                        (false, false) => format!("{prefix}/{p}"),
+                    };
+                    (f, p)
+                }));
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "{}: {}",
+                d.display(),
+                sessionfs::model::sessions_dir::io_message(&e)
+            )),
+        }
+    };
+    if paths.is_empty() {
+        match sessionfs::model::sessions_dir::agents() {
+            Ok(agents) => {
+                for (folder, d) in agents {
+                    if let Err(e) = add_dir(&d, folder, &mut files) {
+                        eprintln!("sessionfs: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("sessionfs: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    for p in paths {
+        // The same refusal as `mount` gives (a shared check is on its way; this is the
+        // minimal one: a FIFO or a device would block or never end).
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                eprintln!("sessionfs: {}: no such file or directory", p.display());
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!(
+                    "sessionfs: {}: {}",
+                    p.display(),
+                    sessionfs::model::sessions_dir::io_message(&e)
+                );
+                return ExitCode::from(2);
+            }
+        };
+        if meta.is_dir() {
+            if let Err(e) = add_dir(p, "", &mut files) {
+                eprintln!("sessionfs: {e}");
+                return ExitCode::from(2);
+            }
+        } else if meta.is_file() {
+            let project = p
+                .parent()
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((p.clone(), project));
+        } else {
+            eprintln!(
+                "sessionfs: {} is neither a regular file nor a directory",
+                p.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let by = match by {
+        UsageBy::Session => report::By::Session,
+        UsageBy::Project => report::By::Project,
+        UsageBy::Day => report::By::Day,
+        UsageBy::Model => report::By::Model,
+    };
+    let r = report::build(&files, &table);
+    if json {
+        print!("{}", r.json(by));
+    } else {
+        print!("{}", r.text(by));
+    }
+    ExitCode::SUCCESS
 }
 
 fn run_grep(a: GrepArgs) -> ExitCode {

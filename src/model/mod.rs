@@ -11,6 +11,7 @@
 //! * [`append`] writes new entries the way Pi does.
 //! * [`check`] reports what is wrong with a file.
 //! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
+//! * [`usage`] sums the tokens and cost entries record, per entry, branch and session.
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
 pub mod append;
@@ -30,6 +31,7 @@ pub mod session;
 pub mod sessions_dir;
 pub mod time;
 pub mod tree;
+pub mod usage;
 
 pub use append::{AppendError, NewEntry};
 pub use format::Format;
