@@ -4,7 +4,8 @@
 //! Each reply is counted once over all the files given: Claude Code's `--fork-session`
 //! and `/branch` copy lines into a new file with the same `message.id` and
 //! `requestId`, but the request was made (and billed) once. Such a reply counts in the
-//! session that started first (earliest line; then path order); in the others it is
+//! session that started first (the timestamp of its file's first line that has one,
+//! which for a fork is when the fork was made; then path order); in the others it is
 //! shown as `copied`. A session's branches and dead ends are the file's own: a fork's
 //! branch includes the history it copied, which is what it cost to get there.
 
@@ -34,8 +35,13 @@ pub struct SessionRow {
     /// The file name without `.jsonl`.
     pub session: String,
     pub agent: &'static str,
+    /// The earliest and latest timestamps of its entries.
     pub first: i64,
     pub last: i64,
+    /// When the file was started: the timestamp of its first line that has one
+    /// (metadata lines included). A fork's file starts when the fork is made, even
+    /// though the lines it copied keep their old timestamps.
+    pub started: i64,
     /// What counts here (each reply once over all files).
     pub usage: Usage,
     /// What the file records that counts in another session (a fork's copy).
@@ -45,7 +51,7 @@ pub struct SessionRow {
     pub branches: Vec<(String, bool, Usage)>,
     pub cost_state: Option<super::CostState>,
     /// The records that count here, with their entry's timestamp.
-    records: Vec<(i64, Record)>,
+    pub records: Vec<(i64, Record)>,
 }
 
 /// A file that could not be read as a session.
@@ -63,8 +69,24 @@ pub struct Report {
     pub prices: String,
 }
 
+/// Which session counts a reply that several files hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attribution {
+    /// The session whose file started first (the timestamp of its first line; then
+    /// path order): the one the fork copied from. `sessionfs usage` counts so.
+    FirstStarted,
+    /// The first file in path order, whichever session that is: ccusage 20's rule
+    /// (kept to compare with it; a fork named before its source takes its history).
+    PathOrder,
+}
+
 /// Reads every file (`(path, project)`), in the order given.
 pub fn build(files: &[(PathBuf, String)], prices: &Prices) -> Report {
+    build_with(files, prices, Attribution::FirstStarted)
+}
+
+/// [`build`], choosing who counts a reply several files hold.
+pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attribution) -> Report {
     struct Loaded {
         row: SessionRow,
         keyed: Vec<(Option<(String, String)>, i64, Record)>,
@@ -117,6 +139,7 @@ pub fn build(files: &[(PathBuf, String)], prices: &Prices) -> Report {
                 agent: s.format().name(),
                 first,
                 last,
+                started: started(path).unwrap_or(first),
                 usage: Usage::default(),
                 copied: Usage::default(),
                 dead_ends: total.minus(&current),
@@ -130,9 +153,13 @@ pub fn build(files: &[(PathBuf, String)], prices: &Prices) -> Report {
     }
     // Who counts a reply found in several files: the session that started first.
     let mut order: Vec<usize> = (0..loaded.len()).collect();
-    order.sort_by(|&a, &b| {
-        (loaded[a].row.first, &loaded[a].row.path).cmp(&(loaded[b].row.first, &loaded[b].row.path))
-    });
+    match rule {
+        Attribution::FirstStarted => order.sort_by(|&a, &b| {
+            (loaded[a].row.started, &loaded[a].row.path)
+                .cmp(&(loaded[b].row.started, &loaded[b].row.path))
+        }),
+        Attribution::PathOrder => order.sort_by(|&a, &b| loaded[a].row.path.cmp(&loaded[b].row.path)),
+    }
     let mut owner: HashMap<(String, String), usize> = HashMap::new();
     for &k in &order {
         for (key, _, _) in &loaded[k].keyed {
@@ -157,6 +184,33 @@ pub fn build(files: &[(PathBuf, String)], prices: &Prices) -> Report {
         skipped,
         prices: prices.source.clone(),
     }
+}
+
+/// The timestamp of the first line of `path` that has one (read from its first MiB).
+fn started(path: &Path) -> Option<i64> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 20)
+        .read_to_end(&mut buf)
+        .ok()?;
+    for line in buf.split(|&b| b == b'\n') {
+        if memchr::memmem::find(line, b"\"timestamp\"").is_none() {
+            continue;
+        }
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let Some(ms) = v
+            .get("timestamp")
+            .and_then(|t| t.as_str())
+            .and_then(crate::model::context::js_date_ms)
+        {
+            return Some(ms);
+        }
+    }
+    None
 }
 
 /// One line of a grouped report.
