@@ -20,6 +20,9 @@ pub const LEAF: Ino = 6;
 pub const BRANCHES: Ino = 7;
 pub const LABELS: Ino = 8;
 pub const ID_DIR: Ino = 9;
+/// `cost` and `cost.json` at the root: the session's usage.
+pub const COST: Ino = 10;
+pub const COST_JSON: Ino = 11;
 
 /// First number for label symlinks.
 pub const LABEL_BASE: Ino = 64;
@@ -59,12 +62,18 @@ pub enum Slot {
     EditedByLink,
     /// `.id/ID/edited-by`.
     EditedByFlatLink,
+    /// `.id/ID/cost`, `.id/ID/cost.json`: the entry's usage and the total to it.
+    Cost,
+    CostJson,
+    /// The symlinks of the same names in the nested directory.
+    CostLink,
+    CostJsonLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
 }
 
-/// Images an entry can show (slots 16..64).
-pub const MAX_IMAGES: u32 = (SLOTS - 16) as u32;
+/// Images an entry can show (slots 20..64).
+pub const MAX_IMAGES: u32 = (SLOTS - 20) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -85,7 +94,11 @@ impl Slot {
             Slot::ReplyLink => 13,
             Slot::EditedByLink => 14,
             Slot::EditedByFlatLink => 15,
-            Slot::Image(n) => 15 + n as u64,
+            Slot::Cost => 16,
+            Slot::CostJson => 17,
+            Slot::CostLink => 18,
+            Slot::CostJsonLink => 19,
+            Slot::Image(n) => 19 + n as u64,
         }
     }
 
@@ -107,7 +120,11 @@ impl Slot {
             13 => Slot::ReplyLink,
             14 => Slot::EditedByLink,
             15 => Slot::EditedByFlatLink,
-            n => Slot::Image((n - 15) as u32),
+            16 => Slot::Cost,
+            17 => Slot::CostJson,
+            18 => Slot::CostLink,
+            19 => Slot::CostJsonLink,
+            n => Slot::Image((n - 19) as u32),
         }
     }
 }
@@ -148,6 +165,8 @@ mod tests {
             Slot::ReplyLink,
             Slot::EditedByLink,
             Slot::EditedByFlatLink,
+            Slot::Cost,
+            Slot::CostJsonLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
         ] {

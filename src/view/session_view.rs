@@ -48,7 +48,7 @@ use crate::model::content::{self, FULL_OUTPUT};
 use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
-use crate::model::{AppendError, Format, LoadError, tree};
+use crate::model::{AppendError, Format, LoadError, tree, usage};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -120,6 +120,10 @@ const CONTEXT_CACHE_BYTES: usize = 8 << 20;
 /// writers at the size limit cannot exhaust memory.
 const MAX_PENDING: usize = 256 << 20;
 
+/// What a usage table was read from: inode base, reload generation, bytes and entries
+/// indexed (a subagent's lines add entries, not bytes of the main file).
+type UsageKey = (u64, u64, u64, usize);
+
 /// Every inode the view can name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
@@ -132,6 +136,8 @@ enum Node {
     Branches,
     Labels,
     IdDir,
+    /// `cost` (false) or `cost.json` (true) at the root.
+    Cost(bool),
     Label(String),
     E(u32, Slot),
 }
@@ -390,6 +396,9 @@ pub struct SessionView {
     /// has left `rendered` (a writable mount's kernel asks again after every read).
     kind_sizes: Mutex<(u64, Vec<u32>)>,
     contexts: Mutex<Lru<Ctx>>,
+    /// The usage of every entry, for the state of the file it was read from
+    /// (`UsageKey`): `cost` files are made from it.
+    usage: Mutex<Option<(UsageKey, Arc<usage::Table>)>>,
     sink: InvalidationSink,
 }
 
@@ -476,6 +485,7 @@ impl SessionView {
             rendered: Mutex::new(Lru::new(64, RENDERED_CACHE_BYTES)),
             kind_sizes: Mutex::new((base, Vec::new())),
             contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
+            usage: Mutex::new(None),
             sink: InvalidationSink::default(),
         })
     }
@@ -567,6 +577,8 @@ impl SessionView {
         change: &Change,
     ) -> Vec<Invalidation> {
         let mut invs = vec![
+            Invalidation::Inode(ino::COST),
+            Invalidation::Inode(ino::COST_JSON),
             Invalidation::Inode(ino::TREE),
             Invalidation::Inode(ino::LEAF),
             Invalidation::Inode(ino::BRANCHES),
@@ -707,6 +719,8 @@ impl SessionView {
             ino::BRANCHES => Node::Branches,
             ino::LABELS => Node::Labels,
             ino::ID_DIR => Node::IdDir,
+            ino::COST => Node::Cost(false),
+            ino::COST_JSON => Node::Cost(true),
             _ => match decode_entry(st.base, i) {
                 None => {
                     let labels = self.label_inos.lock();
@@ -799,6 +813,8 @@ impl SessionView {
             v.push(("entry.json".into(), Slot::EntryJson));
             v.push(("context".into(), Slot::Context));
             v.push(("context.json".into(), Slot::ContextJson));
+            v.push(("cost".into(), Slot::Cost));
+            v.push(("cost.json".into(), Slot::CostJson));
             if s.entry(idx).parent != NIL {
                 v.push(("parent".into(), Slot::ParentLink));
             }
@@ -809,6 +825,8 @@ impl SessionView {
             v.push(("entry.json".into(), Slot::EntryJsonLink));
             v.push(("context".into(), Slot::ContextLink));
             v.push(("context.json".into(), Slot::ContextJsonLink));
+            v.push(("cost".into(), Slot::CostLink));
+            v.push(("cost.json".into(), Slot::CostJsonLink));
             if edited {
                 v.push(("edited-by".into(), Slot::EditedByLink));
             }
@@ -871,6 +889,42 @@ impl SessionView {
     /// The `tree` file, rendered once per change of the session.
     /// With `hold`, a drawing made now is kept until it has been read whole (see
     /// [`TreeCache::held`]).
+    /// The usage of every entry of the session as it is now (read once per state of
+    /// the file, with the process's price table).
+    fn usage_table(&self, st: &State) -> Arc<usage::Table> {
+        let s = &st.s;
+        let key = (
+            st.base,
+            s.generation(),
+            s.scanned_bytes(),
+            s.entries().len(),
+        );
+        let mut c = self.usage.lock();
+        if let Some((k, t)) = &*c
+            && *k == key
+        {
+            return t.clone();
+        }
+        let t = Arc::new(usage::Table::build(s, &usage::prices::global()));
+        *c = Some((key, t.clone()));
+        t
+    }
+
+    /// What a `cost` file holds (root: the session; in an entry: the entry and the
+    /// total to it).
+    fn cost_bytes(&self, st: &State, node: &Node) -> Result<Vec<u8>> {
+        let t = self.usage_table(st);
+        let s = &st.s;
+        Ok(match *node {
+            Node::Cost(false) => t.session_text(s),
+            Node::Cost(true) => t.session_json(s),
+            Node::E(idx, Slot::Cost) => t.entry_text(s, idx),
+            Node::E(idx, Slot::CostJson) => t.entry_json(s, idx),
+            _ => return Err(Error::Invalid),
+        }
+        .into_bytes())
+    }
+
     fn tree_bytes(&self, st: &State, hold: bool) -> Result<Arc<Vec<u8>>> {
         let mut cache = st.tree.lock();
         if let Some(t) = cache.drawn.upgrade() {
@@ -1000,6 +1054,13 @@ impl SessionView {
                 SHORT,
             ),
             Node::IdDir => dir(header_time, 0o555, FOREVER),
+            // Changes with every append: read afresh (see `open_file_as`).
+            Node::Cost(_) => file(
+                self.cost_bytes(st, node)?.len() as u64,
+                time_of(last_ts),
+                0o444,
+                SHORT,
+            ),
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
                 let t = format!("../.id/{}", entry_name(s, target));
@@ -1052,6 +1113,21 @@ impl SessionView {
                     ),
                     Slot::ContextJsonLink => link(
                         self.symlink_to_id(st, idx, "context.json").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
+                    // A Claude Code reply still being written changes the usage of its
+                    // first line and the totals below it: short-lived.
+                    Slot::Cost | Slot::CostJson => {
+                        file(self.cost_bytes(st, node)?.len() as u64, mtime, 0o444, SHORT)
+                    }
+                    Slot::CostLink => link(
+                        self.symlink_to_id(st, idx, "cost").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
+                    Slot::CostJsonLink => link(
+                        self.symlink_to_id(st, idx, "cost.json").len() as u64,
                         mtime,
                         FOREVER,
                     ),
@@ -1116,6 +1192,8 @@ impl SessionView {
                 "branches" => Some((ino::BRANCHES, Node::Branches)),
                 "labels" => Some((ino::LABELS, Node::Labels)),
                 ".id" => Some((ino::ID_DIR, Node::IdDir)),
+                "cost" => Some((ino::COST, Node::Cost(false))),
+                "cost.json" => Some((ino::COST_JSON, Node::Cost(true))),
                 _ => Self::entry_by_name(s, name, Some(NIL))
                     .filter(|&e| s.entry(e).parent == NIL)
                     .map(|e| {
@@ -1171,6 +1249,7 @@ impl SessionView {
             | Node::SessionJson
             | Node::Name
             | Node::Tree
+            | Node::Cost(_)
             | Node::RootReply
             | Node::Leaf
             | Node::Label(_) => {
@@ -1195,6 +1274,8 @@ impl SessionView {
                 Slot::EntryJsonLink => self.symlink_to_id(&st, idx, "entry.json"),
                 Slot::ContextLink => self.symlink_to_id(&st, idx, "context"),
                 Slot::ContextJsonLink => self.symlink_to_id(&st, idx, "context.json"),
+                Slot::CostLink => self.symlink_to_id(&st, idx, "cost"),
+                Slot::CostJsonLink => self.symlink_to_id(&st, idx, "cost.json"),
                 Slot::ReplyLink => self.symlink_to_id(&st, idx, "reply"),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
                 Slot::ChildLink => format!("../{}", id_of(idx)).into_bytes(),
@@ -1239,10 +1320,12 @@ impl SessionView {
         }
         match node {
             Node::Root => {
-                let fixed: [(&str, u64, FileKind); 8] = [
+                let fixed: [(&str, u64, FileKind); 10] = [
                     ("session.json", ino::SESSION_JSON, FileKind::File),
                     ("name", ino::NAME, FileKind::File),
                     ("tree", ino::TREE, FileKind::File),
+                    ("cost", ino::COST, FileKind::File),
+                    ("cost.json", ino::COST_JSON, FileKind::File),
                     ("reply", ino::ROOT_REPLY, FileKind::File),
                     ("leaf", ino::LEAF, FileKind::Symlink),
                     ("branches", ino::BRANCHES, FileKind::Dir),
@@ -1283,6 +1366,8 @@ impl SessionView {
                         Slot::EntryJsonLink
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
+                        | Slot::CostLink
+                        | Slot::CostJsonLink
                         | Slot::ReplyLink
                         | Slot::ParentLink
                         | Slot::EditedByLink
@@ -1431,7 +1516,7 @@ impl SessionView {
         }
         let keep_cache = match node {
             // Its text changes with the session: read afresh at every open.
-            Node::Name => false,
+            Node::Name | Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson) => false,
             Node::SessionJson
             | Node::RootReply
             | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply | Slot::EntryJson) => true,
@@ -1483,6 +1568,9 @@ impl SessionView {
             }
             Node::E(idx, Slot::Context) => Content::Bytes(self.context(st, idx, false)?.text()),
             Node::E(idx, Slot::ContextJson) => Content::Bytes(self.context(st, idx, true)?.json()),
+            Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson) => {
+                bytes(self.cost_bytes(st, node)?)
+            }
             Node::Root
             | Node::IdDir
             | Node::Branches

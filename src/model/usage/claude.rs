@@ -41,14 +41,18 @@ pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
     // Each file in line order (a side file's lines come after the main file's).
     idx.sort_by_key(|&i| (!s.in_main_file(i), s.entry(i).line));
     for i in idx {
-        let Ok(bytes) = s.entry_bytes(i) else { continue };
+        let Ok(bytes) = s.entry_bytes(i) else {
+            continue;
+        };
         if memchr::memmem::find(&bytes, b"\"usage\"").is_none() {
             continue;
         }
         let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
             continue;
         };
-        let Some(r) = record(&v, prices) else { continue };
+        let Some(r) = record(&v, prices) else {
+            continue;
+        };
         let m = v.get("message");
         let mid = m
             .and_then(|m| m.get("id"))
@@ -95,7 +99,11 @@ pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
         }
     }
     t.cost_state = cost_state(s);
-    debug_assert!(t.counted_at.iter().all(|&c| c == NIL || (c as usize) < t.own.len()));
+    debug_assert!(
+        t.counted_at
+            .iter()
+            .all(|&c| c == NIL || (c as usize) < t.own.len())
+    );
 }
 
 /// The record of one `assistant` line, if it has a usage (and is no `<synthetic>` line).

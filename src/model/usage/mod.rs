@@ -21,8 +21,8 @@ pub mod pi;
 pub mod prices;
 pub mod report;
 
-use crate::model::session::{NIL, Session};
 use crate::model::Format;
+use crate::model::session::{NIL, Session};
 use prices::Prices;
 use std::fmt::Write as _;
 
@@ -169,11 +169,7 @@ impl Usage {
             if self.requests == 1 { "" } else { "s" }
         );
         if !self.unpriced_models.is_empty() {
-            let _ = write!(
-                s,
-                " (no price for {})",
-                self.unpriced_models.join(", ")
-            );
+            let _ = write!(s, " (no price for {})", self.unpriced_models.join(", "));
         }
         s
     }
@@ -381,11 +377,7 @@ impl Table {
                 }
             }
             (None, c) if c != NIL => {
-                let _ = writeln!(
-                    out,
-                    "entry: part of a reply counted at {}",
-                    s.id_string(c)
-                );
+                let _ = writeln!(out, "entry: part of a reply counted at {}", s.id_string(c));
             }
             _ => out.push_str("entry: none\n"),
         }
@@ -432,11 +424,20 @@ impl Table {
         let _ = writeln!(out, "session: {}", total.line());
         let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
         if let Some(l) = s.leaf() {
-            let _ = writeln!(out, "current branch ({}): {}", s.id_string(l), current.line());
+            let _ = writeln!(
+                out,
+                "current branch ({}): {}",
+                s.id_string(l),
+                current.line()
+            );
         }
         let _ = writeln!(out, "dead ends: {}", total.minus(&current).line());
         for (l, u) in self.branches(s) {
-            let mark = if Some(l) == s.leaf() { " (current)" } else { "" };
+            let mark = if Some(l) == s.leaf() {
+                " (current)"
+            } else {
+                ""
+            };
             let _ = writeln!(out, "branch {}{mark}: {}", s.id_string(l), u.line());
         }
         for (m, u) in self.by_model() {
@@ -455,7 +456,11 @@ impl Table {
                 group(cs.tokens.output),
                 group(cs.tokens.cache_read),
                 group(cs.tokens.cache_write),
-                if cs.unknown_model_cost { ", some model's cost unknown to it" } else { "" }
+                if cs.unknown_model_cost {
+                    ", some model's cost unknown to it"
+                } else {
+                    ""
+                }
             );
         }
         let _ = writeln!(out, "prices: {}", self.price_note());

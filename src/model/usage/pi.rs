@@ -24,7 +24,9 @@ pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
         if !s.entry(i).is_node() {
             continue;
         }
-        let Ok(bytes) = s.entry_bytes(i) else { continue };
+        let Ok(bytes) = s.entry_bytes(i) else {
+            continue;
+        };
         if memchr::memmem::find(&bytes, b"\"usage\"").is_none() {
             continue;
         }

@@ -93,9 +93,11 @@ impl Prices {
             );
         }
         if models.is_empty() {
-            return Err("no model in it has input_cost_per_token and output_cost_per_token \
+            return Err(
+                "no model in it has input_cost_per_token and output_cost_per_token \
                  (LiteLLM's model_prices_and_context_window.json format)"
-                .into());
+                    .into(),
+            );
         }
         let source = match obj
             .get("sessionfs_snapshot")
@@ -170,7 +172,8 @@ pub fn global() -> Arc<Prices> {
         return p.clone();
     }
     let mut g = global_cell().write().expect("prices lock");
-    g.get_or_insert_with(|| Arc::new(Prices::snapshot())).clone()
+    g.get_or_insert_with(|| Arc::new(Prices::snapshot()))
+        .clone()
 }
 
 /// Sets the table of this process (`--prices FILE`).

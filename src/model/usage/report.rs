@@ -158,7 +158,9 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
             (loaded[a].row.started, &loaded[a].row.path)
                 .cmp(&(loaded[b].row.started, &loaded[b].row.path))
         }),
-        Attribution::PathOrder => order.sort_by(|&a, &b| loaded[a].row.path.cmp(&loaded[b].row.path)),
+        Attribution::PathOrder => {
+            order.sort_by(|&a, &b| loaded[a].row.path.cmp(&loaded[b].row.path))
+        }
     }
     let mut owner: HashMap<(String, String), usize> = HashMap::new();
     for &k in &order {
