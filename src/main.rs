@@ -82,6 +82,10 @@ enum Command {
         /// discarding it.
         #[arg(long, value_name = "FILE", requires = "background")]
         log: Option<PathBuf>,
+        /// Price table for the `cost` files, in LiteLLM's model_prices_and_context_window.json
+        /// format (default: the snapshot shipped with sessionfs)
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
         /// Internal: the descriptor a --background parent waits on.
         #[arg(long, hide = true)]
         ready_fd: Option<i32>,
@@ -152,7 +156,8 @@ copied into another session (a fork) counts once, in the session that started fi
 Through a mount, every entry has `usage` (its own, and the total from the root to it), \
 and the session root has `usage` and `usage.json` (see docs/LAYOUT.md, Usage).
 
-Exit status: 0 done, 2 a FILE or DIR could not be read.";
+Exit status: 0 done, 2 bad command line, 3 a FILE, DIR or the --prices table cannot be \
+read (missing, not permitted, not a regular file or directory, not a price table).";
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum UsageBy {
@@ -259,7 +264,17 @@ fn main() -> ExitCode {
             max_index_memory,
             log,
             ready_fd,
+            prices,
         } => {
+            if let Some(p) = prices {
+                match sessionfs::model::usage::prices::Prices::load(&p) {
+                    Ok(t) => sessionfs::model::usage::prices::set_global(t),
+                    Err(e) => {
+                        eprintln!("sessionfs: --prices {e}");
+                        return ExitCode::from(3);
+                    }
+                }
+            }
             if file.is_none() && looks_like_a_session_file(&mount_point) {
                 use clap::CommandFactory;
                 let mut cli = Cli::command();
@@ -356,8 +371,8 @@ fn run_usage(
         Some(p) => match Prices::load(p) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("sessionfs: {e}");
-                return ExitCode::from(2);
+                eprintln!("sessionfs: --prices {e}");
+                return ExitCode::from(3);
             }
         },
         None => Prices::snapshot(),
@@ -389,13 +404,13 @@ fn run_usage(
                 for (folder, d) in agents {
                     if let Err(e) = add_dir(&d, folder, &mut files) {
                         eprintln!("sessionfs: {e}");
-                        return ExitCode::from(2);
+                        return ExitCode::from(3);
                     }
                 }
             }
             Err(e) => {
                 eprintln!("sessionfs: {e}");
-                return ExitCode::from(2);
+                return ExitCode::from(3);
             }
         }
     }
@@ -406,7 +421,7 @@ fn run_usage(
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 eprintln!("sessionfs: {}: no such file or directory", p.display());
-                return ExitCode::from(2);
+                return ExitCode::from(3);
             }
             Err(e) => {
                 eprintln!(
@@ -414,13 +429,13 @@ fn run_usage(
                     p.display(),
                     sessionfs::model::sessions_dir::io_message(&e)
                 );
-                return ExitCode::from(2);
+                return ExitCode::from(3);
             }
         };
         if meta.is_dir() {
             if let Err(e) = add_dir(p, "", &mut files) {
                 eprintln!("sessionfs: {e}");
-                return ExitCode::from(2);
+                return ExitCode::from(3);
             }
         } else if meta.is_file() {
             let project = p
@@ -434,7 +449,7 @@ fn run_usage(
                 "sessionfs: {} is neither a regular file nor a directory",
                 p.display()
             );
-            return ExitCode::from(2);
+            return ExitCode::from(3);
         }
     }
     let by = match by {

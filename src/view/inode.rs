@@ -20,9 +20,10 @@ pub const LEAF: Ino = 6;
 pub const BRANCHES: Ino = 7;
 pub const LABELS: Ino = 8;
 pub const ID_DIR: Ino = 9;
-/// `cost` and `cost.json` at the root: the session's usage.
-pub const COST: Ino = 10;
-pub const COST_JSON: Ino = 11;
+/// `cost` and `cost.json` at the root: the session's usage. (10 is a sessions
+/// mount's `ERROR` file, `multi::ERROR_LOCAL`.)
+pub const COST: Ino = 12;
+pub const COST_JSON: Ino = 13;
 
 /// First number for label symlinks.
 pub const LABEL_BASE: Ino = 64;

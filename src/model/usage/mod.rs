@@ -443,8 +443,11 @@ impl Table {
         for (m, u) in self.by_model() {
             let _ = writeln!(out, "model {m}: {}", u.line());
         }
-        for (src, u) in self.by_source() {
-            let _ = writeln!(out, "source {}: {}", src.name(), u.line());
+        let sources = self.by_source();
+        if sources.len() > 1 {
+            for (src, u) in sources {
+                let _ = writeln!(out, "source {}: {}", src.name(), u.line());
+            }
         }
         if let Some(cs) = &self.cost_state {
             let _ = writeln!(

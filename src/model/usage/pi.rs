@@ -74,14 +74,14 @@ pub fn record(v: &Value, prices: &Prices) -> Option<Record> {
     })
 }
 
-/// `provider/model` as Pi names it (`model` alone without a provider; `unknown`
-/// without either).
+/// `provider/model` as Pi names it (`model` alone without a provider; `unrecorded`
+/// without either: a compaction or branch summary records no model).
 fn model_of(v: &Value) -> String {
     let p = v.get("provider").and_then(Value::as_str);
     let m = v.get("model").and_then(Value::as_str);
     match (p, m) {
         (Some(p), Some(m)) => format!("{p}/{m}"),
         (None, Some(m)) => m.to_string(),
-        _ => "unknown".to_string(),
+        _ => "unrecorded".to_string(),
     }
 }
