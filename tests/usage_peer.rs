@@ -82,7 +82,10 @@ fn same_sessions(r: &Report, cc: &Value, what: &str) {
         }
     }
     for s in &r.sessions {
-        if !sessions.iter().any(|c| c["sessionId"] == s.session.as_str()) {
+        if !sessions
+            .iter()
+            .any(|c| c["sessionId"] == s.session.as_str())
+        {
             assert_eq!(
                 s.usage.requests, 0,
                 "{what}: ccusage leaves out {}, which records requests",
@@ -108,7 +111,10 @@ fn same_totals(r: &Report, cc: &Value, what: &str) {
 }
 
 fn row<'a>(r: &'a Report, id: &str) -> &'a SessionRow {
-    r.sessions.iter().find(|s| s.session.starts_with(id)).unwrap()
+    r.sessions
+        .iter()
+        .find(|s| s.session.starts_with(id))
+        .unwrap()
 }
 
 #[test]
@@ -183,13 +189,14 @@ fn a_reply_a_fork_copied_counts_in_the_session_it_was_copied_from() {
 #[test]
 fn pi_messages_equal_ccusage_and_usage_entries_and_summaries_come_on_top() {
     let cc = ccusage("pi");
-    let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(root().join("tests/fixtures/sessions"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .map(|p| (p, String::new()))
-        .collect();
+    let mut files: Vec<(PathBuf, String)> =
+        std::fs::read_dir(root().join("tests/fixtures/sessions"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .map(|p| (p, String::new()))
+            .collect();
     files.push((root().join("examples/demo.jsonl"), String::new()));
     files.sort();
     let r = report::build(&files, &Prices::snapshot());
