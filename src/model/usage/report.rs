@@ -54,6 +54,9 @@ pub struct SessionRow {
     pub records: Vec<(i64, Record)>,
 }
 
+/// A Claude Code reply: its `message.id` and `requestId`.
+type ReplyKey = (String, String);
+
 /// A file that could not be read as a session.
 #[derive(Debug, Clone)]
 pub struct Skipped {
@@ -89,7 +92,7 @@ pub fn build(files: &[(PathBuf, String)], prices: &Prices) -> Report {
 pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attribution) -> Report {
     struct Loaded {
         row: SessionRow,
-        keyed: Vec<(Option<(String, String)>, i64, Record)>,
+        keyed: Vec<(Option<ReplyKey>, i64, Record)>,
     }
     let mut loaded = Vec::new();
     let mut skipped = Vec::new();
@@ -162,7 +165,7 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
             order.sort_by(|&a, &b| loaded[a].row.path.cmp(&loaded[b].row.path))
         }
     }
-    let mut owner: HashMap<(String, String), usize> = HashMap::new();
+    let mut owner: HashMap<ReplyKey, usize> = HashMap::new();
     for &k in &order {
         for (key, _, _) in &loaded[k].keyed {
             if let Some(key) = key {
