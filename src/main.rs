@@ -153,8 +153,9 @@ const USAGE_HELP: &str = "\
 Pi's costs are the ones Pi recorded; Claude Code's are its tokens priced with the table \
 (a model the table lacks shows its tokens and an unknown cost, never zero). A reply \
 copied into another session (a fork) counts once, in the session that started first. \
-Through a mount, every entry has `usage` (its own, and the total from the root to it), \
-and the session root has `usage` and `usage.json` (see docs/LAYOUT.md, Usage).
+Through a mount, every entry has `cost` and `cost.json` (its own usage, and the total \
+from the root to it: `cat branches/LEAF/cost` is a branch's), and the session's root has \
+them for the whole session (see docs/LAYOUT.md, Usage).
 
 Exit status: 0 done, 2 bad command line, 3 a FILE, DIR or the --prices table cannot be \
 read (missing, not permitted, not a regular file or directory, not a price table).";

@@ -8,7 +8,9 @@
 //!   that has the most output tokens (the last such line on a tie), which is the
 //!   final count of a streamed reply (an earlier line can carry a partial
 //!   `output_tokens`). It is counted at the reply's first line, so the path to any
-//!   line of the reply includes it. ccusage keeps the first line it meets instead.
+//!   line of the reply includes it. ccusage 20.0.24 takes the same line (measured on
+//!   `tests/fixtures/usage/claude-priced`); older versions kept the first line and
+//!   undercounted output (ccusage issues 901, 938).
 //! * The file records no cost: it is the tokens priced with the table ([`super::prices`]);
 //!   a model it lacks has an unknown cost. `<synthetic>` lines (errors Claude Code
 //!   writes itself, no request) count nothing.
