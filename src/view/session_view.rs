@@ -910,6 +910,46 @@ impl SessionView {
         t
     }
 
+    /// Whether the usage table was read for the file as it is now.
+    fn usage_cached(&self, st: &State) -> bool {
+        let s = &st.s;
+        let key = (
+            st.base,
+            s.generation(),
+            s.scanned_bytes(),
+            s.entries().len(),
+        );
+        self.usage.lock().as_ref().is_some_and(|(k, _)| *k == key)
+    }
+
+    fn is_cost(node: &Node) -> bool {
+        matches!(
+            node,
+            Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson)
+        )
+    }
+
+    /// A `cost` file's attributes. Its figures need every entry of the session read:
+    /// not something an `ls -l` should pay for. So, as `tree`'s, its size is 0 (and
+    /// not cached by the kernel) until the session's usage has been read, which
+    /// opening it (or, with no `open`, the first read) does.
+    fn cost_attr(&self, st: &State, node: &Node, mtime: SystemTime, i: u64) -> Result<Attr> {
+        let (size, ttl) = if self.usage_cached(st) {
+            (self.cost_bytes(st, node)?.len() as u64, SHORT)
+        } else {
+            (0, Duration::ZERO)
+        };
+        Ok(Attr {
+            ino: i,
+            kind: FileKind::File,
+            size,
+            mtime,
+            perm: 0o444,
+            nlink: 1,
+            ttl,
+        })
+    }
+
     /// What a `cost` file holds (root: the session; in an entry: the entry and the
     /// total to it).
     fn cost_bytes(&self, st: &State, node: &Node) -> Result<Vec<u8>> {
@@ -1055,12 +1095,7 @@ impl SessionView {
             ),
             Node::IdDir => dir(header_time, 0o555, FOREVER),
             // Changes with every append: read afresh (see `open_file_as`).
-            Node::Cost(_) => file(
-                self.cost_bytes(st, node)?.len() as u64,
-                time_of(last_ts),
-                0o444,
-                SHORT,
-            ),
+            Node::Cost(_) => self.cost_attr(st, node, time_of(last_ts), i)?,
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
                 let t = format!("../.id/{}", entry_name(s, target));
@@ -1118,9 +1153,7 @@ impl SessionView {
                     ),
                     // A Claude Code reply still being written changes the usage of its
                     // first line and the totals below it: short-lived.
-                    Slot::Cost | Slot::CostJson => {
-                        file(self.cost_bytes(st, node)?.len() as u64, mtime, 0o444, SHORT)
-                    }
+                    Slot::Cost | Slot::CostJson => self.cost_attr(st, node, mtime, i)?,
                     Slot::CostLink => link(
                         self.symlink_to_id(st, idx, "cost").len() as u64,
                         mtime,
@@ -1168,6 +1201,9 @@ impl SessionView {
         let node = self.decode(&st, i)?;
         if node == Node::Tree && st.tree.lock().size.is_none() {
             self.tree_bytes(&st, true)?;
+        }
+        if Self::is_cost(&node) {
+            self.usage_table(&st);
         }
         self.attr_of(&st, i, &node)
     }
@@ -1513,6 +1549,10 @@ impl SessionView {
                 keep_cache: true,
                 direct_io: false,
             });
+        }
+        if Self::is_cost(&node) {
+            // Its size is known once the session's usage is read (see `cost_attr`).
+            self.usage_table(&st);
         }
         let keep_cache = match node {
             // Its text changes with the session: read afresh at every open.
