@@ -224,6 +224,8 @@ pub struct Group {
     pub key: String,
     pub usage: Usage,
     pub models: Vec<String>,
+    /// How many sessions it has requests of.
+    pub sessions: usize,
 }
 
 impl Report {
@@ -238,8 +240,9 @@ impl Report {
 
     /// Groups by project, day (UTC, of each request's line) or model.
     pub fn groups(&self, by: By) -> Vec<Group> {
-        let mut m: BTreeMap<String, (Usage, Vec<String>)> = BTreeMap::new();
+        let mut m: BTreeMap<String, (Usage, Vec<String>, usize)> = BTreeMap::new();
         for s in &self.sessions {
+            let mut seen: Vec<String> = Vec::new();
             for (ts, r) in &s.records {
                 let key = match by {
                     By::Session => format!("{}/{}", s.project, s.session),
@@ -248,6 +251,10 @@ impl Report {
                     By::Day => time::format_iso_ms(*ts)[..10].to_string(),
                     By::Model => r.model.clone(),
                 };
+                if !seen.contains(&key) {
+                    seen.push(key.clone());
+                    m.entry(key.clone()).or_default().2 += 1;
+                }
                 let e = m.entry(key).or_default();
                 e.0.add_record(r);
                 if !e.1.contains(&r.model) {
@@ -256,9 +263,14 @@ impl Report {
             }
         }
         m.into_iter()
-            .map(|(key, (usage, mut models))| {
+            .map(|(key, (usage, mut models, sessions))| {
                 models.sort();
-                Group { key, usage, models }
+                Group {
+                    key,
+                    usage,
+                    models,
+                    sessions,
+                }
             })
             .collect()
     }
@@ -274,10 +286,10 @@ impl Report {
                 "Cache Write".into(),
                 "Total Tokens".into(),
                 "Cost".into(),
-                if by == By::Session {
-                    "Current Branch / Dead Ends".into()
-                } else {
-                    "Models".into()
+                match by {
+                    By::Session => "Current Branch / Dead Ends".into(),
+                    By::Model => "Sessions".into(),
+                    _ => "Models".into(),
                 },
             ]
         };
@@ -342,7 +354,11 @@ impl Report {
                     _ => "Model",
                 }));
                 for g in self.groups(by) {
-                    rows.push(cells(g.key, &g.usage, g.models.join(", ")));
+                    let last = match by {
+                        By::Model => g.sessions.to_string(),
+                        _ => g.models.join(", "),
+                    };
+                    rows.push(cells(g.key, &g.usage, last));
                 }
             }
         }
@@ -454,6 +470,7 @@ impl Report {
                         let mut o = usage(&g.usage);
                         o["key"] = g.key.into();
                         o["modelsUsed"] = g.models.into();
+                        o["sessions"] = g.sessions.into();
                         o
                     })
                     .collect::<Vec<_>>()
