@@ -381,3 +381,52 @@ fn usage_cli_reads_every_agents_folder_by_default_and_refuses_what_is_no_file() 
             .contains("missing.jsonl: no such file or directory")
     );
 }
+
+/// Pi's `/fork` copies the path with its ids and timestamps into a new file: over both
+/// files, each request counts once, in the session it was made in.
+#[test]
+fn usage_cli_counts_a_pi_fork_copy_once() {
+    let dir = tempdir();
+    let sessions = dir.path().join("sessions");
+    fs::create_dir_all(&sessions).unwrap();
+    let tour = fs::read_to_string(fixture("tour.jsonl")).unwrap();
+    fs::write(sessions.join("tour.jsonl"), &tour).unwrap();
+    let lines: Vec<Value> = tour
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut path = Vec::new();
+    let mut at = Some("d291b2b4".to_string());
+    while let Some(id) = at {
+        let e = lines.iter().find(|e| e["id"] == id.as_str()).unwrap();
+        path.push(e.clone());
+        at = e["parentId"].as_str().map(str::to_owned);
+    }
+    path.reverse();
+    let mut fork = String::from(
+        r#"{"type":"session","version":3,"id":"f0f0f0f0-0000-4000-8000-000000000000","timestamp":"2026-11-22T00:00:00.000Z","cwd":"/home/dev","parentSession":"tour.jsonl"}"#,
+    );
+    fork.push('\n');
+    for e in &path {
+        fork.push_str(&e.to_string());
+        fork.push('\n');
+    }
+    fs::write(sessions.join("zz-fork.jsonl"), fork).unwrap();
+    let out = sessionfs(&["usage", "--json", sessions.to_str().unwrap()], dir.path()).ok();
+    let j: Value = serde_json::from_str(&out.stdout).unwrap();
+    let s = |name: &str| {
+        j["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionId"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(s("tour")["totalTokens"], 1440);
+    assert_eq!(s("zz-fork")["totalTokens"], 0);
+    assert_eq!(s("zz-fork")["copiedFromOtherSessions"]["totalTokens"], 720);
+    // The fork's branch still cost what it took to get there.
+    assert_eq!(s("zz-fork")["currentBranch"]["totalTokens"], 720);
+    assert_eq!(j["totals"]["totalTokens"], 1440);
+}

@@ -248,8 +248,9 @@ pub struct Table {
     /// Per entry index: the usage of the subagents whose transcripts hang under it.
     pub side: Vec<Usage>,
     pub cost_state: Option<CostState>,
-    /// Claude Code: per entry where a reply is counted, the reply's `message.id` and
-    /// `requestId` (to count a reply copied into other sessions once).
+    /// Per entry where a request is counted, what names the request in any file
+    /// (Claude Code: `message.id` and `requestId`; Pi: the entry's id and timestamp),
+    /// to count a request copied into other sessions (forks) once.
     pub reply_keys: std::collections::HashMap<u32, (String, String)>,
     pub format: Format,
     pub prices_source: String,

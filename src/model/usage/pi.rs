@@ -12,6 +12,10 @@
 //!
 //! A usage without `cost` (very old files) is priced from the table, like Claude
 //! Code's; an unknown model then has an unknown cost.
+//!
+//! Pi's `/fork` and `/clone` copy the path into a new file with the entries' ids and
+//! timestamps (PI-FORMAT.md §9.5): `sessionfs usage` counts such a copy once over the
+//! files it reads, keyed by id and timestamp (not for v1 files, whose ids are made up).
 
 use super::{Record, Source, Table, Tokens};
 use crate::model::session::Session;
@@ -32,6 +36,15 @@ pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
         }
         let Ok(v) = s.entry_value(i) else { continue };
         t.own[i as usize] = record(&v, prices);
+        // Pi's `/fork` and `/clone` copy entries into a new file with their ids and
+        // timestamps: the same request, to be counted once over several files.
+        if t.own[i as usize].is_some()
+            && !s.is_v1()
+            && let Some(ts) = v.get("timestamp").and_then(Value::as_str)
+        {
+            t.reply_keys
+                .insert(i, (format!("pi:{}", s.id_string(i)), ts.to_string()));
+        }
     }
 }
 
