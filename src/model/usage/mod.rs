@@ -122,26 +122,6 @@ impl Usage {
         }
     }
 
-    /// `self` without `o` (a part of it).
-    pub fn minus(&self, o: &Usage) -> Usage {
-        Usage {
-            tokens: Tokens {
-                input: self.tokens.input.saturating_sub(o.tokens.input),
-                output: self.tokens.output.saturating_sub(o.tokens.output),
-                cache_read: self.tokens.cache_read.saturating_sub(o.tokens.cache_read),
-                cache_write: self.tokens.cache_write.saturating_sub(o.tokens.cache_write),
-            },
-            cost: (self.cost - o.cost).max(0.0),
-            requests: self.requests.saturating_sub(o.requests),
-            unpriced: self.unpriced.saturating_sub(o.unpriced),
-            unpriced_models: if self.unpriced > o.unpriced {
-                self.unpriced_models.clone()
-            } else {
-                Vec::new()
-            },
-        }
-    }
-
     /// The cost as people read it: `$0.0123`, `unknown` (no request priced),
     /// `$0.0123 + unknown` (some not).
     pub fn cost_text(&self) -> String {
@@ -353,6 +333,33 @@ impl Table {
         v
     }
 
+    /// Everything not on the current branch: the records of entries off the path from
+    /// the root to the leaf (and of subagents spawned off it).
+    pub fn dead_ends(&self, s: &Session) -> Usage {
+        let mut on = vec![false; self.own.len()];
+        if let Some(l) = s.leaf() {
+            for j in s.path_to(l) {
+                on[j as usize] = true;
+            }
+        }
+        let mut u = Usage::default();
+        for (i, r) in self.own.iter().enumerate() {
+            let Some(r) = r else { continue };
+            // A subagent's line belongs where the line that spawned it is.
+            let mut j = i as u32;
+            while !s.in_main_file(j) {
+                match s.parent(j) {
+                    Some(p) => j = p,
+                    None => break,
+                }
+            }
+            if !on[j as usize] {
+                u.add_record(r);
+            }
+        }
+        u
+    }
+
     /// Per branch: each tip with the running total at it.
     pub fn branches(&self, s: &Session) -> Vec<(u32, Usage)> {
         s.leaves()
@@ -432,7 +439,7 @@ impl Table {
                 current.line()
             );
         }
-        let _ = writeln!(out, "dead ends: {}", total.minus(&current).line());
+        let _ = writeln!(out, "dead ends: {}", self.dead_ends(s).line());
         for (l, u) in self.branches(s) {
             let mark = if Some(l) == s.leaf() {
                 " (current)"
@@ -490,7 +497,7 @@ impl Table {
                 "leaf": s.leaf().map(|l| s.id_string(l)),
                 "usage": current.to_json(),
             },
-            "deadEnds": total.minus(&current).to_json(),
+            "deadEnds": self.dead_ends(s).to_json(),
             "branches": self.branches(s).into_iter().map(|(l, u)| serde_json::json!({
                 "leaf": s.id_string(l),
                 "current": Some(l) == s.leaf(),

@@ -123,7 +123,6 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 keyed.push((key, s.entry(i as u32).ts, r.clone()));
             }
         }
-        let total = t.total();
         let current = s.leaf().map(|l| t.path_usage(&s, l)).unwrap_or_default();
         let branches = t
             .branches(&s)
@@ -145,7 +144,7 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 started: started(path).unwrap_or(first),
                 usage: Usage::default(),
                 copied: Usage::default(),
-                dead_ends: total.minus(&current),
+                dead_ends: t.dead_ends(&s),
                 current,
                 branches,
                 cost_state: t.cost_state.clone(),

@@ -69,7 +69,10 @@ fn pi_counts_messages_usage_entries_and_summaries_each_once() {
     assert_eq!(s.id_string(leaf), "a3");
     let cur = t.path_usage(&s, leaf);
     assert_eq!(cur.tokens.input, 150);
-    let dead = total.minus(&cur);
+    let dead = t.dead_ends(&s);
+    let mut sum = dead.clone();
+    sum.add(&cur);
+    assert_eq!(sum.tokens, total.tokens);
     assert_eq!(dead.tokens.input, 243);
     assert_eq!(dead.requests, 3);
     // The compaction's running total holds everything on its path.
