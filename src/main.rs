@@ -86,6 +86,10 @@ enum Command {
         log: Option<PathBuf>,
         #[command(flatten)]
         limits: Limits,
+        /// Price table for the `cost` files, in LiteLLM's model_prices_and_context_window.json
+        /// format (default: the snapshot shipped with sessionfs)
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
         /// Internal: the descriptor a --background parent waits on.
         #[arg(long, hide = true)]
         ready_fd: Option<i32>,
@@ -152,6 +156,44 @@ enum Command {
         #[arg(value_name = "ENTRY")]
         entry: String,
     },
+    /// Print the tokens and cost of sessions, ccusage-style, with each session's
+    /// current branch, branches and dead ends; no mount needed
+    #[command(after_long_help = USAGE_HELP)]
+    Usage {
+        /// Session files or sessions directories (default: Pi's and Claude Code's)
+        #[arg(value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Group by session (with its branches), project, day (UTC) or model
+        #[arg(long, value_enum, default_value = "session")]
+        by: UsageBy,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+        /// Price table in LiteLLM's model_prices_and_context_window.json format
+        /// (default: the snapshot shipped with sessionfs)
+        #[arg(long, value_name = "FILE")]
+        prices: Option<PathBuf>,
+    },
+}
+
+const USAGE_HELP: &str = "\
+Pi's costs are the ones Pi recorded; Claude Code's are its tokens priced with the table \
+(a model the table lacks shows its tokens and an unknown cost, never zero). A reply \
+copied into another session (a fork) counts once, in the session that started first. \
+Through a mount, every entry has `cost` and `cost.json` (its own usage, and the total \
+from the root to it: `cat branches/LEAF/cost` is a branch's), and the session's root has \
+them for the whole session (see docs/LAYOUT.md, Usage).
+
+Exit status: 0 done, 2 a bad command line, or a FILE, DIR or the --prices table that \
+cannot be read (missing, not permitted, not a regular file or directory, not a price \
+table).";
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum UsageBy {
+    Session,
+    Project,
+    Day,
+    Model,
 }
 
 #[derive(clap::Args)]
@@ -260,6 +302,12 @@ fn main() -> ExitCode {
             run_grep(a)
         }
         Command::Fork { session, entry } => run_fork(&session, &entry),
+        Command::Usage {
+            paths,
+            by,
+            json,
+            prices,
+        } => run_usage(&paths, by, json, prices.as_deref()),
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -279,8 +327,18 @@ fn main() -> ExitCode {
             log,
             limits,
             ready_fd,
+            prices,
         } => {
             limits.apply();
+            if let Some(p) = prices {
+                match sessionfs::model::usage::prices::Prices::load(&p) {
+                    Ok(t) => sessionfs::model::usage::prices::set_global(t),
+                    Err(e) => {
+                        eprintln!("sessionfs: --prices {e}");
+                        return ExitCode::from(3);
+                    }
+                }
+            }
             if file.is_none() && looks_like_a_session_file(&mount_point) {
                 use clap::CommandFactory;
                 let mut cli = Cli::command();
@@ -410,6 +468,98 @@ fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
         Err(fork::ForkError::Io(e)) => fail(2, format!("{}: {e}", path.display())),
         Err(e) => fail(1, format!("{}: {e}", path.display())),
     }
+}
+
+fn run_usage(
+    paths: &[PathBuf],
+    by: UsageBy,
+    json: bool,
+    prices: Option<&std::path::Path>,
+) -> ExitCode {
+    use sessionfs::model::usage::{prices::Prices, report};
+    let table = match prices {
+        Some(p) => match Prices::load(p) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("sessionfs: --prices {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Prices::snapshot(),
+    };
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let add_dir = |d: &std::path::Path, prefix: &str, files: &mut Vec<(PathBuf, String)>| {
+        match report::files_of_dir(d) {
+            Ok(found) => {
+                files.extend(found.into_iter().map(|(f, p)| {
+                    let p = match (prefix.is_empty(), p.is_empty()) {
+                        (true, _) => p,
+                        (false, true) => prefix.to_string(),
+                        (false, false) => format!("{prefix}/{p}"),
+                    };
+                    (f, p)
+                }));
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "{}: {}",
+                d.display(),
+                sessionfs::model::sessions_dir::io_message(&e)
+            )),
+        }
+    };
+    if paths.is_empty() {
+        match sessionfs::model::sessions_dir::agents() {
+            Ok(agents) => {
+                for (folder, d) in agents {
+                    if let Err(e) = add_dir(&d, folder, &mut files) {
+                        eprintln!("sessionfs: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("sessionfs: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    for p in paths {
+        // What every command refuses (a FIFO or a device would block or never end).
+        let is_dir = match sessionfs::model::input::argument(p) {
+            Ok(arg) => arg == sessionfs::model::input::Argument::Dir,
+            Err(refusal) => {
+                eprintln!("sessionfs: {refusal}");
+                return ExitCode::from(2);
+            }
+        };
+        if is_dir {
+            if let Err(e) = add_dir(p, "", &mut files) {
+                eprintln!("sessionfs: {e}");
+                return ExitCode::from(2);
+            }
+        } else {
+            let project = p
+                .parent()
+                .and_then(|d| d.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((p.clone(), project));
+        }
+    }
+    let by = match by {
+        UsageBy::Session => report::By::Session,
+        UsageBy::Project => report::By::Project,
+        UsageBy::Day => report::By::Day,
+        UsageBy::Model => report::By::Model,
+    };
+    let r = report::build(&files, &table);
+    if json {
+        print!("{}", r.json(by));
+    } else {
+        print!("{}", r.text(by));
+    }
+    ExitCode::SUCCESS
 }
 
 fn run_grep(a: GrepArgs) -> ExitCode {

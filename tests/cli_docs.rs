@@ -167,6 +167,7 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
             "sessionfs-grep.1",
             "sessionfs-mount.1",
             "sessionfs-unmount.1",
+            "sessionfs-usage.1",
             "sessionfs.1"
         ]
     );

@@ -177,7 +177,16 @@ fn content_files(m: &Mount, id: &str) -> Vec<String> {
         .filter(|e| e.file_type().unwrap().is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| {
-            !["reply", "fork", "context", "context.json", "entry.json"].contains(&n.as_str())
+            ![
+                "reply",
+                "fork",
+                "context",
+                "context.json",
+                "entry.json",
+                "cost",
+                "cost.json",
+            ]
+            .contains(&n.as_str())
                 && !n.starts_with("image-")
         })
         .collect()

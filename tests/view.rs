@@ -68,13 +68,15 @@ fn root_lists_fixed_files_then_roots() {
     let v = view(&p);
     let n = names(&v, ROOT_INO);
     assert_eq!(
-        &n[..10],
+        &n[..12],
         [
             ".",
             "..",
             "session.json",
             "name",
             "tree",
+            "cost",
+            "cost.json",
             "reply",
             "leaf",
             "branches",
@@ -88,7 +90,7 @@ fn root_lists_fixed_files_then_roots() {
             .map(|&r| s.id_string(r))
             .collect::<Vec<_>>()
     });
-    assert_eq!(&n[10..], &roots[..]);
+    assert_eq!(&n[12..], &roots[..]);
 }
 
 #[test]

@@ -161,6 +161,8 @@ const FIXED_NAMES: &[&str] = &[
     "entry.json",
     "context",
     "context.json",
+    "cost",
+    "cost.json",
     "parent",
     "edited-by",
 ];

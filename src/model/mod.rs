@@ -13,6 +13,7 @@
 //! * [`check`] reports what is wrong with a file.
 //! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
 //! * [`input`] is what sessionfs agrees to read (regular files, lines up to a bound).
+//! * [`usage`] sums the tokens and cost entries record, per entry, branch and session.
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
 pub mod append;
@@ -34,6 +35,7 @@ pub mod session;
 pub mod sessions_dir;
 pub mod time;
 pub mod tree;
+pub mod usage;
 
 pub use append::{AppendError, NewEntry};
 pub use format::Format;

@@ -20,6 +20,10 @@ pub const LEAF: Ino = 6;
 pub const BRANCHES: Ino = 7;
 pub const LABELS: Ino = 8;
 pub const ID_DIR: Ino = 9;
+/// `cost` and `cost.json` at the root: the session's usage. (10 is a sessions
+/// mount's `ERROR` file, `multi::ERROR_LOCAL`.)
+pub const COST: Ino = 12;
+pub const COST_JSON: Ino = 13;
 
 /// First number for label symlinks.
 pub const LABEL_BASE: Ino = 64;
@@ -59,6 +63,12 @@ pub enum Slot {
     EditedByLink,
     /// `.id/ID/edited-by`.
     EditedByFlatLink,
+    /// `.id/ID/cost`, `.id/ID/cost.json`: the entry's usage and the total to it.
+    Cost,
+    CostJson,
+    /// The symlinks of the same names in the nested directory.
+    CostLink,
+    CostJsonLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
     /// `.id/ID/fork`: writing it forks the session at the entry (the last slot).
@@ -67,8 +77,8 @@ pub enum Slot {
     ForkLink,
 }
 
-/// Images an entry can show (slots 16..62; the last two are `fork`'s).
-pub const MAX_IMAGES: u32 = (SLOTS - 18) as u32;
+/// Images an entry can show (slots 20 to 61; 62 and 63 are `fork`'s).
+pub const MAX_IMAGES: u32 = (SLOTS - 22) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -89,7 +99,11 @@ impl Slot {
             Slot::ReplyLink => 13,
             Slot::EditedByLink => 14,
             Slot::EditedByFlatLink => 15,
-            Slot::Image(n) => 15 + n as u64,
+            Slot::Cost => 16,
+            Slot::CostJson => 17,
+            Slot::CostLink => 18,
+            Slot::CostJsonLink => 19,
+            Slot::Image(n) => 19 + n as u64,
             Slot::ForkLink => SLOTS - 2,
             Slot::Fork => SLOTS - 1,
         }
@@ -113,9 +127,13 @@ impl Slot {
             13 => Slot::ReplyLink,
             14 => Slot::EditedByLink,
             15 => Slot::EditedByFlatLink,
+            16 => Slot::Cost,
+            17 => Slot::CostJson,
+            18 => Slot::CostLink,
+            19 => Slot::CostJsonLink,
             n if n == SLOTS - 2 => Slot::ForkLink,
             n if n == SLOTS - 1 => Slot::Fork,
-            n => Slot::Image((n - 15) as u32),
+            n => Slot::Image((n - 19) as u32),
         }
     }
 }
@@ -156,6 +174,8 @@ mod tests {
             Slot::ReplyLink,
             Slot::EditedByLink,
             Slot::EditedByFlatLink,
+            Slot::Cost,
+            Slot::CostJsonLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
             Slot::Fork,

@@ -896,8 +896,16 @@ impl MultiView {
                         return;
                     }
                     local_invs.extend(
-                        [ino::ROOT, ino::TREE, ino::LEAF, ino::BRANCHES, ino::LABELS]
-                            .map(Invalidation::Inode),
+                        [
+                            ino::ROOT,
+                            ino::TREE,
+                            ino::LEAF,
+                            ino::BRANCHES,
+                            ino::LABELS,
+                            ino::COST,
+                            ino::COST_JSON,
+                        ]
+                        .map(Invalidation::Inode),
                     );
                     local_invs.push(Invalidation::Inode(ino::NAME));
                     for i in k.entries..n {

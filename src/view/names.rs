@@ -15,6 +15,8 @@ pub const RESERVED: &[&str] = &[
     "entry.json",
     "context",
     "context.json",
+    "cost",
+    "cost.json",
     "parent",
     "session.json",
     "name",

@@ -50,7 +50,7 @@ use crate::model::content::{self, FULL_OUTPUT};
 use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
-use crate::model::{AppendError, Format, LoadError, tree};
+use crate::model::{AppendError, Format, LoadError, tree, usage};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -126,6 +126,10 @@ const CONTEXT_CACHE_BYTES: usize = 8 << 20;
 /// writers at the size limit cannot exhaust memory.
 const MAX_PENDING: usize = 256 << 20;
 
+/// What a usage table was read from: inode base, reload generation, bytes and entries
+/// indexed (a subagent's lines add entries, not bytes of the main file).
+type UsageKey = (u64, u64, u64, usize);
+
 /// Every inode the view can name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
@@ -138,6 +142,8 @@ enum Node {
     Branches,
     Labels,
     IdDir,
+    /// `cost` (false) or `cost.json` (true) at the root.
+    Cost(bool),
     Label(String),
     E(u32, Slot),
 }
@@ -404,6 +410,9 @@ pub struct SessionView {
     /// has left `rendered` (a writable mount's kernel asks again after every read).
     kind_sizes: Mutex<(u64, Vec<u32>)>,
     contexts: Mutex<Lru<Ctx>>,
+    /// The usage of every entry, for the state of the file it was read from
+    /// (`UsageKey`): `cost` files are made from it.
+    usage: Mutex<Option<(UsageKey, Arc<usage::Table>)>>,
     sink: InvalidationSink,
     /// What each entry's `fork` reads: the last fork made there (by entry id).
     forks: Mutex<HashMap<String, Vec<u8>>>,
@@ -494,6 +503,7 @@ impl SessionView {
             rendered: Mutex::new(Lru::new(64, RENDERED_CACHE_BYTES)),
             kind_sizes: Mutex::new((base, Vec::new())),
             contexts: Mutex::new(Lru::new(16, CONTEXT_CACHE_BYTES)),
+            usage: Mutex::new(None),
             sink: InvalidationSink::default(),
             forks: Mutex::new(HashMap::new()),
             created: Mutex::new(Vec::new()),
@@ -587,6 +597,8 @@ impl SessionView {
         change: &Change,
     ) -> Vec<Invalidation> {
         let mut invs = vec![
+            Invalidation::Inode(ino::COST),
+            Invalidation::Inode(ino::COST_JSON),
             Invalidation::Inode(ino::TREE),
             Invalidation::Inode(ino::LEAF),
             Invalidation::Inode(ino::BRANCHES),
@@ -727,6 +739,8 @@ impl SessionView {
             ino::BRANCHES => Node::Branches,
             ino::LABELS => Node::Labels,
             ino::ID_DIR => Node::IdDir,
+            ino::COST => Node::Cost(false),
+            ino::COST_JSON => Node::Cost(true),
             _ => match decode_entry(st.base, i) {
                 None => {
                     let labels = self.label_inos.lock();
@@ -825,6 +839,8 @@ impl SessionView {
             v.push(("entry.json".into(), Slot::EntryJson));
             v.push(("context".into(), Slot::Context));
             v.push(("context.json".into(), Slot::ContextJson));
+            v.push(("cost".into(), Slot::Cost));
+            v.push(("cost.json".into(), Slot::CostJson));
             if s.entry(idx).parent != NIL {
                 v.push(("parent".into(), Slot::ParentLink));
             }
@@ -835,6 +851,8 @@ impl SessionView {
             v.push(("entry.json".into(), Slot::EntryJsonLink));
             v.push(("context".into(), Slot::ContextLink));
             v.push(("context.json".into(), Slot::ContextJsonLink));
+            v.push(("cost".into(), Slot::CostLink));
+            v.push(("cost.json".into(), Slot::CostJsonLink));
             if edited {
                 v.push(("edited-by".into(), Slot::EditedByLink));
             }
@@ -897,6 +915,82 @@ impl SessionView {
     /// The `tree` file, rendered once per change of the session.
     /// With `hold`, a drawing made now is kept until it has been read whole (see
     /// [`TreeCache::held`]).
+    /// The usage of every entry of the session as it is now (read once per state of
+    /// the file, with the process's price table).
+    fn usage_table(&self, st: &State) -> Arc<usage::Table> {
+        let s = &st.s;
+        let key = (
+            st.base,
+            s.generation(),
+            s.scanned_bytes(),
+            s.entries().len(),
+        );
+        let mut c = self.usage.lock();
+        if let Some((k, t)) = &*c
+            && *k == key
+        {
+            return t.clone();
+        }
+        let t = Arc::new(usage::Table::build(s, &usage::prices::global()));
+        *c = Some((key, t.clone()));
+        t
+    }
+
+    /// Whether the usage table was read for the file as it is now.
+    fn usage_cached(&self, st: &State) -> bool {
+        let s = &st.s;
+        let key = (
+            st.base,
+            s.generation(),
+            s.scanned_bytes(),
+            s.entries().len(),
+        );
+        self.usage.lock().as_ref().is_some_and(|(k, _)| *k == key)
+    }
+
+    fn is_cost(node: &Node) -> bool {
+        matches!(
+            node,
+            Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson)
+        )
+    }
+
+    /// A `cost` file's attributes. Its figures need every entry of the session read:
+    /// not something an `ls -l` should pay for. So, as `tree`'s, its size is 0 (and
+    /// not cached by the kernel) until the session's usage has been read, which
+    /// opening it (or, with no `open`, the first read) does.
+    fn cost_attr(&self, st: &State, node: &Node, mtime: SystemTime, i: u64) -> Result<Attr> {
+        let (size, ttl) = if self.usage_cached(st) {
+            (self.cost_bytes(st, node)?.len() as u64, SHORT)
+        } else {
+            (0, Duration::ZERO)
+        };
+        Ok(Attr {
+            ino: i,
+            kind: FileKind::File,
+            size,
+            mtime,
+            perm: 0o444,
+            nlink: 1,
+            ttl,
+        })
+    }
+
+    /// What a `cost` file holds (root: the session; in an entry: the entry and the
+    /// total to it).
+    fn cost_bytes(&self, st: &State, node: &Node) -> Result<Vec<u8>> {
+        let t = self.usage_table(st);
+        let s = &st.s;
+        Ok(match *node {
+            Node::Cost(false) => t.session_text(s),
+            Node::Cost(true) => t.session_json(s),
+            Node::E(idx, Slot::Cost) => t.entry_text(s, idx),
+            Node::E(idx, Slot::CostJson) => t.entry_json(s, idx),
+            _ => return Err(Error::Invalid),
+        }
+        .into_bytes())
+    }
+
     fn tree_bytes(&self, st: &State, hold: bool) -> Result<Arc<Vec<u8>>> {
         let mut cache = st.tree.lock();
         if let Some(t) = cache.drawn.upgrade() {
@@ -1031,6 +1125,8 @@ impl SessionView {
                 SHORT,
             ),
             Node::IdDir => dir(header_time, 0o555, FOREVER),
+            // Changes with every append: read afresh (see `open_file_as`).
+            Node::Cost(_) => self.cost_attr(st, node, time_of(last_ts), i)?,
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
                 let t = format!("../.id/{}", entry_name(s, target));
@@ -1086,6 +1182,19 @@ impl SessionView {
                         mtime,
                         FOREVER,
                     ),
+                    // A Claude Code reply still being written changes the usage of its
+                    // first line and the totals below it: short-lived.
+                    Slot::Cost | Slot::CostJson => self.cost_attr(st, node, mtime, i)?,
+                    Slot::CostLink => link(
+                        self.symlink_to_id(st, idx, "cost").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
+                    Slot::CostJsonLink => link(
+                        self.symlink_to_id(st, idx, "cost.json").len() as u64,
+                        mtime,
+                        FOREVER,
+                    ),
                     Slot::ReplyLink => link(
                         self.symlink_to_id(st, idx, "reply").len() as u64,
                         mtime,
@@ -1136,6 +1245,9 @@ impl SessionView {
         if node == Node::Tree && st.tree.lock().size.is_none() {
             self.tree_bytes(&st, true)?;
         }
+        if Self::is_cost(&node) {
+            self.usage_table(&st);
+        }
         self.attr_of(&st, i, &node)
     }
 
@@ -1159,6 +1271,8 @@ impl SessionView {
                 "branches" => Some((ino::BRANCHES, Node::Branches)),
                 "labels" => Some((ino::LABELS, Node::Labels)),
                 ".id" => Some((ino::ID_DIR, Node::IdDir)),
+                "cost" => Some((ino::COST, Node::Cost(false))),
+                "cost.json" => Some((ino::COST_JSON, Node::Cost(true))),
                 _ => Self::entry_by_name(s, name, Some(NIL))
                     .filter(|&e| s.entry(e).parent == NIL)
                     .map(|e| {
@@ -1214,6 +1328,7 @@ impl SessionView {
             | Node::SessionJson
             | Node::Name
             | Node::Tree
+            | Node::Cost(_)
             | Node::RootReply
             | Node::Leaf
             | Node::Label(_) => {
@@ -1238,6 +1353,8 @@ impl SessionView {
                 Slot::EntryJsonLink => self.symlink_to_id(&st, idx, "entry.json"),
                 Slot::ContextLink => self.symlink_to_id(&st, idx, "context"),
                 Slot::ContextJsonLink => self.symlink_to_id(&st, idx, "context.json"),
+                Slot::CostLink => self.symlink_to_id(&st, idx, "cost"),
+                Slot::CostJsonLink => self.symlink_to_id(&st, idx, "cost.json"),
                 Slot::ReplyLink => self.symlink_to_id(&st, idx, "reply"),
                 Slot::ForkLink => self.symlink_to_id(&st, idx, "fork"),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
@@ -1283,10 +1400,12 @@ impl SessionView {
         }
         match node {
             Node::Root => {
-                let fixed: [(&str, u64, FileKind); 8] = [
+                let fixed: [(&str, u64, FileKind); 10] = [
                     ("session.json", ino::SESSION_JSON, FileKind::File),
                     ("name", ino::NAME, FileKind::File),
                     ("tree", ino::TREE, FileKind::File),
+                    ("cost", ino::COST, FileKind::File),
+                    ("cost.json", ino::COST_JSON, FileKind::File),
                     ("reply", ino::ROOT_REPLY, FileKind::File),
                     ("leaf", ino::LEAF, FileKind::Symlink),
                     ("branches", ino::BRANCHES, FileKind::Dir),
@@ -1327,6 +1446,8 @@ impl SessionView {
                         Slot::EntryJsonLink
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
+                        | Slot::CostLink
+                        | Slot::CostJsonLink
                         | Slot::ReplyLink
                         | Slot::ForkLink
                         | Slot::ParentLink
@@ -1489,11 +1610,18 @@ impl SessionView {
                 direct_io: true,
             });
         }
+        if Self::is_cost(&node) {
+            // Its size is known once the session's usage is read (see `cost_attr`).
+            self.usage_table(&st);
+        }
         let keep_cache = match node {
             // Its text changes with the session: read afresh at every open. So does
             // `session.json`'s when the file is replaced (a fixed inode, unlike an
             // entry's: the kernel could keep the old text past the reload).
-            Node::Name | Node::SessionJson => false,
+            Node::Name
+            | Node::SessionJson
+            | Node::Cost(_)
+            | Node::E(_, Slot::Cost | Slot::CostJson) => false,
             Node::RootReply
             | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply | Slot::EntryJson) => true,
             // A Claude Code context can change as lines are appended.
@@ -1545,6 +1673,9 @@ impl SessionView {
             }
             Node::E(idx, Slot::Context) => Content::Bytes(self.context(st, idx, false)?.text()),
             Node::E(idx, Slot::ContextJson) => Content::Bytes(self.context(st, idx, true)?.json()),
+            Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson) => {
+                bytes(self.cost_bytes(st, node)?)
+            }
             Node::Root
             | Node::IdDir
             | Node::Branches

@@ -1,0 +1,531 @@
+//! Tokens and cost: of every entry, of the path from the root to it, of every branch
+//! and of a whole session.
+//!
+//! What a line records is read per agent ([`pi`], [`claude`]); everything else (the
+//! summing, the path totals, branches, dead ends, the text and JSON shown) is here and
+//! the same for every agent.
+//!
+//! * **Per entry**, a [`Record`]: the request's tokens (input, output, cache read,
+//!   cache write), its model, and its cost: the cost the file records (Pi), or the
+//!   tokens priced with a LiteLLM-format table ([`prices`]; Claude Code). A model the
+//!   table does not know gives no cost: the usage says the cost is unknown, and sums
+//!   carry that on (`$1.20 + unknown`), never counting it as zero.
+//! * **Running total** of an entry: the records on the path from its root to it, plus
+//!   the subagents (Claude Code) spawned on that path: what it cost to get there.
+//! * **Session**: every record of the file (and of its subagents), the current branch
+//!   (the running total at the leaf), each branch (at each tip), and the dead ends:
+//!   everything not on the current branch.
+
+pub mod claude;
+pub mod pi;
+pub mod prices;
+pub mod report;
+
+use crate::model::Format;
+use crate::model::session::{NIL, Session};
+use prices::Prices;
+use std::fmt::Write as _;
+
+/// Token counts of one request or of a sum of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+    fn add(&mut self, o: &Tokens) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+    }
+}
+
+/// Where a record comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// An assistant message (Pi), a reply (Claude Code, counted once per API reply).
+    Message,
+    /// A Pi 1.6 `usage` entry: a request Pi made besides the conversation (cache
+    /// warming), which no message records.
+    UsageEntry,
+    /// The summary request of a Pi compaction or branch summary.
+    Summary,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Message => "message",
+            Source::UsageEntry => "usage entry",
+            Source::Summary => "summary",
+        }
+    }
+}
+
+/// One request's usage, as an entry records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub model: String,
+    pub source: Source,
+    pub tokens: Tokens,
+    /// Dollars; `None` when the file records none and the price table does not know
+    /// the model.
+    pub cost: Option<f64>,
+    /// Whether the cost is the one the file records (else it is priced from the table).
+    pub recorded: bool,
+}
+
+/// A sum of records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub tokens: Tokens,
+    /// The cost of the requests whose cost is known.
+    pub cost: f64,
+    pub requests: u64,
+    /// Requests whose cost is unknown (a model the price table lacks).
+    pub unpriced: u64,
+    /// The unknown models, sorted.
+    pub unpriced_models: Vec<String>,
+}
+
+impl Usage {
+    pub fn add_record(&mut self, r: &Record) {
+        self.tokens.add(&r.tokens);
+        self.requests += 1;
+        match r.cost {
+            Some(c) => self.cost += c,
+            None => {
+                self.unpriced += 1;
+                if let Err(i) = self.unpriced_models.binary_search(&r.model) {
+                    self.unpriced_models.insert(i, r.model.clone());
+                }
+            }
+        }
+    }
+
+    pub fn add(&mut self, o: &Usage) {
+        self.tokens.add(&o.tokens);
+        self.cost += o.cost;
+        self.requests += o.requests;
+        self.unpriced += o.unpriced;
+        for m in &o.unpriced_models {
+            if let Err(i) = self.unpriced_models.binary_search(m) {
+                self.unpriced_models.insert(i, m.clone());
+            }
+        }
+    }
+
+    /// The cost as people read it: `$0.0123`, `unknown` (no request priced),
+    /// `$0.0123 + unknown` (some not).
+    pub fn cost_text(&self) -> String {
+        if self.unpriced == 0 {
+            dollars(self.cost)
+        } else if self.unpriced == self.requests {
+            "unknown".into()
+        } else {
+            format!("{} + unknown", dollars(self.cost))
+        }
+    }
+
+    /// One line: `tokens 1,234 (input 1,000, output 34, cache read 200, cache write 0), cost $0.0123, 3 requests`.
+    pub fn line(&self) -> String {
+        let t = &self.tokens;
+        let mut s = format!(
+            "tokens {} (input {}, output {}, cache read {}, cache write {}), cost {}, {} request{}",
+            group(t.total()),
+            group(t.input),
+            group(t.output),
+            group(t.cache_read),
+            group(t.cache_write),
+            self.cost_text(),
+            self.requests,
+            if self.requests == 1 { "" } else { "s" }
+        );
+        if !self.unpriced_models.is_empty() {
+            let _ = write!(s, " (no price for {})", self.unpriced_models.join(", "));
+        }
+        s
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "inputTokens": self.tokens.input,
+            "outputTokens": self.tokens.output,
+            "cacheReadTokens": self.tokens.cache_read,
+            "cacheCreationTokens": self.tokens.cache_write,
+            "totalTokens": self.tokens.total(),
+            "cost": if self.unpriced == self.requests && self.requests > 0 {
+                serde_json::Value::Null
+            } else {
+                serde_json::json!(round(self.cost))
+            },
+            "costComplete": self.unpriced == 0,
+            "requests": self.requests,
+            "unpricedRequests": self.unpriced,
+            "unpricedModels": self.unpriced_models,
+        })
+    }
+}
+
+/// Dollars with four decimals below a dollar, two above.
+pub fn dollars(c: f64) -> String {
+    if c.abs() >= 1.0 {
+        format!("${c:.2}")
+    } else {
+        format!("${c:.4}")
+    }
+}
+
+/// Rounds away float noise (`0.12232000000000001` → `0.12232`) for JSON.
+pub fn round(c: f64) -> f64 {
+    (c * 1e10).round() / 1e10
+}
+
+/// `1234567` → `1,234,567`.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// What Claude Code's own `cost-state` line says (2.1.332): its tally of the CLI
+/// processes that wrote the file. See [`claude::cost_state`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostState {
+    /// `totalCostUSD` of the last `cost-state` line.
+    pub cost: f64,
+    /// Its tokens summed over `modelUsage`.
+    pub tokens: Tokens,
+    /// `(model, costUSD)` of its `modelUsage`.
+    pub models: Vec<(String, f64)>,
+    /// `hasUnknownModelCost`.
+    pub unknown_model_cost: bool,
+    /// How many `cost-state` lines the file holds.
+    pub lines: u32,
+}
+
+/// The usage of every entry of one session, and what follows from it.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Per entry index: the record this entry is where it is counted, if any.
+    pub own: Vec<Option<Record>>,
+    /// Per entry index: the entry where a record of a line of the same reply is
+    /// counted (Claude Code's lines after the first of one reply).
+    pub counted_at: Vec<u32>,
+    /// Per entry index: the usage of the subagents whose transcripts hang under it.
+    pub side: Vec<Usage>,
+    pub cost_state: Option<CostState>,
+    /// Per entry where a request is counted, what names the request in any file
+    /// (Claude Code: `message.id` and `requestId`; Pi: the entry's id and timestamp),
+    /// to count a request copied into other sessions (forks) once.
+    pub reply_keys: std::collections::HashMap<u32, (String, String)>,
+    pub format: Format,
+    pub prices_source: String,
+}
+
+impl Table {
+    /// Reads every entry of `s` once. Lines that cannot be read count nothing.
+    pub fn build(s: &Session, prices: &Prices) -> Table {
+        let n = s.entries().len();
+        let mut t = Table {
+            own: vec![None; n],
+            counted_at: vec![NIL; n],
+            side: vec![Usage::default(); n],
+            cost_state: None,
+            reply_keys: Default::default(),
+            format: s.format(),
+            prices_source: prices.source.clone(),
+        };
+        match s.format() {
+            Format::Pi => pi::fill(s, prices, &mut t),
+            Format::Claude => claude::fill(s, prices, &mut t),
+        }
+        // Subagent transcripts: a side file's first line hangs under a line of the
+        // main file; its whole subtree is what that spawn cost.
+        if s.has_side_files() {
+            for i in 0..n as u32 {
+                if !s.entry(i).is_node() || s.in_main_file(i) {
+                    continue;
+                }
+                let Some(p) = s.parent(i) else { continue };
+                if !s.in_main_file(p) {
+                    continue;
+                }
+                let mut u = Usage::default();
+                let mut stack = vec![i];
+                while let Some(j) = stack.pop() {
+                    if let Some(r) = &t.own[j as usize] {
+                        u.add_record(r);
+                    }
+                    stack.extend(s.children(j));
+                }
+                t.side[p as usize].add(&u);
+            }
+        }
+        t
+    }
+
+    /// The usage counted at entry `i` itself.
+    pub fn own_usage(&self, i: u32) -> Usage {
+        let mut u = Usage::default();
+        if let Some(r) = &self.own[i as usize] {
+            u.add_record(r);
+        }
+        u
+    }
+
+    /// The running total from the root to `i`, subagents spawned on the way included.
+    pub fn path_usage(&self, s: &Session, i: u32) -> Usage {
+        let mut u = Usage::default();
+        for j in s.path_to(i) {
+            if let Some(r) = &self.own[j as usize] {
+                u.add_record(r);
+            }
+            u.add(&self.side[j as usize]);
+        }
+        u
+    }
+
+    /// Everything the session records, subagents included.
+    pub fn total(&self) -> Usage {
+        let mut u = Usage::default();
+        for r in self.own.iter().flatten() {
+            u.add_record(r);
+        }
+        u
+    }
+
+    /// The session's total by model, sorted by model.
+    pub fn by_model(&self) -> Vec<(String, Usage)> {
+        let mut m: std::collections::BTreeMap<&str, Usage> = Default::default();
+        for r in self.own.iter().flatten() {
+            m.entry(&r.model).or_default().add_record(r);
+        }
+        m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// The session's total by source.
+    pub fn by_source(&self) -> Vec<(Source, Usage)> {
+        let mut v: Vec<(Source, Usage)> = Vec::new();
+        for r in self.own.iter().flatten() {
+            match v.iter_mut().find(|(s, _)| *s == r.source) {
+                Some((_, u)) => u.add_record(r),
+                None => {
+                    let mut u = Usage::default();
+                    u.add_record(r);
+                    v.push((r.source, u));
+                }
+            }
+        }
+        v
+    }
+
+    /// Everything not on the current branch: the records of entries off the path from
+    /// the root to the leaf (and of subagents spawned off it).
+    pub fn dead_ends(&self, s: &Session) -> Usage {
+        let mut on = vec![false; self.own.len()];
+        if let Some(l) = s.leaf() {
+            for j in s.path_to(l) {
+                on[j as usize] = true;
+            }
+        }
+        let mut u = Usage::default();
+        for (i, r) in self.own.iter().enumerate() {
+            let Some(r) = r else { continue };
+            // A subagent's line belongs where the line that spawned it is.
+            let mut j = i as u32;
+            while !s.in_main_file(j) {
+                match s.parent(j) {
+                    Some(p) => j = p,
+                    None => break,
+                }
+            }
+            if !on[j as usize] {
+                u.add_record(r);
+            }
+        }
+        u
+    }
+
+    /// Per branch: each tip with the running total at it.
+    pub fn branches(&self, s: &Session) -> Vec<(u32, Usage)> {
+        s.leaves()
+            .into_iter()
+            .map(|l| (l, self.path_usage(s, l)))
+            .collect()
+    }
+
+    /// `usage` of an entry: its own record, then the running total.
+    pub fn entry_text(&self, s: &Session, i: u32) -> String {
+        let mut out = String::new();
+        match (&self.own[i as usize], self.counted_at[i as usize]) {
+            (Some(r), _) => {
+                let _ = writeln!(
+                    out,
+                    "entry: {} {}, {}",
+                    r.source.name(),
+                    r.model,
+                    self.own_usage(i).line()
+                );
+                if !r.recorded && r.cost.is_some() {
+                    let _ = writeln!(out, "priced: from the price table ({})", self.prices_source);
+                }
+            }
+            (None, c) if c != NIL => {
+                let _ = writeln!(out, "entry: part of a reply counted at {}", s.id_string(c));
+            }
+            _ => out.push_str("entry: none\n"),
+        }
+        let side = &self.side[i as usize];
+        if side.requests > 0 {
+            let _ = writeln!(out, "subagents: {}", side.line());
+        }
+        let _ = writeln!(
+            out,
+            "to here: {} (from the root, {} entries)",
+            self.path_usage(s, i).line(),
+            s.depth(i)
+        );
+        out
+    }
+
+    pub fn entry_json(&self, s: &Session, i: u32) -> String {
+        let own = self.own[i as usize].as_ref().map(|r| {
+            serde_json::json!({
+                "model": r.model,
+                "source": r.source.name(),
+                "costFrom": if r.recorded { "file" } else { "prices" },
+                "usage": self.own_usage(i).to_json(),
+            })
+        });
+        let c = self.counted_at[i as usize];
+        let v = serde_json::json!({
+            "id": s.id_string(i),
+            "entry": own,
+            "countedAt": (c != NIL).then(|| s.id_string(c)),
+            "subagents": (self.side[i as usize].requests > 0).then(|| self.side[i as usize].to_json()),
+            "toHere": self.path_usage(s, i).to_json(),
+        });
+        let mut out = v.to_string();
+        out.push('\n');
+        out
+    }
+
+    /// The session's `usage`: the whole session, the current branch, the dead ends,
+    /// every branch, by model.
+    pub fn session_text(&self, s: &Session) -> String {
+        let mut out = String::new();
+        let total = self.total();
+        let _ = writeln!(out, "session: {}", total.line());
+        let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
+        if let Some(l) = s.leaf() {
+            let _ = writeln!(
+                out,
+                "current branch ({}): {}",
+                s.id_string(l),
+                current.line()
+            );
+        }
+        let _ = writeln!(out, "dead ends: {}", self.dead_ends(s).line());
+        for (l, u) in self.branches(s) {
+            let mark = if Some(l) == s.leaf() {
+                " (current)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "branch {}{mark}: {}", s.id_string(l), u.line());
+        }
+        for (m, u) in self.by_model() {
+            let _ = writeln!(out, "model {m}: {}", u.line());
+        }
+        let sources = self.by_source();
+        if sources.len() > 1 {
+            for (src, u) in sources {
+                let _ = writeln!(out, "source {}: {}", src.name(), u.line());
+            }
+        }
+        if let Some(cs) = &self.cost_state {
+            let _ = writeln!(
+                out,
+                "claude code's own count (cost-state): cost {}, tokens {} (input {}, output {}, cache read {}, cache write {}){}",
+                dollars(cs.cost),
+                group(cs.tokens.total()),
+                group(cs.tokens.input),
+                group(cs.tokens.output),
+                group(cs.tokens.cache_read),
+                group(cs.tokens.cache_write),
+                if cs.unknown_model_cost {
+                    ", some model's cost unknown to it"
+                } else {
+                    ""
+                }
+            );
+        }
+        let _ = writeln!(out, "prices: {}", self.price_note());
+        out
+    }
+
+    fn price_note(&self) -> String {
+        match self.format {
+            Format::Pi => format!(
+                "as recorded in the file (the table, {}, only for a record without a cost)",
+                self.prices_source
+            ),
+            Format::Claude => self.prices_source.clone(),
+        }
+    }
+
+    pub fn session_json(&self, s: &Session) -> String {
+        let total = self.total();
+        let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
+        let v = serde_json::json!({
+            "session": total.to_json(),
+            "currentBranch": {
+                "leaf": s.leaf().map(|l| s.id_string(l)),
+                "usage": current.to_json(),
+            },
+            "deadEnds": self.dead_ends(s).to_json(),
+            "branches": self.branches(s).into_iter().map(|(l, u)| serde_json::json!({
+                "leaf": s.id_string(l),
+                "current": Some(l) == s.leaf(),
+                "usage": u.to_json(),
+            })).collect::<Vec<_>>(),
+            "models": self.by_model().into_iter().map(|(m, u)| serde_json::json!({
+                "model": m, "usage": u.to_json(),
+            })).collect::<Vec<_>>(),
+            "sources": self.by_source().into_iter().map(|(src, u)| serde_json::json!({
+                "source": src.name(), "usage": u.to_json(),
+            })).collect::<Vec<_>>(),
+            "costState": self.cost_state.as_ref().map(|cs| serde_json::json!({
+                "cost": round(cs.cost),
+                "inputTokens": cs.tokens.input,
+                "outputTokens": cs.tokens.output,
+                "cacheReadTokens": cs.tokens.cache_read,
+                "cacheCreationTokens": cs.tokens.cache_write,
+                "models": cs.models.iter().map(|(m, c)| serde_json::json!({"model": m, "cost": round(*c)})).collect::<Vec<_>>(),
+                "hasUnknownModelCost": cs.unknown_model_cost,
+                "lines": cs.lines,
+            })),
+            "prices": self.price_note(),
+        });
+        let mut out = serde_json::to_string_pretty(&v).expect("JSON");
+        out.push('\n');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
