@@ -1784,6 +1784,11 @@ impl SessionView {
         if let Some(e) = failed {
             return Err(e.clone());
         }
+        // The fork was made when `fork` was opened; what is written to it is ignored,
+        // whatever its bytes.
+        if matches!(target, WriteTarget::Fork) {
+            return Ok(data.len() as u32);
+        }
         let fail = |failed: &mut Option<Error>, e: Error| {
             *failed = Some(e.clone());
             Err(e)
@@ -2018,6 +2023,7 @@ impl SessionView {
             WriteTarget::Reply(Some(id)) => format!("the reply to {id}"),
             WriteTarget::Reply(None) => "a reply at the root".to_string(),
             WriteTarget::Name => "the name".to_string(),
+            WriteTarget::Fork => "the fork file".to_string(),
         };
         let errno = if r == Refused::Blank {
             "ENOMSG"
