@@ -21,6 +21,7 @@
 //! the media size caps. Attachments render for the types below; other types
 //! contribute nothing.
 
+use super::rules::Rules;
 use serde_json::{Value, json};
 
 /// The prompt that stands for "the next prompt" while a context is built.
@@ -37,22 +38,65 @@ const NO_CONTENT: &str = "(no content)";
 const AMBIENT: &str = "This is ambient context \u{2014} do not narrate it to the user unless they ask or it is directly relevant to their request.";
 
 /// The context of a chain: the messages sent when a new prompt follows its last
-/// message, without that prompt (see the module docs).
-pub fn context(chain: Vec<Value>) -> Vec<Value> {
+/// message, without that prompt (see the module docs), by the rules of one release.
+pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
+    let model = model_in_use(&chain, rules).to_string();
     let mut list = Vec::with_capacity(chain.len() + 2);
-    list.push(super::loader::user_message(
-        Value::String(REMINDER.into()),
-        true,
-    ));
+    if rules.date_reminder {
+        list.push(super::loader::user_message(
+            Value::String(REMINDER.into()),
+            true,
+        ));
+    }
     list.extend(chain);
     list.push(super::loader::user_message(
         Value::String(PROBE.into()),
         false,
     ));
-    let msgs = normalize(list);
+    let mut msgs = normalize(list, rules);
+    if rules.per_turn_effort.is_some() && msgs.last().is_none_or(|m| ty(m) != "api_system") {
+        // The new prompt's own attachments (at least the environment of the cwd it is
+        // typed in) make a system message after it; it goes again with the prompt.
+        msgs.push(api_system(String::new()));
+    }
     let msgs = pair_tool_results(msgs);
-    let api: Vec<Value> = msgs.iter().map(to_api).collect();
-    strip(api)
+    let mut api: Vec<Value> = msgs.iter().map(to_api).collect();
+    if let Some((models, effort)) = rules.per_turn_effort
+        && models.iter().any(|p| model.starts_with(p))
+    {
+        per_turn_effort(&mut api, effort);
+    }
+    strip(api, rules)
+}
+
+/// The model a resume of this chain talks to: the model of its last real reply, else
+/// the release's default.
+fn model_in_use<'a>(chain: &'a [Value], rules: &Rules) -> &'a str {
+    chain
+        .iter()
+        .rev()
+        .filter(|m| ty(m) == "assistant")
+        .filter_map(|m| m.get("message")?.get("model")?.as_str())
+        .find(|m| *m != "<synthetic>")
+        .unwrap_or(rules.default_model)
+}
+
+/// The per-turn control: `output_config` on the second message, a system message (an
+/// empty one is put there when the second message is not a system message).
+fn per_turn_effort(api: &mut Vec<Value>, effort: &str) {
+    if api.is_empty() {
+        return;
+    }
+    let oc = json!({"effort": effort});
+    match api.get_mut(1) {
+        Some(m) if m["role"] == "system" => {
+            m["output_config"] = oc;
+        }
+        _ => api.insert(
+            1,
+            json!({"role": "system", "content": [], "output_config": oc}),
+        ),
+    }
 }
 
 // ----- small helpers ---------------------------------------------------------------------
@@ -552,7 +596,7 @@ fn merge_assistant(a: &Value, b: &Value) -> Value {
 }
 
 /// `Ak` for the default model (attachments as system messages).
-fn normalize(list: Vec<Value>) -> Vec<Value> {
+fn normalize(list: Vec<Value>, rules: &Rules) -> Vec<Value> {
     let list = move_attachments(list);
     let mut g: Vec<Value> = Vec::with_capacity(list.len());
     let mut pending: Vec<String> = Vec::new();
@@ -612,6 +656,10 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
             }
             "user" => {
                 let d = strip_tool_references(k);
+                let d = match rules.task_notification {
+                    Some(wrap) => task_notification(d, wrap),
+                    None => d,
+                };
                 push_user(&mut g, d);
             }
             "assistant" => {
@@ -656,8 +704,14 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
                 }
             }
             "attachment" => {
-                let a = k.get("attachment").cloned().unwrap_or(Value::Null);
-                let msgs = attachment_messages(&a);
+                let msgs = match stored_rendered(&k, rules) {
+                    Some(Rendered::System(text)) => {
+                        pending.push(text);
+                        continue;
+                    }
+                    Some(Rendered::User(msgs)) => msgs,
+                    None => attachment_messages(k.get("attachment").unwrap_or(&Value::Null)),
+                };
                 if let Some(text) = attachment_text(&msgs) {
                     pending.push(text);
                     continue;
@@ -684,12 +738,71 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
     let g = strip_trailing_thinking(g);
     let g = super::loader::drop_whitespace_assistants(g);
     let g = fill_empty_assistants(g);
-    let g = if system_after_user {
+    let g = if system_after_user && rules.fold_trailing_system {
         place_system(g)
     } else {
         g
     };
     errors_keep_text(g)
+}
+
+/// What an attachment line's stored `rendered` texts send.
+enum Rendered {
+    /// `renderedRole:"system"`: the texts, unwrapped and joined (`fum`).
+    System(String),
+    /// `renderedRole:"user"`: meta user messages, as stored (still wrapped).
+    User(Vec<Value>),
+}
+
+/// The stored rendering of an attachment line, where the release sends it (`None`:
+/// the attachment is rendered by [`attachment_messages`], which renders nothing for
+/// the types 2.1.332 writes without `rendered`, such as `prompt_snapshot`).
+fn stored_rendered(k: &Value, rules: &Rules) -> Option<Rendered> {
+    if !rules.stored_rendered {
+        return None;
+    }
+    let Some(Value::Array(rs)) = k.get("rendered") else {
+        return None;
+    };
+    let texts: Vec<&str> = rs
+        .iter()
+        .filter_map(|r| r.get("content").and_then(Value::as_str))
+        .collect();
+    if k.get("renderedRole").and_then(Value::as_str) == Some("user") {
+        return Some(Rendered::User(
+            texts
+                .iter()
+                .map(|t| meta_user((*t).to_string()))
+                .collect(),
+        ));
+    }
+    let joined = texts
+        .iter()
+        .map(|t| unwrap_reminder(t))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(if joined.trim().is_empty() {
+        Rendered::User(Vec::new())
+    } else {
+        Rendered::System(joined)
+    })
+}
+
+/// A background task's notification, sent as a system event (the release's wrapper).
+fn task_notification(mut m: Value, (before, after): (&str, &str)) -> Value {
+    let is_task = m
+        .get("origin")
+        .and_then(|o| o.get("kind"))
+        .and_then(Value::as_str)
+        == Some("task-notification");
+    if !is_task {
+        return m;
+    }
+    if let Some(Value::String(t)) = content(&m) {
+        let wrapped = format!("{before}{t}{after}");
+        set_content(&mut m, Value::String(wrapped));
+    }
+    m
 }
 
 /// What an assistant message's merge (in [`normalize`]) sees of an earlier message.
@@ -1120,9 +1233,12 @@ fn is_probe(b: &Value) -> bool {
 }
 
 /// What `context.sh` removes from a request: the probe and everything after it, the
-/// context reminder of the first user message. The first user message stays a block
-/// list (the reminder made it one).
-fn strip(msgs: Vec<Value>) -> Vec<Value> {
+/// context reminder of the first user message (2.1.197; the first user message stays
+/// a block list, the reminder made it one). System texts of the file that were still
+/// waiting for the next reply when the probe came go after it, with its own
+/// attachments: where the release keeps such a message a system message, it stays
+/// (as the request's last message, a block list).
+fn strip(msgs: Vec<Value>, rules: &Rules) -> Vec<Value> {
     let Some(pi) = msgs.iter().rposition(|m| {
         m["role"] == "user"
             && match &m["content"] {
@@ -1145,7 +1261,24 @@ fn strip(msgs: Vec<Value>) -> Vec<Value> {
             out.push(last);
         }
     }
-    if let Some(first) = out.iter_mut().find(|m| m["role"] == "user")
+    if !rules.fold_trailing_system {
+        for m in msgs[pi + 1..].iter().take_while(|m| m["role"] == "system") {
+            let text = match &m["content"] {
+                Value::String(t) => t.as_str(),
+                _ => "",
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            let mut m = m.clone();
+            if rules.last_system_as_blocks {
+                m["content"] = json!([{"type": "text", "text": text}]);
+            }
+            out.push(m);
+        }
+    }
+    if rules.date_reminder
+        && let Some(first) = out.iter_mut().find(|m| m["role"] == "user")
         && let Value::Array(bs) = &mut first["content"]
     {
         bs.retain(|b| {
@@ -1155,7 +1288,7 @@ fn strip(msgs: Vec<Value>) -> Vec<Value> {
                     .is_some_and(|t| t.starts_with(REMINDER_PREFIX)))
         });
     }
-    out.retain(|m| !matches!(&m["content"], Value::Array(bs) if bs.is_empty()));
+    out.retain(|m| m["role"] != "user" || !matches!(&m["content"], Value::Array(bs) if bs.is_empty()));
     out
 }
 

@@ -67,6 +67,7 @@ pub mod append;
 pub mod head;
 pub mod loader;
 pub mod render;
+pub mod rules;
 
 use super::id::{IdBuild, IdKey, IdTable};
 use super::kind::{KindId, KindTable};
@@ -636,12 +637,22 @@ pub fn full_output_path(
 /// plain `--resume` context at the chain end). Empty when Claude Code would not reach
 /// the entry (a line it does not load).
 pub fn context(s: &Session, st: &State, i: u32) -> std::io::Result<Vec<serde_json::Value>> {
+    context_by(s, st, i, rules::CURRENT)
+}
+
+/// [`context`] by the rules of one release ([`rules`]).
+pub fn context_by(
+    s: &Session,
+    st: &State,
+    i: u32,
+    rules: &rules::Rules,
+) -> std::io::Result<Vec<serde_json::Value>> {
     if !st.nodes.get(i as usize).is_some_and(Node::is_loaded) {
         return Ok(Vec::new());
     }
     let x = if Some(i) == s.leaf() { None } else { Some(i) };
-    Ok(match loader::chain_messages(s, st, x)? {
-        Some(chain) => api::context(chain),
+    Ok(match loader::chain_messages(s, st, x, rules)? {
+        Some(chain) => api::context(chain, rules),
         None => Vec::new(),
     })
 }
