@@ -27,6 +27,10 @@ use serde_json::{Value, json};
 /// The prompt that stands for "the next prompt" while a context is built.
 pub const PROBE: &str = "[[CONTEXT-PROBE]] sessionfs context probe";
 
+/// Stand-ins for the new prompt's own attachments ([`Rules::prompt_attachments`]).
+const PROBE_ATTRIBUTION: &str = "<system-reminder>\n[[CONTEXT-PROBE]] attribution\n</system-reminder>";
+const PROBE_ENVIRONMENT: &str = "[[CONTEXT-PROBE]] environment";
+
 /// The start of the per-request context reminder (`otr`).
 const REMINDER: &str = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-01-01.\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n";
 const REMINDER_PREFIX: &str =
@@ -53,12 +57,13 @@ pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
         Value::String(PROBE.into()),
         false,
     ));
-    let mut msgs = normalize(list, rules);
-    if rules.per_turn_effort.is_some() && msgs.last().is_none_or(|m| ty(m) != "api_system") {
-        // The new prompt's own attachments (at least the environment of the cwd it is
-        // typed in) make a system message after it; it goes again with the prompt.
-        msgs.push(api_system(String::new()));
+    if rules.prompt_attachments {
+        list.push(json!({"type": "attachment", "renderedRole": "user",
+            "rendered": [{"content": PROBE_ATTRIBUTION}]}));
+        list.push(json!({"type": "attachment", "renderedRole": "system",
+            "rendered": [{"content": reminder(PROBE_ENVIRONMENT)}]}));
     }
+    let msgs = normalize(list, rules);
     let msgs = pair_tool_results(msgs);
     let mut api: Vec<Value> = msgs.iter().map(to_api).collect();
     if let Some((models, effort)) = rules.per_turn_effort
@@ -597,6 +602,11 @@ fn merge_assistant(a: &Value, b: &Value) -> Value {
 
 /// `Ak` for the default model (attachments as system messages).
 fn normalize(list: Vec<Value>, rules: &Rules) -> Vec<Value> {
+    let list = if rules.orphan_thinking_first {
+        super::loader::drop_orphan_thinking(list)
+    } else {
+        list
+    };
     let list = move_attachments(list);
     let mut g: Vec<Value> = Vec::with_capacity(list.len());
     let mut pending: Vec<String> = Vec::new();
@@ -704,18 +714,28 @@ fn normalize(list: Vec<Value>, rules: &Rules) -> Vec<Value> {
                 }
             }
             "attachment" => {
+                let at = k.get("attachment").and_then(|a| a.get("type"));
+                if at
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| rules.unsent_attachments.contains(&t))
+                {
+                    continue;
+                }
                 let msgs = match stored_rendered(&k, rules) {
                     Some(Rendered::System(text)) => {
                         pending.push(text);
                         continue;
                     }
                     Some(Rendered::User(msgs)) => msgs,
-                    None => attachment_messages(k.get("attachment").unwrap_or(&Value::Null)),
+                    None => {
+                        let msgs = attachment_messages(k.get("attachment").unwrap_or(&Value::Null));
+                        if let Some(text) = attachment_text(&msgs) {
+                            pending.push(text);
+                            continue;
+                        }
+                        msgs
+                    }
                 };
-                if let Some(text) = attachment_text(&msgs) {
-                    pending.push(text);
-                    continue;
-                }
                 if msgs.is_empty() {
                     continue;
                 }
@@ -947,7 +967,11 @@ fn place_system(e: Vec<Value>) -> Vec<Value> {
     if !changed {
         return out;
     }
-    // Ffc: adjacent user messages merged again.
+    merge_adjacent_users(out)
+}
+
+/// `Ffc`: adjacent user messages merged again.
+fn merge_adjacent_users(out: Vec<Value>) -> Vec<Value> {
     let mut merged: Vec<Value> = Vec::with_capacity(out.len());
     for m in out {
         if ty(&m) == "user" && merged.last().is_some_and(|l| ty(l) == "user") {
@@ -1255,6 +1279,11 @@ fn strip(msgs: Vec<Value>, rules: &Rules) -> Vec<Value> {
         if let Some(j) = bs.iter().rposition(is_probe) {
             bs.remove(j);
         }
+        bs.retain(|b| {
+            let t = b.get("text").and_then(Value::as_str);
+            !(block_type(b) == "text"
+                && t.is_some_and(|t| t.strip_suffix('\n').unwrap_or(t) == PROBE_ATTRIBUTION))
+        });
         if !bs.is_empty() {
             let mut last = msgs[pi].clone();
             last["content"] = Value::Array(bs);
@@ -1264,8 +1293,8 @@ fn strip(msgs: Vec<Value>, rules: &Rules) -> Vec<Value> {
     if !rules.fold_trailing_system {
         for m in msgs[pi + 1..].iter().take_while(|m| m["role"] == "system") {
             let text = match &m["content"] {
-                Value::String(t) => t.as_str(),
-                _ => "",
+                Value::String(t) => without_piece(t, PROBE_ENVIRONMENT),
+                _ => String::new(),
             };
             if text.trim().is_empty() {
                 continue;
@@ -1290,6 +1319,16 @@ fn strip(msgs: Vec<Value>, rules: &Rules) -> Vec<Value> {
     }
     out.retain(|m| m["role"] != "user" || !matches!(&m["content"], Value::Array(bs) if bs.is_empty()));
     out
+}
+
+/// A system text without one of the pieces it was joined from (with `"\n\n"`).
+fn without_piece(text: &str, piece: &str) -> String {
+    for cand in [format!("\n\n{piece}"), format!("{piece}\n\n"), piece.to_string()] {
+        if text.contains(&cand) {
+            return text.replacen(&cand, "", 1);
+        }
+    }
+    text.to_string()
 }
 
 /// Was the probe merged into the last user message of this context (so that its last

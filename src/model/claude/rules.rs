@@ -24,6 +24,9 @@
 //! | [`Rules::per_turn_effort`] | none | `output_config` on the second message (an empty system message when the second is not one), for the models listed |
 //! | [`Rules::task_notification`] | the `<task-notification>` text as stored | wrapped as a background-task event |
 //! | [`Rules::last_system_as_blocks`] | — | the request's last message, a system message, is a block list |
+//! | [`Rules::prompt_attachments`] | (the new prompt's deltas, after it) | the new prompt's attribution goes in front of its user message group, which decides where it merges |
+//! | [`Rules::orphan_thinking_first`] | a cut-off thinking-only reply is dropped after merging (the next prompt stays a message of its own) | dropped before (the next prompt merges into the user message before it) |
+//! | [`Rules::unsent_attachments`] | — | `task_reminder` (written by 2.1.197) is not sent |
 
 /// The rules of one release.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +57,18 @@ pub struct Rules {
     /// gets the cache marker), so a system message that the next prompt does not
     /// follow reads as one.
     pub last_system_as_blocks: bool,
+    /// The new prompt comes with attachments of its own (2.1.332 writes them for the
+    /// first prompt of every CLI process, a resume included): the git attribution,
+    /// sent in front of the prompt's user message group, and the environment, sent in
+    /// the system message after it. They are not part of the context, but where they
+    /// go decides how the prompt merges with the messages before it.
+    pub prompt_attachments: bool,
+    /// Thinking-only reply lines whose reply has nothing else in the loaded chain
+    /// (`e6e`) are dropped before the messages are normalised, not after: the
+    /// messages around them merge as if they were not there.
+    pub orphan_thinking_first: bool,
+    /// Attachment types the release no longer sends (written by older releases).
+    pub unsent_attachments: &'static [&'static str],
 }
 
 /// Claude Code 2.1.197 (June 2026), what sessionfs first followed.
@@ -67,6 +82,9 @@ pub const V2_1_197: Rules = Rules {
     per_turn_effort: None,
     task_notification: None,
     last_system_as_blocks: false,
+    prompt_attachments: false,
+    orphan_thinking_first: false,
+    unsent_attachments: &[],
 };
 
 /// Claude Code 2.1.332 (2026-11-24).
@@ -83,6 +101,9 @@ pub const V2_1_332: Rules = Rules {
         "\n</system-reminder>",
     )),
     last_system_as_blocks: true,
+    prompt_attachments: true,
+    orphan_thinking_first: true,
+    unsent_attachments: &["task_reminder"],
 };
 
 /// The release every context follows.
