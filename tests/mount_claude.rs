@@ -1,7 +1,7 @@
 //! Claude Code sessions through real mounts, driven with the shell tools.
 //!
 //! Fixtures: `tests/fixtures/claude/projects` (sessions written by Claude Code 2.1.197,
-//! laid out as `~/.claude/projects`), `tests/fixtures/claude/contexts` (what the CLI
+//! laid out as `~/.claude/projects`), `tests/fixtures/claude/contexts-2.1.332` (what the current CLI
 //! sends when continuing from each entry) and `tests/fixtures/claude/damaged`.
 
 mod common;
@@ -54,7 +54,7 @@ fn sessions() -> Vec<(String, String, serde_json::Map<String, Value>)> {
                 continue;
             }
             let sid = f.file_stem().unwrap().to_string_lossy().into_owned();
-            let ctx = fixtures().join(format!("contexts/{sid}.contexts.json"));
+            let ctx = fixtures().join(format!("contexts-2.1.332/{sid}.contexts.json"));
             let v: Value = serde_json::from_slice(&fs::read(ctx).unwrap()).unwrap();
             out.push((
                 p.file_name().to_string_lossy().into_owned(),
@@ -81,7 +81,7 @@ fn keys(v: &Value) -> Vec<String> {
 }
 
 // CLAUDE-FORMAT §5, §6, §8: the context of every entry, read with `cat` through a
-// directory mount, equals what Claude Code 2.1.197 sends (220 entries, 17 sessions).
+// directory mount, equals what Claude Code 2.1.332 sends (220 entries, 17 sessions).
 #[test]
 fn every_expected_context_reads_equal_through_the_mount() {
     let (m, _) = mount_projects();
