@@ -58,8 +58,10 @@ pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
         false,
     ));
     if rules.prompt_attachments {
-        list.push(json!({"type": "attachment", "renderedRole": "user",
-            "rendered": [{"content": PROBE_ATTRIBUTION}]}));
+        if !has_attribution(&list) {
+            list.push(json!({"type": "attachment", "renderedRole": "user",
+                "rendered": [{"content": PROBE_ATTRIBUTION}]}));
+        }
         list.push(json!({"type": "attachment", "renderedRole": "system",
             "rendered": [{"content": reminder(PROBE_ENVIRONMENT)}]}));
     }
@@ -72,6 +74,21 @@ pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
         per_turn_effort(&mut api, effort);
     }
     strip(api, rules)
+}
+
+/// Does the chain (since its compact summary) hold the git attribution? The CLI writes
+/// it for a new prompt only when it does not.
+fn has_attribution(list: &[Value]) -> bool {
+    list.iter()
+        .rev()
+        .take_while(|m| !is_true(m.get("isCompactSummary")))
+        .any(|m| {
+            ty(m) == "attachment"
+                && m.get("attachment")
+                    .and_then(|a| a.get("type"))
+                    .and_then(Value::as_str)
+                    == Some("remote_session_change")
+        })
 }
 
 /// The model a resume of this chain talks to: the model of its last real reply, else
