@@ -1,6 +1,8 @@
 //! The messages Claude Code sends the model, from a loaded chain.
 //!
-//! A transcription of Claude Code 2.1.197's request building for its default model
+//! A transcription of Claude Code's request building for its default model, by the
+//! rules of one release ([`super::rules`]: 2.1.332, the current one, for every file;
+//! 2.1.197's are kept and tested). Written first from 2.1.197
 //! (minified names: `otr` puts the per-request context reminder first, `jcm` moves
 //! attachments back to the last reply, `Ak` normalises, with `Ctr` rendering
 //! attachments, `fum` turning them into `role:"system"` text, `rdr`/`tum`/`jfc`
@@ -9,12 +11,17 @@
 //! results and `xlm`/`klm`/`ypc` give each message its final shape). See
 //! CLAUDE-FORMAT.md §8.3–8.6.
 //!
+//! 2.1.332 sends the texts an attachment line stores (`rendered`): system ones in one
+//! `role:"system"` message after the user group, the git attribution in front of it.
+//!
 //! [`context`] goes one step further, as `claude-oracle/context.sh` does: a new prompt
-//! is appended (a context is "what is sent when the next prompt follows"), and then
-//! that prompt, what was made for it and the per-request reminder are taken away
-//! again. Two side effects of the prompt stay, because they really are sent: the `"\n"`
-//! added to a text block that the prompt merged after, and a trailing system message
-//! folded into the user message as `<system-reminder>` text.
+//! is appended (a context is "what is sent when the next prompt follows"), with the
+//! attachments the release makes for it, and then that prompt, what was made for it
+//! and the per-request reminder are taken away again. The side effects of the prompt
+//! stay, because they really are sent: the `"\n"` added to a text block that the
+//! prompt merged after, and (2.1.197) a trailing system message folded into the user
+//! message as `<system-reminder>` text, or (2.1.332) system texts still pending before
+//! the prompt, sent after it.
 //!
 //! Not transcribed (nothing in the files seen needs it): the healing of API errors that
 //! name rejected media, tool-reference blocks, MCP reminders, the advisor tool, and
@@ -28,7 +35,8 @@ use serde_json::{Value, json};
 pub const PROBE: &str = "[[CONTEXT-PROBE]] sessionfs context probe";
 
 /// Stand-ins for the new prompt's own attachments ([`Rules::prompt_attachments`]).
-const PROBE_ATTRIBUTION: &str = "<system-reminder>\n[[CONTEXT-PROBE]] attribution\n</system-reminder>";
+const PROBE_ATTRIBUTION: &str =
+    "<system-reminder>\n[[CONTEXT-PROBE]] attribution\n</system-reminder>";
 const PROBE_ENVIRONMENT: &str = "[[CONTEXT-PROBE]] environment";
 
 /// The start of the per-request context reminder (`otr`).
@@ -52,7 +60,12 @@ pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
             true,
         ));
     }
+    let stopped = match rules.stopped_agent_note {
+        Some(note) => stopped_agents(&chain, note),
+        None => Vec::new(),
+    };
     list.extend(chain);
+    list.extend(stopped);
     list.push(super::loader::user_message(
         Value::String(PROBE.into()),
         false,
@@ -74,6 +87,51 @@ pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
         per_turn_effort(&mut api, effort);
     }
     strip(api, rules)
+}
+
+/// The notifications a resume adds for background agents launched in the chain whose
+/// own notification is not in it ([`Rules::stopped_agent_note`]).
+fn stopped_agents(chain: &[Value], note: &str) -> Vec<Value> {
+    let notified = |id: &str| {
+        let tag = format!("<task-id>{id}</task-id>");
+        chain.iter().any(|m| {
+            m.get("origin")
+                .and_then(|o| o.get("kind"))
+                .and_then(Value::as_str)
+                == Some("task-notification")
+                && match content(m) {
+                    Some(Value::String(t)) => t.contains(&tag),
+                    Some(c) => c.to_string().contains(&tag),
+                    None => false,
+                }
+        })
+    };
+    let mut out = Vec::new();
+    for m in chain {
+        let Some(r) = m.get("toolUseResult") else {
+            continue;
+        };
+        if !(is_true(r.get("isAsync"))
+            && r.get("status").and_then(Value::as_str) == Some("async_launched"))
+        {
+            continue;
+        }
+        let Some(id) = r.get("agentId").and_then(Value::as_str) else {
+            continue;
+        };
+        if notified(id) {
+            continue;
+        }
+        let text = format!(
+            "<task-notification>\n<task-id>{id}</task-id>\n<output-file>{}</output-file>\n<status>stopped</status>\n<summary>Background agent \"{}\" didn't finish before the previous session ended</summary>\n<note>{note}</note>\n</task-notification>",
+            s(r.get("outputFile")),
+            s(r.get("description")),
+        );
+        let mut u = super::loader::user_message(Value::String(text), false);
+        u["origin"] = json!({"kind": "task-notification"});
+        out.push(u);
+    }
+    out
 }
 
 /// Does the chain (since its compact summary) hold the git attribution? The CLI writes
@@ -807,10 +865,7 @@ fn stored_rendered(k: &Value, rules: &Rules) -> Option<Rendered> {
         .collect();
     if k.get("renderedRole").and_then(Value::as_str) == Some("user") {
         return Some(Rendered::User(
-            texts
-                .iter()
-                .map(|t| meta_user((*t).to_string()))
-                .collect(),
+            texts.iter().map(|t| meta_user((*t).to_string())).collect(),
         ));
     }
     let joined = texts
@@ -1334,13 +1389,19 @@ fn strip(msgs: Vec<Value>, rules: &Rules) -> Vec<Value> {
                     .is_some_and(|t| t.starts_with(REMINDER_PREFIX)))
         });
     }
-    out.retain(|m| m["role"] != "user" || !matches!(&m["content"], Value::Array(bs) if bs.is_empty()));
+    out.retain(|m| {
+        m["role"] != "user" || !matches!(&m["content"], Value::Array(bs) if bs.is_empty())
+    });
     out
 }
 
 /// A system text without one of the pieces it was joined from (with `"\n\n"`).
 fn without_piece(text: &str, piece: &str) -> String {
-    for cand in [format!("\n\n{piece}"), format!("{piece}\n\n"), piece.to_string()] {
+    for cand in [
+        format!("\n\n{piece}"),
+        format!("{piece}\n\n"),
+        piece.to_string(),
+    ] {
         if text.contains(&cand) {
             return text.replacen(&cand, "", 1);
         }

@@ -27,6 +27,7 @@
 //! | [`Rules::prompt_attachments`] | (the new prompt's deltas, after it) | the new prompt's attribution goes in front of its user message group, which decides where it merges |
 //! | [`Rules::orphan_thinking_first`] | a cut-off thinking-only reply is dropped after merging (the next prompt stays a message of its own) | dropped before (the next prompt merges into the user message before it) |
 //! | [`Rules::unsent_attachments`] | — | `task_reminder` (written by 2.1.197) is not sent |
+//! | [`Rules::stopped_agent_note`] | — (agents ran in the foreground) | a background agent with no notification in the chain is reported stopped after it |
 
 /// The rules of one release.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +70,11 @@ pub struct Rules {
     pub orphan_thinking_first: bool,
     /// Attachment types the release no longer sends (written by older releases).
     pub unsent_attachments: &'static [&'static str],
+    /// A background agent launched in the chain with no notification after it is
+    /// reported stopped on resume: a task notification with this `<note>` (and the
+    /// summary `Background agent "<description>" didn't finish before the previous
+    /// session ended`) follows the chain.
+    pub stopped_agent_note: Option<&'static str>,
 }
 
 /// Claude Code 2.1.197 (June 2026), what sessionfs first followed.
@@ -85,6 +91,7 @@ pub const V2_1_197: Rules = Rules {
     prompt_attachments: false,
     orphan_thinking_first: false,
     unsent_attachments: &[],
+    stopped_agent_note: None,
 };
 
 /// Claude Code 2.1.332 (2026-11-24).
@@ -104,6 +111,9 @@ pub const V2_1_332: Rules = Rules {
     prompt_attachments: true,
     orphan_thinking_first: true,
     unsent_attachments: &["task_reminder"],
+    stopped_agent_note: Some(
+        "No completion record was found for it in the previous session. It may have been stopped, or it may have been running when the previous Claude Code process exited \u{2014} either way its transcript is saved, so its progress is not lost. Resume it by sending it a message with SendMessage, or check its worktree/output for partial work before assuming the task landed.",
+    ),
 };
 
 /// The release every context follows.
