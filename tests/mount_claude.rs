@@ -806,18 +806,21 @@ fn claude_config_dir_moves_the_claude_folder() {
     assert!(out.stderr.contains("does not exist"), "{out:?}");
 }
 
-// §8.2: the chain end's context has the lines Claude Code adds on load; once another
-// line is the chain end, the old one's context (read through the same mount, cached
-// by the kernel before) no longer has them.
+// §8.2: the chain end's context has the lines Claude Code adds on load (2.1.332: "No
+// response requested." after a chain that ends with a user line, here a reply); once
+// another line is the chain end, the old one's context (read through the same mount,
+// cached by the kernel before) no longer has them.
 #[test]
 fn the_old_leafs_context_follows_a_new_leaf() {
     let m = mount_session(
         "-home-dev-src-named",
         "28fe034c-de2b-4380-a754-780c56c83251",
     );
-    let leaf = ".id/f69f321d-b823-4b8c-a6b5-78cc4be02f60/context.json";
+    sh("echo 'One more question' > leaf/reply", &m.mnt).ok();
+    let leaf = run("readlink", &["leaf"], &m.mnt).ok().stdout;
+    let leaf = format!("{}/context.json", leaf.trim());
     let ctx = |m: &Mount| -> Value {
-        serde_json::from_str(&run("cat", &[leaf], &m.mnt).ok().stdout).unwrap()
+        serde_json::from_str(&run("cat", &[&leaf], &m.mnt).ok().stdout).unwrap()
     };
     let before = ctx(&m);
     let texts = |v: &Value| v.to_string();
@@ -831,6 +834,7 @@ fn the_old_leafs_context_follows_a_new_leaf() {
         !texts(&ctx(&m)).contains("No response requested.")
     });
     assert!(ok, "{}", ctx(&m));
+    assert!(texts(&ctx(&m)).contains("One more question"));
     assert!(!texts(&ctx(&m)).contains("Continue from where you left off."));
 }
 
