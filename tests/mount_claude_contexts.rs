@@ -105,12 +105,14 @@ fn every_context_of_the_new_files_reads_as_the_current_cli_sends_it() {
 #[test]
 fn the_readable_context_shows_the_attachment_texts_in_place() {
     let m = mount_set("claude-2.1.332");
-    let qa = "-home-dev-src-qa/d01acf0b-9e63-4d85-aae9-b6c73faa23e4";
+    let qa = "./-home-dev-src-qa/d01acf0b-9e63-4d85-aae9-b6c73faa23e4";
     // The second answer of the first branch (before the compaction): the first turn
     // with its attachments, then one more turn.
     let out = run(
         "cat",
-        &[format!("{qa}/.id/9dd3adca-be50-4928-92c9-6c6657838d36/context")],
+        &[format!(
+            "{qa}/.id/9dd3adca-be50-4928-92c9-6c6657838d36/context"
+        )],
         &m.mnt,
     )
     .ok();
@@ -150,4 +152,69 @@ fn the_readable_context_shows_the_attachment_texts_in_place() {
     let v: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v[1]["role"], "system");
     assert_eq!(v[1]["output_config"]["effort"], "medium");
+}
+
+// LAYOUT.md `reply`, CLAUDE-FORMAT.md "2.1.332" §H: a reply at an entry before the last
+// compaction. Claude Code's loader drops everything before the boundary that it does
+// not preserve and re-parents the reply to the last preserved message: the model gets
+// the summary, the preserved messages, then the reply. The new entry's context.json,
+// read right after the write, is exactly what the CLI sent for the same reply
+// (`tests/fixtures/claude-replies`, made by writing this reply through the mount and
+// resuming the file with `context.sh`), and every entry of those files reads as the CLI
+// sends it.
+#[test]
+fn a_reply_before_the_compaction_reads_as_the_cli_reparents_it() {
+    let sid = "d01acf0b-9e63-4d85-aae9-b6c73faa23e4";
+    let text = "[[APPENDED]] Written at 4x3=12 of a 2.1.332 file, before the compaction";
+    let dir = tempdir();
+    let file = dir.path().join(format!("{sid}.jsonl"));
+    fs::copy(
+        set_dir("claude-2.1.332").join(format!("projects/-home-dev-src-qa/{sid}.jsonl")),
+        &file,
+    )
+    .unwrap();
+    let m = Mount::start(dir, file, &[]);
+    // 4 x 3 = 12, on the first branch, before the compaction.
+    sh(
+        &format!("echo '{text}' > .id/9dd3adca-be50-4928-92c9-6c6657838d36/reply"),
+        &m.mnt,
+    )
+    .ok();
+    let leaf = run("readlink", &["leaf"], &m.mnt).ok().stdout;
+    let leaf = leaf.trim().trim_start_matches(".id/").to_string();
+    let got: Value = serde_json::from_str(
+        &run("cat", &[format!(".id/{leaf}/context.json")], &m.mnt)
+            .ok()
+            .stdout,
+    )
+    .unwrap();
+    let golden: Value = serde_json::from_slice(
+        &fs::read(
+            set_dir("claude-replies").join(format!("contexts-{CURRENT}/{sid}.contexts.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let want = golden
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|v| v.get("leaf") == Some(&Value::Bool(true)))
+        .unwrap();
+    assert_eq!(got, want["messages"], "context.json of the reply {leaf}");
+    // What the model gets: the summary, the preserved answer, the reply; not the
+    // history of the entry it was written under (2 + 2 = 4, 4 x 3 = 12).
+    let msgs = got.as_array().unwrap();
+    assert!(
+        msgs[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("This session is being continued")
+    );
+    let all = got.to_string();
+    assert!(all.contains("(branch) Second turn on the branch."), "{all}");
+    assert!(all.contains(text), "{all}");
+    assert!(!all.contains("[[QA2]] Multiply that by 3."), "{all}");
+    drop(m);
+    every_context_reads_equal("claude-replies", 40);
 }
