@@ -18,9 +18,9 @@
 # Output (tests/fixtures/claude/, see tests/fixtures/README.md):
 #   projects/<encoded cwd>/<sessionId>.jsonl (+ side folders <sessionId>/subagents,
 #   <sessionId>/tool-results), laid out as ~/.claude/projects;
-#   contexts/<sessionId>.contexts.json: {uuid: {messages, via, [leaf, chainEnd, inserted,
-#   probeMerged]}} for every entry of every main session file (context.sh --all plus every
-#   other node uuid), without the "system" blocks, which come from the CLI, not the file.
+#   contexts-<version>/<sessionId>.contexts.json: {uuid: {messages, via, [leaf, chainEnd,
+#   inserted, probeMerged, …]}} for every entry of every main session file, made by
+#   scripts/claude-goldens with the kit's CLI build (CLAUDE_VERSION picks another).
 #
 # A TUI run gives new uuids, session ids and timestamps each time: commit the regenerated
 # sessions and contexts together.
@@ -46,8 +46,8 @@ CONTEXTS_ONLY=0
 
 if [ "$CONTEXTS_ONLY" = 0 ]; then
   echo "== sessions from $SAMPLES" >&2
-  rm -rf "$OUT/projects" "$OUT/contexts"
-  mkdir -p "$OUT/projects" "$OUT/contexts"
+  rm -rf "$OUT/projects"
+  mkdir -p "$OUT/projects"
   for s in $SAMPLE_SCENARIOS; do
     cp -a "$SAMPLES/claude-home/.claude/projects/-home-dev-src-$s" "$OUT/projects/"
   done
@@ -65,48 +65,6 @@ if [ "$CONTEXTS_ONLY" = 0 ]; then
   find "$OUT/projects" -name '*.jsonl' -exec chmod 0644 {} +
 fi
 
-echo "== expected contexts (context.sh, one CLI run per entry)" >&2
-mkdir -p "$OUT/contexts"
-TMP="$(mktemp -d "${TMPDIR:-/tmp}/claude-contexts.XXXXXX")"
-trap 'rm -rf "$TMP"' EXIT
-for f in "$OUT"/projects/*/*.jsonl; do
-  sid="$(basename "$f" .jsonl)"
-  # every node uuid of the file (user/assistant lines are added by --all)
-  mapfile -t uuids < <(python3 - "$f" <<'PY'
-import json, sys
-seen = []
-for raw in open(sys.argv[1], "rb"):
-    try:
-        d = json.loads(raw)
-    except Exception:
-        continue
-    u = d.get("uuid") if isinstance(d, dict) else None
-    if u and d.get("type") in ("system", "attachment") and u not in seen:
-        seen.append(u)
-print("\n".join(seen))
-PY
-)
-  echo "-- $f (${#uuids[@]} system/attachment entries besides --all)" >&2
-  "$ORACLE/context.sh" "$f" --all "${uuids[@]}" --home-as "$HOME_AS" --out "$TMP/$sid.json" >&2 || true
-  python3 - "$TMP/$sid.json" "$OUT/contexts/$sid.contexts.json" "$SAMPLES/contexts/$sid.contexts.json" <<'PY'
-import json, os, sys
-src, dst, sample = sys.argv[1:4]
-d = json.load(open(src))
-keep = ("messages", "via", "leaf", "chainEnd", "inserted", "probeMerged", "error", "warning")
-out = {u: {k: v[k] for k in keep if k in v} for u, v in d.items()}
-with open(dst, "w") as f:
-    json.dump(out, f, indent=1, ensure_ascii=False)
-    f.write("\n")
-errors = [u for u, v in out.items() if "error" in v]
-if errors:
-    print("   no context for %d entries (the CLI refused them): %s" % (len(errors), " ".join(errors)), file=sys.stderr)
-# The shared samples' own expected contexts must agree with this run's.
-if os.path.exists(sample):
-    s = json.load(open(sample))
-    differ = [u for u, v in s.items() if u in out and out[u].get("messages") != v.get("messages")]
-    print("   %d entries; %d also in the samples, %d differ %s" % (len(out), len([u for u in s if u in out]), len(differ), differ), file=sys.stderr)
-else:
-    print("   %d entries" % len(out), file=sys.stderr)
-PY
-done
+echo "== expected contexts (scripts/claude-goldens: context.sh, one CLI run per entry)" >&2
+CLAUDE_ORACLE_DIR="$ORACLE" "$REPO_ROOT/scripts/claude-goldens" --set claude
 echo "done: $OUT" >&2

@@ -1,7 +1,7 @@
 //! Claude Code sessions through real mounts, driven with the shell tools.
 //!
 //! Fixtures: `tests/fixtures/claude/projects` (sessions written by Claude Code 2.1.197,
-//! laid out as `~/.claude/projects`), `tests/fixtures/claude/contexts` (what the CLI
+//! laid out as `~/.claude/projects`), `tests/fixtures/claude/contexts-2.1.332` (what the current CLI
 //! sends when continuing from each entry) and `tests/fixtures/claude/damaged`.
 
 mod common;
@@ -54,7 +54,7 @@ fn sessions() -> Vec<(String, String, serde_json::Map<String, Value>)> {
                 continue;
             }
             let sid = f.file_stem().unwrap().to_string_lossy().into_owned();
-            let ctx = fixtures().join(format!("contexts/{sid}.contexts.json"));
+            let ctx = fixtures().join(format!("contexts-2.1.332/{sid}.contexts.json"));
             let v: Value = serde_json::from_slice(&fs::read(ctx).unwrap()).unwrap();
             out.push((
                 p.file_name().to_string_lossy().into_owned(),
@@ -81,7 +81,7 @@ fn keys(v: &Value) -> Vec<String> {
 }
 
 // CLAUDE-FORMAT §5, §6, §8: the context of every entry, read with `cat` through a
-// directory mount, equals what Claude Code 2.1.197 sends (220 entries, 17 sessions).
+// directory mount, equals what Claude Code 2.1.332 sends (220 entries, 17 sessions).
 #[test]
 fn every_expected_context_reads_equal_through_the_mount() {
     let (m, _) = mount_projects();
@@ -806,18 +806,21 @@ fn claude_config_dir_moves_the_claude_folder() {
     assert!(out.stderr.contains("does not exist"), "{out:?}");
 }
 
-// §8.2: the chain end's context has the lines Claude Code adds on load; once another
-// line is the chain end, the old one's context (read through the same mount, cached
-// by the kernel before) no longer has them.
+// §8.2: the chain end's context has the lines Claude Code adds on load (2.1.332: "No
+// response requested." after a chain that ends with a user line, here a reply); once
+// another line is the chain end, the old one's context (read through the same mount,
+// cached by the kernel before) no longer has them.
 #[test]
 fn the_old_leafs_context_follows_a_new_leaf() {
     let m = mount_session(
         "-home-dev-src-named",
         "28fe034c-de2b-4380-a754-780c56c83251",
     );
-    let leaf = ".id/f69f321d-b823-4b8c-a6b5-78cc4be02f60/context.json";
+    sh("echo 'One more question' > leaf/reply", &m.mnt).ok();
+    let leaf = run("readlink", &["leaf"], &m.mnt).ok().stdout;
+    let leaf = format!("{}/context.json", leaf.trim());
     let ctx = |m: &Mount| -> Value {
-        serde_json::from_str(&run("cat", &[leaf], &m.mnt).ok().stdout).unwrap()
+        serde_json::from_str(&run("cat", &[&leaf], &m.mnt).ok().stdout).unwrap()
     };
     let before = ctx(&m);
     let texts = |v: &Value| v.to_string();
@@ -831,6 +834,7 @@ fn the_old_leafs_context_follows_a_new_leaf() {
         !texts(&ctx(&m)).contains("No response requested.")
     });
     assert!(ok, "{}", ctx(&m));
+    assert!(texts(&ctx(&m)).contains("One more question"));
     assert!(!texts(&ctx(&m)).contains("Continue from where you left off."));
 }
 

@@ -1,6 +1,8 @@
 //! The messages Claude Code sends the model, from a loaded chain.
 //!
-//! A transcription of Claude Code 2.1.197's request building for its default model
+//! A transcription of Claude Code's request building for its default model, by the
+//! rules of one release ([`super::rules`]: 2.1.332, the current one, for every file;
+//! 2.1.197's are kept and tested). Written first from 2.1.197
 //! (minified names: `otr` puts the per-request context reminder first, `jcm` moves
 //! attachments back to the last reply, `Ak` normalises, with `Ctr` rendering
 //! attachments, `fum` turning them into `role:"system"` text, `rdr`/`tum`/`jfc`
@@ -9,22 +11,33 @@
 //! results and `xlm`/`klm`/`ypc` give each message its final shape). See
 //! CLAUDE-FORMAT.md §8.3–8.6.
 //!
+//! 2.1.332 sends the texts an attachment line stores (`rendered`): system ones in one
+//! `role:"system"` message after the user group, the git attribution in front of it.
+//!
 //! [`context`] goes one step further, as `claude-oracle/context.sh` does: a new prompt
-//! is appended (a context is "what is sent when the next prompt follows"), and then
-//! that prompt, what was made for it and the per-request reminder are taken away
-//! again. Two side effects of the prompt stay, because they really are sent: the `"\n"`
-//! added to a text block that the prompt merged after, and a trailing system message
-//! folded into the user message as `<system-reminder>` text.
+//! is appended (a context is "what is sent when the next prompt follows"), with the
+//! attachments the release makes for it, and then that prompt, what was made for it
+//! and the per-request reminder are taken away again. The side effects of the prompt
+//! stay, because they really are sent: the `"\n"` added to a text block that the
+//! prompt merged after, and (2.1.197) a trailing system message folded into the user
+//! message as `<system-reminder>` text, or (2.1.332) system texts still pending before
+//! the prompt, sent after it.
 //!
 //! Not transcribed (nothing in the files seen needs it): the healing of API errors that
 //! name rejected media, tool-reference blocks, MCP reminders, the advisor tool, and
 //! the media size caps. Attachments render for the types below; other types
 //! contribute nothing.
 
+use super::rules::Rules;
 use serde_json::{Value, json};
 
 /// The prompt that stands for "the next prompt" while a context is built.
 pub const PROBE: &str = "[[CONTEXT-PROBE]] sessionfs context probe";
+
+/// Stand-ins for the new prompt's own attachments ([`Rules::prompt_attachments`]).
+const PROBE_ATTRIBUTION: &str =
+    "<system-reminder>\n[[CONTEXT-PROBE]] attribution\n</system-reminder>";
+const PROBE_ENVIRONMENT: &str = "[[CONTEXT-PROBE]] environment";
 
 /// The start of the per-request context reminder (`otr`).
 const REMINDER: &str = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-01-01.\n\n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n";
@@ -37,22 +50,133 @@ const NO_CONTENT: &str = "(no content)";
 const AMBIENT: &str = "This is ambient context \u{2014} do not narrate it to the user unless they ask or it is directly relevant to their request.";
 
 /// The context of a chain: the messages sent when a new prompt follows its last
-/// message, without that prompt (see the module docs).
-pub fn context(chain: Vec<Value>) -> Vec<Value> {
+/// message, without that prompt (see the module docs), by the rules of one release.
+pub fn context(chain: Vec<Value>, rules: &Rules) -> Vec<Value> {
+    let model = model_in_use(&chain, rules).to_string();
     let mut list = Vec::with_capacity(chain.len() + 2);
-    list.push(super::loader::user_message(
-        Value::String(REMINDER.into()),
-        true,
-    ));
+    if rules.date_reminder {
+        list.push(super::loader::user_message(
+            Value::String(REMINDER.into()),
+            true,
+        ));
+    }
+    let stopped = match rules.stopped_agent_note {
+        Some(note) => stopped_agents(&chain, note),
+        None => Vec::new(),
+    };
     list.extend(chain);
+    list.extend(stopped);
     list.push(super::loader::user_message(
         Value::String(PROBE.into()),
         false,
     ));
-    let msgs = normalize(list);
+    if rules.prompt_attachments {
+        if !has_attribution(&list) {
+            list.push(json!({"type": "attachment", "renderedRole": "user",
+                "rendered": [{"content": PROBE_ATTRIBUTION}]}));
+        }
+        list.push(json!({"type": "attachment", "renderedRole": "system",
+            "rendered": [{"content": reminder(PROBE_ENVIRONMENT)}]}));
+    }
+    let msgs = normalize(list, rules);
     let msgs = pair_tool_results(msgs);
-    let api: Vec<Value> = msgs.iter().map(to_api).collect();
-    strip(api)
+    let mut api: Vec<Value> = msgs.iter().map(to_api).collect();
+    if let Some((models, effort)) = rules.per_turn_effort
+        && models.iter().any(|p| model.starts_with(p))
+    {
+        per_turn_effort(&mut api, effort);
+    }
+    strip(api, rules)
+}
+
+/// The notifications a resume adds for background agents launched in the chain whose
+/// own notification is not in it ([`Rules::stopped_agent_note`]).
+fn stopped_agents(chain: &[Value], note: &str) -> Vec<Value> {
+    let notified = |id: &str| {
+        let tag = format!("<task-id>{id}</task-id>");
+        chain.iter().any(|m| {
+            m.get("origin")
+                .and_then(|o| o.get("kind"))
+                .and_then(Value::as_str)
+                == Some("task-notification")
+                && match content(m) {
+                    Some(Value::String(t)) => t.contains(&tag),
+                    Some(c) => c.to_string().contains(&tag),
+                    None => false,
+                }
+        })
+    };
+    let mut out = Vec::new();
+    for m in chain {
+        let Some(r) = m.get("toolUseResult") else {
+            continue;
+        };
+        if !(is_true(r.get("isAsync"))
+            && r.get("status").and_then(Value::as_str) == Some("async_launched"))
+        {
+            continue;
+        }
+        let Some(id) = r.get("agentId").and_then(Value::as_str) else {
+            continue;
+        };
+        if notified(id) {
+            continue;
+        }
+        let text = format!(
+            "<task-notification>\n<task-id>{id}</task-id>\n<output-file>{}</output-file>\n<status>stopped</status>\n<summary>Background agent \"{}\" didn't finish before the previous session ended</summary>\n<note>{note}</note>\n</task-notification>",
+            s(r.get("outputFile")),
+            s(r.get("description")),
+        );
+        let mut u = super::loader::user_message(Value::String(text), false);
+        u["origin"] = json!({"kind": "task-notification"});
+        out.push(u);
+    }
+    out
+}
+
+/// Does the chain (since its compact summary) hold the git attribution? The CLI writes
+/// it for a new prompt only when it does not.
+fn has_attribution(list: &[Value]) -> bool {
+    list.iter()
+        .rev()
+        .take_while(|m| !is_true(m.get("isCompactSummary")))
+        .any(|m| {
+            ty(m) == "attachment"
+                && m.get("attachment")
+                    .and_then(|a| a.get("type"))
+                    .and_then(Value::as_str)
+                    == Some("remote_session_change")
+        })
+}
+
+/// The model a resume of this chain talks to: the model of its last real reply, else
+/// the release's default.
+fn model_in_use<'a>(chain: &'a [Value], rules: &Rules) -> &'a str {
+    chain
+        .iter()
+        .rev()
+        .filter(|m| ty(m) == "assistant")
+        .filter_map(|m| m.get("message")?.get("model")?.as_str())
+        .find(|m| *m != "<synthetic>")
+        .unwrap_or(rules.default_model)
+}
+
+/// The per-turn control: `output_config` on the second message, a system message (an
+/// empty one is put there when the second message is not a system message).
+fn per_turn_effort(api: &mut Vec<Value>, effort: &str) {
+    if api.is_empty() {
+        return;
+    }
+    let oc = json!({"effort": effort});
+    match api.get_mut(1) {
+        Some(m) if m["role"] == "system" => {
+            m["output_config"] = oc;
+        }
+        _ => api.insert(
+            1,
+            json!({"role": "system", "content": [], "output_config": oc}),
+        ),
+    }
 }
 
 // ----- small helpers ---------------------------------------------------------------------
@@ -552,7 +676,12 @@ fn merge_assistant(a: &Value, b: &Value) -> Value {
 }
 
 /// `Ak` for the default model (attachments as system messages).
-fn normalize(list: Vec<Value>) -> Vec<Value> {
+fn normalize(list: Vec<Value>, rules: &Rules) -> Vec<Value> {
+    let list = if rules.orphan_thinking_first {
+        super::loader::drop_orphan_thinking(list)
+    } else {
+        list
+    };
     let list = move_attachments(list);
     let mut g: Vec<Value> = Vec::with_capacity(list.len());
     let mut pending: Vec<String> = Vec::new();
@@ -612,6 +741,10 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
             }
             "user" => {
                 let d = strip_tool_references(k);
+                let d = match rules.task_notification {
+                    Some(wrap) => task_notification(d, wrap),
+                    None => d,
+                };
                 push_user(&mut g, d);
             }
             "assistant" => {
@@ -656,12 +789,28 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
                 }
             }
             "attachment" => {
-                let a = k.get("attachment").cloned().unwrap_or(Value::Null);
-                let msgs = attachment_messages(&a);
-                if let Some(text) = attachment_text(&msgs) {
-                    pending.push(text);
+                let at = k.get("attachment").and_then(|a| a.get("type"));
+                if at
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| rules.unsent_attachments.contains(&t))
+                {
                     continue;
                 }
+                let msgs = match stored_rendered(&k, rules) {
+                    Some(Rendered::System(text)) => {
+                        pending.push(text);
+                        continue;
+                    }
+                    Some(Rendered::User(msgs)) => msgs,
+                    None => {
+                        let msgs = attachment_messages(k.get("attachment").unwrap_or(&Value::Null));
+                        if let Some(text) = attachment_text(&msgs) {
+                            pending.push(text);
+                            continue;
+                        }
+                        msgs
+                    }
+                };
                 if msgs.is_empty() {
                     continue;
                 }
@@ -684,12 +833,68 @@ fn normalize(list: Vec<Value>) -> Vec<Value> {
     let g = strip_trailing_thinking(g);
     let g = super::loader::drop_whitespace_assistants(g);
     let g = fill_empty_assistants(g);
-    let g = if system_after_user {
+    let g = if system_after_user && rules.fold_trailing_system {
         place_system(g)
     } else {
         g
     };
     errors_keep_text(g)
+}
+
+/// What an attachment line's stored `rendered` texts send.
+enum Rendered {
+    /// `renderedRole:"system"`: the texts, unwrapped and joined (`fum`).
+    System(String),
+    /// `renderedRole:"user"`: meta user messages, as stored (still wrapped).
+    User(Vec<Value>),
+}
+
+/// The stored rendering of an attachment line, where the release sends it (`None`:
+/// the attachment is rendered by [`attachment_messages`], which renders nothing for
+/// the types 2.1.332 writes without `rendered`, such as `prompt_snapshot`).
+fn stored_rendered(k: &Value, rules: &Rules) -> Option<Rendered> {
+    if !rules.stored_rendered {
+        return None;
+    }
+    let Some(Value::Array(rs)) = k.get("rendered") else {
+        return None;
+    };
+    let texts: Vec<&str> = rs
+        .iter()
+        .filter_map(|r| r.get("content").and_then(Value::as_str))
+        .collect();
+    if k.get("renderedRole").and_then(Value::as_str) == Some("user") {
+        return Some(Rendered::User(
+            texts.iter().map(|t| meta_user((*t).to_string())).collect(),
+        ));
+    }
+    let joined = texts
+        .iter()
+        .map(|t| unwrap_reminder(t))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(if joined.trim().is_empty() {
+        Rendered::User(Vec::new())
+    } else {
+        Rendered::System(joined)
+    })
+}
+
+/// A background task's notification, sent as a system event (the release's wrapper).
+fn task_notification(mut m: Value, (before, after): (&str, &str)) -> Value {
+    let is_task = m
+        .get("origin")
+        .and_then(|o| o.get("kind"))
+        .and_then(Value::as_str)
+        == Some("task-notification");
+    if !is_task {
+        return m;
+    }
+    if let Some(Value::String(t)) = content(&m) {
+        let wrapped = format!("{before}{t}{after}");
+        set_content(&mut m, Value::String(wrapped));
+    }
+    m
 }
 
 /// What an assistant message's merge (in [`normalize`]) sees of an earlier message.
@@ -834,7 +1039,11 @@ fn place_system(e: Vec<Value>) -> Vec<Value> {
     if !changed {
         return out;
     }
-    // Ffc: adjacent user messages merged again.
+    merge_adjacent_users(out)
+}
+
+/// `Ffc`: adjacent user messages merged again.
+fn merge_adjacent_users(out: Vec<Value>) -> Vec<Value> {
     let mut merged: Vec<Value> = Vec::with_capacity(out.len());
     for m in out {
         if ty(&m) == "user" && merged.last().is_some_and(|l| ty(l) == "user") {
@@ -1120,9 +1329,12 @@ fn is_probe(b: &Value) -> bool {
 }
 
 /// What `context.sh` removes from a request: the probe and everything after it, the
-/// context reminder of the first user message. The first user message stays a block
-/// list (the reminder made it one).
-fn strip(msgs: Vec<Value>) -> Vec<Value> {
+/// context reminder of the first user message (2.1.197; the first user message stays
+/// a block list, the reminder made it one). System texts of the file that were still
+/// waiting for the next reply when the probe came go after it, with its own
+/// attachments: where the release keeps such a message a system message, it stays
+/// (as the request's last message, a block list).
+fn strip(msgs: Vec<Value>, rules: &Rules) -> Vec<Value> {
     let Some(pi) = msgs.iter().rposition(|m| {
         m["role"] == "user"
             && match &m["content"] {
@@ -1139,13 +1351,35 @@ fn strip(msgs: Vec<Value>) -> Vec<Value> {
         if let Some(j) = bs.iter().rposition(is_probe) {
             bs.remove(j);
         }
+        bs.retain(|b| {
+            let t = b.get("text").and_then(Value::as_str);
+            !(block_type(b) == "text"
+                && t.is_some_and(|t| t.strip_suffix('\n').unwrap_or(t) == PROBE_ATTRIBUTION))
+        });
         if !bs.is_empty() {
             let mut last = msgs[pi].clone();
             last["content"] = Value::Array(bs);
             out.push(last);
         }
     }
-    if let Some(first) = out.iter_mut().find(|m| m["role"] == "user")
+    if !rules.fold_trailing_system {
+        for m in msgs[pi + 1..].iter().take_while(|m| m["role"] == "system") {
+            let text = match &m["content"] {
+                Value::String(t) => without_piece(t, PROBE_ENVIRONMENT),
+                _ => String::new(),
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            let mut m = m.clone();
+            if rules.last_system_as_blocks {
+                m["content"] = json!([{"type": "text", "text": text}]);
+            }
+            out.push(m);
+        }
+    }
+    if rules.date_reminder
+        && let Some(first) = out.iter_mut().find(|m| m["role"] == "user")
         && let Value::Array(bs) = &mut first["content"]
     {
         bs.retain(|b| {
@@ -1155,8 +1389,24 @@ fn strip(msgs: Vec<Value>) -> Vec<Value> {
                     .is_some_and(|t| t.starts_with(REMINDER_PREFIX)))
         });
     }
-    out.retain(|m| !matches!(&m["content"], Value::Array(bs) if bs.is_empty()));
+    out.retain(|m| {
+        m["role"] != "user" || !matches!(&m["content"], Value::Array(bs) if bs.is_empty())
+    });
     out
+}
+
+/// A system text without one of the pieces it was joined from (with `"\n\n"`).
+fn without_piece(text: &str, piece: &str) -> String {
+    for cand in [
+        format!("\n\n{piece}"),
+        format!("{piece}\n\n"),
+        piece.to_string(),
+    ] {
+        if text.contains(&cand) {
+            return text.replacen(&cand, "", 1);
+        }
+    }
+    text.to_string()
 }
 
 /// Was the probe merged into the last user message of this context (so that its last

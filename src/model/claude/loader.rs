@@ -642,7 +642,12 @@ pub fn plan_for(s: &Session, st: &State, x: u32) -> Variant {
 /// The messages Claude Code holds before it sends the context of entry `x` (or of the
 /// current chain end with `x = None`): the loaded chain, deserialised (`Zwo`), cut
 /// after `x`. `None` when Claude Code would not find `x`.
-pub fn chain_messages(s: &Session, st: &State, x: Option<u32>) -> io::Result<Option<Vec<Value>>> {
+pub fn chain_messages(
+    s: &Session,
+    st: &State,
+    x: Option<u32>,
+    rules: &super::rules::Rules,
+) -> io::Result<Option<Vec<Value>>> {
     let (variant, tail) = match x {
         None => (Variant::WHOLE, true),
         Some(x) if st.file_of(x) != 0 => (
@@ -682,7 +687,7 @@ pub fn chain_messages(s: &Session, st: &State, x: Option<u32>) -> io::Result<Opt
                 Err(e) => return Err(e),
             }
         }
-        let mut msgs = deserialize(msgs, tail);
+        let mut msgs = deserialize(msgs, tail, rules);
         if let Some(x) = x {
             let uuid = s.id_string(x);
             match msgs
@@ -739,9 +744,9 @@ const DROPPED_ATTACHMENTS: &[&str] = &[
 const TURN_ENDING_TOOLS: &[&str] = &["Brief", "SendUserFile"];
 
 /// `Zwo`: what Claude Code does to the chain before resuming it. `tail`: also the
-/// interruption handling and the synthetic "No response requested." (a plain resume;
-/// `--resume-session-at` cuts them off again).
-pub fn deserialize(chain: Vec<Value>, tail: bool) -> Vec<Value> {
+/// interruption handling (where the release has it) and the synthetic "No response
+/// requested." (a plain resume; `--resume-session-at` cuts them off again).
+pub fn deserialize(chain: Vec<Value>, tail: bool, rules: &super::rules::Rules) -> Vec<Value> {
     // U8t: messages retracted by a refusal fallback.
     let retracted: Set<String> = chain
         .iter()
@@ -820,7 +825,7 @@ pub fn deserialize(chain: Vec<Value>, tail: bool) -> Vec<Value> {
     if !tail {
         return msgs;
     }
-    if interrupted_turn(&msgs) {
+    if rules.continue_after_interruption && interrupted_turn(&msgs) {
         msgs.push(user_message(
             Value::String("Continue from where you left off.".into()),
             true,

@@ -50,12 +50,14 @@
 //! The loader stops on every cycle (its walks keep a visited set), so the leaf, the
 //! name and every context are computed for any file, however damaged
 //! (`tests.rs` mutates every fixture to check it). The context of every entry of the
-//! fixtures equals what Claude Code 2.1.197 sends (`tests.rs`, 220 entries).
+//! fixtures equals what the current Claude Code, 2.1.332, sends (`tests.rs`: the files
+//! 2.1.197 and 2.1.332 wrote); the rules that depend on the release are in [`rules`].
 //!
 //! # Limits
 //!
-//! The context is the one Claude Code builds for its default model (attachments as
-//! `role:"system"` messages), as the CLI does it for a print-mode resume; the system
+//! The context is the one Claude Code builds for the model the chain's last reply used
+//! (attachments as `role:"system"` messages, as for every model since Opus 4.8), as
+//! the CLI does it for a print-mode resume; the system
 //! prompt, tools and per-request reminders are not in the file and are not shown.
 //! Attachment types are rendered for those the samples and the CLI's renderers cover
 //! (see [`api`]); others are left out of contexts. A line without a `uuid` whose type
@@ -69,6 +71,7 @@ pub mod append;
 pub mod head;
 pub mod loader;
 pub mod render;
+pub mod rules;
 
 use super::id::{IdBuild, IdKey, IdTable};
 use super::kind::{KindId, KindTable};
@@ -715,12 +718,22 @@ pub fn full_output_path(
 /// plain `--resume` context at the chain end). Empty when Claude Code would not reach
 /// the entry (a line it does not load).
 pub fn context(s: &Session, st: &State, i: u32) -> std::io::Result<Vec<serde_json::Value>> {
+    context_by(s, st, i, rules::CURRENT)
+}
+
+/// [`context`] by the rules of one release ([`rules`]).
+pub fn context_by(
+    s: &Session,
+    st: &State,
+    i: u32,
+    rules: &rules::Rules,
+) -> std::io::Result<Vec<serde_json::Value>> {
     if !st.nodes.get(i as usize).is_some_and(Node::is_loaded) {
         return Ok(Vec::new());
     }
     let x = if Some(i) == s.leaf() { None } else { Some(i) };
-    Ok(match loader::chain_messages(s, st, x)? {
-        Some(chain) => api::context(chain),
+    Ok(match loader::chain_messages(s, st, x, rules)? {
+        Some(chain) => api::context(chain, rules),
         None => Vec::new(),
     })
 }

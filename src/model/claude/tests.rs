@@ -1,7 +1,14 @@
-//! The Claude Code model against Claude Code itself: every fixture session
-//! (`tests/fixtures/claude/projects`) and the expected context of every entry
-//! (`tests/fixtures/claude/contexts`, captured with `context.sh`).
+//! The Claude Code model against Claude Code itself: every fixture session and the
+//! expected context of every entry, captured with `context.sh` by each release that
+//! has rules in [`super::rules`] (`scripts/claude-goldens`):
+//!
+//! * `tests/fixtures/claude/projects`: files Claude Code 2.1.197 wrote (and 2.1.197
+//!   TUI runs); goldens `contexts-2.1.197/` and `contexts-2.1.332/` (the current CLI
+//!   resuming the old files);
+//! * `tests/fixtures/claude-2.1.332/projects`: files 2.1.332 wrote; goldens
+//!   `contexts-2.1.332/`.
 
+use super::rules::{self, Rules};
 use crate::model::Session;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -10,10 +17,24 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude")
 }
 
-/// Every main session file of the fixtures, with its expected contexts.
-fn sessions() -> Vec<(PathBuf, serde_json::Map<String, Value>)> {
+/// A fixture set (`tests/fixtures/<set>`) and the release whose goldens to read.
+type Golden = (&'static str, &'static Rules);
+
+/// Every set of goldens, the current release's first.
+const GOLDENS: &[Golden] = &[
+    ("claude", rules::CURRENT),
+    ("claude-2.1.332", rules::CURRENT),
+    ("claude", &rules::V2_1_197),
+    ("claude-replies", rules::CURRENT),
+];
+
+/// Every main session file of a fixture set, with its expected contexts by a release.
+fn sessions_of(set: &str, rules: &Rules) -> Vec<(PathBuf, serde_json::Map<String, Value>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(set);
     let mut out = Vec::new();
-    let mut projects: Vec<_> = std::fs::read_dir(fixtures().join("projects"))
+    let mut projects: Vec<_> = std::fs::read_dir(root.join("projects"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -27,14 +48,22 @@ fn sessions() -> Vec<(PathBuf, serde_json::Map<String, Value>)> {
         files.sort();
         for f in files {
             let sid = f.file_stem().unwrap().to_string_lossy().into_owned();
-            let ctx = fixtures()
-                .join("contexts")
+            let ctx = root
+                .join(format!("contexts-{}", rules.version))
                 .join(format!("{sid}.contexts.json"));
-            let v: Value = serde_json::from_slice(&std::fs::read(ctx).unwrap()).unwrap();
+            let v: Value = serde_json::from_slice(&std::fs::read(&ctx).unwrap_or_else(|e| {
+                panic!("{}: {e} (scripts/claude-goldens makes it)", ctx.display())
+            }))
+            .unwrap();
             out.push((f, v.as_object().unwrap().clone()));
         }
     }
     out
+}
+
+/// The 2.1.197 files with the current release's goldens (leaf, names, …).
+fn sessions() -> Vec<(PathBuf, serde_json::Map<String, Value>)> {
+    sessions_of("claude", rules::CURRENT)
 }
 
 fn short(v: &Value) -> String {
@@ -49,17 +78,19 @@ fn short(v: &Value) -> String {
     }
 }
 
-#[test]
-fn every_expected_context_is_equal() {
+/// Compares every entry of a golden set; returns (checked, failures).
+fn compare(set: &str, rules: &Rules) -> (usize, Vec<String>) {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for (file, expected) in sessions() {
+    for (file, expected) in sessions_of(set, rules) {
         let s = Session::open(&file).unwrap();
         let st = s.claude().expect("a Claude Code file");
         for (uuid, exp) in &expected {
+            let Some(want) = exp["messages"].as_array() else {
+                continue; // the CLI refused the entry (an "error" golden)
+            };
             let i = s.find(uuid).unwrap_or_else(|| panic!("{uuid} not indexed"));
-            let got = super::context(&s, st, i).unwrap();
-            let want = exp["messages"].as_array().unwrap();
+            let got = super::context_by(&s, st, i, rules).unwrap();
             checked += 1;
             if got != *want {
                 let k = got
@@ -79,13 +110,53 @@ fn every_expected_context_is_equal() {
             }
         }
     }
-    assert!(checked >= 220, "only {checked} contexts checked");
+    (checked, failures)
+}
+
+fn assert_all_equal(set: &str, rules: &Rules, at_least: usize) {
+    let (checked, failures) = compare(set, rules);
+    eprintln!(
+        "{set} by Claude Code {}: {} of {checked} contexts equal",
+        rules.version,
+        checked - failures.len()
+    );
     assert!(
         failures.is_empty(),
-        "{} of {checked} contexts differ:\n{}",
+        "{set} by {}: {} of {checked} contexts differ:\n{}",
+        rules.version,
         failures.len(),
         failures.join("\n")
     );
+    assert!(checked >= at_least, "only {checked} contexts checked");
+}
+
+// CLAUDE-FORMAT.md §8 and "2.1.332: what changed" §D: the files 2.1.197 wrote, as the
+// current CLI sends them.
+#[test]
+fn every_context_of_the_old_files_is_the_current_clis() {
+    assert_all_equal(GOLDENS[0].0, GOLDENS[0].1, 220);
+}
+
+// The files 2.1.332 wrote (attachments with their text, metadata lines, task
+// notifications, compaction), every node.
+#[test]
+fn every_context_of_the_new_files_is_the_current_clis() {
+    assert_all_equal(GOLDENS[1].0, GOLDENS[1].1, 227);
+}
+
+// LAYOUT.md `reply`: a reply written through the mount before the last compaction is
+// re-parented by Claude Code's loader; every entry of those files, the reply's own
+// context (summary, preserved messages, the reply) included, is what the CLI sends.
+#[test]
+fn every_context_of_the_replies_is_the_current_clis() {
+    assert_all_equal(GOLDENS[3].0, GOLDENS[3].1, 40);
+}
+
+// The rules of 2.1.197 still give what 2.1.197 sent: the common code is checked
+// against both releases.
+#[test]
+fn every_context_by_the_old_rules_is_2_1_197s() {
+    assert_all_equal(GOLDENS[2].0, GOLDENS[2].1, 220);
 }
 
 #[test]
@@ -426,33 +497,78 @@ fn mutated_files_never_panic_or_hang() {
 }
 
 /// §8.1 `FAe`/`Xsm` on damaged files, against Claude Code's own requests
-/// (`tests/fixtures/claude/damaged-contexts`): a missing parent is bridged to the
+/// (`tests/fixtures/claude/damaged-contexts-<version>`): a missing parent is bridged to the
 /// newest line written at most 5 s before it, not further; a cycle stops the walk.
 #[test]
 fn damaged_files_contexts_are_claude_codes() {
-    let mut checked = 0;
-    for case in ["missing-parent-bridged", "parent-cycle"] {
-        let file = fixtures().join("damaged").join(format!("{case}.jsonl"));
-        let exp = fixtures()
-            .join("damaged-contexts")
-            .join(format!("{case}.contexts.json"));
-        let expected: Value = serde_json::from_slice(&std::fs::read(exp).unwrap()).unwrap();
-        let s = Session::open(&file).unwrap();
-        let st = s.claude().expect("a Claude Code file");
-        for (uuid, exp) in expected.as_object().unwrap() {
-            let i = s.find(uuid).unwrap_or_else(|| panic!("{uuid} not indexed"));
-            let got = super::context(&s, st, i).unwrap();
-            assert_eq!(
-                Value::Array(got),
-                exp["messages"],
-                "{case} {uuid} (via {})",
-                exp["via"]
-            );
-            if exp.get("leaf") == Some(&Value::Bool(true)) {
-                assert_eq!(s.id_string(s.leaf().unwrap()), *uuid, "{case}: leaf");
+    for rules in [rules::CURRENT, &rules::V2_1_197] {
+        let mut checked = 0;
+        for case in ["missing-parent-bridged", "parent-cycle"] {
+            let file = fixtures().join("damaged").join(format!("{case}.jsonl"));
+            let exp = fixtures()
+                .join(format!("damaged-contexts-{}", rules.version))
+                .join(format!("{case}.contexts.json"));
+            let expected: Value = serde_json::from_slice(&std::fs::read(exp).unwrap()).unwrap();
+            let s = Session::open(&file).unwrap();
+            let st = s.claude().expect("a Claude Code file");
+            for (uuid, exp) in expected.as_object().unwrap() {
+                if exp.get("messages").is_none() {
+                    continue; // the CLI refused the entry
+                }
+                let i = s.find(uuid).unwrap_or_else(|| panic!("{uuid} not indexed"));
+                let got = super::context_by(&s, st, i, rules).unwrap();
+                assert_eq!(
+                    Value::Array(got),
+                    exp["messages"],
+                    "{} {case} {uuid} (via {})",
+                    rules.version,
+                    exp["via"]
+                );
+                if exp.get("leaf") == Some(&Value::Bool(true)) {
+                    assert_eq!(s.id_string(s.leaf().unwrap()), *uuid, "{case}: leaf");
+                }
+                checked += 1;
             }
-            checked += 1;
+        }
+        // 2.1.197's goldens hold the damaged lines and the leaf; later ones every node.
+        assert!(checked >= 8, "{}: {checked}", rules.version);
+    }
+}
+
+/// The match counts of every golden set by every release's rules (the figures of
+/// the report): `cargo test --lib model::claude::tests::match_counts -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn match_counts() {
+    for (set, goldens) in [
+        ("claude", "2.1.332"),
+        ("claude-2.1.332", "2.1.332"),
+        ("claude", "2.1.197"),
+        ("claude-replies", "2.1.332"),
+    ] {
+        for r in rules::ALL {
+            let want = rules::of(goldens).unwrap();
+            // The goldens of `want`, the contexts by `r`.
+            let mut checked = 0;
+            let mut equal = 0;
+            for (file, expected) in sessions_of(set, want) {
+                let s = Session::open(&file).unwrap();
+                let st = s.claude().expect("a Claude Code file");
+                for (uuid, exp) in &expected {
+                    let Some(w) = exp["messages"].as_array() else {
+                        continue;
+                    };
+                    let i = s.find(uuid).unwrap();
+                    checked += 1;
+                    if super::context_by(&s, st, i, r).unwrap() == *w {
+                        equal += 1;
+                    }
+                }
+            }
+            eprintln!(
+                "{set}, goldens of {goldens}, rules of {}: {equal} of {checked} equal",
+                r.version
+            );
         }
     }
-    assert_eq!(checked, 8);
 }
