@@ -8,7 +8,7 @@ Each case starts from the fork session of the `qa` sample (written by Claude Cod
 a newer Claude Code or a careless tool could. The output is deterministic.
 
 The contexts Claude Code sends at the damaged lines of two cases are committed in
-tests/fixtures/claude/damaged-contexts/, made with claude-oracle's context.sh on a copy
+tests/fixtures/claude/damaged-contexts-VERSION/ (scripts/claude-goldens re-captures them), made with claude-oracle's context.sh on a copy
 of the case named <sessionId>.jsonl:
 
   ./context.sh COPY UUID... --leaf --map --home-as /home/dev --out OUT.json
