@@ -486,7 +486,7 @@ fn claude(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
             plan.upto_line
         )));
     }
-    let Some(chain) = loader::chain_messages(s, st, Some(x))? else {
+    let Some(chain) = loader::chain_messages(s, st, Some(x), super::claude::rules::CURRENT)? else {
         return Err(ForkError::Refused(format!(
             "cannot fork {}: Claude Code does not find it on the chain it loads (its messages \
              are dropped when the session is resumed)",
