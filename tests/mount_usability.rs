@@ -435,7 +435,7 @@ fn sessionfs_unmount_unmounts_and_the_mount_process_exits_cleanly() {
         "unmount",
     );
     assert_eq!(out.stdout, "");
-    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    let status = m.wait_exit(DEADLINE);
     assert!(
         status.is_some_and(|s| s.success()),
         "{status:?}: {}",
@@ -472,7 +472,7 @@ fn sessionfs_unmount_leaves_a_busy_mount_unless_lazy() {
     ok_quiet(sessionfs(&["unmount", "--lazy", "mnt"], m.dir()), "--lazy");
     let _ = busy.kill();
     let _ = busy.wait();
-    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    let status = m.wait_exit(DEADLINE);
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
 

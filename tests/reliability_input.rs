@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Mount, tempdir};
+use common::{DEADLINE, Mount, tempdir};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -97,7 +97,7 @@ fn a_100_mb_line() {
         let (code, out, _) = sh_within(
             "wc -c < aaaaaaa1/user; grep -c NEEDLE-AT-THE-END aaaaaaa1/user",
             &m.mnt,
-            Duration::from_secs(60),
+            DEADLINE,
         );
         assert_eq!(code, 0);
         let lines: Vec<&str> = out.lines().collect();
@@ -114,7 +114,7 @@ fn invalid_utf8_inside_a_line() {
     let at = text.windows(2).position(|w| w == b"@@").unwrap();
     text.splice(at..at + 2, [0xff, 0xfe]);
     text.push(b'\n');
-    mounted(&text, Duration::from_secs(30), |m| {
+    mounted(&text, DEADLINE, |m| {
         let t = std::fs::read_to_string(m.path("aaaaaaa1/user")).unwrap();
         assert!(t.contains("before \u{FFFD}\u{FFFD} after"), "{t:?}");
         let raw = std::fs::read(m.path(".id/aaaaaaa1/entry.json")).unwrap();
@@ -137,7 +137,7 @@ fn deeply_nested_json() {
         user("aaaaaaa1", None, "root"),
         user("aaaaaaa3", Some("aaaaaaa2"), "below")
     );
-    mounted(text.as_bytes(), Duration::from_secs(30), |m| {
+    mounted(text.as_bytes(), DEADLINE, |m| {
         let t = std::fs::read_to_string(m.path("aaaaaaa1/aaaaaaa2/custom")).unwrap();
         assert!(t.contains("cannot be shown"), "{t}");
         // The context below it still builds (the odd entry contributes nothing).
@@ -158,7 +158,7 @@ fn ids_that_are_not_file_names() {
     writeln!(text, "{}", user("bbbbbbb1", Some("image-1.png"), "last")).unwrap();
     let long = "L".repeat(400);
     writeln!(text, "{}", user(&long, Some("aaaaaaa1"), "long id")).unwrap();
-    mounted(text.as_bytes(), Duration::from_secs(30), |m| {
+    mounted(text.as_bytes(), DEADLINE, |m| {
         let names = [
             "%a%2Fb",
             "%..",
@@ -195,7 +195,7 @@ fn ids_that_are_not_file_names() {
 fn a_label_on_an_entry_that_does_not_exist() {
     let label = r#"{"type":"label","id":"aaaaaaa2","parentId":"aaaaaaa1","timestamp":"2026-01-05T09:00:02.000Z","targetId":"nothere1","label":"ghost"}"#;
     let text = format!("{HEADER}\n{}\n{label}\n", user("aaaaaaa1", None, "root"));
-    mounted(text.as_bytes(), Duration::from_secs(30), |m| {
+    mounted(text.as_bytes(), DEADLINE, |m| {
         assert_eq!(std::fs::read_dir(m.path("labels")).unwrap().count(), 0);
         assert!(
             std::fs::read_to_string(m.path("aaaaaaa1/aaaaaaa2/label"))
@@ -221,7 +221,7 @@ fn ten_thousand_roots() {
         .unwrap();
     }
     mounted(text.as_bytes(), Duration::from_secs(120), |m| {
-        let (_, out, _) = sh_within("ls | wc -l", &m.mnt, Duration::from_secs(60));
+        let (_, out, _) = sh_within("ls | wc -l", &m.mnt, DEADLINE);
         assert_eq!(out.trim(), "10007"); // 10,000 roots and 7 fixed names (ls hides .id)
         assert_eq!(
             std::fs::read_dir(m.path("branches")).unwrap().count(),
@@ -251,7 +251,7 @@ fn a_50000_deep_chain() {
         let (code, out, err) = sh_within(
             &format!("cd .id/{leaf} && readlink parent && cat context.json | head -c 1"),
             &m.mnt,
-            Duration::from_secs(30),
+            DEADLINE,
         );
         assert_eq!((code, err.as_str()), (0, ""), "{out}");
     });
