@@ -567,7 +567,11 @@ fn background_reports_the_childs_error_and_status() {
     let out = sessionfs(&["mount", "--background", "bad.jsonl", "mnt"], dir.path());
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert!(out.stderr.starts_with("sessionfs: "), "{}", out.stderr);
-    assert!(out.stderr.contains("not a Pi session"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not a Pi or Claude Code session"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(!is_mount_point(&mnt));
 }
@@ -618,7 +622,7 @@ fn refuses_a_file_that_is_not_a_session() {
     assert_refused(
         &sessionfs(&["mount", "bad.jsonl", "mnt"], d.path()),
         4,
-        "not a Pi session",
+        "not a Pi or Claude Code session",
     );
     fs::write(d.path().join("empty.jsonl"), "").unwrap();
     assert_refused(

@@ -971,3 +971,28 @@ fn a_session_being_written_shows_each_line_as_it_is_written() {
         assert_eq!(&got, &want["messages"], "context.json of {u}");
     }
 }
+
+/// A Claude Code line that kept a terminal's colours (`/compact`'s stdout) shows in
+/// `tree` without them: no ESC, and no `[2m` left behind by a dropped one.
+#[test]
+fn tree_previews_leave_terminal_escapes_out() {
+    let m = mount_session("-home-dev-src-tui", "9a35a251-e6e4-429e-b75c-cb5cb7ce24f3");
+    let raw = fs::read_to_string(&m.file).unwrap();
+    assert!(raw.contains(r"\u001b[2mCompacted"), "the fixture changed");
+    let tree = run("cat", &["tree"], &m.mnt).ok().stdout;
+    let line = tree
+        .lines()
+        .find(|l| l.contains("e7143d30-5328-42d4-bba7-1aa0b64d607f"))
+        .expect("the /compact output in tree");
+    assert!(
+        line.ends_with(
+            "user: <local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
+        ),
+        "{line:?}"
+    );
+    assert!(!tree.contains('\x1b') && !tree.contains("[2m"), "{tree}");
+    // The entry's own text keeps them: only previews leave them out.
+    let dir = m.path(".id/e7143d30-5328-42d4-bba7-1aa0b64d607f");
+    let text = fs::read_to_string(dir.join("user")).unwrap();
+    assert!(text.contains("\x1b[2mCompacted"), "{text:?}");
+}

@@ -112,7 +112,10 @@ fn build(dir: &Path) -> Tree {
         }
     }
     for (fx, why) in [
-        ("corrupt-header-line.jsonl", "not a Pi session"),
+        (
+            "corrupt-header-line.jsonl",
+            "not a Pi or Claude Code session",
+        ),
         ("empty-file.jsonl", "empty"),
     ] {
         n += 1;
@@ -410,7 +413,7 @@ fn a_damaged_file_explains_itself() {
     // `grep -r` over the project reads them without errors.
     let out = run(
         "grep",
-        &["-r", "-c", "not a Pi session", "."],
+        &["-r", "-c", "not a Pi or Claude Code session", "."],
         &m.path(GAMMA),
     );
     assert_eq!(out.stderr, "", "{out:?}");

@@ -583,7 +583,11 @@ fn exit_statuses_and_errors() {
     assert_eq!(out.stderr, "");
     let out = grep_in(&["TALLY_VERBOSE", bad.to_str().unwrap()], d);
     assert_eq!(out.code(), Some(2));
-    assert!(out.stderr.contains("not a Pi session"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not a Pi or Claude Code session"),
+        "{}",
+        out.stderr
+    );
     // An unreadable session inside a directory is an error (root reads everything).
     if !is_root() {
         let locked = root.join("--home-dev-tally--/locked.jsonl");

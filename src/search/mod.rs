@@ -188,6 +188,10 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         Some(a) => walk::agent_jobs(a),
         None => walk::jobs(&opts.paths),
     };
+    // Nothing to search is not "no match": say so, as `mount` does.
+    for w in empty_folders(agents.as_deref(), &opts.paths) {
+        eprintln!("sessionfs: warning: {w}; nothing was searched there");
+    }
     let mut trouble = false;
     for p in &problems {
         eprintln!("sessionfs: {}: {}", p.path.display(), p.why);
@@ -205,6 +209,20 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     } else {
         NO_MATCH
     })
+}
+
+/// Warnings for the sessions directories searched that hold no session: every
+/// agent's when none holds one, else each DIR argument that holds none.
+fn empty_folders(agents: Option<&[(&'static str, PathBuf)]>, paths: &[PathBuf]) -> Vec<String> {
+    use crate::model::sessions_dir;
+    match agents {
+        Some(a) => sessions_dir::no_agent_sessions(a).into_iter().collect(),
+        None => paths
+            .iter()
+            .filter(|p| p.is_dir())
+            .filter_map(|p| sessions_dir::no_sessions(p, &p.display().to_string()))
+            .collect(),
+    }
 }
 
 /// What the workers have produced and the printer has not printed yet.

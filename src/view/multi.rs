@@ -2171,7 +2171,10 @@ mod tests {
         let o = v.open_file(err, OpenMode::default(), None).unwrap();
         let text = String::from_utf8(v.read(err, o.fh, 0, 4096).unwrap()).unwrap();
         v.release(err, o.fh).unwrap();
-        assert!(text.starts_with("not a Pi session: line "), "{text}");
+        assert!(
+            text.starts_with("not a Pi or Claude Code session: line "),
+            "{text}"
+        );
         assert!(text.contains("bad.jsonl"), "{text}");
         assert_eq!(v.getattr(err).unwrap().size, text.len() as u64);
         let write = OpenMode {
