@@ -543,7 +543,11 @@ fn background_returns_once_the_mount_answers() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(out.stdout, "");
     // Said once, as the foreground mount says it (mount_usability checks the words).
-    assert_eq!(out.stderr.matches("sessionfs: mounted ").count(), 1, "{out:?}");
+    assert_eq!(
+        out.stderr.matches("sessionfs: mounted ").count(),
+        1,
+        "{out:?}"
+    );
     assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
     // No waiting: it answers as soon as the command returns.
     assert!(answers(&mnt));

@@ -1484,3 +1484,51 @@ fn tree_reads_whole_first_and_from_the_page_cache() {
     let got = run("cat", &["tree"], &m.mnt).ok().stdout;
     assert!(got.as_bytes() == want.as_slice() && got.contains("after the cached tree"));
 }
+
+/// An answer's `request` is what the model saw when it wrote it: its parent's context,
+/// which is its own context without the answer. Other entries have none.
+#[test]
+fn an_assistant_entry_links_the_request_it_answered() {
+    let m = Mount::new("small.jsonl");
+    let entries = parse_entries(&m.file);
+    let kinds = kinds(&m.file);
+    let dirs = nested_dirs(&entries);
+    let mut answers = 0;
+    for (id, parent) in &entries {
+        let flat = m.path(&format!(".id/{id}"));
+        if kinds[id] != "assistant" {
+            assert!(fs::symlink_metadata(flat.join("request")).is_err(), "{id}");
+            assert!(!ls(&flat).contains("request"), "{id}");
+            continue;
+        }
+        let parent = parent.as_deref().expect("an answer at a root");
+        answers += 1;
+        assert!(ls(&flat).contains("request.json"), "{id}");
+        assert_eq!(
+            fs::read_link(flat.join("request")).unwrap(),
+            Path::new(&format!("../{parent}/context"))
+        );
+        // In the nested tree, through the mount: the same file as the parent's context.
+        let dir = &dirs[id];
+        let out = sh(
+            &format!(
+                "cmp {dir}/request {dir}/../context && cmp {dir}/request.json {dir}/../context.json \
+                 && cmp .id/{id}/request .id/{parent}/context && echo same"
+            ),
+            &m.mnt,
+        );
+        assert_eq!(
+            (out.stdout.as_str(), out.stderr.as_str()),
+            ("same\n", ""),
+            "{id}"
+        );
+        // The answer's own context is the request with the answer after it.
+        let req = fs::read_to_string(m.path(&format!("{dir}/request"))).unwrap();
+        let own = fs::read_to_string(m.path(&format!("{dir}/context"))).unwrap();
+        assert!(own.starts_with(&req) && own.len() > req.len(), "{id}");
+    }
+    assert!(answers >= 2, "{answers}");
+    // Symlinks: `grep -r` and `find -type f` do not see them twice.
+    let out = run("find", &[".", "-name", "request", "-type", "f"], &m.mnt).ok();
+    assert_eq!(out.stdout, "");
+}

@@ -59,12 +59,19 @@ pub enum Slot {
     EditedByLink,
     /// `.id/ID/edited-by`.
     EditedByFlatLink,
+    /// `…/ID/request` and `…/ID/request.json` of an answer: links to the context the
+    /// model answered (`Session::request_of`).
+    RequestLink,
+    RequestJsonLink,
+    /// `.id/ID/request`, `.id/ID/request.json`.
+    RequestFlatLink,
+    RequestJsonFlatLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
 }
 
-/// Images an entry can show (slots 16..64).
-pub const MAX_IMAGES: u32 = (SLOTS - 16) as u32;
+/// Images an entry can show (slots 20..64).
+pub const MAX_IMAGES: u32 = (SLOTS - 20) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -85,7 +92,11 @@ impl Slot {
             Slot::ReplyLink => 13,
             Slot::EditedByLink => 14,
             Slot::EditedByFlatLink => 15,
-            Slot::Image(n) => 15 + n as u64,
+            Slot::RequestLink => 16,
+            Slot::RequestJsonLink => 17,
+            Slot::RequestFlatLink => 18,
+            Slot::RequestJsonFlatLink => 19,
+            Slot::Image(n) => 19 + n as u64,
         }
     }
 
@@ -107,7 +118,11 @@ impl Slot {
             13 => Slot::ReplyLink,
             14 => Slot::EditedByLink,
             15 => Slot::EditedByFlatLink,
-            n => Slot::Image((n - 15) as u32),
+            16 => Slot::RequestLink,
+            17 => Slot::RequestJsonLink,
+            18 => Slot::RequestFlatLink,
+            19 => Slot::RequestJsonFlatLink,
+            n => Slot::Image((n - 19) as u32),
         }
     }
 }
@@ -148,6 +163,8 @@ mod tests {
             Slot::ReplyLink,
             Slot::EditedByLink,
             Slot::EditedByFlatLink,
+            Slot::RequestLink,
+            Slot::RequestJsonFlatLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
         ] {

@@ -15,6 +15,8 @@ pub const RESERVED: &[&str] = &[
     "context",
     "context.json",
     "parent",
+    "request",
+    "request.json",
     "session.json",
     "name",
     "tree",
