@@ -177,6 +177,11 @@ struct GrepArgs {
     /// below it, KIND, file, paths, line number and text.
     #[arg(long, conflicts_with_all = ["files_with_matches", "count"])]
     json: bool,
+    /// List each matching session once, newest first: its last activity (when its file
+    /// was last written), the number of matching lines, its path as a mount shows it,
+    /// and its name. With --json: one object per session.
+    #[arg(long, conflicts_with_all = ["files_with_matches", "count", "line_number"])]
+    sessions: bool,
     /// Colour matches, paths and line numbers: auto (on a terminal, the default),
     /// always or never. GREP_COLORS sets the colours as for grep.
     #[arg(long, alias = "colour", value_name = "WHEN", value_enum, default_value = "auto",
@@ -399,6 +404,7 @@ fn run_grep(a: GrepArgs) -> ExitCode {
         count: a.count,
         line_numbers: a.line_number,
         json: a.json,
+        sessions: a.sessions,
         color: match a.color {
             Color::Auto => search::ColorChoice::Auto,
             Color::Always => search::ColorChoice::Always,
