@@ -212,7 +212,7 @@ fn holds_sessions(dir: &Path) -> Option<bool> {
 /// says what sessionfs reads. `None` when it holds one, or cannot be read (the caller
 /// says why elsewhere).
 pub fn no_sessions(dir: &Path, shown: &str) -> Option<String> {
-    (holds_sessions(dir)? == false).then(|| {
+    (!holds_sessions(dir)?).then(|| {
         format!(
             "{shown} holds no sessions yet (no .jsonl file in it or in its project \
              folders, where {} keeps them)",
