@@ -48,9 +48,9 @@ enum Command {
     ///
     /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
     /// and `ls` read it, and `echo TEXT > reply` appends a user message. The command
-    /// stays in the foreground until the mount is unmounted (`umount MOUNTPOINT`) or it
-    /// receives SIGINT, SIGTERM or SIGHUP, which unmount it. Errors are one line on
-    /// standard error, starting with `sessionfs: `.
+    /// stays in the foreground until the mount is unmounted (`sessionfs unmount
+    /// MOUNTPOINT`) or it receives SIGINT, SIGTERM or SIGHUP, which unmount it. Errors
+    /// are one line on standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
         /// A session file (.jsonl, Pi's or Claude Code's), or a directory of sessions
@@ -246,13 +246,24 @@ struct GrepArgs {
     /// below it, KIND, file, paths, line number and text.
     #[arg(long, conflicts_with_all = ["files_with_matches", "count"])]
     json: bool,
+    /// List each matching session once, newest first: its last activity (when its file
+    /// was last written), the number of matching lines, its path as a mount shows it,
+    /// and its name. With --json: one object per session.
+    #[arg(long, conflicts_with_all = ["files_with_matches", "count", "line_number"])]
+    sessions: bool,
     /// Colour matches, paths and line numbers: auto (on a terminal, the default),
     /// always or never. GREP_COLORS sets the colours as for grep.
     #[arg(long, alias = "colour", value_name = "WHEN", value_enum, default_value = "auto",
           num_args = 0..=1, default_missing_value = "auto")]
     color: Color,
     /// Search with N threads (default: one per CPU).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_short_help = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        hide_short_help = true,
+        hide_default_value = true
+    )]
     threads: usize,
     #[command(flatten)]
     limits: Limits,
@@ -287,7 +298,10 @@ enum Color {
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     match cli.command {
         Command::Check {
             files,
@@ -343,7 +357,8 @@ fn main() -> ExitCode {
                 use clap::CommandFactory;
                 let mut cli = Cli::command();
                 cli.build();
-                cli.find_subcommand_mut("mount")
+                let e = cli
+                    .find_subcommand_mut("mount")
                     .expect("the mount subcommand")
                     .error(
                         clap::error::ErrorKind::MissingRequiredArgument,
@@ -352,8 +367,8 @@ fn main() -> ExitCode {
                              (sessionfs mount FILE MOUNTPOINT)",
                             mount_point.display()
                         ),
-                    )
-                    .exit();
+                    );
+                return usage_error(e);
             }
             fuse::mount::run(fuse::mount::MountArgs {
                 file,
@@ -370,11 +385,34 @@ fn main() -> ExitCode {
     }
 }
 
+/// A mistake on the command line, said as every other error is: on standard error,
+/// starting with `sessionfs: ` (clap's own start with `error: `), with its usage
+/// line; exit status 2. `--help` and `--version` print as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    eprint!("sessionfs: {text}");
+    ExitCode::from(2)
+}
+
 /// The manual pages, one per command, from the same definitions as `--help`.
 fn write_manpages(dir: &std::path::Path) -> ExitCode {
     use clap::CommandFactory;
-    let written =
-        std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(Cli::command(), dir));
+    let mut cmd = Cli::command();
+    for sub in cmd.get_subcommands_mut() {
+        let synopsis = synopsis(sub);
+        *sub = std::mem::take(sub).override_usage(synopsis);
+    }
+    let written = std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(cmd, dir));
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -382,6 +420,41 @@ fn write_manpages(dir: &std::path::Path) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A manual page's synopsis for subcommand `sub`: every option with its value
+/// (clap_mangen's own leaves values out: `[--max-reply]`), then the operands.
+fn synopsis(sub: &clap::Command) -> String {
+    let mut out = format!("sessionfs {}", sub.get_name());
+    let (operands, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) = sub
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .partition(|a| a.is_positional());
+    for a in options.into_iter().chain(operands) {
+        let value = a
+            .get_value_names()
+            .map(|v| v.join(" "))
+            .unwrap_or_else(|| a.get_id().as_str().to_uppercase());
+        let takes_value = a.get_action().takes_values();
+        let word = match (a.get_short(), a.get_long()) {
+            (_, _) if a.is_positional() => value,
+            (Some(s), Some(l)) if takes_value => format!("-{s}|--{l} {value}"),
+            (Some(s), Some(l)) => format!("-{s}|--{l}"),
+            (None, Some(l)) if takes_value => format!("--{l} {value}"),
+            (None, Some(l)) => format!("--{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, None) => continue,
+        };
+        let many = matches!(a.get_action(), clap::ArgAction::Append);
+        let word = if many { format!("{word}...") } else { word };
+        out.push(' ');
+        if a.is_required_set() {
+            out.push_str(&word);
+        } else {
+            out.push_str(&format!("[{word}]"));
+        }
+    }
+    out
 }
 
 /// `sessionfs mount X` with one argument mounts the agents' sessions on X; an X
@@ -589,6 +662,7 @@ fn run_grep(a: GrepArgs) -> ExitCode {
         count: a.count,
         line_numbers: a.line_number,
         json: a.json,
+        sessions: a.sessions,
         color: match a.color {
             Color::Auto => search::ColorChoice::Auto,
             Color::Always => search::ColorChoice::Always,

@@ -892,12 +892,11 @@ fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
 /// A Claude Code session being written, line by line, in the every-agent mount: each
 /// line Claude Code wrote (prompts, pieces of replies, two rewinds, a `/rename`, a
 /// compaction and the metadata between them) is appended to a session the mount has
-/// already loaded, and its directory must show up. Each line waits with a deadline; the
-/// median of the delays must stay under 200 ms (one slow line on a loaded machine is
-/// reported, not failed). Then the session reads as when mounted whole: name, leaf and
+/// already loaded, and its directory must show up. Each line waits with a deadline (a
+/// hang detector); the delays are printed, not asserted. Then the session reads as when mounted whole: name, leaf and
 /// the context of every entry Claude Code's own requests cover.
 #[test]
-fn a_session_being_written_shows_each_line_within_200_ms() {
+fn a_session_being_written_shows_each_line_as_it_is_written() {
     let (project, sid) = ("-home-dev-src-tui", "f484a23c-c413-49b1-97b1-05298240ac81");
     let dir = tempdir();
     let home = dir.path().join("home");
@@ -934,9 +933,9 @@ fn a_session_being_written_shows_each_line_within_200_ms() {
             continue;
         };
         let at = m.path(&format!("{s}/.id/{uuid}"));
-        let seen = wait_until(Duration::from_secs(5), || fs::metadata(&at).is_ok());
+        let seen = wait_until(DEADLINE, || fs::metadata(&at).is_ok());
         let d = t0.elapsed();
-        assert!(seen, "{uuid} did not show up within 5 s");
+        assert!(seen, "{uuid} did not show up within {DEADLINE:?}");
         delays.push(d);
     }
     drop(f);
@@ -947,10 +946,8 @@ fn a_session_being_written_shows_each_line_within_200_ms() {
         delays.len(),
         delays.last().unwrap()
     );
-    assert!(
-        median < Duration::from_millis(200),
-        "median {median:?}: {delays:?}"
-    );
+    // Printed, not asserted: on a loaded machine a line can take seconds to show,
+    // and a test must not fail for that.
     // What the whole file shows when mounted at once.
     let ok = wait_until(DEADLINE, || {
         fs::read_to_string(m.path(&format!("{s}/name"))).is_ok_and(|n| n == "TUI rewind demo\n")
@@ -976,4 +973,100 @@ fn a_session_being_written_shows_each_line_within_200_ms() {
         let got: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(&got, &want["messages"], "context.json of {u}");
     }
+}
+
+/// A Claude Code line that kept a terminal's colours (`/compact`'s stdout) shows in
+/// `tree` without them: no ESC, and no `[2m` left behind by a dropped one.
+#[test]
+fn tree_previews_leave_terminal_escapes_out() {
+    let m = mount_session("-home-dev-src-tui", "9a35a251-e6e4-429e-b75c-cb5cb7ce24f3");
+    let raw = fs::read_to_string(&m.file).unwrap();
+    assert!(raw.contains(r"\u001b[2mCompacted"), "the fixture changed");
+    let tree = run("cat", &["tree"], &m.mnt).ok().stdout;
+    let line = tree
+        .lines()
+        .find(|l| l.contains("e7143d30-5328-42d4-bba7-1aa0b64d607f"))
+        .expect("the /compact output in tree");
+    assert!(
+        line.ends_with(
+            "user: <local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
+        ),
+        "{line:?}"
+    );
+    assert!(!tree.contains('\x1b') && !tree.contains("[2m"), "{tree}");
+    // The entry's own text keeps them: only previews leave them out.
+    let dir = m.path(".id/e7143d30-5328-42d4-bba7-1aa0b64d607f");
+    let text = fs::read_to_string(dir.join("user")).unwrap();
+    assert!(text.contains("\x1b[2mCompacted"), "{text:?}");
+}
+
+/// An answer's `request` is the context the model answered: for a reply that spans
+/// several lines (one `message.id`), every line links the context before the first.
+#[test]
+fn an_answer_links_the_request_it_answered() {
+    let (project, sid) = (
+        "-home-dev-src-tools",
+        "644750c6-819f-4bc1-8d96-f535db009ee8",
+    );
+    let m = mount_session(project, sid);
+    let lines: Vec<Value> = fs::read_to_string(&m.file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by: BTreeMap<&str, &Value> = lines
+        .iter()
+        .filter_map(|l| Some((l.get("uuid")?.as_str()?, l)))
+        .collect();
+    let msg_id = |l: &Value| l["message"]["id"].as_str().map(str::to_string);
+    let mut answers = 0;
+    let mut spanning = 0;
+    for l in &lines {
+        let Some(uuid) = l.get("uuid").and_then(Value::as_str) else {
+            continue;
+        };
+        let flat = m.path(&format!(".id/{uuid}"));
+        if l["type"] != "assistant" {
+            assert!(
+                fs::symlink_metadata(flat.join("request")).is_err(),
+                "{uuid}"
+            );
+            continue;
+        }
+        // The first line of the reply, then its parent: the request.
+        let mut first = l;
+        while let Some(p) = first["parentUuid"].as_str().and_then(|p| by.get(p))
+            && p["type"] == "assistant"
+            && msg_id(p) == msg_id(l)
+        {
+            first = p;
+        }
+        if !std::ptr::eq(first, l) {
+            spanning += 1;
+        }
+        let Some(req) = first["parentUuid"].as_str() else {
+            continue;
+        };
+        answers += 1;
+        let link = fs::read_link(flat.join("request")).unwrap();
+        assert_eq!(link, Path::new(&format!("../{req}/context")), "{uuid}");
+        let link = fs::read_link(flat.join("request.json")).unwrap();
+        assert_eq!(link, Path::new(&format!("../{req}/context.json")), "{uuid}");
+        // Read through the link with cat: the request's own context.
+        let got = run("cat", &[format!(".id/{uuid}/request")], &m.mnt)
+            .ok()
+            .stdout;
+        let want = run("cat", &[format!(".id/{req}/context")], &m.mnt)
+            .ok()
+            .stdout;
+        assert_eq!(got, want, "{uuid}");
+        let got = run("cat", &[format!(".id/{uuid}/request.json")], &m.mnt)
+            .ok()
+            .stdout;
+        let want = run("cat", &[format!(".id/{req}/context.json")], &m.mnt)
+            .ok()
+            .stdout;
+        assert_eq!(got, want, "{uuid}");
+    }
+    assert!(answers >= 4 && spanning >= 1, "{answers} {spanning}");
 }

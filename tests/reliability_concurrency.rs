@@ -507,7 +507,7 @@ fn writers_pi_and_readers_at_once_lose_and_tear_nothing() {
     };
     let mut missing: Vec<String> = Vec::new();
     let mut listed_parents = 0;
-    let visible = wait_until(Duration::from_secs(10), || {
+    let visible = wait_until(DEADLINE, || {
         missing.clear();
         listed_parents = 0;
         for (n, (p, kids)) in children.iter().enumerate() {
@@ -633,7 +633,7 @@ fn branch_tip_listed_then_gone() {
     )
     .unwrap();
     // grep gets to its `lstat` a moment later: by then the mount has caught up.
-    let caught_up = wait_until(Duration::from_secs(5), || {
+    let caught_up = wait_until(DEADLINE, || {
         fs::read_dir(m.path("branches")).is_ok_and(|d| {
             !d.filter_map(|e| e.ok())
                 .any(|e| e.file_name().to_string_lossy() == tip.as_str())

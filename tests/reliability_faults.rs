@@ -265,22 +265,22 @@ fn sigkill_during_appends_loses_no_acknowledged_reply() {
             .expect("starting the writer");
         let mut writer = Kid(child);
         assert!(
-            wait_until(Duration::from_secs(10), || fs::read_to_string(&log)
+            wait_until(DEADLINE, || fs::read_to_string(&log)
                 .is_ok_and(|l| l.starts_with("ready"))),
             "round {r}: the writer did not start"
         );
         std::thread::sleep(Duration::from_millis(rng.below(250)));
         m.signal(libc::SIGKILL);
         fig.faults_injected += 1;
-        if m.wait_exit(Duration::from_secs(10)).is_none() {
+        if m.wait_exit(DEADLINE).is_none() {
             panic!("HANG: round {r}: the mount process survived SIGKILL");
         }
         unmount(&m.mnt); // umount -l of the dead mount
         assert!(
-            wait_until(Duration::from_secs(5), || !in_proc_mounts(&m.mnt)),
+            wait_until(DEADLINE, || !in_proc_mounts(&m.mnt)),
             "round {r}: the dead mount is still in /proc/mounts"
         );
-        if !writer.wait(Duration::from_secs(10)) {
+        if !writer.wait(DEADLINE) {
             panic!("HANG: round {r}: the writer did not return after the kill");
         }
         drop(m);
@@ -676,7 +676,7 @@ fn header_and_root(fixture_name: &str) -> (Vec<u8>, String) {
 #[track_caller]
 fn assert_follows(m: &Mount, fixture_name: &str) {
     let (header, root) = header_and_root(fixture_name);
-    let shown = wait_until(Duration::from_secs(5), || {
+    let shown = wait_until(DEADLINE, || {
         fs::read(m.path("session.json")).is_ok_and(|h| h.strip_suffix(b"\n") == Some(&header))
             && fs::metadata(m.path(&root)).is_ok()
             && fs::metadata(m.path(ROOT)).is_err()
@@ -787,7 +787,7 @@ fn the_file_truncated_to_a_prefix() {
         .set_len(cut as u64)
         .unwrap();
     let later = m.path(&format!(".id/{LATER}/entry.json"));
-    let reloaded = wait_until(Duration::from_secs(5), || {
+    let reloaded = wait_until(DEADLINE, || {
         fs::read_to_string(m.path("tree")).is_ok_and(|t| t.lines().count() == 4)
             && fs::read(&later).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
     });
@@ -840,7 +840,7 @@ fn after_a_reload_a_gone_entry_is_gone_for_stat_too() {
     assert_follows(&m, "linear.jsonl");
     // The kernel is told to forget the old names from the notifier thread, a moment
     // after the reload itself: wait for it, with a deadline.
-    let forgotten = wait_until(Duration::from_secs(5), || fs::metadata(&gone).is_err());
+    let forgotten = wait_until(DEADLINE, || fs::metadata(&gone).is_err());
     let r = fs::metadata(&gone);
     assert!(forgotten, "stat .id/{LATER} after the reload: {r:?}");
 }
@@ -920,12 +920,11 @@ fn sigterm_with_open_files_unmounts_and_the_readers_get_errors() {
         .spawn()
         .unwrap());
     let opened = |p: &Path| fs::read_to_string(p).is_ok_and(|o| o.contains("opened"));
-    assert!(wait_until(Duration::from_secs(10), || opened(&out_path)
-        && opened(&holder_out)));
+    assert!(wait_until(DEADLINE, || opened(&out_path) && opened(&holder_out)));
 
     let t0 = Instant::now();
     m.signal(libc::SIGTERM);
-    let status = m.wait_exit(Duration::from_secs(15));
+    let status = m.wait_exit(DEADLINE);
     let took = t0.elapsed();
     assert!(
         status.is_some(),
@@ -933,31 +932,26 @@ fn sigterm_with_open_files_unmounts_and_the_readers_get_errors() {
         m.stderr_text()
     );
     assert!(status.unwrap().success(), "{status:?}: {}", m.stderr_text());
-    assert!(took < Duration::from_secs(6), "exiting took {took:?}");
+    // How long is printed, not asserted (a loaded machine is slow); a hang fails above.
+    eprintln!("exiting took {took:?}");
     assert!(!in_proc_mounts(&m.mnt), "left in /proc/mounts");
     assert!(!m.is_mounted() && !is_dead_mount(&m.mnt));
 
     // The readers get an error, not a hang.
-    let read = within(Duration::from_secs(10), move || {
+    let read = within(DEADLINE, move || {
         let mut s = String::new();
         tree.read_to_string(&mut s).map(|_| s.len())
     })
     .expect("HANG: reading an open file after the unmount");
     assert_eq!(errno_of(&read), Some(libc::ENOTCONN), "read: {read:?}");
-    let listed = within(Duration::from_secs(10), move || {
+    let listed = within(DEADLINE, move || {
         dir.map(|e| e.map(|_| ())).collect::<io::Result<Vec<()>>>()
     })
     .expect("HANG: listing an open directory after the unmount");
     assert!(listed.is_err(), "listing after the unmount: {listed:?}");
     fs::write(&go, "").unwrap();
-    assert!(
-        holder.wait(Duration::from_secs(10)),
-        "HANG: the python holder"
-    );
-    assert!(
-        reader.wait(Duration::from_secs(10)),
-        "HANG: the shell reader"
-    );
+    assert!(holder.wait(DEADLINE), "HANG: the python holder");
+    assert!(reader.wait(DEADLINE), "HANG: the shell reader");
     let held = fs::read_to_string(&holder_out).unwrap();
     assert!(
         held.contains(&format!("read errno {}", libc::ENOTCONN)),

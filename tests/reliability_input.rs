@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Mount, tempdir};
+use common::{DEADLINE, Mount, tempdir};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,8 +24,13 @@ fn user(id: &str, parent: Option<&str>, text: &str) -> String {
     )
 }
 
-/// Runs a shell script with a deadline; returns (exit code, stdout, stderr).
-fn sh_within(script: &str, cwd: &Path, limit: Duration) -> (i32, String, String) {
+/// Runs a shell script until it ends; returns (exit code, stdout, stderr). It fails
+/// the test as hung when, for `limit`, neither the script's processes nor the mount
+/// (`mount_pid`) used any CPU: a deadlock, not a slow machine. (`find` over 50,000
+/// nested levels needs minutes of CPU on a loaded machine; a fixed limit on the whole
+/// run failed there with nothing wrong.)
+fn sh_within(script: &str, cwd: &Path, limit: Duration, mount_pid: u32) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let (o, e) = (dir.path().join("out"), dir.path().join("err"));
     let mut child = Command::new("sh")
@@ -35,17 +40,29 @@ fn sh_within(script: &str, cwd: &Path, limit: Duration) -> (i32, String, String)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&o).unwrap())
         .stderr(std::fs::File::create(&e).unwrap())
+        .process_group(0)
         .spawn()
         .unwrap();
-    let start = Instant::now();
+    let group = child.id();
+    let mut used = cpu_ticks(group, mount_pid);
+    let mut progress = Instant::now();
+    let mut checked = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        if start.elapsed() > limit {
-            child.kill().ok();
+        if checked.elapsed() >= Duration::from_secs(1) {
+            checked = Instant::now();
+            let now = cpu_ticks(group, mount_pid);
+            if now != used {
+                (used, progress) = (now, Instant::now());
+            }
+        }
+        if progress.elapsed() > limit {
+            // SAFETY: signals the process group this test made.
+            unsafe { libc::kill(-(group as i32), libc::SIGKILL) };
             child.wait().ok();
-            panic!("`{script}` did not finish within {limit:?}");
+            panic!("HANG: `{script}` used no CPU, nor did the mount, for {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -54,6 +71,34 @@ fn sh_within(script: &str, cwd: &Path, limit: Duration) -> (i32, String, String)
         std::fs::read_to_string(o).unwrap_or_default(),
         std::fs::read_to_string(e).unwrap_or_default(),
     )
+}
+
+/// CPU time (clock ticks, user and system) used so far by the processes of process
+/// group `group` and by process `pid`.
+fn cpu_ticks(group: u32, pid: u32) -> u64 {
+    let mut total = 0;
+    for d in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(d.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let this: u32 = head
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        // rest: state(0) ppid(1) pgrp(2) … utime(11) stime(12).
+        let in_group = f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(group);
+        if in_group || this == pid {
+            let t = |k: usize| f.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            total += t(11) + t(12);
+        }
+    }
+    total
 }
 
 /// Mounts `text` as a session, checks that find and grep -r finish cleanly, runs
@@ -68,13 +113,13 @@ fn mounted_with(text: &[u8], args: &[&str], limit: Duration, more: impl FnOnce(&
     let file: PathBuf = dir.path().join("s.jsonl");
     std::fs::write(&file, text).unwrap();
     let m = Mount::start(dir, file.clone(), args);
-    let (code, out, err) = sh_within("find . | wc -l", &m.mnt, limit);
+    let (code, out, err) = sh_within("find . | wc -l", &m.mnt, limit, m.pid());
     assert_eq!((code, err.as_str()), (0, ""), "find failed");
     assert!(
         out.trim().parse::<u64>().unwrap() > 8,
         "find saw almost nothing: {out}"
     );
-    let (code, _, err) = sh_within("grep -r -c zzzzqqqq . > /dev/null", &m.mnt, limit);
+    let (code, _, err) = sh_within("grep -r -c zzzzqqqq . > /dev/null", &m.mnt, limit, m.pid());
     assert!(code == 0 || code == 1, "grep -r failed ({code}): {err}");
     assert_eq!(err, "", "grep -r printed errors");
     more(&m);
@@ -106,7 +151,8 @@ fn a_100_mb_line() {
     let (code, out, _) = sh_within(
         &format!("{} check s.jsonl", common::bin()),
         dir.path(),
-        Duration::from_secs(120),
+        DEADLINE,
+        0,
     );
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -122,11 +168,12 @@ fn a_100_mb_line() {
     );
     // Under a bound above it, it reads as any entry.
     let args = ["--max-line", "128MiB"];
-    mounted_with(text.as_bytes(), &args, Duration::from_secs(120), |m| {
+    mounted_with(text.as_bytes(), &args, DEADLINE, |m| {
         let (code, out, _) = sh_within(
             "wc -c < aaaaaaa1/user; grep -c NEEDLE-AT-THE-END aaaaaaa1/user",
             &m.mnt,
-            Duration::from_secs(60),
+            DEADLINE,
+            m.pid(),
         );
         assert_eq!(code, 0);
         let lines: Vec<&str> = out.lines().collect();
@@ -143,7 +190,7 @@ fn invalid_utf8_inside_a_line() {
     let at = text.windows(2).position(|w| w == b"@@").unwrap();
     text.splice(at..at + 2, [0xff, 0xfe]);
     text.push(b'\n');
-    mounted(&text, Duration::from_secs(30), |m| {
+    mounted(&text, DEADLINE, |m| {
         let t = std::fs::read_to_string(m.path("aaaaaaa1/user")).unwrap();
         assert!(t.contains("before \u{FFFD}\u{FFFD} after"), "{t:?}");
         let raw = std::fs::read(m.path(".id/aaaaaaa1/entry.json")).unwrap();
@@ -166,7 +213,7 @@ fn deeply_nested_json() {
         user("aaaaaaa1", None, "root"),
         user("aaaaaaa3", Some("aaaaaaa2"), "below")
     );
-    mounted(text.as_bytes(), Duration::from_secs(30), |m| {
+    mounted(text.as_bytes(), DEADLINE, |m| {
         let t = std::fs::read_to_string(m.path("aaaaaaa1/aaaaaaa2/custom")).unwrap();
         assert!(t.contains("cannot be shown"), "{t}");
         // The context below it still builds (the odd entry contributes nothing).
@@ -187,7 +234,7 @@ fn ids_that_are_not_file_names() {
     writeln!(text, "{}", user("bbbbbbb1", Some("image-1.png"), "last")).unwrap();
     let long = "L".repeat(400);
     writeln!(text, "{}", user(&long, Some("aaaaaaa1"), "long id")).unwrap();
-    mounted(text.as_bytes(), Duration::from_secs(30), |m| {
+    mounted(text.as_bytes(), DEADLINE, |m| {
         let names = [
             "%a%2Fb",
             "%..",
@@ -224,7 +271,7 @@ fn ids_that_are_not_file_names() {
 fn a_label_on_an_entry_that_does_not_exist() {
     let label = r#"{"type":"label","id":"aaaaaaa2","parentId":"aaaaaaa1","timestamp":"2026-01-05T09:00:02.000Z","targetId":"nothere1","label":"ghost"}"#;
     let text = format!("{HEADER}\n{}\n{label}\n", user("aaaaaaa1", None, "root"));
-    mounted(text.as_bytes(), Duration::from_secs(30), |m| {
+    mounted(text.as_bytes(), DEADLINE, |m| {
         assert_eq!(std::fs::read_dir(m.path("labels")).unwrap().count(), 0);
         assert!(
             std::fs::read_to_string(m.path("aaaaaaa1/aaaaaaa2/label"))
@@ -249,8 +296,8 @@ fn ten_thousand_roots() {
         )
         .unwrap();
     }
-    mounted(text.as_bytes(), Duration::from_secs(120), |m| {
-        let (_, out, _) = sh_within("ls | wc -l", &m.mnt, Duration::from_secs(60));
+    mounted(text.as_bytes(), DEADLINE, |m| {
+        let (_, out, _) = sh_within("ls | wc -l", &m.mnt, DEADLINE, m.pid());
         assert_eq!(out.trim(), "10009"); // 10,000 roots and 9 fixed names (ls hides .id)
         assert_eq!(
             std::fs::read_dir(m.path("branches")).unwrap().count(),
@@ -269,8 +316,9 @@ fn a_50000_deep_chain() {
         parent = Some(id);
     }
     // find over 50,000 nested levels is quadratic in find itself (it keeps the whole
-    // path): about half a minute on a native tree of the same shape. Hence the limit.
-    mounted(text.as_bytes(), Duration::from_secs(400), |m| {
+    // path): about half a minute on a native tree of the same shape, minutes on a
+    // loaded machine. `sh_within` fails only when nothing moves.
+    mounted(text.as_bytes(), DEADLINE, |m| {
         let leaf = parent.unwrap();
         let ctx = std::fs::read_to_string(m.path(&format!(".id/{leaf}/context"))).unwrap();
         assert!(ctx.contains("m0\n") && ctx.contains("m49999\n"));
@@ -280,7 +328,8 @@ fn a_50000_deep_chain() {
         let (code, out, err) = sh_within(
             &format!("cd .id/{leaf} && readlink parent && cat context.json | head -c 1"),
             &m.mnt,
-            Duration::from_secs(30),
+            DEADLINE,
+            m.pid(),
         );
         assert_eq!((code, err.as_str()), (0, ""), "{out}");
     });

@@ -26,6 +26,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -583,7 +584,11 @@ fn exit_statuses_and_errors() {
     assert_eq!(out.stderr, "");
     let out = grep_in(&["TALLY_VERBOSE", bad.to_str().unwrap()], d);
     assert_eq!(out.code(), Some(2));
-    assert!(out.stderr.contains("not a Pi session"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not a Pi or Claude Code session"),
+        "{}",
+        out.stderr
+    );
     // An unreadable session inside a directory is an error (root reads everything).
     if !is_root() {
         let locked = root.join("--home-dev-tally--/locked.jsonl");
@@ -890,4 +895,114 @@ fn the_output_is_the_same_on_any_number_of_threads() {
         assert_eq!(other.stdout, one.stdout, "--threads {t}");
         assert_eq!(other.stderr, one.stderr, "--threads {t}");
     }
+}
+
+/// `--sessions` lists each matching session once, newest first, with what a mount of
+/// the same directory shows for it: the path, the name, and as many hits as `grep -rc`
+/// through the mount adds up.
+#[test]
+fn sessions_lists_each_matching_session_once_newest_first() {
+    let dir = tempdir();
+    let (root, _) = claude_dir(dir.path());
+    // Last activity: the file's last write. Give each session its own, in a known order.
+    let mut files: Vec<PathBuf> = Vec::new();
+    for p in fs::read_dir(&root).unwrap() {
+        for f in fs::read_dir(p.unwrap().path()).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "jsonl") {
+                files.push(f);
+            }
+        }
+    }
+    files.sort();
+    for (k, f) in files.iter().enumerate() {
+        let when = format!("2026-11-{:02}T10:00:00Z", k + 1);
+        let out = run(
+            "touch",
+            &[OsStr::new("-d"), OsStr::new(&when), f.as_os_str()],
+            &root,
+        );
+        assert!(out.status.success(), "{out:?}");
+    }
+    let pattern = "the";
+    let out = sessionfs(&["grep", "--sessions", pattern, "."], &root).ok();
+    let rows: Vec<Vec<String>> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let mut w = l.split_whitespace().map(str::to_string);
+            let (when, hits, path) = (w.next().unwrap(), w.next().unwrap(), w.next().unwrap());
+            let name = l.split_once(&format!(" {path}  ")).map_or("", |x| x.1);
+            vec![when, hits, path, name.to_string()]
+        })
+        .collect();
+    assert!(rows.len() >= 5, "{}", out.stdout);
+    let json = sessionfs(&["grep", "--sessions", "--json", pattern, "."], &root).ok();
+    let objs: Vec<Value> = json
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(objs.len(), rows.len());
+    let m = Mount::sessions_dir(dir, Some(&root), &["--read-only"], &[]);
+    let mut last = String::from("9999");
+    let mut seen = BTreeSet::new();
+    for (row, obj) in rows.iter().zip(&objs) {
+        let [when, hits, path, name] = &row[..] else {
+            panic!("{row:?}");
+        };
+        assert!(seen.insert(path.clone()), "{path} twice");
+        // Newest first.
+        assert!(*when <= last, "{when} after {last}");
+        last = when.clone();
+        assert!(when.ends_with("T10:00:00.000Z"), "{when}");
+        // The session as the mount shows it: its name, and every hit.
+        let shown = fs::read_to_string(m.mnt.join(path).join("name")).unwrap();
+        assert_eq!(name, shown.trim_end(), "{path}");
+        let c = run(
+            "grep",
+            &[
+                "-rc",
+                "--exclude=tree",
+                "--exclude=name",
+                "--exclude=session.json",
+                "--",
+                pattern,
+                path,
+            ],
+            &m.mnt,
+        );
+        let total: u64 = c
+            .stdout
+            .lines()
+            .map(|l| l.rsplit(':').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(hits.parse::<u64>().unwrap(), total, "{path}");
+        assert_eq!(obj["path"], path.as_str());
+        assert_eq!(obj["hits"], total);
+        assert_eq!(obj["last_activity"], when.as_str());
+        assert_eq!(obj["name"].as_str().unwrap_or(""), name.as_str());
+        assert!(
+            Path::new(obj["session"].as_str().unwrap()).ends_with(format!("{path}.jsonl")),
+            "{obj}"
+        );
+    }
+    // Every session the mount finds a hit in is listed.
+    let all = run(
+        "grep",
+        &["-rl", "--exclude=tree", "--exclude=name", pattern, "."],
+        &m.mnt,
+    );
+    for l in all.stdout.lines() {
+        let session: String = l
+            .trim_start_matches("./")
+            .splitn(3, '/')
+            .take(2)
+            .collect::<Vec<_>>()
+            .join("/");
+        assert!(seen.contains(&session), "{session} is not listed");
+    }
+    // Nothing matched: nothing listed, exit 1.
+    let none = sessionfs(&["grep", "--sessions", "zzqqxxnothing", "."], &root);
+    assert_eq!((none.code(), none.stdout.as_str()), (Some(1), ""));
 }

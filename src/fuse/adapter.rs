@@ -164,6 +164,12 @@ impl Filesystem for Adapter {
             ("atomic O_TRUNC", InitFlags::FUSE_ATOMIC_O_TRUNC),
             // Symlink targets are cached; the view invalidates those that change.
             ("cached symlinks", InitFlags::FUSE_CACHE_SYMLINKS),
+            // A file whose mtime changed has its cached pages dropped when the kernel
+            // next fetches its attributes. Without it only a size change does, and
+            // `.sessionfs-stats` (same length, new counters) would be read stale from
+            // the cache on a read-only mount. Files with long TTLs cost no extra
+            // request: the kernel fetches attributes on a read only once they expired.
+            ("auto data invalidation", InitFlags::FUSE_AUTO_INVAL_DATA),
         ] {
             if let Err(missing) = config.add_capabilities(caps) {
                 debug!("init: the kernel does not offer {name} ({missing:?}); going without");

@@ -249,7 +249,7 @@ fn preflight(args: &MountArgs) -> Result<Checked, Failure> {
     check_fuse_access(Path::new("/dev/fuse"))?;
     let shown = match (&args.file, &agents) {
         (Some(f), _) => f.display().to_string(),
-        (None, Some(a)) => agents_shown(a),
+        (None, Some(a)) => sessions_dir::agents_shown(a),
         (None, None) => file.display().to_string(),
     };
     Ok(Checked {
@@ -347,9 +347,15 @@ fn check_mount_point(mp: &Path) -> Result<PathBuf, Failure> {
         }
     };
     if !meta.is_dir() {
+        // `sessionfs mount MOUNTPOINT FILE`: the two swapped.
+        let hint = if meta.is_file() {
+            "; the mount point comes last: sessionfs mount FILE|DIR MOUNTPOINT"
+        } else {
+            ""
+        };
         return Err(Failure::new(
             exit::MOUNT_POINT,
-            format!("{shown} is not a directory"),
+            format!("{shown} is not a directory{hint}"),
         ));
     }
     let abs = fs::canonicalize(mp)
@@ -452,61 +458,33 @@ fn fusermount_available() -> bool {
     })
 }
 
-/// The warning for a sessions directory that holds no session (no `.jsonl` file at
-/// its top or in a folder of it): most often the wrong directory, or Pi has not run.
-/// `None` when it holds one, or cannot be read (the mount says why).
+/// The warning for a sessions directory that holds no session (see
+/// [`sessions_dir::no_sessions`]), saying who will fill it.
 fn no_sessions_warning(dir: &Path, shown: &str) -> Option<String> {
-    let is_session =
-        |e: &fs::DirEntry| e.file_name().as_bytes().ends_with(b".jsonl") && e.path().is_file();
-    for e in fs::read_dir(dir).ok()?.flatten() {
-        if is_session(&e) {
-            return None;
-        }
-        if e.path().is_dir()
-            && fs::read_dir(e.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|f| is_session(&f))
-        {
-            return None;
-        }
-    }
-    Some(format!(
-        "{shown} holds no sessions yet (no .jsonl file in it or in its project folders); \
-         they will appear in the mount as Pi writes them"
-    ))
-}
-
-/// How to name the agents' sessions directories to the user.
-fn agents_shown(agents: &[(&'static str, PathBuf)]) -> String {
-    let list: Vec<String> = agents
-        .iter()
-        .map(|(name, p)| {
-            let who = if *name == "pi" {
-                "Pi's"
-            } else {
-                "Claude Code's"
-            };
-            format!("{who} {}", p.display())
-        })
-        .collect();
-    list.join(" and ")
+    sessions_dir::no_sessions(dir, shown).map(|w| {
+        format!(
+            "{w}; they will appear in the mount as {} writes them",
+            sessions_dir::agent_of(dir)
+        )
+    })
 }
 
 /// [`no_sessions_warning`] for a mount of every agent: only when none of them holds a
 /// session.
 fn no_agent_sessions_warning(agents: &[(&'static str, PathBuf)]) -> Option<String> {
-    let none = agents
-        .iter()
-        .all(|(_, p)| no_sessions_warning(p, "").is_some());
-    none.then(|| {
-        format!(
-            "{} hold no sessions yet (no .jsonl file in them or in their project folders); \
-             they will appear in the mount as the agents write them",
-            agents_shown(agents)
-        )
-    })
+    let programs = sessions_dir::agent_programs(agents);
+    let verb = if agents.len() == 1 { "writes" } else { "write" };
+    sessions_dir::no_agent_sessions(agents)
+        .map(|w| format!("{w}; they will appear in the mount as {programs} {verb} them"))
+}
+
+/// What a mount says once it is ready: what is mounted where, and how to unmount it.
+fn mounted_message(shown: &str, mount_point: &Path) -> String {
+    format!(
+        "mounted {shown} on {}; unmount with: sessionfs unmount {}",
+        mount_point.display(),
+        shell_word(mount_point)
+    )
 }
 
 /// `p` as one word for a shell: as it is when that is safe, else in single quotes.
@@ -745,12 +723,11 @@ fn serve(
 
     match ready.take() {
         Some(pipe) => pipe.ready(),
-        // In the foreground, say once what is where, and how to end it.
+        // In the foreground, say once what is where, and how to end it (in the
+        // background, the parent says it once the mount answers).
         None => eprintln!(
-            "sessionfs: mounted {} on {}; unmount with: sessionfs unmount {} (or Ctrl-C here)",
-            checked.shown,
-            checked.mount_point.display(),
-            shell_word(&checked.mount_point),
+            "sessionfs: {} (or Ctrl-C here)",
+            mounted_message(&checked.shown, &checked.mount_point)
         ),
     }
 
@@ -1081,16 +1058,26 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
     };
     loop {
         if answers() {
-            let warning = match &args.file {
-                Some(f) if f.is_dir() => no_sessions_warning(f, &f.display().to_string()),
+            let agents = match &args.file {
                 Some(_) => None,
-                None => check_agents()
-                    .ok()
-                    .and_then(|a| no_agent_sessions_warning(&a)),
+                None => check_agents().ok(),
+            };
+            let warning = match (&args.file, &agents) {
+                (Some(f), _) if f.is_dir() => no_sessions_warning(f, &f.display().to_string()),
+                (Some(_), _) => None,
+                (None, a) => a.as_deref().and_then(no_agent_sessions_warning),
             };
             if let Some(w) = warning {
                 eprintln!("sessionfs: warning: {w}");
             }
+            // As the foreground mount says it, once: what is where, how to end it.
+            let shown = match (&args.file, &agents) {
+                (Some(f), _) => f.display().to_string(),
+                (None, Some(a)) => sessions_dir::agents_shown(a),
+                (None, None) => "the agents' sessions".to_string(),
+            };
+            let abs = fs::canonicalize(mp).unwrap_or_else(|_| mp.clone());
+            eprintln!("sessionfs: {}", mounted_message(&shown, &abs));
             return Ok(());
         }
         if Instant::now() >= deadline {

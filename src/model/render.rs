@@ -1075,8 +1075,16 @@ pub(crate) fn one_line(s: &str) -> String {
     one_line_n(s, PREVIEW_CHARS + 1)
 }
 
-/// [`one_line`] with at most `n` characters.
+/// [`one_line`] with at most `n` characters. Terminal escape sequences (colours
+/// that a tool's output kept, say) are left out whole: a preview showing `[2m…[22m`
+/// where the ESC was dropped helps nobody.
 fn one_line_n(s: &str, n: usize) -> String {
+    if memchr::memchr2(0x1b, 0xc2, s.as_bytes()).is_some() {
+        let plain = strip_escapes(s);
+        if plain.len() != s.len() {
+            return one_line_n(&plain, n);
+        }
+    }
     if s.is_ascii() {
         // The same, copying the stretches that stay as they are (words with single
         // spaces between them) in one go: `out` then `b[kept..i]` is the line so far.
@@ -1158,6 +1166,57 @@ fn one_line_n(s: &str, n: usize) -> String {
             chars += 1;
         }
         out.push_str(&s[start..i]);
+    }
+    out
+}
+
+/// `s` without its terminal escape sequences (ECMA-48): CSI (`ESC [` or U+009B,
+/// parameters, intermediates, a final byte), OSC, DCS, SOS, PM and APC strings (up to
+/// BEL or ST), and two-character escapes (`ESC` and one character, intermediates
+/// before it allowed). An unfinished sequence at the end is dropped too; a lone ESC
+/// becomes nothing. Other text is kept as it is.
+pub(crate) fn strip_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        let csi = match c {
+            '\u{1b}' => match it.peek() {
+                Some('[') => {
+                    it.next();
+                    true
+                }
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    it.next();
+                    // A string, ended by BEL or ST (ESC \\ or U+009C).
+                    while let Some(d) = it.next() {
+                        if d == '\u{7}' || d == '\u{9c}' {
+                            break;
+                        }
+                        if d == '\u{1b}' && it.peek() == Some(&'\\') {
+                            it.next();
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                _ => {
+                    // Intermediates, then one final character.
+                    while it.next_if(|d| ('\u{20}'..='\u{2f}').contains(d)).is_some() {}
+                    it.next_if(|d| ('\u{30}'..='\u{7e}').contains(d));
+                    continue;
+                }
+            },
+            '\u{9b}' => true,
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        if csi {
+            // Parameters and intermediates, then the final byte.
+            while it.next_if(|d| ('\u{20}'..='\u{3f}').contains(d)).is_some() {}
+            it.next_if(|d| ('\u{40}'..='\u{7e}').contains(d));
+        }
     }
     out
 }
@@ -2071,6 +2130,30 @@ mod tests {
             }
             assert_eq!(one_line_n(s, 500), reference(s, 500), "{s:?}");
         }
+    }
+
+    #[test]
+    fn previews_leave_terminal_escapes_out_whole() {
+        let cases = [
+            ("\x1b[2mdim\x1b[22m text", "dim text"),
+            ("\x1b[38;5;196mred\x1b[0m", "red"),
+            ("a\u{9b}1;2mb", "ab"),
+            (
+                "\x1b]8;;https://x.org\x07link\x1b]8;;\x1b\\ end",
+                "link end",
+            ),
+            ("\x1b(Bplain\x1b=", "plain"),
+            ("é\x1b[1mbold\x1b[m", "ébold"),
+            ("cut at the end \x1b[", "cut at the end"),
+            ("lone \x1b", "lone"),
+            ("no escapes at all", "no escapes at all"),
+        ];
+        for (s, want) in cases {
+            assert_eq!(one_line(s), want, "{s:?}");
+        }
+        // Cut after stripping: the escapes take no room in the preview.
+        let s = format!("{}{}", "\x1b[2m".repeat(50), "x".repeat(10));
+        assert_eq!(one_line_n(&s, 5), "xxxxx");
     }
 
     #[test]

@@ -357,9 +357,9 @@ impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LoadError::Io(e) => write!(f, "{e}"),
-            LoadError::Empty => write!(f, "the file is empty: not a Pi session yet"),
+            LoadError::Empty => write!(f, "the file is empty: not a Pi or Claude Code session yet"),
             LoadError::NotASession { line, reason } => {
-                write!(f, "not a Pi session: line {line}: {reason}")
+                write!(f, "not a Pi or Claude Code session: line {line}: {reason}")
             }
         }
     }
@@ -540,6 +540,21 @@ impl Session {
     }
 
     /// The kind (content file) name of entry `i`.
+    /// For an answer of the model (an assistant message), the entry whose context is
+    /// the request it answered: what the model saw when it wrote it. In a Pi session
+    /// the entry's parent; in a Claude Code session the parent of the first line of its
+    /// reply (a reply spans several lines). `None` for any other entry, and for an
+    /// answer at a root (it answered nothing in this file).
+    pub fn request_of(&self, i: u32) -> Option<u32> {
+        match self.claude() {
+            Some(st) => super::claude::request_of(self, st, i),
+            None => {
+                let p = self.entry(i).parent;
+                (self.kind_name(i) == "assistant" && p != NIL).then_some(p)
+            }
+        }
+    }
+
     pub fn kind_name(&self, i: u32) -> &str {
         self.kinds.name(self.entries[i as usize].kind)
     }

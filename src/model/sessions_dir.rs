@@ -164,6 +164,105 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
     Ok(found)
 }
 
+/// Whose sessions `dir` is meant to hold, by where it is: "Pi" under Pi's sessions
+/// directory, "Claude Code" under Claude Code's projects directory (or any
+/// `.claude`/`.pi` folder), else "Pi or Claude Code".
+pub fn agent_of(dir: &Path) -> &'static str {
+    let abs = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for a in &AGENTS {
+        if let Some(d) = (a.dir)().map(|d| fs::canonicalize(&d).unwrap_or(d))
+            && abs.starts_with(&d)
+        {
+            return a.program;
+        }
+    }
+    let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
+    match (has(".pi"), has(".claude")) {
+        (true, false) => "Pi",
+        (false, true) => "Claude Code",
+        _ => "Pi or Claude Code",
+    }
+}
+
+/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it.
+/// `None` when it cannot be read.
+fn holds_sessions(dir: &Path) -> Option<bool> {
+    let is_session = |e: &fs::DirEntry| {
+        e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
+    };
+    for e in fs::read_dir(dir).ok()?.flatten() {
+        if is_session(&e) {
+            return Some(true);
+        }
+        if e.path().is_dir()
+            && fs::read_dir(e.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|f| is_session(&f))
+        {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// What a sessions directory that holds no session is, as the start of a warning
+/// (`shown` names it): most often the wrong directory, or the agent has not run. It
+/// says what sessionfs reads. `None` when it holds one, or cannot be read (the caller
+/// says why elsewhere).
+pub fn no_sessions(dir: &Path, shown: &str) -> Option<String> {
+    (!holds_sessions(dir)?).then(|| {
+        format!(
+            "{shown} holds no sessions yet (no .jsonl file in it or in its project \
+             folders, where {} keeps them)",
+            agent_of(dir)
+        )
+    })
+}
+
+/// `agents` (as [`agents`] finds them) named for the user: "Pi's sessions directory
+/// X and Claude Code's projects directory Y".
+pub fn agents_shown(agents: &[(&'static str, PathBuf)]) -> String {
+    let list: Vec<String> = agents
+        .iter()
+        .map(|(folder, p)| {
+            let what = AGENTS
+                .iter()
+                .find(|a| a.folder == *folder)
+                .map_or("the sessions directory", |a| a.what);
+            format!("{what} {}", p.display())
+        })
+        .collect();
+    list.join(" and ")
+}
+
+/// The agents' programs named: "Pi", "Pi and Claude Code".
+pub fn agent_programs(agents: &[(&'static str, PathBuf)]) -> String {
+    let list: Vec<&str> = agents
+        .iter()
+        .filter_map(|(folder, _)| AGENTS.iter().find(|a| a.folder == *folder))
+        .map(|a| a.program)
+        .collect();
+    list.join(" and ")
+}
+
+/// [`no_sessions`] for every agent's directory: only when none holds a session.
+pub fn no_agent_sessions(agents: &[(&'static str, PathBuf)]) -> Option<String> {
+    let none = agents.iter().all(|(_, p)| holds_sessions(p) == Some(false));
+    none.then(|| {
+        let (verb, place) = if agents.len() == 1 {
+            ("holds", "in it or in its project folders")
+        } else {
+            ("hold", "in them or in their project folders")
+        };
+        format!(
+            "{} {verb} no sessions yet (no .jsonl file {place})",
+            agents_shown(agents)
+        )
+    })
+}
+
 /// An I/O error as one phrase (`No such file or directory`), without Rust's
 /// `(os error N)`.
 pub fn io_message(e: &io::Error) -> String {

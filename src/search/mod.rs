@@ -96,6 +96,8 @@ pub struct Options {
     /// `-n`.
     pub line_numbers: bool,
     pub json: bool,
+    /// `--sessions`: each matching session once, newest first.
+    pub sessions: bool,
     pub color: ColorChoice,
     /// Session files and sessions directories; empty: every agent's sessions
     /// directory (`sessions_dir::agents`), under `pi/` and `claude/`.
@@ -140,7 +142,8 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         ColorChoice::Auto => {
             io::stdout().is_terminal() && std::env::var("TERM").is_ok_and(|t| t != "dumb")
         }
-    } && !opts.json;
+    } && !opts.json
+        && !opts.sessions;
     let colors = colour.then(|| {
         let (c, warning) = Colors::from_env(
             std::env::var("GREP_COLOR").ok().as_deref(),
@@ -151,7 +154,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         }
         c
     });
-    let mode = if opts.json {
+    let mode = if opts.json || opts.sessions {
         Mode::Lines
     } else if opts.list {
         Mode::List
@@ -182,12 +185,17 @@ fn run_inner(opts: Options) -> Result<u8, String> {
             colors,
             line_numbers: opts.line_numbers,
         },
+        sessions: opts.sessions,
         prefilters,
     };
     let (jobs, problems) = match &agents {
         Some(a) => walk::agent_jobs(a),
         None => walk::jobs(&opts.paths),
     };
+    // Nothing to search is not "no match": say so, as `mount` does.
+    for w in empty_folders(agents.as_deref(), &opts.paths) {
+        eprintln!("sessionfs: warning: {w}; nothing was searched there");
+    }
     let mut trouble = false;
     for p in &problems {
         eprintln!("sessionfs: {}", p.why);
@@ -197,7 +205,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let (matched, errors) = search_all(&jobs, &search, threads);
+    let (matched, errors) = search_all(&jobs, &search, threads, opts.json);
     Ok(if trouble || errors {
         TROUBLE
     } else if matched {
@@ -205,6 +213,20 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     } else {
         NO_MATCH
     })
+}
+
+/// Warnings for the sessions directories searched that hold no session: every
+/// agent's when none holds one, else each DIR argument that holds none.
+fn empty_folders(agents: Option<&[(&'static str, PathBuf)]>, paths: &[PathBuf]) -> Vec<String> {
+    use crate::model::sessions_dir;
+    match agents {
+        Some(a) => sessions_dir::no_agent_sessions(a).into_iter().collect(),
+        None => paths
+            .iter()
+            .filter(|p| p.is_dir())
+            .filter_map(|p| sessions_dir::no_sessions(p, &p.display().to_string()))
+            .collect(),
+    }
 }
 
 /// What the workers have produced and the printer has not printed yet.
@@ -246,7 +268,8 @@ impl Board {
 /// front job's output as it comes, the others' kept until their turn. The printer is
 /// woken only when the front job has output, or at the end, so files without hits
 /// cost it nothing. Returns whether anything matched and whether any error occurred.
-fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
+fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (bool, bool) {
+    let mut sessions: Vec<session::SessionHits> = Vec::new();
     let next = AtomicUsize::new(0);
     let board = Mutex::new(Board::default());
     let wake = Condvar::new();
@@ -295,6 +318,10 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
                         let ok = match c {
                             Chunk::Out(bytes) => out.write_all(&bytes),
                             Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
+                            Chunk::Session(h) => {
+                                sessions.push(h);
+                                Ok(())
+                            }
                         };
                         if let Err(e) = ok {
                             eprintln!("sessionfs: write error: {e}");
@@ -306,13 +333,41 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize) -> (bool, bool) {
                 _ => wake.wait(&mut b),
             }
         }
-        if let Err(e) = out.flush() {
+        let listed = print_sessions(&mut out, &mut sessions, json);
+        if let Err(e) = listed.and_then(|()| out.flush()) {
             eprintln!("sessionfs: write error: {e}");
             std::process::exit(TROUBLE as i32);
         }
     });
     let b = board.into_inner();
     (b.matched, b.errors)
+}
+
+/// `--sessions`: the matching sessions, newest first (last written), one line each:
+/// last activity, hits, path, name; or one JSON object each with `json`.
+fn print_sessions(
+    out: &mut impl Write,
+    sessions: &mut [session::SessionHits],
+    json: bool,
+) -> io::Result<()> {
+    sessions.sort_by(|a, b| b.last_ms.cmp(&a.last_ms).then_with(|| a.path.cmp(&b.path)));
+    for h in sessions.iter() {
+        let last = crate::model::time::format_iso_ms(h.last_ms);
+        if json {
+            let v = serde_json::json!({
+                "path": h.path,
+                "session": h.file.to_string_lossy(),
+                "name": h.name,
+                "last_activity": last,
+                "hits": h.hits,
+            });
+            writeln!(out, "{v}")?;
+        } else {
+            let name = h.name.as_deref().unwrap_or("");
+            writeln!(out, "{last}  {:>6}  {}  {name}", h.hits, h.path)?;
+        }
+    }
+    Ok(())
 }
 
 /// The long help's closing section of `sessionfs grep --help`.
@@ -322,6 +377,8 @@ Examples:
                                             in all of Pi's and Claude Code's sessions
   sessionfs grep -in 'todo:' ~/.pi/agent/sessions/--home-dev-cli--
   sessionfs grep --json -F 'cargo test' s.jsonl | jq .path
+  sessionfs grep --sessions -i 'flaky test'  the sessions that mention it, newest first:
+                                            last activity, hits, path in the mount, name
 
 Patterns: grep's basic regular expressions (default), extended (-E) or fixed strings
 (-F), run by the regex crate: characters are Unicode, -i is Unicode simple case

@@ -50,6 +50,8 @@ pub trait Searchable {
     fn id(&self, i: u32) -> String;
     /// The name of its KIND file.
     fn kind(&self, i: u32) -> &str;
+    /// The session's name, as its `name` file shows it.
+    fn session_name(&self) -> Option<String>;
     /// Whether it is the tip of a branch, as the mount's `branches/` lists them.
     fn is_leaf(&self, i: u32) -> bool;
     /// Whether it is a piece of a turn (a dead end of parallel tool calls, a
@@ -60,6 +62,10 @@ pub trait Searchable {
 }
 
 impl Searchable for Session {
+    fn session_name(&self) -> Option<String> {
+        self.name().map(str::to_string)
+    }
+
     fn node_at(&self, offset: u64, len: usize) -> Option<u32> {
         if self.has_side_files() {
             // Lines of other files (a Claude Code session's subagents) are indexed
@@ -117,6 +123,8 @@ pub struct Search {
     pub mode: Mode,
     pub json: bool,
     pub printer: Printer,
+    /// `--sessions`: nothing per line; one [`Chunk::Session`] per session with a hit.
+    pub sessions: bool,
     /// The prefilter of each known format, by [`Rules::name`].
     pub prefilters: Vec<(&'static str, Prefilter)>,
 }
@@ -148,6 +156,23 @@ pub enum Chunk {
     Out(Vec<u8>),
     /// A message for standard error (without the program name).
     Err(String),
+    /// With `--sessions`: a session that matched.
+    Session(SessionHits),
+}
+
+/// A session with matches, for `--sessions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHits {
+    /// Its path as the mount shows it (`PROJECT/SESSION`, `pi/PROJECT/SESSION`), or the
+    /// file for a session file given on the command line (mounted on its own).
+    pub path: String,
+    /// The session file.
+    pub file: PathBuf,
+    pub name: Option<String>,
+    /// When the file was last written (ms since the epoch): its last activity.
+    pub last_ms: i64,
+    /// Matching lines, over all its content files (as `grep -rc` would add up).
+    pub hits: u64,
 }
 
 /// How searching one file went.
@@ -155,6 +180,8 @@ pub enum Chunk {
 pub struct Report {
     pub matched: bool,
     pub error: bool,
+    /// Matching lines (counted with `--sessions`).
+    pub hits: u64,
 }
 
 /// Output is handed on in pieces of about this size.
@@ -322,6 +349,7 @@ pub fn search_file(
         Report {
             matched: false,
             error: true,
+            hits: 0,
         }
     };
     let scanned = scan(&job.path, search, buf);
@@ -353,7 +381,27 @@ pub fn search_file(
         v.dedup_by_key(|(i, _)| *i);
         v
     });
-    walk(job, search, &*s, selected, emit)
+    let report = walk(job, search, &*s, selected, emit);
+    if search.sessions && report.hits > 0 {
+        let last_ms = std::fs::metadata(&job.path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as i64);
+        let path = if job.prefix.is_empty() {
+            job.path.display().to_string()
+        } else {
+            String::from_utf8_lossy(&job.prefix).into_owned()
+        };
+        emit(Chunk::Session(SessionHits {
+            path,
+            file: job.path.clone(),
+            name: s.session_name(),
+            last_ms,
+            hits: report.hits,
+        }));
+    }
+    report
 }
 
 /// The nodes in pre-order with their depths.
@@ -454,6 +502,10 @@ fn walk(
             let found = &r.found;
             if found.count > 0 {
                 report.matched = true;
+            }
+            if search.sessions {
+                report.hits += found.count;
+                continue;
             }
             if search.json {
                 if found.count > 0 {

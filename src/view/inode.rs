@@ -69,6 +69,13 @@ pub enum Slot {
     /// The symlinks of the same names in the nested directory.
     CostLink,
     CostJsonLink,
+    /// `…/ID/request` and `…/ID/request.json` of an answer: links to the context the
+    /// model answered (`Session::request_of`).
+    RequestLink,
+    RequestJsonLink,
+    /// `.id/ID/request`, `.id/ID/request.json`.
+    RequestFlatLink,
+    RequestJsonFlatLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
     /// `.id/ID/fork`: writing it forks the session at the entry (the last slot).
@@ -77,8 +84,8 @@ pub enum Slot {
     ForkLink,
 }
 
-/// Images an entry can show (slots 20 to 61; 62 and 63 are `fork`'s).
-pub const MAX_IMAGES: u32 = (SLOTS - 22) as u32;
+/// Images an entry can show (slots 24 to 61; 62 and 63 are `fork`'s).
+pub const MAX_IMAGES: u32 = (SLOTS - 26) as u32;
 
 impl Slot {
     fn index(self) -> u64 {
@@ -103,7 +110,11 @@ impl Slot {
             Slot::CostJson => 17,
             Slot::CostLink => 18,
             Slot::CostJsonLink => 19,
-            Slot::Image(n) => 19 + n as u64,
+            Slot::RequestLink => 20,
+            Slot::RequestJsonLink => 21,
+            Slot::RequestFlatLink => 22,
+            Slot::RequestJsonFlatLink => 23,
+            Slot::Image(n) => 23 + n as u64,
             Slot::ForkLink => SLOTS - 2,
             Slot::Fork => SLOTS - 1,
         }
@@ -131,9 +142,13 @@ impl Slot {
             17 => Slot::CostJson,
             18 => Slot::CostLink,
             19 => Slot::CostJsonLink,
+            20 => Slot::RequestLink,
+            21 => Slot::RequestJsonLink,
+            22 => Slot::RequestFlatLink,
+            23 => Slot::RequestJsonFlatLink,
             n if n == SLOTS - 2 => Slot::ForkLink,
             n if n == SLOTS - 1 => Slot::Fork,
-            n => Slot::Image((n - 19) as u32),
+            n => Slot::Image((n - 23) as u32),
         }
     }
 }
@@ -176,6 +191,8 @@ mod tests {
             Slot::EditedByFlatLink,
             Slot::Cost,
             Slot::CostJsonLink,
+            Slot::RequestLink,
+            Slot::RequestJsonFlatLink,
             Slot::Image(1),
             Slot::Image(MAX_IMAGES),
             Slot::Fork,

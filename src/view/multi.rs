@@ -1131,8 +1131,18 @@ impl MultiView {
         Self::own_file_attr(slot_ino(e.num, ERROR_LOCAL), text.len(), mtime)
     }
 
+    /// The counters change under the kernel's feet, and on a read-only mount it keeps
+    /// the file's pages across opens (no OPEN to answer `FOPEN_DIRECT_IO` to): the
+    /// notifier's invalidation after a load or an eviction may arrive after the next
+    /// read. So the attributes are never cached (a zero TTL makes the kernel ask before
+    /// every read) and carry a new mtime each time, which with `FUSE_AUTO_INVAL_DATA`
+    /// (see the adapter's `init`) makes the kernel drop the cached page: a read right
+    /// after a load shows it.
     fn stats_attr(&self) -> Attr {
-        Self::own_file_attr(STATS_INO, self.stats_text().len(), SystemTime::now())
+        Attr {
+            ttl: Duration::ZERO,
+            ..Self::own_file_attr(STATS_INO, self.stats_text().len(), SystemTime::now())
+        }
     }
 
     fn refuse_write(&self) -> Error {
@@ -2178,7 +2188,10 @@ mod tests {
         let o = v.open_file(err, OpenMode::default(), None).unwrap();
         let text = String::from_utf8(v.read(err, o.fh, 0, 4096).unwrap()).unwrap();
         v.release(err, o.fh).unwrap();
-        assert!(text.starts_with("not a Pi session: line "), "{text}");
+        assert!(
+            text.starts_with("not a Pi or Claude Code session: line "),
+            "{text}"
+        );
         assert!(text.contains("bad.jsonl"), "{text}");
         assert_eq!(v.getattr(err).unwrap().size, text.len() as u64);
         let write = OpenMode {

@@ -18,6 +18,8 @@ pub const RESERVED: &[&str] = &[
     "cost",
     "cost.json",
     "parent",
+    "request",
+    "request.json",
     "session.json",
     "name",
     "tree",

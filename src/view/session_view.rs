@@ -767,6 +767,10 @@ impl SessionView {
                             !self.opts.read_only
                         }
                         Slot::EditedByLink | Slot::EditedByFlatLink => s.edited_by(idx).is_some(),
+                        Slot::RequestLink
+                        | Slot::RequestJsonLink
+                        | Slot::RequestFlatLink
+                        | Slot::RequestJsonFlatLink => s.request_of(idx).is_some(),
                         _ => true,
                     };
                     if !ok {
@@ -856,6 +860,15 @@ impl SessionView {
             if edited {
                 v.push(("edited-by".into(), Slot::EditedByLink));
             }
+        }
+        if s.request_of(idx).is_some() {
+            let (text, json) = if flat {
+                (Slot::RequestFlatLink, Slot::RequestJsonFlatLink)
+            } else {
+                (Slot::RequestLink, Slot::RequestJsonLink)
+            };
+            v.push(("request".into(), text));
+            v.push(("request.json".into(), json));
         }
         Ok(v)
     }
@@ -1041,6 +1054,19 @@ impl SessionView {
         }
     }
 
+    /// The `request` (`request.json` with `json`) link of answer `idx`, from its nested
+    /// directory or from `.id/`: to the `context` of the entry it answered.
+    fn request_link(&self, st: &State, idx: u32, flat: bool, json: bool) -> Result<Vec<u8>> {
+        let r = st.s.request_of(idx).ok_or(Error::NotFound)?;
+        let file = if json { "context.json" } else { "context" };
+        let id = entry_name(&st.s, r);
+        Ok(if flat {
+            format!("../{id}/{file}").into_bytes()
+        } else {
+            self.link_from_nested(st, idx, &format!("{id}/{file}"))
+        })
+    }
+
     /// The `edited-by` link of entry `idx`, from its nested directory or from `.id/`.
     fn edited_by_link(&self, st: &State, idx: u32, flat: bool) -> Result<Vec<u8>> {
         let e = st.s.edited_by(idx).ok_or(Error::NotFound)?;
@@ -1218,6 +1244,18 @@ impl SessionView {
                     }
                     Slot::ChildLink => link(3 + entry_name(s, idx).len() as u64, mtime, FOREVER),
                     Slot::BranchLink => link(7 + entry_name(s, idx).len() as u64, mtime, SHORT),
+                    // The request an answer answered never changes.
+                    Slot::RequestLink
+                    | Slot::RequestJsonLink
+                    | Slot::RequestFlatLink
+                    | Slot::RequestJsonFlatLink => {
+                        let flat =
+                            matches!(slot, Slot::RequestFlatLink | Slot::RequestJsonFlatLink);
+                        let json =
+                            matches!(slot, Slot::RequestJsonLink | Slot::RequestJsonFlatLink);
+                        let t = self.request_link(st, idx, flat, json)?;
+                        link(t.len() as u64, mtime, FOREVER)
+                    }
                     // Which edit it names follows the leaf: short-lived, and invalidated.
                     Slot::EditedByLink | Slot::EditedByFlatLink => {
                         let flat = *slot == Slot::EditedByFlatLink;
@@ -1362,6 +1400,10 @@ impl SessionView {
                 Slot::BranchLink => format!("../.id/{}", id_of(idx)).into_bytes(),
                 Slot::EditedByLink => self.edited_by_link(&st, idx, false)?,
                 Slot::EditedByFlatLink => self.edited_by_link(&st, idx, true)?,
+                Slot::RequestLink => self.request_link(&st, idx, false, false)?,
+                Slot::RequestJsonLink => self.request_link(&st, idx, false, true)?,
+                Slot::RequestFlatLink => self.request_link(&st, idx, true, false)?,
+                Slot::RequestJsonFlatLink => self.request_link(&st, idx, true, true)?,
                 _ => return Err(Error::Invalid),
             },
             _ => return Err(Error::Invalid),
@@ -1452,7 +1494,11 @@ impl SessionView {
                         | Slot::ForkLink
                         | Slot::ParentLink
                         | Slot::EditedByLink
-                        | Slot::EditedByFlatLink => FileKind::Symlink,
+                        | Slot::EditedByFlatLink
+                        | Slot::RequestLink
+                        | Slot::RequestJsonLink
+                        | Slot::RequestFlatLink
+                        | Slot::RequestJsonFlatLink => FileKind::Symlink,
                         _ => FileKind::File,
                     };
                     if !l.push(entry_ino(st.base, idx, sl), kind, n.into()) {

@@ -738,6 +738,42 @@ pub fn context_by(
     })
 }
 
+/// The entry whose context Claude Code sent when the model wrote assistant line `i`:
+/// the parent of the first line of its reply. The lines of one reply (one
+/// `message.id`) hang one under another, with the results of its tool calls possibly
+/// between them; they are all one answer to one request. `None` for any other line,
+/// or a reply at a root.
+pub fn request_of(s: &Session, st: &State, i: u32) -> Option<u32> {
+    let nd = st.nodes.get(i as usize)?;
+    if nd.class != Class::Assistant {
+        return None;
+    }
+    let node = |j: u32| st.nodes.get(j as usize);
+    let same_reply = |j: u32| {
+        nd.msg_id != NO_MSG
+            && node(j).is_some_and(|n| n.class == Class::Assistant && n.msg_id == nd.msg_id)
+    };
+    let tool_result =
+        |j: u32| node(j).is_some_and(|n| n.class == Class::User && n.has(nflags::TOOL_RESULT_ANY));
+    let mut first = i;
+    loop {
+        let p = s.entry(first).parent;
+        if p == NIL {
+            return None;
+        }
+        if same_reply(p) {
+            first = p;
+            continue;
+        }
+        let gp = s.entry(p).parent;
+        if tool_result(p) && gp != NIL && same_reply(gp) {
+            first = gp;
+            continue;
+        }
+        return Some(p);
+    }
+}
+
 /// What rendering entry `i` needs from its neighbours: the tool a result answers, the
 /// part of its reply an assistant line is.
 pub fn extra(s: &Session, st: &State, i: u32, v: &serde_json::Value) -> render::Extra {
