@@ -257,9 +257,9 @@ fn proc_self_status_is_no_session() {
         dir.path(),
         Path::new("/proc/self/status"),
         Expect {
-            check: (1, "not a Pi session: line 1"),
-            grep: ("x", 2, "not a Pi session"),
-            mount: Err((4, "not a Pi session")),
+            check: (1, "not a Pi or Claude Code session: line 1"),
+            grep: ("x", 2, "not a Pi or Claude Code session"),
+            mount: Err((4, "not a Pi or Claude Code session")),
         },
     );
 }
