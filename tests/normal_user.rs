@@ -635,7 +635,14 @@ fn background_mount_and_busy_unmount_by_a_user(env: &Env) -> Result<(), String> 
             mnt: mnt.clone(),
             stderr: dir.join("none"),
         };
-        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        // It says once, on stderr, what it mounted where, and nothing else.
+        let said = &out.stderr;
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.starts_with("sessionfs: mounted ") && said.contains("sessionfs unmount"),
+            "{said}"
+        );
         assert_eq!(mounted_type(&mnt).as_deref(), Some("fuse.sessionfs"));
         assert_eq!(pids_with_arg(&mnt).len(), 1, "one background process");
         // A shell of the user's inside the mount keeps it busy.

@@ -443,15 +443,7 @@ pub fn uuid_v7(ms: i64) -> String {
     b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
     b[6] = (b[6] & 0x0f) | 0x70;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    crate::model::id::uuid_string(&b)
 }
 
 // ----- Claude Code ---------------------------------------------------------------------

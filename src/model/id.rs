@@ -138,6 +138,20 @@ impl IdTable {
     }
 }
 
+/// A UUID's 16 bytes as text, `8-4-4-4-12` lowercase hex digits, as the agents write
+/// them (Claude Code's line and session ids, Pi's session ids).
+pub fn uuid_string(b: &[u8; 16]) -> String {
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,15 +30,7 @@ pub fn new_uuid() -> String {
     }
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    crate::model::id::uuid_string(&b)
 }
 
 /// The fields Claude Code repeats on every node, from the last main-file node.

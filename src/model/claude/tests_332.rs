@@ -164,18 +164,18 @@ fn a_branch_copy_reads_from_the_root() {
 #[test]
 fn every_line_type_2_1_332_writes_is_known() {
     let mut files: Vec<PathBuf> = ALL.iter().map(|r| dir().join(r)).collect();
-    // The samples the issue measured, when they are there (not needed to pass).
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/claude-samples-2.1.332/claude-home/.claude/projects");
-    if let Ok(rd) = std::fs::read_dir(&shared) {
-        for p in rd.flatten() {
-            for f in std::fs::read_dir(p.path()).into_iter().flatten().flatten() {
-                if f.path().extension().is_some_and(|x| x == "jsonl") {
-                    files.push(f.path());
-                }
+    // The samples the issue measured, as committed with their goldens.
+    let samples =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-2.1.332/projects");
+    let before = files.len();
+    for p in std::fs::read_dir(&samples).unwrap().flatten() {
+        for f in std::fs::read_dir(p.path()).into_iter().flatten().flatten() {
+            if f.path().extension().is_some_and(|x| x == "jsonl") {
+                files.push(f.path());
             }
         }
     }
+    assert!(files.len() > before, "no samples in {samples:?}");
     for f in files {
         let s = Session::open(&f).unwrap();
         for p in s.problems() {
