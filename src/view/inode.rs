@@ -88,6 +88,21 @@ pub enum Slot {
 pub const MAX_IMAGES: u32 = (SLOTS - 26) as u32;
 
 impl Slot {
+    /// For the nested directory's links into `.id/ID/`: the name of the file there
+    /// each one names (`context` → `.id/ID/context`, …).
+    pub fn file_in_id(self) -> Option<&'static str> {
+        Some(match self {
+            Slot::EntryJsonLink => "entry.json",
+            Slot::ContextLink => "context",
+            Slot::ContextJsonLink => "context.json",
+            Slot::CostLink => "cost",
+            Slot::CostJsonLink => "cost.json",
+            Slot::ReplyLink => "reply",
+            Slot::ForkLink => "fork",
+            _ => return None,
+        })
+    }
+
     fn index(self) -> u64 {
         match self {
             Slot::NestedDir => 0,

@@ -1193,44 +1193,23 @@ impl SessionView {
                         0o444,
                         context_ttl,
                     ),
-                    Slot::EntryJsonLink => link(
-                        self.symlink_to_id(st, idx, "entry.json").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
-                    Slot::ContextLink => link(
-                        self.symlink_to_id(st, idx, "context").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
-                    Slot::ContextJsonLink => link(
-                        self.symlink_to_id(st, idx, "context.json").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
                     // A Claude Code reply still being written changes the usage of its
                     // first line and the totals below it: short-lived.
                     Slot::Cost | Slot::CostJson => self.cost_attr(st, node, mtime, i)?,
-                    Slot::CostLink => link(
-                        self.symlink_to_id(st, idx, "cost").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
-                    Slot::CostJsonLink => link(
-                        self.symlink_to_id(st, idx, "cost.json").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
-                    Slot::ReplyLink => link(
-                        self.symlink_to_id(st, idx, "reply").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
-                    Slot::ForkLink => link(
-                        self.symlink_to_id(st, idx, "fork").len() as u64,
-                        mtime,
-                        FOREVER,
-                    ),
+                    Slot::EntryJsonLink
+                    | Slot::ContextLink
+                    | Slot::ContextJsonLink
+                    | Slot::CostLink
+                    | Slot::CostJsonLink
+                    | Slot::ReplyLink
+                    | Slot::ForkLink => {
+                        let file = slot.file_in_id().ok_or(Error::Invalid)?;
+                        link(
+                            self.symlink_to_id(st, idx, file).len() as u64,
+                            mtime,
+                            FOREVER,
+                        )
+                    }
                     // What it reads changes with every fork: never cached.
                     Slot::Fork => file(
                         self.fork_text(s, idx).len() as u64,
@@ -1388,13 +1367,7 @@ impl SessionView {
                 format!("../.id/{}", id_of(t)).into_bytes()
             }
             Node::E(idx, slot) => match slot {
-                Slot::EntryJsonLink => self.symlink_to_id(&st, idx, "entry.json"),
-                Slot::ContextLink => self.symlink_to_id(&st, idx, "context"),
-                Slot::ContextJsonLink => self.symlink_to_id(&st, idx, "context.json"),
-                Slot::CostLink => self.symlink_to_id(&st, idx, "cost"),
-                Slot::CostJsonLink => self.symlink_to_id(&st, idx, "cost.json"),
-                Slot::ReplyLink => self.symlink_to_id(&st, idx, "reply"),
-                Slot::ForkLink => self.symlink_to_id(&st, idx, "fork"),
+                _ if let Some(file) = slot.file_in_id() => self.symlink_to_id(&st, idx, file),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
                 Slot::ChildLink => format!("../{}", id_of(idx)).into_bytes(),
                 Slot::BranchLink => format!("../.id/{}", id_of(idx)).into_bytes(),
