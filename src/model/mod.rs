@@ -16,26 +16,18 @@
 //! * [`usage`] sums the tokens and cost entries record, per entry, branch and session.
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
-pub mod append;
-pub mod base64;
-pub mod check;
 pub mod claude;
-pub mod content;
-pub mod context;
-pub mod fork;
-pub mod format;
-pub mod id;
-pub mod input;
-pub mod json_view;
-pub mod kind;
-pub mod migrate;
-pub mod render;
-pub mod scan;
-pub mod session;
+pub mod core;
+pub mod pi;
 pub mod sessions_dir;
-pub mod time;
-pub mod tree;
-pub mod usage;
+
+// The paths from before the split into core/ and one folder per agent, kept so
+// callers and tests name the same items as before.
+pub use self::core::{
+    base64, check, content, fork, format, id, input, json_view, kind, scan, session, time, tree,
+    usage,
+};
+pub use pi::{append, context, migrate, render};
 
 pub use append::{AppendError, NewEntry};
 pub use format::Format;

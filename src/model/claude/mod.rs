@@ -72,11 +72,12 @@ pub mod head;
 pub mod loader;
 pub mod render;
 pub mod rules;
+pub mod usage;
 
-use super::id::{IdBuild, IdKey, IdTable};
-use super::kind::{KindId, KindTable};
-use super::scan::{Field, LineError};
-use super::session::{Entry, NIL, NO_TIME, ProblemKind, Session, Severity, flags as eflags};
+use crate::model::id::{IdBuild, IdKey, IdTable};
+use crate::model::kind::{KindId, KindTable};
+use crate::model::scan::{Field, LineError};
+use crate::model::session::{Entry, NIL, NO_TIME, ProblemKind, Session, Severity, flags as eflags};
 use head::{Head, is_true, truthy};
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -103,7 +103,7 @@ pub fn argument(path: &Path) -> Result<Argument, Refusal> {
         ))),
         Err(e) => Err(Refusal(format!(
             "{shown}: {}",
-            super::sessions_dir::io_message(&e)
+            crate::model::sessions_dir::io_message(&e)
         ))),
     }
 }

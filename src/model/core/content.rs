@@ -15,9 +15,9 @@
 //! written, so its content follows from its line alone: [`line_content`] gives it
 //! without the session, which lets a search skip indexing files with no match.
 
-use super::migrate;
-use super::render::{self, Image};
-use super::session::Session;
+use crate::model::migrate;
+use crate::model::render::{self, Image};
+use crate::model::session::Session;
 use serde_json::Value;
 use std::io;
 use std::path::PathBuf;

@@ -11,8 +11,8 @@
 //!   session id and the entry's position instead ([`v1_id`]): stable across mounts.
 //! * v2 → v3: role `hookMessage` becomes `custom`.
 
-use super::id::IdKey;
-use super::session::Session;
+use crate::model::id::IdKey;
+use crate::model::session::Session;
 use serde_json::Value;
 
 /// Parses a line as Pi does: `JSON.parse` of the UTF-8-decoded text.

@@ -4,13 +4,13 @@
 //! tree selector, a chain of single children stays in one column and indentation grows
 //! only where the tree forks (and for the first generation after a fork), with `├─`/`└─`
 //! connectors and `│` gutters; several roots hang off an invisible common root. Each
-//! line gives the id, a one-line preview of the entry (see [`super::render::preview`]),
+//! line gives the id, a one-line preview of the entry (see [`crate::model::render::preview`]),
 //! the label if any, the `context_edit` that edits it if any (see
 //! [`Session::edited_by`]), and marks the leaf (where Pi resumes). Every entry has its
 //! line, `usage` and `context_edit` entries included (Pi's `/tree` hides them).
 //!
 //! Drawing reads the file once, front to back in large chunks, and takes each
-//! preview straight from the line's bytes ([`super::render::preview_line`]) without
+//! preview straight from the line's bytes ([`crate::model::render::preview_line`]) without
 //! building the entry; legacy files (v1, v2), whose entries are migrated when read, go
 //! through [`Session::entry_value`] instead. The previews of a large file are found on
 //! every core (a run of the file each), then the tree is drawn on one. Claude Code's
@@ -27,9 +27,9 @@
 //! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
 //! before the real children, so that one turn reads as one turn and not as a fork.
 
-use super::Format;
-use super::render::{PREVIEW_CHARS, preview_line, truncate_chars};
-use super::session::{Session, flags};
+use crate::model::Format;
+use crate::model::render::{PREVIEW_CHARS, preview_line, truncate_chars};
+use crate::model::session::{Session, flags};
 use std::io;
 
 /// How much of the file one read takes.

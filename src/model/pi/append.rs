@@ -20,8 +20,8 @@
 //!
 //! v1 files are refused: their ids exist only in memory (see [`super::migrate`]).
 
-use super::session::{Change, LoadError, Session};
-use super::time::{format_iso_ms, now_ms};
+use crate::model::session::{Change, LoadError, Session};
+use crate::model::time::{format_iso_ms, now_ms};
 use serde_json::{Value, json};
 use std::ffi::CString;
 use std::io;
@@ -209,7 +209,7 @@ impl Session {
         batch: &[String],
     ) -> Result<(String, Vec<u8>), AppendError> {
         if let Some(st) = self.claude() {
-            return super::claude::append::build_line(self, st, what, now);
+            return crate::model::claude::append::build_line(self, st, what, now);
         }
         if self.is_v1() {
             return Err(AppendError::LegacyV1);

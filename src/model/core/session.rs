@@ -23,12 +23,12 @@
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
 
-use super::context::js_date_ms as parse_iso_ms;
-pub use super::format::Format;
-use super::id::{IdBuild, IdKey, IdTable};
-use super::input::Line;
-use super::kind::{KNOWN_TYPES, KindId, KindTable};
-use super::scan::{Field, LineError, LineHead};
+use crate::model::context::js_date_ms as parse_iso_ms;
+pub use crate::model::format::Format;
+use crate::model::id::{IdBuild, IdKey, IdTable};
+use crate::model::input::Line;
+use crate::model::kind::{KNOWN_TYPES, KindId, KindTable};
+use crate::model::scan::{Field, LineError, LineHead};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
@@ -69,7 +69,9 @@ impl ParseWork {
     fn parse(&self, c: usize) -> Vec<Option<serde_json::Value>> {
         self.lines[self.chunks[c].clone()]
             .iter()
-            .map(|&(b, at, len)| super::migrate::parse_line(&self.bufs[b][at..at + len]).ok())
+            .map(|&(b, at, len)| {
+                crate::model::migrate::parse_line(&self.bufs[b][at..at + len]).ok()
+            })
             .collect()
     }
 }
@@ -453,7 +455,7 @@ pub struct Session {
 pub(crate) enum Dialect {
     /// Pi: its state (header, labels, name, v1 bookkeeping) is in the shared fields.
     Pi,
-    Claude(Box<super::claude::State>),
+    Claude(Box<crate::model::claude::State>),
 }
 
 impl Session {
@@ -461,7 +463,7 @@ impl Session {
     pub fn open(path: impl AsRef<Path>) -> Result<Session, LoadError> {
         let path = path.as_ref().to_path_buf();
         // A device or a FIFO is refused, never read (or waited on).
-        let file = super::input::open_regular(&path)?;
+        let file = crate::model::input::open_regular(&path)?;
         let md = file.metadata()?;
         let mut s = Session {
             path,
@@ -547,7 +549,7 @@ impl Session {
     /// answer at a root (it answered nothing in this file).
     pub fn request_of(&self, i: u32) -> Option<u32> {
         match self.claude() {
-            Some(st) => super::claude::request_of(self, st, i),
+            Some(st) => crate::model::claude::request_of(self, st, i),
             None => {
                 let p = self.entry(i).parent;
                 (self.kind_name(i) == "assistant" && p != NIL).then_some(p)
@@ -633,7 +635,9 @@ impl Session {
     pub fn leaf(&self) -> Option<u32> {
         match &self.dialect {
             Dialect::Pi => (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1),
-            Dialect::Claude(st) => st.chain_end_with(|| super::claude::loader::chain_end(self, st)),
+            Dialect::Claude(st) => {
+                st.chain_end_with(|| crate::model::claude::loader::chain_end(self, st))
+            }
         }
     }
 
@@ -646,7 +650,7 @@ impl Session {
     }
 
     /// Claude Code's own index state, for a Claude Code file.
-    pub(crate) fn claude(&self) -> Option<&super::claude::State> {
+    pub(crate) fn claude(&self) -> Option<&crate::model::claude::State> {
         match &self.dialect {
             Dialect::Claude(st) => Some(st),
             Dialect::Pi => None,
@@ -682,7 +686,7 @@ impl Session {
             Dialect::Claude(st) => st
                 .nodes
                 .get(i as usize)
-                .is_some_and(|n| n.class == super::claude::Class::Attachment),
+                .is_some_and(|n| n.class == crate::model::claude::Class::Attachment),
         }
     }
 
@@ -794,7 +798,7 @@ impl Session {
     pub fn name(&self) -> Option<&str> {
         match &self.dialect {
             Dialect::Pi => self.name.as_ref().map(|(n, _)| &**n),
-            Dialect::Claude(st) => st.name_with(|| super::claude::title(self, st)),
+            Dialect::Claude(st) => st.name_with(|| crate::model::claude::title(self, st)),
         }
     }
 
@@ -869,7 +873,9 @@ impl Session {
             + self.edits.capacity() * 48
             + self.edits.values().map(|v| v.capacity() * 4).sum::<usize>()
             + self.problems.capacity() * std::mem::size_of::<Problem>()
-            + self.claude().map_or(0, super::claude::State::heap_bytes)
+            + self
+                .claude()
+                .map_or(0, crate::model::claude::State::heap_bytes)
     }
 
     // ----- content -----------------------------------------------------------------
@@ -902,20 +908,20 @@ impl Session {
     /// Entry `i` parsed and migrated to the current format, as Pi holds it in memory.
     pub fn entry_value(&self, i: u32) -> io::Result<serde_json::Value> {
         let bytes = self.entry_bytes(i)?;
-        let mut v = super::migrate::parse_line(&bytes).map_err(|e| {
+        let mut v = crate::model::migrate::parse_line(&bytes).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("line {}: {e}", self.entries[i as usize].line),
             )
         })?;
-        super::migrate::migrate_entry(self, i, &mut v);
+        crate::model::migrate::migrate_entry(self, i, &mut v);
         Ok(v)
     }
 
     // ----- what the view shows, by format ---------------------------------------------------
 
     /// `session.json`: the header line for Pi; for Claude Code, whose files have no
-    /// header, a small object made from the file ([`super::claude::session_json`]).
+    /// header, a small object made from the file ([`crate::model::claude::session_json`]).
     pub fn session_json(&self) -> io::Result<Vec<u8>> {
         match &self.dialect {
             Dialect::Pi => {
@@ -923,7 +929,7 @@ impl Session {
                 b.push(b'\n');
                 Ok(b)
             }
-            Dialect::Claude(st) => Ok(super::claude::session_json(self, st).into_bytes()),
+            Dialect::Claude(st) => Ok(crate::model::claude::session_json(self, st).into_bytes()),
         }
     }
 
@@ -938,21 +944,24 @@ impl Session {
     pub fn session_json_len(&self) -> u64 {
         match &self.dialect {
             Dialect::Pi => self.header.len as u64 + 1,
-            Dialect::Claude(st) => super::claude::session_json(self, st).len() as u64,
+            Dialect::Claude(st) => crate::model::claude::session_json(self, st).len() as u64,
         }
     }
 
     /// The KIND file's text and the decoded images of entry `i`. An entry nested too
     /// deep to build is an `InvalidData` error.
-    pub fn render(&self, i: u32) -> io::Result<(String, Vec<super::render::Image>)> {
+    pub fn render(&self, i: u32) -> io::Result<(String, Vec<crate::model::render::Image>)> {
         let v = self.entry_value(i)?;
         Ok(match &self.dialect {
-            Dialect::Pi => (super::render::render_entry(&v), super::render::images(&v)),
+            Dialect::Pi => (
+                crate::model::render::render_entry(&v),
+                crate::model::render::images(&v),
+            ),
             Dialect::Claude(st) => {
-                let x = super::claude::extra(self, st, i, &v);
+                let x = crate::model::claude::extra(self, st, i, &v);
                 (
-                    super::claude::render::render_entry(&v, &x),
-                    super::claude::render::images(&v),
+                    crate::model::claude::render::render_entry(&v, &x),
+                    crate::model::claude::render::images(&v),
                 )
             }
         })
@@ -965,39 +974,39 @@ impl Session {
             return None;
         };
         let nd = st.nodes.get(i as usize)?;
-        if !nd.has(super::claude::nflags::TOOL_USE_RESULT) {
+        if !nd.has(crate::model::claude::nflags::TOOL_USE_RESULT) {
             return None;
         }
         let v = self.entry_value(i).ok()?;
-        super::claude::full_output_path(&self.path, &v)
+        crate::model::claude::full_output_path(&self.path, &v)
     }
 
     /// The one-line preview of entry `i` in `tree`.
     pub fn preview(&self, i: u32) -> io::Result<String> {
         let v = self.entry_value(i)?;
         Ok(match &self.dialect {
-            Dialect::Pi => super::render::preview(&v),
+            Dialect::Pi => crate::model::render::preview(&v),
             Dialect::Claude(st) => {
-                let x = super::claude::extra(self, st, i, &v);
-                super::claude::render::preview(&v, self.kind_name(i), &x)
+                let x = crate::model::claude::extra(self, st, i, &v);
+                crate::model::claude::render::preview(&v, self.kind_name(i), &x)
             }
         })
     }
 
     /// The messages of the context at entry `i`: what `context.json` holds
-    /// ([`super::render::context_json`]) and [`Session::context_renderer`] reads.
+    /// ([`crate::model::render::context_json`]) and [`Session::context_renderer`] reads.
     pub fn context_messages(&self, i: u32) -> io::Result<Vec<serde_json::Value>> {
         match &self.dialect {
             Dialect::Pi => Ok(self.llm_context(i)?.messages),
-            Dialect::Claude(st) => super::claude::context(self, st, i),
+            Dialect::Claude(st) => crate::model::claude::context(self, st, i),
         }
     }
 
     /// How this format's contexts read as text (`context`).
     pub fn context_renderer(&self) -> fn(&[serde_json::Value]) -> String {
         match &self.dialect {
-            Dialect::Pi => super::render::render_context,
-            Dialect::Claude(_) => super::claude::render::render_context,
+            Dialect::Pi => crate::model::render::render_context,
+            Dialect::Claude(_) => crate::model::claude::render::render_context,
         }
     }
 
@@ -1006,7 +1015,7 @@ impl Session {
         let messages = self.context_messages(i)?;
         Ok((
             self.context_renderer()(&messages),
-            super::render::context_json(&messages),
+            crate::model::render::context_json(&messages),
         ))
     }
 
@@ -1025,8 +1034,8 @@ impl Session {
                 let mut entries = Vec::with_capacity(plan.kept.len() + 1);
                 entries.extend(plan.compaction);
                 entries.extend(self.parse_for_context(i, &plan.kept)?);
-                super::context::build_from_parts(
-                    super::context::settings(plan.settings.iter()),
+                crate::model::context::build_from_parts(
+                    crate::model::context::settings(plan.settings.iter()),
                     entries,
                 )
             }
@@ -1045,8 +1054,8 @@ impl Session {
         ))
     }
 
-    fn llm_context_of(built: super::context::Context) -> LlmContext {
-        let messages = super::context::convert_to_llm(built.agent_messages);
+    fn llm_context_of(built: crate::model::context::Context) -> LlmContext {
+        let messages = crate::model::context::convert_to_llm(built.agent_messages);
         LlmContext {
             thinking_level: built.thinking_level,
             model: built.model,
@@ -1069,9 +1078,13 @@ impl Session {
         path
     }
 
-    fn build_context_from_path(&self, i: u32, path: &[u32]) -> io::Result<super::context::Context> {
+    fn build_context_from_path(
+        &self,
+        i: u32,
+        path: &[u32],
+    ) -> io::Result<crate::model::context::Context> {
         let values = self.parse_for_context(i, path)?;
-        Ok(super::context::build_session_context(values))
+        Ok(crate::model::context::build_session_context(values))
     }
 
     /// Entries parsed for the context of `leaf`, in the order given; one nested past
@@ -1124,7 +1137,7 @@ impl Session {
             for (k, v) in places.drain(..).zip(parsed) {
                 match v {
                     Some(mut v) => {
-                        super::migrate::migrate_entry(self, entries[k], &mut v);
+                        crate::model::migrate::migrate_entry(self, entries[k], &mut v);
                         values[k] = Some(v);
                     }
                     None => log::debug!(
@@ -1392,27 +1405,35 @@ impl Session {
         let first_new = self.entries.len();
         let mut header_found = !initial;
         let file = self.file.try_clone()?;
-        let max = super::input::max_line();
+        let max = crate::model::input::max_line();
         // An unterminated line too long to hold, met last time, is not read again.
         let long_tail = (self.tail > max as u64).then_some(self.tail);
         let tail =
-            super::input::read_lines(&file, self.scanned, long_tail, max, |line| match line {
-                Line::Whole { bytes, offset } => self.index_line(bytes, offset, &mut header_found),
-                Line::TooLong { len, .. } => {
-                    let line = self.next_line;
-                    self.next_line += 1;
-                    self.note(
-                        line,
-                        Severity::Warning,
-                        ProblemKind::TooLong {
-                            bytes: len,
-                            limit: max as u64,
-                            ended: true,
-                        },
-                    );
-                    Ok(())
-                }
-            })?;
+            crate::model::input::read_lines(
+                &file,
+                self.scanned,
+                long_tail,
+                max,
+                |line| match line {
+                    Line::Whole { bytes, offset } => {
+                        self.index_line(bytes, offset, &mut header_found)
+                    }
+                    Line::TooLong { len, .. } => {
+                        let line = self.next_line;
+                        self.next_line += 1;
+                        self.note(
+                            line,
+                            Severity::Warning,
+                            ProblemKind::TooLong {
+                                bytes: len,
+                                limit: max as u64,
+                                ended: true,
+                            },
+                        );
+                        Ok(())
+                    }
+                },
+            )?;
         self.scanned = tail.offset;
         self.tail = tail.len;
         self.take_fingerprint()?;
@@ -1423,8 +1444,8 @@ impl Session {
             let too_long = |what: &str| {
                 format!(
                     "{what} of {} (longer than the {} a line may hold), and no header",
-                    super::input::human_bytes(self.tail),
-                    super::input::human_bytes(max as u64)
+                    crate::model::input::human_bytes(self.tail),
+                    crate::model::input::human_bytes(max as u64)
                 )
             };
             let (line, reason) = if tail.bytes.is_none() && self.next_line == 1 {
@@ -1564,7 +1585,7 @@ impl Session {
         if !*header_found {
             if !head.is_header() {
                 // No header: a Claude Code file says so on its first line.
-                if super::claude::looks_like_claude(raw) {
+                if crate::model::claude::looks_like_claude(raw) {
                     *header_found = true;
                     self.begin_claude();
                     self.index_claude_line(raw, off, line_no);
@@ -1614,7 +1635,7 @@ impl Session {
         let mut fl = 0u8;
         let (id, parent_id) = if self.is_v1() {
             self.v1_parsed.push(idx);
-            let id = super::migrate::v1_id(&self.header.session_id, idx, |k| {
+            let id = crate::model::migrate::v1_id(&self.header.session_id, idx, |k| {
                 self.by_id.contains_key(&k)
             });
             let parent = if idx == 0 {
@@ -1775,9 +1796,9 @@ impl Session {
             self.header.session_id = sid.clone();
         }
         match outcome {
-            super::claude::Outcome::Skip => {}
-            super::claude::Outcome::Note(sev, what) => self.note(line_no, sev, what),
-            super::claude::Outcome::Entry {
+            crate::model::claude::Outcome::Skip => {}
+            crate::model::claude::Outcome::Note(sev, what) => self.note(line_no, sev, what),
+            crate::model::claude::Outcome::Entry {
                 id,
                 parent_id,
                 ts,
@@ -1805,14 +1826,14 @@ impl Session {
 
     /// Claude Code: indexes what its subagent transcripts gained (and any new one), after
     /// the session file itself. Their lines are entries of their own file
-    /// ([`super::claude::Side`]); problems in them are not reported here (`check` sees
+    /// ([`crate::model::claude::Side`]); problems in them are not reported here (`check` sees
     /// them as files of their own).
     fn scan_sides(&mut self) -> Result<(), LoadError> {
         let Dialect::Claude(st) = &mut self.dialect else {
             return Ok(());
         };
         st.read_title_file(&self.path);
-        for p in super::claude::side_files(&self.path) {
+        for p in crate::model::claude::side_files(&self.path) {
             if st.sides.iter().any(|s| s.path == p) {
                 continue;
             }
@@ -1820,13 +1841,13 @@ impl Session {
                 st.add_side(p)?;
             }
         }
-        let max = super::input::max_line();
+        let max = crate::model::input::max_line();
         for k in 0..st.sides.len() {
             let Ok(file) = File::open(&st.sides[k].path) else {
                 continue;
             };
             let from = st.sides[k].scanned;
-            let tail = super::input::read_lines::<io::Error>(&file, from, None, max, |l| {
+            let tail = crate::model::input::read_lines::<io::Error>(&file, from, None, max, |l| {
                 let line = st.sides[k].next_line;
                 st.sides[k].next_line += 1;
                 // A line too long to hold is no entry, as a malformed one.
@@ -1838,7 +1859,7 @@ impl Session {
                     return Ok(());
                 };
                 let next = self.entries.len() as u32;
-                if let super::claude::Outcome::Entry {
+                if let crate::model::claude::Outcome::Entry {
                     id,
                     parent_id,
                     ts,
@@ -1889,7 +1910,8 @@ impl Session {
                 _ => {}
             }
         }
-        if moved == SidesMoved::No && super::claude::side_files(&self.path).len() != st.sides.len()
+        if moved == SidesMoved::No
+            && crate::model::claude::side_files(&self.path).len() != st.sides.len()
         {
             moved = SidesMoved::Grew;
         }
@@ -1901,7 +1923,7 @@ impl Session {
         let Dialect::Claude(st) = &mut self.dialect else {
             return;
         };
-        super::claude::mark_pieces(&mut self.entries, &st.nodes, &st.file_of);
+        crate::model::claude::mark_pieces(&mut self.entries, &st.nodes, &st.file_of);
         st.changed();
         // Counts without the pieces of a turn.
         self.leaves = 0;
@@ -2184,7 +2206,7 @@ impl Session {
     /// Allocates a fresh 8-hex id not used in the file.
     pub fn new_id(&self) -> String {
         loop {
-            let v = super::append::random_u32();
+            let v = crate::model::append::random_u32();
             let k = IdKey::from_u32(v);
             if !self.by_id.contains_key(&k) {
                 return format!("{v:08x}");

@@ -35,11 +35,11 @@
 //!   after a rewind to it. Refused: a subagent's line, a line Claude Code does not
 //!   load, and an entry that a later compaction removed from what Claude Code loads.
 
-use super::claude::loader;
-use super::format::Format;
-use super::render::js_stringify;
-use super::session::{Session, flags};
-use super::time::{format_iso_ms, now_ms};
+use crate::model::claude::loader;
+use crate::model::format::Format;
+use crate::model::render::js_stringify;
+use crate::model::session::{Session, flags};
+use crate::model::time::{format_iso_ms, now_ms};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
@@ -89,10 +89,10 @@ impl Fresh {
         Fresh {
             session_id: match format {
                 Format::Pi => uuid_v7(now),
-                Format::Claude => super::claude::append::new_uuid(),
+                Format::Claude => crate::model::claude::append::new_uuid(),
             },
             now_ms: now,
-            prompt_id: super::claude::append::new_uuid(),
+            prompt_id: crate::model::claude::append::new_uuid(),
             label_ids: Vec::new(),
         }
     }
@@ -316,7 +316,7 @@ fn pi(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         let id = loop {
             let id = match fresh_ids.next() {
                 Some(id) => id.clone(),
-                None => format!("{:08x}", super::append::random_u32()),
+                None => format!("{:08x}", crate::model::append::random_u32()),
             };
             if taken.insert(id.clone()) {
                 break id;
@@ -437,7 +437,7 @@ fn lexical_absolute(path: &Path) -> io::Result<PathBuf> {
 pub fn uuid_v7(ms: i64) -> String {
     let mut b = [0u8; 16];
     for chunk in b.chunks_mut(4) {
-        chunk.copy_from_slice(&super::append::random_u32().to_ne_bytes());
+        chunk.copy_from_slice(&crate::model::append::random_u32().to_ne_bytes());
     }
     let ms = ms.max(0) as u64;
     b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
@@ -478,7 +478,8 @@ fn claude(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
             plan.upto_line
         )));
     }
-    let Some(chain) = loader::chain_messages(s, st, Some(x), super::claude::rules::CURRENT)? else {
+    let Some(chain) = loader::chain_messages(s, st, Some(x), crate::model::claude::rules::CURRENT)?
+    else {
         return Err(ForkError::Refused(format!(
             "cannot fork {}: Claude Code does not find it on the chain it loads (its messages \
              are dropped when the session is resumed)",
@@ -496,7 +497,9 @@ fn claude(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
     // usage zeroed, and copies them so.
     let preserved: HashSet<String> = (0..s.entries().len().min(st.nodes.len()) as u32)
         .rev()
-        .find(|&b| st.nodes[b as usize].has(super::claude::nflags::BOUNDARY) && st.file_of(b) == 0)
+        .find(|&b| {
+            st.nodes[b as usize].has(crate::model::claude::nflags::BOUNDARY) && st.file_of(b) == 0
+        })
         .and_then(|b| st.preserved.get(&b))
         .map(|p| {
             p.all
@@ -611,7 +614,10 @@ pub fn write_new(dir: &Path, name: &str, bytes: &[u8], mode: u32) -> io::Result<
     let mut tmp;
     let mut file: File;
     loop {
-        tmp = dir.join(format!(".{name}.{:08x}.tmp", super::append::random_u32()));
+        tmp = dir.join(format!(
+            ".{name}.{:08x}.tmp",
+            crate::model::append::random_u32()
+        ));
         match OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -20,7 +20,7 @@
 //! * [`preview`] is a single line: no control characters, at most
 //!   [`PREVIEW_CHARS`] characters. [`preview_line`] of a line's bytes equals
 //!   [`preview`] of the line parsed (one generic implementation over
-//!   [`super::json_view::Json`] serves both).
+//!   [`crate::model::json_view::Json`] serves both).
 //! * `render_context(ms)` is the concatenation of
 //!   [`render_context_message`] over `ms`, and `context_json(ms)` is
 //!   `"[\n"`, the [`js_stringify`] of each message joined with `",\n"`, and
@@ -37,9 +37,9 @@
 
 use serde_json::Value;
 
-use super::base64;
-use super::context::{js_number, js_truthy};
-use super::json_view::{Json, JsonObj, Tape};
+use crate::model::base64;
+use crate::model::context::{js_number, js_truthy};
+use crate::model::json_view::{Json, JsonObj, Tape};
 use std::borrow::Cow;
 
 /// `s` unless `n` is 1.
@@ -81,7 +81,7 @@ pub fn kind_name(entry: &Value) -> String {
 }
 
 fn sanitize_file_name(raw: &str) -> String {
-    super::kind::sanitize(raw)
+    crate::model::kind::sanitize(raw)
 }
 
 /// The KIND file's text: never empty, always ending in `\n`.
@@ -2073,7 +2073,7 @@ mod tests {
         // Invalid UTF-8 inside a string reads as U+FFFD either way.
         let mut l = br#"{"type":"message","message":{"role":"user","content":"bad "#.to_vec();
         l.extend_from_slice(b"\xff\xfe end\"}}");
-        let v = super::super::migrate::parse_line(&l).unwrap();
+        let v = crate::model::migrate::parse_line(&l).unwrap();
         assert_eq!(preview_line(&l), Some(preview(&v)));
         // A long text is read only as far as the preview needs.
         let long = format!(

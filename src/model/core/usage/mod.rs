@@ -16,8 +16,8 @@
 //!   (the running total at the leaf), each branch (at each tip), and the dead ends:
 //!   everything not on the current branch.
 
-pub mod claude;
-pub mod pi;
+pub use crate::model::claude::usage as claude;
+pub use crate::model::pi::usage as pi;
 pub mod prices;
 pub mod report;
 

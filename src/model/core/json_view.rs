@@ -161,10 +161,10 @@ impl<'a> Json<'a> for &'a Value {
         })
     }
     fn truthy(self) -> bool {
-        super::context::js_truthy(Some(self))
+        crate::model::context::js_truthy(Some(self))
     }
     fn stringify(self) -> String {
-        super::render::js_stringify(self)
+        crate::model::render::js_stringify(self)
     }
 }
 
@@ -376,7 +376,7 @@ impl<'a> Raw<'a> {
 
     /// The value parsed, as `JSON.parse` would after Node's UTF-8 decoding.
     fn parse(self) -> Option<Value> {
-        super::migrate::parse_line(self.bytes()).ok()
+        crate::model::migrate::parse_line(self.bytes()).ok()
     }
 }
 
@@ -581,7 +581,7 @@ impl<'a> Json<'a> for Raw<'a> {
 
     fn stringify(self) -> String {
         match self.parse() {
-            Some(v) => super::render::js_stringify(&v),
+            Some(v) => crate::model::render::js_stringify(&v),
             None => String::from_utf8_lossy(self.bytes()).into_owned(),
         }
     }
@@ -818,7 +818,7 @@ mod tests {
                 assert!(raw.as_str().is_some());
                 continue;
             }
-            let want = match super::super::migrate::parse_line(c).unwrap() {
+            let want = match crate::model::migrate::parse_line(c).unwrap() {
                 Value::String(s) => s,
                 _ => unreachable!(),
             };

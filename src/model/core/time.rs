@@ -1,6 +1,6 @@
 //! ISO-8601 timestamps as Pi writes them: `new Date().toISOString()`
 //! (`2026-01-05T09:00:14.749Z`). Reading them back as JavaScript's `Date` does is
-//! [`super::context::js_date_ms`].
+//! [`crate::model::context::js_date_ms`].
 
 /// `new Date(ms).toISOString()`.
 pub fn format_iso_ms(ms: i64) -> String {

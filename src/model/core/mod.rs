@@ -1,0 +1,16 @@
+//! The agent-neutral core of the model.
+
+pub mod base64;
+pub mod check;
+pub mod content;
+pub mod fork;
+pub mod format;
+pub mod id;
+pub mod input;
+pub mod json_view;
+pub mod kind;
+pub mod scan;
+pub mod session;
+pub mod time;
+pub mod tree;
+pub mod usage;
