@@ -16,6 +16,9 @@
 //! * [`usage`] sums the tokens and cost entries record, per entry, branch and session.
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
 
+pub mod agents;
+#[cfg(test)]
+mod architecture;
 pub mod claude;
 pub mod core;
 pub mod pi;
@@ -23,10 +26,29 @@ pub mod sessions_dir;
 
 // The paths from before the split into core/ and one folder per agent, kept so
 // callers and tests name the same items as before.
-pub use self::core::{
-    base64, check, content, fork, format, id, input, json_view, kind, scan, session, time, tree,
-    usage,
-};
+pub use self::core::{base64, check, fork, format, id, input, json_view, kind, scan, time, tree};
+
+/// Usage ([`core::usage`]), with the listing of a sessions directory at its old path.
+pub mod usage {
+    pub use super::core::usage::*;
+    /// The report ([`crate::model::core::usage::report`]).
+    pub mod report {
+        pub use crate::model::core::usage::report::*;
+        pub use crate::model::sessions_dir::files_of_dir;
+    }
+}
+
+/// The index ([`core::session`]) with Pi's context type, at its old path.
+pub mod session {
+    pub use super::core::session::*;
+    pub use super::pi::context_at::LlmContext;
+}
+
+/// What an entry's directory holds ([`core::content`]), with Pi's readers from the line.
+pub mod content {
+    pub use super::core::content::*;
+    pub use super::pi::content::{content_of, line_content};
+}
 pub use pi::{append, context, migrate, render};
 
 pub use append::{AppendError, NewEntry};

@@ -263,15 +263,7 @@ pub fn no_agent_sessions(agents: &[(&'static str, PathBuf)]) -> Option<String> {
     })
 }
 
-/// An I/O error as one phrase (`No such file or directory`), without Rust's
-/// `(os error N)`.
-pub fn io_message(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
+pub use crate::model::core::input::io_message;
 
 /// `NAME` for a file name `NAME.jsonl` with a non-empty `NAME`.
 pub fn session_stem(file_name: &OsStr) -> Option<&OsStr> {
@@ -355,6 +347,26 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
     let projects: HashSet<&OsString> = out.projects.iter().collect();
     out.sessions.retain(|s| !projects.contains(s));
     out.sessions.sort();
+    Ok(out)
+}
+
+/// The session files of a sessions directory, as a mount shows them: `*.jsonl` at the
+/// top and in each project folder, with the project's name.
+pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    let top = list(dir, true)?;
+    for f in &top.sessions {
+        out.push((dir.join(with_ext(f)), String::new()));
+    }
+    for p in &top.projects {
+        let pdir = dir.join(p);
+        let Ok(l) = list(&pdir, false) else {
+            continue;
+        };
+        for f in &l.sessions {
+            out.push((pdir.join(with_ext(f)), p.to_string_lossy().into_owned()));
+        }
+    }
     Ok(out)
 }
 

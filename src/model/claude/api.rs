@@ -308,7 +308,7 @@ fn s(v: Option<&Value>) -> String {
     match v {
         Some(Value::String(s)) => s.clone(),
         None | Some(Value::Null) => "undefined".into(),
-        Some(other) => crate::model::render::js_stringify(other),
+        Some(other) => crate::model::core::js::js_stringify(other),
     }
 }
 
@@ -364,7 +364,7 @@ pub fn attachment_messages(a: &Value) -> Vec<Value> {
             one(parts.join("\n\n"))
         }
         "skill_listing" => match a.get("content") {
-            Some(c) if crate::model::context::js_truthy(Some(c)) => one(format!(
+            Some(c) if crate::model::core::js::js_truthy(Some(c)) => one(format!(
                 "The following skills are available for use with the Skill tool:\n\n{}",
                 s(Some(c))
             )),
@@ -428,7 +428,7 @@ pub fn attachment_messages(a: &Value) -> Vec<Value> {
             let filename = s(a.get("filename"));
             let call = meta_user(format!(
                 "Called the Read tool with the following input: {}",
-                crate::model::render::js_stringify(&json!({"file_path": filename}))
+                crate::model::core::js::js_stringify(&json!({"file_path": filename}))
             ));
             match ty(&c) {
                 "text" => {

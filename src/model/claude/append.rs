@@ -16,22 +16,13 @@
 //! * Claude Code has no labels: label writes are refused.
 
 use super::State;
-use crate::model::append::{AppendError, NewEntry, random_u32, sanitize_name};
-use crate::model::session::Session;
-use crate::model::time::format_iso_ms;
+use crate::model::core::reply::{AppendError, NewEntry, sanitize_name};
+use crate::model::core::session::Session;
+use crate::model::core::time::format_iso_ms;
 use serde_json::{Map, Value};
 use std::io;
 
-/// A random UUID v4, as Claude Code's `randomUUID()` makes them.
-pub fn new_uuid() -> String {
-    let mut b = [0u8; 16];
-    for chunk in b.chunks_mut(4) {
-        chunk.copy_from_slice(&random_u32().to_ne_bytes());
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    crate::model::id::uuid_string(&b)
-}
+pub use crate::model::core::id::uuid_v4 as new_uuid;
 
 /// The fields Claude Code repeats on every node, from the last main-file node.
 fn trailer(s: &Session, st: &State) -> io::Result<Map<String, Value>> {

@@ -1,6 +1,6 @@
 //! Reading the fields of a Claude Code line that the index needs, without building it.
 //!
-//! The same approach as [`crate::model::scan`] for Pi: one pass over the JSON that keeps
+//! The same approach as [`crate::model::core::scan`] for Pi: one pass over the JSON that keeps
 //! a handful of top-level fields (`type`, `subtype`, `uuid`, `parentUuid`,
 //! `logicalParentUuid`, `timestamp`, the flags, the metadata of `last-prompt` and title
 //! lines) and, inside `message`, its `role`, `id`, `model` and what its `content`
@@ -8,7 +8,7 @@
 //! `JSON.parse` accepts it (up to serde_json's nesting limit). Keys that occur twice
 //! keep their last value. Invalid UTF-8 is replaced first, as Node does.
 
-use crate::model::scan::{Field, FieldSeed, LineError};
+use crate::model::core::scan::{Field, FieldSeed, LineError};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 

@@ -21,9 +21,9 @@
 //! lines Claude Code adds on load.
 
 use super::{Class, Node, State, nflags};
-use crate::model::id::IdBuild;
-use crate::model::id::IdKey;
-use crate::model::session::{NO_TIME, Session};
+use crate::model::core::id::IdBuild;
+use crate::model::core::id::IdKey;
+use crate::model::core::session::{NO_TIME, Session};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -119,7 +119,7 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
     let mut explicit = false; // $
     let mut cleared = false; // F
     let mut prompts = st.prompts.iter().peekable();
-    let mut seen: HashSet<IdKey, crate::model::id::IdBuild> = HashSet::default();
+    let mut seen: HashSet<IdKey, crate::model::core::id::IdBuild> = HashSet::default();
     let apply_prompt =
         |p: &super::LastPrompt, lp: &mut Option<IdKey>, explicit: &mut bool, cleared: &mut bool| {
             if let Some(k) = p.leaf {
@@ -727,7 +727,7 @@ fn content(v: &Value) -> Option<&Value> {
 }
 
 fn truthy(v: Option<&Value>) -> bool {
-    crate::model::context::js_truthy(v)
+    crate::model::core::js::js_truthy(v)
 }
 
 /// Attachment types Claude Code drops on resume (`tof`).
@@ -854,7 +854,7 @@ pub fn user_message(content: Value, meta: bool) -> Value {
     }
     v["uuid"] = json!(format!(
         "synthetic-{:08x}",
-        crate::model::append::random_u32()
+        crate::model::core::id::random_u32()
     ));
     v
 }
@@ -864,12 +864,12 @@ pub fn synthetic_assistant(text: &str) -> Value {
     json!({
         "type": "assistant",
         "message": {
-            "id": format!("synthetic-{:08x}", crate::model::append::random_u32()),
+            "id": format!("synthetic-{:08x}", crate::model::core::id::random_u32()),
             "model": "<synthetic>",
             "role": "assistant",
             "content": [{"type": "text", "text": text}],
         },
-        "uuid": format!("synthetic-{:08x}", crate::model::append::random_u32()),
+        "uuid": format!("synthetic-{:08x}", crate::model::core::id::random_u32()),
     })
 }
 

@@ -5,8 +5,8 @@
 //! `attachment`) and form a tree through `parentUuid`; the others are **metadata**
 //! (`last-prompt`, titles, `mode`, `queue-operation`, `file-history-snapshot`, …) that
 //! feed the leaf and the name but belong to no branch. This module is everything
-//! sessionfs knows about the format; the shared index ([`crate::model::Session`])
-//! calls it through the seam described in [`crate::model::format`](mod@crate::model::format).
+//! sessionfs knows about the format; the shared index ([`crate::model::core::session::Session`])
+//! calls it through the seam described in [`crate::model::core::format`](mod@crate::model::core::format).
 //!
 //! * [`head`] reads the fields of a line the index needs;
 //! * this module turns a line into an index entry (or metadata), and keeps what only
@@ -66,18 +66,22 @@
 //! gives the same chain (everything before that compaction is dropped either way). A
 //! context is built from the whole chain: its cost grows with the chain's length.
 
+pub mod agent;
 pub mod api;
 pub mod append;
+pub mod fork;
 pub mod head;
 pub mod loader;
 pub mod render;
 pub mod rules;
 pub mod usage;
 
-use crate::model::id::{IdBuild, IdKey, IdTable};
-use crate::model::kind::{KindId, KindTable};
-use crate::model::scan::{Field, LineError};
-use crate::model::session::{Entry, NIL, NO_TIME, ProblemKind, Session, Severity, flags as eflags};
+use crate::model::core::id::{IdBuild, IdKey, IdTable};
+use crate::model::core::kind::{KindId, KindTable};
+use crate::model::core::scan::{Field, LineError};
+use crate::model::core::session::{
+    Entry, NIL, NO_TIME, ProblemKind, Session, Severity, flags as eflags,
+};
 use head::{Head, is_true, truthy};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -429,7 +433,7 @@ impl State {
         let ts = h
             .timestamp
             .as_str()
-            .and_then(crate::model::context::js_date_ms)
+            .and_then(crate::model::core::js::js_date_ms)
             .unwrap_or(NO_TIME);
         if side == 0 && self.first_ts == 0 && ts != NO_TIME {
             self.first_ts = ts;
@@ -868,7 +872,7 @@ pub fn session_json(s: &Session, st: &State) -> String {
     }
     let ts = match s.header().timestamp_ms {
         NO_TIME => serde_json::Value::Null,
-        ms => serde_json::Value::String(crate::model::time::format_iso_ms(ms)),
+        ms => serde_json::Value::String(crate::model::core::time::format_iso_ms(ms)),
     };
     let v = serde_json::json!({
         "format": "claude-code",
@@ -878,7 +882,7 @@ pub fn session_json(s: &Session, st: &State) -> String {
         "gitBranch": branch,
         "timestamp": ts,
     });
-    let mut out = crate::model::render::js_stringify(&v);
+    let mut out = crate::model::core::js::js_stringify(&v);
     out.push('\n');
     out
 }
@@ -1101,7 +1105,7 @@ fn preserved_of(raw: &[u8], ids: &mut IdTable) -> Option<Preserved> {
 }
 
 fn js_truthy_value(v: &serde_json::Value) -> bool {
-    crate::model::context::js_truthy(Some(v))
+    crate::model::core::js::js_truthy(Some(v))
 }
 
 /// Marks the dead ends that parallel tool calls leave ([`eflags::PIECE`]): at an

@@ -1,6 +1,6 @@
 //! Readable text for Claude Code lines and contexts.
 //!
-//! The same conventions as Pi's [`crate::model::render`]: message text verbatim,
+//! The same conventions as Pi's [`crate::model::pi::render`]: message text verbatim,
 //! markers as whole lines in square brackets, every KIND file ending in `\n`, images as
 //! placeholders naming their `image-N.EXT` file, tool calls with their input as
 //! indented JSON. What is particular to Claude Code:
@@ -13,10 +13,10 @@
 //! * system lines show their subtype's data (`turn_duration`, `local_command`,
 //!   `compact_boundary`), attachments the text Claude Code sends for them.
 
-use crate::model::base64;
-use crate::model::render::{
-    Image, PREVIEW_CHARS, finish, image_ext, join_chunks, js_stringify, js_stringify_pretty,
-    one_line, truncate_chars,
+use crate::model::core::base64;
+use crate::model::core::js::{js_stringify, js_stringify_pretty};
+use crate::model::core::text::{
+    Image, PREVIEW_CHARS, finish, image_ext, join_chunks, one_line, truncate_chars,
 };
 use serde_json::Value;
 
@@ -206,7 +206,7 @@ fn render_prompt_snapshot(a: &Value) -> String {
                     .cloned()
                     .unwrap_or(Value::Null),
             });
-            parts.push(crate::model::render::render_tool(&decl));
+            parts.push(crate::model::core::text::render_tool(&decl));
         }
     }
     let flags: serde_json::Map<String, Value> = a

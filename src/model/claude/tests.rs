@@ -9,7 +9,7 @@
 //!   `contexts-2.1.332/`.
 
 use super::rules::{self, Rules};
-use crate::model::Session;
+use crate::model::core::session::Session;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -293,7 +293,7 @@ fn links_follow_claude_codes_tree() {
 // §3.4: the dead end of parallel tool calls is a piece of its turn, not a branch.
 #[test]
 fn parallel_tool_results_are_pieces() {
-    use crate::model::session::flags;
+    use crate::model::core::session::flags;
     let s = open(
         "-home-dev-src-tools",
         "644750c6-819f-4bc1-8d96-f535db009ee8",
@@ -309,7 +309,7 @@ fn parallel_tool_results_are_pieces() {
 // §9: the reply line's shape, and the last-prompt it needs off the chain end.
 #[test]
 fn reply_lines_take_claude_codes_shape() {
-    use crate::model::NewEntry;
+    use crate::model::core::reply::NewEntry;
     let s = open(
         "-home-dev-src-forkbranch",
         "0e2eb63c-9c5f-432a-89ee-f32abc7b1bc4",
@@ -484,7 +484,7 @@ fn mutated_files_never_panic_or_hang() {
             std::fs::write(&p, out.join("\n") + "\n").unwrap();
             let Ok(s) = Session::open(&p) else { continue };
             let _ = (s.leaf(), s.name().map(str::to_string), s.leaves());
-            let _ = crate::model::tree::render_tree(&s).unwrap();
+            let _ = crate::model::core::tree::render_tree(&s).unwrap();
             for i in 0..s.entries().len() as u32 {
                 if !s.entry(i).is_node() {
                     continue;

@@ -7,8 +7,8 @@
 //! `chainEnd`, the node its next prompt hangs under), for each whole file and for the
 //! file cut right after a checkpoint line (`head -N`); `None` where it starts a new root.
 
-use crate::model::Session;
-use crate::model::session::ProblemKind;
+use crate::model::core::session::ProblemKind;
+use crate::model::core::session::Session;
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
@@ -119,7 +119,7 @@ fn a_rewound_branch_stays_browsable() {
     let fork = s.parent(cut).unwrap();
     assert!(path_ids(&s, leaf).contains(&s.id_string(fork)));
     assert_eq!(s.leaf_count(), 2);
-    let tree = String::from_utf8(crate::model::tree::render_tree(&s).unwrap()).unwrap();
+    let tree = String::from_utf8(crate::model::core::tree::render_tree(&s).unwrap()).unwrap();
     assert!(
         tree.contains("[[REW2]] Second question: another colour."),
         "{tree}"
@@ -301,7 +301,7 @@ fn attachments_say_what_they_are() {
 #[test]
 fn a_run_of_attachments_is_one_tree_line() {
     let s = Session::open(dir().join(WITHDRAWN)).unwrap();
-    let tree = String::from_utf8(crate::model::tree::render_tree(&s).unwrap()).unwrap();
+    let tree = String::from_utf8(crate::model::core::tree::render_tree(&s).unwrap()).unwrap();
     let lines: Vec<&str> = tree.lines().collect();
     // Per root: the prompt, the nine attachments on one line, the answer, and so on.
     let run = lines

@@ -24,9 +24,9 @@
 //!   to the lines' sum: the session's `usage` shows it beside that sum, as Claude
 //!   Code's own word, with its cost (which also covers models the price table lacks).
 
-use crate::model::session::{NIL, Session};
-use crate::model::usage::prices::Prices;
-use crate::model::usage::{CostState, Record, Source, Table, Tokens};
+use crate::model::core::session::{NIL, Session};
+use crate::model::core::usage::prices::Prices;
+use crate::model::core::usage::{CostState, Record, Source, Table, Tokens};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Read;

@@ -1,6 +1,8 @@
 //! `sessionfs check`: what is wrong with a session file, line by line.
 
-use crate::model::session::{EditProblem, LoadError, NIL, Problem, ProblemKind, Session, Severity};
+use crate::model::core::session::{
+    EditProblem, LoadError, NIL, Problem, ProblemKind, Session, Severity,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -19,7 +21,7 @@ pub enum Report {
 
 #[derive(Debug)]
 pub struct Summary {
-    pub format: crate::model::Format,
+    pub format: crate::model::core::format::Format,
     pub problems: Vec<Problem>,
     pub problems_dropped: u64,
     pub version: u32,
@@ -199,11 +201,11 @@ pub fn session_files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 /// One problem of a file in `format` as a line of text: [`describe`], in the words of
 /// the agent that wrote the file.
-pub fn describe_for(format: crate::model::Format, p: &ProblemKind) -> String {
+pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind) -> String {
     let text = describe(p);
     match format {
-        crate::model::Format::Pi => text,
-        crate::model::Format::Claude => text
+        crate::model::core::format::Format::Pi => text,
+        crate::model::core::format::Format::Claude => text
             .replace("skipped by Pi", "skipped by Claude Code")
             .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
             .replace("Pi's next append", "Claude Code's next append")
@@ -251,8 +253,8 @@ pub fn describe(p: &ProblemKind) -> String {
             ended: true,
         } => format!(
             "line of {}, longer than the {} a line may hold (--max-line): skipped, not read",
-            crate::model::input::human_bytes(*bytes),
-            crate::model::input::human_bytes(*limit)
+            crate::model::core::input::human_bytes(*bytes),
+            crate::model::core::input::human_bytes(*limit)
         ),
         ProblemKind::TooLong {
             bytes,
@@ -260,8 +262,8 @@ pub fn describe(p: &ProblemKind) -> String {
             ended: false,
         } => format!(
             "last line ({} so far, no final newline) is longer than the {} a line may hold (--max-line): not read",
-            crate::model::input::human_bytes(*bytes),
-            crate::model::input::human_bytes(*limit)
+            crate::model::core::input::human_bytes(*bytes),
+            crate::model::core::input::human_bytes(*limit)
         ),
         ProblemKind::UnterminatedLastLine {
             bytes,
@@ -351,7 +353,7 @@ pub fn to_text(path: &Path, r: &Report) -> String {
                     count(warnings, "problem", "problems")
                 },
                 match s.format {
-                    crate::model::Format::Pi => format!("v{}", s.version),
+                    crate::model::core::format::Format::Pi => format!("v{}", s.version),
                     other => other.name().to_string(),
                 },
                 count(s.entries, "entry", "entries"),

@@ -15,10 +15,8 @@
 //! written, so its content follows from its line alone: [`line_content`] gives it
 //! without the session, which lets a search skip indexing files with no match.
 
-use crate::model::migrate;
-use crate::model::render::{self, Image};
-use crate::model::session::Session;
-use serde_json::Value;
+use crate::model::core::session::Session;
+use crate::model::core::text::Image;
 use std::io;
 use std::path::PathBuf;
 
@@ -67,23 +65,6 @@ pub fn entry_content(s: &Session, i: u32) -> io::Result<Content> {
         }),
         Err(e) => Err(e),
     }
-}
-
-/// The content files of an entry parsed (and migrated) as Pi holds it.
-pub fn content_of(v: &Value) -> Content {
-    Content {
-        text: render::render_entry(v).into_bytes(),
-        images: render::images(v),
-        full_output: None,
-    }
-}
-
-/// The content files of the entry on `line` (without its newline) of a session of
-/// format version 3 or later, where entries need no migration: what
-/// [`entry_content`] gives for it once indexed. `None` when the line does not parse
-/// (an entry too deeply nested, whose explanation names its line number).
-pub fn line_content(line: &[u8]) -> Option<Content> {
-    migrate::parse_line(line).ok().map(|v| content_of(&v))
 }
 
 /// The `image-N.EXT` name of image `n` (from 0) of `c`.

@@ -1,6 +1,6 @@
 //! Session formats side by side: the seam between the shared index and each agent.
 //!
-//! One [`Session`](crate::model::Session) indexes any session file: per entry it keeps the
+//! One [`Session`](crate::model::core::session::Session) indexes any session file: per entry it keeps the
 //! byte range of the line, its id and parent id, its kind, timestamp and flags, and the
 //! tree links; it reads lines back with `pread` and follows appends. What a line *means*
 //! belongs to the file's format, chosen from the file's content when it is opened:

@@ -178,3 +178,69 @@ mod tests {
         assert_eq!(t.intern(""), t.get("").unwrap());
     }
 }
+
+/// A random `u32` from the kernel.
+pub fn random_u32() -> u32 {
+    let mut b = [0u8; 4];
+    // SAFETY: the buffer is valid for 4 bytes.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), 4, 0) };
+    if n != 4 {
+        // Practically unreachable; fall back to the clock mixed with the pid.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64;
+        return (t ^ (t >> 32) ^ std::process::id() as u64) as u32;
+    }
+    u32::from_ne_bytes(b)
+}
+
+/// The derived id of the v1 entry at index `idx`: 8 hex digits from a hash of the
+/// session id and `idx`, re-drawn while `taken` says it is in use.
+pub fn v1_id(session_id: &str, idx: u32, taken: impl Fn(IdKey) -> bool) -> IdKey {
+    let mut attempt: u32 = 0;
+    loop {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in session_id
+            .bytes()
+            .chain(idx.to_le_bytes())
+            .chain(attempt.to_le_bytes())
+        {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Fold to 32 bits (xor-shift mixes the high bits in).
+        h ^= h >> 29;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 32;
+        let k = IdKey::from_u32(h as u32);
+        if !taken(k) {
+            return k;
+        }
+        attempt += 1;
+    }
+}
+
+/// A UUID v7 (RFC 9562) for the time `ms`, as Pi 1.6 makes session ids.
+pub fn uuid_v7(ms: i64) -> String {
+    let mut b = [0u8; 16];
+    for chunk in b.chunks_mut(4) {
+        chunk.copy_from_slice(&random_u32().to_ne_bytes());
+    }
+    let ms = ms.max(0) as u64;
+    b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+    b[6] = (b[6] & 0x0f) | 0x70;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    uuid_string(&b)
+}
+
+/// A random UUID v4, as Claude Code's and Codex's `randomUUID()` make them.
+pub fn uuid_v4() -> String {
+    let mut b = [0u8; 16];
+    for chunk in b.chunks_mut(4) {
+        chunk.copy_from_slice(&random_u32().to_ne_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    uuid_string(&b)
+}

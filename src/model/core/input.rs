@@ -101,10 +101,7 @@ pub fn argument(path: &Path) -> Result<Argument, Refusal> {
         Ok(_) => Err(Refusal(format!(
             "{shown} is neither a regular file nor a directory"
         ))),
-        Err(e) => Err(Refusal(format!(
-            "{shown}: {}",
-            crate::model::sessions_dir::io_message(&e)
-        ))),
+        Err(e) => Err(Refusal(format!("{shown}: {}", io_message(&e)))),
     }
 }
 
@@ -302,6 +299,16 @@ pub fn read_lines<E: From<io::Error>>(
         len: filled as u64,
         bytes: Some(buf),
     })
+}
+
+/// An I/O error as one phrase (`No such file or directory`), without Rust's
+/// `(os error N)`.
+pub fn io_message(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 #[cfg(test)]

@@ -161,10 +161,10 @@ impl<'a> Json<'a> for &'a Value {
         })
     }
     fn truthy(self) -> bool {
-        crate::model::context::js_truthy(Some(self))
+        crate::model::core::js::js_truthy(Some(self))
     }
     fn stringify(self) -> String {
-        crate::model::render::js_stringify(self)
+        crate::model::core::js::js_stringify(self)
     }
 }
 
@@ -376,7 +376,7 @@ impl<'a> Raw<'a> {
 
     /// The value parsed, as `JSON.parse` would after Node's UTF-8 decoding.
     fn parse(self) -> Option<Value> {
-        crate::model::migrate::parse_line(self.bytes()).ok()
+        crate::model::core::js::parse_line(self.bytes()).ok()
     }
 }
 
@@ -581,7 +581,7 @@ impl<'a> Json<'a> for Raw<'a> {
 
     fn stringify(self) -> String {
         match self.parse() {
-            Some(v) => crate::model::render::js_stringify(&v),
+            Some(v) => crate::model::core::js::js_stringify(&v),
             None => String::from_utf8_lossy(self.bytes()).into_owned(),
         }
     }
@@ -818,7 +818,7 @@ mod tests {
                 assert!(raw.as_str().is_some());
                 continue;
             }
-            let want = match crate::model::migrate::parse_line(c).unwrap() {
+            let want = match crate::model::core::js::parse_line(c).unwrap() {
                 Value::String(s) => s,
                 _ => unreachable!(),
             };

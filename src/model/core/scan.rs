@@ -432,6 +432,6 @@ mod tests {
         // serde_json skips ignored values without recursion, so the head parses, as
         // JSON.parse would; a full parse (content) stops at its nesting limit instead.
         assert!(LineHead::parse(s.as_bytes()).is_ok());
-        assert!(crate::model::migrate::parse_line(s.as_bytes()).is_err());
+        assert!(crate::model::core::js::parse_line(s.as_bytes()).is_err());
     }
 }

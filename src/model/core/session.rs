@@ -23,12 +23,14 @@
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
 
-use crate::model::context::js_date_ms as parse_iso_ms;
-pub use crate::model::format::Format;
-use crate::model::id::{IdBuild, IdKey, IdTable};
-use crate::model::input::Line;
-use crate::model::kind::{KNOWN_TYPES, KindId, KindTable};
-use crate::model::scan::{Field, LineError, LineHead};
+use crate::model::core::agent::{Agent, AgentTable, Lent, SourcesMoved};
+pub use crate::model::core::format::Format;
+use crate::model::core::id::{IdBuild, IdKey, IdTable};
+use crate::model::core::input::Line;
+use crate::model::core::js::js_date_ms as parse_iso_ms;
+use crate::model::core::kind::{KNOWN_TYPES, KindId, KindTable};
+use crate::model::core::scan::{Field, LineError, LineHead};
+use crate::model::core::text::Image;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
@@ -37,14 +39,6 @@ use std::path::{Path, PathBuf};
 
 /// "No entry": the parent of a root, the end of a sibling list.
 pub const NIL: u32 = u32::MAX;
-
-/// What [`Session::refresh`] finds in a Claude Code session's subagent transcripts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SidesMoved {
-    No,
-    Grew,
-    Rewritten,
-}
 
 /// Lines of a context that add up to this many bytes are parsed on two cores.
 const PARALLEL_PARSE_BYTES: usize = 64 << 10;
@@ -70,7 +64,7 @@ impl ParseWork {
         self.lines[self.chunks[c].clone()]
             .iter()
             .map(|&(b, at, len)| {
-                crate::model::migrate::parse_line(&self.bufs[b][at..at + len]).ok()
+                crate::model::core::js::parse_line(&self.bufs[b][at..at + len]).ok()
             })
             .collect()
     }
@@ -80,7 +74,7 @@ impl ParseWork {
 /// when they add up to [`PARALLEL_PARSE_BYTES`], a helper thread takes runs of them
 /// too, as this one does, and this thread waits only for runs the helper has taken,
 /// never for the helper to start (on a busy machine it may not start before the end).
-fn parse_lines(
+pub(crate) fn parse_lines(
     bufs: Vec<Vec<u8>>,
     lines: Vec<(usize, usize, usize)>,
 ) -> Vec<Option<serde_json::Value>> {
@@ -198,7 +192,7 @@ impl Entry {
 
     /// An entry of line `line` at `offset`, not linked yet.
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    pub(crate) fn new(
         offset: u64,
         len: u32,
         line: u32,
@@ -225,27 +219,6 @@ impl Entry {
             depth: 1,
         }
     }
-}
-
-/// The entries of a path that decide its context (see [`Session::context_plan`]).
-struct ContextPlan {
-    /// The last thinking-level entry and the last model entry, parsed.
-    settings: Vec<serde_json::Value>,
-    /// The latest compaction on the path, parsed, if there is one.
-    compaction: Option<serde_json::Value>,
-    /// The other context entries that can contribute a message or an edit, in
-    /// order: those the compaction keeps from before it (system messages and older
-    /// compactions left out), then everything after it; the whole path without one.
-    kept: Vec<u32>,
-}
-
-/// What [`Session::llm_context`] returns: Pi's context for one entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlmContext {
-    pub thinking_level: String,
-    pub model: Option<serde_json::Value>,
-    /// The messages after `convertToLlm`.
-    pub messages: Vec<serde_json::Value>,
 }
 
 /// The header line.
@@ -410,60 +383,57 @@ const FINGERPRINT: u64 = 64;
 /// The index of one session file. See the module docs.
 #[derive(Debug)]
 pub struct Session {
-    path: PathBuf,
-    file: File,
-    dev_ino: (u64, u64),
-    header: Header,
-    entries: Vec<Entry>,
-    ids: IdTable,
-    by_id: HashMap<IdKey, u32, IdBuild>,
-    kinds: KindTable,
-    roots: Vec<u32>,
+    pub(crate) path: PathBuf,
+    pub(crate) file: File,
+    pub(crate) dev_ino: (u64, u64),
+    pub(crate) header: Header,
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) ids: IdTable,
+    pub(crate) by_id: HashMap<IdKey, u32, IdBuild>,
+    pub(crate) kinds: KindTable,
+    pub(crate) roots: Vec<u32>,
     /// Parent ids that orphans are waiting for.
-    missing_parents: HashSet<IdKey, IdBuild>,
+    pub(crate) missing_parents: HashSet<IdKey, IdBuild>,
     /// Live labels: target id -> (label, index of the label entry).
-    labels: HashMap<IdKey, (Box<str>, u32), IdBuild>,
+    pub(crate) labels: HashMap<IdKey, (Box<str>, u32), IdBuild>,
     /// `context_edit` entries by the id they target, in file order.
-    edits: HashMap<IdKey, Vec<u32>, IdBuild>,
+    pub(crate) edits: HashMap<IdKey, Vec<u32>, IdBuild>,
     /// The session name and the index of the `session_info` entry that set it.
-    name: Option<(Box<str>, u32)>,
-    branch_points: u32,
-    leaves: u32,
+    pub(crate) name: Option<(Box<str>, u32)>,
+    pub(crate) branch_points: u32,
+    pub(crate) leaves: u32,
     /// Bytes of the file indexed so far (always the end of a complete line).
-    scanned: u64,
-    next_line: u32,
+    pub(crate) scanned: u64,
+    pub(crate) next_line: u32,
     /// Parsed lines so far, header included (Pi's parsed-array index; v1 needs it).
-    parsed_count: u32,
+    pub(crate) parsed_count: u32,
     /// v1 only: parsed-array index -> entry index (`NIL` for session lines).
     v1_parsed: Vec<u32>,
-    problems: Vec<Problem>,
-    problems_dropped: u64,
+    pub(crate) problems: Vec<Problem>,
+    pub(crate) problems_dropped: u64,
     /// Length of an unterminated last line, if any.
-    tail: u64,
-    generation: u64,
+    pub(crate) tail: u64,
+    pub(crate) generation: u64,
     /// The last bytes indexed, to notice a file rewritten in place.
-    fingerprint: Vec<u8>,
+    pub(crate) fingerprint: Vec<u8>,
     /// A duplicate id was seen since the last link pass: relink everything.
-    relink: bool,
-    /// The file's format, and what only that format needs (see [`super::format`](mod@super::format)).
-    dialect: Dialect,
-}
-
-/// The format of a session file and its own index state: the seam between the shared
-/// index and each format (see [`super::format`](mod@super::format)).
-#[derive(Debug)]
-pub(crate) enum Dialect {
-    /// Pi: its state (header, labels, name, v1 bookkeeping) is in the shared fields.
-    Pi,
-    Claude(Box<crate::model::claude::State>),
+    pub(crate) relink: bool,
+    /// The file's agent, and what only that agent needs (see [`super::agent`]).
+    pub(crate) agent: Box<dyn Agent>,
+    /// How the file's agent is chosen, again on a reload.
+    pub(crate) table: &'static AgentTable,
 }
 
 impl Session {
-    /// Loads and indexes the session file at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<Session, LoadError> {
+    /// Loads and indexes the session file at `path`, choosing its agent with `detect`
+    /// when its first line is no Pi header (`Session::open` passes the agents' table).
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        table: &'static AgentTable,
+    ) -> Result<Session, LoadError> {
         let path = path.as_ref().to_path_buf();
         // A device or a FIFO is refused, never read (or waited on).
-        let file = crate::model::input::open_regular(&path)?;
+        let file = crate::model::core::input::open_regular(&path)?;
         let md = file.metadata()?;
         let mut s = Session {
             path,
@@ -498,7 +468,8 @@ impl Session {
             generation: 0,
             fingerprint: Vec::new(),
             relink: false,
-            dialect: Dialect::Pi,
+            agent: (table.first)(),
+            table,
         };
         s.scan(true)?;
         s.entries.shrink_to_fit();
@@ -548,13 +519,7 @@ impl Session {
     /// reply (a reply spans several lines). `None` for any other entry, and for an
     /// answer at a root (it answered nothing in this file).
     pub fn request_of(&self, i: u32) -> Option<u32> {
-        match self.claude() {
-            Some(st) => crate::model::claude::request_of(self, st, i),
-            None => {
-                let p = self.entry(i).parent;
-                (self.kind_name(i) == "assistant" && p != NIL).then_some(p)
-            }
-        }
+        self.agent.request_of(self, i)
     }
 
     pub fn kind_name(&self, i: u32) -> &str {
@@ -576,35 +541,30 @@ impl Session {
         if let Some(i) = self.ids.get(id).and_then(|k| self.by_id.get(&k)) {
             return Some(*i);
         }
-        self.claude().and_then(|st| st.by_alias(id))
+        self.agent.find_alias(id)
     }
 
     /// Can a reply be appended under entry `i`? Not under a Claude Code subagent's
     /// line (Claude Code does not resume subagents), nor a line Claude Code does not
     /// load.
     pub fn can_reply_at(&self, i: u32) -> bool {
-        match &self.dialect {
-            Dialect::Pi => true,
-            Dialect::Claude(st) => {
-                st.file_of(i) == 0 && st.nodes.get(i as usize).is_some_and(|n| n.is_loaded())
-            }
-        }
+        self.agent.can_reply_at(self, i)
     }
 
     /// Whether lines of other files are indexed with the session's own (a Claude Code
     /// session's subagents): then entries are not in offset order.
     pub fn has_side_files(&self) -> bool {
-        self.claude().is_some_and(|st| !st.sides.is_empty())
+        self.agent.has_side_files()
     }
 
     /// Whether entry `i` is a line of the session file itself (not of a side file).
     pub fn in_main_file(&self, i: u32) -> bool {
-        self.claude().is_none_or(|st| st.file_of(i) == 0)
+        self.agent.entry_file(i).is_none()
     }
 
     /// The name entry `i` is shown under instead of its id, if any.
     pub fn alias(&self, i: u32) -> Option<&str> {
-        self.claude().and_then(|st| st.alias(i))
+        self.agent.alias(i)
     }
 
     /// The node with this id key.
@@ -633,28 +593,26 @@ impl Session {
     /// Where the agent resumes, and a new message attaches: for Pi the last entry in
     /// file order; for Claude Code the chain end (its leaf rule, CLAUDE-FORMAT.md §6).
     pub fn leaf(&self) -> Option<u32> {
-        match &self.dialect {
-            Dialect::Pi => (!self.entries.is_empty()).then(|| self.entries.len() as u32 - 1),
-            Dialect::Claude(st) => {
-                st.chain_end_with(|| crate::model::claude::loader::chain_end(self, st))
-            }
-        }
+        self.agent.leaf(self)
     }
 
     /// The file's format.
     pub fn format(&self) -> Format {
-        match &self.dialect {
-            Dialect::Pi => Format::Pi,
-            Dialect::Claude(_) => Format::Claude,
-        }
+        self.agent.format()
     }
 
-    /// Claude Code's own index state, for a Claude Code file.
-    pub(crate) fn claude(&self) -> Option<&crate::model::claude::State> {
-        match &self.dialect {
-            Dialect::Claude(st) => Some(st),
-            Dialect::Pi => None,
-        }
+    /// The file's agent (see [`super::agent`]).
+    pub fn agent(&self) -> &dyn Agent {
+        &*self.agent
+    }
+
+    /// Runs `f` with the file's agent taken out of the session, so that an agent's
+    /// hook can change both its own state and the index.
+    pub(crate) fn with_agent<R>(&mut self, f: impl FnOnce(&mut dyn Agent, &mut Session) -> R) -> R {
+        let mut a = std::mem::replace(&mut self.agent, Box::new(Lent));
+        let r = f(&mut *a, self);
+        self.agent = a;
+        r
     }
 
     /// Nodes without children, in pre-order: the tips of branches (the dead ends a
@@ -681,13 +639,7 @@ impl Session {
     /// Whether entry `i` is drawn in `tree` on one line with a chain of such entries
     /// it starts or continues: a Claude Code attachment.
     pub fn joins_tree_runs(&self, i: u32) -> bool {
-        match &self.dialect {
-            Dialect::Pi => false,
-            Dialect::Claude(st) => st
-                .nodes
-                .get(i as usize)
-                .is_some_and(|n| n.class == crate::model::claude::Class::Attachment),
-        }
+        self.agent.joins_tree_runs(i)
     }
 
     pub fn is_piece(&self, i: u32) -> bool {
@@ -796,10 +748,12 @@ impl Session {
     /// The session name: for Pi the latest `session_info` (an empty name clears it);
     /// for Claude Code its title rule (CLAUDE-FORMAT.md §7).
     pub fn name(&self) -> Option<&str> {
-        match &self.dialect {
-            Dialect::Pi => self.name.as_ref().map(|(n, _)| &**n),
-            Dialect::Claude(st) => st.name_with(|| crate::model::claude::title(self, st)),
-        }
+        self.agent.name(self)
+    }
+
+    /// Pi's name: the latest `session_info` (an empty name clears it).
+    pub(crate) fn pi_name(&self) -> Option<&str> {
+        self.name.as_ref().map(|(n, _)| &**n)
     }
 
     /// The `session_info` entry behind [`Session::name`].
@@ -873,9 +827,7 @@ impl Session {
             + self.edits.capacity() * 48
             + self.edits.values().map(|v| v.capacity() * 4).sum::<usize>()
             + self.problems.capacity() * std::mem::size_of::<Problem>()
-            + self
-                .claude()
-                .map_or(0, crate::model::claude::State::heap_bytes)
+            + self.agent.heap_bytes()
     }
 
     // ----- content -----------------------------------------------------------------
@@ -883,13 +835,10 @@ impl Session {
     /// The raw bytes of entry `i`'s line (without `\n`; a trailing `\r` is kept).
     pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
         let e = &self.entries[i as usize];
-        if let Dialect::Claude(st) = &self.dialect {
-            let f = st.file_of(i);
-            if f != 0 {
-                let mut buf = vec![0u8; e.len as usize];
-                File::open(&st.sides[f as usize - 1].path)?.read_exact_at(&mut buf, e.offset)?;
-                return Ok(buf);
-            }
+        if let Some(path) = self.agent.entry_file(i) {
+            let mut buf = vec![0u8; e.len as usize];
+            File::open(path)?.read_exact_at(&mut buf, e.offset)?;
+            return Ok(buf);
         }
         self.read_range(e.offset, e.len)
     }
@@ -908,13 +857,13 @@ impl Session {
     /// Entry `i` parsed and migrated to the current format, as Pi holds it in memory.
     pub fn entry_value(&self, i: u32) -> io::Result<serde_json::Value> {
         let bytes = self.entry_bytes(i)?;
-        let mut v = crate::model::migrate::parse_line(&bytes).map_err(|e| {
+        let mut v = crate::model::core::js::parse_line(&bytes).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("line {}: {e}", self.entries[i as usize].line),
             )
         })?;
-        crate::model::migrate::migrate_entry(self, i, &mut v);
+        self.agent.migrate(self, i, &mut v);
         Ok(v)
     }
 
@@ -923,91 +872,49 @@ impl Session {
     /// `session.json`: the header line for Pi; for Claude Code, whose files have no
     /// header, a small object made from the file ([`crate::model::claude::session_json`]).
     pub fn session_json(&self) -> io::Result<Vec<u8>> {
-        match &self.dialect {
-            Dialect::Pi => {
-                let mut b = self.header_bytes()?;
-                b.push(b'\n');
-                Ok(b)
-            }
-            Dialect::Claude(st) => Ok(crate::model::claude::session_json(self, st).into_bytes()),
-        }
+        self.agent.session_json(self)
     }
 
     /// Does an entry's context stay what it is once computed? For Pi, yes: it follows
     /// from the entry's path alone. For Claude Code, no: the chain end gets the resume
     /// context, and a parallel tool result written later joins the contexts of its turn.
     pub fn contexts_settled(&self) -> bool {
-        matches!(self.dialect, Dialect::Pi)
+        self.agent.contexts_settled()
     }
 
     /// The size of [`Session::session_json`], without reading the header line.
     pub fn session_json_len(&self) -> u64 {
-        match &self.dialect {
-            Dialect::Pi => self.header.len as u64 + 1,
-            Dialect::Claude(st) => crate::model::claude::session_json(self, st).len() as u64,
-        }
+        self.agent.session_json_len(self)
     }
 
     /// The KIND file's text and the decoded images of entry `i`. An entry nested too
     /// deep to build is an `InvalidData` error.
-    pub fn render(&self, i: u32) -> io::Result<(String, Vec<crate::model::render::Image>)> {
+    pub fn render(&self, i: u32) -> io::Result<(String, Vec<Image>)> {
         let v = self.entry_value(i)?;
-        Ok(match &self.dialect {
-            Dialect::Pi => (
-                crate::model::render::render_entry(&v),
-                crate::model::render::images(&v),
-            ),
-            Dialect::Claude(st) => {
-                let x = crate::model::claude::extra(self, st, i, &v);
-                (
-                    crate::model::claude::render::render_entry(&v, &x),
-                    crate::model::claude::render::images(&v),
-                )
-            }
-        })
+        Ok(self.agent.render(self, i, &v))
     }
 
     /// The file holding the full output of entry `i`, when its format keeps it apart
     /// (a Claude Code tool result spilled to `<session>/tool-results/`).
     pub fn full_output(&self, i: u32) -> Option<PathBuf> {
-        let Dialect::Claude(st) = &self.dialect else {
-            return None;
-        };
-        let nd = st.nodes.get(i as usize)?;
-        if !nd.has(crate::model::claude::nflags::TOOL_USE_RESULT) {
-            return None;
-        }
-        let v = self.entry_value(i).ok()?;
-        crate::model::claude::full_output_path(&self.path, &v)
+        self.agent.full_output(self, i)
     }
 
     /// The one-line preview of entry `i` in `tree`.
     pub fn preview(&self, i: u32) -> io::Result<String> {
         let v = self.entry_value(i)?;
-        Ok(match &self.dialect {
-            Dialect::Pi => crate::model::render::preview(&v),
-            Dialect::Claude(st) => {
-                let x = crate::model::claude::extra(self, st, i, &v);
-                crate::model::claude::render::preview(&v, self.kind_name(i), &x)
-            }
-        })
+        Ok(self.agent.preview(self, i, &v))
     }
 
     /// The messages of the context at entry `i`: what `context.json` holds
-    /// ([`crate::model::render::context_json`]) and [`Session::context_renderer`] reads.
+    /// ([`crate::model::pi::render::context_json`]) and [`Session::context_renderer`] reads.
     pub fn context_messages(&self, i: u32) -> io::Result<Vec<serde_json::Value>> {
-        match &self.dialect {
-            Dialect::Pi => Ok(self.llm_context(i)?.messages),
-            Dialect::Claude(st) => crate::model::claude::context(self, st, i),
-        }
+        self.agent.context_messages(self, i)
     }
 
     /// How this format's contexts read as text (`context`).
     pub fn context_renderer(&self) -> fn(&[serde_json::Value]) -> String {
-        match &self.dialect {
-            Dialect::Pi => crate::model::render::render_context,
-            Dialect::Claude(_) => crate::model::claude::render::render_context,
-        }
+        self.agent.context_renderer()
     }
 
     /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
@@ -1015,249 +922,8 @@ impl Session {
         let messages = self.context_messages(i)?;
         Ok((
             self.context_renderer()(&messages),
-            crate::model::render::context_json(&messages),
+            crate::model::core::text::context_json(&messages),
         ))
-    }
-
-    /// The context Pi builds for entry `i` (`buildSessionContext` with `i` as the leaf,
-    /// then `convertToLlm`), by Pi 1.6.0's rules (see [`super::context`]).
-    ///
-    /// Only the entries that decide the context are read and parsed (see
-    /// [`Session::context_plan`]): where the path has a compaction, those it keeps and
-    /// those after it, plus the two that settle the thinking level and the model. At
-    /// the deepest leaf of a 100k-entry session that is 290 of 2,889 lines. Long runs
-    /// of lines are parsed on two cores (see `parse_lines`).
-    pub fn llm_context(&self, i: u32) -> io::Result<LlmContext> {
-        let path = self.context_path(i);
-        let built = match self.context_plan(&path)? {
-            Some(plan) => {
-                let mut entries = Vec::with_capacity(plan.kept.len() + 1);
-                entries.extend(plan.compaction);
-                entries.extend(self.parse_for_context(i, &plan.kept)?);
-                crate::model::context::build_from_parts(
-                    crate::model::context::settings(plan.settings.iter()),
-                    entries,
-                )
-            }
-            None => self.build_context_from_path(i, &path)?,
-        };
-        Ok(Self::llm_context_of(built))
-    }
-
-    /// [`Session::llm_context`] the plain way, parsing every entry on the path: what
-    /// the shortcut must agree with (tests compare the two).
-    #[doc(hidden)]
-    pub fn llm_context_reading_whole_path(&self, i: u32) -> io::Result<LlmContext> {
-        let path = self.context_path(i);
-        Ok(Self::llm_context_of(
-            self.build_context_from_path(i, &path)?,
-        ))
-    }
-
-    fn llm_context_of(built: crate::model::context::Context) -> LlmContext {
-        let messages = crate::model::context::convert_to_llm(built.agent_messages);
-        LlmContext {
-            thinking_level: built.thinking_level,
-            model: built.model,
-            messages,
-        }
-    }
-
-    /// The entries Pi's `getBranch` returns for leaf `i`, root first.
-    fn context_path(&self, i: u32) -> Vec<u32> {
-        let mut path = self.path_to(i);
-        // Pi walks up only while `parentId` is truthy: an entry whose parent id is the
-        // empty string starts its context, although the tree shows it under that parent.
-        let empty = self.ids.get("");
-        if let Some(k) = path
-            .iter()
-            .rposition(|&p| Some(self.entries[p as usize].parent_id) == empty)
-        {
-            path.drain(..k);
-        }
-        path
-    }
-
-    fn build_context_from_path(
-        &self,
-        i: u32,
-        path: &[u32],
-    ) -> io::Result<crate::model::context::Context> {
-        let values = self.parse_for_context(i, path)?;
-        Ok(crate::model::context::build_session_context(values))
-    }
-
-    /// Entries parsed for the context of `leaf`, in the order given; one nested past
-    /// serde_json's limit is valid JSON Pi could read, but it contributes nothing here.
-    /// Lines that lie close together in the file are read with one `pread`.
-    fn parse_for_context(&self, leaf: u32, entries: &[u32]) -> io::Result<Vec<serde_json::Value>> {
-        /// Read the bytes between two lines rather than make another read, up to this.
-        const GAP: u64 = 16 << 10;
-        /// The most one read takes.
-        const SPAN: u64 = 4 << 20;
-        let line = |k: usize| &self.entries[entries[k] as usize];
-        let mut order: Vec<usize> = (0..entries.len()).collect();
-        order.sort_by_key(|&k| line(k).offset);
-        let mut values: Vec<Option<serde_json::Value>> = (0..entries.len()).map(|_| None).collect();
-        // Read a batch (runs of nearby lines in one read each), then parse it.
-        let mut bufs: Vec<Vec<u8>> = Vec::new();
-        // Each line of the batch: its buffer, where it starts there, its length.
-        let mut lines: Vec<(usize, usize, usize)> = Vec::new();
-        // And its place in `entries`.
-        let mut places: Vec<usize> = Vec::new();
-        let mut batch = 0u64;
-        let mut g = 0;
-        while g < order.len() {
-            let start = line(order[g]).offset;
-            let mut end = start + line(order[g]).len as u64;
-            let mut h = g + 1;
-            while h < order.len() {
-                let e = line(order[h]);
-                let e_end = e.offset + e.len as u64;
-                if e.offset > end + GAP || e_end - start > SPAN {
-                    break;
-                }
-                end = end.max(e_end);
-                h += 1;
-            }
-            let mut buf = vec![0; (end - start) as usize];
-            self.file.read_exact_at(&mut buf, start)?;
-            for &k in &order[g..h] {
-                let e = line(k);
-                lines.push((bufs.len(), (e.offset - start) as usize, e.len as usize));
-                places.push(k);
-                batch += e.len as u64;
-            }
-            bufs.push(buf);
-            g = h;
-            if batch < SPAN && g < order.len() {
-                continue;
-            }
-            let parsed = parse_lines(std::mem::take(&mut bufs), std::mem::take(&mut lines));
-            for (k, v) in places.drain(..).zip(parsed) {
-                match v {
-                    Some(mut v) => {
-                        crate::model::migrate::migrate_entry(self, entries[k], &mut v);
-                        values[k] = Some(v);
-                    }
-                    None => log::debug!(
-                        "context of {}: skipping line {}, nested too deep to build",
-                        self.id_string(leaf),
-                        line(k).line
-                    ),
-                }
-            }
-            batch = 0;
-        }
-        Ok(values.into_iter().flatten().collect())
-    }
-
-    /// [`Session::entry_value`], with `None` for a line nested past serde_json's limit
-    /// (valid JSON, but it cannot be built here).
-    fn entry_value_if_buildable(&self, i: u32) -> io::Result<Option<serde_json::Value>> {
-        match self.entry_value(i) {
-            Ok(v) => Ok(Some(v)),
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Which entries of `path` decide its context, found from the index alone: Pi
-    /// 1.6's `buildContextEntries` (the latest compaction, the entries from its
-    /// `firstKeptEntryId` up to it without system messages, everything after it; the
-    /// whole path without a compaction), keeping only the kinds that can contribute a
-    /// message or an edit (messages, custom messages, branch summaries, context edits:
-    /// an older compaction inside the kept range contributes nothing, nor do labels,
-    /// settings, names, custom entries and usage), and, for
-    /// `getSessionContextSettings`, the last `thinking_level_change` and the last
-    /// `model_change` or assistant message (last one wins, each on its own).
-    ///
-    /// `None` means "parse the whole path": a legacy file (migration rewrites
-    /// entries), or anything unusual that only the full transcription in
-    /// [`super::context`] handles exactly: a compaction or setting that does not
-    /// parse, an id that is not a string, a compaction id repeated earlier on the path.
-    fn context_plan(&self, path: &[u32]) -> io::Result<Option<ContextPlan>> {
-        if self.header.version < 3 {
-            return Ok(None);
-        }
-        let kind = |ty: &str, role: &str| self.kinds.find(ty, role);
-        let is = |p: u32, k: Option<KindId>| k == Some(self.entries[p as usize].kind);
-        let compaction_kind = kind("compaction", "");
-        let system_kind = kind("message", "system");
-        let with_id = |p: u32, key: IdKey| {
-            let e = &self.entries[p as usize];
-            e.id == key && e.flags & flags::NO_ID == 0
-        };
-        // What can give a message or an edit, by kind: the `type` the index read is
-        // the one the parsed entry has, so this drops exactly what contributes nothing.
-        let contributes = |p: u32| {
-            let k = self.entries[p as usize].kind;
-            matches!(
-                self.kinds.entry_type(k),
-                "message" | "custom_message" | "branch_summary" | "context_edit"
-            )
-        };
-        let mut kept = Vec::with_capacity(path.len());
-        let mut compaction = None;
-        match path.iter().rposition(|&p| is(p, compaction_kind)) {
-            None => kept.extend(path.iter().copied().filter(|&p| contributes(p))),
-            Some(c) => {
-                let ce = &self.entries[path[c] as usize];
-                // Pi looks the compaction up again by id: the first path entry with it.
-                if ce.flags & flags::NO_ID != 0
-                    || path.iter().position(|&p| with_id(p, ce.id)) != Some(c)
-                {
-                    return Ok(None);
-                }
-                let Some(value) = self.entry_value_if_buildable(path[c])? else {
-                    return Ok(None);
-                };
-                // Retain-none (its own id) finds nothing before it: nothing is kept.
-                let first_kept = match value.get("firstKeptEntryId") {
-                    Some(serde_json::Value::String(s)) => self
-                        .ids
-                        .get(s)
-                        .and_then(|k| path[..c].iter().position(|&p| with_id(p, k))),
-                    _ => return Ok(None),
-                };
-                if let Some(f) = first_kept {
-                    kept.extend(
-                        path[f..c]
-                            .iter()
-                            .copied()
-                            .filter(|&p| contributes(p) && !is(p, system_kind)),
-                    );
-                }
-                kept.extend(path[c + 1..].iter().copied().filter(|&p| contributes(p)));
-                compaction = Some(value);
-            }
-        }
-
-        let last = |kinds: &[Option<KindId>]| {
-            path.iter()
-                .rev()
-                .copied()
-                .find(|&p| kinds.iter().any(|&k| is(p, k)))
-        };
-        let mut settings = Vec::with_capacity(2);
-        for p in [
-            last(&[kind("thinking_level_change", "")]),
-            last(&[kind("model_change", ""), kind("message", "assistant")]),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            // One that does not parse leaves an earlier one in charge: take the long way.
-            let Some(v) = self.entry_value_if_buildable(p)? else {
-                return Ok(None);
-            };
-            settings.push(v);
-        }
-        Ok(Some(ContextPlan {
-            settings,
-            compaction,
-            kept,
-        }))
     }
 
     /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).
@@ -1272,11 +938,13 @@ impl Session {
     /// and leaves the index as it was.
     pub fn refresh(&mut self) -> Result<Change, LoadError> {
         if self.needs_reload()? {
-            let fresh = Session::open(&self.path)?;
+            let fresh = Session::open_with(&self.path, self.table)?;
             return Ok(self.replace_with(fresh));
         }
         let md = std::fs::metadata(&self.path)?;
-        if md.len() == self.scanned + self.tail && self.sides_moved() == SidesMoved::No {
+        if md.len() == self.scanned + self.tail
+            && self.agent.sources_moved(self) == SourcesMoved::No
+        {
             return Ok(Change::default());
         }
         let before = self.entries.len() as u32;
@@ -1287,7 +955,7 @@ impl Session {
         let after = self.entries.len() as u32;
         // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
         // the name and the leaf.
-        let meta_moved = matches!(self.dialect, Dialect::Claude(_));
+        let meta_moved = self.agent.meta_moves();
         Ok(Change {
             reloaded: false,
             new_entries: before..after,
@@ -1313,7 +981,7 @@ impl Session {
         Ok(replaced
             || shrunk
             || !self.fingerprint_matches()?
-            || self.sides_moved() == SidesMoved::Rewritten)
+            || self.agent.sources_moved(self) == SourcesMoved::Rewritten)
     }
 
     /// Takes `fresh`, a new index of the same file, in place of this one: a reload.
@@ -1380,7 +1048,7 @@ impl Session {
         }
     }
 
-    fn note(&mut self, line: u32, severity: Severity, what: ProblemKind) {
+    pub(crate) fn note(&mut self, line: u32, severity: Severity, what: ProblemKind) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(Problem {
                 line,
@@ -1405,16 +1073,12 @@ impl Session {
         let first_new = self.entries.len();
         let mut header_found = !initial;
         let file = self.file.try_clone()?;
-        let max = crate::model::input::max_line();
+        let max = crate::model::core::input::max_line();
         // An unterminated line too long to hold, met last time, is not read again.
         let long_tail = (self.tail > max as u64).then_some(self.tail);
         let tail =
-            crate::model::input::read_lines(
-                &file,
-                self.scanned,
-                long_tail,
-                max,
-                |line| match line {
+            crate::model::core::input::read_lines(&file, self.scanned, long_tail, max, |line| {
+                match line {
                     Line::Whole { bytes, offset } => {
                         self.index_line(bytes, offset, &mut header_found)
                     }
@@ -1432,8 +1096,8 @@ impl Session {
                         );
                         Ok(())
                     }
-                },
-            )?;
+                }
+            })?;
         self.scanned = tail.offset;
         self.tail = tail.len;
         self.take_fingerprint()?;
@@ -1444,8 +1108,8 @@ impl Session {
             let too_long = |what: &str| {
                 format!(
                     "{what} of {} (longer than the {} a line may hold), and no header",
-                    crate::model::input::human_bytes(self.tail),
-                    crate::model::input::human_bytes(max as u64)
+                    crate::model::core::input::human_bytes(self.tail),
+                    crate::model::core::input::human_bytes(max as u64)
                 )
             };
             let (line, reason) = if tail.bytes.is_none() && self.next_line == 1 {
@@ -1495,13 +1159,13 @@ impl Session {
                 );
             }
         }
-        self.scan_sides()?;
+        self.with_agent(|a, s| a.after_scan(s))?;
         // Link the new entries into the tree.
         let new = first_new as u32..self.entries.len() as u32;
         if initial {
             self.relink = false;
             self.rebuild_tree();
-            self.after_link();
+            self.with_agent(|a, s| a.after_link(s));
             return Ok((true, Vec::new()));
         }
         // Linking one entry at a time is right only when every new entry's parent is
@@ -1517,7 +1181,7 @@ impl Session {
         if self.relink || !in_order {
             self.relink = false;
             self.rebuild_tree();
-            self.after_link();
+            self.with_agent(|a, s| a.after_link(s));
             return Ok((true, Vec::new()));
         }
         let mut parents = Vec::new();
@@ -1527,7 +1191,7 @@ impl Session {
         }
         parents.sort_unstable();
         parents.dedup();
-        self.after_link();
+        self.with_agent(|a, s| a.after_link(s));
         Ok((false, parents))
     }
 
@@ -1543,8 +1207,8 @@ impl Session {
         if raw.last() == Some(&b'\r') && line_no <= 2 {
             self.note(line_no, Severity::Note, ProblemKind::Crlf);
         }
-        if matches!(self.dialect, Dialect::Claude(_)) {
-            self.index_claude_line(raw, off, line_no);
+        if self.agent.indexes_lines() {
+            self.with_agent(|a, s| a.index_line(s, raw, off, line_no));
             return Ok(());
         }
         let head = match LineHead::parse(raw) {
@@ -1585,10 +1249,13 @@ impl Session {
         if !*header_found {
             if !head.is_header() {
                 // No header: a Claude Code file says so on its first line.
-                if crate::model::claude::looks_like_claude(raw) {
+                if let Some(agent) = (self.table.detect)(raw) {
                     *header_found = true;
-                    self.begin_claude();
-                    self.index_claude_line(raw, off, line_no);
+                    self.agent = agent;
+                    self.with_agent(|a, s| {
+                        a.begin(s);
+                        a.index_line(s, raw, off, line_no);
+                    });
                     return Ok(());
                 }
                 let reason = match head.ty.as_str() {
@@ -1635,7 +1302,7 @@ impl Session {
         let mut fl = 0u8;
         let (id, parent_id) = if self.is_v1() {
             self.v1_parsed.push(idx);
-            let id = crate::model::migrate::v1_id(&self.header.session_id, idx, |k| {
+            let id = crate::model::core::id::v1_id(&self.header.session_id, idx, |k| {
                 self.by_id.contains_key(&k)
             });
             let parent = if idx == 0 {
@@ -1723,7 +1390,7 @@ impl Session {
 
     /// Makes `idx` the node with `id`; an earlier entry with the same id leaves the tree.
     #[inline(always)]
-    fn register_id(&mut self, id: IdKey, idx: u32, line_no: u32) {
+    pub(crate) fn register_id(&mut self, id: IdKey, idx: u32, line_no: u32) {
         if id.is_none() {
             return;
         }
@@ -1745,7 +1412,7 @@ impl Session {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn push_entry(
+    pub(crate) fn push_entry(
         &mut self,
         offset: u64,
         len: u32,
@@ -1759,193 +1426,6 @@ impl Session {
         self.entries.push(Entry::new(
             offset, len, line, id, parent_id, ts, kind, flags,
         ));
-    }
-
-    /// Switches an index that has read nothing yet to Claude Code's format.
-    fn begin_claude(&mut self) {
-        self.dialect = Dialect::Claude(Box::default());
-        let sid = self
-            .path
-            .file_stem()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        self.header = Header {
-            offset: 0,
-            len: 0,
-            line: 0,
-            session_id: sid,
-            version: 3,
-            timestamp_ms: NO_TIME,
-        };
-    }
-
-    /// Indexes one line of a Claude Code file (see [`super::claude`]).
-    fn index_claude_line(&mut self, raw: &[u8], off: u64, line_no: u32) {
-        let next = self.entries.len() as u32;
-        let Dialect::Claude(st) = &mut self.dialect else {
-            return;
-        };
-        let outcome = st.index_line(raw, line_no, next, 0, &mut self.ids, &mut self.kinds);
-        if self.header.timestamp_ms == NO_TIME && st.first_ts != 0 {
-            self.header.timestamp_ms = st.first_ts;
-        }
-        if let Some(sid) = &st.session_id
-            && self.header.line == 0
-            && self.header.session_id != *sid
-        {
-            self.header.session_id = sid.clone();
-        }
-        match outcome {
-            crate::model::claude::Outcome::Skip => {}
-            crate::model::claude::Outcome::Note(sev, what) => self.note(line_no, sev, what),
-            crate::model::claude::Outcome::Entry {
-                id,
-                parent_id,
-                ts,
-                kind,
-                flags,
-                note,
-            } => {
-                if let Some((sev, what)) = note {
-                    self.note(line_no, sev, what);
-                }
-                self.register_id(id, next, line_no);
-                self.push_entry(
-                    off,
-                    raw.len() as u32,
-                    line_no,
-                    id,
-                    parent_id,
-                    ts,
-                    kind,
-                    flags,
-                );
-            }
-        }
-    }
-
-    /// Claude Code: indexes what its subagent transcripts gained (and any new one), after
-    /// the session file itself. Their lines are entries of their own file
-    /// ([`crate::model::claude::Side`]); problems in them are not reported here (`check` sees
-    /// them as files of their own).
-    fn scan_sides(&mut self) -> Result<(), LoadError> {
-        let Dialect::Claude(st) = &mut self.dialect else {
-            return Ok(());
-        };
-        st.read_title_file(&self.path);
-        for p in crate::model::claude::side_files(&self.path) {
-            if st.sides.iter().any(|s| s.path == p) {
-                continue;
-            }
-            if std::fs::metadata(&p).is_ok() {
-                st.add_side(p)?;
-            }
-        }
-        let max = crate::model::input::max_line();
-        for k in 0..st.sides.len() {
-            let Ok(file) = File::open(&st.sides[k].path) else {
-                continue;
-            };
-            let from = st.sides[k].scanned;
-            let tail = crate::model::input::read_lines::<io::Error>(&file, from, None, max, |l| {
-                let line = st.sides[k].next_line;
-                st.sides[k].next_line += 1;
-                // A line too long to hold is no entry, as a malformed one.
-                let Line::Whole {
-                    bytes: raw,
-                    offset: off,
-                } = l
-                else {
-                    return Ok(());
-                };
-                let next = self.entries.len() as u32;
-                if let crate::model::claude::Outcome::Entry {
-                    id,
-                    parent_id,
-                    ts,
-                    kind,
-                    flags,
-                    ..
-                } = st.index_line(
-                    raw,
-                    line,
-                    next,
-                    k as u16 + 1,
-                    &mut self.ids,
-                    &mut self.kinds,
-                ) {
-                    if !id.is_none() {
-                        if let Some(&prev) = self.by_id.get(&id) {
-                            self.entries[prev as usize].flags |= flags::SHADOWED;
-                            self.relink = true;
-                        }
-                        self.by_id.insert(id, next);
-                    }
-                    let len = raw.len() as u32;
-                    self.entries
-                        .push(Entry::new(off, len, line, id, parent_id, ts, kind, flags));
-                }
-                Ok(())
-            })?;
-            st.sides[k].scanned = tail.offset;
-        }
-        Ok(())
-    }
-
-    /// Have the subagent transcripts changed since they were indexed?
-    fn sides_moved(&self) -> SidesMoved {
-        let Dialect::Claude(st) = &self.dialect else {
-            return SidesMoved::No;
-        };
-        let mut moved = SidesMoved::No;
-        if st.title_file_moved(&self.path) {
-            moved = SidesMoved::Grew;
-        }
-        for sd in &st.sides {
-            match std::fs::metadata(&sd.path) {
-                Ok(m) if (m.dev(), m.ino()) != sd.dev_ino || m.len() < sd.scanned => {
-                    return SidesMoved::Rewritten;
-                }
-                Ok(m) if m.len() > sd.scanned => moved = SidesMoved::Grew,
-                _ => {}
-            }
-        }
-        if moved == SidesMoved::No
-            && crate::model::claude::side_files(&self.path).len() != st.sides.len()
-        {
-            moved = SidesMoved::Grew;
-        }
-        moved
-    }
-
-    /// After the tree links changed: what the format derives from them.
-    fn after_link(&mut self) {
-        let Dialect::Claude(st) = &mut self.dialect else {
-            return;
-        };
-        crate::model::claude::mark_pieces(&mut self.entries, &st.nodes, &st.file_of);
-        st.changed();
-        // Counts without the pieces of a turn.
-        self.leaves = 0;
-        self.branch_points = 0;
-        for e in &self.entries {
-            if !e.is_node() || e.flags & flags::PIECE != 0 {
-                continue;
-            }
-            let mut real = 0;
-            let mut c = e.first_child;
-            while c != NIL {
-                if self.entries[c as usize].flags & flags::PIECE == 0 {
-                    real += 1;
-                }
-                c = self.entries[c as usize].next_sibling;
-            }
-            match real {
-                0 => self.leaves += 1,
-                1 => {}
-                _ => self.branch_points += 1,
-            }
-        }
     }
 
     /// The node an entry's `parentId` resolves to, and why it is a root otherwise.
@@ -1963,9 +1443,7 @@ impl Session {
             // A message a compaction keeps, whose parent Claude Code's in-place rewrite
             // (2.1.332) dropped with everything else before the boundary: a root by
             // design, not damage.
-            None if matches!(&self.dialect, Dialect::Claude(st) if st.is_preserved(e.id)) => {
-                (NIL, 0)
-            }
+            None if self.agent.root_is_fine(e.id) => (NIL, 0),
             None => (NIL, flags::ORPHAN),
         }
     }
@@ -2206,7 +1684,7 @@ impl Session {
     /// Allocates a fresh 8-hex id not used in the file.
     pub fn new_id(&self) -> String {
         loop {
-            let v = crate::model::append::random_u32();
+            let v = crate::model::core::id::random_u32();
             let k = IdKey::from_u32(v);
             if !self.by_id.contains_key(&k) {
                 return format!("{v:08x}");

@@ -1,6 +1,6 @@
 //! ISO-8601 timestamps as Pi writes them: `new Date().toISOString()`
 //! (`2026-01-05T09:00:14.749Z`). Reading them back as JavaScript's `Date` does is
-//! [`crate::model::context::js_date_ms`].
+//! [`crate::model::core::js::js_date_ms`].
 
 /// `new Date(ms).toISOString()`.
 pub fn format_iso_ms(ms: i64) -> String {
@@ -48,7 +48,7 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::context::js_date_ms;
+    use crate::model::core::js::js_date_ms;
 
     #[test]
     fn pi_timestamps_round_trip() {

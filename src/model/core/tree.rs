@@ -4,13 +4,13 @@
 //! tree selector, a chain of single children stays in one column and indentation grows
 //! only where the tree forks (and for the first generation after a fork), with `├─`/`└─`
 //! connectors and `│` gutters; several roots hang off an invisible common root. Each
-//! line gives the id, a one-line preview of the entry (see [`crate::model::render::preview`]),
+//! line gives the id, a one-line preview of the entry (see `Session::preview`),
 //! the label if any, the `context_edit` that edits it if any (see
 //! [`Session::edited_by`]), and marks the leaf (where Pi resumes). Every entry has its
 //! line, `usage` and `context_edit` entries included (Pi's `/tree` hides them).
 //!
 //! Drawing reads the file once, front to back in large chunks, and takes each
-//! preview straight from the line's bytes ([`crate::model::render::preview_line`]) without
+//! preview straight from the line's bytes ([`Agent::preview_of_line`](crate::model::core::agent::Agent::preview_of_line)) without
 //! building the entry; legacy files (v1, v2), whose entries are migrated when read, go
 //! through [`Session::entry_value`] instead. The previews of a large file are found on
 //! every core (a run of the file each), then the tree is drawn on one. Claude Code's
@@ -27,9 +27,9 @@
 //! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
 //! before the real children, so that one turn reads as one turn and not as a fork.
 
-use crate::model::Format;
-use crate::model::render::{PREVIEW_CHARS, preview_line, truncate_chars};
-use crate::model::session::{Session, flags};
+use crate::model::core::format::Format;
+use crate::model::core::session::{Session, flags};
+use crate::model::core::text::{PREVIEW_CHARS, truncate_chars};
 use std::io;
 
 /// How much of the file one read takes.
@@ -139,7 +139,11 @@ fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
     let slow = |i: u32| match s.preview(i) {
         Ok(p) => p,
         Err(_) => (s.format() == Format::Pi)
-            .then(|| s.entry_bytes(i).ok().and_then(|b| preview_line(&b)))
+            .then(|| {
+                s.entry_bytes(i)
+                    .ok()
+                    .and_then(|b| s.agent().preview_of_line(&b))
+            })
             .flatten()
             .unwrap_or_else(|| format!("{} (unreadable)", s.kind_name(i))),
     };
@@ -185,7 +189,7 @@ fn previews_of_range(s: &Session, a: usize, b: usize, parse: bool) -> Previews {
             }
             let at = (e.offset - start) as usize;
             let line = &buf[at..at + e.len as usize];
-            match preview_line(line) {
+            match s.agent().preview_of_line(line) {
                 Some(p) => put(&mut out, k, &p),
                 None => put(&mut out, k, &slow(k as u32)),
             }

@@ -20,172 +20,18 @@
 //!
 //! v1 files are refused: their ids exist only in memory (see [`super::migrate`]).
 
-use crate::model::session::{Change, LoadError, Session};
-use crate::model::time::{format_iso_ms, now_ms};
+pub use crate::model::core::id::random_u32;
+pub use crate::model::core::reply::{
+    AppendError, NewEntry, Refused, js_trim, refuse_reply, refuse_written, sanitize_name,
+};
+use crate::model::core::session::{Change, Session};
+use crate::model::core::time::{format_iso_ms, now_ms};
 use serde_json::{Value, json};
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// What to append.
-#[derive(Debug, Clone)]
-pub enum NewEntry<'a> {
-    /// A user message under the entry with this id, or a new root (`None`).
-    Reply {
-        parent: Option<&'a str>,
-        text: &'a str,
-    },
-    /// A `session_info` entry (the text is trimmed, runs of CR/LF become one space).
-    Name(&'a str),
-    /// A `label` entry setting (`Some`) or clearing (`None`) the label on `target`.
-    Label {
-        target: &'a str,
-        label: Option<&'a str>,
-    },
-}
-
-/// Why an append did not happen. Nothing was written in any of these cases, except
-/// `Io` after a partial write, which is then cut back (see the module docs).
-#[derive(Debug)]
-pub enum AppendError {
-    /// v1 files have no ids on disk.
-    LegacyV1,
-    /// The parent or label target is not in the file.
-    NoSuchEntry(String),
-    /// A label name that cannot be used (empty, or with a line break).
-    BadLabel(String),
-    /// The format has no such thing (labels in a Claude Code session).
-    Unsupported(&'static str),
-    Load(LoadError),
-    Io(io::Error),
-}
-
-impl std::fmt::Display for AppendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AppendError::LegacyV1 => write!(
-                f,
-                "the session is in format v1, which sessionfs does not write to (Pi would rewrite it first)"
-            ),
-            AppendError::NoSuchEntry(id) => write!(f, "no entry {id:?} in the session"),
-            AppendError::BadLabel(l) => write!(f, "bad label name {l:?}"),
-            AppendError::Unsupported(what) => write!(f, "{what}"),
-            AppendError::Load(e) => write!(f, "{e}"),
-            AppendError::Io(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for AppendError {}
-
-impl From<io::Error> for AppendError {
-    fn from(e: io::Error) -> Self {
-        AppendError::Io(e)
-    }
-}
-
-impl From<LoadError> for AppendError {
-    fn from(e: LoadError) -> Self {
-        AppendError::Load(e)
-    }
-}
-
-impl AppendError {
-    /// The errno a filesystem should answer with.
-    pub fn errno(&self) -> i32 {
-        match self {
-            AppendError::LegacyV1 => libc::EROFS,
-            AppendError::NoSuchEntry(_) => libc::ENOENT,
-            AppendError::BadLabel(_) => libc::EINVAL,
-            AppendError::Unsupported(_) => libc::EOPNOTSUPP,
-            AppendError::Load(LoadError::Io(e)) | AppendError::Io(e) => {
-                e.raw_os_error().unwrap_or(libc::EIO)
-            }
-            AppendError::Load(_) => libc::EIO,
-        }
-    }
-}
-
-/// A random `u32` from the kernel.
-pub fn random_u32() -> u32 {
-    let mut b = [0u8; 4];
-    // SAFETY: the buffer is valid for 4 bytes.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), 4, 0) };
-    if n != 4 {
-        // Practically unreachable; fall back to the clock mixed with the pid.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos() as u64;
-        return (t ^ (t >> 32) ^ std::process::id() as u64) as u32;
-    }
-    u32::from_ne_bytes(b)
-}
-
-/// Pi's `session_info` sanitizing: runs of CR/LF become one space, then trim.
-pub fn sanitize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_break = false;
-    for c in name.chars() {
-        if c == '\r' || c == '\n' {
-            if !in_break {
-                out.push(' ');
-            }
-            in_break = true;
-        } else {
-            out.push(c);
-            in_break = false;
-        }
-    }
-    js_trim(&out).to_string()
-}
-
-/// Why text written to `reply` or `name` appends nothing: a reply is text, or nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// Bytes that are not UTF-8: sessionfs never writes a byte the user did not write,
-    /// and replacing them would.
-    NotUtf8,
-    /// A NUL byte. JSON could carry it (`\u0000`), but neither agent's prompt box sends
-    /// one: a terminal delivers no NUL in typed or pasted text, and text holding one
-    /// is binary data written to the wrong file.
-    Nul,
-    /// A reply of whitespace only, which an agent's prompt box ignores (Pi and Claude
-    /// Code trim a prompt and send nothing when nothing is left).
-    Blank,
-}
-
-impl Refused {
-    /// Why, for the log.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Refused::NotUtf8 => "the text is not UTF-8",
-            Refused::Nul => "the text holds a NUL byte, which no agent's prompt sends",
-            Refused::Blank => "the text is only whitespace, which an agent's prompt box ignores",
-        }
-    }
-}
-
-/// Bytes just written to `reply` or `name`: refused when they hold a NUL.
-/// (UTF-8 is judged over the whole text, since a character may span two writes.)
-pub fn refuse_written(bytes: &[u8]) -> Option<Refused> {
-    memchr::memchr(0, bytes).map(|_| Refused::Nul)
-}
-
-/// A reply's text as it will be sent: nothing when it is only whitespace, as an
-/// agent's prompt box does with a blank prompt (`Some(Refused::Blank)`). An empty text
-/// (`: > reply`, `echo > reply`) is no reply either, but no mistake: `None`.
-pub fn refuse_reply(text: &str) -> Option<Refused> {
-    (!text.is_empty() && js_trim(text).is_empty()).then_some(Refused::Blank)
-}
-
-/// JavaScript's `String.prototype.trim` (whitespace and line terminators).
-pub fn js_trim(s: &str) -> &str {
-    let ws = |c: char| c.is_whitespace() || c == '\u{FEFF}';
-    s.trim_matches(ws)
-}
 
 impl Session {
     /// Builds the line for `what` (with its `\n`) and returns it with the new id.
@@ -208,82 +54,7 @@ impl Session {
         now: i64,
         batch: &[String],
     ) -> Result<(String, Vec<u8>), AppendError> {
-        if let Some(st) = self.claude() {
-            return crate::model::claude::append::build_line(self, st, what, now);
-        }
-        if self.is_v1() {
-            return Err(AppendError::LegacyV1);
-        }
-        let id = loop {
-            let id = self.new_id();
-            if !batch.contains(&id) {
-                break id;
-            }
-        };
-        let ts = format_iso_ms(now);
-        let leaf_id = || -> Value {
-            if let Some(last) = batch.last() {
-                return Value::String(last.clone());
-            }
-            match self.leaf() {
-                Some(l) if !self.entry(l).id.is_none() => Value::String(self.id_string(l)),
-                _ => Value::Null,
-            }
-        };
-        let v = match what {
-            NewEntry::Reply { parent, text } => {
-                let parent = match parent {
-                    Some(p) => {
-                        let n = self
-                            .find(p)
-                            .ok_or_else(|| AppendError::NoSuchEntry(p.to_string()))?;
-                        Value::String(self.id_string(n))
-                    }
-                    None => Value::Null,
-                };
-                json!({
-                    "type": "message",
-                    "id": id,
-                    "parentId": parent,
-                    "timestamp": ts,
-                    "message": {
-                        "role": "user",
-                        "content": [{"type": "text", "text": text}],
-                        "timestamp": now,
-                    },
-                })
-            }
-            NewEntry::Name(name) => json!({
-                "type": "session_info",
-                "id": id,
-                "parentId": leaf_id(),
-                "timestamp": ts,
-                "name": sanitize_name(name),
-            }),
-            NewEntry::Label { target, label } => {
-                let n = self
-                    .find(target)
-                    .ok_or_else(|| AppendError::NoSuchEntry(target.to_string()))?;
-                let target = self.id_string(n);
-                let mut v = json!({
-                    "type": "label",
-                    "id": id,
-                    "parentId": leaf_id(),
-                    "timestamp": ts,
-                    "targetId": target,
-                });
-                if let Some(l) = label {
-                    if l.is_empty() || l.contains(['\n', '\r']) {
-                        return Err(AppendError::BadLabel(l.to_string()));
-                    }
-                    v["label"] = Value::String(l.to_string());
-                }
-                v
-            }
-        };
-        let mut line = serde_json::to_vec(&v).map_err(|e| AppendError::Io(io::Error::other(e)))?;
-        line.push(b'\n');
-        Ok((id, line))
+        self.agent().build_line(self, what, now, batch)
     }
 
     /// Catches up with the file, appends `what`, syncs, and indexes it.
@@ -330,6 +101,88 @@ impl Session {
         }
         Ok((ids, lines))
     }
+}
+
+/// Pi's line for `what` (see [`Session::build_line`]).
+pub(crate) fn build_pi_line(
+    s: &Session,
+    what: &NewEntry<'_>,
+    now: i64,
+    batch: &[String],
+) -> Result<(String, Vec<u8>), AppendError> {
+    if s.is_v1() {
+        return Err(AppendError::LegacyV1);
+    }
+    let id = loop {
+        let id = s.new_id();
+        if !batch.contains(&id) {
+            break id;
+        }
+    };
+    let ts = format_iso_ms(now);
+    let leaf_id = || -> Value {
+        if let Some(last) = batch.last() {
+            return Value::String(last.clone());
+        }
+        match s.leaf() {
+            Some(l) if !s.entry(l).id.is_none() => Value::String(s.id_string(l)),
+            _ => Value::Null,
+        }
+    };
+    let v = match what {
+        NewEntry::Reply { parent, text } => {
+            let parent = match parent {
+                Some(p) => {
+                    let n = s
+                        .find(p)
+                        .ok_or_else(|| AppendError::NoSuchEntry(p.to_string()))?;
+                    Value::String(s.id_string(n))
+                }
+                None => Value::Null,
+            };
+            json!({
+                "type": "message",
+                "id": id,
+                "parentId": parent,
+                "timestamp": ts,
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": now,
+                },
+            })
+        }
+        NewEntry::Name(name) => json!({
+            "type": "session_info",
+            "id": id,
+            "parentId": leaf_id(),
+            "timestamp": ts,
+            "name": sanitize_name(name),
+        }),
+        NewEntry::Label { target, label } => {
+            let n = s
+                .find(target)
+                .ok_or_else(|| AppendError::NoSuchEntry(target.to_string()))?;
+            let target = s.id_string(n);
+            let mut v = json!({
+                "type": "label",
+                "id": id,
+                "parentId": leaf_id(),
+                "timestamp": ts,
+                "targetId": target,
+            });
+            if let Some(l) = label {
+                if l.is_empty() || l.contains(['\n', '\r']) {
+                    return Err(AppendError::BadLabel(l.to_string()));
+                }
+                v["label"] = Value::String(l.to_string());
+            }
+            v
+        }
+    };
+    let mut line = serde_json::to_vec(&v).map_err(|e| AppendError::Io(io::Error::other(e)))?;
+    line.push(b'\n');
+    Ok((id, line))
 }
 
 /// Folds a later change into an earlier one.

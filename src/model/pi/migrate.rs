@@ -11,49 +11,11 @@
 //!   session id and the entry's position instead ([`v1_id`]): stable across mounts.
 //! * v2 → v3: role `hookMessage` becomes `custom`.
 
-use crate::model::id::IdKey;
-use crate::model::session::Session;
+pub use crate::model::core::id::v1_id;
+#[allow(unused_imports)]
+pub use crate::model::core::js::*;
+use crate::model::core::session::Session;
 use serde_json::Value;
-
-/// Parses a line as Pi does: `JSON.parse` of the UTF-8-decoded text.
-pub fn parse_line(bytes: &[u8]) -> Result<Value, String> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(v) => Ok(v),
-        Err(e) => {
-            if std::str::from_utf8(bytes).is_ok() {
-                return Err(e.to_string());
-            }
-            let fixed = String::from_utf8_lossy(bytes);
-            serde_json::from_str(&fixed).map_err(|e| e.to_string())
-        }
-    }
-}
-
-/// The derived id of the v1 entry at index `idx`: 8 hex digits from a hash of the
-/// session id and `idx`, re-drawn while `taken` says it is in use.
-pub fn v1_id(session_id: &str, idx: u32, taken: impl Fn(IdKey) -> bool) -> IdKey {
-    let mut attempt: u32 = 0;
-    loop {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in session_id
-            .bytes()
-            .chain(idx.to_le_bytes())
-            .chain(attempt.to_le_bytes())
-        {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        // Fold to 32 bits (xor-shift mixes the high bits in).
-        h ^= h >> 29;
-        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h ^= h >> 32;
-        let k = IdKey::from_u32(h as u32);
-        if !taken(k) {
-            return k;
-        }
-        attempt += 1;
-    }
-}
 
 /// Applies Pi's migrations to entry `i` of `s`, in place.
 pub fn migrate_entry(s: &Session, i: u32, v: &mut Value) {

@@ -1,7 +1,11 @@
 //! Pi's session format.
 
+pub mod agent;
 pub mod append;
+pub mod content;
 pub mod context;
+pub mod context_at;
+pub mod fork;
 pub mod migrate;
 pub mod render;
 pub mod usage;

@@ -20,7 +20,7 @@
 //! * [`preview`] is a single line: no control characters, at most
 //!   [`PREVIEW_CHARS`] characters. [`preview_line`] of a line's bytes equals
 //!   [`preview`] of the line parsed (one generic implementation over
-//!   [`crate::model::json_view::Json`] serves both).
+//!   [`crate::model::core::json_view::Json`] serves both).
 //! * `render_context(ms)` is the concatenation of
 //!   [`render_context_message`] over `ms`, and `context_json(ms)` is
 //!   `"[\n"`, the [`js_stringify`] of each message joined with `",\n"`, and
@@ -35,20 +35,20 @@
 //!   exactly: without its `float_roundtrip` feature it may read a value such
 //!   as `0.10222200000000001` one ulp off, and the output then differs.
 
+#[allow(unused_imports)]
+pub use crate::model::core::js::*;
+#[allow(unused_imports)]
+pub use crate::model::core::text::*;
 use serde_json::Value;
 
-use crate::model::base64;
-use crate::model::context::{js_number, js_truthy};
-use crate::model::json_view::{Json, JsonObj, Tape};
+use crate::model::core::base64;
+use crate::model::core::json_view::{Json, JsonObj, Tape};
 use std::borrow::Cow;
 
 /// `s` unless `n` is 1.
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
-
-/// The maximum length of a [`preview`], in characters.
-pub const PREVIEW_CHARS: usize = 100;
 
 /// File name of the KIND file.
 ///
@@ -81,7 +81,7 @@ pub fn kind_name(entry: &Value) -> String {
 }
 
 fn sanitize_file_name(raw: &str) -> String {
-    crate::model::kind::sanitize(raw)
+    crate::model::core::kind::sanitize(raw)
 }
 
 /// The KIND file's text: never empty, always ending in `\n`.
@@ -205,14 +205,6 @@ pub fn render_entry(entry: &Value) -> String {
     finish(text)
 }
 
-/// Ends `s` with exactly the newline it needs; an empty `s` becomes `"\n"`.
-pub(crate) fn finish(mut s: String) -> String {
-    if !s.ends_with('\n') {
-        s.push('\n');
-    }
-    s
-}
-
 /// Renders a message object (an entry's `message`, or a context message).
 /// `link` names the image file beside the KIND file in placeholders.
 fn render_message(m: &Value, link: bool) -> String {
@@ -316,106 +308,6 @@ fn render_system(m: &Value, link: bool) -> String {
         parts.push(render_tool(t));
     }
     join_chunks(&parts)
-}
-
-fn items(v: &Value) -> std::slice::Iter<'_, Value> {
-    match v {
-        Value::Array(a) => a.iter(),
-        _ => [].iter(),
-    }
-}
-
-/// A tool declaration: `[tool NAME]`, its description, then its parameters, one per
-/// line (`name (type, required): description`, with any other schema keywords as
-/// JSON), or the schema as JSON when it is not a plain object of properties.
-pub(crate) fn render_tool(t: &Value) -> String {
-    let mut s = format!("[tool {}]\n", text_of(t.get("name")));
-    let description = text_of(t.get("description"));
-    if !description.is_empty() {
-        s.push_str(&description);
-        if !description.ends_with('\n') {
-            s.push('\n');
-        }
-    }
-    let params = t.get("parameters");
-    let props = params
-        .and_then(|p| p.get("properties"))
-        .and_then(Value::as_object);
-    match (params, props) {
-        (None | Some(Value::Null), _) => {}
-        (Some(p), Some(props)) => {
-            let required: Vec<&str> = p
-                .get("required")
-                .into_iter()
-                .flat_map(items)
-                .filter_map(Value::as_str)
-                .collect();
-            if props.is_empty() {
-                s.push_str("parameters: none\n");
-            } else {
-                s.push_str("parameters:\n");
-            }
-            for (name, schema) in props {
-                let ty = match schema.get("type") {
-                    Some(Value::String(t)) => t.clone(),
-                    Some(Value::Array(ts)) => ts
-                        .iter()
-                        .map(|t| text_of(Some(t)))
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                    _ => "any".to_string(),
-                };
-                let req = if required.contains(&name.as_str()) {
-                    ", required"
-                } else {
-                    ""
-                };
-                s.push_str(&format!("  {name} ({ty}{req})"));
-                let desc = text_of(schema.get("description"));
-                if !desc.is_empty() {
-                    s.push_str(": ");
-                    s.push_str(&desc);
-                }
-                if let Value::Object(rest) = schema {
-                    let rest: serde_json::Map<String, Value> = rest
-                        .iter()
-                        .filter(|(k, _)| !matches!(k.as_str(), "type" | "description"))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    if !rest.is_empty() {
-                        s.push(' ');
-                        s.push_str(&js_stringify(&Value::Object(rest)));
-                    }
-                }
-                s.push('\n');
-            }
-            if let Value::Object(top) = p {
-                let rest: serde_json::Map<String, Value> = top
-                    .iter()
-                    .filter(|(k, v)| {
-                        let object_type = k.as_str() == "type" && v.as_str() == Some("object");
-                        !(matches!(k.as_str(), "properties" | "required") || object_type)
-                    })
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                if !rest.is_empty() {
-                    s.push_str(&format!(
-                        "  schema: {}\n",
-                        js_stringify(&Value::Object(rest))
-                    ));
-                }
-            }
-        }
-        (Some(p), None) => {
-            s.push_str("parameters:\n");
-            s.push_str(&js_stringify_pretty(p));
-            s.push('\n');
-        }
-    }
-    if let Some(c) = t.get("constrainedSampling") {
-        s.push_str(&format!("constrained sampling: {}\n", text_of(Some(c))));
-    }
-    s
 }
 
 /// `context_edit`: which entry it edits, and what becomes of it in the context.
@@ -576,41 +468,8 @@ fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
     }
 }
 
-/// Joins blocks with a blank line between them; each block ends in `\n`.
-pub(crate) fn join_chunks(chunks: &[String]) -> String {
-    let mut out = String::new();
-    for (i, chunk) in chunks.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(chunk);
-        if !chunk.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// A string as is; `null`/missing as empty; anything else as JSON.
-fn text_of(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => js_stringify(other),
-    }
-}
-
 fn type_str(entry: &Value) -> Option<&str> {
     entry.get("type").and_then(Value::as_str)
-}
-
-/// A decoded image block.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Image {
-    /// `png`, `jpg`, `gif`, `webp`, or `bin` for any other `mimeType`.
-    pub ext: &'static str,
-    /// The decoded bytes.
-    pub data: Vec<u8>,
 }
 
 /// The image blocks of an entry, in order, decoded.
@@ -649,25 +508,6 @@ pub fn images(entry: &Value) -> Vec<Image> {
                 .map_or_else(Vec::new, base64::decode),
         })
         .collect()
-}
-
-pub(crate) fn image_ext(mime: Option<&Value>) -> &'static str {
-    let Some(mime) = mime.and_then(Value::as_str) else {
-        return "bin";
-    };
-    let essence = mime
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    match essence.as_str() {
-        "image/png" => "png",
-        "image/jpeg" | "image/jpg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        _ => "bin",
-    }
 }
 
 /// A one-line preview for the `tree` overview, starting with the kind:
@@ -1067,210 +907,6 @@ fn jtext_json<'a, J: Json<'a>>(v: J) -> String {
     s
 }
 
-/// `s` on one line: runs of whitespace and control characters become one space,
-/// none at the ends. Previews are cut to [`PREVIEW_CHARS`] later, so only the first
-/// `PREVIEW_CHARS + 1` characters are built (enough to tell whether it was cut).
-pub(crate) fn one_line(s: &str) -> String {
-    // One character more than a preview shows says whether it was cut.
-    one_line_n(s, PREVIEW_CHARS + 1)
-}
-
-/// [`one_line`] with at most `n` characters. Terminal escape sequences (colours
-/// that a tool's output kept, say) are left out whole: a preview showing `[2m…[22m`
-/// where the ESC was dropped helps nobody.
-fn one_line_n(s: &str, n: usize) -> String {
-    if memchr::memchr2(0x1b, 0xc2, s.as_bytes()).is_some() {
-        let plain = strip_escapes(s);
-        if plain.len() != s.len() {
-            return one_line_n(&plain, n);
-        }
-    }
-    if s.is_ascii() {
-        // The same, copying the stretches that stay as they are (words with single
-        // spaces between them) in one go: `out` then `b[kept..i]` is the line so far.
-        let blank = |c: u8| c <= 0x20 || c == 0x7f;
-        let b = s.as_bytes();
-        let mut out = Vec::with_capacity(b.len().min(n + 1));
-        let mut i = 0;
-        while i < b.len() && blank(b[i]) {
-            i += 1;
-        }
-        let mut kept = i;
-        while i < b.len() && out.len() + (i - kept) < n {
-            if !blank(b[i]) {
-                i += 1;
-                continue;
-            }
-            let mut j = i + 1;
-            while j < b.len() && blank(b[j]) {
-                j += 1;
-            }
-            if j == b.len() {
-                break;
-            }
-            if j == i + 1 && b[i] == b' ' {
-                i = j;
-                continue;
-            }
-            out.extend_from_slice(&b[kept..i]);
-            out.push(b' ');
-            (kept, i) = (j, j);
-        }
-        out.extend_from_slice(&b[kept..i]);
-        return String::from_utf8(out).unwrap_or_default();
-    }
-    let mut out = String::with_capacity(s.len().min(4 * n));
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    let mut chars = 0;
-    while i < bytes.len() && chars < n {
-        // Skip a run of blanks.
-        let mut blank = false;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                if b > 0x20 && b != 0x7f {
-                    break;
-                }
-                i += 1;
-            } else {
-                let c = s[i..].chars().next().unwrap_or('a');
-                if !(c.is_whitespace() || c.is_control()) {
-                    break;
-                }
-                i += c.len_utf8();
-            }
-            blank = true;
-        }
-        if i >= bytes.len() {
-            break;
-        }
-        if blank && !out.is_empty() {
-            out.push(' ');
-            chars += 1;
-        }
-        // Then a run of other characters, up to the limit.
-        let start = i;
-        while i < bytes.len() && chars < n {
-            let run = visible_ascii_run(bytes, i, bytes.len().min(i + (n - chars)));
-            chars += run - i;
-            i = run;
-            if i >= bytes.len() || chars >= n || bytes[i] < 0x80 {
-                break;
-            }
-            let c = s[i..].chars().next().unwrap_or(' ');
-            if c.is_whitespace() || c.is_control() {
-                break;
-            }
-            i += c.len_utf8();
-            chars += 1;
-        }
-        out.push_str(&s[start..i]);
-    }
-    out
-}
-
-/// `s` without its terminal escape sequences (ECMA-48): CSI (`ESC [` or U+009B,
-/// parameters, intermediates, a final byte), OSC, DCS, SOS, PM and APC strings (up to
-/// BEL or ST), and two-character escapes (`ESC` and one character, intermediates
-/// before it allowed). An unfinished sequence at the end is dropped too; a lone ESC
-/// becomes nothing. Other text is kept as it is.
-pub(crate) fn strip_escapes(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut it = s.chars().peekable();
-    while let Some(c) = it.next() {
-        let csi = match c {
-            '\u{1b}' => match it.peek() {
-                Some('[') => {
-                    it.next();
-                    true
-                }
-                Some(']' | 'P' | 'X' | '^' | '_') => {
-                    it.next();
-                    // A string, ended by BEL or ST (ESC \\ or U+009C).
-                    while let Some(d) = it.next() {
-                        if d == '\u{7}' || d == '\u{9c}' {
-                            break;
-                        }
-                        if d == '\u{1b}' && it.peek() == Some(&'\\') {
-                            it.next();
-                            break;
-                        }
-                    }
-                    continue;
-                }
-                _ => {
-                    // Intermediates, then one final character.
-                    while it.next_if(|d| ('\u{20}'..='\u{2f}').contains(d)).is_some() {}
-                    it.next_if(|d| ('\u{30}'..='\u{7e}').contains(d));
-                    continue;
-                }
-            },
-            '\u{9b}' => true,
-            _ => {
-                out.push(c);
-                continue;
-            }
-        };
-        if csi {
-            // Parameters and intermediates, then the final byte.
-            while it.next_if(|d| ('\u{20}'..='\u{3f}').contains(d)).is_some() {}
-            it.next_if(|d| ('\u{40}'..='\u{7e}').contains(d));
-        }
-    }
-    out
-}
-
-/// The end of the run of visible ASCII characters (not blanks, not control
-/// characters, not the start of a longer character) that starts at `b[i]`, looking no
-/// further than `end`.
-fn visible_ascii_run(b: &[u8], mut i: usize, end: usize) -> usize {
-    // Words are short: a byte at a time beats anything wider here.
-    while i < end && b[i] > 0x20 && b[i] < 0x7f {
-        i += 1;
-    }
-    i
-}
-
-/// `truncate_chars(&one_line(s), max)` in one pass.
-fn one_line_cut(s: &str, max: usize) -> String {
-    let line = one_line_n(s, max + 1);
-    if line.len() <= max {
-        // At most as many characters as bytes: nothing to cut.
-        return line;
-    }
-    truncate_chars(&line, max)
-}
-
-pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
-    // At most as many characters as bytes: nothing to cut.
-    if s.len() <= max {
-        return s.to_string();
-    }
-    // Where the first `max - 1` characters end, if there are more than `max`.
-    let keep = if s.is_ascii() {
-        Some(max.saturating_sub(1))
-    } else {
-        let mut it = s.char_indices().map(|(i, _)| i);
-        if max == 0 {
-            it.next().map(|_| 0)
-        } else {
-            // Where the `max`-th character starts (the first `max - 1` end there), if
-            // another follows it: then there are more than `max`.
-            let keep = it.nth(max - 1);
-            keep.filter(|_| it.next().is_some())
-        }
-    };
-    match keep {
-        None => s.to_string(),
-        Some(keep) => {
-            let mut out = s[..keep].trim_end().to_string();
-            out.push('…');
-            out
-        }
-    }
-}
-
 /// The readable `context`: [`render_context_message`] of each message,
 /// concatenated. Empty for no messages.
 pub fn render_context(messages: &[Value]) -> String {
@@ -1310,159 +946,6 @@ fn context_heading(m: &Value) -> String {
         format!("{role} ({detail})")
     };
     one_line(&heading)
-}
-
-/// `context.json`: `"[\n"`, each message as [`js_stringify`] joined with
-/// `",\n"`, then `"\n]\n"`; `"[]\n"` for no messages.
-pub fn context_json(messages: &[Value]) -> String {
-    if messages.is_empty() {
-        return "[]\n".to_string();
-    }
-    let mut out = String::from("[\n");
-    for (i, m) in messages.iter().enumerate() {
-        if i > 0 {
-            out.push_str(",\n");
-        }
-        write_json(&mut out, m, None, 0);
-    }
-    out.push_str("\n]\n");
-    out
-}
-
-/// Exactly JavaScript's `JSON.stringify(v)`.
-pub fn js_stringify(v: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, v, None, 0);
-    out
-}
-
-/// JavaScript's `JSON.stringify(v, null, 2)`.
-pub fn js_stringify_pretty(v: &Value) -> String {
-    let mut out = String::new();
-    write_json(&mut out, v, Some("  "), 0);
-    out
-}
-
-fn newline_indent(out: &mut String, indent: &str, depth: usize) {
-    out.push('\n');
-    for _ in 0..depth {
-        out.push_str(indent);
-    }
-}
-
-fn write_json(out: &mut String, v: &Value, indent: Option<&str>, depth: usize) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number(n)),
-        Value::String(s) => write_json_string(out, s),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                if let Some(ind) = indent {
-                    newline_indent(out, ind, depth + 1);
-                }
-                write_json(out, item, indent, depth + 1);
-            }
-            if let Some(ind) = indent {
-                newline_indent(out, ind, depth);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            if map.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            let mut first = true;
-            let mut member = |out: &mut String, k: &str, v: &Value| {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                if let Some(ind) = indent {
-                    newline_indent(out, ind, depth + 1);
-                }
-                write_json_string(out, k);
-                out.push(':');
-                if indent.is_some() {
-                    out.push(' ');
-                }
-                write_json(out, v, indent, depth + 1);
-            };
-            // JavaScript objects list array-index keys first, ascending.
-            if map.keys().any(|k| array_index(k).is_some()) {
-                let mut indexed: Vec<(u32, &String, &Value)> = map
-                    .iter()
-                    .filter_map(|(k, v)| array_index(k).map(|i| (i, k, v)))
-                    .collect();
-                indexed.sort_by_key(|(i, _, _)| *i);
-                for (_, k, v) in indexed {
-                    member(out, k, v);
-                }
-                for (k, v) in map.iter().filter(|(k, _)| array_index(k).is_none()) {
-                    member(out, k, v);
-                }
-            } else {
-                for (k, v) in map {
-                    member(out, k, v);
-                }
-            }
-            if let Some(ind) = indent {
-                newline_indent(out, ind, depth);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// The index if `k` is a canonical array index (`0` to `4294967294`).
-fn array_index(k: &str) -> Option<u32> {
-    let b = k.as_bytes();
-    if b.is_empty()
-        || b.len() > 10
-        || !b.iter().all(u8::is_ascii_digit)
-        || (b[0] == b'0' && b.len() > 1)
-    {
-        return None;
-    }
-    let v: u64 = k.parse().ok()?;
-    (v < u64::from(u32::MAX)).then_some(v as u32)
-}
-
-fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0c => Some("\\f"),
-            0x00..=0x1f => None,
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{b:04x}")),
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
 }
 
 #[cfg(test)]
@@ -2073,7 +1556,7 @@ mod tests {
         // Invalid UTF-8 inside a string reads as U+FFFD either way.
         let mut l = br#"{"type":"message","message":{"role":"user","content":"bad "#.to_vec();
         l.extend_from_slice(b"\xff\xfe end\"}}");
-        let v = crate::model::migrate::parse_line(&l).unwrap();
+        let v = crate::model::pi::migrate::parse_line(&l).unwrap();
         assert_eq!(preview_line(&l), Some(preview(&v)));
         // A long text is read only as far as the preview needs.
         let long = format!(

@@ -17,9 +17,9 @@
 //! timestamps (PI-FORMAT.md §9.5): `sessionfs usage` counts such a copy once over the
 //! files it reads, keyed by id and timestamp (not for v1 files, whose ids are made up).
 
-use crate::model::session::Session;
-use crate::model::usage::prices::Prices;
-use crate::model::usage::{Record, Source, Table, Tokens};
+use crate::model::core::session::Session;
+use crate::model::core::usage::prices::Prices;
+use crate::model::core::usage::{Record, Source, Table, Tokens};
 use serde_json::Value;
 
 /// Fills `t.own` for every entry of a Pi session.

@@ -16,13 +16,11 @@
 //!   (the running total at the leaf), each branch (at each tip), and the dead ends:
 //!   everything not on the current branch.
 
-pub use crate::model::claude::usage as claude;
-pub use crate::model::pi::usage as pi;
 pub mod prices;
 pub mod report;
 
-use crate::model::Format;
-use crate::model::session::{NIL, Session};
+use crate::model::core::format::Format;
+use crate::model::core::session::{NIL, Session};
 use prices::Prices;
 use std::fmt::Write as _;
 
@@ -202,7 +200,7 @@ pub fn group(n: u64) -> String {
 }
 
 /// What Claude Code's own `cost-state` line says (2.1.332): its tally of the CLI
-/// processes that wrote the file. See [`claude::cost_state`].
+/// processes that wrote the file. See Claude Code's `usage::cost_state`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostState {
     /// `totalCostUSD` of the last `cost-state` line.
@@ -249,10 +247,7 @@ impl Table {
             format: s.format(),
             prices_source: prices.source.clone(),
         };
-        match s.format() {
-            Format::Pi => pi::fill(s, prices, &mut t),
-            Format::Claude => claude::fill(s, prices, &mut t),
-        }
+        s.agent().fill_usage(s, prices, &mut t);
         // Subagent transcripts: a side file's first line hangs under a line of the
         // main file; its whole subtree is what that spawn cost.
         if s.has_side_files() {

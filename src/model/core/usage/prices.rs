@@ -116,7 +116,7 @@ impl Prices {
             format!(
                 "{}: {}",
                 path.display(),
-                crate::model::sessions_dir::io_message(&e)
+                crate::model::core::input::io_message(&e)
             )
         })?;
         Prices::parse(&text, &path.display().to_string())

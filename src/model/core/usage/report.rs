@@ -10,9 +10,9 @@
 //! branch includes the history it copied, which is what it cost to get there.
 
 use super::{Record, Table, Usage, dollars, group, round};
-use crate::model::session::{NO_TIME, Session};
-use crate::model::time;
-use crate::model::usage::prices::Prices;
+use crate::model::core::session::{NO_TIME, Session};
+use crate::model::core::time;
+use crate::model::core::usage::prices::Prices;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -209,7 +209,7 @@ fn started(path: &Path) -> Option<i64> {
         if let Some(ms) = v
             .get("timestamp")
             .and_then(|t| t.as_str())
-            .and_then(crate::model::context::js_date_ms)
+            .and_then(crate::model::core::js::js_date_ms)
         {
             return Some(ms);
         }
@@ -488,28 +488,4 @@ impl Report {
         out.push('\n');
         out
     }
-}
-
-/// The session files of a sessions directory, as a mount shows them: `*.jsonl` at the
-/// top and in each project folder, with the project's name.
-pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
-    use crate::model::sessions_dir;
-    let mut out = Vec::new();
-    let top = sessions_dir::list(dir, true)?;
-    for f in &top.sessions {
-        out.push((dir.join(sessions_dir::with_ext(f)), String::new()));
-    }
-    for p in &top.projects {
-        let pdir = dir.join(p);
-        let Ok(l) = sessions_dir::list(&pdir, false) else {
-            continue;
-        };
-        for f in &l.sessions {
-            out.push((
-                pdir.join(sessions_dir::with_ext(f)),
-                p.to_string_lossy().into_owned(),
-            ));
-        }
-    }
-    Ok(out)
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::Session;
+use crate::model::core::session::Session;
 use std::io::Write;
 
 fn session(lines: &[String]) -> (tempfile::NamedTempFile, Session) {

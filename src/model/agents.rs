@@ -1,0 +1,27 @@
+//! The agents' table: which agent wrote a file, and opening it. It sits above the core
+//! and the agents (it names them all; nothing below names it), so that the core stays
+//! agent-neutral and `view/`, `search/` and `fuse/` reach an agent only through
+//! [`Session`] and this table.
+
+use crate::model::core::agent::AgentTable;
+use crate::model::core::session::{LoadError, Session};
+use std::path::Path;
+
+/// Every agent sessionfs reads. A file whose first parsed line is a Pi header (or
+/// that is empty so far) is Pi's; otherwise each agent's detection is asked in turn.
+pub static TABLE: AgentTable = AgentTable {
+    first: crate::model::pi::agent::first,
+    detect,
+};
+
+/// The agent of a file whose first parsed line, `raw`, is no Pi header.
+fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
+    crate::model::claude::agent::detect(raw)
+}
+
+impl Session {
+    /// Loads and indexes the session file at `path`, of any agent in [`TABLE`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Session, LoadError> {
+        Session::open_with(path, &TABLE)
+    }
+}

@@ -1,0 +1,242 @@
+//! The model's layering, checked on its source: the core names no agent, no agent
+//! names another, nothing below the agents' table names the table, and the folders
+//! import one another without a circle.
+//!
+//! Every path a file of `src/model/` names (`crate::model::…`, `super::…`,
+//! `self::…`, `use` lists included; comments left out) is resolved to the folder it
+//! lands in: `core`, an agent's folder (`pi`, `claude`, …), or `table` (the files
+//! directly in `src/model/`: the agents' table, `sessions_dir`, and the old paths kept
+//! for callers). Inside `core/` and the agents' folders only those canonical folder
+//! paths are allowed, not the old re-exported ones (`crate::model::session`), so that
+//! each reference says where it goes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Where a file of `src/model/` belongs: `table`, `core`, or an agent's folder name.
+fn folder_of(rel: &Path) -> String {
+    let mut c = rel.components();
+    let first = c.next().unwrap().as_os_str().to_string_lossy().into_owned();
+    if c.next().is_none() {
+        "table".to_string()
+    } else {
+        first
+    }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The source without comments (line comments and doc comments; block comments are
+/// not used in this crate's model).
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            // A `//` inside a string literal ("http://…") is rare in the model; a
+            // string with `crate::model::` in it rarer still.
+            Some(k) => &l[..k],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module path (below `crate::model`) of a file: `core/session.rs` is
+/// `["core", "session"]`, `claude/mod.rs` is `["claude"]`, `mod.rs` is `[]`.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut v: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = v.pop().unwrap();
+    if last != "mod.rs" {
+        v.push(last.trim_end_matches(".rs").to_string());
+    }
+    v
+}
+
+/// The folders (of `crate::model`) that the paths in `code` name, for a file at module
+/// path `module`. A `super::` in a file's inline `mod tests` is taken one level too
+/// high, which lands in the same folder or the table, never in another agent.
+fn targets(code: &str, module: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let word = |i: usize| i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+    for (start, _) in code.match_indices("crate::model::") {
+        if word(start) {
+            continue;
+        }
+        let rest = &code[start + "crate::model::".len()..];
+        let seg: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        out.push((seg.clone(), format!("crate::model::{seg}")));
+    }
+    // `super::` chains, relative to the file's module: in `claude/loader.rs`,
+    // `super::` is `claude`, `super::super::` is `crate::model`.
+    for (start, _) in code.match_indices("super::") {
+        if word(start) || code[..start].ends_with("super::") {
+            continue;
+        }
+        let mut rest = &code[start..];
+        let mut ups = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            ups += 1;
+            rest = r;
+        }
+        let seg: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        // The module `super` names from the file's top level.
+        let base_len = module.len() as isize - ups;
+        if base_len < 0 {
+            continue;
+        }
+        let base = &module[..base_len as usize];
+        let folder = match base.first() {
+            Some(f) => f.clone(),
+            // `super::x` reaching `crate::model` itself names the folder `x`.
+            None => seg.clone(),
+        };
+        out.push((folder, format!("super::{seg} (from {})", module.join("::"))));
+    }
+    for (start, _) in code.match_indices("self::core::") {
+        if !word(start) && module.is_empty() {
+            out.push(("core".to_string(), "self::core".to_string()));
+        }
+    }
+    out
+}
+
+/// Folder-level references: from folder -> (to folder -> an example).
+fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(
+        files.len() > 20,
+        "the model's files were not found under {root:?}"
+    );
+    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&root).unwrap().to_path_buf();
+        if rel == Path::new("architecture.rs") {
+            // This checker: its examples name every folder.
+            continue;
+        }
+        let from = folder_of(&rel);
+        let module = module_of(&rel);
+        let code = code_of(&std::fs::read_to_string(&f).unwrap());
+        for (to, how) in targets(&code, &module) {
+            let to = match to.as_str() {
+                "core" | "pi" | "claude" | "codex" => to,
+                // A name directly under `crate::model` that is no folder: the table's
+                // own items and old paths.
+                _ if root.join(&to).is_dir() => to,
+                _ => "table".to_string(),
+            };
+            if to != from {
+                g.entry(from.clone())
+                    .or_default()
+                    .entry(to)
+                    .or_insert_with(|| format!("{} names {how}", rel.display()));
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn the_core_names_no_agent_and_no_agent_names_another() {
+    let g = graph();
+    let mut wrong = Vec::new();
+    for (from, tos) in &g {
+        if from == "table" {
+            continue;
+        }
+        for (to, example) in tos {
+            // The core names only itself; an agent names only the core and itself.
+            let allowed = from != "core" && to == "core";
+            if !allowed {
+                wrong.push(format!("{from} -> {to}: {example}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "layering broken (move what two agents share into core/, reach agents through \
+         core::agent::Agent and the table in agents.rs):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_folders_import_one_another_without_a_circle() {
+    let g = graph();
+    let nodes: BTreeSet<&String> = g.keys().chain(g.values().flat_map(|t| t.keys())).collect();
+    // Depth-first search for a back edge.
+    fn visit<'a>(
+        n: &'a String,
+        g: &'a BTreeMap<String, BTreeMap<String, String>>,
+        state: &mut BTreeMap<&'a String, u8>,
+        stack: &mut Vec<&'a String>,
+    ) -> Option<Vec<String>> {
+        state.insert(n, 1);
+        stack.push(n);
+        for to in g.get(n).into_iter().flat_map(|t| t.keys()) {
+            match state.get(to).copied().unwrap_or(0) {
+                1 => {
+                    let k = stack.iter().position(|x| *x == to).unwrap();
+                    let mut c: Vec<String> = stack[k..].iter().map(|s| s.to_string()).collect();
+                    c.push(to.clone());
+                    return Some(c);
+                }
+                0 => {
+                    if let Some(c) = visit(to, g, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(n, 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in nodes {
+        if state.get(n).copied().unwrap_or(0) == 0 {
+            let mut stack = Vec::new();
+            if let Some(c) = visit(n, &g, &mut state, &mut stack) {
+                let how: Vec<String> = c.windows(2).map(|w| g[&w[0]][&w[1]].clone()).collect();
+                panic!("import circle {}:\n{}", c.join(" -> "), how.join("\n"));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_checker_sees_a_wrong_reference() {
+    // The resolver itself: an agent naming another agent, and the core naming one.
+    let t = targets(
+        "use crate::model::claude::State;\nuse super::super::pi::render;",
+        &["core".to_string(), "session".to_string()],
+    );
+    let folders: Vec<&str> = t.iter().map(|(f, _)| f.as_str()).collect();
+    assert!(folders.contains(&"claude"), "{t:?}");
+    assert!(folders.contains(&"pi"), "{t:?}");
+    let code = code_of("use super::State; // crate::model::pi");
+    let t = targets(&code, &["claude".into(), "loader".into()]);
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].0, "claude");
+}

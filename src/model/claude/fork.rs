@@ -1,0 +1,162 @@
+//! Claude Code's fork (see [`crate::model::core::fork`] for what it writes and why).
+
+use super::loader;
+use crate::model::core::fork::lexical_absolute;
+use crate::model::core::fork::{ForkError, ForkFile, Fresh};
+use crate::model::core::js::js_stringify;
+use crate::model::core::session::Session;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::path::Path;
+
+pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+    let st = s
+        .claude()
+        .ok_or_else(|| ForkError::Refused("not a Claude Code session".into()))?;
+    let what = || s.id_string(x);
+    if st.file_of(x) != 0 {
+        return Err(ForkError::Refused(format!(
+            "cannot fork {}: it is a line of a subagent's transcript, which Claude Code does not \
+             resume; fork at the line that called the agent instead",
+            s.alias(x).map(str::to_string).unwrap_or_else(what)
+        )));
+    }
+    if !st.nodes.get(x as usize).is_some_and(|n| n.is_loaded()) {
+        return Err(ForkError::Refused(format!(
+            "cannot fork {}: Claude Code does not load lines of this type ({}), so it cannot \
+             resume there",
+            what(),
+            s.kind_name(x)
+        )));
+    }
+    let plan = loader::plan_for(s, st, x);
+    if plan != loader::Variant::WHOLE {
+        return Err(ForkError::Refused(format!(
+            "cannot fork {}: the compaction at line {} removed it from what Claude Code loads \
+             (`claude --resume-session-at` no longer finds it); fork at an entry after that \
+             compaction",
+            what(),
+            plan.upto_line
+        )));
+    }
+    let Some(chain) = loader::chain_messages(s, st, Some(x), super::rules::CURRENT)? else {
+        return Err(ForkError::Refused(format!(
+            "cannot fork {}: Claude Code does not find it on the chain it loads (its messages \
+             are dropped when the session is resumed)",
+            what()
+        )));
+    };
+    let old_sid = s
+        .path()
+        .file_stem()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n.len() == 36)
+        .or_else(|| st.session_id.clone())
+        .unwrap_or_default();
+    // The messages the last compaction preserves: Claude Code holds them with their
+    // usage zeroed, and copies them so.
+    let preserved: HashSet<String> = (0..s.entries().len().min(st.nodes.len()) as u32)
+        .rev()
+        .find(|&b| st.nodes[b as usize].has(super::nflags::BOUNDARY) && st.file_of(b) == 0)
+        .and_then(|b| st.preserved.get(&b))
+        .map(|p| {
+            p.all
+                .iter()
+                .chain(p.list.iter().flat_map(|(_, l)| l.iter()))
+                .filter_map(|&k| s.ids().resolve(k).map(|c| c.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    let mut first_prompt: Option<String> = None;
+    for mut v in chain {
+        let Some(obj) = v.as_object_mut() else {
+            continue;
+        };
+        if first_prompt.is_none() {
+            first_prompt = typed_prompt(obj);
+        }
+        obj.insert("sessionId".into(), fresh.session_id.clone().into());
+        if obj.contains_key("promptId") {
+            obj.insert("promptId".into(), fresh.prompt_id.clone().into());
+        }
+        // Written by the forking process: print mode's entry point, no session slug.
+        if obj.contains_key("entrypoint") {
+            obj.insert("entrypoint".into(), "sdk-cli".into());
+        }
+        obj.shift_remove("slug");
+        if obj.get("type").and_then(Value::as_str) == Some("assistant")
+            && obj
+                .get("uuid")
+                .and_then(Value::as_str)
+                .is_some_and(|u| preserved.contains(u))
+            && let Some(usage) = obj
+                .get_mut("message")
+                .and_then(|m| m.get_mut("usage"))
+                .and_then(Value::as_object_mut)
+        {
+            for k in [
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            ] {
+                if let Some(n) = usage.get_mut(k) {
+                    *n = 0.into();
+                }
+            }
+        }
+        if obj.get("type").and_then(Value::as_str) == Some("assistant")
+            && !obj.contains_key("requestSessionId")
+        {
+            obj.insert("requestSessionId".into(), old_sid.clone().into());
+        }
+        out.extend_from_slice(js_stringify(&v).as_bytes());
+        out.push(b'\n');
+    }
+    let mut lp = Map::new();
+    lp.insert("type".into(), "last-prompt".into());
+    if let Some(p) = first_prompt {
+        lp.insert("lastPrompt".into(), p.into());
+    }
+    lp.insert("leafUuid".into(), s.id_string(x).into());
+    lp.insert("sessionId".into(), fresh.session_id.clone().into());
+    out.extend_from_slice(js_stringify(&Value::Object(lp)).as_bytes());
+    out.push(b'\n');
+    let source = lexical_absolute(s.path())?;
+    Ok(ForkFile {
+        dir: source.parent().map(Path::to_path_buf).unwrap_or_default(),
+        file_name: format!("{}.jsonl", fresh.session_id),
+        session_id: fresh.session_id.clone(),
+        bytes: out,
+    })
+}
+
+/// The text of a prompt the user typed (a user line that is not meta, a compact
+/// summary or a tool result).
+fn typed_prompt(obj: &Map<String, Value>) -> Option<String> {
+    if obj.get("type").and_then(Value::as_str) != Some("user")
+        || obj.get("isMeta").is_some_and(|m| m == true)
+        || obj.get("isCompactSummary").is_some_and(|m| m == true)
+    {
+        return None;
+    }
+    match obj.get("message")?.get("content")? {
+        Value::String(t) => Some(t.clone()),
+        Value::Array(blocks) => {
+            if blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            {
+                return None;
+            }
+            blocks
+                .iter()
+                .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .and_then(|b| b.get("text"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }
+        _ => None,
+    }
+}

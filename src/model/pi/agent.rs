@@ -1,0 +1,111 @@
+//! Pi behind the core's [`Agent`] interface. Pi's lines are indexed by the core's
+//! built-in path (its header, labels, edits, name and v1 bookkeeping are fields of
+//! [`Session`]); this answers the other seam points with the rest of this folder.
+
+use crate::model::core::agent::Agent;
+use crate::model::core::fork::{ForkError, ForkFile, Fresh};
+use crate::model::core::format::Format;
+use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::session::{NIL, Session};
+use crate::model::core::text::Image;
+use crate::model::core::usage::Table;
+use crate::model::core::usage::prices::Prices;
+use serde_json::Value;
+use std::any::Any;
+use std::io;
+
+/// Pi's agent: no state of its own beyond the core's.
+#[derive(Debug, Default)]
+pub struct Pi;
+
+/// A new session's agent until its first line says otherwise.
+pub fn first() -> Box<dyn Agent> {
+    Box::new(Pi)
+}
+
+impl Agent for Pi {
+    fn format(&self) -> Format {
+        Format::Pi
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    /// Pi's v1/v2 migrations.
+    fn migrate(&self, s: &Session, i: u32, v: &mut Value) {
+        super::migrate::migrate_entry(s, i, v);
+    }
+
+    /// The last entry in file order.
+    fn leaf(&self, s: &Session) -> Option<u32> {
+        (!s.entries().is_empty()).then(|| s.entries().len() as u32 - 1)
+    }
+
+    /// The latest `session_info` (an empty name clears it).
+    fn name<'a>(&'a self, s: &'a Session) -> Option<&'a str> {
+        s.pi_name()
+    }
+
+    /// The header line.
+    fn session_json(&self, s: &Session) -> io::Result<Vec<u8>> {
+        let mut b = s.header_bytes()?;
+        b.push(b'\n');
+        Ok(b)
+    }
+
+    fn session_json_len(&self, s: &Session) -> u64 {
+        s.header().len as u64 + 1
+    }
+
+    /// Yes: a context follows from the entry's path alone.
+    fn contexts_settled(&self) -> bool {
+        true
+    }
+
+    fn render(&self, _s: &Session, _i: u32, v: &Value) -> (String, Vec<Image>) {
+        (super::render::render_entry(v), super::render::images(v))
+    }
+
+    fn preview(&self, _s: &Session, _i: u32, v: &Value) -> String {
+        super::render::preview(v)
+    }
+
+    fn preview_of_line(&self, raw: &[u8]) -> Option<String> {
+        super::render::preview_line(raw)
+    }
+
+    fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>> {
+        Ok(s.llm_context(i)?.messages)
+    }
+
+    fn context_renderer(&self) -> fn(&[Value]) -> String {
+        super::render::render_context
+    }
+
+    /// An assistant message answers its parent.
+    fn request_of(&self, s: &Session, i: u32) -> Option<u32> {
+        let p = s.entry(i).parent;
+        (s.kind_name(i) == "assistant" && p != NIL).then_some(p)
+    }
+
+    fn build_line(
+        &self,
+        s: &Session,
+        what: &NewEntry<'_>,
+        now: i64,
+        batch: &[String],
+    ) -> Result<(String, Vec<u8>), AppendError> {
+        super::append::build_pi_line(s, what, now, batch)
+    }
+
+    fn fork(&self, s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+        super::fork::plan(s, i, fresh)
+    }
+
+    fn fill_usage(&self, s: &Session, prices: &Prices, t: &mut Table) {
+        super::usage::fill(s, prices, t);
+    }
+}
