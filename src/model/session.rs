@@ -76,8 +76,9 @@ impl ParseWork {
 
 /// Each line parsed (`None`: nested too deep to build). Lines parse independently:
 /// when they add up to [`PARALLEL_PARSE_BYTES`], a helper thread takes runs of them
-/// too, as this one does, and this thread waits only for runs the helper has taken,
-/// never for the helper to start (on a busy machine it may not start before the end).
+/// too, as this one does. The helper runs at background priority ([`crate::prio`]):
+/// this thread never waits for it, not even for a run it took (once this one has
+/// nothing left to take, it parses again whatever the helper has not handed back).
 fn parse_lines(
     bufs: Vec<Vec<u8>>,
     lines: Vec<(usize, usize, usize)>,
@@ -110,6 +111,7 @@ fn parse_lines(
         let _ = std::thread::Builder::new()
             .name("context-parse".into())
             .spawn(move || {
+                crate::prio::background();
                 while let Some(c) = w.take() {
                     if tx.send((c, w.parse(c))).is_err() {
                         break;
@@ -125,10 +127,11 @@ fn parse_lines(
         done[c] = Some(work.parse(c));
         mine += 1;
     }
+    // What the helper has handed back; the rest (a run it is still on, or one it took
+    // and was not given a CPU for) is parsed here below.
     for _ in mine..n {
-        match rx.recv() {
+        match rx.try_recv() {
             Ok((c, v)) => done[c] = Some(v),
-            // The helper is gone (it cannot be, short of a panic): parse what it took.
             Err(_) => break,
         }
     }

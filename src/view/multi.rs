@@ -759,7 +759,10 @@ impl MultiView {
         // One load per session at a time: a second request for the same session waits
         // here for the first one's index, holding nothing that another session needs.
         let guard = e.loading.lock();
+        // Requests of other sessions first: see `crate::prio`.
+        let lowered = crate::prio::Lowered::new(crate::prio::LOAD_NICE);
         let got = self.load_locked(e);
+        drop(lowered);
         drop(guard);
         self.after_loading(e);
         if matches!(got, Ok(Got::View(_))) {
