@@ -2228,6 +2228,35 @@ mod tests {
         )
     }
 
+    #[test]
+    fn parse_lines_returns_every_line_in_order_whoever_parsed_it() {
+        // Past PARALLEL_PARSE_BYTES, in many runs: the helper (at background priority)
+        // takes some, this thread the rest and whatever the helper did not hand back.
+        let mut buf = Vec::new();
+        let mut lines = Vec::new();
+        for k in 0..4000 {
+            let at = buf.len();
+            if k % 997 == 5 {
+                buf.extend_from_slice(b"{not json");
+            } else {
+                buf.extend_from_slice(
+                    format!(r#"{{"k":{k},"pad":"{}"}}"#, "x".repeat(40)).as_bytes(),
+                );
+            }
+            lines.push((0, at, buf.len() - at));
+        }
+        assert!(buf.len() > PARALLEL_PARSE_BYTES * 2);
+        let out = parse_lines(vec![buf], lines);
+        assert_eq!(out.len(), 4000);
+        for (k, v) in out.iter().enumerate() {
+            if k % 997 == 5 {
+                assert!(v.is_none(), "line {k}");
+            } else {
+                assert_eq!(v.as_ref().unwrap()["k"], k, "line {k}");
+            }
+        }
+    }
+
     fn file(text: &str) -> (tempfile::TempDir, PathBuf) {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.jsonl");
