@@ -8,10 +8,12 @@
 //!   write as plain Rust over the model.
 //! * `fuse`: a thin `fuser::Filesystem` adapter that only translates requests, and the
 //!   mount command.
+//! * [`prio`]: which threads come first (requests), which wait (background work).
 //! * [`search`]: `sessionfs grep`, which searches session files as `grep -r` searches
 //!   a mount of them, over the model alone.
 
 pub mod fuse;
 pub mod model;
+pub mod prio;
 pub mod search;
 pub mod view;

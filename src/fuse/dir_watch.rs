@@ -119,7 +119,10 @@ impl DirWatcher {
         let stop_fd = stop.as_raw_fd();
         let handle = std::thread::Builder::new()
             .name("sessionfs-dirwatch".into())
-            .spawn(move || run(&view, &watches, timing, stop_fd))?;
+            .spawn(move || {
+                crate::prio::helper();
+                run(&view, &watches, timing, stop_fd)
+            })?;
         Ok(DirWatcher {
             stop,
             handle: Some(handle),

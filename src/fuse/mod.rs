@@ -26,6 +26,29 @@
 //!   `--background`.
 //! * [`unmount`]: the `sessionfs unmount` command.
 //!
+//! # Threads and their priorities: requests first
+//!
+//! The kernel's requests are answered on fuser's session threads (four, see
+//! [`mount`]), at normal priority. Every other thread the mount starts does work that
+//! must not make a request of another session wait for a CPU, so it runs lower
+//! ([`crate::prio`] has the table and the reasons):
+//!
+//! * a session thread that indexes a session (a request entered it) runs at nice
+//!   [`LOAD_NICE`](crate::prio::LOAD_NICE) for the load, and back at normal
+//!   priority after it, where the process may raise it back (root, or an
+//!   `RLIMIT_NICE` of 20): a request of another session preempts it;
+//! * the parse helper of a context (`context-parse`) runs at `SCHED_IDLE`: the
+//!   request thread never waits for it (it parses again what the helper has not
+//!   handed back), so an idle helper can slow nothing;
+//! * tree drawing's helpers, the [`watch`] and [`dir_watch`] threads run at nice
+//!   [`HELPER_NICE`](crate::prio::HELPER_NICE), not `SCHED_IDLE`: a request can wait
+//!   for them (the `tree` read joins its helpers; a request of a session the watcher
+//!   reloads waits on that session's `loading` lock), and an idle-policy thread holding
+//!   what a request waits for would make the request wait for every other program on
+//!   the machine (a priority inversion). A nice level slows them, never starves them.
+//! * the [`notify`] thread stays at normal priority: the kernel's caches go stale
+//!   until it runs.
+//!
 //! Guarantees: no user-caused condition (a bad path, a deleted session file, a
 //! refused capability, an unmount at any moment) makes this code panic; and when the
 //! process exits on its own accord the mount point is left unmounted.

@@ -128,6 +128,7 @@ impl Watcher {
         let handle = std::thread::Builder::new()
             .name("sessionfs-watch".into())
             .spawn(move || {
+                crate::prio::helper();
                 let mut refresh = refresh;
                 lp.run(&mut refresh)
             })?;

@@ -278,6 +278,7 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
         for _ in 0..threads.clamp(1, n.max(1)) {
             let (next, board, wake) = (&next, &board, &wake);
             scope.spawn(move || {
+                crate::prio::background();
                 let mut buf = Vec::new();
                 let post = |k: usize, chunk: Option<Chunk>, done: Option<Report>| {
                     let mut b = board.lock();

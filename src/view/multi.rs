@@ -15,7 +15,9 @@
 //! session directory is the file's `stat` (its mtime, size 0). A session is indexed
 //! ([`SessionView::open`]) only when something inside it is asked for: a lookup in
 //! it, a listing of it, any of its inodes. A file that cannot be indexed becomes a
-//! directory holding one file, `ERROR`, that says why.
+//! directory holding one file, `ERROR`, that says why. The request thread that indexes
+//! runs at a lower priority meanwhile ([`crate::prio::Lowered`]), so that requests of
+//! other sessions come first; those of the same session wait for the index anyway.
 //!
 //! # Inode numbers
 //!
@@ -759,7 +761,10 @@ impl MultiView {
         // One load per session at a time: a second request for the same session waits
         // here for the first one's index, holding nothing that another session needs.
         let guard = e.loading.lock();
+        // Requests of other sessions first: see `crate::prio`.
+        let lowered = crate::prio::Lowered::new(crate::prio::LOAD_NICE);
         let got = self.load_locked(e);
+        drop(lowered);
         drop(guard);
         self.after_loading(e);
         if matches!(got, Ok(Got::View(_))) {

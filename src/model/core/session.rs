@@ -72,8 +72,9 @@ impl ParseWork {
 
 /// Each line parsed (`None`: nested too deep to build). Lines parse independently:
 /// when they add up to [`PARALLEL_PARSE_BYTES`], a helper thread takes runs of them
-/// too, as this one does, and this thread waits only for runs the helper has taken,
-/// never for the helper to start (on a busy machine it may not start before the end).
+/// too, as this one does. The helper runs at background priority ([`crate::prio`]):
+/// this thread never waits for it, not even for a run it took (once this one has
+/// nothing left to take, it parses again whatever the helper has not handed back).
 pub(crate) fn parse_lines(
     bufs: Vec<Vec<u8>>,
     lines: Vec<(usize, usize, usize)>,
@@ -106,6 +107,7 @@ pub(crate) fn parse_lines(
         let _ = std::thread::Builder::new()
             .name("context-parse".into())
             .spawn(move || {
+                crate::prio::background();
                 while let Some(c) = w.take() {
                     if tx.send((c, w.parse(c))).is_err() {
                         break;
@@ -121,10 +123,11 @@ pub(crate) fn parse_lines(
         done[c] = Some(work.parse(c));
         mine += 1;
     }
+    // What the helper has handed back; the rest (a run it is still on, or one it took
+    // and was not given a CPU for) is parsed here below.
     for _ in mine..n {
-        match rx.recv() {
+        match rx.try_recv() {
             Ok((c, v)) => done[c] = Some(v),
-            // The helper is gone (it cannot be, short of a panic): parse what it took.
             Err(_) => break,
         }
     }
@@ -1825,6 +1828,35 @@ mod tests {
         format!(
             r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-05T09:00:{sec:02}.000Z","message":{{"role":"user","content":"u {id}","timestamp":1}}}}"#
         )
+    }
+
+    #[test]
+    fn parse_lines_returns_every_line_in_order_whoever_parsed_it() {
+        // Past PARALLEL_PARSE_BYTES, in many runs: the helper (at background priority)
+        // takes some, this thread the rest and whatever the helper did not hand back.
+        let mut buf = Vec::new();
+        let mut lines = Vec::new();
+        for k in 0..4000 {
+            let at = buf.len();
+            if k % 997 == 5 {
+                buf.extend_from_slice(b"{not json");
+            } else {
+                buf.extend_from_slice(
+                    format!(r#"{{"k":{k},"pad":"{}"}}"#, "x".repeat(40)).as_bytes(),
+                );
+            }
+            lines.push((0, at, buf.len() - at));
+        }
+        assert!(buf.len() > PARALLEL_PARSE_BYTES * 2);
+        let out = parse_lines(vec![buf], lines);
+        assert_eq!(out.len(), 4000);
+        for (k, v) in out.iter().enumerate() {
+            if k % 997 == 5 {
+                assert!(v.is_none(), "line {k}");
+            } else {
+                assert_eq!(v.as_ref().unwrap()["k"], k, "line {k}");
+            }
+        }
     }
 
     fn file(text: &str) -> (tempfile::TempDir, PathBuf) {

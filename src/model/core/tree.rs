@@ -97,16 +97,26 @@ fn previews(s: &Session, mode: Mode) -> io::Result<Previews> {
     }
     bounds.push(n);
     let parts: Vec<Previews> = std::thread::scope(|scope| {
+        // This thread draws the first run itself; helpers, below the request threads
+        // (`crate::prio`), the others.
         let handles: Vec<_> = bounds
             .windows(2)
+            .skip(1)
             .map(|w| {
                 let (a, b) = (w[0], w[1]);
-                scope.spawn(move || previews_of_range(s, a, b, false))
+                scope.spawn(move || {
+                    crate::prio::helper();
+                    previews_of_range(s, a, b, false)
+                })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a thread drawing previews panicked"))
+        let first = previews_of_range(s, bounds[0], bounds[1], false);
+        std::iter::once(first)
+            .chain(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a thread drawing previews panicked")),
+            )
             .collect()
     });
     // Each run keeps its own text: only the spans are joined.
