@@ -58,6 +58,7 @@ pub mod output;
 pub mod pattern;
 pub mod prefilter;
 pub mod rules;
+pub mod rules_claude;
 pub mod session;
 pub mod walk;
 
