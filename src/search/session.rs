@@ -19,7 +19,9 @@
 //! slowly, but with the right hits. Claude Code's is one more format behind
 //! [`Session`] (`model::format`): its entries' content comes from
 //! [`content::entry_content`] as Pi's does, its subagents' trees are part of the
-//! pre-order, and without rules of its own it is searched without the prefilter.
+//! pre-order, and its rules ([`super::rules_claude`]) add what its content takes from
+//! elsewhere: its subagents' transcripts are scanned raw too ([`Rules::side_files`]),
+//! and the children of a candidate are rendered with it ([`Rules::parent_text`]).
 
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
