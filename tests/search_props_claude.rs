@@ -415,7 +415,10 @@ fn node(x: &Spec, uuid: &str, parent: Option<&str>, st: &Style) -> String {
                     ("preTokens", st.number(n)),
                     (
                         "preservedMessages",
-                        st.object(&[("uuids", list(&["u1", "u2", "u3"][..(n % 4) as usize]))]),
+                        st.object(&[(
+                            "uuids",
+                            list(&["u1", "u2", "u3"][..n.rem_euclid(4) as usize]),
+                        )]),
                     ),
                 ]),
             ),
@@ -728,7 +731,8 @@ fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
     let prefilters = rules::ALL
         .iter()
         .map(|r| {
-            let pf = if prefiltered {
+            // The file is Claude Code's: the other formats' prefilters are not used.
+            let pf = if prefiltered && r.name == CLAUDE.name {
                 Prefilter::new(&p.required, r, p.ignore_case, true)
             } else {
                 Prefilter::everything()
@@ -872,14 +876,10 @@ fn the_check_can_fail() {
         &[],
         &st,
     );
-    let p = Pattern::new("Zebratool (", Syntax::Fixed, false, false).unwrap();
+    let p = Pattern::new("Zebratool", Syntax::Fixed, false, false).unwrap();
     let all = count(tmp.path(), &p, false);
-    assert_eq!(
-        String::from_utf8_lossy(&all).matches(":1\n").count(),
-        2,
-        "{}",
-        String::from_utf8_lossy(&all)
-    );
+    let text = String::from_utf8_lossy(&all);
+    assert!(text.contains("/toolResult:1\n"), "{text}");
     assert_eq!(all, count(tmp.path(), &p, true));
     // The raw scan alone selects only the call's line: the result's entry is found
     // only because the children of a candidate are rendered (`Rules::parent_text`).

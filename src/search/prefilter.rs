@@ -54,9 +54,13 @@ fn risky(c: char) -> bool {
 
 /// Whether two characters are equal, or equal under case folding with `icase`.
 fn same(a: char, b: char, icase: bool) -> bool {
-    a == b
-        || (icase
-            && (a.to_lowercase().eq(b.to_lowercase()) || a.to_uppercase().eq(b.to_uppercase())))
+    if a == b {
+        return true;
+    }
+    if a.is_ascii() && b.is_ascii() {
+        return icase && a.eq_ignore_ascii_case(&b);
+    }
+    icase && (a.to_lowercase().eq(b.to_lowercase()) || a.to_uppercase().eq(b.to_uppercase()))
 }
 
 fn eq(a: &[char], b: &[char], icase: bool) -> bool {
