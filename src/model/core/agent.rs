@@ -37,9 +37,10 @@
 
 use super::fork::{ForkError, ForkFile, Fresh};
 use super::format::Format;
+use super::problem::LoadError;
 use super::problem::ProblemKind;
 use super::reply::{AppendError, NewEntry};
-use super::session::{LoadError, Session};
+use super::session::Session;
 use super::text::Image;
 use super::usage::Table;
 use super::usage::prices::Prices;

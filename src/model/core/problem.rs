@@ -1,6 +1,9 @@
 //! What indexing finds wrong with a line, or worth telling (`sessionfs check` reports
 //! it, `model::core::check` words it). A leaf: it names nothing else of the model, so
-//! that the index, the agents and `check` all name it without a circle.
+//! that the index, the agents and `check` all name it without a circle. Also why a
+//! file is no session at all ([`LoadError`]).
+
+use std::io;
 
 /// Something about a line worth telling the user (`sessionfs check`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,4 +85,37 @@ pub enum EditProblem {
     /// The target's content is not replaced in a context (a system message, a bash
     /// run, a summary, a setting...): the edit changes nothing. The kind is named.
     NoEffect(String),
+}
+
+/// Why a file could not be loaded as a session.
+#[derive(Debug)]
+pub enum LoadError {
+    Io(io::Error),
+    /// The file is empty (Pi would write a fresh header into it).
+    Empty,
+    /// The first line that parses is not a session header.
+    NotASession {
+        line: u32,
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Io(e) => write!(f, "{e}"),
+            LoadError::Empty => write!(f, "the file is empty: not a Pi or Claude Code session yet"),
+            LoadError::NotASession { line, reason } => {
+                write!(f, "not a Pi or Claude Code session: line {line}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl From<io::Error> for LoadError {
+    fn from(e: io::Error) -> Self {
+        LoadError::Io(e)
+    }
 }

@@ -28,7 +28,7 @@ pub use crate::model::core::format::Format;
 use crate::model::core::id::{IdBuild, IdKey, IdTable};
 use crate::model::core::input::Line;
 use crate::model::core::kind::{KindId, KindTable};
-pub use crate::model::core::problem::{EditProblem, Problem, ProblemKind, Severity};
+pub use crate::model::core::problem::{EditProblem, LoadError, Problem, ProblemKind, Severity};
 use crate::model::core::scan::{LineError, LineHead};
 use crate::model::core::text::Image;
 use std::collections::{HashMap, HashSet};
@@ -304,39 +304,6 @@ pub struct Header {
     /// `version`, with Pi's default of 1. Non-numeric versions count as current.
     pub version: u32,
     pub timestamp_ms: i64,
-}
-
-/// Why a file could not be loaded as a session.
-#[derive(Debug)]
-pub enum LoadError {
-    Io(io::Error),
-    /// The file is empty (Pi would write a fresh header into it).
-    Empty,
-    /// The first line that parses is not a session header.
-    NotASession {
-        line: u32,
-        reason: String,
-    },
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LoadError::Io(e) => write!(f, "{e}"),
-            LoadError::Empty => write!(f, "the file is empty: not a Pi or Claude Code session yet"),
-            LoadError::NotASession { line, reason } => {
-                write!(f, "not a Pi or Claude Code session: line {line}: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-impl From<io::Error> for LoadError {
-    fn from(e: io::Error) -> Self {
-        LoadError::Io(e)
-    }
 }
 
 /// What a [`Session::refresh`] changed.
