@@ -58,6 +58,7 @@ pub mod input;
 pub mod js;
 pub mod json_view;
 pub mod kind;
+pub mod problem;
 pub mod reply;
 pub mod scan;
 pub mod session;
