@@ -84,10 +84,10 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
     for r in &history.lines {
         let line = codex.line(*r);
         match line.kind {
-            LineKind::ResponseItem => {
-                if line.has_timestamp && SENT_TYPES.contains(&line.payload_type()) {
-                    items.push(sent_payload(line.payload()));
-                }
+            LineKind::ResponseItem
+                if line.has_timestamp && SENT_TYPES.contains(&line.payload_type()) =>
+            {
+                items.push(sent_payload(line.payload()));
             }
             LineKind::Compacted => {
                 if let Some(rh) = line.payload()["replacement_history"].as_array() {

@@ -288,7 +288,7 @@ pub fn item_preview(p: &Value) -> String {
                 one_line(&body, 60)
             )
         }
-        other => format!("{other}"),
+        other => format!("{other}: {}", one_line(&p.to_string(), 60)),
     }
 }
 

@@ -152,6 +152,8 @@ pub struct Codex {
     ids: Vec<String>,
     by_id: HashMap<String, NodeIx>,
     parent: Vec<Option<NodeIx>>,
+    /// Per page: the last node of its base prefix (where its own nodes hang).
+    base_last: Vec<Option<NodeIx>>,
     children: Vec<Vec<NodeIx>>,
 }
 
@@ -162,6 +164,11 @@ impl Codex {
             .codex_home()
             .map(|h| State::load(&h))
             .unwrap_or_default();
+        Codex::load_with_state(root, state)
+    }
+
+    /// [`Codex::load`] with a state read elsewhere (or [`State::default`]: no database).
+    pub fn load_with_state(root: &Root, state: State) -> Codex {
         let pages = files::discover(root)
             .into_iter()
             .map(|file| match files::read_page(&file.path) {
@@ -310,8 +317,11 @@ impl Codex {
     fn link_tree(&mut self) {
         self.parent = vec![None; self.nodes.len()];
         self.children = vec![Vec::new(); self.nodes.len()];
+        self.base_last = (0..self.pages.len())
+            .map(|p| self.compute_base_last(p))
+            .collect();
         for pi in 0..self.pages.len() {
-            let mut prev = self.base_last_node(pi);
+            let mut prev = self.base_last[pi];
             for li in 0..self.pages[pi].lines.lines.len() {
                 if let Some(&n) = self.node_at.get(&LineRef { page: pi, line: li }) {
                     self.parent[n] = prev;
@@ -326,6 +336,10 @@ impl Codex {
 
     /// The last node of page `p`'s base prefix (where its own nodes hang), if any.
     pub fn base_last_node(&self, p: PageIx) -> Option<NodeIx> {
+        self.base_last[p]
+    }
+
+    fn compute_base_last(&self, p: PageIx) -> Option<NodeIx> {
         let hb = self.pages[p].lines.meta.as_ref()?.history_base.as_ref()?;
         let &base = self.page_by_id.get(&hb.page_id)?;
         let h = self.history(base, Some(hb.end_byte_offset));
