@@ -556,28 +556,43 @@ fn strip_id(v: &Value) -> Value {
     v
 }
 
-#[test]
-fn every_sample_point_has_codex_context() {
-    let (_dir, codex) = with_db();
-    let mut points = 0;
-    let mut inserted = 0;
-    let mut leaves = 0;
-    let mut threads = 0;
-    for e in std::fs::read_dir(samples().join("contexts")).unwrap() {
-        let path = e.unwrap().path();
+/// What [`check_contexts`] compared.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Compared {
+    threads: usize,
+    points: usize,
+    leaves: usize,
+    /// Synthetic `aborted` outputs, compared without their id (context.rs).
+    inserted: usize,
+}
+
+/// Compares our context at every point of `contexts/*.contexts.json` with Codex's.
+fn check_contexts(codex: &Codex, contexts: &Path, only_present: bool) -> Compared {
+    let mut c = Compared::default();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(contexts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for path in paths {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let Some(thread_id) = name.strip_suffix(".contexts.json") else {
             continue;
         };
-        threads += 1;
-        let t = codex.thread(thread_id).unwrap();
+        if only_present && codex.thread(thread_id).is_none() {
+            continue;
+        }
+        c.threads += 1;
+        let t = codex
+            .thread(thread_id)
+            .unwrap_or_else(|| panic!("no thread {thread_id}"));
         let expected: serde_json::Map<String, Value> =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         for (point, want) in &expected {
             let n = codex
                 .find(point)
                 .unwrap_or_else(|| panic!("no node {point}"));
-            let got = context::context_at(&codex, n);
+            let got = context::context_at(codex, n);
             let want_input = want["input"].as_array().unwrap();
             let want_inserted: Vec<usize> = want
                 .get("inserted")
@@ -592,13 +607,12 @@ fn every_sample_point_has_codex_context() {
             assert_eq!(got.input.len(), want_input.len(), "{point}: item count");
             for (i, (g, w)) in got.input.iter().zip(want_input).enumerate() {
                 if want_inserted.contains(&i) {
-                    // Not derivable (context.rs): compared without the id.
                     assert_eq!(strip_id(g), strip_id(w), "{point} item {i}");
                     assert_eq!(
                         g.as_object().unwrap().keys().collect::<Vec<_>>(),
                         w.as_object().unwrap().keys().collect::<Vec<_>>()
                     );
-                    inserted += 1;
+                    c.inserted += 1;
                 } else {
                     // Serialized equal: key order as stored.
                     assert_eq!(g.to_string(), w.to_string(), "{point} item {i}");
@@ -606,18 +620,63 @@ fn every_sample_point_has_codex_context() {
             }
             if want.get("leaf") == Some(&Value::Bool(true)) {
                 assert_eq!(codex.leaf(t), Some(n), "{point} is the leaf");
-                leaves += 1;
+                c.leaves += 1;
             }
-            // The instructions come from the thread's first page.
             let text = got.instructions.as_deref().unwrap();
             assert!(text.starts_with("You are"), "{point}");
-            points += 1;
+            c.points += 1;
         }
     }
-    assert_eq!(threads, 11);
-    assert_eq!(leaves, 11);
-    assert_eq!(points, 96);
-    assert_eq!(inserted, 11, "aborted outputs compared without their id");
+    c
+}
+
+#[test]
+fn every_sample_point_has_codex_context() {
+    let (_dir, codex) = with_db();
+    assert_eq!(
+        check_contexts(&codex, &samples().join("contexts"), false),
+        Compared {
+            threads: 11,
+            points: 96,
+            leaves: 11,
+            inserted: 11
+        }
+    );
+}
+
+/// Every other fixture set under tests/fixtures/codex/ with a `codex-home/` and
+/// `contexts/` (its own `state_5.sqlite`, read-only), and each `X-zst/` variant (pages
+/// compressed) against `X/contexts/`.
+#[test]
+fn every_fixture_point_has_codex_context() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
+    let mut sets: Vec<PathBuf> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("codex-home").is_dir() && !p.ends_with("samples"))
+        .collect();
+    sets.sort();
+    for set in sets {
+        let name = set.file_name().unwrap().to_string_lossy().into_owned();
+        let (contexts, variant) = match name.strip_suffix("-zst") {
+            Some(plain) => (base.join(plain).join("contexts"), true),
+            None => (set.join("contexts"), false),
+        };
+        if !contexts.is_dir() {
+            continue;
+        }
+        let home = set.join("codex-home");
+        let state = State::load(&home);
+        assert_eq!(state.db_error, None, "{name}");
+        let codex = Codex::load_with_state(&Root::of(&home).unwrap(), state);
+        assert_eq!(codex.problems, [], "{name}");
+        let c = check_contexts(&codex, &contexts, variant);
+        assert!(c.points > 0 && c.leaves == c.threads, "{name}: {c:?}");
+        if variant {
+            assert!(codex.pages.iter().any(|p| p.file.name.compressed), "{name}");
+        }
+        eprintln!("{name}: {c:?}");
+    }
 }
 
 #[test]
