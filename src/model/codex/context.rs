@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::page::LineKind;
 use super::render;
-use super::store::{Codex, NodeIx};
+use super::store::{Codex, NodeIx, Problem};
 
 /// The key Codex keeps in the file and never sends (§5.1).
 pub const INTERNAL_KEY: &str = "internal_chat_message_metadata_passthrough";
@@ -62,6 +62,10 @@ pub struct Context {
     /// `session_meta.base_instructions.text` of the thread's first page (§5.5), as
     /// stored (Codex removes sections for tools it does not offer before sending).
     pub instructions: Option<String>,
+    /// Set when the history could not be read whole (a missing base page, §3.1): the
+    /// items are then those of the pages that could be read, and Codex itself would
+    /// refuse to resume this point.
+    pub error: Option<Problem>,
 }
 
 /// `payload` without the internal key.
@@ -107,6 +111,7 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
         input,
         inserted,
         instructions,
+        error: history.error,
     }
 }
 

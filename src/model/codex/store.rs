@@ -168,14 +168,38 @@ impl Codex {
     }
 
     /// [`Codex::load`] with a state read elsewhere (or [`State::default`]: no database).
+    ///
+    /// A single rollout file brings the pages its history reads (§3.1: its base pages,
+    /// recursively, also a fork's parent) from the Codex home it lies in, so that a fork
+    /// mounted alone still shows its whole history; the other pages of the home are left
+    /// out.
     pub fn load_with_state(root: &Root, state: State) -> Codex {
-        let pages = files::discover(root)
-            .into_iter()
-            .map(|file| match files::read_page(&file.path) {
-                Ok(bytes) => (file, Ok(bytes)),
-                Err(e) => (file, Err(e.to_string())),
-            })
-            .collect();
+        let read = |file: PageFile| match files::read_page(&file.path) {
+            Ok(bytes) => (file, Ok(bytes)),
+            Err(e) => (file, Err(e.to_string())),
+        };
+        let pages = match (root, root.codex_home()) {
+            (Root::File(_), Some(home)) => {
+                let mut pool: HashMap<String, PageFile> = files::discover(&Root::Home(home))
+                    .into_iter()
+                    .map(|f| (f.name.page_id.clone(), f))
+                    .collect();
+                let mut out = Vec::new();
+                let mut next = files::discover(root).into_iter().next();
+                while let Some(file) = next.take() {
+                    pool.remove(&file.name.page_id);
+                    let (file, bytes) = read(file);
+                    let base = bytes
+                        .as_ref()
+                        .ok()
+                        .and_then(|b| page::parse(b).meta?.history_base.map(|hb| hb.page_id));
+                    out.push((file, bytes));
+                    next = base.and_then(|id| pool.remove(&id));
+                }
+                out
+            }
+            _ => files::discover(root).into_iter().map(read).collect(),
+        };
         Codex::build(pages, state)
     }
 
@@ -487,6 +511,25 @@ impl Codex {
         let home = self.thread_of_node(n);
         (0..self.threads.len())
             .filter(|&t| t != home && self.fork_origin(t) == Some(n))
+            .collect()
+    }
+
+    /// The subagent threads spawned by thread `t`: by `thread_spawn_edges` (§6), or by
+    /// their `session_meta.parent_thread_id` when the database has no edge.
+    pub fn subagents(&self, t: usize) -> Vec<usize> {
+        let id = &self.threads[t].id;
+        (0..self.threads.len())
+            .filter(|&c| {
+                let cid = &self.threads[c].id;
+                self.state
+                    .spawn_edges
+                    .iter()
+                    .any(|e| &e.parent_thread_id == id && &e.child_thread_id == cid)
+                    || self
+                        .meta(c)
+                        .and_then(|m| m.parent_thread_id.as_ref())
+                        .is_some_and(|p| p == id)
+            })
             .collect()
     }
 

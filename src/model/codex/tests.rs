@@ -145,6 +145,15 @@ fn discovery_of_home_dir_and_file() {
     let root = Root::of(&one).unwrap();
     assert_eq!(root.codex_home(), Some(home()));
     assert_eq!(files::discover(&root).len(), 1);
+    // A fork's file alone brings its parent's page from the home it lies in.
+    let fork = day().join(format!("rollout-2026-12-01T19-38-15-{QA_FORK}.jsonl"));
+    let codex = Codex::load(&Root::of(&fork).unwrap());
+    assert_eq!(codex.pages.len(), 2);
+    assert_eq!(codex.problems, []);
+    let t = codex.thread(QA_FORK).unwrap();
+    assert_eq!(codex.thread_nodes(t).len(), 13);
+    let tui2 = day().join(format!("rollout-2026-12-01T19-38-47-{TUI}_{TUI_P2}.jsonl"));
+    assert_eq!(Codex::load(&Root::of(&tui2).unwrap()).pages.len(), 2);
     assert_eq!(
         Root::of(&home().join("sessions")).unwrap().codex_home(),
         Some(home())
@@ -337,7 +346,9 @@ fn missing_base_is_reported_not_fatal() {
             .count(),
         1
     );
-    assert_eq!(context::context_at(&codex, leaf).input.len(), 4);
+    let ctx = context::context_at(&codex, leaf);
+    assert_eq!(ctx.input.len(), 4);
+    assert!(matches!(ctx.error, Some(Problem::MissingBase { .. })));
 }
 
 #[test]
@@ -451,6 +462,14 @@ fn state_names_current_pages_and_spawn_edges() {
     assert_eq!(codex.state.spawn_edges.len(), 1);
     assert_eq!(codex.state.spawn_edges[0].parent_thread_id, SUB);
     assert_eq!(codex.state.spawn_edges[0].child_thread_id, SUB_CHILD);
+    let sub = codex.thread(SUB).unwrap();
+    assert_eq!(codex.subagents(sub), [codex.thread(SUB_CHILD).unwrap()]);
+    // Without the database, the child's session_meta names its parent.
+    let no = no_db();
+    assert_eq!(
+        no.subagents(no.thread(SUB).unwrap()),
+        [no.thread(SUB_CHILD).unwrap()]
+    );
     let row = &codex.state.threads[QA];
     assert_eq!(row.cwd.as_deref(), Some("/home/dev/src/qa"));
     assert_eq!(row.source.as_deref(), Some("exec"));
