@@ -367,6 +367,10 @@ impl Codex {
         let hb = self.pages[p].lines.meta.as_ref()?.history_base.as_ref()?;
         let &base = self.page_by_id.get(&hb.page_id)?;
         let h = self.history(base, Some(hb.end_byte_offset));
+        // A loop of bases would make a loop of parents: such a page is a root.
+        if matches!(h.error, Some(Problem::BaseCycle { .. })) {
+            return None;
+        }
         h.lines
             .iter()
             .rev()

@@ -902,3 +902,45 @@ fn session_json_from_session_meta() {
         "Arendt"
     );
 }
+
+/// A page whose base chain loops (never written by Codex; a hand-edited file) is
+/// reported, and its own lines still read.
+#[test]
+fn base_cycles_are_reported() {
+    let t = "01a2331d-0000-7000-8000-000000000001";
+    let p2 = "01a2331d-0000-7000-8000-000000000002";
+    let line = |hb: &str, o: i64| {
+        format!(
+            r#"{{"timestamp":"t","ordinal":0,"type":"session_meta","payload":{{"id":"{t}","history_base":{{"thread_id":"{hb}","end_byte_offset":100000}}}}}}
+{{"timestamp":"t","ordinal":{o},"type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"x"}}]}}}}
+"#
+        )
+    };
+    let pf = |name: String| files::PageFile {
+        name: files::parse_file_name(&name).unwrap(),
+        path: PathBuf::from(name),
+    };
+    let codex = Codex::build(
+        vec![
+            (
+                pf(format!("rollout-2026-12-01T00-00-01-{t}.jsonl")),
+                Ok(line(p2, 1).into_bytes()),
+            ),
+            (
+                pf(format!("rollout-2026-12-01T00-00-02-{t}_{p2}.jsonl")),
+                Ok(line(t, 2).into_bytes()),
+            ),
+        ],
+        State::default(),
+    );
+    let h = codex.history(codex.page(p2).unwrap(), None);
+    assert!(matches!(h.error, Some(Problem::BaseCycle { .. })), "{h:?}");
+    assert_eq!(h.lines.len(), 4);
+    let leaf = codex.leaf(codex.thread(t).unwrap()).unwrap();
+    assert_eq!(context::context_at(&codex, leaf).input.len(), 2);
+    // No loop of parents: both pages are roots.
+    for n in 0..codex.nodes.len() {
+        assert_eq!(codex.parent(n), None);
+    }
+    assert_eq!(codex.thread_nodes(codex.thread(t).unwrap()).len(), 2);
+}
