@@ -154,6 +154,8 @@ pub struct Codex {
     parent: Vec<Option<NodeIx>>,
     /// Per page: the last node of its base prefix (where its own nodes hang).
     base_last: Vec<Option<NodeIx>>,
+    /// Per thread: its leaf.
+    leaves: Vec<Option<NodeIx>>,
     children: Vec<Vec<NodeIx>>,
 }
 
@@ -229,6 +231,7 @@ impl Codex {
         me.group_threads();
         me.index_nodes();
         me.link_tree();
+        me.leaves = (0..me.threads.len()).map(|t| me.compute_leaf(t)).collect();
         me
     }
 
@@ -468,6 +471,10 @@ impl Codex {
 
     /// The thread's leaf: the last node of its current page's history (§4).
     pub fn leaf(&self, t: usize) -> Option<NodeIx> {
+        self.leaves[t]
+    }
+
+    fn compute_leaf(&self, t: usize) -> Option<NodeIx> {
         let h = self.history(self.threads[t].current_page, None);
         h.lines.iter().rev().find_map(|r| self.node_of(*r))
     }
