@@ -21,6 +21,7 @@ pub mod agents;
 mod architecture;
 pub mod claude;
 pub mod codex;
+pub mod codex_catalog;
 pub mod core;
 pub mod pi;
 pub mod sessions_dir;
