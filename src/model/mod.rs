@@ -20,6 +20,7 @@ pub mod append;
 pub mod base64;
 pub mod check;
 pub mod claude;
+pub mod codex_write;
 pub mod content;
 pub mod context;
 pub mod fork;

@@ -1,0 +1,397 @@
+use super::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+const T: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
+const NOW: i64 = 1_796_160_000_000; // 2026-12-01T21:20:00Z
+
+struct Home {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    day: PathBuf,
+}
+
+fn line(ord: u64, ty: &str, payload: Value) -> String {
+    let mut s = serde_json::to_string(&json!({
+        "timestamp": "2026-12-01T19:38:28.000Z", "ordinal": ord, "type": ty, "payload": payload,
+    }))
+    .unwrap();
+    s.push('\n');
+    s
+}
+
+fn user(ord: u64, text: &str, order: u64) -> String {
+    let mut v = json!({"timestamp": "2026-12-01T19:38:28.000Z", "ordinal": ord, "type": "response_item",
+        "payload": {"type": "message", "id": format!("msg_{ord}"), "role": "user",
+                    "content": [{"type": "input_text", "text": text}]},
+        "metadata": {"history_sequence": ord, "sampled_through_sequence": ord, "user_input_order": order}});
+    let mut s = serde_json::to_string(&mut v).unwrap();
+    s.push('\n');
+    s
+}
+
+fn assistant(ord: u64, text: &str) -> String {
+    line(
+        ord,
+        "response_item",
+        json!({"type": "message", "status": "completed", "id": format!("msg_a{ord}"), "role": "assistant",
+               "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+    )
+}
+
+/// A home with one thread of two turns on its first page.
+fn home() -> (Home, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join(".codex");
+    let day = home.join("sessions/2026/12/01");
+    fs::create_dir_all(&day).unwrap();
+    let mut s = line(
+        0,
+        "session_meta",
+        json!({"session_id": T, "id": T, "timestamp": "t0", "cwd": "/p", "originator": "codex_exec",
+               "history_mode": "paginated", "context_window": {"window_id": "w"}}),
+    );
+    s += &line(
+        1,
+        "event_msg",
+        json!({"type": "thread_settings_applied", "thread_id": T, "thread_settings": {"model": "m"}}),
+    );
+    s += &line(
+        2,
+        "turn_context",
+        json!({"turn_id": "t1", "root_turn_id": "t1", "cwd": "/p", "model": "m"}),
+    );
+    s += &user(3, "one", 0);
+    s += &assistant(4, "ONE");
+    s += &line(5, "event_msg", json!({"type": "task_complete"}));
+    s += &line(
+        6,
+        "turn_context",
+        json!({"turn_id": "t2", "root_turn_id": "t2", "cwd": "/p", "model": "m2"}),
+    );
+    s += &user(7, "two", 1);
+    s += &assistant(8, "TWO");
+    s += &line(9, "event_msg", json!({"type": "task_complete"}));
+    let page = day.join(format!("rollout-2026-12-01T19-38-28-{T}.jsonl"));
+    fs::write(&page, s).unwrap();
+    (
+        Home {
+            _dir: dir,
+            home,
+            day,
+        },
+        page,
+    )
+}
+
+fn make_db(home: &Path, rollout: &Path) {
+    let c = rusqlite::Connection::open(home.join(STATE_DB)).unwrap();
+    c.execute_batch(
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT NOT NULL, created_at INTEGER,
+         updated_at INTEGER, updated_at_ms INTEGER, recency_at INTEGER, recency_at_ms INTEGER, title TEXT);",
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO threads VALUES (?1, ?2, 1, 1, 1000, 1, 1000, 'one')",
+        rusqlite::params![T, rollout.to_str().unwrap()],
+    )
+    .unwrap();
+}
+
+fn db_path_of(home: &Path) -> String {
+    let c = rusqlite::Connection::open(home.join(STATE_DB)).unwrap();
+    c.query_row("SELECT rollout_path FROM threads WHERE id=?1", [T], |r| {
+        r.get(0)
+    })
+    .unwrap()
+}
+
+fn opts() -> Options {
+    Options {
+        now_ms: NOW,
+        busy_timeout: Duration::from_millis(200),
+        ..Options::default()
+    }
+}
+
+fn at(page: &Path, ordinal: Option<u64>) -> Point {
+    Point {
+        page: page.to_path_buf(),
+        ordinal,
+    }
+}
+
+fn parse(bytes: &[u8]) -> Vec<Value> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
+}
+
+fn rollouts(h: &Home) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(&h.day)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn leaf_appends_the_turn_with_the_next_ordinals() {
+    let (h, page) = home();
+    let old = fs::read(&page).unwrap();
+    // The last response_item is ordinal 8; task_complete after it is bookkeeping, so a
+    // reply at 8 is still at the leaf.
+    let w = reply(&at(&page, Some(8)), "trois\nlignes ✓", &opts()).unwrap();
+    assert_eq!(w.kind, WrittenKind::Appended);
+    let new = fs::read(&page).unwrap();
+    assert_eq!(&new[..old.len()], &old[..], "old bytes kept");
+    assert_eq!(&new[old.len()..], &w.bytes[..]);
+    assert_eq!(w.offset, old.len() as u64);
+    let lines = parse(&w.bytes);
+    let ords: Vec<u64> = lines
+        .iter()
+        .map(|l| l["ordinal"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ords, [10, 11, 12, 13, 14]);
+    assert_eq!(w.ordinal, 13);
+    let item = &lines[3];
+    assert_eq!(item["payload"]["content"][0]["text"], "trois\nlignes ✓");
+    assert_eq!(item["payload"]["id"], w.message_id.as_str());
+    assert_eq!(item["metadata"]["user_input_order"], 2);
+    assert_eq!(item["metadata"]["history_sequence"], 8);
+    // the last turn_context is the one copied
+    assert_eq!(lines[2]["payload"]["model"], "m2");
+    assert_eq!(lines[0]["payload"]["thread_id"], T);
+    assert_eq!(rollouts(&h).len(), 1, "no other file");
+}
+
+#[test]
+fn leaf_after_a_torn_line_starts_with_a_newline() {
+    let (_h, page) = home();
+    let mut f = OpenOptions::new().append(true).open(&page).unwrap();
+    f.write_all(b"{\"timestamp\":\"x\",\"ordinal\":10,\"ty")
+        .unwrap();
+    drop(f);
+    let old = fs::read(&page).unwrap();
+    let o = Options {
+        shape: Shape::Minimal,
+        ..opts()
+    };
+    let w = reply(&at(&page, None), "after torn", &o).unwrap();
+    assert_eq!(w.kind, WrittenKind::Appended);
+    assert_eq!(w.bytes[0], b'\n');
+    let new = fs::read(&page).unwrap();
+    assert_eq!(&new[..old.len()], &old[..]);
+    let l = parse(&w.bytes[1..]);
+    assert_eq!(l.len(), 1);
+    // the fragment has no ordinal: Codex continues from the last line that has one
+    assert_eq!(l[0]["ordinal"], 10);
+    let keys: Vec<_> = l[0].as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, ["timestamp", "ordinal", "type", "payload"]);
+    assert!(new.ends_with(b"\n"));
+}
+
+#[test]
+fn earlier_point_makes_a_rewind_page_and_points_the_row_at_it() {
+    let (h, page) = home();
+    make_db(&h.home, &page);
+    let old = fs::read(&page).unwrap();
+    let w = reply(&at(&page, Some(4)), "autre chose", &opts()).unwrap();
+    assert_eq!(
+        w.kind,
+        WrittenKind::NewPage {
+            db: Updated::RolloutPath
+        }
+    );
+    assert_eq!(fs::read(&page).unwrap(), old, "the old page is untouched");
+    let name = w.path.file_name().unwrap().to_str().unwrap().to_string();
+    let n = PageName::parse(&name).unwrap();
+    assert_eq!(n.thread_id, T);
+    assert_ne!(n.page_id, T);
+    assert_eq!(n.stamp, "2026-12-01T21-20-00");
+    assert_eq!(fs::read(&w.path).unwrap(), w.bytes);
+    let lines = parse(&w.bytes);
+    let meta = &lines[0];
+    assert_eq!(meta["type"], "session_meta");
+    assert_eq!(meta["ordinal"], 5);
+    let hb = &meta["payload"]["history_base"];
+    assert_eq!(hb["thread_id"], T);
+    assert_eq!(hb["end_ordinal_exclusive"], 5);
+    // the end of the line with ordinal 4 is the start of the line with ordinal 5
+    let cut = old
+        .split_inclusive(|&b| b == b'\n')
+        .take(5)
+        .map(|l| l.len())
+        .sum::<usize>();
+    assert_eq!(hb["end_byte_offset"], cut as u64);
+    assert_eq!(meta["payload"]["id"], T);
+    assert_eq!(meta["payload"]["timestamp"], "2026-12-01T21:20:00.000Z");
+    let ords: Vec<u64> = lines
+        .iter()
+        .map(|l| l["ordinal"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ords, [5, 6, 7, 8, 9, 10]);
+    // settings are those in force at the point (turn 1), not the later ones
+    assert_eq!(lines[3]["payload"]["model"], "m");
+    assert_eq!(lines[4]["metadata"]["user_input_order"], 1);
+    assert_eq!(db_path_of(&h.home), w.path.to_str().unwrap());
+}
+
+#[test]
+fn a_rewind_page_on_a_rewind_page_reads_the_base_chain() {
+    let (h, page) = home();
+    make_db(&h.home, &page);
+    let w1 = reply(&at(&page, Some(4)), "page two", &opts()).unwrap();
+    // At the leaf of page 2 now (it is current): appended there.
+    let w2 = reply(&at(&w1.path, None), "leaf of page two", &opts()).unwrap();
+    assert_eq!(w2.kind, WrittenKind::Appended);
+    assert_eq!(w2.path, w1.path);
+    // An earlier point of page 2 (its user message): a page 3 based on page 2, whose
+    // turn copies the settings found in page 1 through the chain.
+    let o = Options {
+        now_ms: NOW + 1000,
+        ..opts()
+    };
+    let w3 = reply(&at(&w1.path, Some(w1.ordinal)), "page three", &o).unwrap();
+    let l = parse(&w3.bytes);
+    let p2 = PageName::parse(w1.path.file_name().unwrap().to_str().unwrap()).unwrap();
+    assert_eq!(
+        l[0]["payload"]["history_base"]["thread_id"],
+        p2.page_id.as_str()
+    );
+    assert_eq!(l[0]["ordinal"], w1.ordinal + 1);
+    assert_eq!(l[3]["payload"]["model"], "m");
+    assert_eq!(db_path_of(&h.home), w3.path.to_str().unwrap());
+    // The end of page 1 is no longer current: a reply there is a new page too.
+    let w4 = reply(
+        &at(&page, None),
+        "end of page one",
+        &Options {
+            now_ms: NOW + 2000,
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert!(matches!(w4.kind, WrittenKind::NewPage { .. }));
+    assert_eq!(parse(&w4.bytes)[0]["ordinal"], 10);
+    assert_eq!(rollouts(&h).len(), 4);
+}
+
+#[test]
+fn without_a_database_the_newest_page_decides() {
+    let (h, page) = home();
+    let w1 = reply(&at(&page, Some(3)), "p2", &opts()).unwrap();
+    assert_eq!(
+        w1.kind,
+        WrittenKind::NewPage {
+            db: Updated::NoDatabase
+        }
+    );
+    assert!(
+        !h.home.join(STATE_DB).exists(),
+        "the database is never created"
+    );
+    // page 1 is no longer the newest: its end is not the leaf
+    let w2 = reply(
+        &at(&page, None),
+        "x",
+        &Options {
+            now_ms: NOW + 1000,
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert!(matches!(w2.kind, WrittenKind::NewPage { .. }));
+    // a page newer than the clock (skew) with no row: refused, nothing left behind
+    let before = rollouts(&h);
+    let err = reply(
+        &at(&page, Some(3)),
+        "y",
+        &Options {
+            now_ms: NOW - 3_600_000,
+            ..opts()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.errno(), libc::EEXIST);
+    assert_eq!(rollouts(&h), before);
+}
+
+#[test]
+fn a_busy_database_fails_the_reply_and_leaves_nothing() {
+    let (h, page) = home();
+    make_db(&h.home, &page);
+    let lock = rusqlite::Connection::open(h.home.join(STATE_DB)).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let before = rollouts(&h);
+    let old = fs::read(&page).unwrap();
+    let err = reply(&at(&page, Some(4)), "busy", &opts()).unwrap_err();
+    assert_eq!(err.errno(), libc::EBUSY, "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("state_5.sqlite"), "{msg}");
+    assert!(msg.contains("try again"), "{msg}");
+    assert_eq!(rollouts(&h), before, "the new page was removed");
+    assert_eq!(fs::read(&page).unwrap(), old);
+    lock.execute_batch("ROLLBACK").unwrap();
+    drop(lock);
+    assert_eq!(db_path_of(&h.home), page.to_str().unwrap());
+}
+
+#[test]
+fn a_database_codex_cannot_take_fails_cleanly() {
+    let (h, page) = home();
+    // A schema without the columns we set (a future Codex): the UPDATE fails.
+    let c = rusqlite::Connection::open(h.home.join(STATE_DB)).unwrap();
+    c.execute_batch("CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT);")
+        .unwrap();
+    c.execute(
+        "INSERT INTO threads VALUES (?1, ?2)",
+        rusqlite::params![T, page.to_str().unwrap()],
+    )
+    .unwrap();
+    drop(c);
+    let before = rollouts(&h);
+    let err = reply(&at(&page, Some(4)), "x", &opts()).unwrap_err();
+    assert_eq!(err.errno(), libc::EIO);
+    assert!(err.to_string().contains("no such column"), "{err}");
+    assert_eq!(rollouts(&h), before);
+    // Not a database at all.
+    fs::write(
+        h.home.join(STATE_DB),
+        b"this is not sqlite, just text long enough\n",
+    )
+    .unwrap();
+    let err = reply(&at(&page, Some(4)), "x", &opts()).unwrap_err();
+    assert!(err.to_string().contains("state_5.sqlite"), "{err}");
+    assert_eq!(rollouts(&h), before);
+}
+
+#[test]
+fn bad_points_say_what_is_wrong() {
+    let (h, page) = home();
+    let e = reply(&at(&page, Some(99)), "x", &opts()).unwrap_err();
+    assert_eq!(e.errno(), libc::ENOENT);
+    assert!(e.to_string().contains("ordinal 99"), "{e}");
+    let zst = h
+        .day
+        .join(format!("rollout-2026-12-01T19-38-28-{T}.jsonl.zst"));
+    fs::write(&zst, b"x").unwrap();
+    let e = reply(&at(&zst, None), "x", &opts()).unwrap_err();
+    assert_eq!(e.errno(), libc::EOPNOTSUPP);
+    let stray = h
+        .home
+        .join(format!("rollout-2026-12-01T19-38-28-{T}.jsonl"));
+    fs::copy(&page, &stray).unwrap();
+    let e = reply(&at(&stray, None), "x", &opts()).unwrap_err();
+    assert_eq!(e.errno(), libc::EINVAL);
+    let e = reply(&at(&h.day.join("nope.jsonl"), None), "x", &opts()).unwrap_err();
+    assert_eq!(e.errno(), libc::ENOENT);
+    let odd = h.day.join("notes.jsonl");
+    fs::write(&odd, b"{}\n").unwrap();
+    let e = reply(&at(&odd, None), "x", &opts()).unwrap_err();
+    assert_eq!(e.errno(), libc::EINVAL);
+    assert!(e.to_string().contains("rollout"), "{e}");
+}
