@@ -202,9 +202,11 @@ pub fn user_turn(
     (lines, mid)
 }
 
-/// The `session_meta` payload of a new page of the thread: the first page's, with its
-/// fork fields dropped, a new `timestamp`, and `history_base` right after
-/// `history_mode`, as the TUI writes it.
+/// The `session_meta` payload of a new page of the thread: the first page's with a new
+/// `timestamp` and its `history_base` replaced (placed right after `history_mode`). That
+/// is exactly what the TUI's rewind writes, also in a forked thread, where
+/// `forked_from_id` and `forked_from_ordinal_exclusive` stay (measured:
+/// `tests/fixtures/codex/own`, thread `own`, the fork's second page).
 pub fn page_meta(
     first: &Map<String, Value>,
     base_page_id: &str,
@@ -220,7 +222,7 @@ pub fn page_meta(
     let mut p = Map::new();
     for (k, v) in first {
         match k.as_str() {
-            "forked_from_id" | "forked_from_ordinal_exclusive" | "history_base" => {}
+            "history_base" => {}
             "timestamp" => {
                 p.insert(k.clone(), Value::String(format_iso_ms(now_ms)));
             }
@@ -311,7 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn page_meta_drops_fork_fields_and_places_the_base() {
+    fn page_meta_keeps_fork_fields_and_replaces_the_base() {
         let first = json!({"session_id": "t", "id": "t", "forked_from_id": "p", "forked_from_ordinal_exclusive": 3,
             "timestamp": "old", "history_mode": "paginated", "history_base": {"thread_id": "p"}, "context_window": {}});
         let m = page_meta(first.as_object().unwrap(), "page", 12, 3456, 0);
