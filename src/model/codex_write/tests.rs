@@ -395,3 +395,137 @@ fn bad_points_say_what_is_wrong() {
     assert_eq!(e.errno(), libc::EINVAL);
     assert!(e.to_string().contains("rollout"), "{e}");
 }
+
+/// The replies `scripts/codex-accepts` wrote with this writer and the real Codex CLI
+/// resumed: every report says ok, and the writer still writes the same lines (ids,
+/// times and the scratch paths apart).
+#[test]
+fn accepted_shapes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
+    let cases = fs::read_to_string(root.join("accepts/cases.tsv")).unwrap();
+    let mut n = 0;
+    for row in cases
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let f: Vec<&str> = row.split('\t').collect();
+        let (name, page, ord, prep, shape) = (f[0], f[1], f[2], f[3], f[4]);
+        let report: Value =
+            serde_json::from_slice(&fs::read(root.join(format!("accepts/{name}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(report["ok"], true, "{name}: {report}");
+        assert_eq!(report["reply"]["ok"], true, "{name}: {report}");
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join(".codex");
+        copy_tree(&root.join("own/codex-home"), &home);
+        let p = find_page(&home.join("sessions"), page);
+        if prep == "tear" {
+            let b = fs::read(&p).unwrap();
+            let body = &b[..b.len() - 1];
+            let start = body.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+            fs::write(&p, &b[..start + (b.len() - start) / 2]).unwrap();
+        }
+        let text = format!("[[APPENDED]] sessionfs reply ({name}): é — 日本語\nsecond line");
+        let o = Options {
+            shape: if shape == "minimal" {
+                Shape::Minimal
+            } else {
+                Shape::Turn
+            },
+            ..Options::default()
+        };
+        let ordinal = if ord == "end" {
+            None
+        } else {
+            Some(ord.parse().unwrap())
+        };
+        let w = reply(&at(&p, ordinal), &text, &o).unwrap();
+        let want = fs::read(root.join(format!("accepts/{name}.written.jsonl"))).unwrap();
+        assert_eq!(shape_of(&w.bytes), shape_of(&want), "{name}");
+        if let WrittenKind::NewPage { db } = &w.kind {
+            assert_eq!(*db, Updated::RolloutPath, "{name}");
+            let c = rusqlite::Connection::open(home.join(STATE_DB)).unwrap();
+            let rp: String = c
+                .query_row(
+                    "SELECT rollout_path FROM threads WHERE id=?1",
+                    [&w.thread_id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(Path::new(&rp), w.path, "{name}");
+        }
+        n += 1;
+    }
+    assert!(n >= 10, "{n} cases");
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn find_page(dir: &Path, part: &str) -> PathBuf {
+    fn walk(dir: &Path, part: &str) -> Option<PathBuf> {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let found = if p.is_dir() {
+                walk(&p, part)
+            } else {
+                p.to_str().unwrap().ends_with(part).then_some(p)
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+    walk(dir, part).unwrap_or_else(|| panic!("no page *{part} under {}", dir.display()))
+}
+
+/// The lines with every UUID, timestamp and clock reading replaced by a placeholder.
+fn shape_of(bytes: &[u8]) -> Vec<Value> {
+    let uuid =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let time = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
+    fn walk(v: &mut Value, uuid: &regex::Regex, time: &regex::Regex) {
+        match v {
+            Value::String(s) => {
+                let t = uuid.replace_all(s, "<uuid>").into_owned();
+                *s = if time.is_match(&t) {
+                    "<time>".into()
+                } else {
+                    t
+                };
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, uuid, time)),
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if matches!(
+                        k.as_str(),
+                        "create_time" | "started_at" | "started_at_ms" | "completed_at_ms"
+                    ) {
+                        *x = Value::from(0);
+                    } else {
+                        walk(x, uuid, time);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes
+        .split_inclusive(|&b| b == b'\n')
+        .map(|l| {
+            let mut v = serde_json::from_slice::<Value>(l).unwrap_or(Value::Null);
+            walk(&mut v, &uuid, &time);
+            v
+        })
+        .collect()
+}

@@ -323,6 +323,8 @@ mod tests {
             [
                 "session_id",
                 "id",
+                "forked_from_id",
+                "forked_from_ordinal_exclusive",
                 "timestamp",
                 "history_mode",
                 "history_base",
@@ -332,5 +334,6 @@ mod tests {
         assert_eq!(m["history_base"]["end_byte_offset"], 3456);
         assert_eq!(m["history_base"]["thread_id"], "page");
         assert_eq!(m["timestamp"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(m["forked_from_id"], "p");
     }
 }
