@@ -21,11 +21,11 @@ fn line(ord: u64, ty: &str, payload: Value) -> String {
 }
 
 fn user(ord: u64, text: &str, order: u64) -> String {
-    let mut v = json!({"timestamp": "2026-12-01T19:38:28.000Z", "ordinal": ord, "type": "response_item",
+    let v = json!({"timestamp": "2026-12-01T19:38:28.000Z", "ordinal": ord, "type": "response_item",
         "payload": {"type": "message", "id": format!("msg_{ord}"), "role": "user",
                     "content": [{"type": "input_text", "text": text}]},
         "metadata": {"history_sequence": ord, "sampled_through_sequence": ord, "user_input_order": order}});
-    let mut s = serde_json::to_string(&mut v).unwrap();
+    let mut s = serde_json::to_string(&v).unwrap();
     s.push('\n');
     s
 }
@@ -441,7 +441,18 @@ fn accepted_shapes() {
         };
         let w = reply(&at(&p, ordinal), &text, &o).unwrap();
         let want = fs::read(root.join(format!("accepts/{name}.written.jsonl"))).unwrap();
-        assert_eq!(shape_of(&w.bytes), shape_of(&want), "{name}");
+        let (got, want) = (shape_of(&w.bytes), shape_of(&want));
+        assert_eq!(got.len(), want.len(), "{name}: number of lines");
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            if g != e {
+                let cut = |v: &Value| v.to_string().chars().take(400).collect::<String>();
+                panic!(
+                    "{name}: line {i} differs from the accepted one\n got: {}\nwant: {}",
+                    cut(g),
+                    cut(e)
+                );
+            }
+        }
         if let WrittenKind::NewPage { db } = &w.kind {
             assert_eq!(*db, Updated::RolloutPath, "{name}");
             let c = rusqlite::Connection::open(home.join(STATE_DB)).unwrap();
