@@ -29,14 +29,19 @@
 //!
 //! **Why the whole turn and not the minimal line.** Codex takes a single
 //! `response_item` line (§9.1), and `exec resume` sends the same request either way
-//! (both measured, `accepts/*.json`). We write the lines Codex itself writes when a
-//! user turn starts (`Shape::Turn`): the copied `thread_settings_applied` and
+//! (both measured, `accepts/leaf-exec*.json`). But the TUI does not: resumed with
+//! `codex resume`, it did **not show** a reply written as the single line, and showed
+//! the whole turn (`scripts/codex-tui-transcript`: `leaf-minimal NOT shown`,
+//! `leaf-turn shown`, `earlier-turn shown`) — its transcript is rebuilt from the
+//! `event_msg` lines, not from `response_item`s. So we write what Codex itself writes
+//! for a user turn (`Shape::Turn`): the copied `thread_settings_applied` and
 //! `turn_context` keep the settings the next resume compares against (so it writes no
 //! spurious update), `metadata.user_input_order`/`history_sequence` keep Codex's
-//! counters in sequence, and `item_completed UserMessage` is the UI projection the TUI
-//! and `thread_history_1.sqlite` are built from, so the message shows in the TUI's
-//! transcript too. The turn is left open (no `task_complete`), exactly as Codex leaves it
-//! until the model answers. `Shape::Minimal` stays available.
+//! counters in sequence, and `item_completed UserMessage` is what the TUI shows. The
+//! turn is then closed with a `task_complete` without an answer: left open (as Codex
+//! leaves it until the model answers), the TUI showed "Conversation interrupted" under
+//! the message; closed, it shows the message and waits for the user. `Shape::Minimal`
+//! stays available.
 //!
 //! **Order, so that Codex can always resume.** A new page is written whole under a
 //! new name (`O_EXCL`), fsynced, its folder fsynced, and only then does the database

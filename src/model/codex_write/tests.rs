@@ -155,7 +155,8 @@ fn leaf_appends_the_turn_with_the_next_ordinals() {
         .iter()
         .map(|l| l["ordinal"].as_u64().unwrap())
         .collect();
-    assert_eq!(ords, [10, 11, 12, 13, 14]);
+    assert_eq!(ords, [10, 11, 12, 13, 14, 15]);
+    assert_eq!(lines[5]["payload"]["type"], "task_complete");
     assert_eq!(w.ordinal, 13);
     let item = &lines[3];
     assert_eq!(item["payload"]["content"][0]["text"], "trois\nlignes ✓");
@@ -233,7 +234,7 @@ fn earlier_point_makes_a_rewind_page_and_points_the_row_at_it() {
         .iter()
         .map(|l| l["ordinal"].as_u64().unwrap())
         .collect();
-    assert_eq!(ords, [5, 6, 7, 8, 9, 10]);
+    assert_eq!(ords, [5, 6, 7, 8, 9, 10, 11]);
     // settings are those in force at the point (turn 1), not the later ones
     assert_eq!(lines[3]["payload"]["model"], "m");
     assert_eq!(lines[4]["metadata"]["user_input_order"], 1);
@@ -520,7 +521,11 @@ fn shape_of(bytes: &[u8]) -> Vec<Value> {
                 for (k, x) in m.iter_mut() {
                     if matches!(
                         k.as_str(),
-                        "create_time" | "started_at" | "started_at_ms" | "completed_at_ms"
+                        "create_time"
+                            | "started_at"
+                            | "completed_at"
+                            | "started_at_ms"
+                            | "completed_at_ms"
                     ) {
                         *x = Value::from(0);
                     } else {

@@ -15,7 +15,8 @@ pub enum Shape {
     /// What Codex writes when a user turn starts: `thread_settings_applied` (a copy of
     /// the last), `task_started`, `turn_context` (a copy of the last, new turn id), the
     /// `response_item` user message with its `internal_…` and `metadata`, and
-    /// `item_completed UserMessage`.
+    /// `item_completed UserMessage`; then `task_complete` without an answer, which
+    /// closes the turn.
     #[default]
     Turn,
     /// Only the `response_item` user message with `timestamp` and `ordinal`: the
@@ -184,6 +185,22 @@ pub fn user_turn(
         }),
         None,
     ));
+    // Closed, with no answer: left open, the TUI shows the turn as "Conversation
+    // interrupted" on resume (scripts/codex-tui-transcript); closed, it shows the
+    // message and waits. `exec resume` sends the same request either way.
+    out.push((
+        "event_msg",
+        json!({
+            "type": "task_complete",
+            "root_turn_id": turn,
+            "turn_id": turn,
+            "last_agent_message": null,
+            "started_at": now_ms / 1000,
+            "completed_at": now_ms / 1000,
+            "duration_ms": 0,
+        }),
+        None,
+    ));
     let lines = out
         .into_iter()
         .enumerate()
@@ -288,14 +305,19 @@ mod tests {
                 "task_started",
                 "turn_context",
                 "response_item",
-                "item_completed"
+                "item_completed",
+                "task_complete"
             ]
         );
         let ords: Vec<_> = lines
             .iter()
             .map(|l| l["ordinal"].as_u64().unwrap())
             .collect();
-        assert_eq!(ords, [40, 41, 42, 43, 44]);
+        assert_eq!(ords, [40, 41, 42, 43, 44, 45]);
+        assert_eq!(
+            lines[5]["payload"]["turn_id"],
+            lines[1]["payload"]["turn_id"]
+        );
         let turn = lines[1]["payload"]["turn_id"].as_str().unwrap();
         assert_eq!(lines[2]["payload"]["turn_id"], turn);
         assert_eq!(lines[2]["payload"]["cwd"], "/p");
@@ -305,7 +327,7 @@ mod tests {
         assert_eq!(lines[3]["metadata"]["user_input_order"], 3);
         assert_eq!(lines[0]["timestamp"], "2026-12-01T19:38:13.510Z");
         let bytes = to_bytes(&lines);
-        assert_eq!(bytes.iter().filter(|&&c| c == b'\n').count(), 5);
+        assert_eq!(bytes.iter().filter(|&&c| c == b'\n').count(), 6);
         let (min, _) = user_turn(&b, "t", "x", 9, 0, Shape::Minimal);
         assert_eq!(min.len(), 1);
         let keys: Vec<_> = min[0].as_object().unwrap().keys().cloned().collect();
