@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     match reply(&at, pos[2], &opts) {
         Ok(w) => {
             let kind = match &w.kind {
-                WrittenKind::Appended => "appended".to_string(),
+                WrittenKind::Appended { db } => format!("appended ({db:?})"),
                 WrittenKind::NewPage { db } => format!("new page ({db:?})"),
             };
             println!(

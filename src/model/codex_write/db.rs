@@ -83,6 +83,11 @@ pub enum Updated {
     NoRow,
     /// `threads.rollout_path` (and the times) now name the new page.
     RolloutPath,
+    /// The row's times were set to now (an append at the leaf).
+    Times,
+    /// The times could not be set (why); the appended reply stands, Codex resumes it,
+    /// only the picker's order waits for Codex's next write.
+    TimesSkipped(String),
 }
 
 /// Makes `page` the thread's current page: `rollout_path`, and the times the picker
@@ -119,4 +124,34 @@ pub fn set_current(
     } else {
         Updated::RolloutPath
     })
+}
+
+/// After an append at the leaf: the row's times, which the picker and `resume --last`
+/// sort by, set to now, as Codex sets them when a turn is written. Not needed to
+/// resume, so a failure is reported, not fatal.
+pub fn touch(home: &Path, thread_id: &str, now_ms: i64, busy: Duration) -> Updated {
+    let db = home.join(STATE_DB);
+    if !db.exists() {
+        return Updated::NoDatabase;
+    }
+    let run = || -> Result<usize, DbError> {
+        let mut c = open(&db, OpenFlags::SQLITE_OPEN_READ_WRITE, busy)?;
+        let tx = c
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db_error)?;
+        let n = tx
+            .execute(
+                "UPDATE threads SET updated_at = ?1, updated_at_ms = ?2, recency_at = ?1, \
+                 recency_at_ms = ?2 WHERE id = ?3",
+                rusqlite::params![now_ms / 1000, now_ms, thread_id],
+            )
+            .map_err(db_error)?;
+        tx.commit().map_err(db_error)?;
+        Ok(n)
+    };
+    match run() {
+        Ok(0) => Updated::NoRow,
+        Ok(_) => Updated::Times,
+        Err(e) => Updated::TimesSkipped(format!("{}: {}", db.display(), e.reason)),
+    }
 }

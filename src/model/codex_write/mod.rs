@@ -9,8 +9,10 @@
 //!   `response_item` or `compacted` line follows it there (bookkeeping lines after it
 //!   change nothing Codex sends): the turn's lines are appended to that page, ordinals
 //!   continuing from the last line's (§3.3). An unterminated last line gets a `\n`
-//!   first, as Codex does (§10). The database is left alone: the current page stays
-//!   current.
+//!   first, as Codex does (§10). Then the row's `updated_at`/`recency_at` are set to
+//!   now, as Codex does when it writes a turn, so the picker and `resume --last` see the
+//!   thread as the latest; that is not needed to resume, so if the database is busy the
+//!   reply stands and `Written` says the times were skipped.
 //! * **At an earlier point** (or at the end of a page that is not current) — a new page
 //!   of the same thread, `rollout-<now>-<threadId>_<newPageId>.jsonl`, shaped like a TUI
 //!   rewind: `session_meta` copied from the thread's first page with `history_base`
@@ -97,8 +99,8 @@ impl Default for Options {
 /// What was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WrittenKind {
-    /// Lines appended to the current page.
-    Appended,
+    /// Lines appended to the current page; `db` says whether the row's times followed.
+    Appended { db: Updated },
     /// A new page of the thread (a rewind's shape), made current.
     NewPage { db: Updated },
 }
@@ -213,7 +215,7 @@ pub fn reply(at: &Point, text: &str, opts: &Options) -> Result<Written, ReplyErr
         .collect();
     let at_end = !page.lines[idx + 1..].iter().any(|l| l.is_node());
     if at_end && is_current(&home, &page, &all, opts)? {
-        append_at_leaf(page, &by_id, text, opts)
+        append_at_leaf(&home, page, &by_id, text, opts)
     } else {
         new_page(&home, &sessions, page, idx, &by_id, text, opts)
     }
@@ -259,6 +261,7 @@ fn plain_name(n: &str) -> &str {
 }
 
 fn append_at_leaf(
+    home: &Path,
     page: Page,
     by_id: &HashMap<String, PathBuf>,
     text: &str,
@@ -319,7 +322,9 @@ fn append_at_leaf(
         .and_then(|_| f.sync_data())
         .map_err(|e| ReplyError::io("cannot append to", &path, e))?;
     Ok(Written {
-        kind: WrittenKind::Appended,
+        kind: WrittenKind::Appended {
+            db: db::touch(home, &page.name.thread_id, opts.now_ms, opts.busy_timeout),
+        },
         offset: page.len,
         path,
         bytes,

@@ -144,8 +144,23 @@ fn leaf_appends_the_turn_with_the_next_ordinals() {
     let old = fs::read(&page).unwrap();
     // The last response_item is ordinal 8; task_complete after it is bookkeeping, so a
     // reply at 8 is still at the leaf.
+    make_db(&h.home, &page);
     let w = reply(&at(&page, Some(8)), "trois\nlignes ✓", &opts()).unwrap();
-    assert_eq!(w.kind, WrittenKind::Appended);
+    assert_eq!(w.kind, WrittenKind::Appended { db: Updated::Times });
+    let c = rusqlite::Connection::open(h.home.join(STATE_DB)).unwrap();
+    let times: (i64, i64, i64, i64) = c
+        .query_row(
+            "SELECT updated_at, updated_at_ms, recency_at, recency_at_ms FROM threads WHERE id=?1",
+            [T],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(times, (NOW / 1000, NOW, NOW / 1000, NOW));
+    assert_eq!(
+        db_path_of(&h.home),
+        page.to_str().unwrap(),
+        "still the same page"
+    );
     let new = fs::read(&page).unwrap();
     assert_eq!(&new[..old.len()], &old[..], "old bytes kept");
     assert_eq!(&new[old.len()..], &w.bytes[..]);
@@ -182,7 +197,12 @@ fn leaf_after_a_torn_line_starts_with_a_newline() {
         ..opts()
     };
     let w = reply(&at(&page, None), "after torn", &o).unwrap();
-    assert_eq!(w.kind, WrittenKind::Appended);
+    assert_eq!(
+        w.kind,
+        WrittenKind::Appended {
+            db: Updated::NoDatabase
+        }
+    );
     assert_eq!(w.bytes[0], b'\n');
     let new = fs::read(&page).unwrap();
     assert_eq!(&new[..old.len()], &old[..]);
@@ -248,7 +268,7 @@ fn a_rewind_page_on_a_rewind_page_reads_the_base_chain() {
     let w1 = reply(&at(&page, Some(4)), "page two", &opts()).unwrap();
     // At the leaf of page 2 now (it is current): appended there.
     let w2 = reply(&at(&w1.path, None), "leaf of page two", &opts()).unwrap();
-    assert_eq!(w2.kind, WrittenKind::Appended);
+    assert_eq!(w2.kind, WrittenKind::Appended { db: Updated::Times });
     assert_eq!(w2.path, w1.path);
     // An earlier point of page 2 (its user message): a page 3 based on page 2, whose
     // turn copies the settings found in page 1 through the chain.
@@ -326,7 +346,9 @@ fn a_busy_database_fails_the_reply_and_leaves_nothing() {
     let (h, page) = home();
     make_db(&h.home, &page);
     let lock = rusqlite::Connection::open(h.home.join(STATE_DB)).unwrap();
-    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    // A writer holds the database (readers may still read it, as in Codex's WAL mode):
+    // the new page is written, the row cannot be, and the page is removed again.
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
     let before = rollouts(&h);
     let old = fs::read(&page).unwrap();
     let err = reply(&at(&page, Some(4)), "busy", &opts()).unwrap_err();
@@ -336,6 +358,23 @@ fn a_busy_database_fails_the_reply_and_leaves_nothing() {
     assert!(msg.contains("try again"), "{msg}");
     assert_eq!(rollouts(&h), before, "the new page was removed");
     assert_eq!(fs::read(&page).unwrap(), old);
+    // At the leaf the database only gets the times: the reply stands without them.
+    let w = reply(&at(&page, None), "busy leaf", &opts()).unwrap();
+    match &w.kind {
+        WrittenKind::Appended {
+            db: Updated::TimesSkipped(why),
+        } => assert!(why.contains("state_5.sqlite"), "{why}"),
+        k => panic!("{k:?}"),
+    }
+    assert!(fs::read(&page).unwrap().starts_with(&old));
+    lock.execute_batch("ROLLBACK").unwrap();
+    // Locked even for readers: which page is current cannot be known; nothing written.
+    let old = fs::read(&page).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let err = reply(&at(&page, None), "x", &opts()).unwrap_err();
+    assert_eq!(err.errno(), libc::EBUSY, "{err}");
+    assert_eq!(fs::read(&page).unwrap(), old);
+    assert_eq!(rollouts(&h), before);
     lock.execute_batch("ROLLBACK").unwrap();
     drop(lock);
     assert_eq!(db_path_of(&h.home), page.to_str().unwrap());
