@@ -584,3 +584,60 @@ fn shape_of(bytes: &[u8]) -> Vec<Value> {
         })
         .collect()
 }
+
+/// The fixture databases are Codex's own schema with exactly the fixture threads, every
+/// row naming a page that is there (as `/home/dev/.codex/…`), and open read-only with no
+/// side files (rollback journal, not WAL).
+#[test]
+fn fixture_databases_name_their_pages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
+    for (dir, threads) in [("own", 10), ("own-zst", 3)] {
+        let home = root.join(dir).join("codex-home");
+        let c = rusqlite::Connection::open_with_flags(
+            home.join(STATE_DB),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete", "{dir}");
+        let migrations: i64 = c
+            .query_row("SELECT count(*) FROM _sqlx_migrations", [], |r| r.get(0))
+            .unwrap();
+        assert!(
+            migrations > 0,
+            "{dir}: Codex refuses a database without them"
+        );
+        let mut st = c.prepare("SELECT id, rollout_path FROM threads").unwrap();
+        let rows: Vec<(String, String)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows.len(), threads, "{dir}");
+        for (id, path) in rows {
+            let rel = path.strip_prefix("/home/dev/.codex/").unwrap();
+            let plain = home.join(rel);
+            let zst = home.join(format!("{rel}.zst"));
+            assert!(plain.exists() || zst.exists(), "{dir}: {path}");
+            assert!(rel.contains(&id), "{dir}: {path}");
+        }
+    }
+    // own-zst's oldest page is only compressed (zstd's magic number), the plain one in own/
+    let day = root.join("own-zst/codex-home/sessions/2026/12/01");
+    let zst: Vec<PathBuf> = fs::read_dir(&day)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "zst"))
+        .collect();
+    assert_eq!(zst.len(), 1);
+    assert_eq!(&fs::read(&zst[0]).unwrap()[..4], &[0x28, 0xb5, 0x2f, 0xfd]);
+    let name = zst[0].file_name().unwrap().to_str().unwrap();
+    assert!(!day.join(name.trim_end_matches(".zst")).exists());
+    assert!(
+        root.join("own/codex-home/sessions/2026/12/01")
+            .join(name.trim_end_matches(".zst"))
+            .exists()
+    );
+}
