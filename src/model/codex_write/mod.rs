@@ -364,30 +364,25 @@ fn new_page(
     })?;
     let end_off = point.end;
     let thread_id = page.name.thread_id.clone();
-    let first_path = by_id.get(&thread_id).ok_or_else(|| {
-        ReplyError::new(
-            libc::ENOENT,
-            format!(
-                "the first page of thread {thread_id} is missing under {}",
-                sessions.display()
-            ),
-        )
-    })?;
-    let first = if *first_path == page.path {
-        None
-    } else {
-        Some(Page::read(first_path).map_err(|e| ReplyError::io("cannot read", first_path, e))?)
+    // The new page's session_meta is the first page's (§9.2). Every page of a thread
+    // carries the same one apart from `timestamp` and `history_base`, so when the first
+    // page cannot be read here (compressed, §8) the point's own page stands in for it.
+    let first = match by_id.get(&thread_id) {
+        Some(p) if *p != page.path && !p.to_string_lossy().ends_with(".zst") => {
+            Some(Page::read(p).map_err(|e| ReplyError::io("cannot read", p, e))?)
+        }
+        _ => None,
     };
     let first_meta = first
         .as_ref()
-        .unwrap_or(&page)
-        .meta()
+        .and_then(|f| f.meta())
+        .or_else(|| page.meta())
         .ok_or_else(|| {
             ReplyError::new(
                 libc::EINVAL,
                 format!(
                     "{} does not start with a session_meta line",
-                    first_path.display()
+                    page.path.display()
                 ),
             )
         })?

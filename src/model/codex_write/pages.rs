@@ -259,6 +259,14 @@ pub fn history(page: &Page, end: u64, pages: &HashMap<String, PathBuf>) -> io::R
                 ),
             )
         })?;
+        if PageName::parse(path.file_name().and_then(|n| n.to_str()).unwrap_or(""))
+            .is_some_and(|n| n.compressed)
+        {
+            // A compressed base (§8) is not read here: what the writer looks for (the
+            // last settings, the counters) is nearly always in the newer pages, which a
+            // rewind page starts with its own settings lines. Codex reads it itself.
+            break;
+        }
         let base = Page::read(path)?;
         cur_base = base.history_base();
         chain.push((base, base_end));

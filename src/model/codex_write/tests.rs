@@ -641,3 +641,33 @@ fn fixture_databases_name_their_pages() {
             .exists()
     );
 }
+
+#[test]
+fn a_compressed_first_page_does_not_stop_replies_on_later_pages() {
+    let (h, page) = home();
+    make_db(&h.home, &page);
+    let w1 = reply(&at(&page, Some(4)), "page two", &opts()).unwrap();
+    // Codex's compression worker replaced page 1 by page 1.zst (content irrelevant here).
+    let zst = page.with_extension("jsonl.zst");
+    fs::rename(&page, &zst).unwrap();
+    let w2 = reply(&at(&w1.path, None), "leaf of page two", &opts()).unwrap();
+    assert_eq!(w2.kind, WrittenKind::Appended { db: Updated::Times });
+    let l = parse(&w2.bytes);
+    assert_eq!(
+        l[2]["payload"]["model"], "m",
+        "settings from page two's own lines"
+    );
+    let w3 = reply(
+        &at(&w1.path, Some(w1.ordinal)),
+        "page three",
+        &Options {
+            now_ms: NOW + 1000,
+            ..opts()
+        },
+    )
+    .unwrap();
+    let m = &parse(&w3.bytes)[0]["payload"];
+    assert_eq!(m["id"], T);
+    assert_eq!(m["cwd"], "/p", "session_meta taken from page two");
+    assert!(m["history_base"].is_object());
+}
