@@ -180,8 +180,8 @@ pub fn reply(at: &Point, text: &str, opts: &Options) -> Result<Written, ReplyErr
             ReplyError::new(
                 libc::EOPNOTSUPP,
                 format!(
-                    "{} is compressed (.jsonl.zst); sessionfs does not write to compressed pages: \
-                     resume the thread once with codex, which decompresses it",
+                    "{} is compressed (.jsonl.zst): the reply writer reads plain pages only \
+                     (codex makes a compressed current page plain again when it resumes the thread)",
                     page_path.display()
                 ),
             )
