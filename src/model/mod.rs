@@ -1,20 +1,18 @@
 //! The session model: everything sessionfs knows about session files, with no
-//! filesystem in it. Pi's format is the shared index and the modules below; Claude
-//! Code's is [`claude`]; [`format`](mod@format) is the seam between them.
+//! filesystem in it.
 //!
-//! * [`session`] indexes a file (tolerant of damage, lazy about content) and catches up
-//!   with appends; [`scan`] is the per-line field reader it uses.
-//! * [`migrate`] applies Pi's v1/v2 migrations in memory.
-//! * [`context`] rebuilds the messages Pi would send to the model for any entry.
-//! * [`render`] turns entries and contexts into readable text; [`tree`] draws the tree;
-//!   [`content`] is what an entry's directory holds (its KIND file and images).
-//! * [`append`] writes new entries the way Pi does; [`fork`] copies a branch into a new
-//!   session file, the way each agent forks.
-//! * [`check`] reports what is wrong with a file.
-//! * [`claude`] is Claude Code's format: its lines, loader, context, rendering, append.
-//! * [`input`] is what sessionfs agrees to read (regular files, lines up to a bound).
-//! * [`usage`] sums the tokens and cost entries record, per entry, branch and session.
+//! * [`core`](mod@self::core) is agent-neutral: the index of entries over one or more
+//!   files, the [`Agent`](self::core::agent::Agent) interface, ids, the JSON readers,
+//!   time, input bounds, `check`'s report, tree drawing, the shared parts of fork and
+//!   usage. Its module docs say how an agent is added.
+//! * [`pi`] is Pi's format, [`claude`] Claude Code's; each implements the interface.
+//! * [`agents`] is the table above them: which agent a file is, and `Session::open`.
 //! * [`sessions_dir`] finds the agents' sessions directories and lists them.
+//!
+//! The core names no agent, no agent names another, and the folders import one
+//! another without a circle (`architecture`'s tests check it on the source). The
+//! paths from before that split (`model::session`, `model::render`, ...) are kept
+//! below for callers.
 
 pub mod agents;
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::model::core::format::Format;
 use crate::model::core::id::IdKey;
 use crate::model::core::input::Line;
 use crate::model::core::reply::{AppendError, NewEntry};
-use crate::model::core::session::{Entry, Header, LoadError, NIL, NO_TIME, Session, flags};
+use crate::model::core::session::{Entry, Header, LoadError, NIL, NO_TIME, Session, Source, flags};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
@@ -18,7 +18,7 @@ use std::any::Any;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 impl Session {
     /// Claude Code's own index state, for a Claude Code file.
@@ -116,7 +116,12 @@ impl Agent for State {
                 continue;
             }
             if std::fs::metadata(&p).is_ok() {
-                self.add_side(p)?;
+                let side = self.add_side(p.clone())?;
+                let src = s.add_source(Source::file(p))?;
+                debug_assert_eq!(
+                    side, src,
+                    "a side file is the session's source of its number"
+                );
             }
         }
         let max = crate::model::core::input::max_line();
@@ -162,8 +167,9 @@ impl Agent for State {
                             s.by_id.insert(id, next);
                         }
                         let len = raw.len() as u32;
-                        s.entries
-                            .push(Entry::new(off, len, line, id, parent_id, ts, kind, flags));
+                        let mut e = Entry::new(off, len, line, id, parent_id, ts, kind, flags);
+                        e.file = k as u16 + 1;
+                        s.entries.push(e);
                     }
                     Ok(())
                 })?;
@@ -230,11 +236,6 @@ impl Agent for State {
     /// the leaf.
     fn meta_moves(&self) -> bool {
         true
-    }
-
-    fn entry_file(&self, i: u32) -> Option<&Path> {
-        let f = self.file_of(i);
-        (f != 0).then(|| &*self.sides[f as usize - 1].path)
     }
 
     fn has_side_files(&self) -> bool {

@@ -23,7 +23,7 @@
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
 //! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
-//! | entries of other files | [`Agent::entry_file`] |
+//! | entries of other files | [`Session::add_source`], [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
 //!
@@ -100,10 +100,6 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     /// refresh always reports them changed.
     fn meta_moves(&self) -> bool {
         false
-    }
-    /// The file entry `i` lives in when it is not the session file.
-    fn entry_file(&self, _i: u32) -> Option<&std::path::Path> {
-        None
     }
     /// Whether lines of other files are indexed with the session's own.
     fn has_side_files(&self) -> bool {

@@ -152,33 +152,6 @@ pub fn uuid_string(b: &[u8; 16]) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hex_ids_need_no_table() {
-        let t = IdTable::default();
-        let k = IdKey::from_hex8("0a1b2c3d").unwrap();
-        assert_eq!(t.resolve(k).unwrap(), "0a1b2c3d");
-        assert_eq!(IdKey::from_hex8("0A1B2C3D"), None);
-        assert_eq!(IdKey::from_hex8("0a1b2c3"), None);
-    }
-
-    #[test]
-    fn other_ids_are_interned_once() {
-        let mut t = IdTable::default();
-        let a = t.intern("reply");
-        let b = t.intern("../x");
-        assert_ne!(a, b);
-        assert_eq!(t.intern("reply"), a);
-        assert_eq!(t.get("../x"), Some(b));
-        assert_eq!(t.get("nope"), None);
-        assert_eq!(t.resolve(b).unwrap(), "../x");
-        assert_eq!(t.intern(""), t.get("").unwrap());
-    }
-}
-
 /// A random `u32` from the kernel.
 pub fn random_u32() -> u32 {
     let mut b = [0u8; 4];
@@ -243,4 +216,31 @@ pub fn uuid_v4() -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     uuid_string(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_ids_need_no_table() {
+        let t = IdTable::default();
+        let k = IdKey::from_hex8("0a1b2c3d").unwrap();
+        assert_eq!(t.resolve(k).unwrap(), "0a1b2c3d");
+        assert_eq!(IdKey::from_hex8("0A1B2C3D"), None);
+        assert_eq!(IdKey::from_hex8("0a1b2c3"), None);
+    }
+
+    #[test]
+    fn other_ids_are_interned_once() {
+        let mut t = IdTable::default();
+        let a = t.intern("reply");
+        let b = t.intern("../x");
+        assert_ne!(a, b);
+        assert_eq!(t.intern("reply"), a);
+        assert_eq!(t.get("../x"), Some(b));
+        assert_eq!(t.get("nope"), None);
+        assert_eq!(t.resolve(b).unwrap(), "../x");
+        assert_eq!(t.intern(""), t.get("").unwrap());
+    }
 }

@@ -1,4 +1,50 @@
-//! The agent-neutral core of the model.
+//! The agent-neutral core of the model: what every agent's sessions share.
+//!
+//! * [`session`] indexes a session (tolerant of damage, lazy about content) over one
+//!   or more files ([`session::Source`]) and catches up with appends; [`agent`] is the
+//!   interface each agent implements and the session holds.
+//! * [`scan`] and [`json_view`] read fields of a JSON line from its bytes; [`js`] is
+//!   JavaScript's JSON semantics (`JSON.stringify`, truthiness, `Date`); [`text`] the
+//!   rendering helpers agents share; [`id`], [`kind`], [`time`], [`base64`].
+//! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
+//!   draws the tree; [`content`] is what an entry's directory holds.
+//! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
+//!   the parts of forking and of usage that do not depend on the agent.
+//!
+//! # Adding an agent
+//!
+//! ```text
+//! src/model/
+//!   core/        this folder: names no agent
+//!   pi/          Pi: agent.rs implements core::agent::Agent
+//!   claude/      Claude Code: agent.rs implements core::agent::Agent
+//!   codex/       a new agent: mod.rs, agent.rs (its index state implements Agent)
+//!   agents.rs    the agents' table: detection and Session::open
+//! ```
+//!
+//! 1. A folder `src/model/NAME/` whose index state implements [`agent::Agent`]: its
+//!    `index_line` turns a line into an entry (id key, parent id key, timestamp,
+//!    kind, flags) with [`session::Session::push_entry`] and friends. A format without
+//!    parent links gives each entry the id key of the previous one as its parent.
+//! 2. A session of several files: the agent adds each other file as a source
+//!    ([`session::Session::add_source`], a plain file or bytes in memory, with a byte
+//!    limit when only a prefix belongs to the session), sets [`session::Entry::file`]
+//!    of the entries it pushes from it, indexes those files in
+//!    [`agent::Agent::after_scan`] and says in [`agent::Agent::sources_moved`] when
+//!    they grew or were rewritten; [`session::Session::replace_source`] swaps a
+//!    source's representation (same bytes, offsets stay valid).
+//! 3. A variant of [`format::Format`] (a tag: it names agents, imports none) and the
+//!    agent's detection in `crate::model::agents`.
+//!
+//! What is shared between two agents moves here; `model::architecture`'s tests fail
+//! when the core names an agent or one agent names another.
+//!
+//! # Locks and order
+//!
+//! The core takes no lock. A session is changed only through `&mut Session`
+//! (`refresh`, `replace_with`); an agent's `&mut self` hooks run with the agent taken
+//! out of the session for the call (`Session::with_agent`), so the agent cannot reach
+//! itself through the session during them.
 
 pub mod agent;
 pub mod base64;

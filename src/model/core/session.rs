@@ -153,6 +153,9 @@ pub struct Entry {
     pub ts: i64,
     pub kind: KindId,
     pub flags: u8,
+    /// The source the line is in: 0 for the session file, `n` for
+    /// [`Session::source`]`(n)` (see [`Source`]).
+    pub file: u16,
     /// Resolved tree links (entry indices), valid unless [`flags::SHADOWED`].
     pub parent: u32,
     pub first_child: u32,
@@ -211,12 +214,82 @@ impl Entry {
             ts,
             kind,
             flags,
+            file: 0,
             parent: NIL,
             first_child: NIL,
             last_child: NIL,
             next_sibling: NIL,
             child_count: 0,
             depth: 1,
+        }
+    }
+}
+
+/// Another file a session's entries live in, beside the session file (source 0):
+/// a Claude Code subagent's transcript, a Codex thread's other pages. The agent adds
+/// them while it scans ([`Session::add_source`]); an entry names its source in
+/// [`Entry::file`], and [`Session::entry_bytes`] reads its line from there, by the
+/// same byte offsets whatever the source's representation.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub data: SourceData,
+    /// Only bytes `[0, limit)` belong to the session (a Codex page whose history is
+    /// the first bytes of another page); `None`: the whole file.
+    pub limit: Option<u64>,
+}
+
+/// Where a [`Source`]'s bytes are.
+#[derive(Debug, Clone)]
+pub enum SourceData {
+    /// A plain file, read with `pread` when a line is needed.
+    File(PathBuf),
+    /// Bytes held in memory (a decompressed `.jsonl.zst` page), for the file named.
+    Bytes(PathBuf, std::sync::Arc<[u8]>),
+}
+
+impl Source {
+    /// The whole plain file at `path`.
+    pub fn file(path: impl Into<PathBuf>) -> Source {
+        Source {
+            data: SourceData::File(path.into()),
+            limit: None,
+        }
+    }
+
+    /// The file (or the file the bytes were read from).
+    pub fn path(&self) -> &Path {
+        match &self.data {
+            SourceData::File(p) | SourceData::Bytes(p, _) => p,
+        }
+    }
+
+    /// The `len` bytes at `offset`, which must lie below the limit.
+    pub fn read(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        let end = offset + len as u64;
+        if self.limit.is_some_and(|l| end > l) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: bytes {offset}..{end} lie past the part of the file the session uses",
+                    self.path().display()
+                ),
+            ));
+        }
+        match &self.data {
+            SourceData::File(p) => {
+                let mut buf = vec![0u8; len as usize];
+                File::open(p)?.read_exact_at(&mut buf, offset)?;
+                Ok(buf)
+            }
+            SourceData::Bytes(p, b) => b
+                .get(offset as usize..end as usize)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{}: bytes {offset}..{end} are not there", p.display()),
+                    )
+                }),
         }
     }
 }
@@ -420,6 +493,8 @@ pub struct Session {
     pub(crate) relink: bool,
     /// The file's agent, and what only that agent needs (see [`super::agent`]).
     pub(crate) agent: Box<dyn Agent>,
+    /// The other files entries live in: `sources[n - 1]` is source `n`.
+    pub(crate) sources: Vec<Source>,
     /// How the file's agent is chosen, again on a reload.
     pub(crate) table: &'static AgentTable,
 }
@@ -469,6 +544,7 @@ impl Session {
             fingerprint: Vec::new(),
             relink: false,
             agent: (table.first)(),
+            sources: Vec::new(),
             table,
         };
         s.scan(true)?;
@@ -559,7 +635,7 @@ impl Session {
 
     /// Whether entry `i` is a line of the session file itself (not of a side file).
     pub fn in_main_file(&self, i: u32) -> bool {
-        self.agent.entry_file(i).is_none()
+        self.entries[i as usize].file == 0
     }
 
     /// The name entry `i` is shown under instead of its id, if any.
@@ -835,12 +911,38 @@ impl Session {
     /// The raw bytes of entry `i`'s line (without `\n`; a trailing `\r` is kept).
     pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
         let e = &self.entries[i as usize];
-        if let Some(path) = self.agent.entry_file(i) {
-            let mut buf = vec![0u8; e.len as usize];
-            File::open(path)?.read_exact_at(&mut buf, e.offset)?;
-            return Ok(buf);
+        if e.file != 0 {
+            return self.sources[e.file as usize - 1].read(e.offset, e.len);
         }
         self.read_range(e.offset, e.len)
+    }
+
+    /// Adds a source (another file of the session, see [`Source`]): its number, for
+    /// [`Entry::file`] of the entries the agent then pushes from it.
+    pub fn add_source(&mut self, src: Source) -> Result<u16, LoadError> {
+        if self.sources.len() >= u16::MAX as usize {
+            return Err(LoadError::Io(io::Error::other(format!(
+                "{}: more than {} files in one session",
+                self.path.display(),
+                u16::MAX
+            ))));
+        }
+        self.sources.push(src);
+        Ok(self.sources.len() as u16)
+    }
+
+    /// Source `n` (from 1; 0 is the session file itself).
+    pub fn source(&self, n: u16) -> Option<&Source> {
+        n.checked_sub(1).and_then(|k| self.sources.get(k as usize))
+    }
+
+    /// Replaces source `n` by the same bytes in another representation (a `.zst`
+    /// page by its plain `.jsonl`), or by a longer limit: the entries' offsets stay
+    /// valid. Returns the old source.
+    pub fn replace_source(&mut self, n: u16, src: Source) -> Option<Source> {
+        let k = n.checked_sub(1)? as usize;
+        let slot = self.sources.get_mut(k)?;
+        Some(std::mem::replace(slot, src))
     }
 
     /// Fills `buf` from the file at `offset` (lines lie where [`Entry::offset`] says).
