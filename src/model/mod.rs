@@ -18,6 +18,7 @@ pub mod agents;
 #[cfg(test)]
 mod architecture;
 pub mod claude;
+pub mod codex;
 pub mod core;
 pub mod pi;
 pub mod sessions_dir;

@@ -19,6 +19,10 @@
 //! `sessionfs grep` both list directories with it.
 
 use std::collections::HashSet;
+
+/// Codex threads listed by project (a Codex home has no per-project folders): the
+/// view and the search reach Codex's listing only through this table.
+pub use crate::model::codex::catalog as codex_catalog;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -66,6 +70,13 @@ pub fn default_claude_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| home().map(|h| h.join(".claude/projects")))
 }
 
+/// Codex's sessions folder: `$CODEX_HOME/sessions` (a leading `~` expanded), else
+/// `~/.codex/sessions`. Its pages lie in day folders (`YYYY/MM/DD`), not in project
+/// folders: a mount groups them by project itself (see [`super::codex::catalog`]).
+pub fn default_codex_dir() -> Option<PathBuf> {
+    env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -81,8 +92,8 @@ pub struct Agent {
     pub dir: fn() -> Option<PathBuf>,
 }
 
-/// Pi and Claude Code, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 2] = [
+/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
+pub const AGENTS: [Agent; 3] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -96,6 +107,13 @@ pub const AGENTS: [Agent; 2] = [
         var: "CLAUDE_CONFIG_DIR",
         program: "Claude Code",
         dir: default_claude_dir,
+    },
+    Agent {
+        folder: "codex",
+        what: "Codex's sessions folder",
+        var: "CODEX_HOME",
+        program: "Codex",
+        dir: default_codex_dir,
     },
 ];
 
@@ -137,7 +155,7 @@ pub fn existing_default_dir() -> Result<PathBuf, String> {
 }
 
 /// Every agent's directory on this machine, by folder name: a directory named by its
-/// environment variable (`PI_CODING_AGENT_DIR`, `CLAUDE_CONFIG_DIR`) must be there; a
+/// environment variable (`PI_CODING_AGENT_DIR`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`) must be there; a
 /// default one is taken when it exists. At least one must be found; otherwise why
 /// not, as one sentence for the user.
 pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
@@ -154,11 +172,12 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
             |a: &Agent, dflt: &str| (a.dir)().map_or(dflt.to_string(), |d| d.display().to_string());
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
-             nor Claude Code's projects directory {} exists \
-             (PI_CODING_AGENT_DIR and CLAUDE_CONFIG_DIR move them); \
+             nor Claude Code's projects directory {} nor Codex's sessions folder {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR and CODEX_HOME move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
+            shown(&AGENTS[2], "~/.codex/sessions"),
         ));
     }
     Ok(found)
@@ -177,16 +196,27 @@ pub fn agent_of(dir: &Path) -> &'static str {
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
-    match (has(".pi"), has(".claude")) {
-        (true, false) => "Pi",
-        (false, true) => "Claude Code",
+    match (has(".pi"), has(".claude"), has(".codex")) {
+        (true, false, false) => "Pi",
+        (false, true, false) => "Claude Code",
+        (false, false, true) => "Codex",
         _ => "Pi or Claude Code",
     }
 }
 
-/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it.
+/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (a
+/// Codex page in its day folders).
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
+    // Codex files its pages by day, three folders down.
+    if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
+        fs::read_dir(&root).ok()?;
+        return Some(super::codex::catalog::holds_pages(&root, 3));
+    }
+    if agent_of(dir) == "Codex" {
+        fs::read_dir(dir).ok()?;
+        return Some(super::codex::catalog::holds_pages(dir, 3));
+    }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
     };

@@ -4,6 +4,7 @@
 
 use super::session::Job;
 use crate::model::input;
+use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -85,8 +86,29 @@ pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>
     (jobs, problems)
 }
 
-/// A sessions directory: its projects' sessions, then its loose sessions.
+/// A sessions directory: its projects' sessions, then its loose sessions. A Codex home
+/// or `sessions/` folder: its threads by project, as a mount lists them.
 fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
+    let codex = codex_catalog::sessions_root_of(dir)
+        .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()));
+    if let Some(root) = codex {
+        match codex_catalog::Scanner::default().scan(&root) {
+            Ok(cat) => {
+                for (p, threads) in &cat.projects {
+                    let pprefix = join(prefix, p);
+                    for t in threads {
+                        jobs.push(Job {
+                            path: t.path.clone(),
+                            prefix: join(&pprefix, &t.id),
+                            explicit: false,
+                        });
+                    }
+                }
+            }
+            Err(e) => problems.push(Problem::io(dir, &e)),
+        }
+        return;
+    }
     let top = match sessions_dir::list(dir, true) {
         Ok(l) => l,
         Err(e) => {
@@ -160,5 +182,25 @@ mod tests {
             d.path().join("loose.jsonl").as_os_str().as_bytes()
         );
         assert_eq!(p.len(), 1);
+    }
+
+    #[test]
+    fn codex_threads_by_project() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join(".codex");
+        let day = home.join("sessions/2026/12/01");
+        fs::create_dir_all(&day).unwrap();
+        fs::write(home.join("session_index.jsonl"), "").unwrap();
+        let t = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
+        let meta = r#"{"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,"type":"session_meta","payload":{"cwd":"/w/a"}}"#;
+        let page = day.join(format!("rollout-2026-12-01T19-38-28-{t}.jsonl"));
+        fs::write(&page, format!("{meta}\n")).unwrap();
+        for arg in [home.clone(), home.join("sessions")] {
+            let (j, p) = jobs(&[arg]);
+            assert!(p.is_empty());
+            assert_eq!(j.len(), 1);
+            assert_eq!(j[0].path, page);
+            assert_eq!(j[0].prefix, format!("-w-a/{t}").as_bytes());
+        }
     }
 }

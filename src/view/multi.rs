@@ -97,6 +97,7 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
+use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
@@ -235,6 +236,28 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
+    /// How the folder is listed: as on disk, or from a Codex catalog.
+    lister: Lister,
+}
+
+/// How a folder's content is found.
+#[derive(Clone)]
+enum Lister {
+    /// Folders and `.jsonl` files on disk (Pi, Claude Code).
+    Disk,
+    /// A Codex `sessions/` folder: its projects, from the catalog.
+    CodexRoot(Arc<CodexRoot>),
+    /// A Codex project: its threads, from the catalog.
+    CodexProject(Arc<CodexRoot>),
+}
+
+/// A Codex `sessions/` folder: projects are made from its pages' `cwd`s, not read
+/// from folders (see [`codex_catalog`]).
+struct CodexRoot {
+    path: PathBuf,
+    scanner: codex_catalog::Scanner,
+    /// The last scan; `None` once something changed on disk.
+    catalog: Mutex<Option<Arc<codex_catalog::Catalog>>>,
 }
 
 #[derive(Clone)]
@@ -249,8 +272,10 @@ struct SlotEntry {
     num: u32,
     container: Arc<Container>,
     container_ino: u64,
-    /// The directory's name: the file name without `.jsonl`.
+    /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
     name: OsString,
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
+    file: Mutex<Option<PathBuf>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -390,12 +415,28 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
+    /// A Codex home (or its `sessions/` folder) shows its threads by project.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        Ok(Self::with_root(root, Kind::Root, opts))
+        let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        Ok(Self::with_root(&root, Kind::Root, opts))
+    }
+
+    /// How the folder at `path` is listed: a Codex `sessions/` folder from its catalog,
+    /// anything else as on disk.
+    fn lister_for(path: &Path, codex: bool) -> Lister {
+        if codex || codex_catalog::sessions_root_of(path).as_deref() == Some(path) {
+            Lister::CodexRoot(Arc::new(CodexRoot {
+                path: path.to_path_buf(),
+                scanner: codex_catalog::Scanner::default(),
+                catalog: Mutex::new(None),
+            }))
+        } else {
+            Lister::Disk
+        }
     }
 
     /// A view of several agents' sessions directories, one folder each (`pi/`,
@@ -426,6 +467,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
+                    lister: Self::lister_for(path, *name == "codex"),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -446,6 +488,11 @@ impl MultiView {
             ino: ROOT_INO,
             watched: AtomicBool::new(false),
             listing: Mutex::new(None),
+            lister: if kind == Kind::Root {
+                Self::lister_for(root, false)
+            } else {
+                Lister::Disk
+            },
         });
         MultiView {
             root: root.to_path_buf(),
@@ -495,6 +542,15 @@ impl MultiView {
     }
 
     fn ensure_watched(&self, c: &Container) {
+        if let Lister::CodexRoot(r) = &c.lister {
+            // Pages lie in day folders that appear as days go by: every scan watches
+            // the folders it found (adding a watch twice is harmless).
+            if !c.watched.load(Ordering::Relaxed) {
+                // A folder that cannot be read is reported by the listing that needs it.
+                let _ = self.codex_catalog(c, r);
+            }
+            return;
+        }
         if c.watched.load(Ordering::Relaxed) {
             return;
         }
@@ -569,6 +625,10 @@ impl MultiView {
                 cs.list[i as usize].clone()
             } else {
                 let idx = cs.list.len() as u32;
+                let lister = match &parent.lister {
+                    Lister::CodexRoot(r) => Lister::CodexProject(r.clone()),
+                    _ => Lister::Disk,
+                };
                 let c = Arc::new(Container {
                     idx,
                     kind: Kind::Project,
@@ -578,8 +638,10 @@ impl MultiView {
                     path: parent.path.join(name),
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
-                    watched: AtomicBool::new(false),
+                    // A Codex project is no folder on disk: its root's watches cover it.
+                    watched: AtomicBool::new(matches!(lister, Lister::CodexProject(_))),
                     listing: Mutex::new(None),
+                    lister,
                 });
                 cs.list.push(c.clone());
                 cs.by_name.insert(key, idx);
@@ -627,6 +689,7 @@ impl MultiView {
                 container: c.clone(),
                 container_ino: c.ino,
                 name: n.clone(),
+                file: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -1083,6 +1146,14 @@ impl MultiView {
 
     // ----- attributes --------------------------------------------------------------
 
+    /// A folder's attributes: its own on disk; a Codex project's are its root's.
+    fn container_attr(&self, c: &Container) -> Result<Attr> {
+        match &c.lister {
+            Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
+            _ => self.dir_attr(c.ino, &c.path),
+        }
+    }
+
     fn dir_attr(&self, ino: u64, path: &Path) -> Result<Attr> {
         let md = fs::metadata(path).map_err(not_found_or)?;
         if !md.is_dir() {
@@ -1178,6 +1249,36 @@ impl MultiView {
                 })
                 .collect());
         }
+        match &c.lister {
+            Lister::Disk => {}
+            Lister::CodexRoot(r) => {
+                let cat = self.codex_catalog(c, r)?;
+                return Ok(cat
+                    .projects
+                    .keys()
+                    .map(|d| Listed {
+                        name: d.clone(),
+                        ino: self.project(c, d).ino,
+                        kind: FileKind::Dir,
+                    })
+                    .collect());
+            }
+            Lister::CodexProject(r) => {
+                let root = self.container(c.parent).ok_or(Error::NotFound)?;
+                let cat = self.codex_catalog(&root, r)?;
+                let name = c.name.clone().unwrap_or_default();
+                let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
+                return Ok(self
+                    .codex_slots(c, threads)
+                    .into_iter()
+                    .map(|e| Listed {
+                        name: e.name.clone(),
+                        ino: slot_ino(e.num, ino::ROOT),
+                        kind: FileKind::Dir,
+                    })
+                    .collect());
+            }
+        }
         let listing = sessions_dir::list(&c.path, c.holds_projects()).map_err(not_found_or)?;
         let (dirs, files) = (listing.projects, listing.sessions);
         let mut out = Vec::with_capacity(dirs.len() + files.len());
@@ -1197,6 +1298,42 @@ impl MultiView {
             });
         }
         Ok(out)
+    }
+
+    /// The threads of a Codex root `c` by project, scanned again after a change; every
+    /// folder found is watched.
+    fn codex_catalog(&self, c: &Container, r: &CodexRoot) -> Result<Arc<codex_catalog::Catalog>> {
+        if let Some(cat) = &*r.catalog.lock() {
+            return Ok(cat.clone());
+        }
+        let cat = Arc::new(r.scanner.scan(&r.path).map_err(not_found_or)?);
+        let w = self.watch.lock().clone();
+        if let Some(w) = w {
+            let mut all = true;
+            for f in &cat.folders {
+                all &= w.watch_dir(c.idx, f);
+            }
+            c.watched.store(all, Ordering::Relaxed);
+        }
+        *r.catalog.lock() = Some(cat.clone());
+        Ok(cat)
+    }
+
+    /// The slots of Codex threads in project `c`, their files noted.
+    fn codex_slots(
+        &self,
+        c: &Arc<Container>,
+        threads: &[codex_catalog::ThreadRef],
+    ) -> Vec<Arc<SlotEntry>> {
+        let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
+        let slots = self.slots_for(c, &names);
+        for (e, t) in slots.iter().zip(threads) {
+            let mut f = e.file.lock();
+            if f.as_ref() != Some(&t.path) {
+                *f = Some(t.path.clone());
+            }
+        }
+        slots
     }
 
     fn container_listing(&self, c: &Arc<Container>, offset: u64) -> Result<Vec<(u64, DirEntry)>> {
@@ -1256,6 +1393,10 @@ impl MultiView {
         let Some(c) = self.container(container) else {
             return;
         };
+        if let Lister::CodexRoot(r) = &c.lister {
+            self.codex_changed(&c, r, name, listing);
+            return;
+        }
         let mut invs = Vec::new();
         let mut rewatch = None;
         if listing {
@@ -1306,6 +1447,81 @@ impl MultiView {
         if let Some(stem) = session_stem(name)
             && let Some(e) = self.known_slot(container, stem)
         {
+            self.session_changed(&e);
+        }
+    }
+
+    /// Something happened to `name` in one of a Codex root's folders. A new or gone
+    /// file or folder means a new scan (new day folders are watched by it, and the
+    /// listings of the root and its projects are invalidated); a page that changed,
+    /// appeared or went makes its thread's loaded session catch up (a new page is a
+    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending).
+    fn codex_changed(&self, c: &Arc<Container>, r: &CodexRoot, name: &OsStr, listing: bool) {
+        let mut invs = Vec::new();
+        if listing {
+            *r.catalog.lock() = None;
+            // The scan watches new folders at once: a day folder made for a new
+            // thread must not wait for someone to list the mount.
+            let cat = self.codex_catalog(c, r).ok();
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+            let projects: Vec<Arc<Container>> = self
+                .containers
+                .read()
+                .list
+                .iter()
+                .filter(|p| p.parent == c.idx && p.idx != c.idx)
+                .cloned()
+                .collect();
+            for p in projects {
+                *p.listing.lock() = None;
+                invs.push(Invalidation::Inode(p.ino));
+                let name = p.name.clone().unwrap_or_default();
+                let gone = cat
+                    .as_ref()
+                    .is_some_and(|cat| !cat.projects.contains_key(&name));
+                if gone {
+                    invs.push(Invalidation::Entry {
+                        parent: c.ino,
+                        name,
+                    });
+                }
+                // Threads that went: forget their names.
+                if let Some(cat) = &cat {
+                    let here = cat.projects.get(p.name.as_deref().unwrap_or_default());
+                    let s = self.slots.read();
+                    for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
+                        if here.is_none_or(|v| !v.iter().any(|t| t.id == e.name)) {
+                            invs.push(Invalidation::Entry {
+                                parent: p.ino,
+                                name: e.name.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.sink.send(invs);
+        let Some(page) = codex_catalog::parse_page_name(name) else {
+            return;
+        };
+        let thread = OsString::from(&page.thread);
+        let slots: Vec<Arc<SlotEntry>> = self
+            .slots
+            .read()
+            .list
+            .iter()
+            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CodexProject(_)))
+            .cloned()
+            .collect();
+        for e in slots {
+            if listing && let Some(cat) = r.catalog.lock().clone() {
+                // The file a thread is opened from may have changed (a first page
+                // compressed, or written after a later one).
+                if let Some(t) = cat.projects.values().flatten().find(|t| t.id == thread) {
+                    *e.file.lock() = Some(t.path.clone());
+                }
+            }
             self.session_changed(&e);
         }
     }
@@ -1463,6 +1679,9 @@ impl MultiView {
 impl SlotEntry {
     /// The session file.
     fn path(&self) -> PathBuf {
+        if let Some(f) = &*self.file.lock() {
+            return f.clone();
+        }
         self.container.path.join(with_ext(&self.name))
     }
 }
@@ -1553,7 +1772,7 @@ impl FsView for MultiView {
             }
             Node::Root => self.dir_attr(ROOT_INO, &self.root),
             Node::Stats => Ok(self.stats_attr()),
-            Node::Container(c) => self.dir_attr(c.ino, &c.path),
+            Node::Container(c) => self.container_attr(&c),
             Node::SessionDir(e) => self.session_dir_attr(&e),
             Node::ErrorFile(e) => match self.get(&e)? {
                 Got::Failed(text, mtime) => Ok(Self::error_attr(&e, &text, mtime)),
@@ -1922,7 +2141,21 @@ impl MultiView {
                         .map(|&i| cs.list[i as usize].clone())
                 };
                 let a = a.ok_or(Error::NotFound)?;
-                self.dir_attr(a.ino, &a.path)
+                self.container_attr(&a)
+            }
+            _ if !matches!(c.lister, Lister::Disk) => {
+                // Codex: the catalog decides what is there.
+                let list = self.read_listing(c)?;
+                let l = list
+                    .iter()
+                    .find(|l| l.name == name)
+                    .ok_or(Error::NotFound)?;
+                if l.ino >> SLOT_SHIFT == 0 {
+                    let p = self.project(c, name);
+                    return self.container_attr(&p);
+                }
+                let e = self.slot(split_ino(l.ino).0).ok_or(Error::NotFound)?;
+                self.session_dir_attr(&e)
             }
             Kind::Root | Kind::Agent => {
                 if name.is_empty() || name.as_bytes().contains(&b'/') {
@@ -2062,6 +2295,76 @@ mod tests {
         v.lookup(parent, OsStr::new(name))
             .unwrap_or_else(|e| panic!("{name}: {e:?}"))
             .ino
+    }
+
+    /// A Codex home: thread T in project /w/a (two pages, two days), U in /w/b.
+    fn codex_home() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join(".codex");
+        fs::create_dir_all(&home).unwrap();
+        fs::write(home.join("session_index.jsonl"), "").unwrap();
+        (d, home)
+    }
+
+    const T: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
+    const U: &str = "01a2331d-6282-7e72-8cca-35fb82ba4618";
+
+    fn codex_page(home: &Path, day: &str, name: &str, thread: &str, cwd: &str) -> PathBuf {
+        let dir = home.join("sessions").join(day);
+        fs::create_dir_all(&dir).unwrap();
+        let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
+            "type":"session_meta","payload":{"id":thread,"cwd":cwd}});
+        let p = dir.join(name);
+        fs::write(&p, format!("{meta}\n")).unwrap();
+        p
+    }
+
+    #[test]
+    fn codex_threads_are_listed_by_project() {
+        let (d, home) = codex_home();
+        let first = codex_page(
+            &home,
+            "2026/12/01",
+            &format!("rollout-2026-12-01T19-38-28-{T}.jsonl"),
+            T,
+            "/w/a",
+        );
+        codex_page(
+            &home,
+            "2026/12/02",
+            &format!("rollout-2026-12-02T08-00-00-{T}_{U}.jsonl"),
+            T,
+            "/w/a",
+        );
+        let v = MultiView::open(&home, MultiOptions::new(d.path().join("mnt"))).unwrap();
+        assert_eq!(v.root(), home.join("sessions"));
+        assert_eq!(names(&v, ROOT_INO), vec!["-w-a"]);
+        let a = look(&v, ROOT_INO, "-w-a");
+        assert_eq!(names(&v, a), vec![T]);
+        let t = look(&v, a, T);
+        assert_eq!(v.getattr(t).unwrap().kind, FileKind::Dir);
+        assert_eq!(v.getattr(a).unwrap().kind, FileKind::Dir);
+        assert!(matches!(v.lookup(a, OsStr::new(U)), Err(Error::NotFound)));
+        assert!(matches!(
+            v.lookup(ROOT_INO, OsStr::new("2026")),
+            Err(Error::NotFound)
+        ));
+        let e = v.slot(split_ino(t).0).unwrap();
+        assert_eq!(e.path(), first);
+        // A new thread in a new day folder: the watcher reports the folder, then the
+        // file; the next listing shows it.
+        codex_page(
+            &home,
+            "2026/12/03",
+            &format!("rollout-2026-12-03T08-00-00-{U}.jsonl"),
+            U,
+            "/w/b",
+        );
+        let root = v.container(0).unwrap();
+        v.dir_changed(root.idx, OsStr::new("03"), true);
+        assert_eq!(names(&v, ROOT_INO), vec!["-w-a", "-w-b"]);
+        let b = look(&v, ROOT_INO, "-w-b");
+        assert_eq!(names(&v, b), vec![U]);
     }
 
     #[test]

@@ -59,6 +59,12 @@ pub enum ProblemKind {
         bytes: u64,
         parses: bool,
     },
+    /// Something only one agent's format has (a Codex page whose base page is
+    /// missing): `code` for `check --json`, `what` as `check` prints it.
+    Agent {
+        code: &'static str,
+        what: String,
+    },
     /// Something about a `context_edit` (Pi 1.6), found by `check`.
     ContextEdit {
         /// Its `targetId` (empty when it has none).

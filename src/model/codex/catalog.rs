@@ -1,0 +1,335 @@
+//! Codex's threads as a mount lists them: by project, one directory per thread.
+//!
+//! Pi and Claude Code keep one folder per project, so a mount lists their folders as
+//! they are. Codex does not: it files every page of every thread by the day it was
+//! written (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<threadId>[_<pageId>].jsonl`,
+//! CODEX-FORMAT.md §1), and a thread can span several files and days. What a user
+//! recognises is the project a thread ran in, so the mount groups threads by the `cwd`
+//! of their first page's `session_meta` line, named the way Claude Code names its
+//! project folders: every `/` (and `.`) of the path becomes `-`
+//! (`/home/dev/src/tui` → `-home-dev-src-tui`). A thread is a directory named by its
+//! thread id (a UUIDv7, so `ls` lists a project's threads oldest first), whatever
+//! pages it has.
+//!
+//! Listing costs one directory read per day folder plus the first line of each page
+//! that has not been seen before: a first line never changes (files are only appended
+//! to), so the `cwd` read from it is kept for the life of the [`Scanner`].
+
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// A page file's name, taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageName {
+    /// `YYYY-MM-DDTHH-MM-SS`, when the page was created.
+    pub stamp: String,
+    /// The thread's id.
+    pub thread: String,
+    /// The page's own id, for a later page (`…_<pageId>.jsonl`); `None` for a
+    /// thread's first page.
+    pub page: Option<String>,
+    /// A zstd-compressed page (`.jsonl.zst`).
+    pub compressed: bool,
+}
+
+/// Parses `rollout-<YYYY-MM-DDTHH-MM-SS>-<threadId>[_<pageId>].jsonl[.zst]` (with
+/// [`super::files::parse_file_name`], the one parser of page names).
+pub fn parse_page_name(name: &OsStr) -> Option<PageName> {
+    let n = super::files::parse_file_name(std::str::from_utf8(name.as_bytes()).ok()?)?;
+    let page = (n.page_id != n.thread_id).then_some(n.page_id);
+    Some(PageName {
+        stamp: n.ts,
+        thread: n.thread_id,
+        page,
+        compressed: n.compressed,
+    })
+}
+
+/// The `sessions/` folder of a Codex home given as `dir`, or `dir` itself when it is
+/// such a folder: a folder with a `sessions/` folder and one of the files Codex keeps
+/// beside it (or pages in it), or a folder named `sessions` whose year folders hold
+/// pages.
+pub fn sessions_root_of(dir: &Path) -> Option<PathBuf> {
+    let sessions = dir.join("sessions");
+    // Files only Codex keeps (Claude Code has a `history.jsonl` too).
+    let marks = ["state_5.sqlite", "session_index.jsonl"];
+    if sessions.is_dir()
+        && (marks.iter().any(|m| dir.join(m).exists()) || holds_pages(&sessions, 3))
+    {
+        return Some(sessions);
+    }
+    if dir.file_name() == Some(OsStr::new("sessions")) && holds_pages(dir, 3) {
+        return Some(dir.to_path_buf());
+    }
+    None
+}
+
+/// Whether a page lies in `dir` or in its folders, `depth` levels down at most.
+pub fn holds_pages(dir: &Path, depth: u32) -> bool {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return false;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        if parse_page_name(&name).is_some() {
+            return true;
+        }
+        if depth > 0 && e.path().is_dir() && holds_pages(&e.path(), depth - 1) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The project folder name for a thread's working directory.
+pub fn project_name(cwd: &str) -> OsString {
+    if cwd.is_empty() {
+        return OsString::from("unknown-project");
+    }
+    let s: String = cwd
+        .chars()
+        .map(|c| if c == '/' || c == '.' { '-' } else { c })
+        .collect();
+    OsString::from(s)
+}
+
+/// A thread as a mount lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRef {
+    /// The thread id: its directory's name.
+    pub id: OsString,
+    /// The file the thread is opened from: a plain page (the first page when it is
+    /// plain), else its earliest page: opening any page opens the whole thread.
+    pub path: PathBuf,
+}
+
+/// Every thread under a `sessions/` folder, by project.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Project folder name → its threads, sorted by id.
+    pub projects: BTreeMap<OsString, Vec<ThreadRef>>,
+    /// Thread id → its project folder name.
+    pub project_of: HashMap<OsString, OsString>,
+    /// Every folder holding pages, or folders that do (to watch).
+    pub folders: Vec<PathBuf>,
+}
+
+/// Lists `sessions/` folders, remembering the first lines it has read.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    cwd: Mutex<HashMap<PathBuf, Option<String>>>,
+}
+
+/// How deep pages lie below `sessions/` (`YYYY/MM/DD`).
+const DEPTH: u32 = 3;
+
+/// The longest first line read for its `cwd` (a `session_meta` line holds the base
+/// instructions, about 20 KB).
+const MAX_META: u64 = 4 << 20;
+
+impl Scanner {
+    /// The threads under `root` (a `sessions/` folder, or any folder holding pages).
+    pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
+        let mut pages: Vec<(PathBuf, PageName)> = Vec::new();
+        let mut folders = vec![root.to_path_buf()];
+        fs::read_dir(root)?;
+        walk(root, DEPTH, &mut pages, &mut folders);
+        // Per thread: the file to open it from.
+        let mut best: HashMap<String, (PathBuf, PageName)> = HashMap::new();
+        for (p, n) in pages {
+            let better = match best.get(&n.thread) {
+                None => true,
+                Some((_, b)) => rank(&n) < rank(b),
+            };
+            if better {
+                best.insert(n.thread.clone(), (p, n));
+            }
+        }
+        let mut cat = Catalog {
+            folders,
+            ..Catalog::default()
+        };
+        for (thread, (path, _)) in best {
+            let cwd = self.cwd_of(&path).unwrap_or_default();
+            let project = project_name(&cwd);
+            let id = OsString::from(thread);
+            cat.project_of.insert(id.clone(), project.clone());
+            cat.projects
+                .entry(project)
+                .or_default()
+                .push(ThreadRef { id, path });
+        }
+        for v in cat.projects.values_mut() {
+            v.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        Ok(cat)
+    }
+
+    /// The `cwd` of the page at `path`'s `session_meta` line (cached).
+    fn cwd_of(&self, path: &Path) -> Option<String> {
+        if let Some(c) = self.cwd.lock().get(path) {
+            return c.clone();
+        }
+        let c = read_cwd(path);
+        // A page whose first line is not complete yet is read again next time.
+        if c.is_some() {
+            self.cwd.lock().insert(path.to_path_buf(), c.clone());
+        }
+        c
+    }
+}
+
+/// First pages before later ones, plain before compressed, then oldest.
+fn rank(n: &PageName) -> (bool, bool, String) {
+    // A plain page first (a session opens from a plain file; any page of a thread
+    // opens the whole thread), then the first page, then the oldest.
+    (n.compressed, n.page.is_some(), n.stamp.clone())
+}
+
+fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &mut Vec<PathBuf>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Ok(ft) = e.file_type() else { continue };
+        let path = e.path();
+        let (is_dir, is_file) = if ft.is_symlink() {
+            match fs::metadata(&path) {
+                Ok(m) => (m.is_dir(), m.is_file()),
+                Err(_) => continue,
+            }
+        } else {
+            (ft.is_dir(), ft.is_file())
+        };
+        if is_file {
+            if let Some(n) = parse_page_name(&name) {
+                pages.push((path, n));
+            }
+        } else if is_dir && depth > 0 {
+            folders.push(path.clone());
+            walk(&path, depth - 1, pages, folders);
+        }
+    }
+}
+
+/// The `cwd` of a plain page's first line; `None` for a compressed page, a first line
+/// not complete yet, or one that is not a `session_meta` line.
+fn read_cwd(path: &Path) -> Option<String> {
+    if path.extension() == Some(OsStr::new("zst")) {
+        return None;
+    }
+    let f = fs::File::open(path).ok()?;
+    let mut line = Vec::new();
+    let mut r = io::BufReader::new(f).take(MAX_META);
+    let mut buf = [0u8; 64 << 10];
+    loop {
+        let n = r.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            line.extend_from_slice(&buf[..i]);
+            break;
+        }
+        line.extend_from_slice(&buf[..n]);
+    }
+    let v: serde_json::Value = serde_json::from_slice(&line).ok()?;
+    if v.get("type")?.as_str()? != "session_meta" {
+        return None;
+    }
+    Some(v.get("payload")?.get("cwd")?.as_str()?.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
+    const P: &str = "01a2331d-e874-78f0-936a-c859781591a5";
+
+    #[test]
+    fn page_names() {
+        let n = parse_page_name(OsStr::new(&format!(
+            "rollout-2026-12-01T19-38-28-{T}.jsonl"
+        )))
+        .unwrap();
+        assert_eq!((n.thread.as_str(), n.page, n.compressed), (T, None, false));
+        assert_eq!(n.stamp, "2026-12-01T19-38-28");
+        let n = parse_page_name(OsStr::new(&format!(
+            "rollout-2026-12-01T19-38-47-{T}_{P}.jsonl.zst"
+        )))
+        .unwrap();
+        assert_eq!((n.page.as_deref(), n.compressed), (Some(P), true));
+        for bad in [
+            format!("rollout-2026-12-01T19-38-28-{T}.json"),
+            format!("rollout-2026-12-01-{T}.jsonl"),
+            format!("rollout-2026-12-01T19-38-28-{T}_x.jsonl"),
+            format!("x-2026-12-01T19-38-28-{T}.jsonl"),
+            "rollout-.jsonl".to_string(),
+        ] {
+            assert_eq!(parse_page_name(OsStr::new(&bad)), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn projects_look_like_paths() {
+        assert_eq!(project_name("/home/dev/src/tui"), "-home-dev-src-tui");
+        assert_eq!(project_name("/home/dev/.x"), "-home-dev--x");
+        assert_eq!(project_name(""), "unknown-project");
+    }
+
+    fn page(dir: &Path, name: &str, cwd: &str) -> PathBuf {
+        fs::create_dir_all(dir).unwrap();
+        let p = dir.join(name);
+        let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
+            "type":"session_meta","payload":{"id":T,"cwd":cwd}});
+        fs::write(&p, format!("{meta}\n")).unwrap();
+        p
+    }
+
+    #[test]
+    fn threads_grouped_by_cwd_and_opened_from_their_first_page() {
+        let home = tempfile::tempdir().unwrap();
+        fs::write(home.path().join("session_index.jsonl"), "").unwrap();
+        let day = home.path().join("sessions/2026/12/01");
+        let later = home.path().join("sessions/2026/12/02");
+        let first = page(
+            &day,
+            &format!("rollout-2026-12-01T19-38-28-{T}.jsonl"),
+            "/p/a",
+        );
+        page(
+            &later,
+            &format!("rollout-2026-12-02T10-00-00-{T}_{P}.jsonl"),
+            "/p/a",
+        );
+        let other = "01a2331d-6282-7e72-8cca-35fb82ba4618";
+        let alone = page(
+            &later,
+            &format!("rollout-2026-12-02T10-00-01-{other}_{P}.jsonl"),
+            "/q",
+        );
+        fs::write(day.join("notes.txt"), "x").unwrap();
+        let root = sessions_root_of(home.path()).unwrap();
+        assert_eq!(root, home.path().join("sessions"));
+        assert_eq!(sessions_root_of(&root).unwrap(), root);
+        assert_eq!(sessions_root_of(&day), None);
+        let cat = Scanner::default().scan(&root).unwrap();
+        let names: Vec<_> = cat.projects.keys().cloned().collect();
+        assert_eq!(names, ["-p-a", "-q"]);
+        assert_eq!(
+            cat.projects[OsStr::new("-p-a")],
+            [ThreadRef {
+                id: T.into(),
+                path: first
+            }]
+        );
+        assert_eq!(cat.projects[OsStr::new("-q")][0].path, alone);
+        assert_eq!(cat.project_of[OsStr::new(T)], "-p-a");
+        assert!(cat.folders.contains(&later));
+    }
+}

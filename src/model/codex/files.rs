@@ -1,0 +1,316 @@
+//! Page files: their names, where they live, and their bytes.
+//!
+//! A page is `rollout-<ts>-<threadId>.jsonl` (a thread's first page, whose page id is the
+//! thread id) or `rollout-<ts>-<threadId>_<pageId>.jsonl` (a later page), optionally
+//! compressed as `….jsonl.zst` (CODEX-FORMAT §1, §8). The timestamp is when the page was
+//! made, `YYYY-MM-DDTHH-MM-SS`, so `(timestamp, page id)` orders a thread's pages and
+//! "newest by file name" is a string comparison of that pair (§4).
+//!
+//! Codex may replace a page by its compressed form (and back) at any time, so when both
+//! names exist the plain file wins, as Codex's own readers prefer it (§8); a reader that
+//! finds one missing tries the other ([`read_page`]).
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+/// What a page's file name says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageName {
+    /// `YYYY-MM-DDTHH-MM-SS`, the page's creation time (UTC).
+    pub ts: String,
+    pub thread_id: String,
+    /// The thread id for a first page, the `_<pageId>` part otherwise.
+    pub page_id: String,
+    /// `.jsonl.zst` rather than `.jsonl`.
+    pub compressed: bool,
+}
+
+impl PageName {
+    /// [`parse_file_name`].
+    pub fn parse(name: &str) -> Option<PageName> {
+        parse_file_name(name)
+    }
+
+    /// The sort key of "newest by file name" (§4): timestamp, then page id (a UUIDv7,
+    /// so it sorts by time too).
+    pub fn order_key(&self) -> (&str, &str) {
+        (&self.ts, &self.page_id)
+    }
+
+    /// The plain file name, whichever form this name has.
+    pub fn plain_name(&self) -> String {
+        if self.page_id == self.thread_id {
+            format!("rollout-{}-{}.jsonl", self.ts, self.thread_id)
+        } else {
+            format!(
+                "rollout-{}-{}_{}.jsonl",
+                self.ts, self.thread_id, self.page_id
+            )
+        }
+    }
+}
+
+/// One page file found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageFile {
+    pub path: PathBuf,
+    pub name: PageName,
+}
+
+/// Parses `rollout-<ts>-<uuid>[_<uuid>].jsonl[.zst]`; anything else is not a page.
+pub fn parse_file_name(name: &str) -> Option<PageName> {
+    let (stem, compressed) = if let Some(s) = name.strip_suffix(".jsonl.zst") {
+        (s, true)
+    } else {
+        (name.strip_suffix(".jsonl")?, false)
+    };
+    let rest = stem.strip_prefix("rollout-")?;
+    // The timestamp is fixed width: 2026-12-01T19-38-13 (19 characters).
+    if rest.len() < 20 || !rest.is_char_boundary(19) || rest.as_bytes()[19] != b'-' {
+        return None;
+    }
+    let (ts, ids) = (&rest[..19], &rest[20..]);
+    if !is_timestamp(ts) {
+        return None;
+    }
+    let (thread_id, page_id) = match ids.split_once('_') {
+        Some((t, p)) => (t, p),
+        None => (ids, ids),
+    };
+    if !is_uuid(thread_id) || !is_uuid(page_id) {
+        return None;
+    }
+    Some(PageName {
+        ts: ts.to_string(),
+        thread_id: thread_id.to_string(),
+        page_id: page_id.to_string(),
+        compressed,
+    })
+}
+
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 19
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 | 13 | 16 => c == b'-',
+            10 => c == b'T',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// A UUID in its 8-4-4-4-12 hex form (any version: ids are UUIDv7 in practice).
+pub fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+        })
+}
+
+/// The folders under which a mount looks for pages, given what the user named: a Codex
+/// home (its `sessions/` and `archived_sessions/`), a `sessions/` folder (or any folder:
+/// it is searched as is), or one rollout file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Root {
+    Home(PathBuf),
+    Dir(PathBuf),
+    File(PathBuf),
+}
+
+impl Root {
+    /// Classifies `path`. A folder is a Codex home when it holds `sessions/` or
+    /// `state_5.sqlite`.
+    pub fn of(path: &Path) -> io::Result<Root> {
+        let md = fs::metadata(path)?;
+        if md.is_file() {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if parse_file_name(name).is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is not a Codex rollout file (expected rollout-<time>-<thread id>.jsonl)",
+                        path.display()
+                    ),
+                ));
+            }
+            return Ok(Root::File(path.to_path_buf()));
+        }
+        if path.join("sessions").is_dir() || path.join("state_5.sqlite").is_file() {
+            Ok(Root::Home(path.to_path_buf()))
+        } else {
+            Ok(Root::Dir(path.to_path_buf()))
+        }
+    }
+
+    /// The Codex home this root belongs to, when one can be named: the home itself, the
+    /// parent of a `sessions/` folder, or the home above `sessions/YYYY/MM/DD/FILE`.
+    pub fn codex_home(&self) -> Option<PathBuf> {
+        match self {
+            Root::Home(h) => Some(h.clone()),
+            Root::Dir(d) => home_above(d),
+            Root::File(f) => home_above(f.parent()?),
+        }
+    }
+}
+
+fn home_above(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|a| {
+            a.file_name()
+                .is_some_and(|n| n == "sessions" || n == "archived_sessions")
+        })
+        .and_then(|s| s.parent())
+        .map(Path::to_path_buf)
+}
+
+/// How deep below a sessions folder pages are looked for: `YYYY/MM/DD/` is 3, one
+/// more level tolerates a stray folder without walking a whole disk.
+const MAX_DEPTH: usize = 4;
+
+/// Every page under `root`, one per page id: the plain file when both forms exist
+/// (§8). Unreadable folders are skipped (their pages are simply not there); order is by
+/// path, so results do not depend on the order `readdir` returns.
+pub fn discover(root: &Root) -> Vec<PageFile> {
+    let mut found = Vec::new();
+    match root {
+        Root::File(f) => {
+            if let Some(name) = f
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(parse_file_name)
+            {
+                found.push(PageFile {
+                    path: f.clone(),
+                    name,
+                });
+            }
+        }
+        Root::Home(h) => {
+            walk(&h.join("sessions"), 0, &mut found);
+            walk(&h.join("archived_sessions"), 0, &mut found);
+        }
+        Root::Dir(d) => walk(d, 0, &mut found),
+    }
+    dedupe(found)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PageFile>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        let path = e.path();
+        if ft.is_dir() {
+            if depth < MAX_DEPTH {
+                walk(&path, depth + 1, out);
+            }
+        } else if ft.is_file()
+            && let Some(name) = e.file_name().to_str().and_then(parse_file_name)
+        {
+            out.push(PageFile { path, name });
+        }
+    }
+}
+
+/// One file per page id, the plain one preferred, sorted by path.
+pub fn dedupe(mut found: Vec<PageFile>) -> Vec<PageFile> {
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut best: HashMap<String, usize> = HashMap::new();
+    let mut keep = vec![true; found.len()];
+    for (i, f) in found.iter().enumerate() {
+        match best.get(&f.name.page_id) {
+            Some(&j) => {
+                // The plain file wins; between two of the same form, the first by path.
+                if found[j].name.compressed && !f.name.compressed {
+                    keep[j] = false;
+                    best.insert(f.name.page_id.clone(), i);
+                } else {
+                    keep[i] = false;
+                }
+            }
+            None => {
+                best.insert(f.name.page_id.clone(), i);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(f, k)| k.then_some(f))
+        .collect()
+}
+
+/// The most a compressed page may expand to. Real pages are megabytes; a decompression
+/// bomb must not take the machine's memory with it.
+pub const MAX_DECOMPRESSED: u64 = 1 << 30;
+
+/// Reads a page's bytes, decompressing a `.jsonl.zst`. When the named file is gone, the
+/// other form is tried: Codex swaps a page between plain and compressed without notice
+/// (§1, §8).
+pub fn read_page(path: &Path) -> io::Result<Vec<u8>> {
+    read_page_bounded(path, MAX_DECOMPRESSED)
+}
+
+/// [`read_page`] with an explicit bound on the decompressed size.
+pub fn read_page_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    match read_one(path, limit) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match other_form(path) {
+            Some(other) => read_one(&other, limit).map_err(|e2| {
+                if e2.kind() == io::ErrorKind::NotFound {
+                    e
+                } else {
+                    e2
+                }
+            }),
+            None => Err(e),
+        },
+        r => r,
+    }
+}
+
+/// `x.jsonl` ↔ `x.jsonl.zst`.
+pub fn other_form(path: &Path) -> Option<PathBuf> {
+    let s = path.to_str()?;
+    Some(match s.strip_suffix(".zst") {
+        Some(plain) => PathBuf::from(plain),
+        None => PathBuf::from(format!("{s}.zst")),
+    })
+}
+
+fn read_one(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let compressed = path.extension().is_some_and(|e| e == "zst");
+    if !compressed {
+        return fs::read(path);
+    }
+    let file = fs::File::open(path)?;
+    decompress(file, limit)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
+/// Decompresses a zstd stream (all its frames, as `zstd -d` does), failing past `limit`
+/// bytes.
+pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
+    let mut src = io::BufReader::new(src);
+    let mut out = Vec::new();
+    loop {
+        if io::BufRead::fill_buf(&mut src)?.is_empty() {
+            break;
+        }
+        let dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("not a zstd page: {e}"))
+        })?;
+        let room = limit + 1 - out.len() as u64;
+        dec.take(room).read_to_end(&mut out)?;
+        if out.len() as u64 > limit {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "decompresses to more than {limit} bytes; decompress it by hand (zstd -d) to read it"
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}

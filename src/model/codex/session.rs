@@ -1,0 +1,122 @@
+//! A thread as a session: `session.json`, its name, and the bookkeeping lines read for
+//! what they mean (turns, models, token usage).
+
+use serde_json::{Map, Value};
+
+use super::page::LineKind;
+use super::render;
+use super::store::{Codex, NodeIx};
+
+/// The `session_meta` fields `session.json` leaves out: the base instructions (tens of
+/// kilobytes, shown first in `context` instead, §5.5).
+pub const OMITTED_META_KEYS: &[&str] = &["base_instructions"];
+
+/// `session.json`: the first page's `session_meta.payload` in its stored key order,
+/// without [`OMITTED_META_KEYS`], plus what sessionfs knows beyond the file:
+/// `pages` (the thread's page files, oldest first) and `current_page` (§4).
+pub fn session_json(codex: &Codex, t: usize) -> Value {
+    let mut out = Map::new();
+    if let Some(m) = codex.meta(t) {
+        for (k, v) in &m.payload {
+            if !OMITTED_META_KEYS.contains(&k.as_str()) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let th = &codex.threads[t];
+    let name = |p: usize| {
+        Value::String(
+            codex.pages[p]
+                .file
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    };
+    out.insert(
+        "pages".to_string(),
+        Value::Array(th.pages.iter().map(|&p| name(p)).collect()),
+    );
+    out.insert("current_page".to_string(), name(th.current_page));
+    Value::Object(out)
+}
+
+/// The thread's name: `threads.name`, else `threads.title`, else `session_index.jsonl`
+/// (§7), else the first prompt typed in the thread's own pages, else its id.
+pub fn name(codex: &Codex, t: usize) -> String {
+    let id = &codex.threads[t].id;
+    if let Some(n) = codex.state.name(id) {
+        return n.to_string();
+    }
+    first_prompt(codex, t).unwrap_or_else(|| id.clone())
+}
+
+/// The first prompt a user typed in the thread's own lines (a fork's: its own, as
+/// `threads.title` has it, §7).
+pub fn first_prompt(codex: &Codex, t: usize) -> Option<String> {
+    codex.threads[t].pages.iter().find_map(|&p| {
+        codex.pages[p]
+            .lines
+            .lines
+            .iter()
+            .filter(|l| l.kind == LineKind::ResponseItem)
+            .find_map(|l| render::typed_prompt(l.payload()))
+    })
+}
+
+/// The turn a node belongs to, from the bookkeeping lines before it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    /// `turn_context.turn_id` (or `task_started.turn_id`).
+    pub turn_id: Option<String>,
+    /// `turn_context.model`.
+    pub model: Option<String>,
+    /// The `token_usage_record.usage` of that turn's requests so far, one per request.
+    pub usage: Vec<Value>,
+}
+
+/// The turn of node `n`: the last `turn_context`/`task_started` before it in its
+/// history, and the token records of that turn found anywhere in the history up to the
+/// node's page end.
+pub fn turn_at(codex: &Codex, n: NodeIx) -> Turn {
+    let r = codex.nodes[n];
+    let hist = codex.history(r.page, None);
+    let mut turn = Turn::default();
+    let mut past = false;
+    for lr in &hist.lines {
+        let line = codex.line(*lr);
+        let p = line.payload();
+        match line.kind {
+            LineKind::TurnContext if !past => {
+                let id = p["turn_id"].as_str().map(str::to_string);
+                if id != turn.turn_id {
+                    turn.usage.clear();
+                }
+                turn.turn_id = id;
+                turn.model = p["model"].as_str().map(str::to_string);
+            }
+            LineKind::EventMsg if !past && p["type"] == "task_started" => {
+                let id = p["turn_id"].as_str().map(str::to_string);
+                if id != turn.turn_id {
+                    turn.usage.clear();
+                    turn.model = None;
+                }
+                turn.turn_id = id;
+            }
+            LineKind::TokenUsageRecord => {
+                if turn.turn_id.is_some() && p["turn_id"].as_str() == turn.turn_id.as_deref() {
+                    turn.usage.push(p["usage"].clone());
+                } else if past {
+                    // A record of a later turn: this node's turn is over.
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if *lr == r {
+            past = true;
+        }
+    }
+    turn
+}

@@ -1,0 +1,212 @@
+//! What Codex's own database says about threads: the current page, names, subagents.
+//!
+//! `$CODEX_HOME/state_5.sqlite` belongs to Codex, which writes it while we read. So it
+//! is opened read-only (`SQLITE_OPEN_READ_ONLY` and the `mode=ro` URI), with a short busy
+//! timeout, and read in single statements in autocommit mode: no transaction outlives one
+//! query, so Codex is never locked out by us. Whatever goes wrong (no file, a locked or
+//! corrupt database, a schema without the columns we expect) gives [`State::default`]
+//! plus the reason, and the caller falls back: names from `session_index.jsonl` (the last
+//! line of an id wins, CODEX-FORMAT §7), else the first prompt; the current page the
+//! newest by file name (§4).
+//!
+//! `rusqlite` with its `bundled` SQLite: the reader must work on machines without a
+//! system libsqlite3 (CI among them), and the WAL-mode database Codex writes needs a
+//! SQLite that knows WAL, which any bundled one does.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+
+/// How long one query waits for Codex's write lock before we fall back.
+pub const BUSY_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// One `threads` row (the columns we read; §4, §7, §6).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadRow {
+    pub id: String,
+    /// The current page (§4).
+    pub rollout_path: String,
+    pub title: Option<String>,
+    pub name: Option<String>,
+    /// As stored: `exec`, `vscode`, or the JSON of a subagent source.
+    pub source: Option<String>,
+    pub cwd: Option<String>,
+}
+
+/// One `thread_spawn_edges` row (§6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnEdge {
+    pub parent_thread_id: String,
+    pub child_thread_id: String,
+    pub status: String,
+}
+
+/// What was read from `state_5.sqlite` and `session_index.jsonl`.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    pub threads: HashMap<String, ThreadRow>,
+    pub spawn_edges: Vec<SpawnEdge>,
+    /// `session_index.jsonl`: thread id → its last `thread_name`.
+    pub index_names: HashMap<String, String>,
+    /// Why the database could not be used, when it could not (the fallback is in use).
+    pub db_error: Option<String>,
+}
+
+impl State {
+    /// Reads the state of the Codex home `home`. Never fails: see the module doc.
+    pub fn load(home: &Path) -> State {
+        let mut state = State {
+            index_names: read_session_index(&home.join("session_index.jsonl")),
+            ..State::default()
+        };
+        match read_db(&home.join("state_5.sqlite")) {
+            Ok((threads, edges)) => {
+                state.threads = threads;
+                state.spawn_edges = edges;
+            }
+            Err(e) => state.db_error = Some(e),
+        }
+        state
+    }
+
+    /// The current page's path as the database names it, if it has a row.
+    pub fn rollout_path(&self, thread_id: &str) -> Option<PathBuf> {
+        self.threads
+            .get(thread_id)
+            .map(|r| PathBuf::from(&r.rollout_path))
+    }
+}
+
+fn nonempty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.trim().is_empty())
+}
+
+impl State {
+    /// The name a user gave the thread, else its title, else the name index (§7).
+    pub fn name(&self, thread_id: &str) -> Option<&str> {
+        let row = self.threads.get(thread_id);
+        row.and_then(|r| nonempty(&r.name))
+            .or_else(|| row.and_then(|r| nonempty(&r.title)))
+            .or_else(|| {
+                self.index_names
+                    .get(thread_id)
+                    .map(String::as_str)
+                    .filter(|s| !s.trim().is_empty())
+            })
+    }
+}
+
+type Tables = (HashMap<String, ThreadRow>, Vec<SpawnEdge>);
+
+fn read_db(path: &Path) -> Result<Tables, String> {
+    if !path.is_file() {
+        return Err(format!("{} does not exist", path.display()));
+    }
+    let uri = format!("file:{}?mode=ro", uri_escape(&path.to_string_lossy()));
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
+    let conn = Connection::open_with_flags(uri, flags).map_err(err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+    let cols = columns(&conn, "threads").map_err(err)?;
+    if !cols.iter().any(|c| c == "id") || !cols.iter().any(|c| c == "rollout_path") {
+        return Err(format!(
+            "{}: table threads has no id/rollout_path (a Codex version this reader does not know)",
+            path.display()
+        ));
+    }
+    let pick = |c: &str| {
+        if cols.iter().any(|x| x == c) {
+            c.to_string()
+        } else {
+            format!("NULL AS {c}")
+        }
+    };
+    let sql = format!(
+        "SELECT id, rollout_path, {}, {}, {}, {} FROM threads",
+        pick("title"),
+        pick("name"),
+        pick("source"),
+        pick("cwd")
+    );
+    let mut stmt = conn.prepare(&sql).map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(ThreadRow {
+                id: r.get(0)?,
+                rollout_path: r.get(1)?,
+                title: r.get(2)?,
+                name: r.get(3)?,
+                source: r.get(4)?,
+                cwd: r.get(5)?,
+            })
+        })
+        .map_err(err)?;
+    let mut threads = HashMap::new();
+    for row in rows {
+        let row = row.map_err(err)?;
+        threads.insert(row.id.clone(), row);
+    }
+    let mut edges = Vec::new();
+    if !columns(&conn, "thread_spawn_edges")
+        .map_err(err)?
+        .is_empty()
+    {
+        let mut stmt = conn
+            .prepare("SELECT parent_thread_id, child_thread_id, status FROM thread_spawn_edges")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(SpawnEdge {
+                    parent_thread_id: r.get(0)?,
+                    child_thread_id: r.get(1)?,
+                    status: r.get(2)?,
+                })
+            })
+            .map_err(err)?;
+        for row in rows {
+            edges.push(row.map_err(err)?);
+        }
+    }
+    Ok((threads, edges))
+}
+
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
+    names.collect()
+}
+
+/// Escapes what a SQLite URI path cannot hold as is.
+fn uri_escape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '?' | '#' | '%' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `session_index.jsonl`: `{"id","thread_name","updated_at"}` per line; the last line of
+/// an id wins (§7). Broken lines are skipped.
+pub fn read_session_index(path: &Path) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return names;
+    };
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if let (Some(id), Some(name)) = (v["id"].as_str(), v["thread_name"].as_str()) {
+            names.insert(id.to_string(), name.to_string());
+        }
+    }
+    names
+}
