@@ -583,7 +583,8 @@ fn background_reports_the_childs_error_and_status() {
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert!(out.stderr.starts_with("sessionfs: "), "{}", out.stderr);
     assert!(
-        out.stderr.contains("not a Pi, Claude Code or Codex session"),
+        out.stderr
+            .contains("not a Pi, Claude Code or Codex session"),
         "{}",
         out.stderr
     );

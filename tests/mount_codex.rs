@@ -59,7 +59,8 @@ fn make_db(home: &Path) {
                 other => rusqlite::types::Value::Text(other.to_string()),
             })
             .collect();
-        conn.execute(&sql, rusqlite::params_from_iter(vals)).unwrap();
+        conn.execute(&sql, rusqlite::params_from_iter(vals))
+            .unwrap();
     }
 }
 
@@ -128,7 +129,9 @@ fn projects(home: &Path) -> BTreeMap<String, String> {
 
 /// `contexts/<threadId>.contexts.json` of a set: thread id → point id → expected.
 fn expected(set: &str) -> BTreeMap<String, serde_json::Map<String, Value>> {
-    let dir = codex_dir().join(set.trim_end_matches("-zst")).join("contexts");
+    let dir = codex_dir()
+        .join(set.trim_end_matches("-zst"))
+        .join("contexts");
     let mut out = BTreeMap::new();
     for e in fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
@@ -156,7 +159,11 @@ fn differs(got: &Value, want: &Value) -> Option<String> {
     let inserted: Vec<usize> = want
         .get("inserted")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(|i| i["index"].as_u64().unwrap() as usize).collect())
+        .map(|a| {
+            a.iter()
+                .map(|i| i["index"].as_u64().unwrap() as usize)
+                .collect()
+        })
         .unwrap_or_default();
     let Some(got) = got.as_array() else {
         return Some("not a JSON array".into());
@@ -167,7 +174,10 @@ fn differs(got: &Value, want: &Value) -> Option<String> {
     for (i, (g, w)) in got.iter().zip(input).enumerate() {
         let same = if inserted.contains(&i) {
             without_id(g) == without_id(w)
-                && g.as_object().unwrap().keys().eq(w.as_object().unwrap().keys())
+                && g.as_object()
+                    .unwrap()
+                    .keys()
+                    .eq(w.as_object().unwrap().keys())
         } else {
             g.to_string() == w.to_string()
         };
@@ -244,7 +254,11 @@ fn every_point_reads_as_codex_sends_it(set: &str) -> (usize, usize) {
             .iter()
             .map(|p| format!(".id/{p}/context.json"))
             .collect();
-        for ((p, text), want) in ids.iter().zip(cat_all(&tdir, &files)).zip(points_of.values()) {
+        for ((p, text), want) in ids
+            .iter()
+            .zip(cat_all(&tdir, &files))
+            .zip(points_of.values())
+        {
             points += 1;
             let got: Value = match serde_json::from_str(&text) {
                 Ok(v) => v,
@@ -288,7 +302,10 @@ fn every_point_reads_as_codex_sends_it(set: &str) -> (usize, usize) {
             let text = fs::read_to_string(d.join(&kind[0]))
                 .unwrap_or_else(|e| panic!("{thread} {p} {}: {e}", kind[0]));
             assert!(!text.is_empty() || kind[0] == "reasoning", "{thread} {p}");
-            assert!(tree.contains(p.as_str()), "{thread}: {p} not in tree:\n{tree}");
+            assert!(
+                tree.contains(p.as_str()),
+                "{thread}: {p} not in tree:\n{tree}"
+            );
         }
     }
     assert!(
@@ -342,7 +359,10 @@ fn name_and_session_json_come_from_codex_state_and_session_meta() {
     let home = home_copy(dir.path(), "samples");
     let m = mount_home(dir, &home);
     let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
-    assert_eq!(fs::read_to_string(tui.join("name")).unwrap(), "TUI rewind demo\n");
+    assert_eq!(
+        fs::read_to_string(tui.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
     let qa = m.mnt.join("-home-dev-src-qa").join(QA);
     assert_eq!(
         fs::read_to_string(qa.join("name")).unwrap(),
@@ -384,7 +404,10 @@ fn base_end_point(base: &Path, offset: u64) -> String {
 fn a_rewind_page_is_a_branch_where_its_base_ends() {
     let dir = tempdir();
     let home = home_copy(dir.path(), "samples");
-    let rewind = page(&home, &format!("{TUI}_01a2331d-e874-78f0-936a-c859781591a5.jsonl"));
+    let rewind = page(
+        &home,
+        &format!("{TUI}_01a2331d-e874-78f0-936a-c859781591a5.jsonl"),
+    );
     let base = page(&home, &format!("{TUI}.jsonl"));
     let hb = session_meta(&rewind)["payload"]["history_base"].clone();
     let fork_point = base_end_point(&base, hb["end_byte_offset"].as_u64().unwrap());
@@ -527,7 +550,9 @@ fn the_sessions_folder_one_rollout_file_and_the_every_agent_mount() {
     fs::create_dir_all(pi.join("sessions/--w--")).unwrap();
     fs::copy(
         fixture("small.jsonl"),
-        pi.join("sessions/--w--/2026-01-01T00-00-00-000Z_aaaaaaaa-0000-0000-0000-000000000001.jsonl"),
+        pi.join(
+            "sessions/--w--/2026-01-01T00-00-00-000Z_aaaaaaaa-0000-0000-0000-000000000001.jsonl",
+        ),
     )
     .unwrap();
     let h = dir.path().to_path_buf();
@@ -543,7 +568,10 @@ fn the_sessions_folder_one_rollout_file_and_the_every_agent_mount() {
     );
     assert_eq!(try_ls(&m.mnt).unwrap(), vec!["codex", "pi"]);
     let tui = m.mnt.join("codex/-home-dev-src-tui").join(TUI);
-    assert_eq!(fs::read_to_string(tui.join("name")).unwrap(), "TUI rewind demo\n");
+    assert_eq!(
+        fs::read_to_string(tui.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
     // A fork's links work from inside codex/ too.
     let back = m
         .mnt
@@ -634,7 +662,11 @@ fn ordinals(bytes: &[u8]) -> Vec<u64> {
     bytes
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice::<Value>(l).unwrap()["ordinal"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_slice::<Value>(l).unwrap()["ordinal"]
+                .as_u64()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -696,7 +728,10 @@ fn a_reply_at_the_leaf_appends_what_codex_resumes() {
     );
     let ctx: Value =
         serde_json::from_slice(&fs::read(t.join("leaf/context.json")).unwrap()).unwrap();
-    assert_eq!(ctx.as_array().unwrap().last().unwrap()["content"][0]["text"], text);
+    assert_eq!(
+        ctx.as_array().unwrap().last().unwrap()["content"][0]["text"],
+        text
+    );
     // The current page is still the current page.
     assert!(rollout_path(&home, PARFAIL).ends_with(&format!("{PARFAIL}.jsonl")));
 }
@@ -725,7 +760,10 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
         .collect();
     assert_eq!(new.len(), 1, "{new:?}");
     let name = new[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("rollout-") && name.contains(&format!("-{FF_A}_")), "{name}");
+    assert!(
+        name.starts_with("rollout-") && name.contains(&format!("-{FF_A}_")),
+        "{name}"
+    );
     let bytes = fs::read(&new[0]).unwrap();
     assert_eq!(shapes(&bytes), shapes(&accepted("rewind-page1")));
     let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
@@ -748,7 +786,12 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     // Current in the database (the row names the new file by its full path).
     assert_eq!(rollout_path(&home, FF_A), new[0].to_string_lossy());
     // The mount: a new branch whose leaf is the reply, under the entry replied to.
-    let page_id = name.trim_end_matches(".jsonl").rsplit('_').next().unwrap().to_string();
+    let page_id = name
+        .trim_end_matches(".jsonl")
+        .rsplit('_')
+        .next()
+        .unwrap()
+        .to_string();
     assert!(
         wait_until(DEADLINE, || fs::read_link(t.join("leaf"))
             .is_ok_and(|l| l.to_string_lossy().contains(&page_id))),
@@ -785,7 +828,10 @@ fn a_damaged_thread_mounts_with_the_damage_reported() {
     let out = sessionfs(&[OsStr::new("check"), home.as_os_str()], dir.path());
     assert_ne!(out.code(), Some(0), "{out:?}");
     let said = format!("{}{}", out.stdout, out.stderr);
-    assert!(said.contains("01a233fd-2142-7c21-82a7-deda48f72fc4"), "{said}");
+    assert!(
+        said.contains("01a233fd-2142-7c21-82a7-deda48f72fc4"),
+        "{said}"
+    );
     let m = mount_home(dir, &home);
     let ff = m.mnt.join("-home-dev-src-forkfork");
     let last = ff.join("01a233fd-3568-7183-be4b-3d742dd8012f");

@@ -504,8 +504,9 @@ fn an_empty_claude_code_folder_is_named_as_claude_codes() {
     let out = sessionfs(&["mount", "notes.jsonl", "mnt"], d.path());
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert!(
-        out.stderr
-            .starts_with("sessionfs: notes.jsonl: not a Pi, Claude Code or Codex session: line 1: "),
+        out.stderr.starts_with(
+            "sessionfs: notes.jsonl: not a Pi, Claude Code or Codex session: line 1: "
+        ),
         "{out:?}"
     );
 }

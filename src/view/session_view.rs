@@ -907,7 +907,11 @@ impl SessionView {
         if self.fork_links() && !s.forks_at(idx).is_empty() {
             v.push((
                 "forks".into(),
-                if flat { Slot::ForksDir } else { Slot::ForksLink },
+                if flat {
+                    Slot::ForksDir
+                } else {
+                    Slot::ForksLink
+                },
             ));
         }
         let edited = s.edited_by(idx).is_some();
@@ -1534,8 +1538,7 @@ impl SessionView {
                 for (n, fi, k) in fixed {
                     if (n == "leaf" && s.leaf().is_none())
                         || (n == "reply" && self.opts.read_only)
-                        || (n == "forked-from"
-                            && !(self.fork_links() && s.forked_from().is_some()))
+                        || (n == "forked-from" && !(self.fork_links() && s.forked_from().is_some()))
                     {
                         continue;
                     }

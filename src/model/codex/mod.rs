@@ -31,6 +31,7 @@
 
 pub mod context;
 pub mod files;
+pub mod forks;
 pub mod page;
 pub mod render;
 pub mod session;
