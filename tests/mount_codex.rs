@@ -179,7 +179,8 @@ fn differs(got: &Value, want: &Value) -> Option<String> {
                     .keys()
                     .eq(w.as_object().unwrap().keys())
         } else {
-            g.to_string() == w.to_string()
+            // Serialized: the key order as stored counts too.
+            serde_json::to_string(g).unwrap() == serde_json::to_string(w).unwrap()
         };
         if !same {
             return Some(format!("item {i}: {g} instead of {w}"));
