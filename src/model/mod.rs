@@ -19,8 +19,6 @@ pub mod agents;
 mod architecture;
 pub mod claude;
 pub mod codex;
-pub mod codex_catalog;
-pub mod codex_write;
 pub mod core;
 pub mod pi;
 pub mod sessions_dir;

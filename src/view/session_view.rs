@@ -164,6 +164,8 @@ struct Ctx {
     messages: Mutex<Option<Vec<serde_json::Value>>>,
     /// How its format reads a context (`Session::context_renderer`).
     readable: fn(&[serde_json::Value]) -> String,
+    /// What the readable form shows before the messages (`Session::context_preamble`).
+    preamble: Option<String>,
     text: std::sync::OnceLock<Arc<Vec<u8>>>,
     json: std::sync::OnceLock<Arc<Vec<u8>>>,
     /// What it is charged in the cache: twice the first form rendered.
@@ -175,11 +177,13 @@ impl Ctx {
     fn new(
         messages: Vec<serde_json::Value>,
         readable: fn(&[serde_json::Value]) -> String,
+        preamble: Option<String>,
         json: bool,
     ) -> Ctx {
         let c = Ctx {
             messages: Mutex::new(Some(messages)),
             readable,
+            preamble,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             weight: 0,
@@ -193,7 +197,11 @@ impl Ctx {
 
     fn text(&self) -> Arc<Vec<u8>> {
         self.text
-            .get_or_init(|| self.render(self.readable, &self.json))
+            .get_or_init(|| {
+                let readable = self.readable;
+                let pre = self.preamble.as_deref().unwrap_or("");
+                self.render(|m| format!("{pre}{}", readable(m)), &self.json)
+            })
             .clone()
     }
 
@@ -996,7 +1004,8 @@ impl SessionView {
             return Ok(c);
         }
         let messages = st.s.context_messages(idx)?;
-        let c = Arc::new(Ctx::new(messages, st.s.context_renderer(), json));
+        let preamble = st.s.context_preamble(idx);
+        let c = Arc::new(Ctx::new(messages, st.s.context_renderer(), preamble, json));
         self.contexts.lock().put(key, c.clone());
         Ok(c)
     }
@@ -2243,6 +2252,19 @@ impl SessionView {
             let st = self.state.read();
             let planned = plan(&st.s)?;
             let whats: Vec<NewEntry<'_>> = planned.iter().map(ToEntry::to_entry).collect();
+            // An agent that writes its replies itself (Codex: the current page, or a
+            // new page and its database row): written, then indexed.
+            if let [NewEntry::Reply { parent, text }] = whats.as_slice()
+                && let Some(written) = st.s.write_reply(*parent, text)
+            {
+                let id = written.map_err(|e| {
+                    log::info!("reply in {}: {e}", self.path.display());
+                    append_err(e)
+                })?;
+                drop(st);
+                self.refresh()?;
+                return Ok(vec![id]);
+            }
             st.s.build_all(&whats, now_ms()).map_err(append_err)?
         };
         if lines.is_empty() {
@@ -2593,6 +2615,7 @@ mod tests {
         Arc::new(Ctx {
             messages: Mutex::new(None),
             readable: render::render_context,
+            preamble: None,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             weight: n,
