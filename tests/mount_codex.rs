@@ -297,6 +297,8 @@ fn every_point_reads_as_codex_sends_it(set: &str) -> (usize, usize) {
                             | "request"
                             | "request.json"
                     ) && !n.starts_with("image-")
+                        // A child's link, `<pageId>:<ordinal>`.
+                        && !n.contains(':')
                 })
                 .collect();
             assert_eq!(kind.len(), 1, "{thread} {p}: {kind:?}");

@@ -11,13 +11,19 @@
 //! this thread, and only those are read to the end of their first line. A compressed
 //! first page is decompressed (bounded) for the same test.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::files::{self, PageFile, Root};
 use super::page::SessionMeta;
 use super::store::{Codex, NodeIx};
+use crate::model::core::agent::SessionLink;
 
 /// A fork of a thread, found in its home.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +127,73 @@ fn origin(codex: &Codex, meta: &SessionMeta) -> Option<NodeIx> {
     let p = codex.page(&hb.page_id)?;
     let h = codex.history(p, Some(hb.end_byte_offset));
     h.lines.iter().rev().find_map(|r| codex.node_of(*r))
+}
+
+/// A thread's project folder in a mount: its first page's `cwd`, named as the catalog
+/// names it.
+fn folder_of(codex: &Codex, t: usize) -> String {
+    let cwd = codex.meta(t).and_then(|m| m.cwd.clone()).unwrap_or_default();
+    super::catalog::project_name(&cwd)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// For a fork (thread `t`): the parent thread and the entry of it the fork continues
+/// from (the agent's `forked_from`).
+pub fn forked_from(codex: &Codex, t: usize) -> Option<SessionLink> {
+    let n = codex.fork_origin(t)?;
+    let parent = codex.thread_of_node(n);
+    Some(SessionLink {
+        session: codex.threads[parent].id.clone(),
+        folder: Some(folder_of(codex, parent)),
+        entry: Some(codex.id(n).to_string()),
+    })
+}
+
+/// How long a thread's list of forks is trusted before the home is looked at again:
+/// forks are made while a thread is mounted, and looking costs a directory walk.
+const FRESH: Duration = Duration::from_secs(1);
+
+/// The forks of a thread by the point id they continue from, found when first asked
+/// and again when asked more than [`FRESH`] later (the agent's `forks_at`).
+#[derive(Debug, Default)]
+pub struct Links {
+    found: Mutex<Option<(Instant, Arc<HashMap<String, Vec<SessionLink>>>)>>,
+}
+
+impl Links {
+    /// The forks made after node `n` of thread `t`, among the threads of `home`.
+    pub fn at(&self, codex: &Codex, t: usize, home: Option<&Path>, n: NodeIx) -> Vec<SessionLink> {
+        let Some(home) = home else {
+            return Vec::new();
+        };
+        let map = {
+            let mut found = self.found.lock();
+            match &*found {
+                Some((when, map)) if when.elapsed() < FRESH => map.clone(),
+                _ => {
+                    let mut map: HashMap<String, Vec<SessionLink>> = HashMap::new();
+                    for f in forks_of(codex, t, &Root::Home(home.to_path_buf())) {
+                        map.entry(codex.id(f.node).to_string())
+                            .or_default()
+                            .push(SessionLink {
+                                session: f.thread,
+                                folder: Some(
+                                    super::catalog::project_name(&f.cwd)
+                                        .to_string_lossy()
+                                        .into_owned(),
+                                ),
+                                entry: None,
+                            });
+                    }
+                    let map = Arc::new(map);
+                    *found = Some((Instant::now(), map.clone()));
+                    map
+                }
+            }
+        };
+        map.get(codex.id(n)).cloned().unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
