@@ -132,7 +132,10 @@ fn origin(codex: &Codex, meta: &SessionMeta) -> Option<NodeIx> {
 /// A thread's project folder in a mount: its first page's `cwd`, named as the catalog
 /// names it.
 fn folder_of(codex: &Codex, t: usize) -> String {
-    let cwd = codex.meta(t).and_then(|m| m.cwd.clone()).unwrap_or_default();
+    let cwd = codex
+        .meta(t)
+        .and_then(|m| m.cwd.clone())
+        .unwrap_or_default();
     super::catalog::project_name(&cwd)
         .to_string_lossy()
         .into_owned()
@@ -154,11 +157,14 @@ pub fn forked_from(codex: &Codex, t: usize) -> Option<SessionLink> {
 /// forks are made while a thread is mounted, and looking costs a directory walk.
 const FRESH: Duration = Duration::from_secs(1);
 
+/// Forks by the point id of the node they continue from.
+type ByPoint = HashMap<String, Vec<SessionLink>>;
+
 /// The forks of a thread by the point id they continue from, found when first asked
 /// and again when asked more than [`FRESH`] later (the agent's `forks_at`).
 #[derive(Debug, Default)]
 pub struct Links {
-    found: Mutex<Option<(Instant, Arc<HashMap<String, Vec<SessionLink>>>)>>,
+    found: Mutex<Option<(Instant, Arc<ByPoint>)>>,
 }
 
 impl Links {
@@ -172,7 +178,7 @@ impl Links {
             match &*found {
                 Some((when, map)) if when.elapsed() < FRESH => map.clone(),
                 _ => {
-                    let mut map: HashMap<String, Vec<SessionLink>> = HashMap::new();
+                    let mut map = ByPoint::new();
                     for f in forks_of(codex, t, &Root::Home(home.to_path_buf())) {
                         map.entry(codex.id(f.node).to_string())
                             .or_default()
