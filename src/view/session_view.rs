@@ -47,7 +47,6 @@ use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
 };
 use crate::model::content::{self, FULL_OUTPUT};
-use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
 use crate::model::{AppendError, Format, LoadError, tree, usage};
@@ -207,7 +206,7 @@ impl Ctx {
 
     fn json(&self) -> Arc<Vec<u8>> {
         self.json
-            .get_or_init(|| self.render(render::context_json, &self.text))
+            .get_or_init(|| self.render(crate::model::core::text::context_json, &self.text))
             .clone()
     }
 
@@ -2614,7 +2613,7 @@ mod tests {
     fn ctx(n: usize) -> Arc<Ctx> {
         Arc::new(Ctx {
             messages: Mutex::new(None),
-            readable: render::render_context,
+            readable: crate::model::core::text::context_json,
             preamble: None,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
