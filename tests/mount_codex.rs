@@ -631,6 +631,18 @@ fn lines_and_pages_codex_writes_while_mounted_show_up() {
     let p4 = page(&home, "_01a233fe-67a5-7ce3-936c-a4ebae3b2ab1.jsonl");
     let held = dir.path().join("held.jsonl");
     fs::rename(&p4, &held).unwrap();
+    // forkfork's fork of a fork too, written once mounted.
+    let mid = "01a233fd-2142-7c21-82a7-deda48f72fc4";
+    let last = "01a233fd-3568-7183-be4b-3d742dd8012f";
+    let fork_page = page(&home, &format!("{last}.jsonl"));
+    let origin = base_end_point(
+        &page(&home, &format!("{mid}.jsonl")),
+        session_meta(&fork_page)["payload"]["history_base"]["end_byte_offset"]
+            .as_u64()
+            .unwrap(),
+    );
+    let held_fork = dir.path().join("held-fork.jsonl");
+    fs::rename(&fork_page, &held_fork).unwrap();
     let cur = page(&home, &format!("{PARFAIL}.jsonl"));
     let m = mount_home(dir, &home);
     // A line appended to parfail's page.
@@ -661,6 +673,22 @@ fn lines_and_pages_codex_writes_while_mounted_show_up() {
         "the new page did not become the leaf"
     );
     assert!(try_ls(&t2.join("branches")).unwrap().len() > branches);
+    // The fork appears in its project, and in `forks/` of the entry it continues.
+    let ff = m.mnt.join("-home-dev-src-forkfork");
+    let forks = ff.join(mid).join(".id").join(&origin).join("forks");
+    assert!(!forks.exists());
+    fs::rename(&held_fork, &fork_page).unwrap();
+    assert!(
+        wait_until(DEADLINE, || try_ls(&ff)
+            .is_some_and(|l| l.contains(&last.to_string()))),
+        "the fork is not listed"
+    );
+    assert!(
+        wait_until(DEADLINE, || try_ls(&forks) == Some(vec![last.to_string()])),
+        "the fork is not in {}",
+        forks.display()
+    );
+    assert!(readlink(&ff.join(last).join("forked-from")).ends_with(&format!("{mid}/.id/{origin}")));
 }
 
 /// `(type, payload.type)` of each line of `bytes`.
