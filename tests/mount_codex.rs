@@ -394,6 +394,26 @@ fn name_and_session_json_come_from_codex_state_and_session_meta() {
     assert_eq!(meta["cli_version"], "0.171.0", "{meta}");
 }
 
+// §5.6: an image the user sent is decoded beside the message's text, which names it.
+#[test]
+fn images_are_decoded_beside_their_message() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let e = m
+        .mnt
+        .join("-home-dev-src-image/01a2331d-7d10-7d21-8640-338a18f14f80/.id")
+        .join("01a2331d-7d10-7d21-8640-338a18f14f80:7");
+    let text = fs::read_to_string(e.join("user")).unwrap();
+    assert!(text.contains("[image: image-1.png]"), "{text}");
+    let png = fs::read(e.join("image-1.png")).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{:?}",
+        &png[..8.min(png.len())]
+    );
+}
+
 /// The point id of the last `response_item`/`compacted` line of `base` within its first
 /// `offset` bytes: where a page with that `history_base` hangs (§3.4).
 fn base_end_point(base: &Path, offset: u64) -> String {
