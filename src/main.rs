@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "sessionfs",
     version,
-    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code) as a filesystem"
+    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex) as a filesystem"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -40,11 +40,13 @@ enum Command {
     /// Mount a session file, or a whole sessions directory, as a directory tree.
     ///
     /// `sessionfs mount MOUNTPOINT` shows every agent's sessions directory found, one
-    /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions) and
-    /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects); in each, one
-    /// folder per project, one per session in it, each indexed only when first entered.
-    /// `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way, and
-    /// `sessionfs mount FILE.jsonl MOUNTPOINT` one session.
+    /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions),
+    /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects) and codex/
+    /// ($CODEX_HOME/sessions, else ~/.codex/sessions); in each, one folder per project,
+    /// one per session (a Codex thread) in it, each indexed only when first entered.
+    /// `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way (or a
+    /// Codex home, or its sessions/ folder), and `sessionfs mount FILE.jsonl MOUNTPOINT`
+    /// one session (a Codex rollout file: its thread).
     ///
     /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
     /// and `ls` read it, and `echo TEXT > reply` appends a user message. The command
@@ -53,8 +55,9 @@ enum Command {
     /// are one line on standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// A session file (.jsonl, Pi's or Claude Code's), or a directory of sessions
-        /// laid out as the agents keep them (project folders of .jsonl files).
+        /// A session file (.jsonl: Pi's, Claude Code's, or a Codex rollout file), or a
+        /// directory of sessions laid out as the agents keep them (project folders of
+        /// .jsonl files, or a Codex home or its sessions/ folder).
         /// Default: every agent's sessions directory found.
         #[arg(value_name = "FILE|DIR")]
         file: Option<PathBuf>,

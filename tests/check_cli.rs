@@ -180,7 +180,7 @@ fn files_that_are_not_sessions_say_why() {
         assert_eq!(reports[0]["session"], false, "{case}");
         let e = reports[0]["error"].as_str().unwrap();
         assert!(
-            e.contains("not a Pi or Claude Code session") || e.contains("empty"),
+            e.contains("not a Pi, Claude Code or Codex session") || e.contains("empty"),
             "{case}: {e}"
         );
     }
@@ -258,7 +258,7 @@ fn a_file_that_is_not_a_session_is_named_at_the_right_line() {
     let text = check_text(b"just some text\n");
     assert!(
         text.contains(
-            "error: not a Pi or Claude Code session: line 1: not JSON, and no line of the file is a session header"
+            "error: not a Pi, Claude Code or Codex session: line 1: not JSON, and no line of the file is a session header"
         ),
         "{text}"
     );
@@ -271,7 +271,7 @@ fn a_file_that_is_not_a_session_is_named_at_the_right_line() {
     let text = check_text(&bom);
     assert!(
         text.contains(
-            "error: not a Pi or Claude Code session: line 1: a session header behind a byte order mark (BOM, \
+            "error: not a Pi, Claude Code or Codex session: line 1: a session header behind a byte order mark (BOM, \
              the bytes EF BB BF at the start of the file), which JSON does not allow, so Pi \
              cannot read it; remove those three bytes"
         ),

@@ -583,7 +583,8 @@ fn background_reports_the_childs_error_and_status() {
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert!(out.stderr.starts_with("sessionfs: "), "{}", out.stderr);
     assert!(
-        out.stderr.contains("not a Pi or Claude Code session"),
+        out.stderr
+            .contains("not a Pi, Claude Code or Codex session"),
         "{}",
         out.stderr
     );
@@ -637,7 +638,7 @@ fn refuses_a_file_that_is_not_a_session() {
     assert_refused(
         &sessionfs(&["mount", "bad.jsonl", "mnt"], d.path()),
         4,
-        "not a Pi or Claude Code session",
+        "not a Pi, Claude Code or Codex session",
     );
     fs::write(d.path().join("empty.jsonl"), "").unwrap();
     assert_refused(

@@ -114,7 +114,7 @@ fn build(dir: &Path) -> Tree {
     for (fx, why) in [
         (
             "corrupt-header-line.jsonl",
-            "not a Pi or Claude Code session",
+            "not a Pi, Claude Code or Codex session",
         ),
         ("empty-file.jsonl", "empty"),
     ] {
@@ -413,7 +413,7 @@ fn a_damaged_file_explains_itself() {
     // `grep -r` over the project reads them without errors.
     let out = run(
         "grep",
-        &["-r", "-c", "not a Pi or Claude Code session", "."],
+        &["-r", "-c", "not a Pi, Claude Code or Codex session", "."],
         &m.path(GAMMA),
     );
     assert_eq!(out.stderr, "", "{out:?}");

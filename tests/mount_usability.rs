@@ -504,8 +504,9 @@ fn an_empty_claude_code_folder_is_named_as_claude_codes() {
     let out = sessionfs(&["mount", "notes.jsonl", "mnt"], d.path());
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert!(
-        out.stderr
-            .starts_with("sessionfs: notes.jsonl: not a Pi or Claude Code session: line 1: "),
+        out.stderr.starts_with(
+            "sessionfs: notes.jsonl: not a Pi, Claude Code or Codex session: line 1: "
+        ),
         "{out:?}"
     );
 }
@@ -619,14 +620,14 @@ fn a_plain_text_file_or_a_bom_is_refused_with_the_right_line() {
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert_eq!(
         out.stderr,
-        "sessionfs: notes.txt: not a Pi or Claude Code session: line 1: not JSON, and no line of the \
+        "sessionfs: notes.txt: not a Pi, Claude Code or Codex session: line 1: not JSON, and no line of the \
          file is a session header\n"
     );
     let out = sessionfs(&["mount", "bom.jsonl", "mnt"], d.path());
     assert_eq!(out.code(), Some(4), "{out:?}");
     assert_eq!(
         out.stderr,
-        "sessionfs: bom.jsonl: not a Pi or Claude Code session: line 1: a session header behind a byte \
+        "sessionfs: bom.jsonl: not a Pi, Claude Code or Codex session: line 1: a session header behind a byte \
          order mark (BOM, the bytes EF BB BF at the start of the file), which JSON does not \
          allow, so Pi cannot read it; remove those three bytes\n"
     );

@@ -257,9 +257,9 @@ fn proc_self_status_is_no_session() {
         dir.path(),
         Path::new("/proc/self/status"),
         Expect {
-            check: (1, "not a Pi or Claude Code session: line 1"),
-            grep: ("x", 2, "not a Pi or Claude Code session"),
-            mount: Err((4, "not a Pi or Claude Code session")),
+            check: (1, "not a Pi, Claude Code or Codex session: line 1"),
+            grep: ("x", 2, "not a Pi, Claude Code or Codex session"),
+            mount: Err((4, "not a Pi, Claude Code or Codex session")),
         },
     );
 }

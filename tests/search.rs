@@ -690,7 +690,8 @@ fn exit_statuses_and_errors() {
     let out = grep_in(&["TALLY_VERBOSE", bad.to_str().unwrap()], d);
     assert_eq!(out.code(), Some(2));
     assert!(
-        out.stderr.contains("not a Pi or Claude Code session"),
+        out.stderr
+            .contains("not a Pi, Claude Code or Codex session"),
         "{}",
         out.stderr
     );

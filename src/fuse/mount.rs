@@ -57,7 +57,7 @@ pub mod exit {
     /// The session file or sessions directory cannot be read: missing, not permitted,
     /// or (a directory) holding the mount point.
     pub const FILE: u8 = 3;
-    /// The file is not a Pi or Claude Code session (or is empty).
+    /// The file is not a Pi, Claude Code or Codex session (or is empty).
     pub const NOT_A_SESSION: u8 = 4;
     /// The mount point is missing or not a directory.
     pub const MOUNT_POINT: u8 = 5;
@@ -79,7 +79,7 @@ Exit status:
   1  the mount failed for another reason, or the session ended with an error
   2  bad command line
   3  FILE or DIR cannot be read (missing, not permitted), or DIR holds MOUNTPOINT
-  4  FILE is not a Pi or Claude Code session (or is empty)
+  4  FILE is not a Pi, Claude Code or Codex session (or is empty)
   5  MOUNTPOINT is missing or not a directory
   6  MOUNTPOINT is not empty
   7  MOUNTPOINT is already a mount point (or a dead FUSE mount)

@@ -24,6 +24,8 @@ pub const ID_DIR: Ino = 9;
 /// mount's `ERROR` file, `multi::ERROR_LOCAL`.)
 pub const COST: Ino = 12;
 pub const COST_JSON: Ino = 13;
+/// `forked-from` at the root of a session that continues another one's entry.
+pub const FORKED_FROM: Ino = 14;
 
 /// First number for label symlinks.
 pub const LABEL_BASE: Ino = 64;
@@ -76,6 +78,11 @@ pub enum Slot {
     /// `.id/ID/request`, `.id/ID/request.json`.
     RequestFlatLink,
     RequestJsonFlatLink,
+    /// `.id/ID/forks/`: a link to each session that continues from the entry
+    /// (`Session::forks_at`); the links themselves are numbered as labels are.
+    ForksDir,
+    /// `forks` in the nested directory: a link to `.id/ID/forks`.
+    ForksLink,
     /// `image-N.EXT`, N from 1.
     Image(u32),
     /// `.id/ID/fork`: writing it forks the session at the entry (the last slot).
@@ -84,8 +91,9 @@ pub enum Slot {
     ForkLink,
 }
 
-/// Images an entry can show (slots 24 to 61; 62 and 63 are `fork`'s).
-pub const MAX_IMAGES: u32 = (SLOTS - 26) as u32;
+/// Images an entry can show (slots 24 to 59; 60 and 61 are `forks`', 62 and 63
+/// `fork`'s).
+pub const MAX_IMAGES: u32 = (SLOTS - 28) as u32;
 
 impl Slot {
     /// For the nested directory's links into `.id/ID/`: the name of the file there
@@ -99,6 +107,7 @@ impl Slot {
             Slot::CostJsonLink => "cost.json",
             Slot::ReplyLink => "reply",
             Slot::ForkLink => "fork",
+            Slot::ForksLink => "forks",
             _ => return None,
         })
     }
@@ -130,6 +139,8 @@ impl Slot {
             Slot::RequestFlatLink => 22,
             Slot::RequestJsonFlatLink => 23,
             Slot::Image(n) => 23 + n as u64,
+            Slot::ForksDir => SLOTS - 4,
+            Slot::ForksLink => SLOTS - 3,
             Slot::ForkLink => SLOTS - 2,
             Slot::Fork => SLOTS - 1,
         }
@@ -161,6 +172,8 @@ impl Slot {
             21 => Slot::RequestJsonLink,
             22 => Slot::RequestFlatLink,
             23 => Slot::RequestJsonFlatLink,
+            n if n == SLOTS - 4 => Slot::ForksDir,
+            n if n == SLOTS - 3 => Slot::ForksLink,
             n if n == SLOTS - 2 => Slot::ForkLink,
             n if n == SLOTS - 1 => Slot::Fork,
             n => Slot::Image((n - 23) as u32),
@@ -212,6 +225,8 @@ mod tests {
             Slot::Image(MAX_IMAGES),
             Slot::Fork,
             Slot::ForkLink,
+            Slot::ForksDir,
+            Slot::ForksLink,
         ] {
             let ino = entry_ino(640, 7, slot);
             assert_eq!(decode_entry(640, ino), Some(Ok((7, slot))));

@@ -2497,7 +2497,7 @@ mod tests {
         let text = String::from_utf8(v.read(err, o.fh, 0, 4096).unwrap()).unwrap();
         v.release(err, o.fh).unwrap();
         assert!(
-            text.starts_with("not a Pi or Claude Code session: line "),
+            text.starts_with("not a Pi, Claude Code or Codex session: line "),
             "{text}"
         );
         assert!(text.contains("bad.jsonl"), "{text}");

@@ -12,6 +12,8 @@ use crate::model::Session;
 pub const RESERVED: &[&str] = &[
     "reply",
     "fork",
+    "forks",
+    "forked-from",
     "entry.json",
     "context",
     "context.json",

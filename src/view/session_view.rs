@@ -41,7 +41,7 @@
 //! before it has reached the kernel (see `fuse::notify`), and that includes them.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
-use super::names::{entry_name, is_image_name, unescape_name};
+use super::names::{entry_name, escape_id, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
@@ -145,6 +145,10 @@ enum Node {
     Cost(bool),
     Label(String),
     E(u32, Slot),
+    /// `forked-from` at the root: the entry of another session this one continues.
+    ForkedFrom,
+    /// `.id/ID/forks/SESSION`: a session that continues from entry ID.
+    ForkMember(u32, String),
 }
 
 /// An entry's rendered content file and images (and the full output a Claude Code
@@ -748,6 +752,9 @@ impl SessionView {
             ino::ID_DIR => Node::IdDir,
             ino::COST => Node::Cost(false),
             ino::COST_JSON => Node::Cost(true),
+            ino::FORKED_FROM if self.fork_links() && st.s.forked_from().is_some() => {
+                Node::ForkedFrom
+            }
             _ => match decode_entry(st.base, i) {
                 None => {
                     let labels = self.label_inos.lock();
@@ -757,6 +764,14 @@ impl SessionView {
                         .find(|(_, v)| **v == i)
                         .map(|(k, _)| k.clone());
                     match name {
+                        Some(ref n) if let Some((idx, session)) = fork_member_of_key(n) => {
+                            if !self.fork_links()
+                                || !st.s.forks_at(idx).iter().any(|f| f.session == session)
+                            {
+                                return Err(Error::NotFound);
+                            }
+                            Node::ForkMember(idx, session.to_string())
+                        }
                         Some(n) if st.s.labels().iter().any(|(l, _)| *l == n) => Node::Label(n),
                         _ => return Err(Error::NotFound),
                     }
@@ -778,6 +793,9 @@ impl SessionView {
                         | Slot::RequestJsonLink
                         | Slot::RequestFlatLink
                         | Slot::RequestJsonFlatLink => s.request_of(idx).is_some(),
+                        Slot::ForksDir | Slot::ForksLink => {
+                            self.fork_links() && !s.forks_at(idx).is_empty()
+                        }
                         _ => true,
                     };
                     if !ok {
@@ -797,6 +815,54 @@ impl SessionView {
             *handed += 1;
             ino::LABEL_BASE + *handed - 1
         })
+    }
+
+    /// Whether `forked-from` and `forks/` are shown: only in a sessions mount, where
+    /// the other sessions they lead to are (a session mounted alone has no neighbours).
+    fn fork_links(&self) -> bool {
+        self.opts.in_sessions_dir
+    }
+
+    /// The inode of `.id/ID/forks/SESSION`: numbered from the labels' counter, under a
+    /// key no label name can be (labels hold no NUL).
+    fn fork_member_ino(&self, idx: u32, session: &str) -> u64 {
+        self.label_ino(&format!("\0forks/{idx}/{session}"))
+    }
+
+    /// The target of `forked-from`, from the session's directory: the parent's entry
+    /// directory, through its project (`../../PROJECT/SESSION/.id/ENTRY`). Project and
+    /// session are named as the sessions mount lists them, the entry as its `.id/` does.
+    fn forked_from_target(s: &Session) -> Result<Vec<u8>> {
+        let f = s.forked_from().ok_or(Error::NotFound)?;
+        let entry = f.entry.as_deref().ok_or(Error::NotFound)?;
+        let mut t = String::from("../");
+        if let Some(folder) = &f.folder {
+            t.push_str("../");
+            t.push_str(folder);
+            t.push('/');
+        }
+        t.push_str(&f.session);
+        t.push_str("/.id/");
+        t.push_str(&escape_id(entry));
+        Ok(t.into_bytes())
+    }
+
+    /// The target of `.id/ID/forks/SESSION`: that session's directory, from four levels
+    /// down in this one (`forks/`, `ID/`, `.id/`, this session).
+    fn fork_member_target(s: &Session, idx: u32, session: &str) -> Result<Vec<u8>> {
+        let f = s
+            .forks_at(idx)
+            .into_iter()
+            .find(|f| f.session == session)
+            .ok_or(Error::NotFound)?;
+        let mut t = String::from("../../../../");
+        if let Some(folder) = &f.folder {
+            t.push_str("../");
+            t.push_str(folder);
+            t.push('/');
+        }
+        t.push_str(&f.session);
+        Ok(t.into_bytes())
     }
 
     /// The entry a file name in a directory of entries (root, `.id`, a nested entry)
@@ -843,6 +909,16 @@ impl SessionView {
             v.push((
                 "fork".into(),
                 if flat { Slot::Fork } else { Slot::ForkLink },
+            ));
+        }
+        if self.fork_links() && !s.forks_at(idx).is_empty() {
+            v.push((
+                "forks".into(),
+                if flat {
+                    Slot::ForksDir
+                } else {
+                    Slot::ForksLink
+                },
             ));
         }
         let edited = s.edited_by(idx).is_some();
@@ -1161,6 +1237,16 @@ impl SessionView {
             Node::IdDir => dir(header_time, 0o555, FOREVER),
             // Changes with every append: read afresh (see `open_file_as`).
             Node::Cost(_) => self.cost_attr(st, node, time_of(last_ts), i)?,
+            Node::ForkedFrom => link(
+                Self::forked_from_target(s)?.len() as u64,
+                header_time,
+                FOREVER,
+            ),
+            Node::ForkMember(idx, session) => link(
+                Self::fork_member_target(s, *idx, session)?.len() as u64,
+                time_of(s.entry(*idx).ts),
+                SHORT,
+            ),
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
                 let t = format!("../.id/{}", entry_name(s, target));
@@ -1174,6 +1260,8 @@ impl SessionView {
                 match slot {
                     Slot::NestedDir => dir(mtime, 0o555, FOREVER),
                     Slot::FlatDir => dir(mtime, 0o555, FOREVER),
+                    // Forks are made after the entry: its listing grows.
+                    Slot::ForksDir => dir(mtime, 0o555, SHORT),
                     Slot::Kind => file(self.kind_size(st, idx)?, mtime, 0o444, FOREVER),
                     Slot::Image(n) => {
                         let r = self.rendered(st, idx)?;
@@ -1210,7 +1298,8 @@ impl SessionView {
                     | Slot::CostLink
                     | Slot::CostJsonLink
                     | Slot::ReplyLink
-                    | Slot::ForkLink => {
+                    | Slot::ForkLink
+                    | Slot::ForksLink => {
                         let file = slot.file_in_id().ok_or(Error::Invalid)?;
                         link(
                             self.symlink_to_id(st, idx, file).len() as u64,
@@ -1298,6 +1387,9 @@ impl SessionView {
                 ".id" => Some((ino::ID_DIR, Node::IdDir)),
                 "cost" => Some((ino::COST, Node::Cost(false))),
                 "cost.json" => Some((ino::COST_JSON, Node::Cost(true))),
+                "forked-from" if self.fork_links() && s.forked_from().is_some() => {
+                    Some((ino::FORKED_FROM, Node::ForkedFrom))
+                }
                 _ => Self::entry_by_name(s, name, Some(NIL))
                     .filter(|&e| s.entry(e).parent == NIL)
                     .map(|e| {
@@ -1324,6 +1416,16 @@ impl SessionView {
             Node::Labels => s
                 .label_entry(name)
                 .map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
+            Node::E(idx, Slot::ForksDir) => s
+                .forks_at(idx)
+                .into_iter()
+                .find(|f| f.session == name)
+                .map(|f| {
+                    (
+                        self.fork_member_ino(idx, &f.session),
+                        Node::ForkMember(idx, f.session),
+                    )
+                }),
             Node::E(idx, slot @ (Slot::NestedDir | Slot::FlatDir)) => {
                 let flat = slot == Slot::FlatDir;
                 let fixed = self.entry_files(st, idx, flat)?;
@@ -1356,7 +1458,9 @@ impl SessionView {
             | Node::Cost(_)
             | Node::RootReply
             | Node::Leaf
-            | Node::Label(_) => {
+            | Node::Label(_)
+            | Node::ForkedFrom
+            | Node::ForkMember(..) => {
                 return Err(Error::NotDir);
             }
         };
@@ -1374,6 +1478,8 @@ impl SessionView {
                 let (t, _) = s.label_entry(&name).ok_or(Error::NotFound)?;
                 format!("../.id/{}", id_of(t)).into_bytes()
             }
+            Node::ForkedFrom => Self::forked_from_target(s)?,
+            Node::ForkMember(idx, session) => Self::fork_member_target(s, idx, &session)?,
             Node::E(idx, slot) => match slot {
                 _ if let Some(file) = slot.file_in_id() => self.symlink_to_id(&st, idx, file),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
@@ -1408,6 +1514,7 @@ impl SessionView {
                 p => entry_ino(st.base, p, Slot::NestedDir),
             },
             Node::E(_, Slot::FlatDir) => ino::ID_DIR,
+            Node::E(idx, Slot::ForksDir) => entry_ino(st.base, *idx, Slot::FlatDir),
             _ => ino::ROOT,
         };
         match node {
@@ -1415,7 +1522,7 @@ impl SessionView {
             | Node::IdDir
             | Node::Branches
             | Node::Labels
-            | Node::E(_, Slot::NestedDir | Slot::FlatDir) => {
+            | Node::E(_, Slot::NestedDir | Slot::FlatDir | Slot::ForksDir) => {
                 l.push(i, FileKind::Dir, ".".into());
                 l.push(parent_of_dir, FileKind::Dir, "..".into());
             }
@@ -1423,7 +1530,7 @@ impl SessionView {
         }
         match node {
             Node::Root => {
-                let fixed: [(&str, u64, FileKind); 10] = [
+                let fixed: [(&str, u64, FileKind); 11] = [
                     ("session.json", ino::SESSION_JSON, FileKind::File),
                     ("name", ino::NAME, FileKind::File),
                     ("tree", ino::TREE, FileKind::File),
@@ -1434,9 +1541,12 @@ impl SessionView {
                     ("branches", ino::BRANCHES, FileKind::Dir),
                     ("labels", ino::LABELS, FileKind::Dir),
                     (".id", ino::ID_DIR, FileKind::Dir),
+                    ("forked-from", ino::FORKED_FROM, FileKind::Symlink),
                 ];
                 for (n, fi, k) in fixed {
-                    if (n == "leaf" && s.leaf().is_none()) || (n == "reply" && self.opts.read_only)
+                    if (n == "leaf" && s.leaf().is_none())
+                        || (n == "reply" && self.opts.read_only)
+                        || (n == "forked-from" && !(self.fork_links() && s.forked_from().is_some()))
                     {
                         continue;
                     }
@@ -1461,6 +1571,16 @@ impl SessionView {
                     }
                 }
             }
+            Node::E(idx, Slot::ForksDir) => {
+                let forks = s.forks_at(idx);
+                let skip = l.skip(forks.len());
+                for f in forks.into_iter().skip(skip) {
+                    let fi = self.fork_member_ino(idx, &f.session);
+                    if !l.push(fi, FileKind::Symlink, f.session.into()) {
+                        break;
+                    }
+                }
+            }
             Node::E(idx, slot) => {
                 let flat = slot == Slot::FlatDir;
                 let files = self.entry_files(st, idx, flat)?;
@@ -1473,6 +1593,7 @@ impl SessionView {
                         | Slot::CostJsonLink
                         | Slot::ReplyLink
                         | Slot::ForkLink
+                        | Slot::ForksLink
                         | Slot::ParentLink
                         | Slot::EditedByLink
                         | Slot::EditedByFlatLink
@@ -1480,6 +1601,7 @@ impl SessionView {
                         | Slot::RequestJsonLink
                         | Slot::RequestFlatLink
                         | Slot::RequestJsonFlatLink => FileKind::Symlink,
+                        Slot::ForksDir => FileKind::Dir,
                         _ => FileKind::File,
                     };
                     if !l.push(entry_ino(st.base, idx, sl), kind, n.into()) {
@@ -2360,6 +2482,14 @@ impl SessionView {
 /// Inode numbers of label symlinks, given by name in order of first use and never
 /// reused. A renamed label keeps its number under its new name, as a renamed file
 /// keeps its inode: the kernel moves its cached name over after a `rename`.
+/// The entry index and session of a fork member's key in [`LabelInos`] (see
+/// [`SessionView::fork_member_ino`]); `None` for a label's name.
+fn fork_member_of_key(key: &str) -> Option<(u32, &str)> {
+    let rest = key.strip_prefix("\0forks/")?;
+    let (idx, session) = rest.split_once('/')?;
+    Some((idx.parse().ok()?, session))
+}
+
 #[derive(Default)]
 struct LabelInos {
     by_name: HashMap<String, u64>,

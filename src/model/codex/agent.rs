@@ -33,7 +33,7 @@ use super::files::{self, PageFile, PageName, Root};
 use super::page::{self, Line, LineKind};
 use super::store::{Codex, NodeIx, Problem};
 use super::{render, session, state::State};
-use crate::model::core::agent::{Agent, SourcesMoved};
+use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::id::IdKey;
@@ -105,6 +105,8 @@ pub struct CodexThread {
     db_sig: Vec<(u64, i64)>,
     /// Folders looked at for new pages of the thread.
     dirs: Vec<PathBuf>,
+    /// The forks made from the thread (see [`super::forks`]).
+    fork_links: super::forks::Links,
 }
 
 impl CodexThread {
@@ -713,6 +715,20 @@ impl Agent for CodexThread {
              page of the thread, as a TUI rewind makes), or run `codex fork`"
                 .into(),
         ))
+    }
+
+    fn forked_from(&self, _s: &Session) -> Option<SessionLink> {
+        super::forks::forked_from(&self.codex, self.t)
+    }
+
+    fn forks_at(&self, _s: &Session, i: u32) -> Vec<SessionLink> {
+        match self.node_of.get(i as usize) {
+            Some(&n) if n != usize::MAX => {
+                self.fork_links
+                    .at(&self.codex, self.t, self.home.as_deref(), n)
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn heap_bytes(&self) -> usize {

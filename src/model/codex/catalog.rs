@@ -216,15 +216,18 @@ fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &
     }
 }
 
-/// The `cwd` of a plain page's first line; `None` for a compressed page, a first line
-/// not complete yet, or one that is not a `session_meta` line.
+/// The `cwd` of a page's first line (a compressed page's decompressed as far as that
+/// line, §8); `None` for a first line not complete yet, or one that is not a
+/// `session_meta` line.
 fn read_cwd(path: &Path) -> Option<String> {
-    if path.extension() == Some(OsStr::new("zst")) {
-        return None;
-    }
-    let f = fs::File::open(path).ok()?;
+    let f = io::BufReader::new(fs::File::open(path).ok()?);
+    let src: Box<dyn Read> = if path.extension() == Some(OsStr::new("zst")) {
+        Box::new(ruzstd::decoding::StreamingDecoder::new(f).ok()?)
+    } else {
+        Box::new(f)
+    };
     let mut line = Vec::new();
-    let mut r = io::BufReader::new(f).take(MAX_META);
+    let mut r = src.take(MAX_META);
     let mut buf = [0u8; 64 << 10];
     loop {
         let n = r.read(&mut buf).ok()?;
@@ -273,6 +276,21 @@ mod tests {
         ] {
             assert_eq!(parse_page_name(OsStr::new(&bad)), None, "{bad}");
         }
+    }
+
+    // §8: a compressed first page is listed in its project, not in `unknown-project`.
+    #[test]
+    fn a_compressed_first_page_names_its_project() {
+        let zst = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/fixtures/codex/own-zst/codex-home/sessions/2026/12/01/\
+             rollout-2026-12-01T23-42-25-01a233fc-f62c-79e0-b2f3-257e7f73df38.jsonl.zst",
+        );
+        assert_eq!(read_cwd(&zst).as_deref(), Some("/home/dev/src/forkfork"));
+        // Not zstd: no cwd, and no panic.
+        let d = tempfile::tempdir().unwrap();
+        let bad = d.path().join("x.jsonl.zst");
+        fs::write(&bad, b"{\"type\":\"session_meta\"}\n").unwrap();
+        assert_eq!(read_cwd(&bad), None);
     }
 
     #[test]

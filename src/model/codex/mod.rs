@@ -33,6 +33,7 @@ pub mod agent;
 pub mod catalog;
 pub mod context;
 pub mod files;
+pub mod forks;
 pub mod page;
 pub mod render;
 pub mod session;

@@ -24,6 +24,7 @@
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
 //! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
+//! | other sessions this one continues or that continue it | [`Agent::forked_from`], [`Agent::forks_at`] |
 //! | entries of other files | [`Session::add_source`], [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
@@ -68,6 +69,19 @@ pub struct AgentTable {
     /// The agent for a file whose first parsed line is `raw` and no Pi header;
     /// `None` when no agent recognises it.
     pub detect: fn(&[u8]) -> Option<Box<dyn Agent>>,
+}
+
+/// Another session, as a sessions mount lists it: for the links between a session and
+/// the sessions that continue it (a Codex fork, made by Codex, reads its parent's
+/// bytes as its own history; see [`Agent::forked_from`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLink {
+    /// The session's id: its directory's name in its project.
+    pub session: String,
+    /// The project folder a sessions mount lists it in (`None`: at the top).
+    pub folder: Option<String>,
+    /// An entry of that session (its id), where one is meant.
+    pub entry: Option<String>,
 }
 
 /// One agent's format, and its own index state. See the module docs.
@@ -156,6 +170,17 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn fill_usage(&self, s: &Session, prices: &Prices, t: &mut Table);
     /// The new session file that forking at entry `i` makes, as the agent forks.
     fn fork(&self, s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError>;
+    /// For a session that continues another one's history in place (a Codex fork: its
+    /// first page reads the parent's bytes), that session and the entry of it this
+    /// one continues from. `None` for a session of its own (a Pi or Claude Code fork is
+    /// a copy, which names no entry of a session still there).
+    fn forked_from(&self, _s: &Session) -> Option<SessionLink> {
+        None
+    }
+    /// The sessions that continue from entry `i` this way (each's `entry` is `None`).
+    fn forks_at(&self, _s: &Session, _i: u32) -> Vec<SessionLink> {
+        Vec::new()
+    }
     fn heap_bytes(&self) -> usize {
         0
     }

@@ -110,9 +110,15 @@ impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LoadError::Io(e) => write!(f, "{e}"),
-            LoadError::Empty => write!(f, "the file is empty: not a Pi or Claude Code session yet"),
+            LoadError::Empty => write!(
+                f,
+                "the file is empty: not a Pi, Claude Code or Codex session yet"
+            ),
             LoadError::NotASession { line, reason } => {
-                write!(f, "not a Pi or Claude Code session: line {line}: {reason}")
+                write!(
+                    f,
+                    "not a Pi, Claude Code or Codex session: line {line}: {reason}"
+                )
             }
         }
     }

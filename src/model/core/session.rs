@@ -23,7 +23,7 @@
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
 
-use crate::model::core::agent::{Agent, AgentTable, Lent, SourcesMoved};
+use crate::model::core::agent::{Agent, AgentTable, Lent, SessionLink, SourcesMoved};
 pub use crate::model::core::format::Format;
 use crate::model::core::id::{IdBuild, IdKey, IdTable};
 use crate::model::core::input::Line;
@@ -481,6 +481,19 @@ impl Session {
     /// answer at a root (it answered nothing in this file).
     pub fn request_of(&self, i: u32) -> Option<u32> {
         self.agent.request_of(self, i)
+    }
+
+    /// The session this one continues from, and its entry (see [`Agent::forked_from`]).
+    pub fn forked_from(&self) -> Option<SessionLink> {
+        self.agent.forked_from(self)
+    }
+
+    /// The sessions that continue from entry `i` (see [`Agent::forks_at`]).
+    pub fn forks_at(&self, i: u32) -> Vec<SessionLink> {
+        if i as usize >= self.entries().len() {
+            return Vec::new();
+        }
+        self.agent.forks_at(self, i)
     }
 
     pub fn kind_name(&self, i: u32) -> &str {

@@ -1,0 +1,921 @@
+//! Codex threads through real mounts (LAYOUT.md "Codex threads", CODEX-FORMAT.md):
+//! every point of every Codex fixture thread (`tests/fixtures/codex/{samples,own,own-zst}`)
+//! read with `cat` through a mount of a copy of its Codex home equals the context Codex
+//! 0.171.0 sends there (`contexts/*.contexts.json`); the leaf, names, `session.json`,
+//! KIND files, `tree`, rewinds as branches, forks with their inherited history and their
+//! links; the other ways to mount (the `sessions/` folder, one rollout file, the
+//! every-agent mount with `CODEX_HOME`); lines and pages Codex writes while mounted;
+//! replies through the mount, checked against the lines Codex accepted
+//! (`tests/fixtures/codex/accepts`) and the database row; damaged threads.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn codex_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex")
+}
+
+/// A copy of fixture set `set`'s Codex home at `dir/.codex`. The samples come without
+/// a database (their rows are in `state_5.threads.json`): one is made from Codex's
+/// schema and those rows, so that every set is mounted as Codex left it.
+fn home_copy(dir: &Path, set: &str) -> PathBuf {
+    let home = dir.join(".codex");
+    copy_tree(&codex_dir().join(set).join("codex-home"), &home);
+    if !home.join("state_5.sqlite").exists() {
+        make_db(&home);
+    }
+    home
+}
+
+fn make_db(home: &Path) {
+    let schema = fs::read_to_string(codex_dir().join("state_5.schema.sql")).unwrap();
+    let conn = rusqlite::Connection::open(home.join("state_5.sqlite")).unwrap();
+    conn.execute_batch(&schema).unwrap();
+    let rows: Value =
+        serde_json::from_slice(&fs::read(home.join("state_5.threads.json")).unwrap()).unwrap();
+    for t in rows["threads"].as_array().unwrap() {
+        let obj = t.as_object().unwrap();
+        let cols: Vec<&str> = obj.keys().map(String::as_str).collect();
+        let sql = format!(
+            "INSERT INTO threads ({}) VALUES ({})",
+            cols.join(","),
+            (1..=cols.len())
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let vals: Vec<rusqlite::types::Value> = obj
+            .values()
+            .map(|v| match v {
+                Value::Null => rusqlite::types::Value::Null,
+                Value::Number(n) => rusqlite::types::Value::Integer(n.as_i64().unwrap()),
+                Value::String(s) => rusqlite::types::Value::Text(s.clone()),
+                other => rusqlite::types::Value::Text(other.to_string()),
+            })
+            .collect();
+        conn.execute(&sql, rusqlite::params_from_iter(vals))
+            .unwrap();
+    }
+}
+
+/// Every page file under `home/sessions`.
+fn pages(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![home.join("sessions")];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The page of `home` whose file name ends with `tail` (`<threadId>.jsonl`,
+/// `_<pageId>.jsonl`).
+fn page(home: &Path, tail: &str) -> PathBuf {
+    pages(home)
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with(tail))
+        .unwrap_or_else(|| panic!("no page *{tail}"))
+}
+
+/// The first line of a page (plain or zstd), parsed.
+fn session_meta(path: &Path) -> Value {
+    let bytes = fs::read(path).unwrap();
+    let bytes = if path.extension().is_some_and(|x| x == "zst") {
+        sessionfs::model::codex::files::decompress(&bytes[..], 1 << 30).unwrap()
+    } else {
+        bytes
+    };
+    let first = bytes.split(|&b| b == b'\n').next().unwrap();
+    serde_json::from_slice(first).unwrap()
+}
+
+/// The project folder of a `cwd`, as LAYOUT.md says: every `/` and `.` becomes `-`.
+fn project_of(cwd: &str) -> String {
+    cwd.replace(['/', '.'], "-")
+}
+
+/// Thread id → its project folder, from its first page's `session_meta.cwd`.
+fn projects(home: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for p in pages(home) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let stem = name.trim_end_matches(".zst").trim_end_matches(".jsonl");
+        let ids = &stem["rollout-2026-12-01T19-38-31-".len()..];
+        if ids.contains('_') {
+            continue; // a later page: its thread is named by its first page
+        }
+        let meta = session_meta(&p);
+        out.insert(
+            ids.to_string(),
+            project_of(meta["payload"]["cwd"].as_str().unwrap()),
+        );
+    }
+    out
+}
+
+/// Whether thread `id` has no plain first page, only a `.jsonl.zst` one.
+fn compressed_only(home: &Path, id: &str) -> bool {
+    let first: Vec<String> = pages(home)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n.contains(&format!("-{id}.jsonl")))
+        .collect();
+    first.iter().all(|n| n.ends_with(".zst"))
+}
+
+/// `contexts/<threadId>.contexts.json` of a set: thread id → point id → expected.
+fn expected(set: &str) -> BTreeMap<String, serde_json::Map<String, Value>> {
+    let dir = codex_dir()
+        .join(set.trim_end_matches("-zst"))
+        .join("contexts");
+    let mut out = BTreeMap::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(thread) = name.strip_suffix(".contexts.json") else {
+            continue;
+        };
+        let v: Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+        out.insert(thread.to_string(), v.as_object().unwrap().clone());
+    }
+    out
+}
+
+fn without_id(v: &Value) -> Value {
+    let mut v = v.clone();
+    v.as_object_mut().unwrap().remove("id");
+    v
+}
+
+/// Whether `got` (a `context.json` read through the mount) is Codex's `want`: every item
+/// serialized the same (key order as stored), the items Codex inserted (`aborted`
+/// outputs, whose ids are not derived) compared without their id. `None` when equal.
+fn differs(got: &Value, want: &Value) -> Option<String> {
+    let input = want["input"].as_array().unwrap();
+    let inserted: Vec<usize> = want
+        .get("inserted")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|i| i["index"].as_u64().unwrap() as usize)
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(got) = got.as_array() else {
+        return Some("not a JSON array".into());
+    };
+    if got.len() != input.len() {
+        return Some(format!("{} items, Codex sent {}", got.len(), input.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(input).enumerate() {
+        let same = if inserted.contains(&i) {
+            without_id(g) == without_id(w)
+                && g.as_object()
+                    .unwrap()
+                    .keys()
+                    .eq(w.as_object().unwrap().keys())
+        } else {
+            // Serialized: the key order as stored counts too.
+            serde_json::to_string(g).unwrap() == serde_json::to_string(w).unwrap()
+        };
+        if !same {
+            return Some(format!("item {i}: {g} instead of {w}"));
+        }
+    }
+    None
+}
+
+/// Mounts the Codex home `home` (in `dir`) as a sessions directory.
+fn mount_home(dir: tempfile::TempDir, home: &Path) -> Mount {
+    Mount::sessions_dir(dir, Some(home), &[], &[])
+}
+
+/// `cat` of every file in `files` (relative to `cwd`), in one shell: their texts.
+fn cat_all(cwd: &Path, files: &[String]) -> Vec<String> {
+    let script = files
+        .iter()
+        .map(|f| format!("cat '{f}' && printf '\\0'"))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    let out = sh(&script, cwd).ok();
+    let mut parts: Vec<String> = out.stdout.split('\0').map(str::to_owned).collect();
+    parts.pop();
+    assert_eq!(parts.len(), files.len());
+    parts
+}
+
+fn readlink(p: &Path) -> String {
+    fs::read_link(p)
+        .unwrap_or_else(|e| panic!("readlink {}: {e}", p.display()))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The entry id a `leaf` or `branches/X` link names (its last component).
+fn link_id(p: &Path) -> String {
+    readlink(p).rsplit('/').next().unwrap().to_string()
+}
+
+/// What every fixture thread of `set` reads through a mount of its home: every point's
+/// `context.json`, the leaf, the `tree` line of every point, its KIND file.
+/// Returns (threads, points) checked.
+fn every_point_reads_as_codex_sends_it(set: &str) -> (usize, usize) {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), set);
+    let projects = projects(&home);
+    let m = mount_home(dir, &home);
+    let mut differ = Vec::new();
+    let (mut threads, mut points) = (0, 0);
+    // The projects are those of the threads' cwds, each listing its threads.
+    let mut want_projects: Vec<&String> = projects.values().collect();
+    want_projects.sort();
+    want_projects.dedup();
+    let listed = try_ls(&m.mnt).unwrap();
+    for p in &want_projects {
+        assert!(listed.contains(p), "{p} not in {listed:?}");
+    }
+    for (thread, points_of) in expected(set) {
+        // own-zst holds some of own's threads.
+        let Some(project) = projects.get(&thread) else {
+            assert!(set.ends_with("-zst"), "{set}: no page of {thread}");
+            continue;
+        };
+        assert!(
+            try_ls(&m.mnt.join(project)).unwrap().contains(&thread),
+            "{project} does not list {thread}"
+        );
+        // A thread whose only first page is compressed is listed in its project but
+        // cannot be opened yet (LAYOUT.md "Codex threads", limits); its pages are read
+        // as the other threads' bases.
+        if compressed_only(&home, &thread) {
+            continue;
+        }
+        threads += 1;
+        let tdir = m.mnt.join(project).join(&thread);
+        let ids: Vec<&String> = points_of.keys().collect();
+        let files: Vec<String> = ids
+            .iter()
+            .map(|p| format!(".id/{p}/context.json"))
+            .collect();
+        for ((p, text), want) in ids
+            .iter()
+            .zip(cat_all(&tdir, &files))
+            .zip(points_of.values())
+        {
+            points += 1;
+            let got: Value = match serde_json::from_str(&text) {
+                Ok(v) => v,
+                Err(e) => {
+                    differ.push(format!("{thread} {p}: not JSON ({e}): {text:.200}"));
+                    continue;
+                }
+            };
+            if let Some(why) = differs(&got, want) {
+                differ.push(format!("{thread} {p} ({}): {why:.300}", want["via"]));
+            }
+            if want.get("leaf") == Some(&Value::Bool(true)) {
+                assert_eq!(&link_id(&tdir.join("leaf")), *p, "{thread}: the leaf");
+            }
+        }
+        // Every point has one KIND file that reads as text, and a line in `tree`.
+        let tree = fs::read_to_string(tdir.join("tree")).unwrap();
+        for p in &ids {
+            let d = tdir.join(".id").join(p);
+            let kind: Vec<String> = try_ls(&d)
+                .unwrap()
+                .into_iter()
+                .filter(|n| {
+                    !matches!(
+                        n.as_str(),
+                        "reply"
+                            | "fork"
+                            | "forks"
+                            | "entry.json"
+                            | "context"
+                            | "context.json"
+                            | "cost"
+                            | "cost.json"
+                            | "parent"
+                            | "request"
+                            | "request.json"
+                    ) && !n.starts_with("image-")
+                        // A child's link, `<pageId>:<ordinal>`.
+                        && !n.contains(':')
+                })
+                .collect();
+            assert_eq!(kind.len(), 1, "{thread} {p}: {kind:?}");
+            let text = fs::read_to_string(d.join(&kind[0]))
+                .unwrap_or_else(|e| panic!("{thread} {p} {}: {e}", kind[0]));
+            assert!(!text.is_empty() || kind[0] == "reasoning", "{thread} {p}");
+            assert!(
+                tree.contains(p.as_str()),
+                "{thread}: {p} not in tree:\n{tree}"
+            );
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{set}: {} of {points} contexts differ from Codex's:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+    (threads, points)
+}
+
+// §3, §5: every point of the kit's sample threads (exec, resume, fork, tools, images, a
+// truncated output, compaction, a subagent, an API error, a TUI rewind and /compact).
+#[test]
+fn every_sample_point_reads_through_the_mount_as_codex_sends_it() {
+    assert_eq!(every_point_reads_as_codex_sends_it("samples"), (11, 96));
+}
+
+// The same for sessionfs's own threads (a fork of a fork, rewinds inside a fork and
+// across pages, parallel calls that fail, an interrupted turn, a compaction then a
+// rewind) ...
+#[test]
+fn every_own_point_reads_through_the_mount_as_codex_sends_it() {
+    let (threads, points) = every_point_reads_as_codex_sends_it("own");
+    assert_eq!(threads, 10);
+    assert!(points >= 124, "{points}");
+}
+
+// ... and with the base page of a fork chain compressed (§8): the two forks that
+// read it as their history read the same.
+#[test]
+fn a_compressed_page_reads_through_the_mount_as_its_plain_form() {
+    let (threads, points) = every_point_reads_as_codex_sends_it("own-zst");
+    assert_eq!(threads, 2);
+    assert!(points > 0);
+}
+
+const TUI: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
+const QA: &str = "01a2331d-6282-7e72-8cca-35fb82ba4618";
+const QA_FORK: &str = "01a2331d-68ff-76e1-bf99-c1ba471b9285";
+const OWN: &str = "01a23400-e6d3-71a0-9a66-4dd95b7695d2";
+const OWN_FORK: &str = "01a23400-f640-7c03-91ec-79c99c0b6e60";
+const PARFAIL: &str = "01a233fd-8e4f-7f93-83c7-b38d978b73dc";
+const FF_A: &str = "01a233fc-f62c-79e0-b2f3-257e7f73df38";
+const TUI2: &str = "01a233fd-df11-70f1-ad16-33bfb8c9f2c5";
+
+// §7: `name` is the thread's name in state_5.sqlite, else its title (the first prompt);
+// `session.json` is the thread's first `session_meta` payload.
+#[test]
+fn name_and_session_json_come_from_codex_state_and_session_meta() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
+    assert_eq!(
+        fs::read_to_string(tui.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
+    let qa = m.mnt.join("-home-dev-src-qa").join(QA);
+    assert_eq!(
+        fs::read_to_string(qa.join("name")).unwrap(),
+        "[[QA1]] What is 2+2?\n"
+    );
+    let meta: Value = serde_json::from_slice(&fs::read(qa.join("session.json")).unwrap()).unwrap();
+    assert_eq!(meta["id"], QA, "{meta}");
+    assert_eq!(meta["cwd"], "/home/dev/src/qa", "{meta}");
+    assert_eq!(meta["cli_version"], "0.171.0", "{meta}");
+}
+
+// §5.6: an image the user sent is decoded beside the message's text, which names it.
+#[test]
+fn images_are_decoded_beside_their_message() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let e = m
+        .mnt
+        .join("-home-dev-src-image/01a2331d-7d10-7d21-8640-338a18f14f80/.id")
+        .join("01a2331d-7d10-7d21-8640-338a18f14f80:7");
+    let text = fs::read_to_string(e.join("user")).unwrap();
+    assert!(text.contains("[image: image-1.png]"), "{text}");
+    let png = fs::read(e.join("image-1.png")).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{:?}",
+        &png[..8.min(png.len())]
+    );
+}
+
+/// The point id of the last `response_item`/`compacted` line of `base` within its first
+/// `offset` bytes: where a page with that `history_base` hangs (§3.4).
+fn base_end_point(base: &Path, offset: u64) -> String {
+    let bytes = fs::read(base).unwrap();
+    let name = base.file_name().unwrap().to_string_lossy().into_owned();
+    // `rollout-<stamp>-<threadId>[_<pageId>].jsonl`: the page id is the last uuid.
+    let ids = &name.trim_end_matches(".jsonl")["rollout-2026-12-01T19-38-31-".len()..];
+    let page_id = ids.rsplit('_').next().unwrap();
+    let mut at = 0u64;
+    let mut last = None;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        at += line.len() as u64;
+        if at > offset {
+            break;
+        }
+        let v: Value = serde_json::from_slice(line).unwrap();
+        if v["type"] == "response_item" || v["type"] == "compacted" {
+            last = Some(format!("{page_id}:{}", v["ordinal"]));
+        }
+    }
+    last.unwrap()
+}
+
+// §3.4: the TUI thread's rewind page branches off where its base ends: its first entry's
+// parent is the base's last entry within `end_byte_offset`, both branches are listed in
+// `branches/`, and the leaf is on the current (rewind) page.
+#[test]
+fn a_rewind_page_is_a_branch_where_its_base_ends() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let rewind = page(
+        &home,
+        &format!("{TUI}_01a2331d-e874-78f0-936a-c859781591a5.jsonl"),
+    );
+    let base = page(&home, &format!("{TUI}.jsonl"));
+    let hb = session_meta(&rewind)["payload"]["history_base"].clone();
+    let fork_point = base_end_point(&base, hb["end_byte_offset"].as_u64().unwrap());
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-tui").join(TUI);
+    let branches = try_ls(&t.join("branches")).unwrap();
+    assert_eq!(branches.len(), 2, "{branches:?}");
+    // The first entry of the rewind page hangs under fork_point, beside the dead branch.
+    let children: Vec<String> = try_ls(&t.join(".id").join(&fork_point))
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.contains(':'))
+        .collect();
+    assert_eq!(children.len(), 2, "{fork_point}: {children:?}");
+    assert!(
+        children
+            .iter()
+            .any(|c| c.starts_with("01a2331d-e874-78f0-936a-c859781591a5:")),
+        "{children:?}"
+    );
+    assert!(link_id(&t.join("leaf")).starts_with("01a2331d-e874-78f0-936a-c859781591a5:"));
+    // Each branch link leads to an entry directory with a context.
+    for b in branches {
+        let ctx = t.join("branches").join(&b).join("context.json");
+        let v: Value = serde_json::from_slice(&fs::read(&ctx).unwrap()).unwrap();
+        assert!(v.as_array().is_some_and(|a| !a.is_empty()), "{b}");
+    }
+}
+
+// The readable `context` starts with the base instructions (§5.5), then the items.
+#[test]
+fn the_readable_context_shows_the_instructions_first() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-qa").join(QA);
+    let text = fs::read_to_string(t.join("leaf/context")).unwrap();
+    let instr = text.find("You are").expect("the instructions");
+    let prompt = text.find("[[QA1]] What is 2+2?").expect("the first prompt");
+    assert!(instr < prompt, "{text:.2000}");
+}
+
+// A fork is a session of its own that shows its whole history, the inherited part read
+// from its parent's bytes; `forked-from` at its root leads to the parent's entry it
+// forked after, whose `forks/` leads back to the fork (LAYOUT.md "Forks").
+#[test]
+fn a_fork_shows_its_inherited_history_and_links_to_its_parent() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let fork_page = page(&home, &format!("{OWN_FORK}.jsonl"));
+    let parent_page = page(&home, &format!("{OWN}.jsonl"));
+    let hb = session_meta(&fork_page)["payload"]["history_base"].clone();
+    let origin = base_end_point(&parent_page, hb["end_byte_offset"].as_u64().unwrap());
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-own");
+    let fork = proj.join(OWN_FORK);
+    // The parent's first prompt is in the fork's tree and its entry in the fork's .id/.
+    let tree = fs::read_to_string(fork.join("tree")).unwrap();
+    assert!(tree.contains(&format!("{OWN}:7")), "{tree}");
+    let prompt = fs::read_to_string(fork.join(format!(".id/{OWN}:7/user"))).unwrap();
+    assert!(prompt.starts_with("[[LOOP]] Héllo wörld"), "{prompt}");
+    // fork → parent.
+    let from = fork.join("forked-from");
+    let target = readlink(&from);
+    assert!(target.ends_with(&format!("{OWN}/.id/{origin}")), "{target}");
+    assert!(!target.starts_with('/'), "{target}: relative");
+    let kinds = try_ls(&from).unwrap();
+    assert!(kinds.contains(&"assistant".to_string()), "{kinds:?}");
+    // parent → fork.
+    let forks = proj.join(OWN).join(".id").join(&origin).join("forks");
+    assert_eq!(try_ls(&forks).unwrap(), vec![OWN_FORK.to_string()]);
+    let back = forks.join(OWN_FORK);
+    assert!(!readlink(&back).starts_with('/'));
+    assert_eq!(
+        fs::read_to_string(back.join("name")).unwrap(),
+        "[[OWN2]] Deux, in the TUI.\n"
+    );
+    // The nested directory of the origin shows the same `forks`.
+    let nested = try_ls(&fork.join("forked-from").join("forks")).unwrap();
+    assert_eq!(nested, vec![OWN_FORK.to_string()]);
+    // A thread that is no fork has no `forked-from`; an entry without forks no `forks`.
+    assert!(!proj.join(OWN).join("forked-from").exists());
+    assert!(!proj.join(OWN).join(format!(".id/{OWN}:7/forks")).exists());
+    // The fork of a fork leads to the middle thread, from which the first is reached.
+    let ff = m.mnt.join("-home-dev-src-forkfork");
+    let mid = "01a233fd-2142-7c21-82a7-deda48f72fc4";
+    let last = "01a233fd-3568-7183-be4b-3d742dd8012f";
+    assert!(readlink(&ff.join(last).join("forked-from")).contains(&format!("{mid}/.id/")));
+    assert!(readlink(&ff.join(mid).join("forked-from")).contains(&format!("{FF_A}/.id/")));
+}
+
+// §1: the `sessions/` folder mounts like its home; one rollout file mounts alone, with
+// the pages its history reads (a fork's parent page); `sessionfs mount MNT` shows
+// `codex/` beside the other agents when CODEX_HOME has sessions.
+#[test]
+fn the_sessions_folder_one_rollout_file_and_the_every_agent_mount() {
+    // sessions/
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let sessions = home.join("sessions");
+    let m = Mount::sessions_dir(dir, Some(&sessions), &[], &[]);
+    let qa = m.mnt.join("-home-dev-src-qa");
+    assert_eq!(
+        try_ls(&qa).unwrap(),
+        vec![QA.to_string(), QA_FORK.to_string()]
+    );
+    assert!(
+        fs::read_to_string(m.mnt.join("-home-dev-src-tui").join(TUI).join("name"))
+            .unwrap()
+            .starts_with("TUI rewind demo")
+    );
+    drop(m);
+
+    // One rollout file: the fork's first page. Its inherited entries read from the
+    // parent's page, which the mount finds beside it.
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let file = page(&home, &format!("{QA_FORK}.jsonl"));
+    let want = expected("samples");
+    let m = Mount::start(dir, file, &[]);
+    let leaf = link_id(&m.mnt.join("leaf"));
+    let (lp, lw) = want[QA_FORK]
+        .iter()
+        .find(|(_, v)| v.get("leaf") == Some(&Value::Bool(true)))
+        .unwrap();
+    assert_eq!(&leaf, lp);
+    let got: Value =
+        serde_json::from_slice(&fs::read(m.mnt.join("leaf/context.json")).unwrap()).unwrap();
+    assert_eq!(differs(&got, lw), None);
+    // The parent's first prompt, inherited.
+    assert!(m.mnt.join(format!(".id/{QA}:7")).is_dir());
+    let tree = fs::read_to_string(m.mnt.join("tree")).unwrap();
+    assert!(tree.contains("[[QA1]] What is 2+2?"), "{tree}");
+    drop(m);
+
+    // The every-agent mount: codex/ beside pi/.
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let pi = dir.path().join("pi-agent");
+    fs::create_dir_all(pi.join("sessions/--w--")).unwrap();
+    fs::copy(
+        fixture("small.jsonl"),
+        pi.join(
+            "sessions/--w--/2026-01-01T00-00-00-000Z_aaaaaaaa-0000-0000-0000-000000000001.jsonl",
+        ),
+    )
+    .unwrap();
+    let h = dir.path().to_path_buf();
+    let m = Mount::sessions_dir(
+        dir,
+        None,
+        &[],
+        &[
+            ("HOME", h.as_os_str()),
+            ("PI_CODING_AGENT_DIR", pi.as_os_str()),
+            ("CODEX_HOME", home.as_os_str()),
+        ],
+    );
+    assert_eq!(try_ls(&m.mnt).unwrap(), vec!["codex", "pi"]);
+    let tui = m.mnt.join("codex/-home-dev-src-tui").join(TUI);
+    assert_eq!(
+        fs::read_to_string(tui.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
+    // A fork's links work from inside codex/ too.
+    let back = m
+        .mnt
+        .join("codex/-home-dev-src-qa")
+        .join(QA_FORK)
+        .join("forked-from");
+    assert!(try_ls(&back).is_some(), "{}", readlink(&back));
+}
+
+/// A `response_item` user line as Codex takes it (§9.1), with `ordinal`.
+fn user_line(ordinal: u64, text: &str) -> String {
+    let v = serde_json::json!({
+        "timestamp": "2026-12-02T01:00:00.000Z",
+        "ordinal": ordinal,
+        "type": "response_item",
+        "payload": {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": text}]}
+    });
+    format!("{v}\n")
+}
+
+fn last_ordinal(page: &Path) -> u64 {
+    let text = fs::read_to_string(page).unwrap();
+    let last = text.lines().last().unwrap();
+    serde_json::from_str::<Value>(last).unwrap()["ordinal"]
+        .as_u64()
+        .unwrap()
+}
+
+// Live (§1, LAYOUT.md "Live"): a line Codex appends to the current page and a new page
+// (a TUI rewind) written while mounted show up: the new entry, the new leaf.
+#[test]
+fn lines_and_pages_codex_writes_while_mounted_show_up() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    // tui2's fourth page, the current one, is held back and written once mounted.
+    let p4 = page(&home, "_01a233fe-67a5-7ce3-936c-a4ebae3b2ab1.jsonl");
+    let held = dir.path().join("held.jsonl");
+    fs::rename(&p4, &held).unwrap();
+    // forkfork's fork of a fork too, written once mounted.
+    let mid = "01a233fd-2142-7c21-82a7-deda48f72fc4";
+    let last = "01a233fd-3568-7183-be4b-3d742dd8012f";
+    let fork_page = page(&home, &format!("{last}.jsonl"));
+    let origin = base_end_point(
+        &page(&home, &format!("{mid}.jsonl")),
+        session_meta(&fork_page)["payload"]["history_base"]["end_byte_offset"]
+            .as_u64()
+            .unwrap(),
+    );
+    let held_fork = dir.path().join("held-fork.jsonl");
+    fs::rename(&fork_page, &held_fork).unwrap();
+    let cur = page(&home, &format!("{PARFAIL}.jsonl"));
+    let m = mount_home(dir, &home);
+    // A line appended to parfail's page.
+    let t = m.mnt.join("-home-dev-src-parfail").join(PARFAIL);
+    let before = link_id(&t.join("leaf"));
+    let n = last_ordinal(&cur) + 1;
+    let mut f = fs::OpenOptions::new().append(true).open(&cur).unwrap();
+    std::io::Write::write_all(&mut f, user_line(n, "[[LIVE]] appended").as_bytes()).unwrap();
+    drop(f);
+    let want = format!("{PARFAIL}:{n}");
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(t.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().ends_with(&want))),
+        "the leaf stayed {before}"
+    );
+    assert_eq!(
+        fs::read_to_string(t.join(format!(".id/{want}/user"))).unwrap(),
+        "[[LIVE]] appended\n"
+    );
+    // tui2's page 4 appears: the leaf moves to it, and its branch is listed.
+    let t2 = m.mnt.join("-home-dev-src-tui2").join(TUI2);
+    let branches = try_ls(&t2.join("branches")).unwrap().len();
+    fs::rename(&held, &p4).unwrap();
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(t2.join("leaf")).is_ok_and(|l| l
+            .to_string_lossy()
+            .contains("01a233fe-67a5-7ce3-936c-a4ebae3b2ab1:"))),
+        "the new page did not become the leaf"
+    );
+    assert!(try_ls(&t2.join("branches")).unwrap().len() > branches);
+    // The fork appears in its project, and in `forks/` of the entry it continues.
+    let ff = m.mnt.join("-home-dev-src-forkfork");
+    let forks = ff.join(mid).join(".id").join(&origin).join("forks");
+    assert!(!forks.exists());
+    fs::rename(&held_fork, &fork_page).unwrap();
+    assert!(
+        wait_until(DEADLINE, || try_ls(&ff)
+            .is_some_and(|l| l.contains(&last.to_string()))),
+        "the fork is not listed"
+    );
+    assert!(
+        wait_until(DEADLINE, || try_ls(&forks) == Some(vec![last.to_string()])),
+        "the fork is not in {}",
+        forks.display()
+    );
+    assert!(readlink(&ff.join(last).join("forked-from")).ends_with(&format!("{mid}/.id/{origin}")));
+}
+
+/// `(type, payload.type)` of each line of `bytes`.
+fn shapes(bytes: &[u8]) -> Vec<(String, String)> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let v: Value = serde_json::from_slice(l).unwrap();
+            (
+                v["type"].as_str().unwrap().to_string(),
+                v["payload"]["type"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn ordinals(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            serde_json::from_slice::<Value>(l).unwrap()["ordinal"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn accepted(case: &str) -> Vec<u8> {
+    fs::read(codex_dir().join(format!("accepts/{case}.written.jsonl"))).unwrap()
+}
+
+fn rollout_path(home: &Path, thread: &str) -> String {
+    let conn = rusqlite::Connection::open_with_flags(
+        home.join("state_5.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    conn.query_row(
+        "SELECT rollout_path FROM threads WHERE id = ?1",
+        [thread],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+// §9.1, LAYOUT.md "Replies": `echo … > reply` at the leaf appends to the current page
+// the lines Codex resumed in `accepts/leaf-exec` (same kinds, ordinals continuing), the
+// old bytes untouched; the mount shows the new entry as the leaf.
+#[test]
+fn a_reply_at_the_leaf_appends_what_codex_resumes() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let cur = page(&home, &format!("{PARFAIL}.jsonl"));
+    let old = fs::read(&cur).unwrap();
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-parfail").join(PARFAIL);
+    let text = "[[APPENDED]] through the mount: é — 日本語";
+    sh(&format!("echo '{text}' > leaf/reply"), &t).ok();
+    let now = fs::read(&cur).unwrap();
+    assert_eq!(&now[..old.len()], &old[..], "old bytes changed");
+    let added = &now[old.len()..];
+    assert_eq!(shapes(added), shapes(&accepted("leaf-exec")));
+    let last = *ordinals(&old).last().unwrap();
+    let want: Vec<u64> = (last + 1..).take(shapes(added).len()).collect();
+    assert_eq!(ordinals(added), want);
+    let user = added
+        .split(|&b| b == b'\n')
+        .map(|l| serde_json::from_slice::<Value>(l).unwrap_or_default())
+        .find(|v| v["type"] == "response_item")
+        .unwrap();
+    assert_eq!(user["payload"]["role"], "user");
+    assert_eq!(user["payload"]["content"][0]["text"], text);
+    // The mount shows it: the leaf is the new entry, its context ends with it.
+    let id = format!("{PARFAIL}:{}", user["ordinal"]);
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(t.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().ends_with(&id))),
+        "the leaf is not {id}"
+    );
+    assert_eq!(
+        fs::read_to_string(t.join(format!(".id/{id}/user"))).unwrap(),
+        format!("{text}\n")
+    );
+    let ctx: Value =
+        serde_json::from_slice(&fs::read(t.join("leaf/context.json")).unwrap()).unwrap();
+    assert_eq!(
+        ctx.as_array().unwrap().last().unwrap()["content"][0]["text"],
+        text
+    );
+    // The current page is still the current page.
+    assert!(rollout_path(&home, PARFAIL).ends_with(&format!("{PARFAIL}.jsonl")));
+}
+
+// §9.2, LAYOUT.md "Replies": a reply at an earlier entry writes a new page shaped like a
+// TUI rewind (the lines of `accepts/rewind-page1`), based on the entry's page up to the
+// end of its line, and makes it current in state_5.sqlite; the mount shows the new
+// branch and its leaf.
+#[test]
+fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let first = page(&home, &format!("{FF_A}.jsonl"));
+    let old = fs::read(&first).unwrap();
+    let before = pages(&home);
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-forkfork").join(FF_A);
+    let branches = try_ls(&t.join("branches")).unwrap().len();
+    let point = format!("{FF_A}:10");
+    let text = "[[APPENDED]] at an earlier entry";
+    sh(&format!("echo '{text}' > '.id/{point}/reply'"), &t).ok();
+    assert_eq!(fs::read(&first).unwrap(), old, "the base page changed");
+    let new: Vec<PathBuf> = pages(&home)
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    let name = new[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("rollout-") && name.contains(&format!("-{FF_A}_")),
+        "{name}"
+    );
+    let bytes = fs::read(&new[0]).unwrap();
+    assert_eq!(shapes(&bytes), shapes(&accepted("rewind-page1")));
+    let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    let hb = &meta["payload"]["history_base"];
+    assert_eq!(hb["thread_id"], FF_A);
+    assert_eq!(hb["end_ordinal_exclusive"], 11);
+    let end = {
+        let mut at = 0;
+        for l in old.split_inclusive(|&b| b == b'\n') {
+            at += l.len();
+            if serde_json::from_slice::<Value>(l).unwrap()["ordinal"] == 10 {
+                break;
+            }
+        }
+        at as u64
+    };
+    assert_eq!(hb["end_byte_offset"], end);
+    assert_eq!(meta["ordinal"], 11);
+    assert_eq!(meta["payload"]["id"], FF_A);
+    // Current in the database (the row names the new file by its full path).
+    assert_eq!(rollout_path(&home, FF_A), new[0].to_string_lossy());
+    // The mount: a new branch whose leaf is the reply, under the entry replied to.
+    let page_id = name
+        .trim_end_matches(".jsonl")
+        .rsplit('_')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(t.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().contains(&page_id))),
+        "the leaf is not on the new page"
+    );
+    assert_eq!(try_ls(&t.join("branches")).unwrap().len(), branches + 1);
+    assert_eq!(
+        fs::read_to_string(t.join("leaf/user")).unwrap(),
+        format!("{text}\n")
+    );
+    let parent = link_id(&t.join("leaf/parent"));
+    assert_eq!(parent, point);
+}
+
+// §3.1, §10: a thread whose base page is missing and a page whose last line is torn
+// mount without a panic; the damage is reported by `sessionfs check` and in the mount
+// (the thread's ERROR file, or the torn line left out), and the rest reads.
+#[test]
+fn a_damaged_thread_mounts_with_the_damage_reported() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    // The middle thread of forkfork loses its first page: the last fork's base is gone.
+    fs::remove_file(page(&home, "01a233fd-2142-7c21-82a7-deda48f72fc4.jsonl")).unwrap();
+    // parfail's page is torn: half its last line, without its newline.
+    let cur = page(&home, &format!("{PARFAIL}.jsonl"));
+    let whole = fs::read(&cur).unwrap();
+    let start = whole[..whole.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let cut = start + (whole.len() - start) / 2;
+    fs::write(&cur, &whole[..cut]).unwrap();
+    let out = sessionfs(&[OsStr::new("check"), home.as_os_str()], dir.path());
+    assert_ne!(out.code(), Some(0), "{out:?}");
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("01a233fd-2142-7c21-82a7-deda48f72fc4"),
+        "{said}"
+    );
+    let m = mount_home(dir, &home);
+    let ff = m.mnt.join("-home-dev-src-forkfork");
+    let last = ff.join("01a233fd-3568-7183-be4b-3d742dd8012f");
+    let listed = try_ls(&last).unwrap();
+    if listed == ["ERROR"] {
+        let e = fs::read_to_string(last.join("ERROR")).unwrap();
+        assert!(e.contains("01a233fd-2142-7c21-82a7-deda48f72fc4"), "{e}");
+    } else {
+        // Its own entries read; what it inherits from the lost page cannot.
+        let tree = fs::read_to_string(last.join("tree")).unwrap();
+        assert!(tree.contains("FORK3"), "{tree}");
+    }
+    // The torn thread reads up to its last whole line.
+    let t = m.mnt.join("-home-dev-src-parfail").join(PARFAIL);
+    let tree = fs::read_to_string(t.join("tree")).unwrap();
+    assert!(!tree.is_empty());
+    assert!(fs::read(t.join("leaf/context.json")).is_ok());
+    assert!(m.is_mounted());
+}
