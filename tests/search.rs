@@ -429,6 +429,111 @@ fn prints_what_grep_r_prints_through_a_mount_of_claude_code_sessions() {
     compare_in(dir, &root, &roots, CLAUDE_CASES);
 }
 
+/// Every Claude Code fixture in one sessions directory, each fixture folder a project
+/// of it (the 2.1.197 and 2.1.332 scenarios, the replies, the 2.1.332 samples, the
+/// damaged files, the fork copies), side folders included; returns it and its session
+/// roots.
+fn every_claude_dir(dir: &Path) -> (PathBuf, BTreeSet<String>) {
+    let fix = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let root = dir.join("projects");
+    let mut projects: Vec<(String, PathBuf)> = Vec::new();
+    for (sub, prefix) in [
+        ("claude/projects", ""),
+        ("claude-2.1.332/projects", "332"),
+        ("claude-replies/projects", "replies"),
+    ] {
+        for p in fs::read_dir(fix.join(sub)).unwrap() {
+            let p = p.unwrap().path();
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            projects.push((format!("{prefix}{name}"), p));
+        }
+    }
+    for p in fs::read_dir(fix.join("claude-332")).unwrap() {
+        let p = p.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        projects.push((format!("-332-{name}"), p));
+    }
+    for (name, p) in &projects {
+        copy_tree(p, &root.join(name));
+    }
+    // Loose files: only the sessions.
+    for (sub, name) in [("claude/damaged", "-damaged"), ("claude/forks", "-forks")] {
+        fs::create_dir_all(root.join(name)).unwrap();
+        for f in fixtures(sub) {
+            fs::copy(&f, root.join(name).join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    let mut roots = BTreeSet::new();
+    for p in fs::read_dir(&root).unwrap() {
+        let p = p.unwrap().path();
+        for f in fs::read_dir(&p).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "jsonl") {
+                roots.insert(format!(
+                    "{}/{}",
+                    p.file_name().unwrap().to_str().unwrap(),
+                    f.file_stem().unwrap().to_str().unwrap()
+                ));
+            }
+        }
+    }
+    (root, roots)
+}
+
+/// Patterns made of the text Claude Code's renderer adds or takes from elsewhere
+/// (`search::rules_claude`): headings, labels, computed numbers, the sentences sent
+/// for attachments, a tool result's tool name (from its call's line), a spilled
+/// output's name.
+const CLAUDE_DECORATION_CASES: &[&[&str]] = &[
+    &["-n", "-F", "--", "[part "],
+    &["-c", "-F", "--", "of reply"],
+    &["-n", "-F", "--", "[meta]"],
+    &["-n", "-F", "--", "[compact summary]"],
+    &["-l", "-F", "--", "[attachment"],
+    &["-n", "-E", "--", "sent as (user|system) text"],
+    &["-n", "-F", "--", "not sent to the model"],
+    &["-n", "--", "turn took [0-9.]* s"],
+    &["-n", "-F", "--", "messages kept"],
+    &["-n", "-F", "--", "tokens before"],
+    &["-n", "-F", "--", "[tool result"],
+    &["-n", "-F", "--", "(as full-output)"],
+    &["-n", "-F", "--", "bytes →"],
+    &["-n", "-E", "--", "image-[0-9]\\.(png|jpg)"],
+    &["-n", "--", "[0-9]\\{2,\\} bytes"],
+    &["-n", "-F", "--", "[error"],
+    &["-n", "-F", "--", "Called the Read tool"],
+    &["-c", "-F", "--", "[system prompt]"],
+    &["-c", "-F", "--", "parameters:"],
+    &["-n", "-F", "--", "<system-reminder>"],
+    &["-n", "-F", "--", "The following skills"],
+    &["-n", "-F", "--", "Bash ("],
+    &["-n", "-E", "--", "Read \\(toolu"],
+    &["-c", "-F", "--", "[prompt prefix]"],
+    &["-c", "-F", "--", " {"],
+    &["-n", "-i", "--", "AVAILABLE AGENT"],
+    &["-n", "-F", "--", "ambient context"],
+    &["-n", "-F", "--", "Result of calling"],
+    &["-c", "-F", "--", "[[TOOLS]]"],
+    &["-n", "-w", "--", "of"],
+    &["-n", "-i", "--", "claude"],
+    &["-l", "-F", "--", "(no content)"],
+];
+
+/// `sessionfs grep` over every Claude Code fixture against `grep -r` through a mount
+/// of them, with the patterns of the other Claude Code cases and patterns made of
+/// what the renderer adds.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_every_claude_code_fixture() {
+    let dir = tempdir();
+    let (root, roots) = every_claude_dir(dir.path());
+    let cases: Vec<&[&str]> = CLAUDE_CASES
+        .iter()
+        .chain(CLAUDE_DECORATION_CASES)
+        .copied()
+        .collect();
+    compare_in(dir, &root, &roots, &cases);
+}
+
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
 /// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
 #[test]

@@ -16,8 +16,9 @@
 //! the renderer the mount uses ([`crate::model::content`]) and searched line by line
 //! as grep would ([`grepfile`]): in Pi's current format straight from the line, so a
 //! file is indexed ([`crate::model::Session`], for the paths) only when something in
-//! it matches; in older formats after indexing. Files are searched on every CPU (one
-//! thread each, `--threads`), and printed in order, each file's output as it comes.
+//! it matches; in older formats and Claude Code's after indexing. Files are searched
+//! on every CPU (one thread each, `--threads`), and printed in order, each file's
+//! output as it comes.
 //!
 //! The search sees a session through [`session::Searchable`] (its entries in order,
 //! each entry's directory name, id, KIND name and content files) and a format through
@@ -58,6 +59,7 @@ pub mod output;
 pub mod pattern;
 pub mod prefilter;
 pub mod rules;
+pub mod rules_claude;
 pub mod session;
 pub mod walk;
 

@@ -54,9 +54,13 @@ fn risky(c: char) -> bool {
 
 /// Whether two characters are equal, or equal under case folding with `icase`.
 fn same(a: char, b: char, icase: bool) -> bool {
-    a == b
-        || (icase
-            && (a.to_lowercase().eq(b.to_lowercase()) || a.to_uppercase().eq(b.to_uppercase())))
+    if a == b {
+        return true;
+    }
+    if a.is_ascii() && b.is_ascii() {
+        return icase && a.eq_ignore_ascii_case(&b);
+    }
+    icase && (a.to_lowercase().eq(b.to_lowercase()) || a.to_uppercase().eq(b.to_uppercase()))
 }
 
 fn eq(a: &[char], b: &[char], icase: bool) -> bool {
@@ -662,7 +666,14 @@ mod tests {
     /// instead come from a number written otherwise, when the prefilter looks for
     /// those). Empty when the rules explain the rendering.
     fn unexplained(rendered: &str, raw: &[u8], rules: &Rules) -> Vec<String> {
+        unexplained_with(rendered, raw, b"", rules)
+    }
+
+    /// [`unexplained`], where pieces may also come from `also` (the parent's line,
+    /// for a format whose lines take text from their parent's).
+    fn unexplained_with(rendered: &str, raw: &[u8], also: &[u8], rules: &Rules) -> Vec<String> {
         let raw_text = String::from_utf8_lossy(raw);
+        let also_text = String::from_utf8_lossy(also);
         let holds = |ts: &[Trigger]| ts.iter().any(|t| t.holds(raw));
         let decos: Vec<&str> = rules
             .decorations
@@ -692,6 +703,7 @@ mod tests {
                             .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c));
                     let explained = derived_id
                         || raw_text.contains(piece.as_str())
+                        || also_text.contains(piece.as_str())
                         || (numbers
                             && piece
                                 .split(|c: char| c.is_ascii_digit())
@@ -749,6 +761,81 @@ mod tests {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
+    /// Every Claude Code file under `tests/fixtures/claude*` (not a subagent's
+    /// transcript, which its session indexes).
+    fn claude_fixture_files() -> Vec<std::path::PathBuf> {
+        fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            let Ok(rd) = std::fs::read_dir(d) else { return };
+            for e in rd {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    if !p.ends_with("subagents") {
+                        walk(&p, out);
+                    }
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    out.push(p);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(&root).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("claude"))
+            {
+                walk(&p, &mut out);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Every entry of every Claude Code fixture (its subagents' included): the
+    /// rendered KIND file is explained by the line, its parent's line (a tool result's
+    /// tool name) and Claude Code's rules.
+    #[test]
+    fn the_claude_code_rules_explain_every_fixture_entry() {
+        use super::super::rules::CLAUDE;
+        use crate::model::Session;
+        use crate::model::content::entry_content;
+        let mut checked = 0;
+        let mut sides = 0;
+        let mut failures = Vec::new();
+        for f in claude_fixture_files() {
+            let bytes = std::fs::read(&f).unwrap();
+            let Some(rules) = super::super::rules::detect(&bytes) else {
+                continue;
+            };
+            assert_eq!(rules.name, "claude", "{}", f.display());
+            let Ok(s) = Session::open(&f) else { continue };
+            for i in 0..s.entries().len() as u32 {
+                if !s.entry(i).is_node() {
+                    continue;
+                }
+                let raw = s.entry_bytes(i).unwrap();
+                if has_odd_escape(&raw) || CLAUDE.always.iter().any(|t| t.holds(&raw)) {
+                    continue;
+                }
+                let parent = match s.parent(i) {
+                    Some(p) if CLAUDE.parent_text => s.entry_bytes(p).unwrap(),
+                    _ => Vec::new(),
+                };
+                let c = entry_content(&s, i).unwrap();
+                let text = String::from_utf8(c.text).unwrap();
+                let bad = unexplained_with(&text, &raw, &parent, &CLAUDE);
+                if !bad.is_empty() {
+                    failures.push(format!("{}:{}: {bad:?}", f.display(), s.entry(i).line));
+                }
+                checked += 1;
+                sides += usize::from(!s.in_main_file(i));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(checked > 900, "only {checked} entries checked");
+        assert!(sides > 10, "only {sides} subagent entries checked");
+    }
+
     #[test]
     fn the_explanation_test_can_fail() {
         let raw =
@@ -762,6 +849,8 @@ mod tests {
             binary_content: &[],
             line_content: None,
             derived_ids: false,
+            side_files: None,
+            parent_text: false,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

@@ -33,6 +33,7 @@ use crate::model::scan::{Field, LineHead};
 use parking_lot::Mutex;
 use regex::bytes::Regex;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// A condition on a raw line (without its newline).
@@ -100,6 +101,14 @@ pub struct Rules {
     /// (`None` for a line that needs its session): a file whose candidate lines turn
     /// out not to match is then not indexed at all.
     pub line_content: Option<LineContent>,
+    /// Other files whose lines are entries of the session (Claude Code's subagent
+    /// transcripts), given the session file: scanned with the same prefilter.
+    pub side_files: Option<fn(&Path) -> Vec<PathBuf>>,
+    /// A line's rendering may take text from its parent's line (a Claude Code tool
+    /// result names the tool of its parent's call): the children of a candidate are
+    /// rendered too. The text taken is a string of the parent's line, so a fragment
+    /// of it is found there.
+    pub parent_text: bool,
 }
 
 // ----- Pi ------------------------------------------------------------------------
@@ -245,6 +254,8 @@ pub static PI: Rules = Rules {
     binary_content: IMAGE,
     line_content: Some(content::line_content),
     derived_ids: false,
+    side_files: None,
+    parent_text: false,
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -257,6 +268,8 @@ pub static PI_V2: Rules = Rules {
     binary_content: IMAGE,
     line_content: None,
     derived_ids: false,
+    side_files: None,
+    parent_text: false,
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -270,24 +283,30 @@ pub static PI_V1: Rules = Rules {
     binary_content: IMAGE,
     line_content: None,
     derived_ids: true,
+    side_files: None,
+    parent_text: false,
 };
 
+pub use super::rules_claude::CLAUDE;
+
 /// Every format the prefilter knows.
-pub static ALL: [&Rules; 3] = [&PI, &PI_V2, &PI_V1];
+pub static ALL: [&Rules; 4] = [&PI, &PI_V2, &PI_V1, &CLAUDE];
 
 /// The rules for a file whose first complete lines are `head` (whole lines, each
 /// ending in `\n`), or `None` when the prefilter must not be used: the format is not
-/// known here (the first line that parses is not a Pi header). Claude Code's files are
-/// among those (they have no header): every entry is rendered, as their content depends
-/// on more than the line (a tool result's `full-output`, a subagent's lines in another
-/// file, decorations listed nowhere here yet).
+/// known here. As the index decides (`Session::open`): the first line that parses is
+/// Pi's header, or a Claude Code line (which has no header,
+/// `model::claude::looks_like_claude`).
 pub fn detect(head: &[u8]) -> Option<&'static Rules> {
     for line in head.split(|&b| b == b'\n') {
-        let Ok(h) = LineHead::parse(line) else {
-            continue;
+        let h = match LineHead::parse(line) {
+            Ok(h) => h,
+            // The index refuses a file whose first JSON line is not an object.
+            Err(crate::model::scan::LineError::NotAnObject) => return None,
+            Err(_) => continue,
         };
         if !h.is_header() {
-            return None;
+            return crate::model::claude::looks_like_claude(line).then_some(&CLAUDE);
         }
         // As Session::open reads it: a version that is not a number is current.
         return match h.version {
@@ -323,12 +342,17 @@ mod tests {
         assert_eq!(detect(h("").as_bytes()).unwrap().name, "pi-v1");
         assert!(detect(format!("\n{}", h(",\"version\":3")).as_bytes()).is_some());
         assert!(detect(b"{\"type\":\"message\"}\n").is_none());
+        let claude = br#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s"}"#;
+        assert_eq!(
+            detect(&[&claude[..], b"\n"].concat()).unwrap().name,
+            "claude"
+        );
         assert!(detect(b"").is_none());
     }
 
     #[test]
     fn triggers_compile() {
-        for d in PI.decorations {
+        for d in PI.decorations.iter().chain(CLAUDE.decorations) {
             for t in d.when {
                 if let Trigger::Matches(r) = t {
                     Regex::new(r).unwrap();

@@ -19,7 +19,9 @@
 //! slowly, but with the right hits. Claude Code's is one more format behind
 //! [`Session`] (`model::format`): its entries' content comes from
 //! [`content::entry_content`] as Pi's does, its subagents' trees are part of the
-//! pre-order, and without rules of its own it is searched without the prefilter.
+//! pre-order, and its rules ([`super::rules_claude`]) add what its content takes from
+//! elsewhere: its subagents' transcripts are scanned raw too ([`Rules::side_files`]),
+//! and the children of a candidate are rendered with it ([`Rules::parent_text`]).
 
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
@@ -41,6 +43,16 @@ pub trait Searchable {
     /// The node whose line starts at byte `offset` of the file and is `len` bytes
     /// long (without its newline), if that line is one.
     fn node_at(&self, offset: u64, len: usize) -> Option<u32>;
+    /// The nodes of `lines`, each `(file, offset, len)`: file 0 is the session file,
+    /// `k` the side file `sides[k - 1]` (its format's [`Rules::side_files`]). `None`
+    /// for a line that is not one.
+    fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
+        let _ = sides;
+        lines
+            .iter()
+            .map(|&(f, o, l)| if f == 0 { self.node_at(o, l) } else { None })
+            .collect()
+    }
     /// Every node in pre-order (a node's own files, then its children in order, as
     /// `grep -r` walks the mount), with its depth (roots are 0).
     fn preorder(&self, f: &mut dyn FnMut(u32, usize));
@@ -81,6 +93,38 @@ impl Searchable for Session {
             .ok()?;
         let e = &self.entries()[i];
         (e.is_node() && e.len as usize == len).then_some(i as u32)
+    }
+
+    fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
+        let Some(st) = self.claude().filter(|st| !st.sides.is_empty()) else {
+            return lines.iter().map(|&(_, o, l)| self.node_at(o, l)).collect();
+        };
+        // The index's number of each side file searched (0: the session file).
+        let file_no: Vec<Option<u16>> = std::iter::once(Some(0))
+            .chain(sides.iter().map(|p| {
+                st.sides
+                    .iter()
+                    .position(|s| s.path == *p)
+                    .map(|k| k as u16 + 1)
+            }))
+            .collect();
+        let mut by_place = std::collections::HashMap::new();
+        for i in 0..self.entries().len() as u32 {
+            let e = self.entry(i);
+            if e.is_node() {
+                by_place.insert((st.file_of(i), e.offset), (i, e.len as usize));
+            }
+        }
+        lines
+            .iter()
+            .map(|&(f, o, l)| {
+                let n = file_no.get(f).copied().flatten()?;
+                by_place
+                    .get(&(n, o))
+                    .filter(|(_, len)| *len == l)
+                    .map(|(i, _)| *i)
+            })
+            .collect()
     }
 
     fn preorder(&self, f: &mut dyn FnMut(u32, usize)) {
@@ -243,16 +287,57 @@ fn results_of(c: Content, search: &Search) -> io::Result<Vec<FileResult>> {
 /// A line the raw scan selected, with what its content files hold when the format
 /// gives them from the line alone.
 struct Candidate {
+    /// 0: the session file; `k`: its `k`-th side file.
+    file: usize,
     offset: u64,
     len: usize,
     results: Option<Vec<FileResult>>,
 }
 
-/// The raw scan: the candidate lines, or `None` when every entry must be rendered (a
-/// format the prefilter does not know). Where the format gives a line's content
-/// from the line alone, candidates are searched here, and those without a match are
+/// What the raw scan of a session selected.
+struct Scanned {
+    rules: &'static Rules,
+    candidates: Vec<Candidate>,
+    /// The side files scanned ([`Rules::side_files`]), numbered from 1 in
+    /// [`Candidate::file`].
+    sides: Vec<PathBuf>,
+}
+
+/// The raw scan of a session file and its side files: the candidate lines, or `None`
+/// when every entry must be rendered (a format the prefilter does not know).
+fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Scanned>> {
+    let Some((rules, p, mut candidates)) = scan_file(path, search, buf, None, 0)? else {
+        return Ok(None);
+    };
+    let sides = rules.side_files.map_or_else(Vec::new, |f| f(path));
+    for (k, side) in sides.iter().enumerate() {
+        // One that cannot be read is not indexed either.
+        if let Ok(Some((_, _, c))) = scan_file(side, search, buf, Some((rules, p)), k + 1) {
+            candidates.extend(c);
+        }
+    }
+    Ok(Some(Scanned {
+        rules,
+        candidates,
+        sides,
+    }))
+}
+
+/// A format and its prefilter.
+type Format<'a> = (&'static Rules, &'a Prefilter);
+
+/// The raw scan of one file, in `format` or the one its first lines say: the
+/// candidate lines (numbered `file`), or `None` when every entry must be rendered (a
+/// format the prefilter does not know). Where the format gives a line's content from
+/// the line alone, candidates are searched here, and those without a match are
 /// dropped (with `-c`, every entry is printed and all are kept).
-fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Vec<Candidate>>> {
+fn scan_file<'a>(
+    path: &Path,
+    search: &'a Search,
+    buf: &mut Vec<u8>,
+    mut format: Option<Format<'a>>,
+    file: usize,
+) -> io::Result<Option<(&'static Rules, &'a Prefilter, Vec<Candidate>)>> {
     // A device or a FIFO is refused, never read (or waited on).
     let f = input::open_regular(path)?;
     let max = input::max_line();
@@ -263,7 +348,6 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
     let mut base = 0u64;
     let mut out = Vec::new();
     let mut offsets = Vec::new();
-    let mut format: Option<(&Rules, &Prefilter)> = None;
     loop {
         if filled == buf.len() {
             if filled > max {
@@ -271,7 +355,7 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
                 // pass it without holding it.
                 let (end, ended) = input::skip_line(&f, base + filled as u64)?;
                 if !ended {
-                    return Ok(format.map(|_| out));
+                    return Ok(format.map(|(r, p)| (r, p, out)));
                 }
                 base = end;
                 filled = 0;
@@ -288,7 +372,7 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
         };
         if n == 0 {
             // An unterminated last line is not an entry yet.
-            return Ok(format.map(|_| out));
+            return Ok(format.map(|(r, p)| (r, p, out)));
         }
         filled += n;
         let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
@@ -326,6 +410,7 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Ve
                 continue;
             }
             out.push(Candidate {
+                file,
                 offset: base + o,
                 len: line.len(),
                 results,
@@ -358,11 +443,11 @@ pub fn search_file(
         buf.truncate(BLOCK);
         buf.shrink_to_fit();
     }
-    let candidates = match scanned {
+    let scanned = match scanned {
         Ok(c) => c,
         Err(e) => return failed(io_msg(&e)),
     };
-    if candidates.as_ref().is_some_and(|c| c.is_empty()) && search.mode != Mode::Count {
+    if scanned.as_ref().is_some_and(|c| c.candidates.is_empty()) && search.mode != Mode::Count {
         return Report::default();
     }
     let s = match open(&job.path) {
@@ -372,16 +457,25 @@ pub fn search_file(
         // Not a session: the mount shows an ERROR file, not entries.
         Err(_) => return Report::default(),
     };
-    let selected = candidates.map(|c| {
+    let parent_text = scanned.as_ref().is_some_and(|c| c.rules.parent_text);
+    let selected = scanned.map(|c| {
+        let lines: Vec<(usize, u64, usize)> = c
+            .candidates
+            .iter()
+            .map(|c| (c.file, c.offset, c.len))
+            .collect();
+        let nodes = s.nodes_at(&c.sides, &lines);
         let mut v: Vec<(u32, Option<Vec<FileResult>>)> = c
+            .candidates
             .into_iter()
-            .filter_map(|c| s.node_at(c.offset, c.len).map(|i| (i, c.results)))
+            .zip(nodes)
+            .filter_map(|(c, n)| n.map(|i| (i, c.results)))
             .collect();
         v.sort_unstable_by_key(|(i, _)| *i);
         v.dedup_by_key(|(i, _)| *i);
         v
     });
-    let report = walk(job, search, &*s, selected, emit);
+    let report = walk(job, search, &*s, selected, parent_text, emit);
     if search.sessions && report.hits > 0 {
         let last_ms = std::fs::metadata(&job.path)
             .and_then(|m| m.modified())
@@ -411,12 +505,14 @@ fn order_of(s: &dyn Searchable) -> Vec<(u32, u32)> {
     order
 }
 
-/// Walks the tree, searching the selected nodes (all with `None`) and printing.
+/// Walks the tree, searching the selected nodes (all with `None`), and with
+/// `parent_text` the children of selected nodes ([`Rules::parent_text`]), and printing.
 fn walk(
     job: &Job,
     search: &Search,
     s: &dyn Searchable,
     mut selected: Option<Vec<(u32, Option<Vec<FileResult>>)>>,
+    parent_text: bool,
     emit: &mut dyn FnMut(Chunk),
 ) -> Report {
     let mut report = Report::default();
@@ -434,6 +530,8 @@ fn walk(
     let mut stack: Vec<u32> = Vec::new();
     // The position in `order` of each node of `stack`.
     let mut stack_pos: Vec<usize> = Vec::new();
+    // Whether each node of `stack` was selected by the scan.
+    let mut picked: Vec<bool> = Vec::new();
     let mut path = job.prefix.clone();
     let mut lens: Vec<usize> = vec![path.len()];
     let mut valid = 0;
@@ -450,9 +548,15 @@ fn walk(
             None => (true, None),
             Some(sel) => match sel.binary_search_by_key(&i, |(n, _)| *n) {
                 Ok(k) => (true, sel[k].1.take()),
-                Err(_) => (false, None),
+                Err(_) => (parent_text && d > 0 && picked[d - 1], None),
             },
         };
+        picked.truncate(d);
+        picked.push(
+            selected
+                .as_ref()
+                .is_none_or(|sel| sel.binary_search_by_key(&i, |(n, _)| *n).is_ok()),
+        );
         if !wanted && search.mode != Mode::Count {
             continue;
         }

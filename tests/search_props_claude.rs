@@ -1,0 +1,905 @@
+//! The Claude Code prefilter never drops an entry whose rendering matches.
+//!
+//! Random Claude Code sessions are written to disk with the files beside them: lines
+//! of every kind (user text and blocks, assistant replies split over several lines of
+//! one `message.id`, thinking, tool calls and their results, images, errors and stop
+//! reasons, meta lines and compact summaries, system lines of each subtype, compaction
+//! boundaries, attachments of every type the renderer knows, progress and metadata
+//! lines, lines of unknown types), a subagent's transcript under the tool call that
+//! started it, and a tool result spilled to `tool-results/`. Their strings are made of
+//! what JSON escapes, what the renderer adds, non-ASCII text and terminal escapes, and
+//! are written with random encodings (escapes `JSON.stringify` would not write,
+//! upper-case hex, surrogate pairs, spaces between tokens).
+//!
+//! Every entry is rendered as the mount renders it; patterns are cut from the rendered
+//! text (fixed strings, extended regexes with a wildcard, `-i`, `-w`), and for each,
+//! `sessionfs grep -c` with the prefilter must print what it prints with every entry
+//! rendered: a dropped entry would print a count of 0.
+//!
+//! The number of cases is `PROPTEST_CASES` (256 by default, so that the run of every
+//! test stays short; `PROPTEST_CASES=100000` for the full run).
+
+use proptest::prelude::*;
+use sessionfs::model::Session;
+use sessionfs::model::content::entry_content;
+use sessionfs::search::grepfile::Mode;
+use sessionfs::search::output::Printer;
+use sessionfs::search::pattern::{Pattern, Syntax};
+use sessionfs::search::prefilter::Prefilter;
+use sessionfs::search::rules::{self, CLAUDE};
+use sessionfs::search::session::{Chunk, Job, Search, search_file};
+use std::fs;
+use std::path::Path;
+
+/// Pieces strings are made of.
+const PIECES: &[&str] = &[
+    "a",
+    "b",
+    "e",
+    "E",
+    "x",
+    "K",
+    "s",
+    "of",
+    "Read",
+    "Bash",
+    "error",
+    "tool result ",
+    "part ",
+    " of reply ",
+    "turn took ",
+    " messages",
+    "[attachment ",
+    "undefined",
+    "(no content)",
+    "sent as user text",
+    "The following skills",
+    "<system-reminder>\n",
+    "\n</system-reminder>",
+    " ",
+    "  ",
+    "\"",
+    "\\",
+    "/",
+    "\n",
+    "\t",
+    "\r",
+    "\u{0}",
+    "\u{1b}[1m",
+    "\u{1b}",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    ": ",
+    "\": ",
+    "1",
+    "10",
+    "0.5",
+    "1e3",
+    "-",
+    ".",
+    "é",
+    "É",
+    "ß",
+    "ſ",
+    "\u{212A}",
+    "😀",
+    "日本",
+    "→",
+    "—",
+    "\u{2028}",
+    "\u{FFFD}",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..10).prop_map(|v| v.concat())
+}
+
+/// How a value is written.
+#[derive(Debug, Clone)]
+struct Style {
+    /// Per character: 0 as JSON.stringify, 1 `\u` lower-case, 2 `\u` upper-case.
+    escapes: Vec<u8>,
+    spaced: bool,
+    number_form: u8,
+}
+
+fn style() -> impl Strategy<Value = Style> {
+    (
+        prop::collection::vec(
+            prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2]),
+            64,
+        ),
+        prop::bool::weighted(0.2),
+        0u8..6,
+    )
+        .prop_map(|(escapes, spaced, number_form)| Style {
+            escapes,
+            spaced,
+            number_form,
+        })
+}
+
+impl Style {
+    fn string(&self, s: &str) -> String {
+        let mut out = String::from("\"");
+        for (k, c) in s.chars().enumerate() {
+            let how = self.escapes[k % self.escapes.len()];
+            let u = |out: &mut String, c: char, upper: bool| {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    if upper {
+                        out.push_str(&format!("\\u{unit:04X}"));
+                    } else {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            };
+            match (c, how) {
+                ('/', 1 | 2) => out.push_str("\\/"),
+                (_, 1) => u(&mut out, c, false),
+                (_, 2) => u(&mut out, c, true),
+                ('"', _) => out.push_str("\\\""),
+                ('\\', _) => out.push_str("\\\\"),
+                ('\n', _) => out.push_str("\\n"),
+                ('\r', _) => out.push_str("\\r"),
+                ('\t', _) => out.push_str("\\t"),
+                (c, _) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                (c, _) => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    /// A key: escaped only as JSON.stringify escapes (the index reads keys raw).
+    fn key(&self, s: &str) -> String {
+        format!("\"{s}\"")
+    }
+
+    fn number(&self, n: i64) -> String {
+        match self.number_form {
+            0..=2 => n.to_string(),
+            3 => format!("{n}.0"),
+            4 => format!("{n}e0"),
+            _ => format!("{n}.50"),
+        }
+    }
+
+    fn object(&self, fields: &[(&str, String)]) -> String {
+        let (colon, comma) = if self.spaced {
+            (": ", ", ")
+        } else {
+            (":", ",")
+        };
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{}{colon}{v}", self.key(k)))
+            .collect();
+        format!("{{{}}}", body.join(comma))
+    }
+
+    fn array(&self, items: Vec<String>) -> String {
+        format!("[{}]", items.join(if self.spaced { ", " } else { "," }))
+    }
+}
+
+/// Standard base64 with padding.
+fn base64(b: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The random parts of one line.
+#[derive(Debug, Clone)]
+struct Spec {
+    kind: u8,
+    a: String,
+    b: String,
+    n: i64,
+    flag: bool,
+}
+
+fn spec() -> impl Strategy<Value = Spec> {
+    (0u8..KINDS, text(), text(), -2000i64..200000, any::<bool>()).prop_map(
+        |(kind, a, b, n, flag)| Spec {
+            kind,
+            a,
+            b,
+            n,
+            flag,
+        },
+    )
+}
+
+/// How many kinds of line [`node`] writes.
+const KINDS: u8 = 30;
+
+const SID: &str = "5e551011-0000-4000-8000-000000000001";
+
+/// Writes one line of kind `x.kind`, a node with `uuid` under `parent`, as Claude
+/// Code writes them. Returns the line.
+fn node(x: &Spec, uuid: &str, parent: Option<&str>, st: &Style) -> String {
+    let s = |v: &str| st.string(v);
+    let (a, b, n, flag) = (x.a.as_str(), x.b.as_str(), x.n, x.flag);
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    let head = |ty: &str| {
+        vec![
+            ("parentUuid", parent.clone()),
+            ("isSidechain", "false".into()),
+            ("type", format!("\"{ty}\"")),
+            ("uuid", format!("\"{uuid}\"")),
+            ("timestamp", "\"2026-12-01T06:11:38.093Z\"".into()),
+            ("sessionId", format!("\"{SID}\"")),
+        ]
+    };
+    let text_block = |t: &str| st.object(&[("type", s("text")), ("text", s(t))]);
+    let image = |data: &str, mime: String| {
+        st.object(&[
+            ("type", s("image")),
+            (
+                "source",
+                st.object(&[
+                    ("type", s("base64")),
+                    ("media_type", mime),
+                    ("data", s(data)),
+                ]),
+            ),
+        ])
+    };
+    let user = |content: String, extra: Vec<(&'static str, String)>| {
+        let mut f = head("user");
+        f.push((
+            "message",
+            st.object(&[("role", s("user")), ("content", content)]),
+        ));
+        f.extend(extra);
+        st.object(&f)
+    };
+    let assistant = |blocks: Vec<String>, extra: Vec<(&'static str, String)>| {
+        let mut f = head("assistant");
+        f.push((
+            "message",
+            st.object(&[
+                ("id", s(if flag { "msg_01" } else { "msg_02" })),
+                ("role", s("assistant")),
+                ("model", s("claude-opus-5-5")),
+                ("content", st.array(blocks)),
+                (
+                    "stop_reason",
+                    match n % 4 {
+                        0 => s("max_tokens"),
+                        1 => s("end_turn"),
+                        2 => "null".into(),
+                        _ => s(b),
+                    },
+                ),
+            ]),
+        ));
+        f.extend(extra);
+        st.object(&f)
+    };
+    let attachment = |a_obj: String, extra: Vec<(&'static str, String)>| {
+        let mut f = head("attachment");
+        f.push(("attachment", a_obj));
+        f.extend(extra);
+        st.object(&f)
+    };
+    let system = |fields: Vec<(&'static str, String)>| {
+        let mut f = head("system");
+        f.extend(fields);
+        st.object(&f)
+    };
+    let list = |items: &[&str]| st.array(items.iter().map(|i| s(i)).collect());
+    match x.kind {
+        0 => user(s(a), vec![]),
+        1 => user(st.array(vec![text_block(a), text_block(b)]), vec![]),
+        2 => user(s(a), vec![("isMeta", "true".into())]),
+        3 => user(s(a), vec![("isCompactSummary", flag.to_string())]),
+        4 => assistant(vec![text_block(a)], vec![]),
+        5 => assistant(
+            vec![st.object(&[
+                (
+                    "type",
+                    s(if flag {
+                        "thinking"
+                    } else {
+                        "redacted_thinking"
+                    }),
+                ),
+                ("thinking", s(a)),
+                ("signature", s("sig")),
+            ])],
+            vec![],
+        ),
+        // A tool call: its result is the next line (kind 7 under it).
+        6 => assistant(
+            vec![st.object(&[
+                ("type", s(if flag { "tool_use" } else { "mcp_tool_use" })),
+                ("id", s("toolu_01")),
+                ("name", s(a)),
+                (
+                    "input",
+                    st.object(&[("command", s(b)), ("n", st.number(n)), ("l", list(&[a]))]),
+                ),
+            ])],
+            vec![],
+        ),
+        7 => user(
+            st.array(vec![st.object(&[
+                ("type", s("tool_result")),
+                ("tool_use_id", s("toolu_01")),
+                (
+                    "content",
+                    if flag {
+                        s(b)
+                    } else {
+                        st.array(vec![
+                            text_block(b),
+                            image(&base64(a.as_bytes()), s("image/png")),
+                        ])
+                    },
+                ),
+                ("is_error", flag.to_string()),
+            ])]),
+            vec![("toolUseResult", st.object(&[("stdout", s(b))]))],
+        ),
+        // A spilled tool result: its full output is in tool-results/.
+        8 => user(
+            st.array(vec![st.object(&[
+                ("type", s("tool_result")),
+                ("tool_use_id", s("toolu_01")),
+                ("content", s(a)),
+            ])]),
+            vec![(
+                "toolUseResult",
+                st.object(&[(
+                    "persistedOutputPath",
+                    s(&format!(
+                        "/home/dev/.claude/x/{SID}/tool-results/out-{uuid}.txt"
+                    )),
+                )]),
+            )],
+        ),
+        9 => user(
+            st.array(vec![
+                text_block(a),
+                image(
+                    &base64(b.as_bytes()),
+                    if flag { s("image/jpeg") } else { st.number(n) },
+                ),
+            ]),
+            vec![],
+        ),
+        10 => assistant(
+            vec![text_block(a)],
+            vec![("isApiErrorMessage", "true".into())],
+        ),
+        11 => user("null".into(), vec![]),
+        12 => assistant(vec![text_block(if flag { "" } else { " \n" })], vec![]),
+        13 => system(vec![
+            ("subtype", s("turn_duration")),
+            ("durationMs", st.number(n)),
+            (
+                "messageCount",
+                if flag {
+                    st.number(n / 7)
+                } else {
+                    "null".into()
+                },
+            ),
+        ]),
+        14 => system(vec![
+            ("subtype", s("compact_boundary")),
+            ("content", s(a)),
+            (
+                "compactMetadata",
+                st.object(&[
+                    ("trigger", s(b)),
+                    ("preTokens", st.number(n)),
+                    (
+                        "preservedMessages",
+                        st.object(&[(
+                            "uuids",
+                            list(&["u1", "u2", "u3"][..n.rem_euclid(4) as usize]),
+                        )]),
+                    ),
+                ]),
+            ),
+        ]),
+        15 => system(vec![("subtype", s(a)), ("content", s(b))]),
+        16 => system(vec![("subtype", s("informational")), ("level", s(a))]),
+        17 => attachment(
+            st.object(&[
+                ("type", s("agent_listing_delta")),
+                ("addedLines", list(&[a, b])),
+                ("removedTypes", list(&[b])),
+                ("isInitial", flag.to_string()),
+                ("showConcurrencyNote", "true".into()),
+            ]),
+            vec![],
+        ),
+        18 => attachment(
+            st.object(&[("type", s("skill_listing")), ("content", s(a))]),
+            vec![],
+        ),
+        19 => attachment(
+            st.object(&[
+                (
+                    "type",
+                    s(if flag {
+                        "task_reminder"
+                    } else {
+                        "todo_reminder"
+                    }),
+                ),
+                (
+                    "content",
+                    st.array(vec![st.object(&[
+                        ("id", st.number(n)),
+                        ("status", s(a)),
+                        ("subject", s(b)),
+                        ("content", s(b)),
+                    ])]),
+                ),
+            ]),
+            vec![],
+        ),
+        20 => attachment(
+            st.object(&[
+                ("type", s(if flag { "file" } else { "new_file" })),
+                ("filename", s(a)),
+                ("truncated", (n % 2 == 0).to_string()),
+                (
+                    "content",
+                    if n % 3 == 0 {
+                        st.object(&[
+                            ("type", s("image")),
+                            (
+                                "file",
+                                st.object(&[
+                                    ("base64", s(&base64(b.as_bytes()))),
+                                    ("type", s("image/gif")),
+                                ]),
+                            ),
+                        ])
+                    } else {
+                        st.object(&[
+                            ("type", s("text")),
+                            (
+                                "file",
+                                st.object(&[("content", s(b)), ("startLine", st.number(n % 50))]),
+                            ),
+                        ])
+                    },
+                ),
+            ]),
+            vec![],
+        ),
+        21 => {
+            let ty = [
+                "compact_file_reference",
+                "opened_file_in_ide",
+                "agent_mention",
+                "date_change",
+                "critical_system_reminder",
+            ][(n.unsigned_abs() % 5) as usize];
+            attachment(
+                st.object(&[
+                    ("type", s(ty)),
+                    ("filename", s(a)),
+                    ("agentType", s(b)),
+                    ("newDate", s(b)),
+                    ("content", s(a)),
+                ]),
+                vec![],
+            )
+        }
+        22 => attachment(
+            st.object(&[
+                ("type", s("nested_memory")),
+                ("content", st.object(&[("path", s(a)), ("content", s(b))])),
+            ]),
+            vec![],
+        ),
+        23 => attachment(
+            st.object(&[
+                (
+                    "type",
+                    s(if flag {
+                        "plan_file_reference"
+                    } else {
+                        "hook_stopped_continuation"
+                    }),
+                ),
+                ("planFilePath", s(a)),
+                ("planContent", s(b)),
+                ("hookName", s(a)),
+                ("message", s(b)),
+            ]),
+            vec![],
+        ),
+        24 => attachment(
+            st.object(&[
+                ("type", s("hook_additional_context")),
+                ("hookName", s(a)),
+                ("content", list(&[b, a])),
+            ]),
+            vec![],
+        ),
+        25 => attachment(
+            st.object(&[
+                ("type", s("queued_command")),
+                (
+                    "prompt",
+                    if flag {
+                        st.array(vec![
+                            text_block(a),
+                            image(&base64(b.as_bytes()), s("image/webp")),
+                        ])
+                    } else {
+                        s(a)
+                    },
+                ),
+            ]),
+            vec![],
+        ),
+        // 2.1.332: the texts sent, stored with the line.
+        26 => attachment(
+            st.object(&[("type", s(a)), ("x", st.number(n))]),
+            vec![
+                (
+                    "rendered",
+                    st.array(vec![st.object(&[(
+                        "content",
+                        if flag {
+                            s(&format!("<system-reminder>\n{b}\n</system-reminder>"))
+                        } else {
+                            st.array(vec![text_block(b)])
+                        },
+                    )])]),
+                ),
+                (
+                    "renderedRole",
+                    s(if n % 2 == 0 { "user" } else { "system" }),
+                ),
+            ],
+        ),
+        27 => attachment(
+            st.object(&[
+                ("type", s("prompt_snapshot")),
+                ("cliPrefix", s(a)),
+                ("systemPrompt", list(&[b, a])),
+                (
+                    "tools",
+                    st.array(vec![st.object(&[
+                        ("name", s(a)),
+                        (
+                            "schema",
+                            st.object(&[
+                                ("description", s(b)),
+                                (
+                                    "input_schema",
+                                    st.object(&[
+                                        ("type", s("object")),
+                                        (
+                                            "properties",
+                                            st.object(&[(
+                                                "p",
+                                                st.object(&[
+                                                    ("type", s(b)),
+                                                    ("description", s(a)),
+                                                    ("maxLength", st.number(n)),
+                                                ]),
+                                            )]),
+                                        ),
+                                        ("required", list(&["p"])),
+                                    ]),
+                                ),
+                            ]),
+                        ),
+                    ])]),
+                ),
+                ("fastMode", flag.to_string()),
+            ]),
+            vec![],
+        ),
+        28 => attachment(
+            st.object(&[("type", s(a)), ("data", s(b)), ("n", st.number(n))]),
+            vec![],
+        ),
+        _ => {
+            let mut f = head(if flag { "mystery" } else { "summary" });
+            f.push(("summary", s(a)));
+            f.push(("n", st.number(n)));
+            st.object(&f)
+        }
+    }
+}
+
+/// A session directory: the session file (its lines chained, a reply of two lines of
+/// one `message.id`, a progress and a metadata line), a subagent's transcript under
+/// the first tool call, and each spilled result's full output.
+fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
+    let mut lines = Vec::new();
+    let mut parent: Option<String> = None;
+    let mut spawner: Option<String> = None;
+    for (k, x) in specs.iter().enumerate() {
+        let uuid = format!("00000000-0000-4000-8000-{k:012}");
+        lines.push(node(x, &uuid, parent.as_deref(), st));
+        if x.kind == 8 {
+            let out = dir.join(SID).join("tool-results");
+            fs::create_dir_all(&out).unwrap();
+            fs::write(
+                out.join(format!("out-{uuid}.txt")),
+                format!("{}\n{}", x.b, x.a),
+            )
+            .unwrap();
+        }
+        if x.kind == 6 && spawner.is_none() {
+            spawner = Some(uuid.clone());
+        }
+        if k == 1 {
+            lines.push(format!(
+                "{{\"type\":\"progress\",\"uuid\":\"p-{uuid}\",\"parentUuid\":\"{uuid}\",\"data\":{}}}",
+                st.string(&x.b)
+            ));
+        }
+        parent = Some(uuid);
+    }
+    lines.push(format!(
+        "{{\"type\":\"last-prompt\",\"lastPrompt\":{},\"sessionId\":\"{SID}\"}}",
+        st.string(&specs[0].a)
+    ));
+    fs::write(dir.join(format!("{SID}.jsonl")), lines.join("\n") + "\n").unwrap();
+    if let Some(spawner) = spawner
+        && !side.is_empty()
+    {
+        let sub = dir.join(SID).join("subagents");
+        fs::create_dir_all(&sub).unwrap();
+        fs::write(
+            sub.join("agent-a1.meta.json"),
+            r#"{"agentType":"general-purpose","description":"d","toolUseId":"toolu_01"}"#,
+        )
+        .unwrap();
+        let _ = spawner;
+        let mut lines = Vec::new();
+        let mut parent: Option<String> = None;
+        for (k, x) in side.iter().enumerate() {
+            let uuid = format!("00000000-0000-4000-9000-{k:012}");
+            let l = node(x, &uuid, parent.as_deref(), st)
+                .replacen("\"isSidechain\":false", "\"isSidechain\":true", 1)
+                .replacen("\"isSidechain\": false", "\"isSidechain\": true", 1);
+            lines.push(l);
+            parent = Some(uuid);
+        }
+        fs::write(sub.join("agent-a1.jsonl"), lines.join("\n") + "\n").unwrap();
+    }
+}
+
+/// A pattern cut from the rendered text: its place, length and options.
+#[derive(Debug, Clone)]
+struct Cut {
+    entry: usize,
+    line: usize,
+    start: usize,
+    len: usize,
+    icase: bool,
+    word: bool,
+    /// Replace the middle character by `.` (an extended regex).
+    wildcard: bool,
+}
+
+fn cut() -> impl Strategy<Value = Cut> {
+    (
+        (any::<usize>(), any::<usize>(), any::<usize>()),
+        1usize..14,
+        any::<bool>(),
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(|((entry, line, start), len, icase, word, wildcard)| Cut {
+            entry,
+            line,
+            start,
+            len,
+            icase,
+            word,
+            wildcard,
+        })
+}
+
+/// `sessionfs grep -c PATTERN` over the session in `dir`, with the prefilter or with
+/// every entry rendered.
+fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
+    let prefilters = rules::ALL
+        .iter()
+        .map(|r| {
+            // The file is Claude Code's: the other formats' prefilters are not used.
+            let pf = if prefiltered && r.name == CLAUDE.name {
+                Prefilter::new(&p.required, r, p.ignore_case, true)
+            } else {
+                Prefilter::everything()
+            };
+            (r.name, pf)
+        })
+        .collect();
+    let search = Search {
+        pattern: p.clone(),
+        mode: Mode::Count,
+        json: false,
+        printer: Printer {
+            colors: None,
+            line_numbers: false,
+        },
+        sessions: false,
+        prefilters,
+    };
+    let job = Job {
+        path: dir.join(format!("{SID}.jsonl")),
+        prefix: Vec::new(),
+        explicit: true,
+    };
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    search_file(&job, &search, &mut buf, &mut |c| match c {
+        Chunk::Out(b) => out.extend(b),
+        Chunk::Err(e) => out.extend(format!("error: {e}\n").bytes()),
+        Chunk::Session(_) => {}
+    });
+    out
+}
+
+fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_session(dir, specs, side, st);
+    let file = dir.join(format!("{SID}.jsonl"));
+    prop_assert_eq!(
+        rules::detect(&fs::read(&file).unwrap()).map(|r| r.name),
+        Some(CLAUDE.name)
+    );
+    let Ok(s) = Session::open(&file) else {
+        return Ok(());
+    };
+    // Every content file of every entry: its KIND file and its full output.
+    let mut texts: Vec<Vec<u8>> = Vec::new();
+    for i in 0..s.entries().len() as u32 {
+        if !s.entry(i).is_node() {
+            continue;
+        }
+        let c = entry_content(&s, i).unwrap();
+        texts.push(c.text);
+        if let Some(p) = c.full_output {
+            texts.push(fs::read(p).unwrap());
+        }
+    }
+    for c in cuts {
+        let text = String::from_utf8_lossy(&texts[c.entry % texts.len()]).into_owned();
+        let lines: Vec<&str> = text.split('\n').filter(|l| !l.is_empty()).collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = lines[c.line % lines.len()].chars().collect();
+        let start = c.start % chars.len();
+        let lit: String = chars[start..(start + c.len).min(chars.len())]
+            .iter()
+            .collect();
+        let (pat, syntax) = if c.wildcard && lit.chars().count() >= 3 {
+            let mid = lit.chars().count() / 2;
+            let esc = |s: String| regex::escape(&s);
+            let a: String = lit.chars().take(mid).collect();
+            let b: String = lit.chars().skip(mid + 1).collect();
+            (format!("{}.{}", esc(a), esc(b)), Syntax::Extended)
+        } else {
+            (lit.clone(), Syntax::Fixed)
+        };
+        let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
+            continue;
+        };
+        let want = count(dir, &p, false);
+        let got = count(dir, &p, true);
+        prop_assert!(
+            want == got,
+            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
+            c.icase,
+            c.word,
+            String::from_utf8_lossy(&want),
+            String::from_utf8_lossy(&got),
+            fs::read_to_string(&file).unwrap()
+        );
+    }
+    Ok(())
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_claude_code_prefilter_keeps_every_entry_whose_rendering_matches(
+        specs in prop::collection::vec(spec(), 1..8),
+        side in prop::collection::vec(spec(), 0..3),
+        st in style(),
+        cuts in prop::collection::vec(cut(), 1..5),
+    ) {
+        check(&specs, &side, &st, &cuts)?;
+    }
+}
+
+/// The comparison sees a dropped entry: a prefilter that ignores the tool name a
+/// result takes from its call's line finds fewer.
+#[test]
+fn the_check_can_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let st = Style {
+        escapes: vec![0],
+        spaced: false,
+        number_form: 0,
+    };
+    let spec = |kind: u8, a: &str, b: &str| Spec {
+        kind,
+        a: a.into(),
+        b: b.into(),
+        n: 1,
+        flag: true,
+    };
+    write_session(
+        tmp.path(),
+        &[
+            spec(0, "hi", ""),
+            spec(6, "Zebratool", "ls"),
+            spec(7, "", "out"),
+        ],
+        &[],
+        &st,
+    );
+    let p = Pattern::new("Zebratool", Syntax::Fixed, false, false).unwrap();
+    let all = count(tmp.path(), &p, false);
+    let text = String::from_utf8_lossy(&all);
+    assert!(text.contains("/toolResult:1\n"), "{text}");
+    assert_eq!(all, count(tmp.path(), &p, true));
+    // The raw scan alone selects only the call's line: the result's entry is found
+    // only because the children of a candidate are rendered (`Rules::parent_text`).
+    let raw = fs::read(tmp.path().join(format!("{SID}.jsonl"))).unwrap();
+    let pf = Prefilter::new(&p.required, &CLAUDE, false, false);
+    let mut out = Vec::new();
+    pf.scan(&raw, 0, &mut out);
+    let starts: Vec<u64> = std::iter::once(0)
+        .chain(memchr_iter(&raw).map(|k| k as u64 + 1))
+        .collect();
+    let lines: Vec<usize> = out
+        .iter()
+        .map(|o| starts.iter().position(|s| s == o).unwrap())
+        .collect();
+    assert_eq!(lines, [1], "only the tool call's line holds the name");
+}
+
+fn memchr_iter(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.iter()
+        .enumerate()
+        .filter(|(_, c)| **c == b'\n')
+        .map(|(k, _)| k)
+}
