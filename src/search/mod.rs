@@ -60,6 +60,7 @@ pub mod pattern;
 pub mod prefilter;
 pub mod rules;
 pub mod rules_claude;
+pub mod rules_codex;
 pub mod session;
 pub mod walk;
 
