@@ -5,7 +5,7 @@
 //!
 //! Prints the written file, the message id and what the database got, as JSON.
 
-use sessionfs::model::codex_write::{Options, Point, Shape, WrittenKind, reply};
+use sessionfs::model::codex::write::{Options, Point, Shape, WrittenKind, reply};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -19,15 +19,15 @@ pub mod agents;
 mod architecture;
 pub mod claude;
 pub mod codex;
-pub mod codex_catalog;
-pub mod codex_write;
 pub mod core;
 pub mod pi;
 pub mod sessions_dir;
 
 // The paths from before the split into core/ and one folder per agent, kept so
 // callers and tests name the same items as before.
-pub use self::core::{base64, check, fork, format, id, input, json_view, kind, scan, time, tree};
+pub use self::core::{
+    append, base64, check, fork, format, id, input, json_view, kind, scan, time, tree,
+};
 
 /// Usage ([`core::usage`]), with the listing of a sessions directory at its old path.
 pub mod usage {
@@ -50,7 +50,7 @@ pub mod content {
     pub use super::core::content::*;
     pub use super::pi::content::{content_of, line_content};
 }
-pub use pi::{append, context, migrate, render};
+pub use pi::{context, migrate, render};
 
 pub use append::{AppendError, NewEntry};
 pub use format::Format;

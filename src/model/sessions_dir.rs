@@ -19,6 +19,10 @@
 //! `sessionfs grep` both list directories with it.
 
 use std::collections::HashSet;
+
+/// Codex threads listed by project (a Codex home has no per-project folders): the
+/// view and the search reach Codex's listing only through this table.
+pub use crate::model::codex::catalog as codex_catalog;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -68,7 +72,7 @@ pub fn default_claude_dir() -> Option<PathBuf> {
 
 /// Codex's sessions folder: `$CODEX_HOME/sessions` (a leading `~` expanded), else
 /// `~/.codex/sessions`. Its pages lie in day folders (`YYYY/MM/DD`), not in project
-/// folders: a mount groups them by project itself (see [`super::codex_catalog`]).
+/// folders: a mount groups them by project itself (see [`super::codex::catalog`]).
 pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
@@ -205,13 +209,13 @@ pub fn agent_of(dir: &Path) -> &'static str {
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
     // Codex files its pages by day, three folders down.
-    if let Some(root) = super::codex_catalog::sessions_root_of(dir) {
+    if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
         fs::read_dir(&root).ok()?;
-        return Some(super::codex_catalog::holds_pages(&root, 3));
+        return Some(super::codex::catalog::holds_pages(&root, 3));
     }
     if agent_of(dir) == "Codex" {
         fs::read_dir(dir).ok()?;
-        return Some(super::codex_catalog::holds_pages(dir, 3));
+        return Some(super::codex::catalog::holds_pages(dir, 3));
     }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()

@@ -3,8 +3,9 @@
 //! path prefix its hits get.
 
 use super::session::Job;
+use crate::model::input;
+use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
-use crate::model::{codex_catalog, input};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};

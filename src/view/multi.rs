@@ -95,7 +95,7 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::codex_catalog;
+use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;

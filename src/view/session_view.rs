@@ -47,7 +47,6 @@ use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
 };
 use crate::model::content::{self, FULL_OUTPUT};
-use crate::model::render;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
 use crate::model::{AppendError, Format, LoadError, tree, usage};
@@ -160,6 +159,8 @@ struct Ctx {
     messages: Mutex<Option<Vec<serde_json::Value>>>,
     /// How its format reads a context (`Session::context_renderer`).
     readable: fn(&[serde_json::Value]) -> String,
+    /// What the readable form shows before the messages (`Session::context_preamble`).
+    preamble: Option<String>,
     text: std::sync::OnceLock<Arc<Vec<u8>>>,
     json: std::sync::OnceLock<Arc<Vec<u8>>>,
     /// What it is charged in the cache: twice the first form rendered.
@@ -171,11 +172,13 @@ impl Ctx {
     fn new(
         messages: Vec<serde_json::Value>,
         readable: fn(&[serde_json::Value]) -> String,
+        preamble: Option<String>,
         json: bool,
     ) -> Ctx {
         let c = Ctx {
             messages: Mutex::new(Some(messages)),
             readable,
+            preamble,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             weight: 0,
@@ -189,13 +192,17 @@ impl Ctx {
 
     fn text(&self) -> Arc<Vec<u8>> {
         self.text
-            .get_or_init(|| self.render(self.readable, &self.json))
+            .get_or_init(|| {
+                let readable = self.readable;
+                let pre = self.preamble.as_deref().unwrap_or("");
+                self.render(|m| format!("{pre}{}", readable(m)), &self.json)
+            })
             .clone()
     }
 
     fn json(&self) -> Arc<Vec<u8>> {
         self.json
-            .get_or_init(|| self.render(render::context_json, &self.text))
+            .get_or_init(|| self.render(crate::model::core::text::context_json, &self.text))
             .clone()
     }
 
@@ -920,7 +927,8 @@ impl SessionView {
             return Ok(c);
         }
         let messages = st.s.context_messages(idx)?;
-        let c = Arc::new(Ctx::new(messages, st.s.context_renderer(), json));
+        let preamble = st.s.context_preamble(idx);
+        let c = Arc::new(Ctx::new(messages, st.s.context_renderer(), preamble, json));
         self.contexts.lock().put(key, c.clone());
         Ok(c)
     }
@@ -2121,6 +2129,19 @@ impl SessionView {
             let st = self.state.read();
             let planned = plan(&st.s)?;
             let whats: Vec<NewEntry<'_>> = planned.iter().map(ToEntry::to_entry).collect();
+            // An agent that writes its replies itself (Codex: the current page, or a
+            // new page and its database row): written, then indexed.
+            if let [NewEntry::Reply { parent, text }] = whats.as_slice()
+                && let Some(written) = st.s.write_reply(*parent, text)
+            {
+                let id = written.map_err(|e| {
+                    log::info!("reply in {}: {e}", self.path.display());
+                    append_err(e)
+                })?;
+                drop(st);
+                self.refresh()?;
+                return Ok(vec![id]);
+            }
             st.s.build_all(&whats, now_ms()).map_err(append_err)?
         };
         if lines.is_empty() {
@@ -2462,7 +2483,8 @@ mod tests {
     fn ctx(n: usize) -> Arc<Ctx> {
         Arc::new(Ctx {
             messages: Mutex::new(None),
-            readable: render::render_context,
+            readable: crate::model::core::text::context_json,
+            preamble: None,
             text: std::sync::OnceLock::new(),
             json: std::sync::OnceLock::new(),
             weight: n,

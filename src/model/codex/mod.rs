@@ -29,6 +29,8 @@
 //!
 //! Entry ids are point ids; why is in [`store`]'s doc.
 
+pub mod agent;
+pub mod catalog;
 pub mod context;
 pub mod files;
 pub mod page;
@@ -36,7 +38,10 @@ pub mod render;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod write;
 
+#[cfg(test)]
+mod session_tests;
 #[cfg(test)]
 mod tests;
 

@@ -223,7 +223,7 @@ pub fn decode_data_url(url: &str) -> Option<(String, Vec<u8>)> {
             .unwrap_or("bin")
             .to_string(),
     };
-    Some((ext, crate::model::base64::decode(data)))
+    Some((ext, crate::model::core::base64::decode(data)))
 }
 
 /// The one-line preview of a node for `tree`.

@@ -22,11 +22,11 @@ const SUB_CHILD: &str = "01a2331d-8c96-72e0-ac04-cd237fd70dc8";
 const TUI: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
 const TUI_P2: &str = "01a2331d-e874-78f0-936a-c859781591a5";
 
-fn samples() -> PathBuf {
+pub(super) fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex/samples")
 }
 
-fn home() -> PathBuf {
+pub(super) fn home() -> PathBuf {
     samples().join("codex-home")
 }
 
@@ -50,7 +50,7 @@ fn with_db() -> (tempfile::TempDir, Codex) {
     (dir, codex)
 }
 
-fn make_db(path: &Path) {
+pub(super) fn make_db(path: &Path) {
     let schema = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex/state_5.schema.sql"),
     )

@@ -154,6 +154,33 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn heap_bytes(&self) -> usize {
         0
     }
+    /// Writes a reply itself, for an agent whose reply is not one line appended to the
+    /// session file (Codex: the current page, or a new page and its database row),
+    /// under the entry with id `parent` (`None`: at the root). Returns the new entry's
+    /// id. `None`: the core's path ([`Agent::build_line`], appended to the session
+    /// file).
+    fn write_reply(
+        &self,
+        _s: &Session,
+        _parent: Option<&str>,
+        _text: &str,
+    ) -> Option<Result<String, AppendError>> {
+        None
+    }
+    /// The folders whose changes can change the session: the session file's own, and
+    /// for a session over several files theirs (and where new ones appear).
+    fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {
+        s.path()
+            .parent()
+            .map(|p| p.to_path_buf())
+            .into_iter()
+            .collect()
+    }
+    /// What the readable `context` of entry `i` shows before its messages (Codex's
+    /// base instructions), if anything.
+    fn context_preamble(&self, _s: &Session, _i: u32) -> Option<String> {
+        None
+    }
 }
 
 /// Stands in for a session's agent while that agent's `&mut self` hook runs with the

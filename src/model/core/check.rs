@@ -210,12 +210,17 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
             .replace("Pi's next append", "Claude Code's next append")
             .replace("not in any context", "not sent to the model"),
+        crate::model::core::format::Format::Codex => text
+            .replace("skipped by Pi", "skipped by Codex")
+            .replace("Pi's next append", "Codex's next append")
+            .replace("not in any context", "not sent to the model"),
     }
 }
 
 /// One problem as a line of text (in Pi's words; see [`describe_for`]).
 pub fn describe(p: &ProblemKind) -> String {
     match p {
+        ProblemKind::Agent { what, .. } => what.clone(),
         ProblemKind::Blank => "blank line (skipped)".into(),
         ProblemKind::Crlf => "CRLF line endings (read fine)".into(),
         ProblemKind::Malformed(m) => format!("malformed line, skipped by Pi: {m}"),
@@ -416,6 +421,7 @@ pub fn to_json(path: &Path, r: &Report) -> Value {
 
 fn kind_word(p: &ProblemKind) -> &'static str {
     match p {
+        ProblemKind::Agent { code, .. } => code,
         ProblemKind::Blank => "blank",
         ProblemKind::Crlf => "crlf",
         ProblemKind::Malformed(_) => "malformed",

@@ -87,6 +87,7 @@ impl Fresh {
             session_id: match format {
                 Format::Pi => crate::model::core::id::uuid_v7(now),
                 Format::Claude => crate::model::core::id::uuid_v4(),
+                Format::Codex => crate::model::core::id::uuid_v7(now),
             },
             now_ms: now,
             prompt_id: crate::model::core::id::uuid_v4(),
@@ -198,7 +199,7 @@ pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
 pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
-        Format::Claude => 0o600,
+        Format::Claude | Format::Codex => 0o600,
     }
 }
 

@@ -9,6 +9,8 @@ pub enum Format {
     Pi,
     /// Claude Code (`~/.claude/projects`).
     Claude,
+    /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
+    Codex,
 }
 
 impl Format {
@@ -17,6 +19,7 @@ impl Format {
         match self {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
+            Format::Codex => "codex",
         }
     }
 }

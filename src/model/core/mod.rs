@@ -47,6 +47,7 @@
 //! itself through the session during them.
 
 pub mod agent;
+pub mod append;
 pub mod base64;
 pub mod check;
 pub mod content;

@@ -35,6 +35,12 @@ pub enum AppendError {
     Unsupported(&'static str),
     Load(LoadError),
     Io(io::Error),
+    /// The agent's own writer refused, with the errno to answer and why (a Codex
+    /// reply whose database is busy).
+    Refused {
+        errno: i32,
+        message: String,
+    },
 }
 
 impl std::fmt::Display for AppendError {
@@ -49,6 +55,7 @@ impl std::fmt::Display for AppendError {
             AppendError::Unsupported(what) => write!(f, "{what}"),
             AppendError::Load(e) => write!(f, "{e}"),
             AppendError::Io(e) => write!(f, "{e}"),
+            AppendError::Refused { message, .. } => write!(f, "{message}"),
         }
     }
 }
@@ -75,6 +82,7 @@ impl AppendError {
             AppendError::NoSuchEntry(_) => libc::ENOENT,
             AppendError::BadLabel(_) => libc::EINVAL,
             AppendError::Unsupported(_) => libc::EOPNOTSUPP,
+            AppendError::Refused { errno, .. } => *errno,
             AppendError::Load(LoadError::Io(e)) | AppendError::Io(e) => {
                 e.raw_os_error().unwrap_or(libc::EIO)
             }

@@ -360,6 +360,12 @@ pub enum ProblemKind {
         bytes: u64,
         parses: bool,
     },
+    /// Something only one agent's format has (a Codex page whose base page is
+    /// missing): `code` for `check --json`, `what` as `check` prints it.
+    Agent {
+        code: &'static str,
+        what: String,
+    },
     /// Something about a `context_edit` (Pi 1.6), found by `check`.
     ContextEdit {
         /// Its `targetId` (empty when it has none).
@@ -1019,13 +1025,36 @@ impl Session {
         self.agent.context_renderer()
     }
 
+    /// What the readable `context` of entry `i` shows before its messages (Codex's
+    /// base instructions; nothing for Pi and Claude Code).
+    pub fn context_preamble(&self, i: u32) -> Option<String> {
+        self.agent.context_preamble(self, i)
+    }
+
     /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
     pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
         let messages = self.context_messages(i)?;
-        Ok((
-            self.context_renderer()(&messages),
-            crate::model::core::text::context_json(&messages),
-        ))
+        let mut text = self.context_preamble(i).unwrap_or_default();
+        text.push_str(&self.context_renderer()(&messages));
+        Ok((text, crate::model::core::text::context_json(&messages)))
+    }
+
+    /// The folders to watch for changes of this session: the session file's folder,
+    /// and for a session over several files (a Codex thread's pages in several day
+    /// folders) theirs too.
+    pub fn watched_dirs(&self) -> Vec<PathBuf> {
+        self.agent.watched_dirs(self)
+    }
+
+    /// Writes a reply with the agent's own writer, when it has one (see
+    /// [`Agent::write_reply`]); `None`: append [`Agent::build_line`]'s line to the
+    /// session file. Returns the new entry's id; the caller refreshes the index.
+    pub fn write_reply(
+        &self,
+        parent: Option<&str>,
+        text: &str,
+    ) -> Option<Result<String, crate::model::core::reply::AppendError>> {
+        self.agent.write_reply(self, parent, text)
     }
 
     /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).

@@ -479,7 +479,7 @@ impl Table {
                 "as recorded in the file (the table, {}, only for a record without a cost)",
                 self.prices_source
             ),
-            Format::Claude => self.prices_source.clone(),
+            Format::Claude | Format::Codex => self.prices_source.clone(),
         }
     }
 

@@ -91,7 +91,7 @@ impl Default for Options {
         Options {
             shape: Shape::Turn,
             busy_timeout: Duration::from_secs(5),
-            now_ms: crate::model::time::now_ms(),
+            now_ms: crate::model::core::time::now_ms(),
         }
     }
 }
@@ -395,7 +395,7 @@ fn new_page(
     let mut meta_line = serde_json::Map::new();
     meta_line.insert(
         "timestamp".into(),
-        serde_json::Value::String(crate::model::time::format_iso_ms(now)),
+        serde_json::Value::String(crate::model::core::time::format_iso_ms(now)),
     );
     meta_line.insert("ordinal".into(), end_ord.into());
     meta_line.insert("type".into(), "session_meta".into());
@@ -406,7 +406,7 @@ fn new_page(
     lines.extend(turn_lines);
     let bytes = turn::to_bytes(&lines);
 
-    let iso = crate::model::time::format_iso_ms(now);
+    let iso = crate::model::core::time::format_iso_ms(now);
     let day = sessions.join(&iso[0..4]).join(&iso[5..7]).join(&iso[8..10]);
     fs::create_dir_all(&day).map_err(|e| ReplyError::io("cannot create", &day, e))?;
     let stamp = iso[..19].replace(':', "-");

@@ -4,11 +4,11 @@
 //! Keys are written in Codex's order (serde_json keeps insertion order here), compact,
 //! one line each, ending in `\n`.
 
-use crate::model::id::uuid_string;
-use crate::model::time::format_iso_ms;
+use crate::model::core::id::uuid_string;
+use crate::model::core::time::format_iso_ms;
 use serde_json::{Map, Value, json};
 
-/// Which lines a reply writes; see the module doc of `codex_write` for why `Turn` is the
+/// Which lines a reply writes; see the module doc of `codex::write` for why `Turn` is the
 /// default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Shape {

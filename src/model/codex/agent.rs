@@ -1,0 +1,763 @@
+//! A Codex thread as a core [`Session`]: the thread's pages, and the base pages its
+//! history reads, are the session's sources; every `response_item` and `compacted`
+//! line of them is an entry (CODEX-FORMAT §3.4).
+//!
+//! `Session::open` of any page of a thread indexes the whole thread: the page's
+//! CODEX_HOME (`…/sessions/YYYY/MM/DD/FILE` → the home; a lone file: its own folder)
+//! is searched for the thread's other pages (by file name, no file is read for that)
+//! and for the pages their `history_base` links name, a fork's parent pages included.
+//! The opened page is source 0; each other page is a source of its own: a plain file
+//! read with `pread`, or the decompressed bytes of a `.jsonl.zst` page, with a byte
+//! limit for a page of another thread of which only a prefix is history.
+//!
+//! Entry ids are the store's point ids (`<pageId>:<ordinal>`, see [`super::store`]);
+//! `payload.id` finds an entry too. Parents are linked by id, as the store links them:
+//! the node before in the page, a page's first node under the last node of its base
+//! prefix, so the pages of one thread are siblings where their bases split.
+//!
+//! **Memory.** The agent keeps [`Codex`], the store's parsed model of those pages
+//! (every line's JSON value), and rebuilds it when a page grows or appears: the
+//! contexts, the leaf (the current page, `state_5.sqlite`) and the renderings all
+//! read it. That is bounded by the thread's own pages and their bases (never the
+//! whole home), about three times their bytes. Parsing lines on demand from the
+//! core's byte ranges instead is the next step for very large threads.
+//!
+//! **Live.** [`Agent::sources_moved`] looks at the pages indexed (grown, cut, gone to
+//! their other form), the thread's day folders and today's (a new page: a TUI rewind,
+//! or a reply at an earlier entry) and the database's modification time (the current
+//! page moves); [`Agent::after_scan`] then reads the thread again and pushes the new
+//! nodes, whose parents are always indexed before them.
+
+use super::context::context_at;
+use super::files::{self, PageFile, PageName, Root};
+use super::page::{self, Line, LineKind};
+use super::store::{Codex, NodeIx, Problem};
+use super::{render, session, state::State};
+use crate::model::core::agent::{Agent, SourcesMoved};
+use crate::model::core::fork::{ForkError, ForkFile, Fresh};
+use crate::model::core::format::Format;
+use crate::model::core::id::IdKey;
+use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::session::{
+    LoadError, NIL, NO_TIME, ProblemKind, Session, Severity, Source, SourceData,
+};
+use crate::model::core::text::Image;
+use crate::model::core::usage::Table;
+use crate::model::core::usage::prices::Prices;
+use serde_json::Value;
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Is `raw`, the first line of a file, a Codex `session_meta` line?
+pub fn looks_like_codex(raw: &[u8]) -> bool {
+    // The type is near the front: `{"timestamp":…,"ordinal":0,"type":"session_meta",`.
+    let head = &raw[..raw.len().min(200)];
+    if memchr::memmem::find(head, b"\"session_meta\"").is_none() {
+        return false;
+    }
+    match serde_json::from_slice::<Value>(raw) {
+        Ok(v) => v["type"] == "session_meta" && v["payload"].is_object(),
+        Err(_) => false,
+    }
+}
+
+/// The agents' table's detection: a file whose first line is a `session_meta` line.
+pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
+    looks_like_codex(raw).then(|| Box::<CodexThread>::default() as Box<dyn Agent>)
+}
+
+/// A page indexed: where it is, what was read of it, its source number.
+#[derive(Debug, Clone)]
+struct Indexed {
+    path: PathBuf,
+    /// The size of the file read (compressed size for a `.zst`).
+    size: u64,
+    dev_ino: (u64, u64),
+    source: u16,
+    /// Only bytes below this belong to the session (a base page of another thread).
+    limit: Option<u64>,
+}
+
+/// The index state of a Codex thread. See the module docs.
+#[derive(Debug, Default)]
+pub struct CodexThread {
+    thread_id: String,
+    /// The Codex home, when the file lies in one.
+    home: Option<PathBuf>,
+    codex: Codex,
+    /// The thread in [`Self::codex`].
+    t: usize,
+    /// Per entry: its node in [`Self::codex`].
+    node_of: Vec<NodeIx>,
+    /// Per node: its entry (`NIL` when not in this session).
+    entry_of: Vec<u32>,
+    /// Pages indexed, by page id.
+    pages: HashMap<String, Indexed>,
+    /// `payload.id` → entry.
+    aliases: HashMap<String, u32>,
+    name: String,
+    session_json: Vec<u8>,
+    /// The database's signature when read (size, mtime of the db and its WAL).
+    db_sig: Vec<(u64, i64)>,
+    /// Folders looked at for new pages of the thread.
+    dirs: Vec<PathBuf>,
+}
+
+impl CodexThread {
+    /// The store of the thread's pages (for tests and tools).
+    pub fn codex(&self) -> &Codex {
+        &self.codex
+    }
+
+    /// The node of entry `i`.
+    pub fn node(&self, i: u32) -> NodeIx {
+        self.node_of[i as usize]
+    }
+
+    fn line(&self, i: u32) -> &Line {
+        self.codex.node_line(self.node_of[i as usize])
+    }
+
+    fn db_files(&self) -> Vec<PathBuf> {
+        match &self.home {
+            Some(h) => vec![
+                h.join("state_5.sqlite"),
+                h.join("state_5.sqlite-wal"),
+                h.join("session_index.jsonl"),
+            ],
+            None => Vec::new(),
+        }
+    }
+
+    fn db_signature(&self) -> Vec<(u64, i64)> {
+        self.db_files()
+            .iter()
+            .map(|p| {
+                std::fs::metadata(p)
+                    .map(|m| (m.len(), m.mtime_nsec() + m.mtime() * 1_000_000_000))
+                    .unwrap_or((0, 0))
+            })
+            .collect()
+    }
+
+    /// The folders where the thread's pages are, and today's day folder (a new page
+    /// goes there).
+    fn folders(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = Vec::new();
+        let mut add = |p: PathBuf| {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+        };
+        for p in self.pages.values() {
+            if let Some(d) = p.path.parent() {
+                add(d.to_path_buf());
+            }
+        }
+        if let Some(h) = &self.home {
+            let today = crate::model::core::time::format_iso_ms(crate::model::core::time::now_ms());
+            if today.len() >= 10 {
+                add(h
+                    .join("sessions")
+                    .join(&today[0..4])
+                    .join(&today[5..7])
+                    .join(&today[8..10]));
+            }
+        }
+        v
+    }
+
+    /// Pages of the thread in `dirs` not indexed yet.
+    fn new_pages_in(&self, dirs: &[PathBuf]) -> bool {
+        dirs.iter().any(|d| {
+            let Ok(rd) = std::fs::read_dir(d) else {
+                return false;
+            };
+            rd.flatten().any(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(files::parse_file_name)
+                    .is_some_and(|n| {
+                        n.thread_id == self.thread_id && !self.pages.contains_key(&n.page_id)
+                    })
+            })
+        })
+    }
+
+    /// The page files of the session: the thread's pages, and the pages their
+    /// histories read, each with its bytes (or why it could not be read).
+    fn read_pages(&mut self, main: &Path) -> Result<Vec<PageRead>, LoadError> {
+        let main_bytes = std::fs::read(main)?;
+        let main_name = main
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(files::parse_file_name);
+        let main_name = match main_name {
+            Some(n) => n,
+            // A rollout file renamed: its thread id from its `session_meta`.
+            None => {
+                let lines = page::parse(&main_bytes);
+                let id = lines
+                    .meta
+                    .map(|m| m.thread_id)
+                    .filter(|id| !id.is_empty())
+                    .ok_or_else(|| LoadError::NotASession {
+                        line: 1,
+                        reason: "a Codex session_meta line without a thread id".into(),
+                    })?;
+                PageName {
+                    ts: String::new(),
+                    thread_id: id.clone(),
+                    page_id: id,
+                    compressed: false,
+                }
+            }
+        };
+        self.thread_id = main_name.thread_id.clone();
+        let root = Root::File(main.to_path_buf());
+        self.home = root.codex_home();
+        let pool_root = match &self.home {
+            Some(h) => Root::Home(h.clone()),
+            None => Root::Dir(main.parent().unwrap_or(Path::new(".")).to_path_buf()),
+        };
+        let mut pool: HashMap<String, PageFile> = files::discover(&pool_root)
+            .into_iter()
+            .map(|f| (f.name.page_id.clone(), f))
+            .collect();
+        pool.remove(&main_name.page_id);
+        let mut out = vec![(
+            PageFile {
+                path: main.to_path_buf(),
+                name: main_name.clone(),
+            },
+            Ok(main_bytes),
+        )];
+        let mine: Vec<String> = pool
+            .values()
+            .filter(|f| f.name.thread_id == self.thread_id)
+            .map(|f| f.name.page_id.clone())
+            .collect();
+        for id in mine {
+            if let Some(f) = pool.remove(&id) {
+                let b = files::read_page(&f.path).map_err(|e| e.to_string());
+                out.push((f, b));
+            }
+        }
+        // The bases, recursively (a fork's parent pages, their bases, ...).
+        let mut k = 0;
+        while k < out.len() {
+            let base = out[k].1.as_ref().ok().and_then(|b| first_line_meta_base(b));
+            if let Some(id) = base
+                && let Some(f) = pool.remove(&id)
+            {
+                let b = files::read_page(&f.path).map_err(|e| e.to_string());
+                out.push((f, b));
+            }
+            k += 1;
+        }
+        Ok(out)
+    }
+}
+
+/// A page file and its bytes, or why it could not be read.
+type PageRead = (PageFile, Result<Vec<u8>, String>);
+
+/// The page id `history_base` of a page's `session_meta` names, if any.
+fn first_line_meta_base(bytes: &[u8]) -> Option<String> {
+    let end = memchr::memchr(b'\n', bytes)?;
+    let v: Value = serde_json::from_slice(&bytes[..end]).ok()?;
+    if v["type"] != "session_meta" {
+        return None;
+    }
+    v["payload"]["history_base"]["thread_id"]
+        .as_str()
+        .map(str::to_string)
+}
+
+fn dev_ino_size(p: &Path) -> Option<((u64, u64), u64)> {
+    std::fs::metadata(p)
+        .ok()
+        .map(|m| ((m.dev(), m.ino()), m.len()))
+}
+
+/// A Codex [`Problem`] as the core's `check` reports it: `(line, kind)`.
+fn problem_kind(p: &Problem) -> (u32, ProblemKind) {
+    let (line, code) = match p {
+        Problem::MissingBase { .. } => (0, "codex-missing-base"),
+        Problem::BaseCycle { .. } => (0, "codex-base-cycle"),
+        Problem::Unreadable { .. } => (0, "codex-unreadable"),
+        Problem::BrokenLine { line, .. } => (*line as u32, "codex-broken-line"),
+        Problem::TornTail { .. } => (0, "codex-torn-line"),
+        Problem::MissingOrdinal { line, .. } => (*line as u32, "codex-missing-ordinal"),
+    };
+    (
+        line,
+        ProblemKind::Agent {
+            code,
+            what: p.to_string(),
+        },
+    )
+}
+
+impl Agent for CodexThread {
+    fn format(&self) -> Format {
+        Format::Codex
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    /// The lines of the opened page are read by [`Agent::after_scan`] with the
+    /// thread's other pages.
+    fn indexes_lines(&self) -> bool {
+        true
+    }
+    fn index_line(&mut self, _s: &mut Session, _raw: &[u8], _off: u64, _line_no: u32) {}
+
+    fn has_side_files(&self) -> bool {
+        true
+    }
+
+    /// The database names the current page and the name: a change there moves the
+    /// leaf and the name without a new entry.
+    fn meta_moves(&self) -> bool {
+        true
+    }
+
+    fn after_scan(&mut self, s: &mut Session) -> Result<(), LoadError> {
+        let main = s.path().to_path_buf();
+        let pages = self.read_pages(&main)?;
+        let state = self.home.as_deref().map(State::load).unwrap_or_default();
+        self.codex = Codex::build(pages, state);
+        let Some(t) = self.codex.thread(&self.thread_id) else {
+            return Err(LoadError::NotASession {
+                line: 1,
+                reason: "no Codex thread in the file".into(),
+            });
+        };
+        self.t = t;
+        let nodes = self.codex.thread_nodes(t);
+        let in_session: HashSet<NodeIx> = nodes.iter().copied().collect();
+        // Sources: the opened page is 0; the others by page id.
+        let main_page = self
+            .codex
+            .pages
+            .iter()
+            .position(|p| p.file.path == main)
+            .map(|p| self.codex.pages[p].page_id().to_string());
+        let mut limits: HashMap<usize, u64> = HashMap::new();
+        for &n in &nodes {
+            let r = self.codex.nodes[n];
+            let e = limits.entry(r.page).or_insert(0);
+            *e = (*e).max(self.codex.line(r).end);
+        }
+        let mut page_source: HashMap<usize, u16> = HashMap::new();
+        for (pi, p) in self.codex.pages.iter().enumerate() {
+            let id = p.page_id().to_string();
+            let own = p.thread_id() == self.thread_id;
+            let limit = if own { None } else { limits.get(&pi).copied() };
+            if !own && limit.is_none() {
+                continue;
+            }
+            let (dev_ino, size) = dev_ino_size(&p.file.path).unwrap_or(((0, 0), 0));
+            if Some(&id) == main_page.as_ref() {
+                page_source.insert(pi, 0);
+                self.pages.insert(
+                    id,
+                    Indexed {
+                        path: p.file.path.clone(),
+                        size,
+                        dev_ino,
+                        source: 0,
+                        limit: None,
+                    },
+                );
+                continue;
+            }
+            let data = if p.file.name.compressed {
+                let bytes = files::read_page(&p.file.path).unwrap_or_default();
+                SourceData::Bytes(p.file.path.clone(), Arc::from(bytes))
+            } else {
+                SourceData::File(p.file.path.clone())
+            };
+            let src = Source { data, limit };
+            let n = match self.pages.get(&id) {
+                Some(old) => {
+                    if old.path != p.file.path || old.limit != limit {
+                        s.replace_source(old.source, src);
+                    }
+                    old.source
+                }
+                None => s.add_source(src)?,
+            };
+            page_source.insert(pi, n);
+            self.pages.insert(
+                id,
+                Indexed {
+                    path: p.file.path.clone(),
+                    size,
+                    dev_ino,
+                    source: n,
+                    limit,
+                },
+            );
+        }
+        // Entries: the nodes not indexed yet, in pre-order (a parent before its
+        // children, so that appended nodes link one at a time).
+        for &n in &nodes {
+            let id = self.codex.id(n);
+            let key = s.ids.intern(id);
+            if s.find_key(key).is_some() {
+                continue;
+            }
+            let parent = match self.codex.parent(n) {
+                Some(p) if in_session.contains(&p) => s.ids.intern(self.codex.id(p)),
+                _ => IdKey::NONE,
+            };
+            let r = self.codex.nodes[n];
+            let line = self.codex.line(r);
+            let ts = line
+                .timestamp()
+                .and_then(crate::model::core::js::js_date_ms)
+                .unwrap_or(NO_TIME);
+            let kind_name = render::line_kind(line);
+            let ty = match line.kind {
+                LineKind::Compacted => "compacted",
+                _ => line.payload_type(),
+            };
+            let kind = s.kinds.intern_named(ty, &kind_name, &kind_name);
+            let idx = s.entries.len() as u32;
+            let line_no = line.number as u32;
+            s.register_id(key, idx, line_no);
+            s.push_entry(
+                line.start,
+                (line.end - line.start).saturating_sub(1) as u32,
+                line_no,
+                key,
+                parent,
+                ts,
+                kind,
+                0,
+            );
+            if let Some(&src) = page_source.get(&r.page) {
+                s.entries[idx as usize].file = src;
+            }
+        }
+        // Per entry its node, per node its entry, aliases.
+        self.entry_of = vec![NIL; self.codex.nodes.len()];
+        self.node_of = Vec::with_capacity(s.entries.len());
+        self.aliases.clear();
+        for i in 0..s.entries.len() as u32 {
+            let n = self.codex.find(&s.id_string(i)).unwrap_or(usize::MAX);
+            self.node_of.push(n);
+            if n != usize::MAX {
+                self.entry_of[n] = i;
+                if let Some(pid) = self.codex.node_line(n).payload()["id"].as_str() {
+                    self.aliases.insert(pid.to_string(), i);
+                }
+            }
+        }
+        // What `check` reports: the store's problems of these pages.
+        s.problems
+            .retain(|p| !matches!(p.what, ProblemKind::Agent { .. }));
+        let own_pages: HashSet<String> = self.pages.keys().cloned().collect();
+        for p in &self.codex.problems {
+            let page = match p {
+                Problem::MissingBase { page, .. }
+                | Problem::BaseCycle { page }
+                | Problem::BrokenLine { page, .. }
+                | Problem::TornTail { page, .. }
+                | Problem::MissingOrdinal { page, .. } => Some(page.as_str()),
+                Problem::Unreadable { .. } => None,
+            };
+            if page.is_some_and(|pg| !own_pages.contains(pg)) {
+                continue;
+            }
+            // The core reports the opened page's torn last line itself.
+            if matches!(p, Problem::TornTail { page, .. } if Some(page) == main_page.as_ref()) {
+                continue;
+            }
+            let (line, what) = problem_kind(p);
+            s.note(line, Severity::Warning, what);
+        }
+        self.name = session::name(&self.codex, t);
+        let mut j = serde_json::to_vec(&session::session_json(&self.codex, t))
+            .map_err(|e| LoadError::Io(io::Error::other(e)))?;
+        j.push(b'\n');
+        self.session_json = j;
+        self.db_sig = self.db_signature();
+        self.dirs = self.folders();
+        Ok(())
+    }
+
+    fn sources_moved(&self, _s: &Session) -> SourcesMoved {
+        let mut moved = SourcesMoved::No;
+        for p in self.pages.values() {
+            if p.source == 0 {
+                continue;
+            }
+            match dev_ino_size(&p.path) {
+                // Gone: replaced by its other form (a `.zst` made plain), or removed.
+                None => moved = SourcesMoved::Grew,
+                Some((di, size)) => {
+                    let cut = match p.limit {
+                        Some(l) => size < l && p.path.extension().is_none_or(|e| e != "zst"),
+                        None => size < p.size,
+                    };
+                    if cut || (di != p.dev_ino && p.limit.is_none() && size < p.size) {
+                        return SourcesMoved::Rewritten;
+                    }
+                    if size != p.size && p.limit.is_none() {
+                        moved = SourcesMoved::Grew;
+                    }
+                }
+            }
+        }
+        if moved == SourcesMoved::No
+            && (self.db_signature() != self.db_sig || self.new_pages_in(&self.dirs))
+        {
+            moved = SourcesMoved::Grew;
+        }
+        moved
+    }
+
+    fn leaf(&self, _s: &Session) -> Option<u32> {
+        let n = self.codex.leaf(self.t)?;
+        let e = *self.entry_of.get(n)?;
+        (e != NIL).then_some(e)
+    }
+
+    fn name<'a>(&'a self, _s: &'a Session) -> Option<&'a str> {
+        Some(&self.name)
+    }
+
+    fn session_json(&self, _s: &Session) -> io::Result<Vec<u8>> {
+        Ok(self.session_json.clone())
+    }
+
+    fn session_json_len(&self, _s: &Session) -> u64 {
+        self.session_json.len() as u64
+    }
+
+    /// No: the leaf moves with the current page, and a thread's context is read from
+    /// the store, which a refresh rebuilds.
+    fn contexts_settled(&self) -> bool {
+        false
+    }
+
+    fn render(&self, _s: &Session, i: u32, _v: &Value) -> (String, Vec<Image>) {
+        let r = render::line_text(self.line(i));
+        let images = r
+            .images
+            .into_iter()
+            .map(|im| Image {
+                ext: ext_of(&im.name),
+                data: im.bytes,
+            })
+            .collect();
+        (r.text, images)
+    }
+
+    fn preview(&self, _s: &Session, i: u32, _v: &Value) -> String {
+        render::preview(self.line(i))
+    }
+
+    /// The request's `input` (the base instructions apart, see
+    /// [`Agent::context_preamble`]).
+    fn context_messages(&self, _s: &Session, i: u32) -> io::Result<Vec<Value>> {
+        let c = context_at(&self.codex, self.node_of[i as usize]);
+        Ok(c.input)
+    }
+
+    fn context_preamble(&self, _s: &Session, i: u32) -> Option<String> {
+        let c = context_at(&self.codex, self.node_of[i as usize]);
+        let mut s = String::new();
+        if let Some(ins) = c.instructions {
+            s.push_str("[instructions]\n");
+            s.push_str(&ins);
+            s.push_str("\n\n");
+        }
+        if let Some(e) = c.error {
+            s.push_str(&format!("[incomplete history: {e}]\n\n"));
+        }
+        (!s.is_empty()).then_some(s)
+    }
+
+    fn context_renderer(&self) -> fn(&[Value]) -> String {
+        render_items
+    }
+
+    /// A model output (an assistant message, reasoning, a tool call) answered the
+    /// request made after the last input item before its response's first output.
+    fn request_of(&self, s: &Session, i: u32) -> Option<u32> {
+        if !is_output(self.line(i)) {
+            return None;
+        }
+        let mut cur = s.entry(i).parent;
+        while cur != NIL && is_output(self.line(cur)) {
+            cur = s.entry(cur).parent;
+        }
+        (cur != NIL).then_some(cur)
+    }
+
+    fn alias(&self, _i: u32) -> Option<&str> {
+        None
+    }
+
+    fn find_alias(&self, id: &str) -> Option<u32> {
+        self.aliases.get(id).copied()
+    }
+
+    fn build_line(
+        &self,
+        _s: &Session,
+        what: &NewEntry<'_>,
+        _now: i64,
+        _batch: &[String],
+    ) -> Result<(String, Vec<u8>), AppendError> {
+        Err(AppendError::Unsupported(match what {
+            NewEntry::Reply { .. } => "a Codex reply is written by the Codex writer",
+            NewEntry::Name(_) => {
+                "a Codex thread's name is Codex's (`/rename` in the TUI); sessionfs does not write it"
+            }
+            NewEntry::Label { .. } => "Codex threads have no labels",
+        }))
+    }
+
+    fn write_reply(
+        &self,
+        s: &Session,
+        parent: Option<&str>,
+        text: &str,
+    ) -> Option<Result<String, AppendError>> {
+        Some(match parent {
+            Some(id) => match s.find(id) {
+                Some(p) => self.reply(s, Some(p), text),
+                None => Err(AppendError::NoSuchEntry(id.to_string())),
+            },
+            None => self.reply(s, None, text),
+        })
+    }
+
+    fn fill_usage(&self, _s: &Session, _prices: &Prices, _t: &mut Table) {}
+
+    fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
+        Err(ForkError::Refused(
+            "sessionfs does not fork Codex threads yet: reply at the entry instead (a new \
+             page of the thread, as a TUI rewind makes), or run `codex fork`"
+                .into(),
+        ))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        // The parsed lines dominate: about three times the bytes of the pages.
+        let bytes: u64 = self.codex.pages.iter().map(|p| p.lines.len).sum();
+        bytes as usize * 3
+            + self.node_of.capacity() * 8
+            + self.entry_of.capacity() * 4
+            + self.aliases.len() * 64
+            + self.session_json.capacity()
+    }
+
+    fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {
+        let mut v = self.dirs.clone();
+        if let Some(h) = &self.home
+            && !v.contains(h)
+        {
+            // The database and session_index.jsonl: the current page and the name.
+            v.push(h.clone());
+        }
+        if v.is_empty() {
+            v.extend(s.path().parent().map(Path::to_path_buf));
+        }
+        v
+    }
+}
+
+impl CodexThread {
+    /// A reply under entry `parent` through [`super::write::reply`]: appended at the
+    /// leaf, or a new page of the thread at an earlier entry.
+    fn reply(&self, s: &Session, parent: Option<u32>, text: &str) -> Result<String, AppendError> {
+        let Some(p) = parent else {
+            return Err(AppendError::Unsupported(
+                "a Codex thread has no reply at its root: reply under an entry",
+            ));
+        };
+        let n = self.node_of[p as usize];
+        if n == usize::MAX {
+            return Err(AppendError::NoSuchEntry(s.id_string(p)));
+        }
+        let r = self.codex.nodes[n];
+        let page = &self.codex.pages[r.page];
+        let line = self.codex.line(r);
+        let point = super::write::Point {
+            page: page.file.path.clone(),
+            ordinal: line.ordinal.and_then(|o| u64::try_from(o).ok()),
+        };
+        let w =
+            super::write::reply(&point, text, &super::write::Options::default()).map_err(|e| {
+                AppendError::Refused {
+                    errno: e.errno(),
+                    message: e.to_string(),
+                }
+            })?;
+        let page_id = w
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(files::parse_file_name)
+            .map(|n| n.page_id)
+            .unwrap_or_default();
+        Ok(format!("{page_id}:{}", w.ordinal))
+    }
+}
+
+/// Is the line a model output (what a response holds)?
+fn is_output(line: &Line) -> bool {
+    if line.kind != LineKind::ResponseItem {
+        return false;
+    }
+    let p = line.payload();
+    match line.payload_type() {
+        "message" => p["role"] == "assistant",
+        "reasoning"
+        | "function_call"
+        | "custom_tool_call"
+        | "local_shell_call"
+        | "web_search_call"
+        | "image_generation_call"
+        | "tool_search_call" => true,
+        _ => false,
+    }
+}
+
+/// `image-N.png` → `png` (a core image's extension).
+fn ext_of(name: &str) -> &'static str {
+    match name.rsplit('.').next().unwrap_or("") {
+        "png" => "png",
+        "jpg" | "jpeg" => "jpg",
+        "gif" => "gif",
+        "webp" => "webp",
+        _ => "bin",
+    }
+}
+
+/// The readable `context` after the preamble: each item as its KIND file reads.
+fn render_items(items: &[Value]) -> String {
+    let mut s = String::new();
+    for v in items {
+        s.push_str(&format!("[{}]\n", render::item_kind(v)));
+        s.push_str(&render::item_text(v).text);
+        if !s.ends_with('\n') {
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    s
+}
