@@ -704,8 +704,14 @@ fn serve(
                     .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
             };
             // A Claude Code session's subagents write beside it.
+            let dirs = view.with_session(|s| s.watched_dirs());
             let w = if view.with_session(|s| s.format()) == crate::model::Format::Claude {
                 Watcher::spawn_with_side(&checked.file, refresh)
+            } else if dirs.len() > 1 {
+                // A session over files in several folders (a Codex thread's pages).
+                let v = Arc::clone(view);
+                let dirs = Box::new(move || v.with_session(|s| s.watched_dirs()));
+                Watcher::spawn_with_dirs(&checked.file, dirs, refresh)
             } else {
                 Watcher::spawn(&checked.file, refresh)
             }

@@ -19,6 +19,13 @@
 //!   the session file gets, and so does a new `custom-title.json` there (the watches
 //!   follow the folders as they are created).
 //!
+//! * optionally (a session over several files in several folders: a Codex thread's
+//!   pages, [`Watcher::spawn_with_dirs`]) on each folder the session names:
+//!   `IN_CREATE`, `IN_MOVED_TO`, `IN_MODIFY`, `IN_CLOSE_WRITE`, `IN_DELETE`, any of
+//!   which refreshes. A folder not there yet is watched through its nearest existing
+//!   parent (a new day folder appears), and the list is asked again after every
+//!   refresh, so a page in a new folder is followed from then on.
+//!
 //! Bursts are coalesced: after an event the thread waits until the file has been quiet
 //! for a few milliseconds (but never longer than a tenth of a second in all) and then
 //! refreshes once. As a safety net against missed events (inotify does not see
@@ -71,6 +78,17 @@ const DIR_MASK: u32 = libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_DELETE | li
 const SIDE_MASK: u32 =
     libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_MODIFY | libc::IN_CLOSE_WRITE | libc::IN_ONLYDIR;
 
+/// On a folder of a session's other files: anything in it.
+const DIRS_MASK: u32 = libc::IN_CREATE
+    | libc::IN_MOVED_TO
+    | libc::IN_MODIFY
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_DELETE
+    | libc::IN_ONLYDIR;
+
+/// The folders a session's files are in, asked again after each refresh.
+pub type Dirs = Box<dyn Fn() -> Vec<PathBuf> + Send>;
+
 /// A running watcher thread. Dropping it stops the thread and waits for it.
 pub struct Watcher {
     stop: OwnedFd,
@@ -110,7 +128,31 @@ impl Watcher {
         Watcher::spawn_inner(path, Timing::default(), true, refresh)
     }
 
+    /// As [`spawn`](Self::spawn), also watching the folders `dirs` names (a Codex
+    /// thread's day folders, where its pages grow and new pages appear).
+    pub fn spawn_with_dirs<F, E>(path: &Path, dirs: Dirs, refresh: F) -> io::Result<Watcher>
+    where
+        F: FnMut() -> Result<(), E> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        Watcher::spawn_full(path, Timing::default(), false, Some(dirs), refresh)
+    }
+
     fn spawn_inner<F, E>(path: &Path, timing: Timing, side: bool, refresh: F) -> io::Result<Watcher>
+    where
+        F: FnMut() -> Result<(), E> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        Watcher::spawn_full(path, timing, side, None, refresh)
+    }
+
+    fn spawn_full<F, E>(
+        path: &Path,
+        timing: Timing,
+        side: bool,
+        dirs: Option<Dirs>,
+        refresh: F,
+    ) -> io::Result<Watcher>
     where
         F: FnMut() -> Result<(), E> + Send + 'static,
         E: std::fmt::Display,
@@ -124,7 +166,7 @@ impl Watcher {
         let stop = unsafe { OwnedFd::from_raw_fd(fd) };
         // The watches are in place when this returns: a change made from now on is
         // seen.
-        let lp = Loop::new(path.to_path_buf(), timing, side, stop.as_raw_fd());
+        let lp = Loop::new(path.to_path_buf(), timing, side, dirs, stop.as_raw_fd());
         let handle = std::thread::Builder::new()
             .name("sessionfs-watch".into())
             .spawn(move || {
@@ -191,12 +233,18 @@ struct Loop {
     stop: RawFd,
     inotify: Option<Inotify>,
     last_error: Option<String>,
+    dirs: Option<Dirs>,
 }
 
 impl Loop {
-    fn new(path: PathBuf, timing: Timing, side: bool, stop: RawFd) -> Loop {
+    fn new(path: PathBuf, timing: Timing, side: bool, dirs: Option<Dirs>, stop: RawFd) -> Loop {
         let inotify = match Inotify::new(&path, side) {
-            Ok(i) => Some(i),
+            Ok(mut i) => {
+                if let Some(d) = &dirs {
+                    i.watch_dirs(d());
+                }
+                Some(i)
+            }
             Err(e) => {
                 warn!(
                     "cannot watch {} for changes ({e}); checking it every {:?} instead",
@@ -212,6 +260,7 @@ impl Loop {
             stop,
             inotify,
             last_error: None,
+            dirs,
         }
     }
 
@@ -253,7 +302,12 @@ impl Loop {
     }
 
     fn refresh<E: std::fmt::Display>(&mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
-        match refresh() {
+        let r = refresh();
+        // The session may now span another folder (a new page in a new day folder).
+        if let (Some(d), Some(i)) = (&self.dirs, &mut self.inotify) {
+            i.watch_dirs(d());
+        }
+        match r {
             Ok(()) => {
                 if self.last_error.take().is_some() {
                     info!("{} can be read again", self.path.display());
@@ -327,6 +381,8 @@ struct Inotify {
     side_name: OsString,
     side_wd: Option<i32>,
     sub_wd: Option<i32>,
+    /// Watches on the session's other folders (or their nearest existing parents).
+    extra_wds: Vec<i32>,
 }
 
 impl Inotify {
@@ -364,6 +420,7 @@ impl Inotify {
                 .unwrap_or_default(),
             side_wd: None,
             sub_wd: None,
+            extra_wds: Vec::new(),
         };
         if side {
             let folder = path.with_extension("");
@@ -383,6 +440,24 @@ impl Inotify {
             Err(io::Error::last_os_error())
         } else {
             Ok(wd)
+        }
+    }
+
+    /// Watches each folder of `dirs`, or, for one not there yet, its nearest existing
+    /// parent (so that its creation is seen). Watches already there are kept.
+    fn watch_dirs(&mut self, dirs: Vec<PathBuf>) {
+        for d in dirs {
+            for a in d.ancestors().take(4) {
+                let Ok(c) = CString::new(a.as_os_str().as_bytes()) else {
+                    break;
+                };
+                if let Ok(wd) = self.add_watch(&c, DIRS_MASK | libc::IN_MASK_ADD) {
+                    if !self.extra_wds.contains(&wd) {
+                        self.extra_wds.push(wd);
+                    }
+                    break;
+                }
+            }
         }
     }
 
@@ -526,6 +601,15 @@ impl Inotify {
                 rewatch: mask & libc::IN_IGNORED != 0,
             };
         }
+        if self.extra_wds.contains(&wd) {
+            if mask & libc::IN_IGNORED != 0 {
+                self.extra_wds.retain(|&w| w != wd);
+            }
+            return Seen {
+                changed: true,
+                rewatch: false,
+            };
+        }
         // An old file watch we already replaced, or another file in the directory.
         Seen::default()
     }
@@ -566,6 +650,49 @@ mod tests {
         })
         .unwrap();
         (w, count)
+    }
+
+    /// A session over several folders: a write in another folder refreshes, and so
+    /// does a file in a folder made after the watch started.
+    #[test]
+    fn follows_the_sessions_other_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "a\n").unwrap();
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        let later = dir.path().join("later/day");
+        let dirs = vec![other.clone(), later.clone()];
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        let w = Watcher::spawn_full(
+            &path,
+            fast(),
+            false,
+            Some(Box::new(move || dirs.clone())),
+            move || -> Result<(), String> {
+                c.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            },
+        )
+        .unwrap();
+        std::fs::write(other.join("page.jsonl"), "x\n").unwrap();
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            >= 1));
+        let before = count.load(Ordering::SeqCst);
+        std::fs::create_dir_all(&later).unwrap();
+        // The folder's creation is seen through its parent; then the folder is watched.
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            > before));
+        std::thread::sleep(Duration::from_millis(100));
+        let before = count.load(Ordering::SeqCst);
+        std::fs::write(later.join("page2.jsonl"), "y\n").unwrap();
+        assert!(wait_for(Duration::from_secs(5), || count
+            .load(Ordering::SeqCst)
+            > before));
+        w.stop();
     }
 
     #[test]

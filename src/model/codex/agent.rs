@@ -220,14 +220,15 @@ impl CodexThread {
         self.thread_id = main_name.thread_id.clone();
         let root = Root::File(main.to_path_buf());
         self.home = root.codex_home();
-        let pool_root = match &self.home {
-            Some(h) => Root::Home(h.clone()),
-            None => Root::Dir(main.parent().unwrap_or(Path::new(".")).to_path_buf()),
+        // The first time, the whole home is listed (names only); after that the pages
+        // indexed (in whichever form they are now) and the thread's folders, unless a
+        // base page is not among them.
+        let mut full = self.pages.is_empty();
+        let mut pool = if full {
+            self.full_pool(main)
+        } else {
+            self.known_pool()
         };
-        let mut pool: HashMap<String, PageFile> = files::discover(&pool_root)
-            .into_iter()
-            .map(|f| (f.name.page_id.clone(), f))
-            .collect();
         pool.remove(&main_name.page_id);
         let mut out = vec![(
             PageFile {
@@ -252,14 +253,73 @@ impl CodexThread {
         while k < out.len() {
             let base = out[k].1.as_ref().ok().and_then(|b| first_line_meta_base(b));
             if let Some(id) = base
-                && let Some(f) = pool.remove(&id)
+                && !out.iter().any(|(f, _)| f.name.page_id == id)
             {
-                let b = files::read_page(&f.path).map_err(|e| e.to_string());
-                out.push((f, b));
+                if !full && !pool.contains_key(&id) {
+                    full = true;
+                    let known: HashSet<String> =
+                        out.iter().map(|(f, _)| f.name.page_id.clone()).collect();
+                    pool = self.full_pool(main);
+                    pool.retain(|k, _| !known.contains(k));
+                }
+                if let Some(f) = pool.remove(&id) {
+                    let b = files::read_page(&f.path).map_err(|e| e.to_string());
+                    out.push((f, b));
+                }
             }
             k += 1;
         }
         Ok(out)
+    }
+}
+
+impl CodexThread {
+    /// Every page of the home (or of the lone file's folder), by page id.
+    fn full_pool(&self, main: &Path) -> HashMap<String, PageFile> {
+        let root = match &self.home {
+            Some(h) => Root::Home(h.clone()),
+            None => Root::Dir(main.parent().unwrap_or(Path::new(".")).to_path_buf()),
+        };
+        files::discover(&root)
+            .into_iter()
+            .map(|f| (f.name.page_id.clone(), f))
+            .collect()
+    }
+
+    /// The pages indexed, each in the form it has now (a `.zst` made plain), and the
+    /// pages in the thread's folders (a new page), by page id.
+    fn known_pool(&self) -> HashMap<String, PageFile> {
+        let mut found = Vec::new();
+        let mut add = |path: PathBuf| {
+            if let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(files::parse_file_name)
+            {
+                found.push(PageFile { path, name });
+            }
+        };
+        for p in self.pages.values() {
+            add(p.path.clone());
+            if let Some(o) = files::other_form(&p.path)
+                && o.exists()
+            {
+                add(o);
+            }
+        }
+        for d in &self.dirs {
+            let Ok(rd) = std::fs::read_dir(d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                add(e.path());
+            }
+        }
+        found.retain(|f| f.path.exists());
+        files::dedupe(found)
+            .into_iter()
+            .map(|f| (f.name.page_id.clone(), f))
+            .collect()
     }
 }
 

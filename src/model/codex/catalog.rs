@@ -37,40 +37,16 @@ pub struct PageName {
     pub compressed: bool,
 }
 
-fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, &c)| match i {
-            8 | 13 | 18 | 23 => c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
-/// Parses `rollout-<YYYY-MM-DDTHH-MM-SS>-<threadId>[_<pageId>].jsonl[.zst]`.
+/// Parses `rollout-<YYYY-MM-DDTHH-MM-SS>-<threadId>[_<pageId>].jsonl[.zst]` (with
+/// [`super::files::parse_file_name`], the one parser of page names).
 pub fn parse_page_name(name: &OsStr) -> Option<PageName> {
-    let s = std::str::from_utf8(name.as_bytes()).ok()?;
-    let (s, compressed) = match s.strip_suffix(".jsonl.zst") {
-        Some(s) => (s, true),
-        None => (s.strip_suffix(".jsonl")?, false),
-    };
-    let rest = s.strip_prefix("rollout-")?;
-    // The stamp is 19 characters: 2026-12-01T19-38-31.
-    if rest.len() < 20 || rest.as_bytes()[19] != b'-' {
-        return None;
-    }
-    let (stamp, ids) = (&rest[..19], &rest[20..]);
-    let (thread, page) = match ids.split_once('_') {
-        Some((t, p)) => (t, Some(p)),
-        None => (ids, None),
-    };
-    if !is_uuid(thread) || page.is_some_and(|p| !is_uuid(p)) {
-        return None;
-    }
+    let n = super::files::parse_file_name(std::str::from_utf8(name.as_bytes()).ok()?)?;
+    let page = (n.page_id != n.thread_id).then_some(n.page_id);
     Some(PageName {
-        stamp: stamp.to_string(),
-        thread: thread.to_string(),
-        page: page.map(str::to_string),
-        compressed,
+        stamp: n.ts,
+        thread: n.thread_id,
+        page,
+        compressed: n.compressed,
     })
 }
 
@@ -127,8 +103,8 @@ pub fn project_name(cwd: &str) -> OsString {
 pub struct ThreadRef {
     /// The thread id: its directory's name.
     pub id: OsString,
-    /// The file the thread is opened from: its first page (plain preferred), else its
-    /// earliest page.
+    /// The file the thread is opened from: a plain page (the first page when it is
+    /// plain), else its earliest page: opening any page opens the whole thread.
     pub path: PathBuf,
 }
 
@@ -210,7 +186,9 @@ impl Scanner {
 
 /// First pages before later ones, plain before compressed, then oldest.
 fn rank(n: &PageName) -> (bool, bool, String) {
-    (n.page.is_some(), n.compressed, n.stamp.clone())
+    // A plain page first (a session opens from a plain file; any page of a thread
+    // opens the whole thread), then the first page, then the oldest.
+    (n.compressed, n.page.is_some(), n.stamp.clone())
 }
 
 fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &mut Vec<PathBuf>) {

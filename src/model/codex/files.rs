@@ -28,6 +28,11 @@ pub struct PageName {
 }
 
 impl PageName {
+    /// [`parse_file_name`].
+    pub fn parse(name: &str) -> Option<PageName> {
+        parse_file_name(name)
+    }
+
     /// The sort key of "newest by file name" (§4): timestamp, then page id (a UUIDv7,
     /// so it sorts by time too).
     pub fn order_key(&self) -> (&str, &str) {
@@ -101,7 +106,7 @@ pub fn is_uuid(s: &str) -> bool {
     b.len() == 36
         && b.iter().enumerate().all(|(i, &c)| match i {
             8 | 13 | 18 | 23 => c == b'-',
-            _ => c.is_ascii_hexdigit(),
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
         })
 }
 

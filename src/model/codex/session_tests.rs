@@ -330,3 +330,38 @@ fn check_reports_codex_problems() {
         s.problems()
     );
 }
+
+/// A base page kept as `.jsonl.zst` is read from its decompressed bytes; when Codex
+/// replaces it by its plain `.jsonl`, a refresh reads the plain file at the same
+/// offsets.
+#[test]
+fn a_compressed_base_page_made_plain_is_followed() {
+    use crate::model::core::session::SourceData;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("codex-home");
+    copy_tree(&fixtures().join("own-zst/codex-home"), &home);
+    let pages = pages_by_thread(&home);
+    let zst = pages["01a233fc-f62c-79e0-b2f3-257e7f73df38"][0].clone();
+    assert!(zst.to_string_lossy().ends_with(".jsonl.zst"));
+    let fork = pages["01a233fd-2142-7c21-82a7-deda48f72fc4"][0].clone();
+    let mut s = Session::open(&fork).unwrap();
+    let from_zst: Vec<u32> = (0..s.entries().len() as u32)
+        .filter(|&i| s.entry(i).file != 0)
+        .collect();
+    assert!(!from_zst.is_empty());
+    let src = s.entry(from_zst[0]).file;
+    assert!(matches!(s.source(src).unwrap().data, SourceData::Bytes(..)));
+    let before: Vec<(Vec<u8>, Vec<Value>)> = (0..s.entries().len() as u32)
+        .map(|i| (s.entry_bytes(i).unwrap(), s.context_messages(i).unwrap()))
+        .collect();
+    // Codex makes it plain: the plain file written, the compressed one removed.
+    let plain = zst.with_extension("");
+    std::fs::write(&plain, files::read_page(&zst).unwrap()).unwrap();
+    std::fs::remove_file(&zst).unwrap();
+    s.refresh().unwrap();
+    assert!(matches!(&s.source(src).unwrap().data, SourceData::File(p) if *p == plain));
+    let after: Vec<(Vec<u8>, Vec<Value>)> = (0..s.entries().len() as u32)
+        .map(|i| (s.entry_bytes(i).unwrap(), s.context_messages(i).unwrap()))
+        .collect();
+    assert_eq!(before, after);
+}

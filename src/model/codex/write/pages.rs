@@ -17,59 +17,8 @@ use std::path::{Path, PathBuf};
 /// chains in the samples are at most 3 deep (a rewind page on a rewind page on a fork).
 const MAX_BASE_DEPTH: usize = 64;
 
-/// What a rollout file's name says: `rollout-<ts>-<threadId>[_<pageId>].jsonl[.zst]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageName {
-    /// `YYYY-MM-DDTHH-MM-SS`, when the page was created.
-    pub stamp: String,
-    pub thread_id: String,
-    /// The page id: the thread id for a thread's first page.
-    pub page_id: String,
-    pub compressed: bool,
-}
-
-fn is_uuid(s: &str) -> bool {
-    s.len() == 36
-        && s.bytes().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => b == b'-',
-            _ => b.is_ascii_hexdigit() && !b.is_ascii_uppercase(),
-        })
-}
-
-impl PageName {
-    pub fn parse(name: &str) -> Option<PageName> {
-        let (stem, compressed) = if let Some(s) = name.strip_suffix(".jsonl.zst") {
-            (s, true)
-        } else {
-            (name.strip_suffix(".jsonl")?, false)
-        };
-        let rest = stem.strip_prefix("rollout-")?;
-        // 2026-12-01T19-38-13 is 19 bytes, then '-'.
-        if rest.len() < 20 || rest.as_bytes()[19] != b'-' || !rest.is_char_boundary(19) {
-            return None;
-        }
-        let (stamp, ids) = (&rest[..19], &rest[20..]);
-        let (thread_id, page_id) = match ids.split_once('_') {
-            Some((t, p)) => (t, p),
-            None => (ids, ids),
-        };
-        if !is_uuid(thread_id) || !is_uuid(page_id) {
-            return None;
-        }
-        Some(PageName {
-            stamp: stamp.to_string(),
-            thread_id: thread_id.to_string(),
-            page_id: page_id.to_string(),
-            compressed,
-        })
-    }
-
-    /// The key pages of a thread are ordered by: Codex takes the newest page by name
-    /// (§4), and page ids are UUIDv7, so the stamp then the page id orders them.
-    pub fn order_key(&self) -> (&str, &str) {
-        (&self.stamp, &self.page_id)
-    }
-}
+/// A page's file name: the one parser, [`crate::model::codex::files`]'s.
+pub use crate::model::codex::files::PageName;
 
 /// One line of a page: its bytes `[start, end)` (with the `\n`), and its JSON.
 #[derive(Debug)]
@@ -300,7 +249,7 @@ mod tests {
     fn names() {
         let n = PageName::parse(&format!("rollout-2026-12-01T19-38-47-{T}_{P}.jsonl")).unwrap();
         assert_eq!((n.thread_id.as_str(), n.page_id.as_str()), (T, P));
-        assert_eq!(n.stamp, "2026-12-01T19-38-47");
+        assert_eq!(n.ts, "2026-12-01T19-38-47");
         assert!(!n.compressed);
         let n = PageName::parse(&format!("rollout-2026-12-01T19-38-47-{T}.jsonl.zst")).unwrap();
         assert_eq!(n.page_id, T);

@@ -232,7 +232,7 @@ fn earlier_point_makes_a_rewind_page_and_points_the_row_at_it() {
     let n = PageName::parse(&name).unwrap();
     assert_eq!(n.thread_id, T);
     assert_ne!(n.page_id, T);
-    assert_eq!(n.stamp, "2026-12-01T21-20-00");
+    assert_eq!(n.ts, "2026-12-01T21-20-00");
     assert_eq!(fs::read(&w.path).unwrap(), w.bytes);
     let lines = parse(&w.bytes);
     let meta = &lines[0];
