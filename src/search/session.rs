@@ -22,6 +22,9 @@
 //! pre-order, and its rules ([`super::rules_claude`]) add what its content takes from
 //! elsewhere: its subagents' transcripts are scanned raw too ([`Rules::side_files`]),
 //! and the children of a candidate are rendered with it ([`Rules::parent_text`]).
+//! A Codex thread ([`super::rules_codex`]) is opened from one page and shows the lines
+//! of its other pages and of its base pages: those are its side files, and a candidate
+//! is matched to its node by file path and offset (`nodes_by_path`).
 
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
