@@ -466,12 +466,36 @@ fn looks_like_a_session_file(p: &std::path::Path) -> bool {
     p.extension().is_some_and(|e| e == "jsonl") || p.is_file()
 }
 
+/// The threads of a Codex home or `sessions/` folder, each once (the file it opens
+/// from, which brings its other pages and the base pages its history reads), as a
+/// mount lists them; `None` for a folder that is not Codex's.
+fn codex_threads(dir: &std::path::Path) -> Option<Vec<PathBuf>> {
+    use sessionfs::model::sessions_dir::{self, codex_catalog};
+    let root = codex_catalog::sessions_root_of(dir)
+        .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()))?;
+    let cat = codex_catalog::Scanner::default().scan(&root).ok()?;
+    Some(
+        cat.projects
+            .values()
+            .flatten()
+            .map(|t| t.path.clone())
+            .collect(),
+    )
+}
+
 fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut code = 0u8;
     // (path, Some(report) when known without reading it)
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
         match input::argument(a) {
+            Ok(input::Argument::Dir) if let Some(found) = codex_threads(a) => {
+                if found.is_empty() {
+                    let why = "a Codex sessions folder with no thread in it".to_string();
+                    files.push((a.clone(), Some(check::Report::Unreadable(why))));
+                }
+                files.extend(found.into_iter().map(|f| (f, None)));
+            }
             Ok(input::Argument::Dir) => {
                 let found = check::session_files(a);
                 if found.is_empty() {

@@ -16,7 +16,10 @@
 //! the renderer the mount uses ([`crate::model::content`]) and searched line by line
 //! as grep would ([`grepfile`]): in Pi's current format straight from the line, so a
 //! file is indexed ([`crate::model::Session`], for the paths) only when something in
-//! it matches; in older formats and Claude Code's after indexing. Files are searched
+//! it matches; in older formats and Claude Code's after indexing. A Codex thread is
+//! several files (its pages and the base pages its history reads): all are scanned
+//! raw ([`rules_codex`]), its candidate lines rendered from the line alone, and the
+//! thread indexed only when one matches. Files are searched
 //! on every CPU (one thread each, `--threads`), and printed in order, each file's
 //! output as it comes.
 //!
@@ -60,6 +63,7 @@ pub mod pattern;
 pub mod prefilter;
 pub mod rules;
 pub mod rules_claude;
+pub mod rules_codex;
 pub mod session;
 pub mod walk;
 

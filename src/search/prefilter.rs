@@ -400,35 +400,48 @@ impl Prefilter {
 }
 
 /// Whether `literals` occur in the decoded bytes of a `"data"` string of `line` (as
-/// the format's images are decoded), or such a string holds an escape.
+/// Pi's and Claude Code's images are decoded) or of the base64 part of an
+/// `"image_url"` `data:` URL (as Codex's are), or such a string holds an escape.
 fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
-    for h in memmem::find_iter(line, b"\"data\"") {
-        let mut i = h + 6;
-        while line.get(i).is_some_and(ws) {
+    for key in [&b"\"data\""[..], &b"\"image_url\""[..]] {
+        for h in memmem::find_iter(line, key) {
+            let mut i = h + key.len();
+            while line.get(i).is_some_and(ws) {
+                i += 1;
+            }
+            if line.get(i) != Some(&b':') {
+                continue;
+            }
             i += 1;
-        }
-        if line.get(i) != Some(&b':') {
-            continue;
-        }
-        i += 1;
-        while line.get(i).is_some_and(ws) {
-            i += 1;
-        }
-        if line.get(i) != Some(&b'"') {
-            continue;
-        }
-        let start = i + 1;
-        let Some(len) = memchr::memchr2(b'"', b'\\', &line[start..]) else {
-            return true;
-        };
-        let raw = &line[start..start + len];
-        if line[start + len] == b'\\' {
-            return true;
-        }
-        let data = crate::model::base64::decode(&String::from_utf8_lossy(raw));
-        if literals.is_match(&data) {
-            return true;
+            while line.get(i).is_some_and(ws) {
+                i += 1;
+            }
+            if line.get(i) != Some(&b'"') {
+                continue;
+            }
+            let start = i + 1;
+            let Some(len) = memchr::memchr2(b'"', b'\\', &line[start..]) else {
+                return true;
+            };
+            let mut raw = &line[start..start + len];
+            if line[start + len] == b'\\' {
+                return true;
+            }
+            if key != b"\"data\"" {
+                // `data:MIME;base64,DATA`: only DATA is decoded.
+                match raw.strip_prefix(b"data:") {
+                    Some(r) => match memchr::memchr(b',', r) {
+                        Some(c) => raw = &r[c + 1..],
+                        None => continue,
+                    },
+                    None => continue,
+                }
+            }
+            let data = crate::model::base64::decode(&String::from_utf8_lossy(raw));
+            if literals.is_match(&data) {
+                return true;
+            }
         }
     }
     false
@@ -834,6 +847,73 @@ mod tests {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
         assert!(checked > 900, "only {checked} entries checked");
         assert!(sides > 10, "only {sides} subagent entries checked");
+    }
+
+    /// Every page of every Codex fixture (plain and compressed, and the lines the
+    /// accepts wrote).
+    fn codex_fixture_pages() -> Vec<std::path::PathBuf> {
+        fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            let Ok(rd) = std::fs::read_dir(d) else { return };
+            for e in rd {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.to_string_lossy().ends_with(".jsonl")
+                    || p.to_string_lossy().ends_with(".jsonl.zst")
+                {
+                    out.push(p);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex"),
+            &mut out,
+        );
+        out.sort();
+        out
+    }
+
+    /// Every entry of every Codex fixture: the rendered KIND file is explained by the
+    /// line and Codex's rules; the lines the rules always select are counted apart.
+    #[test]
+    fn the_codex_rules_explain_every_fixture_entry() {
+        use super::super::rules::{CODEX, detect};
+        use crate::model::codex::{files, page, render};
+        let mut checked = 0;
+        let mut always = 0;
+        let mut failures = Vec::new();
+        for f in codex_fixture_pages() {
+            let bytes = files::read_page(&f).unwrap();
+            let parsed = page::parse(&bytes);
+            if parsed.meta.is_some() {
+                assert_eq!(
+                    detect(&bytes).map(|r| r.name),
+                    Some("codex"),
+                    "{}",
+                    f.display()
+                );
+            }
+            for l in parsed.lines.iter().filter(|l| l.kind.is_node()) {
+                let raw = &bytes[l.start as usize..l.end as usize - 1];
+                if has_odd_escape(raw) || CODEX.always.iter().any(|t| t.holds(raw)) {
+                    always += 1;
+                    continue;
+                }
+                let text = render::line_text(l).text;
+                let bad = unexplained(&text, raw, &CODEX);
+                if !bad.is_empty() {
+                    failures.push(format!("{}:{}: {bad:?}", f.display(), l.number));
+                }
+                checked += 1;
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(checked > 200, "only {checked} entries checked");
+        assert!(
+            always < checked / 10,
+            "{always} of {checked} always selected"
+        );
     }
 
     #[test]

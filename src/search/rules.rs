@@ -288,15 +288,17 @@ pub static PI_V1: Rules = Rules {
 };
 
 pub use super::rules_claude::CLAUDE;
+pub use super::rules_codex::CODEX;
 
 /// Every format the prefilter knows.
-pub static ALL: [&Rules; 4] = [&PI, &PI_V2, &PI_V1, &CLAUDE];
+pub static ALL: [&Rules; 5] = [&PI, &PI_V2, &PI_V1, &CLAUDE, &CODEX];
 
 /// The rules for a file whose first complete lines are `head` (whole lines, each
 /// ending in `\n`), or `None` when the prefilter must not be used: the format is not
 /// known here. As the index decides (`Session::open`): the first line that parses is
 /// Pi's header, or a Claude Code line (which has no header,
-/// `model::claude::looks_like_claude`).
+/// `model::claude::looks_like_claude`), or a Codex page (its first line a
+/// `session_meta`).
 pub fn detect(head: &[u8]) -> Option<&'static Rules> {
     for line in head.split(|&b| b == b'\n') {
         let h = match LineHead::parse(line) {
@@ -306,6 +308,9 @@ pub fn detect(head: &[u8]) -> Option<&'static Rules> {
             Err(_) => continue,
         };
         if !h.is_header() {
+            if super::rules_codex::is_codex_head(line) {
+                return Some(&CODEX);
+            }
             return crate::model::claude::looks_like_claude(line).then_some(&CLAUDE);
         }
         // As Session::open reads it: a version that is not a number is current.
@@ -352,7 +357,12 @@ mod tests {
 
     #[test]
     fn triggers_compile() {
-        for d in PI.decorations.iter().chain(CLAUDE.decorations) {
+        for d in PI
+            .decorations
+            .iter()
+            .chain(CLAUDE.decorations)
+            .chain(CODEX.decorations)
+        {
             for t in d.when {
                 if let Trigger::Matches(r) = t {
                     Regex::new(r).unwrap();

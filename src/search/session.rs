@@ -22,6 +22,9 @@
 //! pre-order, and its rules ([`super::rules_claude`]) add what its content takes from
 //! elsewhere: its subagents' transcripts are scanned raw too ([`Rules::side_files`]),
 //! and the children of a candidate are rendered with it ([`Rules::parent_text`]).
+//! A Codex thread ([`super::rules_codex`]) is opened from one page and shows the lines
+//! of its other pages and of its base pages: those are its side files, and a candidate
+//! is matched to its node by file path and offset (`nodes_by_path`).
 
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
@@ -96,6 +99,9 @@ impl Searchable for Session {
     }
 
     fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
+        if self.source(1).is_some() && self.claude().is_none() {
+            return nodes_by_path(self, sides, lines);
+        }
         let Some(st) = self.claude().filter(|st| !st.sides.is_empty()) else {
             return lines.iter().map(|&(_, o, l)| self.node_at(o, l)).collect();
         };
@@ -154,6 +160,49 @@ impl Searchable for Session {
     fn content(&self, i: u32) -> io::Result<Content> {
         content::entry_content(self, i)
     }
+}
+
+/// [`Searchable::nodes_at`] for a session whose entries lie in several files (a Codex
+/// thread's pages and the base pages its history reads): by file path and offset, so
+/// that the index's numbering of its files does not matter.
+fn nodes_by_path(
+    s: &Session,
+    sides: &[PathBuf],
+    lines: &[(usize, u64, usize)],
+) -> Vec<Option<u32>> {
+    // Paths compared as the file system resolves them: the index and the scan may
+    // name a page differently (relative, through a link).
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut files: std::collections::HashMap<u16, Option<PathBuf>> =
+        std::collections::HashMap::new();
+    let mut by_place: std::collections::HashMap<(PathBuf, u64), (u32, usize)> =
+        std::collections::HashMap::new();
+    for i in 0..s.entries().len() as u32 {
+        let e = s.entry(i);
+        if !e.is_node() {
+            continue;
+        }
+        let p = files.entry(e.file).or_insert_with(|| match e.file {
+            0 => Some(real(s.path())),
+            n => s.source(n).map(|src| real(src.path())),
+        });
+        if let Some(p) = p {
+            by_place.insert((p.clone(), e.offset), (i, e.len as usize));
+        }
+    }
+    let scanned: Vec<PathBuf> = std::iter::once(real(s.path()))
+        .chain(sides.iter().map(|p| real(p)))
+        .collect();
+    lines
+        .iter()
+        .map(|&(f, o, l)| {
+            let p = scanned.get(f)?;
+            by_place
+                .get(&(p.clone(), o))
+                .filter(|(_, len)| *len == l)
+                .map(|(i, _)| *i)
+        })
+        .collect()
 }
 
 /// Opens a session file for searching: the format seam.
@@ -310,6 +359,14 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
         return Ok(None);
     };
     let sides = rules.side_files.map_or_else(Vec::new, |f| f(path));
+    // A compressed page (Codex's `.jsonl.zst`) cannot be scanned raw: every entry of
+    // the session is rendered.
+    if sides
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "zst"))
+    {
+        return Ok(None);
+    }
     for (k, side) in sides.iter().enumerate() {
         // One that cannot be read is not indexed either.
         if let Ok(Some((_, _, c))) = scan_file(side, search, buf, Some((rules, p)), k + 1) {

@@ -1,0 +1,289 @@
+//! What Codex's renderer adds to the text of its lines, for the prefilter.
+//!
+//! A Codex thread's KIND files (`model::codex::render::line_text`) are made of the
+//! line's own strings plus text from these places, each listed here so that only
+//! candidate lines are rendered:
+//!
+//! * **Made-up text**: the headings `[call NS.NAME (CALL_ID)]` (`?` for a call
+//!   without a name) and `[output (CALL_ID)]`, an image's `[image: image-N.EXT]` (its
+//!   extension derived from the MIME type: `jpg`, `bin`) or `[image: URL…]` for a URL
+//!   that is not a `data:` one (cut at 80 characters), `[reasoning: encrypted, no
+//!   summary]`, `null` for an output or payload that is missing, and the indentation of
+//!   pretty-printed JSON: [`Decoration`]s, each with the raw-line conditions
+//!   ([`Trigger`]s) under which it is written.
+//! * **JSON inside a JSON string**: a call's `arguments` (and a custom tool's `input`)
+//!   are a JSON *string* holding JSON, which the renderer parses and pretty-prints. The
+//!   raw line holds that JSON escaped once more: what the inner JSON spells with an
+//!   escape (`\u00e9`, `\u0041`, `\/`) is written `\\u00e9`, `\\u0041`, `\\/` in the
+//!   raw line, and rendered as `é`, `A`, `/`. Raw bytes cannot see through that: the
+//!   existing escape check (prefilter rule 4) takes `\\u` for an escaped backslash
+//!   followed by a `u`. So a line holding `\\u` or `\\/` is always a candidate
+//!   ([`Rules::always`]; they are rare). The inner escapes of `"`, `\` and control
+//!   characters are written back the same way by the pretty-printer, and a fragment
+//!   never holds those characters. Numbers of the inner JSON are re-written (`1.50` →
+//!   `1.5`): a fragment with a digit also selects call lines ([`Rules::derived_numbers`]).
+//! * **A compaction** (`compacted`) renders its replacement history as one-line
+//!   previews: labels (`user: `, `call NS.NAME: `, `output CALL_ID: `, …), whitespace
+//!   collapsed and text cut with `…`, so the rendered text is not the line's: a
+//!   compaction is always a candidate (one per compaction; they are few).
+//! * **Decoded images**: binary content files, found by decoding the base64 of a
+//!   `"image_url":"data:…;base64,…"` string ([`Rules::binary_content`]).
+//!
+//! Lines that are not entries (`session_meta`, `event_msg`, `turn_context`,
+//! `world_state`, token records, unknown types, broken lines) have no KIND file: a
+//! candidate among them is dropped when its content is found empty
+//! ([`Rules::line_content`]). A line's KIND file follows from the line alone, so
+//! candidates are searched before the thread is indexed; those with images are left to
+//! the session, which names their files as the mount does.
+//!
+//! A thread is several files: the scan reads every page of the thread and the base pages
+//! its history reads (a rewind's or a fork's, [`Rules::side_files`]). A compressed page
+//! (`.jsonl.zst`) cannot be scanned raw: a thread with one is searched without the
+//! prefilter.
+
+use super::rules::{Decoration, Rules, Trigger};
+use crate::model::codex::{files, page, render};
+use crate::model::content::Content;
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
+    Decoration { text, when }
+}
+
+const fn m(r: &'static str) -> Trigger {
+    Trigger::Matches(r)
+}
+
+/// `function_call` and `custom_tool_call` (not their outputs).
+const CALL: &[Trigger] = &[m(r#""(?:function|custom_tool)_call""#)];
+const OUTPUT: &[Trigger] = &[m(r#""(?:function|custom_tool)_call_output""#)];
+const REASONING: &[Trigger] = &[m(r#""reasoning""#)];
+const IMAGE: &[Trigger] = &[m(r#""image_url""#)];
+/// A line whose payload (or an output) is missing or `null`; an unknown payload type
+/// is pretty-printed whole.
+const NULL_OR_UNKNOWN: &[Trigger] = &[m(r#"null"#), Trigger::Lacks(r#""payload""#)];
+/// A compaction, and an escape inside JSON held in a JSON string (see the module docs).
+const ALWAYS: &[Trigger] = &[m(r#""compacted""#), m(r#"\\\\[u/]"#)];
+/// An entry nested past the JSON parser's limit of 128 levels.
+const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
+
+/// Codex's KIND files (`model::codex::render`).
+const DECORATIONS: &[Decoration] = &[
+    // pretty-printed JSON (a call's arguments, an unknown payload)
+    d("\": ", &[]),
+    d("\n  ", &[]),
+    // function_call, custom_tool_call: `[call NS.NAME (CALL_ID)]`
+    d("[call ", CALL),
+    d(".", CALL),
+    d("?", CALL),
+    d(" (", CALL),
+    d(")]", CALL),
+    // function_call_output: `[output (CALL_ID)]`, `null` for a missing output
+    d("[output (", OUTPUT),
+    d(")]", OUTPUT),
+    d("null", OUTPUT),
+    d("null", NULL_OR_UNKNOWN),
+    // reasoning without a summary
+    d("[reasoning: encrypted, no summary]", REASONING),
+    // images: `[image: image-N.EXT]`, `[image: URL…]`
+    d("[image: ", IMAGE),
+    d("]", IMAGE),
+    d("image-", IMAGE),
+    d(".", IMAGE),
+    d("jpg", IMAGE),
+    d("bin", IMAGE),
+    d("…", IMAGE),
+    // compacted (always a candidate; listed for completeness)
+    d(
+        "[compaction: what follows replaces the history before it]",
+        &[m(r#""compacted""#)],
+    ),
+    d("[replacement history: ", &[m(r#""compacted""#)]),
+    d(" items]", &[m(r#""compacted""#)]),
+    // an entry too deeply nested to be built (model::content)
+    d("[this entry cannot be shown: line ", TOO_DEEP),
+    d(": recursion limit exceeded at line ", TOO_DEEP),
+    d(" column ", TOO_DEEP),
+    d("; its raw line is in entry.json]", TOO_DEEP),
+];
+
+/// Image numbers; the numbers of a call's arguments, re-written by the pretty-printer;
+/// a compaction's item count; the line number of an entry too deep.
+const DERIVED_NUMBERS: &[Trigger] = &[
+    m(r#""image_url""#),
+    m(r#""(?:function|custom_tool)_call""#),
+    m(r#""compacted""#),
+    Trigger::Openers(128),
+];
+
+/// Codex's page files (recognised by their first line, a `session_meta`).
+pub static CODEX: Rules = Rules {
+    name: "codex",
+    decorations: DECORATIONS,
+    derived_numbers: DERIVED_NUMBERS,
+    derived_ids: false,
+    always: ALWAYS,
+    binary_content: IMAGE,
+    line_content: Some(line_content),
+    side_files: Some(side_files),
+    parent_text: false,
+};
+
+/// Whether `line` (a file's first parsed line) is a Codex `session_meta`.
+pub fn is_codex_head(line: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, rename = "type")]
+        ty: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Head>(line).is_ok_and(|h| h.ty.as_deref() == Some("session_meta"))
+}
+
+/// A line's KIND file, from the line alone: empty for a line that is no entry; `None`
+/// for one with images (its session names them).
+fn line_content(line: &[u8]) -> Option<Content> {
+    let mut b = Vec::with_capacity(line.len() + 1);
+    b.extend_from_slice(line);
+    b.push(b'\n');
+    let parsed = page::parse(&b);
+    let l = parsed.lines.first()?;
+    if !l.kind.is_node() {
+        return Some(Content {
+            text: Vec::new(),
+            images: Vec::new(),
+            full_output: None,
+        });
+    }
+    let r = render::line_text(l);
+    if !r.images.is_empty() {
+        return None;
+    }
+    Some(Content {
+        text: r.text.into_bytes(),
+        images: Vec::new(),
+        full_output: None,
+    })
+}
+
+/// The pages of a Codex home, found once per process (a search walks each home once).
+#[derive(Default)]
+struct Home {
+    /// Page id → its file.
+    by_page: HashMap<String, PathBuf>,
+    /// Thread id → its pages.
+    by_thread: HashMap<String, Vec<PathBuf>>,
+}
+
+fn home_of(dir: &Path) -> std::sync::Arc<Home> {
+    static HOMES: OnceLock<Mutex<HashMap<PathBuf, std::sync::Arc<Home>>>> = OnceLock::new();
+    let homes = HOMES.get_or_init(Default::default);
+    if let Some(h) = homes.lock().get(dir) {
+        return h.clone();
+    }
+    let root = if dir.join("sessions").is_dir() {
+        files::Root::Home(dir.to_path_buf())
+    } else {
+        files::Root::Dir(dir.to_path_buf())
+    };
+    let mut home = Home::default();
+    for f in files::discover(&root) {
+        home.by_page.insert(f.name.page_id.clone(), f.path.clone());
+        home.by_thread
+            .entry(f.name.thread_id.clone())
+            .or_default()
+            .push(f.path);
+    }
+    let h = std::sync::Arc::new(home);
+    homes.lock().insert(dir.to_path_buf(), h.clone());
+    h
+}
+
+/// The page id a page's `session_meta.history_base` names, if any.
+fn base_of(path: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    if path.extension().is_some_and(|e| e == "zst") {
+        let bytes = files::read_page(path).ok()?;
+        return page::parse(&bytes).meta?.history_base.map(|h| h.page_id);
+    }
+    let f = std::fs::File::open(path).ok()?;
+    let mut first = Vec::new();
+    std::io::BufReader::new(f.take(64 << 20))
+        .read_until(b'\n', &mut first)
+        .ok()?;
+    page::parse(&first).meta?.history_base.map(|h| h.page_id)
+}
+
+/// The other files whose lines a thread opened from `path` shows: the thread's other
+/// pages, and the base pages their histories read, recursively (a fork's parent).
+fn side_files(path: &Path) -> Vec<PathBuf> {
+    let Some(name) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(files::parse_file_name)
+    else {
+        return Vec::new();
+    };
+    // `HOME/sessions/YYYY/MM/DD/page`, or pages in any folder below a `sessions/`.
+    let top = path
+        .ancestors()
+        .find(|a| {
+            a.file_name()
+                .is_some_and(|n| n == "sessions" || n == "archived_sessions")
+        })
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or_else(|| path.parent().map(Path::to_path_buf));
+    let Some(top) = top else {
+        return Vec::new();
+    };
+    let home = home_of(&top);
+    let mut seen: HashSet<PathBuf> = HashSet::from([path.to_path_buf()]);
+    let mut out = Vec::new();
+    let mut todo: Vec<PathBuf> = vec![path.to_path_buf()];
+    for p in home.by_thread.get(&name.thread_id).into_iter().flatten() {
+        if seen.insert(p.clone()) {
+            out.push(p.clone());
+            todo.push(p.clone());
+        }
+    }
+    while let Some(p) = todo.pop() {
+        if let Some(b) = base_of(&p).and_then(|id| home.by_page.get(&id))
+            && seen.insert(b.clone())
+        {
+            out.push(b.clone());
+            todo.push(b.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads() {
+        assert!(is_codex_head(
+            br#"{"timestamp":"t","ordinal":0,"type":"session_meta","payload":{}}"#
+        ));
+        assert!(!is_codex_head(br#"{"type":"session","id":"x"}"#));
+        assert!(!is_codex_head(b"not json"));
+    }
+
+    #[test]
+    fn line_content_of_entries_and_bookkeeping() {
+        let call = br#"{"timestamp":"t","ordinal":3,"type":"response_item","payload":{"type":"function_call","name":"exec","arguments":"{\"cmd\":\"ls\"}","call_id":"c1"}}"#;
+        let c = line_content(call).unwrap();
+        assert_eq!(
+            String::from_utf8(c.text).unwrap(),
+            "[call exec (c1)]\n{\n  \"cmd\": \"ls\"\n}\n"
+        );
+        let ev = br#"{"timestamp":"t","ordinal":4,"type":"event_msg","payload":{"type":"task_started"}}"#;
+        assert!(line_content(ev).unwrap().text.is_empty());
+        let img = br#"{"timestamp":"t","ordinal":5,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,aGk="}]}}"#;
+        assert!(line_content(img).is_none());
+    }
+}
