@@ -464,7 +464,7 @@ fn the_files_import_one_another_without_a_circle() {
         g.keys().collect::<Vec<_>>()
     );
     let mut g = g;
-    // Links that still close a circle, to be cut (see docs/HACKING.md, "Layers"): each
+    // Links that still close a circle, to be cut (see core/mod.rs, "Layers"): each
     // must still exist (a cut one leaves this list), and no other link may close one.
     let mut stale = Vec::new();
     for (from, to) in KNOWN_BACK_LINKS {
