@@ -36,7 +36,7 @@
 //! the agent by the first line that parses. What a header said (session id, time,
 //! version) the agent writes into the session's neutral [`super::session::Header`].
 
-use super::fork::{ForkError, ForkFile, Fresh};
+use super::fork_file::{ForkError, ForkFile, Fresh};
 use super::format::Format;
 use super::problem::LoadError;
 use super::problem::ProblemKind;

@@ -1,6 +1,6 @@
 //! The index of one session file.
 //!
-//! A [`Session`] reads a Pi session file once, front to back, and keeps per entry only
+//! A [`Session`] reads a session file once, front to back, and keeps per entry only
 //! what the tree needs: id, parent, kind, timestamp and the byte range of its line
 //! (64 bytes an entry, plus the id map). Content is read back from the file with
 //! `pread` and parsed only when asked for ([`Session::entry_value`]), so the index of a
@@ -9,16 +9,20 @@
 //! Loading is tolerant in the way Pi is, and stricter where Pi is unsafe:
 //!
 //! * blank, malformed and non-object lines are skipped (and reported by `check`);
-//! * the first line that parses must be a header (`type: "session"`, string `id`),
-//!   otherwise [`LoadError::NotASession`]; the file is never written to;
+//! * the first line that parses says whose file it is: a Pi header (`type:
+//!   "session"`, string `id`) or a line an agent's detection recognises, otherwise
+//!   [`LoadError::NotASession`]; the file is never written to. From there on the
+//!   agent indexes every line ([`super::agent::Agent::index_line`]; Pi's in
+//!   `crate::model::pi::index`) and keeps what only it needs; the session keeps the
+//!   entries, the tree, the problems and the neutral [`Header`];
 //! * a last line without `\n` is not yet written: it is neither indexed nor an error,
 //!   and is picked up once its newline arrives;
 //! * duplicate ids: the later entry wins, the earlier one leaves the tree;
 //! * a missing parent, a self-parent, or a parent cycle makes an entry a root, so
 //!   walking to the root always ends (Pi hangs on cycles);
-//! * v1 and v2 files are migrated in memory as Pi does (see [`super::migrate`]); v1
-//!   entries get ids derived from the session id and their position, the same on
-//!   every load.
+//! * v1 and v2 files are migrated in memory as Pi does (Pi's index and
+//!   `crate::model::pi::migrate`); v1 entries get ids derived from the session id and
+//!   their position, the same on every load.
 //!
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
@@ -297,7 +301,9 @@ impl Source {
     }
 }
 
-/// The header line.
+/// What identifies the session, whoever wrote it: its id, time and format version,
+/// and the byte range of its header line when it has one (`len` 0 otherwise). The
+/// agent fills it in while indexing (Pi from its header line).
 #[derive(Debug, Clone)]
 pub struct Header {
     pub offset: u64,
