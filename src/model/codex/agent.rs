@@ -708,7 +708,7 @@ impl Agent for CodexThread {
     fn fill_usage(&self, _s: &Session, _prices: &Prices, _t: &mut Table) {}
 
     fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
-        Err(ForkError::Refused(
+        Err(ForkError::Unsupported(
             "sessionfs does not fork Codex threads yet: reply at the entry instead (a new \
              page of the thread, as a TUI rewind makes), or run `codex fork`"
                 .into(),
