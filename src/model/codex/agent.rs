@@ -30,8 +30,8 @@
 
 use super::context::context_at;
 use super::files::{self, PageFile, PageName, Root};
-use super::page::{self, Line, LineKind};
-use super::store::{Codex, NodeIx, Problem};
+use super::page::{self, Line, LineKind, Lines};
+use super::store::{Codex, NodeIx, Page, Problem};
 use super::{render, session, state::State};
 use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
@@ -192,7 +192,7 @@ impl CodexThread {
 
     /// The page files of the session: the thread's pages, and the pages their
     /// histories read, each with its bytes (or why it could not be read).
-    fn read_pages(&mut self, main: &Path) -> Result<Vec<PageRead>, LoadError> {
+    fn read_pages(&mut self, main: &Path) -> Result<Vec<Page>, LoadError> {
         let main_bytes = std::fs::read(main)?;
         let main_name = main
             .file_name()
@@ -232,13 +232,26 @@ impl CodexThread {
             self.known_pool()
         };
         pool.remove(&main_name.page_id);
-        let mut out = vec![(
-            PageFile {
-                path: main.to_path_buf(),
-                name: main_name.clone(),
+        // The lines read before, kept: a page that grew is parsed from where it
+        // ended. (Nothing below fails: the store is rebuilt from them.)
+        let mut old: HashMap<PathBuf, Page> = std::mem::take(&mut self.codex.pages)
+            .into_iter()
+            .filter(|p| p.read_error.is_none())
+            .map(|p| (p.file.path.clone(), p))
+            .collect();
+        let main_file = PageFile {
+            path: main.to_path_buf(),
+            name: main_name.clone(),
+        };
+        let mut out = vec![match old.remove(main) {
+            Some(p) => read_more(p, main_file),
+            None => Page {
+                file: main_file,
+                lines: page::parse(&main_bytes),
+                read_error: None,
             },
-            Ok(main_bytes),
-        )];
+        }];
+        drop(main_bytes);
         let mine: Vec<String> = pool
             .values()
             .filter(|f| f.name.thread_id == self.thread_id)
@@ -246,27 +259,30 @@ impl CodexThread {
             .collect();
         for id in mine {
             if let Some(f) = pool.remove(&id) {
-                let b = files::read_page(&f.path).map_err(|e| e.to_string());
-                out.push((f, b));
+                out.push(load(&mut old, f));
             }
         }
         // The bases, recursively (a fork's parent pages, their bases, ...).
         let mut k = 0;
         while k < out.len() {
-            let base = out[k].1.as_ref().ok().and_then(|b| first_line_meta_base(b));
+            let base = out[k]
+                .lines
+                .meta
+                .as_ref()
+                .and_then(|m| m.history_base.as_ref())
+                .map(|hb| hb.page_id.clone());
             if let Some(id) = base
-                && !out.iter().any(|(f, _)| f.name.page_id == id)
+                && !out.iter().any(|p| p.file.name.page_id == id)
             {
                 if !full && !pool.contains_key(&id) {
                     full = true;
                     let known: HashSet<String> =
-                        out.iter().map(|(f, _)| f.name.page_id.clone()).collect();
+                        out.iter().map(|p| p.file.name.page_id.clone()).collect();
                     pool = self.full_pool(main);
                     pool.retain(|k, _| !known.contains(k));
                 }
                 if let Some(f) = pool.remove(&id) {
-                    let b = files::read_page(&f.path).map_err(|e| e.to_string());
-                    out.push((f, b));
+                    out.push(load(&mut old, f));
                 }
             }
             k += 1;
@@ -325,19 +341,67 @@ impl CodexThread {
     }
 }
 
-/// A page file and its bytes, or why it could not be read.
-type PageRead = (PageFile, Result<Vec<u8>, String>);
-
-/// The page id `history_base` of a page's `session_meta` names, if any.
-fn first_line_meta_base(bytes: &[u8]) -> Option<String> {
-    let end = memchr::memchr(b'\n', bytes)?;
-    let v: Value = serde_json::from_slice(&bytes[..end]).ok()?;
-    if v["type"] != "session_meta" {
-        return None;
+/// Page `f`: its lines read before (caught up with what was appended since), or read
+/// now.
+fn load(old: &mut HashMap<PathBuf, Page>, f: PageFile) -> Page {
+    match old.remove(&f.path) {
+        Some(p) => read_more(p, f),
+        None => read_whole(f),
     }
-    v["payload"]["history_base"]["thread_id"]
-        .as_str()
-        .map(str::to_string)
+}
+
+fn read_whole(file: PageFile) -> Page {
+    match files::read_page(&file.path) {
+        Ok(b) => Page {
+            file,
+            lines: page::parse(&b),
+            read_error: None,
+        },
+        Err(e) => Page {
+            file,
+            lines: Lines::default(),
+            read_error: Some(e.to_string()),
+        },
+    }
+}
+
+/// Page `p` read before, caught up: unchanged, or its appended lines parsed from the
+/// end of its last complete line; read whole when it shrank or is compressed.
+fn read_more(mut p: Page, file: PageFile) -> Page {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(size) = std::fs::metadata(&file.path).map(|m| m.len()) else {
+        return read_whole(file);
+    };
+    if file.name.compressed || size < p.lines.len {
+        return read_whole(file);
+    }
+    p.file = file;
+    if size == p.lines.len {
+        return p;
+    }
+    let from = p.lines.torn_tail.map_or(p.lines.len, |(a, _)| a);
+    let mut buf = Vec::new();
+    let read = std::fs::File::open(&p.file.path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(from))?;
+        f.read_to_end(&mut buf)
+    });
+    if read.is_err() {
+        return read_whole(p.file);
+    }
+    let more = page::parse(&buf);
+    let first = p.lines.lines.len();
+    for (k, mut l) in more.lines.into_iter().enumerate() {
+        l.start += from;
+        l.end += from;
+        l.number = first + k + 1;
+        if p.lines.meta.is_none() && l.kind == LineKind::SessionMeta {
+            p.lines.meta = super::page::SessionMeta::from_payload(l.payload());
+        }
+        p.lines.lines.push(l);
+    }
+    p.lines.torn_tail = more.torn_tail.map(|(a, b)| (a + from, b + from));
+    p.lines.len = from + more.len;
+    p
 }
 
 fn dev_ino_size(p: &Path) -> Option<((u64, u64), u64)> {
@@ -396,7 +460,7 @@ impl Agent for CodexThread {
         let main = s.path().to_path_buf();
         let pages = self.read_pages(&main)?;
         let state = self.home.as_deref().map(State::load).unwrap_or_default();
-        self.codex = Codex::build(pages, state);
+        self.codex = Codex::build_parsed(pages, state);
         let Some(t) = self.codex.thread(&self.thread_id) else {
             return Err(LoadError::NotASession {
                 line: 1,
@@ -710,7 +774,7 @@ impl Agent for CodexThread {
     fn fill_usage(&self, _s: &Session, _prices: &Prices, _t: &mut Table) {}
 
     fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
-        Err(ForkError::Refused(
+        Err(ForkError::Unsupported(
             "sessionfs does not fork Codex threads yet: reply at the entry instead (a new \
              page of the thread, as a TUI rewind makes), or run `codex fork`"
                 .into(),

@@ -365,3 +365,47 @@ fn a_compressed_base_page_made_plain_is_followed() {
         .collect();
     assert_eq!(before, after);
 }
+
+/// What sessionfs does not write into a Codex thread fails with its errno and a
+/// reason, and writes nothing.
+#[test]
+fn refusals_have_their_errno() {
+    use crate::model::core::fork::{Fresh, plan};
+    use crate::model::core::reply::NewEntry;
+    let (_d, home) = samples_copy();
+    let pages = pages_by_thread(&home);
+    let qa = pages["01a2331d-6282-7e72-8cca-35fb82ba4618"][0].clone();
+    let bytes = std::fs::read(&qa).unwrap();
+    let s = Session::open(&qa).unwrap();
+    let leaf = s.leaf().unwrap();
+    let e = plan(&s, leaf, &Fresh::random(s.format())).unwrap_err();
+    assert_eq!(e.errno(), libc::EOPNOTSUPP, "{e}");
+    let e = s.write_reply(None, "x").unwrap().unwrap_err();
+    assert_eq!(e.errno(), libc::EOPNOTSUPP, "{e}");
+    let e = s.write_reply(Some("nope:1"), "x").unwrap().unwrap_err();
+    assert_eq!(e.errno(), libc::ENOENT, "{e}");
+    let e = s.build_all(&[NewEntry::Name("n")], 0).unwrap_err();
+    assert_eq!(e.errno(), libc::EOPNOTSUPP, "{e}");
+    assert_eq!(std::fs::read(&qa).unwrap(), bytes);
+}
+
+/// `Session::append` of a reply goes through the Codex writer too.
+#[test]
+fn append_of_a_reply_uses_the_codex_writer() {
+    use crate::model::core::reply::NewEntry;
+    let (_d, home) = samples_copy();
+    let pages = pages_by_thread(&home);
+    let mut s = Session::open(&pages["01a2331d-7684-7ac3-8b54-e807d81da7ce"][0]).unwrap();
+    let leaf = s.leaf().unwrap();
+    let leaf_id = s.id_string(leaf);
+    let (id, change) = s
+        .append(&NewEntry::Reply {
+            parent: Some(&leaf_id),
+            text: "at the leaf",
+        })
+        .unwrap();
+    assert_eq!(change.new_entries.len(), 1);
+    let i = s.find(&id).unwrap();
+    assert_eq!(s.parent(i), Some(leaf));
+    assert_eq!(s.leaf(), Some(i));
+}

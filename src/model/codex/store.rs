@@ -207,21 +207,30 @@ impl Codex {
 
     /// Builds from pages already read (bytes or the error reading them).
     pub fn build(pages: Vec<(PageFile, Result<Vec<u8>, String>)>, state: State) -> Codex {
+        let pages = pages
+            .into_iter()
+            .map(|(file, bytes)| {
+                let (lines, read_error) = match bytes {
+                    Ok(b) => (page::parse(&b), None),
+                    Err(e) => (Lines::default(), Some(e)),
+                };
+                Page {
+                    file,
+                    lines,
+                    read_error,
+                }
+            })
+            .collect();
+        Codex::build_parsed(pages, state)
+    }
+
+    /// Builds from pages already parsed (a refresh keeps the lines it has read).
+    pub fn build_parsed(pages: Vec<Page>, state: State) -> Codex {
         let mut me = Codex {
             state,
+            pages,
             ..Codex::default()
         };
-        for (file, bytes) in pages {
-            let (lines, read_error) = match bytes {
-                Ok(b) => (page::parse(&b), None),
-                Err(e) => (Lines::default(), Some(e)),
-            };
-            me.pages.push(Page {
-                file,
-                lines,
-                read_error,
-            });
-        }
         me.pages
             .sort_by(|a, b| a.file.name.order_key().cmp(&b.file.name.order_key()));
         for (i, p) in me.pages.iter().enumerate() {

@@ -73,6 +73,15 @@ impl Session {
         whats: &[NewEntry<'_>],
     ) -> Result<(Vec<String>, Change), AppendError> {
         let mut change = self.refresh()?;
+        // An agent that writes its replies itself (Codex): written, then indexed.
+        if let [NewEntry::Reply { parent, text }] = whats
+            && let Some(written) = self.write_reply(*parent, text)
+        {
+            let id = written?;
+            let more = self.refresh()?;
+            merge(&mut change, more);
+            return Ok((vec![id], change));
+        }
         let (ids, lines) = self.build_all(whats, now_ms())?;
         if lines.is_empty() {
             return Ok((ids, change));

@@ -70,6 +70,8 @@ pub enum ForkError {
     },
     /// The agent cannot represent the path: the reason, in words.
     Refused(String),
+    /// The agent does not fork (yet): why, and what to do instead.
+    Unsupported(String),
     Io(io::Error),
 }
 
@@ -87,7 +89,7 @@ impl std::fmt::Display for ForkError {
                 }
                 write!(f, "; give more of the id")
             }
-            ForkError::Refused(why) => write!(f, "{why}"),
+            ForkError::Refused(why) | ForkError::Unsupported(why) => write!(f, "{why}"),
             ForkError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -108,6 +110,7 @@ impl ForkError {
             ForkError::NoSuchEntry(_) => libc::ENOENT,
             ForkError::Ambiguous { .. } => libc::EINVAL,
             ForkError::Refused(_) => libc::EROFS,
+            ForkError::Unsupported(_) => libc::EOPNOTSUPP,
             ForkError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
         }
     }
