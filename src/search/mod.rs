@@ -54,6 +54,7 @@
 //!   listing order.
 
 pub mod grepfile;
+pub mod hitpath;
 pub mod output;
 pub mod pattern;
 pub mod prefilter;
