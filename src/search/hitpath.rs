@@ -52,7 +52,7 @@ use crate::model::context::js_date_ms;
 use crate::model::id::{IdBuild, IdKey, IdTable};
 use crate::model::input;
 use crate::model::kind::KindTable;
-use crate::model::scan::{Field, LineHead};
+use crate::model::scan::{Field, LineError, LineHead};
 use crate::model::session::NO_TIME;
 use crate::view::escape_id;
 use std::collections::HashMap;
@@ -70,110 +70,109 @@ struct RawLine {
     parent: IdKey,
 }
 
-/// The fields of a line laid out as Pi's writer lays them out.
+/// The top-level `type`, `id` and `parentId` of a line.
 struct Layout<'a> {
     ty: &'a str,
     id: &'a str,
+    /// `None` for `null` or a missing key.
     parent: Option<&'a str>,
-    /// Where the rest of the top-level object starts (after `parentId`'s value).
-    rest: usize,
 }
 
-/// A string value without escapes, in UTF-8, from `b[at..]` up to its closing quote;
-/// and the position after it.
-fn plain_str(b: &[u8], at: usize) -> Option<(&str, usize)> {
-    let len = memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
-    if b[at + len] != b'"' {
-        return None;
+/// The end of the string whose contents start at `at` (the position of its closing
+/// quote), skipping escapes.
+fn string_end(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        let k = memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
+        if b[at + k] == b'"' {
+            return Some(at + k);
+        }
+        at += k + 2;
     }
-    let s = std::str::from_utf8(&b[at..at + len]).ok()?;
-    Some((s, at + len + 1))
 }
 
+/// The top-level `type`, `id` and `parentId` of `b`, read by a structural pass that
+/// skips strings: exact on valid JSON (on a malformed line the answer does not
+/// matter, see the module docs). `None` unless the line is an object whose `type`
+/// and `id` are strings and whose `parentId` is a string, `null` or missing, each
+/// without escapes and in UTF-8, no top-level key occurs twice among those three,
+/// and no top-level key holds an escape (which could spell one of them).
 fn layout(b: &[u8]) -> Option<Layout<'_>> {
-    const TYPE: &[u8] = b"{\"type\":\"";
-    const ID: &[u8] = b",\"id\":\"";
-    const PARENT: &[u8] = b",\"parentId\":";
-    if !b.starts_with(TYPE) {
+    if b.first() != Some(&b'{') {
         return None;
     }
-    let (ty, at) = plain_str(b, TYPE.len())?;
-    if !b[at..].starts_with(ID) {
-        return None;
-    }
-    let (id, at) = plain_str(b, at + ID.len())?;
-    if !b[at..].starts_with(PARENT) {
-        return None;
-    }
-    let at = at + PARENT.len();
-    let (parent, rest) = if b[at..].starts_with(b"null") {
-        (None, at + 4)
-    } else if b.get(at) == Some(&b'"') {
-        let (p, rest) = plain_str(b, at + 1)?;
-        (Some(p), rest)
-    } else {
-        return None;
-    };
-    Some(Layout {
-        ty,
-        id,
-        parent,
-        rest,
-    })
-}
-
-/// Whether the top-level object from `from` on (inside it, after a value) has no key
-/// `type`, `id` or `parentId`, nor a key with an escape. Exact on valid JSON; on a
-/// malformed line the answer does not matter (see the module docs).
-fn other_keys_plain(b: &[u8], from: usize) -> bool {
+    let (mut ty, mut id, mut parent): (Option<&str>, Option<&str>, Option<Option<&str>>) =
+        (None, None, None);
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     let mut depth = 1usize;
-    let mut i = from;
+    let mut i = 1;
     while i < b.len() {
         match b[i] {
             b'"' => {
                 let start = i + 1;
-                let mut j = start;
-                let end = loop {
-                    match memchr::memchr2(b'"', b'\\', &b[j..]) {
-                        Some(k) if b[j + k] == b'\\' => j += k + 2,
-                        Some(k) => break j + k,
-                        None => return true,
-                    }
-                    if j >= b.len() {
-                        return true;
-                    }
-                };
-                if depth == 1 {
-                    let mut m = end + 1;
-                    while m < b.len() && matches!(b[m], b' ' | b'\t' | b'\r' | b'\n') {
-                        m += 1;
-                    }
-                    if b.get(m) == Some(&b':') {
-                        let key = &b[start..end];
-                        if key.contains(&b'\\')
-                            || key == b"type"
-                            || key == b"id"
-                            || key == b"parentId"
-                        {
-                            return false;
-                        }
-                    }
-                }
+                let end = string_end(b, start)?;
                 i = end + 1;
+                if depth != 1 {
+                    continue;
+                }
+                let mut m = i;
+                while b.get(m).is_some_and(ws) {
+                    m += 1;
+                }
+                if b.get(m) != Some(&b':') {
+                    continue; // a value
+                }
+                let key = &b[start..end];
+                if key.contains(&b'\\') {
+                    return None;
+                }
+                let slot = match key {
+                    b"type" => 0,
+                    b"id" => 1,
+                    b"parentId" => 2,
+                    _ => continue,
+                };
+                m += 1;
+                while b.get(m).is_some_and(ws) {
+                    m += 1;
+                }
+                let value = if b.get(m) == Some(&b'"') {
+                    let e = string_end(b, m + 1)?;
+                    let v = &b[m + 1..e];
+                    if v.contains(&b'\\') {
+                        return None;
+                    }
+                    i = e + 1;
+                    Some(std::str::from_utf8(v).ok()?)
+                } else if b[m..].starts_with(b"null") && slot == 2 {
+                    i = m + 4;
+                    None
+                } else {
+                    return None;
+                };
+                match slot {
+                    0 if ty.is_none() => ty = value,
+                    1 if id.is_none() => id = value,
+                    2 if parent.is_none() => parent = Some(value),
+                    _ => return None,
+                }
                 continue;
             }
             b'{' | b'[' => depth += 1,
             b'}' | b']' => {
                 depth -= 1;
                 if depth == 0 {
-                    return true;
+                    break;
                 }
             }
             _ => {}
         }
         i += 1;
     }
-    true
+    Some(Layout {
+        ty: ty?,
+        id: id?,
+        parent: parent.flatten(),
+    })
 }
 
 /// The map of one file: every line that may be an entry, and the latest line of
@@ -261,15 +260,12 @@ impl RawIndex {
 
     fn read_line(&mut self, line: &[u8], offset: u64) -> Read {
         let Some(l) = layout(line) else {
-            return if line.iter().all(u8::is_ascii_whitespace) {
-                Read::Skip
-            } else {
-                Read::Refuse
+            // Rare: the index says whether the line is an entry.
+            return match LineHead::parse(line) {
+                Err(LineError::Blank | LineError::Malformed(_)) => Read::Skip,
+                _ => Read::Refuse,
             };
         };
-        if !other_keys_plain(line, l.rest) {
-            return Read::Refuse;
-        }
         if l.ty == "session" {
             // A second header, or a malformed line: no entry either way.
             return Read::Skip;
@@ -368,7 +364,7 @@ impl RawIndex {
             return Ok(Err(Doubt));
         };
         let parent_same = match (lay.parent, &head.parent_id) {
-            (None, Field::Null) => true,
+            (None, Field::Null | Field::Missing) => true,
             (Some(p), Field::Str(s)) => p == s,
             _ => false,
         };
@@ -401,18 +397,19 @@ impl RawIndex {
     ) -> io::Result<Result<Vec<HitPath>, Doubt>> {
         let mut kinds = KindTable::default();
         let mut valid: HashMap<u32, Valid> = HashMap::new();
-        let mut check = |k: u32, valid: &mut HashMap<u32, Valid>| -> io::Result<Result<(), Doubt>> {
-            if valid.contains_key(&k) {
-                return Ok(Ok(()));
-            }
-            match self.validate(k, src, &mut kinds)? {
-                Ok(v) => {
-                    valid.insert(k, v);
-                    Ok(Ok(()))
+        let mut check =
+            |k: u32, valid: &mut HashMap<u32, Valid>| -> io::Result<Result<(), Doubt>> {
+                if valid.contains_key(&k) {
+                    return Ok(Ok(()));
                 }
-                Err(d) => Ok(Err(d)),
-            }
-        };
+                match self.validate(k, src, &mut kinds)? {
+                    Ok(v) => {
+                        valid.insert(k, v);
+                        Ok(Ok(()))
+                    }
+                    Err(d) => Ok(Err(d)),
+                }
+            };
         // Each hit's chain of map lines, root first.
         let mut chains: Vec<(usize, Vec<u32>)> = Vec::new();
         for (h, &(offset, len)) in hits.iter().enumerate() {
@@ -489,5 +486,262 @@ impl RawIndex {
                 dirs: chain.iter().map(|k| valid[k].name.clone()).collect(),
             })
             .collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Session;
+    use crate::search::session::Searchable;
+    use crate::view::entry_name;
+    use proptest::prelude::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
+
+    /// One random line: an entry (ids from a small pool, so that duplicates, cycles,
+    /// self-parents and orphans are common), or damage.
+    #[derive(Debug, Clone)]
+    enum L {
+        Entry {
+            ty: u8,
+            id: u8,
+            parent: Option<u8>,
+            ts: u8,
+            nested: bool,
+        },
+        /// An entry cut short (malformed).
+        Cut {
+            id: u8,
+            parent: Option<u8>,
+            at: u8,
+        },
+        /// An entry whose fields read well, malformed after them.
+        BadTail {
+            id: u8,
+            parent: Option<u8>,
+        },
+        /// Valid JSON with a second `id` key after the message.
+        DupKey {
+            id: u8,
+            other: u8,
+        },
+        /// An id written with an escape.
+        Escaped {
+            id: u8,
+        },
+        /// Another key order.
+        Reordered {
+            id: u8,
+        },
+        Blank,
+        ExtraHeader,
+    }
+
+    fn id(n: u8) -> String {
+        format!("{:08x}", 0xa000_0000u32 + n as u32)
+    }
+
+    fn entry(ty: u8, i: u8, parent: Option<u8>, ts: u8, nested: bool) -> String {
+        let p = parent.map_or("null".to_string(), |p| format!("\"{}\"", id(p)));
+        let ty = ["message", "model_change", "label", "custom", "session_info"][ty as usize % 5];
+        let inner = if nested {
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"zz","name":"x","arguments":{"id":"q","type":"session"}}]}"#
+        } else {
+            r#"{"role":"user","content":"hi"}"#
+        };
+        format!(
+            r#"{{"type":"{ty}","id":"{}","parentId":{p},"timestamp":"2025-01-01T00:00:{:02}.000Z","message":{inner}}}"#,
+            id(i),
+            ts % 3
+        )
+    }
+
+    fn text(l: &L) -> String {
+        match *l {
+            L::Entry {
+                ty,
+                id: i,
+                parent,
+                ts,
+                nested,
+            } => entry(ty, i, parent, ts, nested),
+            L::Cut { id: i, parent, at } => {
+                let e = entry(0, i, parent, 0, false);
+                let at = 60 + at as usize % (e.len() - 60);
+                e[..at].to_string()
+            }
+            L::BadTail { id: i, parent } => {
+                let e = entry(0, i, parent, 2, false);
+                format!("{},}}", &e[..e.len() - 1])
+            }
+            L::DupKey { id: i, other } => {
+                let e = entry(0, i, None, 0, false);
+                format!("{},\"id\":\"{}\"}}", &e[..e.len() - 1], id(other))
+            }
+            L::Escaped { id: i } => entry(0, i, None, 1, false).replacen("\"a", "\"\\u0061", 1),
+            L::Reordered { id: i } => format!(
+                r#"{{"id":"{}","type":"message","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"x"}}}}"#,
+                id(i)
+            ),
+            L::Blank => "  ".to_string(),
+            L::ExtraHeader => HEADER.to_string(),
+        }
+    }
+
+    fn line() -> impl Strategy<Value = L> {
+        let n = 0u8..12;
+        prop_oneof![
+            40 => (0u8..5, n.clone(), proptest::option::weighted(0.85, 0u8..14), 0u8..3, any::<bool>())
+                .prop_map(|(ty, id, parent, ts, nested)| L::Entry { ty, id, parent, ts, nested }),
+            6 => (n.clone(), proptest::option::of(0u8..12), any::<u8>())
+                .prop_map(|(id, parent, at)| L::Cut { id, parent, at }),
+            4 => (n.clone(), proptest::option::of(0u8..12))
+                .prop_map(|(id, parent)| L::BadTail { id, parent }),
+            1 => (n.clone(), n.clone()).prop_map(|(id, other)| L::DupKey { id, other }),
+            1 => n.clone().prop_map(|id| L::Escaped { id }),
+            1 => n.clone().prop_map(|id| L::Reordered { id }),
+            1 => Just(L::Blank),
+            1 => Just(L::ExtraHeader),
+        ]
+    }
+
+    /// What the fast path decided for one file.
+    #[derive(Debug, Default)]
+    struct Tally {
+        refused: usize,
+        doubted: usize,
+        answered: usize,
+    }
+
+    /// Every line of `file` asked alone, then all at once: the fast path's answer,
+    /// when it gives one, is the index's.
+    fn compare(file: &str, tally: &mut Tally) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, file).unwrap();
+        let s = Session::open(&p).unwrap();
+        let Some(ix) = RawIndex::from_bytes(file.as_bytes()) else {
+            tally.refused += 1;
+            return;
+        };
+        let mut lines = Vec::new();
+        let mut off = 0;
+        for l in file.split_inclusive('\n') {
+            if l.ends_with('\n') {
+                lines.push((off as u64, l.len() - 1));
+            }
+            off += l.len();
+        }
+        let expect = |i: u32| HitPath {
+            hit: 0,
+            dirs: s.path_to(i).iter().map(|&a| entry_name(&s, a)).collect(),
+            kind: s.kind_name(i).to_string(),
+        };
+        for &(o, len) in &lines {
+            let mut src: &[u8] = file.as_bytes();
+            match ix.paths(&[(o, len)], &mut src).unwrap() {
+                Err(Doubt) => tally.doubted += 1,
+                Ok(got) => {
+                    tally.answered += 1;
+                    let want: Vec<HitPath> = s.node_at(o, len).map(expect).into_iter().collect();
+                    assert_eq!(got, want, "line at {o} of\n{file}");
+                }
+            }
+        }
+        let mut src: &[u8] = file.as_bytes();
+        if let Ok(got) = ix.paths(&lines, &mut src).unwrap() {
+            let mut want = Vec::new();
+            s.walk_preorder(|i, _| {
+                let e = s.entry(i);
+                if let Some(h) = lines.iter().position(|&(o, _)| o == e.offset) {
+                    want.push(HitPath {
+                        hit: h,
+                        ..expect(i)
+                    });
+                }
+            });
+            assert_eq!(got, want, "all lines of\n{file}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+        #[test]
+        fn paths_are_the_indexs(lines in proptest::collection::vec(line(), 0..40), torn in any::<bool>()) {
+            let mut f = format!("{HEADER}\n");
+            for l in &lines {
+                f.push_str(&text(l));
+                f.push('\n');
+            }
+            if torn {
+                f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
+            }
+            compare(&f, &mut Tally::default());
+        }
+    }
+
+    /// The random files above exercise every branch: most files are answered, some
+    /// lines doubted, some files refused.
+    #[test]
+    fn the_comparison_exercises_every_outcome() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let mut t = Tally::default();
+        for _ in 0..200 {
+            let lines = proptest::collection::vec(line(), 0..40)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            let mut f = format!("{HEADER}\n");
+            for l in &lines {
+                f.push_str(&text(l));
+                f.push('\n');
+            }
+            compare(&f, &mut t);
+        }
+        assert!(
+            t.refused > 10 && t.doubted > 100 && t.answered > 1000,
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn walked_damage_is_doubted_and_the_rest_answered() {
+        let a = entry(0, 1, None, 0, false);
+        let b = entry(0, 2, Some(1), 0, false);
+        let c = entry(0, 3, Some(2), 0, true);
+        // A malformed line with b's id, after b: b's latest line is malformed.
+        let bad_b = text(&L::BadTail {
+            id: 2,
+            parent: Some(1),
+        });
+        // A line cut inside its fields is no entry, and read as none.
+        let cut = &b[..70];
+        let f = format!("{HEADER}\n{a}\n{b}\n{cut}\n{bad_b}\n{c}\n");
+        let ix = RawIndex::from_bytes(f.as_bytes()).unwrap();
+        let c_at = (f.find(&c).unwrap() as u64, c.len());
+        let a_at = (f.find(&a).unwrap() as u64, a.len());
+        let mut src: &[u8] = f.as_bytes();
+        assert!(ix.paths(&[c_at], &mut src).unwrap().is_err());
+        let got = ix.paths(&[a_at], &mut src).unwrap().unwrap();
+        assert_eq!(got[0].dirs, [id(1)]);
+        let f = format!("{HEADER}\n{a}\n{b}\n{cut}\n{c}\n");
+        let ix = RawIndex::from_bytes(f.as_bytes()).unwrap();
+        let c_at = (f.find(&c).unwrap() as u64, c.len());
+        let mut src: &[u8] = f.as_bytes();
+        let got = ix.paths(&[c_at], &mut src).unwrap().unwrap();
+        assert_eq!(got[0].dirs, [id(1), id(2), id(3)]);
+        assert_eq!(got[0].kind, "assistant");
+        // A second id key, even in a line on no path, sends the file to the index.
+        let dup = text(&L::DupKey { id: 5, other: 2 });
+        assert!(RawIndex::from_bytes(format!("{HEADER}\n{a}\n{dup}\n").as_bytes()).is_none());
+        // Nested ids and types are not top-level keys.
+        assert!(RawIndex::from_bytes(format!("{HEADER}\n{c}\n").as_bytes()).is_some());
+        // Another header version, or none on line 1.
+        let v2 = HEADER.replace("\"version\":3", "\"version\":2");
+        assert!(RawIndex::from_bytes(format!("{v2}\n{a}\n").as_bytes()).is_none());
+        assert!(RawIndex::from_bytes(format!("\n{HEADER}\n{a}\n").as_bytes()).is_none());
     }
 }
