@@ -4,29 +4,33 @@
 //! [`crate::model::Session`] costs the whole index: every line's JSON validated by the
 //! field scanner (`model::scan`), when only the lines on the hit's path decide where
 //! it is. This module builds a cheap map instead, `id → (parentId, line)`, from one
-//! pass over the raw bytes, reading the three fields where Pi's writer puts them
-//! (`JSON.stringify` of an entry starts `{"type":"T","id":"I","parentId":"P"` or
-//! `…,"parentId":null`), then walks each hit's ancestors through that map and
-//! validates only the lines it walks, with the index's own scanner.
+//! pass over the raw bytes that reads only the top-level `type`, `id` and `parentId`
+//! (a structural pass that jumps over strings with `memchr`, as Pi's writer leaves
+//! them: plain strings, each key once), then walks each hit's ancestors through that
+//! map and validates only the lines it walks, with the index's own scanner.
 //!
 //! Used only for files of Pi's current format (a header on line 1, version 3 or
-//! later, whose lines render on their own); any line this module cannot read as the
-//! writer lays it out (another key order, an escape in the type or an id, an id not
-//! in UTF-8, a line longer than the bound on lines, a blank line indented with
-//! something else) sends the whole file to the full index, as does every doubt below.
+//! later, whose lines render on their own). A line the pass cannot read so (an id
+//! not a plain string, a key written with an escape, `type`, `id` or `parentId`
+//! twice, a line longer than the bound on lines) is asked of the index's scanner:
+//! blank or malformed, it is no entry and is skipped; anything else sends the whole
+//! file to the full index, as does every doubt below.
 //!
 //! # Why the paths are the full index's
 //!
 //! The full index's entries are the lines that parse as JSON objects, other than the
-//! header and later `session` lines; the map's are every line laid out as above
-//! (except `session` lines), parsed or not. So the map holds every entry of the index,
+//! header and later `session` lines; the map's are every line whose three fields the
+//! pass reads (except `session` lines), parsed or not. So the map holds every entry of the index,
 //! with the same type, id and parentId, plus the malformed lines the index skips:
 //!
-//! * For a line that parses, the fields read from the layout are the parsed ones:
-//!   they hold no escape, and a second top-level `type`, `id` or `parentId` key (or a
-//!   top-level key with an escape, which could spell one) sends the file to the full
-//!   index. Keys are found by a structural pass that skips strings, which is exact on
-//!   valid JSON; on a malformed line it may be wrong, and that line is no entry.
+//! * For a line that parses, the fields the pass reads are the parsed ones: they hold
+//!   no escape, and a second top-level `type`, `id` or `parentId` key (or a top-level
+//!   key with an escape, which could spell one) sends the file to the full index, as
+//!   does an id or parentId whose bytes are not UTF-8 (Node would replace them, and
+//!   two ids could become one). The pass is exact on valid JSON; on a malformed line
+//!   it may read anything, and that line is no entry.
+//! * A line the pass cannot read is skipped only when the index's scanner says it is
+//!   blank or malformed: no entry either way.
 //! * A malformed line could change a hit's path only if its id is on that path: as
 //!   the ancestor itself, or as a later line with the ancestor's id, which the map
 //!   takes for the ancestor (later wins, as in the index) while the index keeps the

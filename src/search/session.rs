@@ -5,7 +5,9 @@
 //! 2. Where the format renders a line on its own ([`Rules::line_content`]), each
 //!    candidate is rendered and searched there and then, and dropped without a match;
 //!    only what grep found is kept (the lines to print), not the content.
-//! 3. A file with candidates left is indexed ([`open`]); the candidates become nodes
+//! 3. In Pi's current format, the hits' paths come from a map of ids and the
+//!    validation of the lines on them ([`super::hitpath`]), the full index only when
+//!    that doubts. Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
 //!    (by offset and length: a line that is not an entry, or changed since, is not
 //!    one). The tree is walked in the mount's order and each selected node printed,
 //!    those not rendered yet rendered now. Without a prefilter, every node is.
