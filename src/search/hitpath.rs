@@ -107,9 +107,13 @@ fn layout(b: &[u8]) -> Option<Layout<'_>> {
     let (mut ty, mut id, mut parent): (Option<&str>, Option<&str>, Option<Option<&str>>) =
         (None, None, None);
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    // Depth counts objects only: in valid JSON a string followed by `:` is a key of
+    // the innermost object, and arrays nest within objects in balance, so the
+    // structural bytes to stop at are quotes and braces, found with `memchr3`.
     let mut depth = 1usize;
     let mut i = 1;
-    while i < b.len() {
+    while let Some(k) = memchr::memchr3(b'"', b'{', b'}', &b[i.min(b.len())..]) {
+        i += k;
         match b[i] {
             b'"' => {
                 let start = i + 1;
@@ -161,14 +165,13 @@ fn layout(b: &[u8]) -> Option<Layout<'_>> {
                 }
                 continue;
             }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
+            b'{' => depth += 1,
+            _ => {
                 depth -= 1;
                 if depth == 0 {
                     break;
                 }
             }
-            _ => {}
         }
         i += 1;
     }
