@@ -16,7 +16,8 @@
 //! the renderer the mount uses ([`crate::model::content`]) and searched line by line
 //! as grep would ([`grepfile`]): in Pi's current format straight from the line, so a
 //! file is indexed ([`crate::model::Session`], for the paths) only when something in
-//! it matches; in older formats and Claude Code's after indexing. A Codex thread is
+//! it matches, and then, for a Pi file, only as far as its hits' paths need
+//! ([`hitpath`]); in older formats and Claude Code's after indexing. A Codex thread is
 //! several files (its pages and the base pages its history reads): all are scanned
 //! raw ([`rules_codex`]), its candidate lines rendered from the line alone, and the
 //! thread indexed only when one matches. Files are searched
@@ -51,13 +52,16 @@
 //!   through a mount does not read either (they are symbolic links).
 //! * A file written while it is searched is searched as it was read, up to its last
 //!   complete line; lines appended meanwhile may or may not be found.
-//! * A session with a match is indexed whole to know its paths: finding one hit in a
-//!   100 MB session costs its indexing (about a third of a second).
+//! * A session with a match is indexed whole to know its paths, except in Pi's
+//!   current format, where a hit's path costs a map of ids from one pass over the
+//!   raw bytes and the validation of the lines on the path ([`hitpath`]); not with
+//!   `-c` (every entry is printed), `--json` (a hit's leaves) or `--sessions`.
 //! * In a directory with more than 10,000 entries, `grep -r` through a mount visits
 //!   them in inode order (gnulib's fts sorts large directories); the order here is the
 //!   listing order.
 
 pub mod grepfile;
+pub mod hitpath;
 pub mod output;
 pub mod pattern;
 pub mod prefilter;

@@ -5,7 +5,9 @@
 //! 2. Where the format renders a line on its own ([`Rules::line_content`]), each
 //!    candidate is rendered and searched there and then, and dropped without a match;
 //!    only what grep found is kept (the lines to print), not the content.
-//! 3. A file with candidates left is indexed ([`open`]); the candidates become nodes
+//! 3. In Pi's current format, the hits' paths come from a map of ids and the
+//!    validation of the lines on them ([`super::hitpath`]), the full index only when
+//!    that doubts. Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
 //!    (by offset and length: a line that is not an entry, or changed since, is not
 //!    one). The tree is walked in the mount's order and each selected node printed,
 //!    those not rendered yet rendered now. Without a prefilter, every node is.
@@ -27,6 +29,7 @@
 //! is matched to its node by file path and offset (`nodes_by_path`).
 
 use super::grepfile::{self, Found, Mode};
+use super::hitpath::RawIndex;
 use super::output::Printer;
 use super::pattern::Pattern;
 use super::prefilter::Prefilter;
@@ -486,7 +489,7 @@ pub fn search_file(
     buf: &mut Vec<u8>,
     emit: &mut dyn FnMut(Chunk),
 ) -> Report {
-    let mut failed = |what: String| {
+    let failed = |emit: &mut dyn FnMut(Chunk), what: String| {
         emit(Chunk::Err(format!("{}: {what}", job.path.display())));
         Report {
             matched: false,
@@ -502,15 +505,35 @@ pub fn search_file(
     }
     let scanned = match scanned {
         Ok(c) => c,
-        Err(e) => return failed(io_msg(&e)),
+        Err(e) => return failed(emit, io_msg(&e)),
     };
     if scanned.as_ref().is_some_and(|c| c.candidates.is_empty()) && search.mode != Mode::Count {
         return Report::default();
     }
+    // A few hits in Pi's current format: their paths without the index.
+    let scanned = match scanned {
+        Some(sc) if sc.sides.is_empty() && fast_path_fits(search, sc.rules, &sc.candidates) => {
+            let Scanned {
+                rules,
+                candidates,
+                sides,
+            } = sc;
+            match hit_paths(job, search, candidates, buf, emit) {
+                Ok(Ok(report)) => return report,
+                Ok(Err(candidates)) => Some(Scanned {
+                    rules,
+                    candidates,
+                    sides,
+                }),
+                Err(e) => return failed(emit, io_msg(&e)),
+            }
+        }
+        other => other,
+    };
     let s = match open(&job.path) {
         Ok(s) => s,
-        Err(LoadError::Io(e)) => return failed(io_msg(&e)),
-        Err(e) if job.explicit => return failed(e.to_string()),
+        Err(LoadError::Io(e)) => return failed(emit, io_msg(&e)),
+        Err(e) if job.explicit => return failed(emit, e.to_string()),
         // Not a session: the mount shows an ERROR file, not entries.
         Err(_) => return Report::default(),
     };
@@ -692,29 +715,7 @@ fn walk(
                     json_hits(&mut out, &hit, &r.bytes, found);
                 }
             } else {
-                match search.mode {
-                    Mode::List if found.count > 0 => search.printer.list(&mut out, &path),
-                    Mode::List => {}
-                    Mode::Count => search.printer.count(&mut out, &path, found.count),
-                    Mode::Lines => {
-                        for l in &found.lines {
-                            search.printer.line(
-                                &mut out,
-                                &path,
-                                l.number,
-                                &r.bytes[l.start..l.end],
-                                &search.pattern,
-                            );
-                        }
-                        if found.binary {
-                            emit(Chunk::Out(std::mem::take(&mut out)));
-                            emit(Chunk::Err(format!(
-                                "{}: binary file matches",
-                                String::from_utf8_lossy(&path)
-                            )));
-                        }
-                    }
-                }
+                print_plain(search, &path, r, &mut out, emit);
             }
             if out.len() >= CHUNK {
                 emit(Chunk::Out(std::mem::take(&mut out)));
@@ -726,6 +727,107 @@ fn walk(
         emit(Chunk::Out(out));
     }
     report
+}
+
+/// Prints what grep found in one content file at `path` as `grep -r` prints it
+/// (not `--json`, not `--sessions`).
+fn print_plain(
+    search: &Search,
+    path: &[u8],
+    r: &FileResult,
+    out: &mut Vec<u8>,
+    emit: &mut dyn FnMut(Chunk),
+) {
+    let found = &r.found;
+    match search.mode {
+        Mode::List if found.count > 0 => search.printer.list(out, path),
+        Mode::List => {}
+        Mode::Count => search.printer.count(out, path, found.count),
+        Mode::Lines => {
+            for l in &found.lines {
+                search.printer.line(
+                    out,
+                    path,
+                    l.number,
+                    &r.bytes[l.start..l.end],
+                    &search.pattern,
+                );
+            }
+            if found.binary {
+                emit(Chunk::Out(std::mem::take(out)));
+                emit(Chunk::Err(format!(
+                    "{}: binary file matches",
+                    String::from_utf8_lossy(path)
+                )));
+            }
+        }
+    }
+}
+
+/// Whether a file's hits can be placed without its index ([`hitpath`]): Pi's
+/// current format, every candidate already searched (so every one left is a hit),
+/// and output that needs nothing but the hits' paths (not `-c`, which prints every
+/// entry, nor `--json` or `--sessions`, which need the tree's leaves or the name).
+fn fast_path_fits(search: &Search, r: &Rules, c: &[Candidate]) -> bool {
+    search.mode != Mode::Count
+        && !search.json
+        && !search.sessions
+        && std::ptr::eq(r, &rules::PI)
+        && c.iter().all(|c| c.results.is_some())
+}
+
+/// Prints a file's hits from their paths alone ([`hitpath`]), in the mount's order;
+/// gives the candidates back when the file needs its index.
+fn hit_paths(
+    job: &Job,
+    search: &Search,
+    c: Vec<Candidate>,
+    buf: &mut Vec<u8>,
+    emit: &mut dyn FnMut(Chunk),
+) -> io::Result<Result<Report, Vec<Candidate>>> {
+    let f = input::open_regular(&job.path)?;
+    let built = RawIndex::build(&f, buf);
+    if buf.len() > 4 * BLOCK {
+        buf.truncate(BLOCK);
+        buf.shrink_to_fit();
+    }
+    let Some(ix) = built? else {
+        return Ok(Err(c));
+    };
+    let hits: Vec<(u64, usize)> = c.iter().map(|c| (c.offset, c.len)).collect();
+    let Ok(paths) = ix.paths(&hits, &mut &f)? else {
+        return Ok(Err(c));
+    };
+    let mut results: Vec<Option<Vec<FileResult>>> = c.into_iter().map(|c| c.results).collect();
+    let mut report = Report::default();
+    let mut out = Vec::new();
+    for hp in paths {
+        let Some(rs) = results[hp.hit].take() else {
+            continue;
+        };
+        let mut path = job.prefix.clone();
+        for d in &hp.dirs {
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(d.as_bytes());
+        }
+        let dir_len = path.len();
+        for r in &rs {
+            path.truncate(dir_len);
+            path.push(b'/');
+            path.extend_from_slice(r.image.as_deref().unwrap_or(&hp.kind).as_bytes());
+            report.matched |= r.found.count > 0;
+            print_plain(search, &path, r, &mut out, emit);
+            if out.len() >= CHUNK {
+                emit(Chunk::Out(std::mem::take(&mut out)));
+            }
+        }
+    }
+    if !out.is_empty() {
+        emit(Chunk::Out(out));
+    }
+    Ok(Ok(report))
 }
 
 /// For each pre-order position, the position after its subtree.

@@ -1,0 +1,780 @@
+//! The paths of a few hits in a big Pi session, without indexing it.
+//!
+//! A hit's path in the mount is its ancestors' ids, root first. Learning it through
+//! [`crate::model::Session`] costs the whole index: every line's JSON validated by the
+//! field scanner (`model::scan`), when only the lines on the hit's path decide where
+//! it is. This module builds a cheap map instead, `id → (parentId, line)`, from one
+//! pass over the raw bytes that reads only the top-level `type`, `id` and `parentId`
+//! (a structural pass that jumps over strings with `memchr`, as Pi's writer leaves
+//! them: plain strings, each key once), then walks each hit's ancestors through that
+//! map and validates only the lines it walks, with the index's own scanner.
+//!
+//! Used only for files of Pi's current format (a header on line 1, version 3 or
+//! later, whose lines render on their own). A line the pass cannot read so (an id
+//! not a plain string, a key written with an escape, `type`, `id` or `parentId`
+//! twice, a line longer than the bound on lines) is asked of the index's scanner:
+//! blank or malformed, it is no entry and is skipped; anything else sends the whole
+//! file to the full index, as does every doubt below.
+//!
+//! # Why the paths are the full index's
+//!
+//! The full index's entries are the lines that parse as JSON objects, other than the
+//! header and later `session` lines; the map's are every line whose three fields the
+//! pass reads (except `session` lines), parsed or not. So the map holds every entry of the index,
+//! with the same type, id and parentId, plus the malformed lines the index skips:
+//!
+//! * For a line that parses, the fields the pass reads are the parsed ones: they hold
+//!   no escape, and a second top-level `type`, `id` or `parentId` key (or a top-level
+//!   key with an escape, which could spell one) sends the file to the full index, as
+//!   does an id or parentId whose bytes are not UTF-8 (Node would replace them, and
+//!   two ids could become one). The pass is exact on valid JSON; on a malformed line
+//!   it may read anything, and that line is no entry.
+//! * A line the pass cannot read is skipped only when the index's scanner says it is
+//!   blank or malformed: no entry either way.
+//! * A malformed line could change a hit's path only if its id is on that path: as
+//!   the ancestor itself, or as a later line with the ancestor's id, which the map
+//!   takes for the ancestor (later wins, as in the index) while the index keeps the
+//!   earlier, valid line. Either way the map's line for that id is the malformed
+//!   line, it is on the walked path, and validating it fails: the file goes to the
+//!   full index. A malformed line whose id is on no walked path changes no walked
+//!   step: for every id on the path, the map's (latest) line is valid, so it is the
+//!   index's latest entry with that id too; an id missing from the map is missing
+//!   from the index.
+//! * The walk then does what the index does: a null or missing `parentId` is a root,
+//!   a self-parent is a root, a parent not in the file makes an orphan root, and in a
+//!   cycle the member earliest in the file becomes a root (the index breaks every
+//!   cycle so; a cycle's members are all on the walk). A hit on a line a later line
+//!   shadows (same id) is no node, if that later line validates.
+//! * The mount lists roots in file order and siblings by (timestamp, file order);
+//!   two hits are ordered at the first node where their paths part, whose lines were
+//!   both validated, so their timestamps are the index's.
+//!
+//! `tests/search.rs` compares `sessionfs grep` with `grep -r` through a mount; the
+//! tests below compare these paths with the index's on random damaged files.
+
+use crate::model::context::js_date_ms;
+use crate::model::id::{IdBuild, IdKey, IdTable};
+use crate::model::input;
+use crate::model::kind::KindTable;
+use crate::model::scan::{Field, LineError, LineHead};
+use crate::model::session::NO_TIME;
+use crate::view::escape_id;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// A line that may be an entry, as its bytes lay it out.
+#[derive(Debug, Clone, Copy)]
+struct RawLine {
+    offset: u64,
+    len: u32,
+    id: IdKey,
+    /// `IdKey::NONE` for `null`.
+    parent: IdKey,
+}
+
+/// The top-level `type`, `id` and `parentId` of a line.
+struct Layout<'a> {
+    ty: &'a str,
+    id: &'a str,
+    /// `None` for `null` or a missing key.
+    parent: Option<&'a str>,
+}
+
+/// The end of the string whose contents start at `at` (the position of its closing
+/// quote), skipping escapes.
+fn string_end(b: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        let k = memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
+        if b[at + k] == b'"' {
+            return Some(at + k);
+        }
+        at += k + 2;
+    }
+}
+
+/// The top-level `type`, `id` and `parentId` of `b`, read by a structural pass that
+/// skips strings: exact on valid JSON (on a malformed line the answer does not
+/// matter, see the module docs). `None` unless the line is an object whose `type`
+/// and `id` are strings and whose `parentId` is a string, `null` or missing, each
+/// without escapes and in UTF-8, no top-level key occurs twice among those three,
+/// and no top-level key holds an escape (which could spell one of them).
+fn layout(b: &[u8]) -> Option<Layout<'_>> {
+    if b.first() != Some(&b'{') {
+        return None;
+    }
+    let (mut ty, mut id, mut parent): (Option<&str>, Option<&str>, Option<Option<&str>>) =
+        (None, None, None);
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    // Depth counts objects only: in valid JSON a string followed by `:` is a key of
+    // the innermost object, and arrays nest within objects in balance, so the
+    // structural bytes to stop at are quotes and braces, found with `memchr3`.
+    let mut depth = 1usize;
+    let mut i = 1;
+    while let Some(k) = memchr::memchr3(b'"', b'{', b'}', &b[i.min(b.len())..]) {
+        i += k;
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                let end = string_end(b, start)?;
+                i = end + 1;
+                if depth != 1 {
+                    continue;
+                }
+                let mut m = i;
+                while b.get(m).is_some_and(ws) {
+                    m += 1;
+                }
+                if b.get(m) != Some(&b':') {
+                    continue; // a value
+                }
+                let key = &b[start..end];
+                if key.contains(&b'\\') {
+                    return None;
+                }
+                let slot = match key {
+                    b"type" => 0,
+                    b"id" => 1,
+                    b"parentId" => 2,
+                    _ => continue,
+                };
+                m += 1;
+                while b.get(m).is_some_and(ws) {
+                    m += 1;
+                }
+                let value = if b.get(m) == Some(&b'"') {
+                    let e = string_end(b, m + 1)?;
+                    let v = &b[m + 1..e];
+                    if v.contains(&b'\\') {
+                        return None;
+                    }
+                    i = e + 1;
+                    Some(std::str::from_utf8(v).ok()?)
+                } else if b[m..].starts_with(b"null") && slot == 2 {
+                    i = m + 4;
+                    None
+                } else {
+                    return None;
+                };
+                match slot {
+                    0 if ty.is_none() => ty = value,
+                    1 if id.is_none() => id = value,
+                    2 if parent.is_none() => parent = Some(value),
+                    _ => return None,
+                }
+                continue;
+            }
+            b'{' => depth += 1,
+            _ => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    Some(Layout {
+        ty: ty?,
+        id: id?,
+        parent: parent.flatten(),
+    })
+}
+
+/// The map of one file: every line that may be an entry, and the latest line of
+/// each id.
+pub struct RawIndex {
+    lines: Vec<RawLine>,
+    ids: IdTable,
+    by_id: HashMap<IdKey, u32, IdBuild>,
+}
+
+/// Size of the reads that build the map.
+const BLOCK: usize = 256 << 10;
+
+/// What one line of the file is to the map.
+enum Read {
+    Entry(RawLine),
+    /// A line the index does not take as an entry either way.
+    Skip,
+    /// Not laid out as expected: the file needs the full index.
+    Refuse,
+}
+
+impl RawIndex {
+    /// Builds the map of `f` from its complete lines (an unterminated last line is
+    /// no entry), reading it in blocks through `buf`. `None` when a line is not as
+    /// Pi's writer lays it out, or the header on line 1 is not of version 3 or later.
+    pub fn build(f: &File, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
+        let max = input::max_line();
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
+        let mut ix = RawIndex {
+            lines: Vec::new(),
+            ids: IdTable::default(),
+            by_id: HashMap::default(),
+        };
+        let (mut filled, mut base, mut line_no) = (0usize, 0u64, 0u64);
+        loop {
+            if filled == buf.len() {
+                if filled > max {
+                    return Ok(None);
+                }
+                let n = (buf.len() * 2).min(max + 1);
+                buf.resize(n, 0);
+            }
+            let n = match f.read_at(&mut buf[filled..], base + filled as u64) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                return Ok((line_no > 0).then_some(ix));
+            }
+            filled += n;
+            let mut start = 0;
+            while let Some(len) = memchr::memchr(b'\n', &buf[start..filled]) {
+                let line = &buf[start..start + len];
+                line_no += 1;
+                if line.len() > max {
+                    return Ok(None);
+                }
+                let offset = base + start as u64;
+                if line_no == 1 {
+                    if !is_v3_header(line) {
+                        return Ok(None);
+                    }
+                } else {
+                    match ix.read_line(line, offset) {
+                        Read::Entry(l) => {
+                            let k = ix.lines.len() as u32;
+                            ix.by_id.insert(l.id, k);
+                            ix.lines.push(l);
+                        }
+                        Read::Skip => {}
+                        Read::Refuse => return Ok(None),
+                    }
+                }
+                start += len + 1;
+            }
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            base += start as u64;
+        }
+    }
+
+    fn read_line(&mut self, line: &[u8], offset: u64) -> Read {
+        let Some(l) = layout(line) else {
+            // Rare: the index says whether the line is an entry.
+            return match LineHead::parse(line) {
+                Err(LineError::Blank | LineError::Malformed(_)) => Read::Skip,
+                _ => Read::Refuse,
+            };
+        };
+        if l.ty == "session" {
+            // A second header, or a malformed line: no entry either way.
+            return Read::Skip;
+        }
+        let id = self.ids.intern(l.id);
+        let parent = l.parent.map_or(IdKey::NONE, |p| self.ids.intern(p));
+        Read::Entry(RawLine {
+            offset,
+            len: line.len() as u32,
+            id,
+            parent,
+        })
+    }
+}
+
+/// Whether `line` is a session header of version 3 or later, as the index reads one.
+fn is_v3_header(line: &[u8]) -> bool {
+    let Ok(h) = LineHead::parse(line) else {
+        return false;
+    };
+    h.is_header()
+        && match h.version {
+            Field::Num(n) => n >= 3.0,
+            Field::Str(_) | Field::Other { .. } => true,
+            Field::Missing | Field::Null => false,
+        }
+}
+
+/// A line on a walked path, validated.
+#[derive(Debug, Clone)]
+struct Valid {
+    ts: i64,
+    kind: String,
+    name: String,
+}
+
+/// Where a hit is in the mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HitPath {
+    /// Which of the hits asked about.
+    pub hit: usize,
+    /// The directory names from the root down to the hit's.
+    pub dirs: Vec<String>,
+    /// The name of its KIND file.
+    pub kind: String,
+}
+
+/// The file needs the full index (a doubt on a walked line).
+#[derive(Debug)]
+pub struct Doubt;
+
+/// Reads lines of the file for validation.
+pub trait LineSource {
+    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>>;
+}
+
+impl LineSource for &File {
+    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        let mut v = vec![0; len as usize];
+        self.read_exact_at(&mut v, offset)?;
+        Ok(v)
+    }
+}
+
+impl LineSource for &[u8] {
+    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        let s = offset as usize;
+        self.get(s..s + len as usize)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
+    }
+}
+
+impl RawIndex {
+    /// Builds the map of a file held in memory (tests).
+    #[cfg(test)]
+    pub fn from_bytes(bytes: &[u8]) -> Option<RawIndex> {
+        let dir = tempfile::tempdir().ok()?;
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, bytes).ok()?;
+        let f = File::open(&p).ok()?;
+        RawIndex::build(&f, &mut Vec::new()).ok()?
+    }
+
+    /// Validates line `k` of the map with the index's scanner: it must parse, with
+    /// the type, id and parentId its layout shows.
+    fn validate(
+        &self,
+        k: u32,
+        src: &mut dyn LineSource,
+        kinds: &mut KindTable,
+    ) -> io::Result<Result<Valid, Doubt>> {
+        let l = self.lines[k as usize];
+        let bytes = src.line(l.offset, l.len)?;
+        let (Ok(head), Some(lay)) = (LineHead::parse(&bytes), layout(&bytes)) else {
+            return Ok(Err(Doubt));
+        };
+        let parent_same = match (lay.parent, &head.parent_id) {
+            (None, Field::Null | Field::Missing) => true,
+            (Some(p), Field::Str(s)) => p == s,
+            _ => false,
+        };
+        if head.ty.as_str() != Some(lay.ty)
+            || head.id.as_str() != Some(lay.id)
+            || !parent_same
+            || self.ids.get(lay.id) != Some(l.id)
+        {
+            return Ok(Err(Doubt));
+        }
+        let kind = kinds.intern(Some(lay.ty), head.role.as_str(), false);
+        Ok(Ok(Valid {
+            ts: head
+                .timestamp
+                .as_str()
+                .and_then(js_date_ms)
+                .unwrap_or(NO_TIME),
+            kind: kinds.name(kind).to_string(),
+            name: escape_id(lay.id),
+        }))
+    }
+
+    /// The paths of the hits (each a line by its offset and length, without its
+    /// newline), in the order `grep -r` meets them through a mount; hits on lines that
+    /// are no node are left out. `Err(Doubt)`: ask the full index.
+    pub fn paths(
+        &self,
+        hits: &[(u64, usize)],
+        src: &mut dyn LineSource,
+    ) -> io::Result<Result<Vec<HitPath>, Doubt>> {
+        let mut kinds = KindTable::default();
+        let mut valid: HashMap<u32, Valid> = HashMap::new();
+        let mut check =
+            |k: u32, valid: &mut HashMap<u32, Valid>| -> io::Result<Result<(), Doubt>> {
+                if valid.contains_key(&k) {
+                    return Ok(Ok(()));
+                }
+                match self.validate(k, src, &mut kinds)? {
+                    Ok(v) => {
+                        valid.insert(k, v);
+                        Ok(Ok(()))
+                    }
+                    Err(d) => Ok(Err(d)),
+                }
+            };
+        // Each hit's chain of map lines, root first.
+        let mut chains: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (h, &(offset, len)) in hits.iter().enumerate() {
+            let Ok(k) = self.lines.binary_search_by_key(&offset, |l| l.offset) else {
+                continue; // the header, a skipped line, or a file that changed
+            };
+            let l = self.lines[k];
+            if l.len as usize != len {
+                continue;
+            }
+            let k = k as u32;
+            if let Err(d) = check(k, &mut valid)? {
+                return Ok(Err(d));
+            }
+            let latest = self.by_id[&l.id];
+            if latest != k {
+                // Shadowed by a later line with its id, if that one is an entry.
+                if let Err(d) = check(latest, &mut valid)? {
+                    return Ok(Err(d));
+                }
+                continue;
+            }
+            let mut chain = vec![k];
+            let mut at: HashMap<u32, usize> = HashMap::from([(k, 0)]);
+            let mut cur = k;
+            loop {
+                let c = self.lines[cur as usize];
+                if c.parent.is_none() || c.parent == c.id {
+                    break;
+                }
+                let Some(&p) = self.by_id.get(&c.parent) else {
+                    break; // an orphan: a root
+                };
+                if let Err(d) = check(p, &mut valid)? {
+                    return Ok(Err(d));
+                }
+                if let Some(&pos) = at.get(&p) {
+                    // A cycle: its earliest member in the file is a root.
+                    let root = chain[pos..].iter().copied().min().expect("a member");
+                    let end = chain.iter().position(|&x| x == root).expect("on the chain");
+                    chain.truncate(end + 1);
+                    break;
+                }
+                at.insert(p, chain.len());
+                chain.push(p);
+                cur = p;
+            }
+            chain.reverse();
+            chains.push((h, chain));
+        }
+        // Pre-order: roots in file order, siblings by (timestamp, file order); an
+        // ancestor before its descendants.
+        let key = |depth: usize, k: u32| {
+            if depth == 0 {
+                (i64::MIN, k)
+            } else {
+                (valid[&k].ts, k)
+            }
+        };
+        chains.sort_by(|(_, a), (_, b)| {
+            for (d, (x, y)) in a.iter().zip(b).enumerate() {
+                if x != y {
+                    return key(d, *x).cmp(&key(d, *y));
+                }
+            }
+            a.len().cmp(&b.len())
+        });
+        chains.dedup_by(|(_, a), (_, b)| a == b);
+        Ok(Ok(chains
+            .into_iter()
+            .map(|(hit, chain)| HitPath {
+                hit,
+                kind: valid[chain.last().expect("the hit")].kind.clone(),
+                dirs: chain.iter().map(|k| valid[k].name.clone()).collect(),
+            })
+            .collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Session;
+    use crate::search::session::Searchable;
+    use crate::view::entry_name;
+    use proptest::prelude::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
+
+    /// One random line: an entry (ids from a small pool, so that duplicates, cycles,
+    /// self-parents and orphans are common), or damage.
+    #[derive(Debug, Clone)]
+    enum L {
+        Entry {
+            ty: u8,
+            id: u8,
+            parent: Option<u8>,
+            ts: u8,
+            nested: bool,
+        },
+        /// An entry cut short (malformed).
+        Cut {
+            id: u8,
+            parent: Option<u8>,
+            at: u8,
+        },
+        /// An entry whose fields read well, malformed after them.
+        BadTail {
+            id: u8,
+            parent: Option<u8>,
+        },
+        /// Valid JSON with a second `id` key after the message.
+        DupKey {
+            id: u8,
+            other: u8,
+        },
+        /// An id written with an escape.
+        Escaped {
+            id: u8,
+        },
+        /// Another key order.
+        Reordered {
+            id: u8,
+        },
+        Blank,
+        ExtraHeader,
+    }
+
+    fn id(n: u8) -> String {
+        format!("{:08x}", 0xa000_0000u32 + n as u32)
+    }
+
+    fn entry(ty: u8, i: u8, parent: Option<u8>, ts: u8, nested: bool) -> String {
+        let p = parent.map_or("null".to_string(), |p| format!("\"{}\"", id(p)));
+        let ty = ["message", "model_change", "label", "custom", "session_info"][ty as usize % 5];
+        let inner = if nested {
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"zz","name":"x","arguments":{"id":"q","type":"session"}}]}"#
+        } else {
+            r#"{"role":"user","content":"hi"}"#
+        };
+        format!(
+            r#"{{"type":"{ty}","id":"{}","parentId":{p},"timestamp":"2025-01-01T00:00:{:02}.000Z","message":{inner}}}"#,
+            id(i),
+            ts % 3
+        )
+    }
+
+    fn text(l: &L) -> String {
+        match *l {
+            L::Entry {
+                ty,
+                id: i,
+                parent,
+                ts,
+                nested,
+            } => entry(ty, i, parent, ts, nested),
+            L::Cut { id: i, parent, at } => {
+                let e = entry(0, i, parent, 0, false);
+                let at = 60 + at as usize % (e.len() - 60);
+                e[..at].to_string()
+            }
+            L::BadTail { id: i, parent } => {
+                let e = entry(0, i, parent, 2, false);
+                format!("{},}}", &e[..e.len() - 1])
+            }
+            L::DupKey { id: i, other } => {
+                let e = entry(0, i, None, 0, false);
+                format!("{},\"id\":\"{}\"}}", &e[..e.len() - 1], id(other))
+            }
+            L::Escaped { id: i } => entry(0, i, None, 1, false).replacen("\"a", "\"\\u0061", 1),
+            L::Reordered { id: i } => format!(
+                r#"{{"id":"{}","type":"message","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"x"}}}}"#,
+                id(i)
+            ),
+            L::Blank => "  ".to_string(),
+            L::ExtraHeader => HEADER.to_string(),
+        }
+    }
+
+    fn line() -> impl Strategy<Value = L> {
+        let n = 0u8..12;
+        prop_oneof![
+            40 => (0u8..5, n.clone(), proptest::option::weighted(0.85, 0u8..14), 0u8..3, any::<bool>())
+                .prop_map(|(ty, id, parent, ts, nested)| L::Entry { ty, id, parent, ts, nested }),
+            6 => (n.clone(), proptest::option::of(0u8..12), any::<u8>())
+                .prop_map(|(id, parent, at)| L::Cut { id, parent, at }),
+            4 => (n.clone(), proptest::option::of(0u8..12))
+                .prop_map(|(id, parent)| L::BadTail { id, parent }),
+            1 => (n.clone(), n.clone()).prop_map(|(id, other)| L::DupKey { id, other }),
+            1 => n.clone().prop_map(|id| L::Escaped { id }),
+            1 => n.clone().prop_map(|id| L::Reordered { id }),
+            1 => Just(L::Blank),
+            1 => Just(L::ExtraHeader),
+        ]
+    }
+
+    /// What the fast path decided for one file.
+    #[derive(Debug, Default)]
+    struct Tally {
+        refused: usize,
+        doubted: usize,
+        answered: usize,
+    }
+
+    /// Every line of `file` asked alone, then all at once: the fast path's answer,
+    /// when it gives one, is the index's.
+    fn compare(file: &str, tally: &mut Tally) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, file).unwrap();
+        let s = Session::open(&p).unwrap();
+        let Some(ix) = RawIndex::from_bytes(file.as_bytes()) else {
+            tally.refused += 1;
+            return;
+        };
+        let mut lines = Vec::new();
+        let mut off = 0;
+        for l in file.split_inclusive('\n') {
+            if l.ends_with('\n') {
+                lines.push((off as u64, l.len() - 1));
+            }
+            off += l.len();
+        }
+        let expect = |i: u32| HitPath {
+            hit: 0,
+            dirs: s.path_to(i).iter().map(|&a| entry_name(&s, a)).collect(),
+            kind: s.kind_name(i).to_string(),
+        };
+        let step = lines.len() / 200 + 1;
+        for &(o, len) in lines.iter().step_by(step) {
+            let mut src: &[u8] = file.as_bytes();
+            match ix.paths(&[(o, len)], &mut src).unwrap() {
+                Err(Doubt) => tally.doubted += 1,
+                Ok(got) => {
+                    tally.answered += 1;
+                    let want: Vec<HitPath> = s.node_at(o, len).map(expect).into_iter().collect();
+                    assert_eq!(got, want, "line at {o} of\n{file}");
+                }
+            }
+        }
+        let mut src: &[u8] = file.as_bytes();
+        if let Ok(got) = ix.paths(&lines, &mut src).unwrap() {
+            let mut want = Vec::new();
+            s.walk_preorder(|i, _| {
+                let e = s.entry(i);
+                if let Some(h) = lines.iter().position(|&(o, _)| o == e.offset) {
+                    want.push(HitPath {
+                        hit: h,
+                        ..expect(i)
+                    });
+                }
+            });
+            assert_eq!(got, want, "all lines of\n{file}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+        #[test]
+        fn paths_are_the_indexs(lines in proptest::collection::vec(line(), 0..40), torn in any::<bool>()) {
+            let mut f = format!("{HEADER}\n");
+            for l in &lines {
+                f.push_str(&text(l));
+                f.push('\n');
+            }
+            if torn {
+                f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
+            }
+            compare(&f, &mut Tally::default());
+        }
+    }
+
+    /// The random files above exercise every branch: most files are answered, some
+    /// lines doubted, some files refused.
+    #[test]
+    fn the_comparison_exercises_every_outcome() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let mut t = Tally::default();
+        for _ in 0..200 {
+            let lines = proptest::collection::vec(line(), 0..40)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            let mut f = format!("{HEADER}\n");
+            for l in &lines {
+                f.push_str(&text(l));
+                f.push('\n');
+            }
+            compare(&f, &mut t);
+        }
+        assert!(
+            t.refused > 10 && t.doubted > 100 && t.answered > 1000,
+            "{t:?}"
+        );
+    }
+
+    /// The committed Pi sessions of the current format: their hits' paths are the
+    /// index's, and most files are answered without it.
+    #[test]
+    fn fixtures_paths_are_the_indexs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![root.join("examples/demo.jsonl")];
+        for sub in ["sessions", "damaged", "search"] {
+            for e in std::fs::read_dir(root.join("tests/fixtures").join(sub)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "jsonl") {
+                    files.push(p);
+                }
+            }
+        }
+        let mut t = Tally::default();
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap();
+            let (Ok(text), Ok(_)) = (std::str::from_utf8(&bytes), Session::open(&f)) else {
+                continue;
+            };
+            compare(text, &mut t);
+        }
+        assert!(t.answered > 1000 && t.answered > 2 * t.refused, "{t:?}");
+    }
+
+    #[test]
+    fn walked_damage_is_doubted_and_the_rest_answered() {
+        let a = entry(0, 1, None, 0, false);
+        let b = entry(0, 2, Some(1), 0, false);
+        let c = entry(0, 3, Some(2), 0, true);
+        // A malformed line with b's id, after b: b's latest line is malformed.
+        let bad_b = text(&L::BadTail {
+            id: 2,
+            parent: Some(1),
+        });
+        // A line cut inside its fields is no entry, and read as none.
+        let cut = &b[..70];
+        let f = format!("{HEADER}\n{a}\n{b}\n{cut}\n{bad_b}\n{c}\n");
+        let ix = RawIndex::from_bytes(f.as_bytes()).unwrap();
+        let c_at = (f.find(&c).unwrap() as u64, c.len());
+        let a_at = (f.find(&a).unwrap() as u64, a.len());
+        let mut src: &[u8] = f.as_bytes();
+        assert!(ix.paths(&[c_at], &mut src).unwrap().is_err());
+        let got = ix.paths(&[a_at], &mut src).unwrap().unwrap();
+        assert_eq!(got[0].dirs, [id(1)]);
+        let f = format!("{HEADER}\n{a}\n{b}\n{cut}\n{c}\n");
+        let ix = RawIndex::from_bytes(f.as_bytes()).unwrap();
+        let c_at = (f.find(&c).unwrap() as u64, c.len());
+        let mut src: &[u8] = f.as_bytes();
+        let got = ix.paths(&[c_at], &mut src).unwrap().unwrap();
+        assert_eq!(got[0].dirs, [id(1), id(2), id(3)]);
+        assert_eq!(got[0].kind, "assistant");
+        // A second id key, even in a line on no path, sends the file to the index.
+        let dup = text(&L::DupKey { id: 5, other: 2 });
+        assert!(RawIndex::from_bytes(format!("{HEADER}\n{a}\n{dup}\n").as_bytes()).is_none());
+        // Nested ids and types are not top-level keys.
+        assert!(RawIndex::from_bytes(format!("{HEADER}\n{c}\n").as_bytes()).is_some());
+        // Another header version, or none on line 1.
+        let v2 = HEADER.replace("\"version\":3", "\"version\":2");
+        assert!(RawIndex::from_bytes(format!("{v2}\n{a}\n").as_bytes()).is_none());
+        assert!(RawIndex::from_bytes(format!("\n{HEADER}\n{a}\n").as_bytes()).is_none());
+    }
+}
