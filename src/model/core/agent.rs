@@ -15,7 +15,8 @@
 //! | seam point | method |
 //! |---|---|
 //! | which agent | [`Agent::format`] |
-//! | line → entry or metadata | [`Agent::index_line`] (Pi's lines: the core's built-in path, see below) |
+//! | whose file | [`Agent::accepts_first_line`] (the table's `first` agent), then [`AgentTable::detect`] |
+//! | line → entry or metadata | [`Agent::index_line`] |
 //! | after a scan (other files of the session) | [`Agent::after_scan`], [`Agent::sources_moved`] |
 //! | linking quirks | [`Agent::after_link`], [`Agent::root_is_fine`] |
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |
@@ -27,15 +28,19 @@
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
 //!
-//! Pi's lines are still indexed by the core's built-in path (`Session::index_line`),
-//! with Pi's header, labels, edits, name and v1 bookkeeping held in `Session`: Pi was the
-//! first format and its index path is the hot one. The other agents index through
-//! [`Agent::index_line`].
+//! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`] |
+//!
+//! Every agent indexes its own lines: the core reads them, notes CRLF line endings,
+//! and until the file's agent is known, skips blank and malformed lines and picks
+//! the agent by the first line that parses. What a header said (session id, time,
+//! version) the agent writes into the session's neutral [`super::session::Header`].
 
-use super::fork::{ForkError, ForkFile, Fresh};
+use super::fork_file::{ForkError, ForkFile, Fresh};
 use super::format::Format;
+use super::problem::LoadError;
+use super::problem::ProblemKind;
 use super::reply::{AppendError, NewEntry};
-use super::session::{LoadError, Session};
+use super::session::Session;
 use super::text::Image;
 use super::usage::Table;
 use super::usage::prices::Prices;
@@ -72,8 +77,8 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 
-    /// Whether [`Agent::index_line`] indexes the lines (otherwise the core's built-in
-    /// path, Pi's, does).
+    /// Kept for agents written against it; every agent indexes its own lines through
+    /// [`Agent::index_line`], whatever this says.
     fn indexes_lines(&self) -> bool {
         false
     }
@@ -181,6 +186,48 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_preamble(&self, _s: &Session, _i: u32) -> Option<String> {
         None
     }
+
+    /// Whether `raw`, the first line of a file that parses, is this agent's: asked of
+    /// the table's `first` agent before the table's `detect`.
+    fn accepts_first_line(&self, _raw: &[u8]) -> bool {
+        false
+    }
+    /// Whether the file's entries have ids only in memory (Pi's v1), so that nothing
+    /// may be appended.
+    fn is_v1(&self) -> bool {
+        false
+    }
+    /// Live labels, `(label, target node)`, sorted by label.
+    fn labels<'a>(&'a self, _s: &'a Session) -> Vec<(&'a str, u32)> {
+        Vec::new()
+    }
+    fn label_of<'a>(&'a self, _s: &'a Session, _i: u32) -> Option<&'a str> {
+        None
+    }
+    /// The live label `name`: `(target node, label entry)`.
+    fn label_entry(&self, _s: &Session, _name: &str) -> Option<(u32, u32)> {
+        None
+    }
+    /// Something that changes whenever a label is set or cleared (a refresh compares
+    /// it before and after).
+    fn labels_mark(&self) -> (usize, Option<u32>) {
+        (0, None)
+    }
+    /// The entries that edit node `i`, in file order.
+    fn edits_of(&self, _s: &Session, _i: u32) -> Vec<u32> {
+        Vec::new()
+    }
+    /// The nodes some entry edits.
+    fn edited_targets(&self, _s: &Session) -> Vec<u32> {
+        Vec::new()
+    }
+    /// The entry that set the session's name, when a line does.
+    fn name_entry(&self) -> Option<u32> {
+        None
+    }
+    /// Problems of the agent's own that the tree's links decide, after the tree was
+    /// rebuilt: `(line, what)`.
+    fn tree_problems(&self, _s: &Session, _found: &mut Vec<(u32, ProblemKind)>) {}
 }
 
 /// Stands in for a session's agent while that agent's `&mut self` hook runs with the

@@ -9,7 +9,8 @@
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
-//!   the parts of forking and of usage that do not depend on the agent.
+//!   the parts of forking and of usage that do not depend on the agent; [`problem`]
+//!   what indexing reports.
 //!
 //! # Adding an agent
 //!
@@ -39,6 +40,25 @@
 //! What is shared between two agents moves here; `model::architecture`'s tests fail
 //! when the core names an agent or one agent names another.
 //!
+//! # Layers (which file names which)
+//!
+//! Lowest first; a file names only files on its own line or above it (never one
+//! below), which `model::architecture` checks file by file:
+//!
+//! 1. leaves: [`format`], [`problem`] (what indexing reports, [`problem::LoadError`]),
+//!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`],
+//!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]);
+//! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
+//!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`];
+//! 3. [`session`] (the index) and [`agent`] (the trait): still one circle, the trait
+//!    takes `&Session` and the session holds `Box<dyn Agent>`; and [`usage`]'s
+//!    tables, which the trait names and which name `Session` (both listed in
+//!    `model::architecture::KNOWN_BACK_LINKS`, to be cut);
+//! 4. on the session: [`fork`], [`append`], [`check`], [`tree`], [`content`],
+//!    [`usage::report`];
+//! 5. the agents' folders (`pi/`: `index.rs` and the other files below `agent.rs`;
+//!    `claude/`), then the agents' table `crate::model::agents`.
+//!
 //! # Locks and order
 //!
 //! The core takes no lock. A session is changed only through `&mut Session`
@@ -52,12 +72,14 @@ pub mod base64;
 pub mod check;
 pub mod content;
 pub mod fork;
+pub mod fork_file;
 pub mod format;
 pub mod id;
 pub mod input;
 pub mod js;
 pub mod json_view;
 pub mod kind;
+pub mod problem;
 pub mod reply;
 pub mod scan;
 pub mod session;

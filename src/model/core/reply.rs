@@ -1,7 +1,7 @@
 //! What every agent's reply path shares: what to append, why an append did not
 //! happen, and the checks on a reply's text before anything is written.
 
-use crate::model::core::session::LoadError;
+use crate::model::core::problem::LoadError;
 use std::io;
 
 /// What to append.

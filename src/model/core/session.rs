@@ -1,6 +1,6 @@
 //! The index of one session file.
 //!
-//! A [`Session`] reads a Pi session file once, front to back, and keeps per entry only
+//! A [`Session`] reads a session file once, front to back, and keeps per entry only
 //! what the tree needs: id, parent, kind, timestamp and the byte range of its line
 //! (64 bytes an entry, plus the id map). Content is read back from the file with
 //! `pread` and parsed only when asked for ([`Session::entry_value`]), so the index of a
@@ -9,16 +9,20 @@
 //! Loading is tolerant in the way Pi is, and stricter where Pi is unsafe:
 //!
 //! * blank, malformed and non-object lines are skipped (and reported by `check`);
-//! * the first line that parses must be a header (`type: "session"`, string `id`),
-//!   otherwise [`LoadError::NotASession`]; the file is never written to;
+//! * the first line that parses says whose file it is: a Pi header (`type:
+//!   "session"`, string `id`) or a line an agent's detection recognises, otherwise
+//!   [`LoadError::NotASession`]; the file is never written to. From there on the
+//!   agent indexes every line ([`super::agent::Agent::index_line`]; Pi's in
+//!   `crate::model::pi::index`) and keeps what only it needs; the session keeps the
+//!   entries, the tree, the problems and the neutral [`Header`];
 //! * a last line without `\n` is not yet written: it is neither indexed nor an error,
 //!   and is picked up once its newline arrives;
 //! * duplicate ids: the later entry wins, the earlier one leaves the tree;
 //! * a missing parent, a self-parent, or a parent cycle makes an entry a root, so
 //!   walking to the root always ends (Pi hangs on cycles);
-//! * v1 and v2 files are migrated in memory as Pi does (see [`super::migrate`]); v1
-//!   entries get ids derived from the session id and their position, the same on
-//!   every load.
+//! * v1 and v2 files are migrated in memory as Pi does (Pi's index and
+//!   `crate::model::pi::migrate`); v1 entries get ids derived from the session id and
+//!   their position, the same on every load.
 //!
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
@@ -27,9 +31,9 @@ use crate::model::core::agent::{Agent, AgentTable, Lent, SourcesMoved};
 pub use crate::model::core::format::Format;
 use crate::model::core::id::{IdBuild, IdKey, IdTable};
 use crate::model::core::input::Line;
-use crate::model::core::js::js_date_ms as parse_iso_ms;
-use crate::model::core::kind::{KNOWN_TYPES, KindId, KindTable};
-use crate::model::core::scan::{Field, LineError, LineHead};
+use crate::model::core::kind::{KindId, KindTable};
+pub use crate::model::core::problem::{EditProblem, LoadError, Problem, ProblemKind, Severity};
+use crate::model::core::scan::{LineError, LineHead};
 use crate::model::core::text::Image;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -294,7 +298,9 @@ impl Source {
     }
 }
 
-/// The header line.
+/// What identifies the session, whoever wrote it: its id, time and format version,
+/// and the byte range of its header line when it has one (`len` 0 otherwise). The
+/// agent fills it in while indexing (Pi from its header line).
 #[derive(Debug, Clone)]
 pub struct Header {
     pub offset: u64,
@@ -304,127 +310,6 @@ pub struct Header {
     /// `version`, with Pi's default of 1. Non-numeric versions count as current.
     pub version: u32,
     pub timestamp_ms: i64,
-}
-
-/// Something about a line worth telling the user (`sessionfs check`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub line: u32,
-    pub severity: Severity,
-    pub what: ProblemKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Harmless, reported for information.
-    Note,
-    /// Pi loses or mishandles something here.
-    Warning,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProblemKind {
-    Blank,
-    Crlf,
-    Malformed(String),
-    NotAnObject,
-    /// A second `type: "session"` line (Pi ignores it).
-    ExtraHeader,
-    MissingId,
-    DuplicateId {
-        id: String,
-        first_line: u32,
-    },
-    Orphan {
-        parent: String,
-    },
-    SelfParent,
-    Cycle {
-        ids: Vec<String>,
-    },
-    UnknownType(String),
-    LabelTargetMissing {
-        target: String,
-    },
-    /// A line that is not an entry, of a type the format does not know.
-    UnknownLine(String),
-    /// A line longer than the bound on lines (`model::input::max_line`): skipped, never
-    /// read whole. `ended`: it has its `\n` (otherwise it is the last line, unfinished).
-    TooLong {
-        bytes: u64,
-        limit: u64,
-        ended: bool,
-    },
-    /// The last line has no `\n`: Pi's next append would be glued onto it.
-    UnterminatedLastLine {
-        bytes: u64,
-        parses: bool,
-    },
-    /// Something only one agent's format has (a Codex page whose base page is
-    /// missing): `code` for `check --json`, `what` as `check` prints it.
-    Agent {
-        code: &'static str,
-        what: String,
-    },
-    /// Something about a `context_edit` (Pi 1.6), found by `check`.
-    ContextEdit {
-        /// Its `targetId` (empty when it has none).
-        target: String,
-        what: EditProblem,
-    },
-}
-
-/// What is wrong with a `context_edit`, or worth knowing about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EditProblem {
-    /// No string `targetId`.
-    NoTarget,
-    /// The target is not in the file.
-    TargetMissing,
-    /// The target is neither before it on its branch nor after it.
-    OffBranch,
-    /// The target comes after it on its branch (only a hand-made file does this).
-    BeforeTarget,
-    /// No `replacement` key: Pi fails to build a context that holds both.
-    NoReplacement,
-    /// A replacement that is neither `null` nor `{content: text or blocks}`.
-    MalformedReplacement,
-    /// The target's content is not replaced in a context (a system message, a bash
-    /// run, a summary, a setting...): the edit changes nothing. The kind is named.
-    NoEffect(String),
-}
-
-/// Why a file could not be loaded as a session.
-#[derive(Debug)]
-pub enum LoadError {
-    Io(io::Error),
-    /// The file is empty (Pi would write a fresh header into it).
-    Empty,
-    /// The first line that parses is not a session header.
-    NotASession {
-        line: u32,
-        reason: String,
-    },
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LoadError::Io(e) => write!(f, "{e}"),
-            LoadError::Empty => write!(f, "the file is empty: not a Pi or Claude Code session yet"),
-            LoadError::NotASession { line, reason } => {
-                write!(f, "not a Pi or Claude Code session: line {line}: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-impl From<io::Error> for LoadError {
-    fn from(e: io::Error) -> Self {
-        LoadError::Io(e)
-    }
 }
 
 /// What a [`Session::refresh`] changed.
@@ -459,6 +344,18 @@ const BOM_BEFORE_LINE: &str = "the line starts with a byte order mark (BOM, the 
      EF BB BF), which JSON does not allow";
 const FINGERPRINT: u64 = 64;
 
+/// Why a line that does not parse is skipped: JSON.parse takes a byte order mark for a
+/// stray character, so say so.
+pub fn malformed_reason(raw: &[u8], m: String) -> String {
+    match raw.strip_prefix(BOM) {
+        Some(rest) if LineHead::parse(rest).is_ok_and(|h| h.is_header()) => {
+            BOM_BEFORE_HEADER.to_string()
+        }
+        Some(_) => BOM_BEFORE_LINE.to_string(),
+        None => m,
+    }
+}
+
 /// The index of one session file. See the module docs.
 #[derive(Debug)]
 pub struct Session {
@@ -473,21 +370,11 @@ pub struct Session {
     pub(crate) roots: Vec<u32>,
     /// Parent ids that orphans are waiting for.
     pub(crate) missing_parents: HashSet<IdKey, IdBuild>,
-    /// Live labels: target id -> (label, index of the label entry).
-    pub(crate) labels: HashMap<IdKey, (Box<str>, u32), IdBuild>,
-    /// `context_edit` entries by the id they target, in file order.
-    pub(crate) edits: HashMap<IdKey, Vec<u32>, IdBuild>,
-    /// The session name and the index of the `session_info` entry that set it.
-    pub(crate) name: Option<(Box<str>, u32)>,
     pub(crate) branch_points: u32,
     pub(crate) leaves: u32,
     /// Bytes of the file indexed so far (always the end of a complete line).
     pub(crate) scanned: u64,
     pub(crate) next_line: u32,
-    /// Parsed lines so far, header included (Pi's parsed-array index; v1 needs it).
-    pub(crate) parsed_count: u32,
-    /// v1 only: parsed-array index -> entry index (`NIL` for session lines).
-    v1_parsed: Vec<u32>,
     pub(crate) problems: Vec<Problem>,
     pub(crate) problems_dropped: u64,
     /// Length of an unterminated last line, if any.
@@ -534,15 +421,10 @@ impl Session {
             kinds: KindTable::default(),
             roots: Vec::new(),
             missing_parents: HashSet::default(),
-            labels: HashMap::default(),
-            edits: HashMap::default(),
-            name: None,
             branch_points: 0,
             leaves: 0,
             scanned: 0,
             next_line: 1,
-            parsed_count: 0,
-            v1_parsed: Vec::new(),
             problems: Vec::new(),
             problems_dropped: 0,
             tail: 0,
@@ -573,9 +455,9 @@ impl Session {
         self.read_range(self.header.offset, self.header.len)
     }
 
-    /// `true` for files older than format v2, whose ids exist only in memory.
+    /// `true` for files older than format v2, whose ids exist only in memory (Pi's).
     pub fn is_v1(&self) -> bool {
-        self.header.version < 2
+        self.agent.is_v1()
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -747,47 +629,24 @@ impl Session {
 
     /// Live labels: `(label, target node)`, sorted by label. Dangling targets are left out.
     pub fn labels(&self) -> Vec<(&str, u32)> {
-        let mut v: Vec<(&str, u32)> = self
-            .labels
-            .iter()
-            .filter_map(|(t, (l, _))| self.by_id.get(t).map(|&n| (&**l, n)))
-            .collect();
-        v.sort();
-        v
+        self.agent.labels(self)
     }
 
     /// The label on a node, if any.
     pub fn label_of(&self, i: u32) -> Option<&str> {
-        let e = &self.entries[i as usize];
-        if e.id.is_none() {
-            return None;
-        }
-        self.labels.get(&e.id).map(|(l, _)| &**l)
+        self.agent.label_of(self, i)
     }
 
     /// The live label `name`: `(target node, label entry)`. Pi allows one label per
     /// entry but the same label on several entries; then the one set last is meant.
     pub fn label_entry(&self, name: &str) -> Option<(u32, u32)> {
-        self.labels
-            .iter()
-            .filter(|(t, (l, _))| &**l == name && self.by_id.contains_key(t))
-            .max_by_key(|(_, (_, e))| *e)
-            .map(|(t, (_, e))| (self.by_id[t], *e))
+        self.agent.label_entry(self, name)
     }
 
     /// The `context_edit` entries that target node `i`, in file order (those that are
     /// nodes themselves).
     pub fn edits_of(&self, i: u32) -> Vec<u32> {
-        let e = &self.entries[i as usize];
-        if e.id.is_none() || e.flags & flags::NO_ID != 0 {
-            return Vec::new();
-        }
-        self.edits.get(&e.id).map_or_else(Vec::new, |v| {
-            v.iter()
-                .copied()
-                .filter(|&x| self.entries[x as usize].is_node())
-                .collect()
-        })
+        self.agent.edits_of(self, i)
     }
 
     /// The edit that stands for node `i`'s edits: of those on the path to the leaf
@@ -818,9 +677,9 @@ impl Session {
     /// Every edited node with the edit [`Session::edited_by`] names, by node.
     pub fn edited_entries(&self) -> Vec<(u32, u32)> {
         let mut v: Vec<(u32, u32)> = self
-            .edits
-            .keys()
-            .filter_map(|k| self.by_id.get(k).copied())
+            .agent
+            .edited_targets(self)
+            .into_iter()
             .filter_map(|t| self.edited_by(t).map(|e| (t, e)))
             .collect();
         v.sort_unstable();
@@ -833,14 +692,9 @@ impl Session {
         self.agent.name(self)
     }
 
-    /// Pi's name: the latest `session_info` (an empty name clears it).
-    pub(crate) fn pi_name(&self) -> Option<&str> {
-        self.name.as_ref().map(|(n, _)| &**n)
-    }
-
-    /// The `session_info` entry behind [`Session::name`].
+    /// The `session_info` entry behind [`Session::name`] (Pi's).
     pub fn name_entry(&self) -> Option<u32> {
-        self.name.as_ref().map(|(_, e)| *e)
+        self.agent.name_entry()
     }
 
     pub fn problems(&self) -> &[Problem] {
@@ -904,10 +758,6 @@ impl Session {
             + self.by_id.capacity() * (std::mem::size_of::<(IdKey, u32)>() + 1)
             + self.ids.heap_bytes()
             + self.roots.capacity() * 4
-            + self.v1_parsed.capacity() * 4
-            + self.labels.capacity() * 48
-            + self.edits.capacity() * 48
-            + self.edits.values().map(|v| v.capacity() * 4).sum::<usize>()
             + self.problems.capacity() * std::mem::size_of::<Problem>()
             + self.agent.heap_bytes()
     }
@@ -1057,11 +907,6 @@ impl Session {
         self.agent.write_reply(self, parent, text)
     }
 
-    /// v1 only: the entry at Pi's parsed-array index `k` (the header is 0).
-    pub(crate) fn v1_entry_at_parsed(&self, k: usize) -> Option<u32> {
-        self.v1_parsed.get(k).copied().filter(|&e| e != NIL)
-    }
-
     // ----- loading -------------------------------------------------------------------
 
     /// Catches up with the file: indexes lines appended since the last call, or reloads
@@ -1079,9 +924,8 @@ impl Session {
             return Ok(Change::default());
         }
         let before = self.entries.len() as u32;
-        let name_before = self.name.as_ref().map(|(_, e)| *e);
-        let labels_before = self.labels.len();
-        let label_entries_before = self.labels.values().map(|(_, e)| *e).max();
+        let name_before = self.name_entry();
+        let labels_before = self.agent.labels_mark();
         let (rebuilt, parents) = self.scan(false)?;
         let after = self.entries.len() as u32;
         // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
@@ -1092,11 +936,10 @@ impl Session {
             new_entries: before..after,
             parents,
             rebuilt,
-            labels_changed: self.labels.len() != labels_before
-                || self.labels.values().map(|(_, e)| *e).max() != label_entries_before
+            labels_changed: self.agent.labels_mark() != labels_before
                 || (before..after)
                     .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
-            name_changed: meta_moved || self.name.as_ref().map(|(_, e)| *e) != name_before,
+            name_changed: meta_moved || self.name_entry() != name_before,
         })
     }
 
@@ -1334,14 +1177,14 @@ impl Session {
     ) -> Result<(), LoadError> {
         let line_no = self.next_line;
         self.next_line += 1;
-        let len = raw.len() as u32;
         if raw.last() == Some(&b'\r') && line_no <= 2 {
             self.note(line_no, Severity::Note, ProblemKind::Crlf);
         }
-        if self.agent.indexes_lines() {
+        if *header_found {
             self.with_agent(|a, s| a.index_line(s, raw, off, line_no));
             return Ok(());
         }
+        // The first line that parses says whose file this is.
         let head = match LineHead::parse(raw) {
             Ok(h) => h,
             Err(LineError::Blank) => {
@@ -1349,173 +1192,36 @@ impl Session {
                 return Ok(());
             }
             Err(LineError::Malformed(m)) => {
-                // JSON.parse takes a byte order mark for a stray character: say so.
-                let m = match raw.strip_prefix(BOM) {
-                    Some(rest) if LineHead::parse(rest).is_ok_and(|h| h.is_header()) => {
-                        BOM_BEFORE_HEADER.to_string()
-                    }
-                    Some(_) => BOM_BEFORE_LINE.to_string(),
-                    None => m,
-                };
+                let m = malformed_reason(raw, m);
                 self.note(line_no, Severity::Warning, ProblemKind::Malformed(m));
                 return Ok(());
             }
             Err(LineError::NotAnObject) => {
-                // JSON.parse accepts it, so for Pi it is a parsed line.
-                if !*header_found {
-                    return Err(self.refused(
-                        line_no,
-                        "the first JSON line is not an object".into(),
-                        true,
-                    ));
-                }
-                self.parsed_count += 1;
-                if self.is_v1() {
-                    self.v1_parsed.push(NIL);
-                }
-                self.note(line_no, Severity::Warning, ProblemKind::NotAnObject);
-                return Ok(());
+                return Err(self.refused(
+                    line_no,
+                    "the first JSON line is not an object".into(),
+                    true,
+                ));
             }
         };
-        if !*header_found {
-            if !head.is_header() {
-                // No header: a Claude Code file says so on its first line.
-                if let Some(agent) = (self.table.detect)(raw) {
-                    *header_found = true;
-                    self.agent = agent;
-                    self.with_agent(|a, s| {
-                        a.begin(s);
-                        a.index_line(s, raw, off, line_no);
-                    });
-                    return Ok(());
-                }
-                let reason = match head.ty.as_str() {
-                    Some("session") => "the header has no string \"id\"".to_string(),
-                    Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
-                    None => "the first JSON line has no \"type\"".to_string(),
-                };
-                return Err(self.refused(line_no, reason, true));
-            }
-            *header_found = true;
-            let version = match &head.version {
-                Field::Num(n) if *n < 2.0 => 1,
-                Field::Num(n) if *n < 3.0 => 2,
-                Field::Missing | Field::Null => 1,
-                _ => 3,
-            };
-            self.header = Header {
-                offset: off,
-                len,
-                line: line_no,
-                session_id: head.id.as_str().unwrap_or_default().to_string(),
-                version,
-                timestamp_ms: head
-                    .timestamp
-                    .as_str()
-                    .and_then(parse_iso_ms)
-                    .unwrap_or(NO_TIME),
-            };
-            self.parsed_count = 1;
-            if version < 2 {
-                self.v1_parsed.push(NIL);
-            }
-            return Ok(());
-        }
-        self.parsed_count += 1;
-        if head.ty.as_str() == Some("session") {
-            if self.is_v1() {
-                self.v1_parsed.push(NIL);
-            }
-            self.note(line_no, Severity::Note, ProblemKind::ExtraHeader);
-            return Ok(());
-        }
-        let idx = self.entries.len() as u32;
-        let mut fl = 0u8;
-        let (id, parent_id) = if self.is_v1() {
-            self.v1_parsed.push(idx);
-            let id = crate::model::core::id::v1_id(&self.header.session_id, idx, |k| {
-                self.by_id.contains_key(&k)
-            });
-            let parent = if idx == 0 {
-                IdKey::NONE
-            } else {
-                self.entries[idx as usize - 1].id
-            };
-            (id, parent)
-        } else {
-            let id = match head.id.as_str() {
-                Some(s) => self.ids.intern(s),
+        if !self.agent.accepts_first_line(raw) {
+            match (self.table.detect)(raw) {
+                Some(agent) => self.agent = agent,
                 None => {
-                    fl |= flags::NO_ID;
-                    self.note(line_no, Severity::Warning, ProblemKind::MissingId);
-                    IdKey::NONE
+                    let reason = match head.ty.as_str() {
+                        Some("session") => "the header has no string \"id\"".to_string(),
+                        Some(t) => format!("the first JSON line has type {t:?}, not \"session\""),
+                        None => "the first JSON line has no \"type\"".to_string(),
+                    };
+                    return Err(self.refused(line_no, reason, true));
                 }
-            };
-            let parent = match head.parent_id.as_str() {
-                Some(s) => self.ids.intern(s),
-                None => IdKey::NONE,
-            };
-            (id, parent)
-        };
-        let ty = head.ty.as_str();
-        if let Some(t) = ty
-            && !KNOWN_TYPES.contains(&t)
-        {
-            fl |= flags::UNKNOWN_TYPE;
-            self.note(
-                line_no,
-                Severity::Note,
-                ProblemKind::UnknownType(t.to_string()),
-            );
-        } else if ty.is_none() {
-            fl |= flags::UNKNOWN_TYPE;
-            self.note(
-                line_no,
-                Severity::Note,
-                ProblemKind::UnknownType(String::new()),
-            );
+            }
         }
-        let kind = self
-            .kinds
-            .intern(ty, head.role.as_str(), self.header.version < 3);
-        let ts = head
-            .timestamp
-            .as_str()
-            .and_then(parse_iso_ms)
-            .unwrap_or(NO_TIME);
-        self.register_id(id, idx, line_no);
-        // Labels and name resolve over the whole file, in file order.
-        match ty {
-            Some("label") => {
-                if let Some(t) = head.target_id.as_str() {
-                    let t = self.ids.intern(t);
-                    match head.label.as_str() {
-                        Some(l) if !l.is_empty() => {
-                            self.labels.insert(t, (l.into(), idx));
-                        }
-                        _ => {
-                            self.labels.remove(&t);
-                        }
-                    }
-                }
-            }
-            Some("context_edit") => {
-                if let Some(t) = head.target_id.as_str() {
-                    let t = self.ids.intern(t);
-                    self.edits.entry(t).or_default().push(idx);
-                }
-            }
-            Some("session_info") => {
-                let n = head.name.as_str().map(str::trim).unwrap_or("");
-                self.name = if n.is_empty() {
-                    None
-                } else {
-                    Some((n.into(), idx))
-                };
-            }
-            _ => {}
-        }
-        self.push_entry(off, len, line_no, id, parent_id, ts, kind, fl);
+        *header_found = true;
+        self.with_agent(|a, s| {
+            a.begin(s);
+            a.index_line(s, raw, off, line_no);
+        });
         Ok(())
     }
 
@@ -1737,15 +1443,7 @@ impl Session {
                 found.push((e.line, ProblemKind::SelfParent));
             }
         }
-        for (t, (_, li)) in &self.labels {
-            if !self.by_id.contains_key(t) {
-                let target = self.ids.resolve(*t).unwrap_or_default().into_owned();
-                found.push((
-                    self.entries[*li as usize].line,
-                    ProblemKind::LabelTargetMissing { target },
-                ));
-            }
-        }
+        self.agent.tree_problems(self, &mut found);
         for (line, what) in found {
             self.note(line, Severity::Warning, what);
         }

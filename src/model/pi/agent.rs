@@ -1,10 +1,12 @@
-//! Pi behind the core's [`Agent`] interface. Pi's lines are indexed by the core's
-//! built-in path (its header, labels, edits, name and v1 bookkeeping are fields of
-//! [`Session`]); this answers the other seam points with the rest of this folder.
+//! Pi behind the core's [`Agent`] interface: its index state ([`Index`]) indexes the
+//! session file's lines and keeps Pi's header version, labels, edits, name and v1
+//! bookkeeping; the other seam points are answered with the rest of this folder.
 
+use super::index::Index;
 use crate::model::core::agent::Agent;
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
+use crate::model::core::problem::ProblemKind;
 use crate::model::core::reply::{AppendError, NewEntry};
 use crate::model::core::session::{NIL, Session};
 use crate::model::core::text::Image;
@@ -14,13 +16,13 @@ use serde_json::Value;
 use std::any::Any;
 use std::io;
 
-/// Pi's agent: no state of its own beyond the core's.
+/// Pi's agent: its index state.
 #[derive(Debug, Default)]
-pub struct Pi;
+pub struct Pi(Index);
 
 /// A new session's agent until its first line says otherwise.
 pub fn first() -> Box<dyn Agent> {
-    Box::new(Pi)
+    Box::<Pi>::default()
 }
 
 impl Agent for Pi {
@@ -34,9 +36,52 @@ impl Agent for Pi {
         self
     }
 
+    fn indexes_lines(&self) -> bool {
+        true
+    }
+    fn index_line(&mut self, s: &mut Session, raw: &[u8], off: u64, line_no: u32) {
+        self.0.index_line(s, raw, off, line_no);
+    }
+    fn accepts_first_line(&self, raw: &[u8]) -> bool {
+        Index::is_header(raw)
+    }
+    fn is_v1(&self) -> bool {
+        self.0.is_v1()
+    }
+    fn labels<'a>(&'a self, s: &'a Session) -> Vec<(&'a str, u32)> {
+        self.0.labels(s)
+    }
+    fn label_of<'a>(&'a self, s: &'a Session, i: u32) -> Option<&'a str> {
+        self.0.label_of(s, i)
+    }
+    fn label_entry(&self, s: &Session, name: &str) -> Option<(u32, u32)> {
+        self.0.label_entry(s, name)
+    }
+    fn labels_mark(&self) -> (usize, Option<u32>) {
+        (
+            self.0.labels.len(),
+            self.0.labels.values().map(|(_, e)| *e).max(),
+        )
+    }
+    fn edits_of(&self, s: &Session, i: u32) -> Vec<u32> {
+        self.0.edits_of(s, i)
+    }
+    fn edited_targets(&self, s: &Session) -> Vec<u32> {
+        self.0.edited_targets(s)
+    }
+    fn name_entry(&self) -> Option<u32> {
+        self.0.name.as_ref().map(|(_, e)| *e)
+    }
+    fn tree_problems(&self, s: &Session, found: &mut Vec<(u32, ProblemKind)>) {
+        self.0.tree_problems(s, found);
+    }
+    fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
+
     /// Pi's v1/v2 migrations.
     fn migrate(&self, s: &Session, i: u32, v: &mut Value) {
-        super::migrate::migrate_entry(s, i, v);
+        super::migrate::migrate_entry(&self.0, s, i, v);
     }
 
     /// The last entry in file order.
@@ -45,8 +90,8 @@ impl Agent for Pi {
     }
 
     /// The latest `session_info` (an empty name clears it).
-    fn name<'a>(&'a self, s: &'a Session) -> Option<&'a str> {
-        s.pi_name()
+    fn name<'a>(&'a self, _s: &'a Session) -> Option<&'a str> {
+        self.0.name.as_ref().map(|(n, _)| &**n)
     }
 
     /// The header line.

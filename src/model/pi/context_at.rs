@@ -147,7 +147,7 @@ impl Session {
             for (k, v) in places.drain(..).zip(parsed) {
                 match v {
                     Some(mut v) => {
-                        crate::model::pi::migrate::migrate_entry(self, entries[k], &mut v);
+                        self.agent().migrate(self, entries[k], &mut v);
                         values[k] = Some(v);
                     }
                     None => log::debug!(

@@ -11,15 +11,17 @@
 //!   session id and the entry's position instead ([`v1_id`]): stable across mounts.
 //! * v2 → v3: role `hookMessage` becomes `custom`.
 
+use super::index::Index;
 pub use crate::model::core::id::v1_id;
 #[allow(unused_imports)]
 pub use crate::model::core::js::*;
 use crate::model::core::session::Session;
 use serde_json::Value;
 
-/// Applies Pi's migrations to entry `i` of `s`, in place.
-pub fn migrate_entry(s: &Session, i: u32, v: &mut Value) {
-    let version = s.header().version;
+/// Applies Pi's migrations to entry `i` of `s` (whose Pi index state is `ix`), in
+/// place.
+pub fn migrate_entry(ix: &Index, s: &Session, i: u32, v: &mut Value) {
+    let version = ix.version;
     if version >= 3 {
         return;
     }
@@ -37,7 +39,7 @@ pub fn migrate_entry(s: &Session, i: u32, v: &mut Value) {
         {
             if idx >= 0.0
                 && idx.fract() == 0.0
-                && let Some(target) = s.v1_entry_at_parsed(idx as usize)
+                && let Some(target) = ix.v1_entry_at_parsed(idx as usize)
             {
                 obj.insert(
                     "firstKeptEntryId".into(),

@@ -6,6 +6,7 @@ pub mod content;
 pub mod context;
 pub mod context_at;
 pub mod fork;
+pub mod index;
 pub mod migrate;
 pub mod render;
 pub mod usage;

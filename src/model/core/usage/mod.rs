@@ -22,28 +22,8 @@ pub mod report;
 use crate::model::core::format::Format;
 use crate::model::core::session::{NIL, Session};
 use prices::Prices;
+pub use prices::Tokens;
 use std::fmt::Write as _;
-
-/// Token counts of one request or of a sum of them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-}
-
-impl Tokens {
-    pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write
-    }
-    fn add(&mut self, o: &Tokens) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_read += o.cache_read;
-        self.cache_write += o.cache_write;
-    }
-}
 
 /// Where a record comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

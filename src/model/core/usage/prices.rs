@@ -9,11 +9,34 @@
 //! sessionfs ships a trimmed snapshot (`prices.json` beside this file, its date in
 //! `sessionfs_snapshot.date`); `--prices FILE` replaces it with any table of that format
 //! (LiteLLM's whole file works as it is).
+//!
+//! [`Tokens`] is defined here (the usage sums re-export it) so that this file names
+//! nothing above it.
 
-use super::Tokens;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
+
+/// Token counts of one request or of a sum of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+    pub(crate) fn add(&mut self, o: &Tokens) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+    }
+}
 
 /// The snapshot shipped with sessionfs.
 pub const SNAPSHOT: &str = include_str!("prices.json");
