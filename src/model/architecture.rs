@@ -448,8 +448,6 @@ fn find_circle(g: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<Str
 const KNOWN_BACK_LINKS: &[(&str, &str)] = &[
     // The trait's file takes `&Session`; the session holds `Box<dyn Agent>`.
     ("core/agent.rs", "core/session.rs"),
-    // The usage tables name `Session` (the trait names `Table`).
-    ("core/usage/mod.rs", "core/session.rs"),
     // Claude Code's loader names items of `claude/mod.rs` and of `api.rs`.
     ("claude/loader.rs", "claude/mod.rs"),
     ("claude/loader.rs", "claude/api.rs"),
