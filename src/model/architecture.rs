@@ -446,8 +446,7 @@ fn find_circle(g: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<Str
 /// lower file of each pair names the higher one. Cutting one means moving what the
 /// lower file uses from the higher one down (or beside it) and deleting its line here.
 const KNOWN_BACK_LINKS: &[(&str, &str)] = &[
-    // Claude Code's loader names items of `claude/mod.rs` and of `api.rs`.
-    ("claude/loader.rs", "claude/mod.rs"),
+    // Claude Code's loader names an item of `api.rs`, which names the loader's.
     ("claude/loader.rs", "claude/api.rs"),
 ];
 
