@@ -445,10 +445,7 @@ fn find_circle(g: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<Str
 /// The links between files that still close import circles, as `(from, to)`: the
 /// lower file of each pair names the higher one. Cutting one means moving what the
 /// lower file uses from the higher one down (or beside it) and deleting its line here.
-const KNOWN_BACK_LINKS: &[(&str, &str)] = &[
-    // Claude Code's loader names an item of `api.rs`, which names the loader's.
-    ("claude/loader.rs", "claude/api.rs"),
-];
+const KNOWN_BACK_LINKS: &[(&str, &str)] = &[];
 
 #[test]
 fn the_files_import_one_another_without_a_circle() {

@@ -1035,7 +1035,7 @@ pub fn drop_whitespace_assistants(msgs: Vec<Value>) -> Vec<Value> {
     for m in kept {
         if ty(&m) == "user" && out.last().is_some_and(|l| ty(l) == "user") {
             let last = out.pop().expect("checked");
-            out.push(super::api::merge_user(&last, &m));
+            out.push(super::messages::merge_user(&last, &m));
         } else {
             out.push(m);
         }

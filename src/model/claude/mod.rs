@@ -72,6 +72,7 @@ pub mod append;
 pub mod fork;
 pub mod head;
 pub mod loader;
+mod messages;
 mod nodes;
 pub mod render;
 pub mod rules;
