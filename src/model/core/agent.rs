@@ -1,6 +1,6 @@
 //! The interface between the core's index and each agent's format.
 //!
-//! [`Session`] indexes any agent's file: per entry the byte range of its line, its id
+//! [`Session`](super::session::Session) indexes any agent's file: per entry the byte range of its line, its id
 //! and parent id, kind, timestamp and flags, and the tree links; it reads lines back
 //! with `pread` and follows appends. What a line *means* belongs to the agent. The
 //! session holds its agent as a `Box<dyn Agent>`, chosen from the file's content when
@@ -25,7 +25,7 @@
 //! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
 //! | other sessions this one continues or that continue it | [`Agent::forked_from`], [`Agent::forks_at`] |
-//! | entries of other files | [`Session::add_source`], [`super::session::Source`], `Entry::file` |
+//! | entries of other files | [`Session::add_source`](super::session::Session::add_source), [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
 //!
