@@ -445,15 +445,7 @@ fn find_circle(g: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<Str
 /// The links between files that still close import circles, as `(from, to)`: the
 /// lower file of each pair names the higher one. Cutting one means moving what the
 /// lower file uses from the higher one down (or beside it) and deleting its line here.
-const KNOWN_BACK_LINKS: &[(&str, &str)] = &[
-    // The trait's file takes `&Session`; the session holds `Box<dyn Agent>`.
-    ("core/agent.rs", "core/session.rs"),
-    // The usage tables name `Session` (the trait names `Table`).
-    ("core/usage/mod.rs", "core/session.rs"),
-    // Claude Code's loader names items of `claude/mod.rs` and of `api.rs`.
-    ("claude/loader.rs", "claude/mod.rs"),
-    ("claude/loader.rs", "claude/api.rs"),
-];
+const KNOWN_BACK_LINKS: &[(&str, &str)] = &[];
 
 #[test]
 fn the_files_import_one_another_without_a_circle() {

@@ -20,7 +20,7 @@
 //! current chain end gets the plain `--resume` context instead, with the synthetic
 //! lines Claude Code adds on load.
 
-use super::{Class, Node, State, nflags};
+use super::nodes::{Class, LastPrompt, NO_MSG, Node, State, nflags};
 use crate::model::core::id::IdBuild;
 use crate::model::core::id::IdKey;
 use crate::model::core::session::{NO_TIME, Session};
@@ -121,7 +121,7 @@ pub fn load(s: &Session, st: &State, v: Variant) -> Loaded {
     let mut prompts = st.prompts.iter().peekable();
     let mut seen: HashSet<IdKey, crate::model::core::id::IdBuild> = HashSet::default();
     let apply_prompt =
-        |p: &super::LastPrompt, lp: &mut Option<IdKey>, explicit: &mut bool, cleared: &mut bool| {
+        |p: &LastPrompt, lp: &mut Option<IdKey>, explicit: &mut bool, cleared: &mut bool| {
             if let Some(k) = p.leaf {
                 *explicit = p.explicit || (*explicit && Some(k) == *lp);
                 *lp = Some(k);
@@ -509,7 +509,7 @@ fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut Set<u32>) -> Vec<
     let mut last_on_chain: Map<u32, u32> = Map::default();
     for &a in &assistants {
         let m = cx.node(a).msg_id;
-        if m != super::NO_MSG {
+        if m != NO_MSG {
             last_on_chain.insert(m, a);
         }
     }
@@ -517,7 +517,7 @@ fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut Set<u32>) -> Vec<
     let mut results: Map<IdKey, Vec<u32>> = Map::default();
     for &i in &l.order {
         let nd = cx.node(i);
-        if nd.class == Class::Assistant && nd.msg_id != super::NO_MSG {
+        if nd.class == Class::Assistant && nd.msg_id != NO_MSG {
             by_id.entry(nd.msg_id).or_default().push(i);
         } else if nd.class == Class::User
             && !l.parent[i as usize].is_none()
@@ -532,7 +532,7 @@ fn jsm(cx: &Cx<'_>, l: &Loaded, chain: Vec<u32>, visited: &mut Set<u32>) -> Vec<
     let mut count = 0;
     for &d in &assistants {
         let m = cx.node(d).msg_id;
-        if m == super::NO_MSG || !done.insert(m) {
+        if m == NO_MSG || !done.insert(m) {
             continue;
         }
         let group = by_id.get(&m).cloned().unwrap_or_else(|| vec![d]);
@@ -1035,7 +1035,7 @@ pub fn drop_whitespace_assistants(msgs: Vec<Value>) -> Vec<Value> {
     for m in kept {
         if ty(&m) == "user" && out.last().is_some_and(|l| ty(l) == "user") {
             let last = out.pop().expect("checked");
-            out.push(super::api::merge_user(&last, &m));
+            out.push(super::messages::merge_user(&last, &m));
         } else {
             out.push(m);
         }

@@ -49,13 +49,14 @@
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`],
 //!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
-//!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`];
-//! 3. [`session`] (the index) and [`agent`] (the trait): still one circle, the trait
-//!    takes `&Session` and the session holds `Box<dyn Agent>`; and [`usage`]'s
-//!    tables, which the trait names and which name `Session` (both listed in
-//!    `model::architecture::KNOWN_BACK_LINKS`, to be cut);
+//!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
+//!    [`usage`]'s tables (`usage/mod.rs`: [`usage::Table`] and what it holds);
+//! 3. [`session`]: the index and the agent trait in one file, because the trait
+//!    takes `&Session` and the session holds `Box<dyn Agent>`; [`agent`] re-exports
+//!    the trait under its own name and keeps its docs;
 //! 4. on the session: [`fork`], [`append`], [`check`], [`tree`], [`content`],
-//!    [`usage::report`];
+//!    [`usage::report`] and the tables' methods that read a session
+//!    (`usage/of_session.rs`, [`usage::Table::build`] and the rest);
 //! 5. the agents' folders (`pi/`: `index.rs` and the other files below `agent.rs`;
 //!    `claude/`), then the agents' table `crate::model::agents`.
 //!
