@@ -28,7 +28,7 @@
 //! page moves); [`Agent::after_scan`] then reads the thread again and pushes the new
 //! nodes, whose parents are always indexed before them.
 
-use super::context::context_at;
+use super::context::{context_at, preamble_at};
 use super::files::{self, PageFile, PageName, Root};
 use super::page::{self, Line, LineKind, Lines};
 use super::store::{Codex, NodeIx, Page, Problem};
@@ -702,14 +702,16 @@ impl Agent for CodexThread {
     }
 
     fn context_preamble(&self, _s: &Session, i: u32) -> Option<String> {
-        let c = context_at(&self.codex, self.node_of[i as usize]);
+        // Only the first page's instructions and the history's error: the items were
+        // built for `context.json` already.
+        let (instructions, error) = preamble_at(&self.codex, self.node_of[i as usize]);
         let mut s = String::new();
-        if let Some(ins) = c.instructions {
+        if let Some(ins) = instructions {
             s.push_str("[instructions]\n");
             s.push_str(&ins);
             s.push_str("\n\n");
         }
-        if let Some(e) = c.error {
+        if let Some(e) = error {
             s.push_str(&format!("[incomplete history: {e}]\n\n"));
         }
         (!s.is_empty()).then_some(s)

@@ -102,17 +102,28 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
         }
     }
     let (input, inserted) = insert_aborted(items);
-    let instructions = history
-        .lines
-        .first()
-        .and_then(|r| codex.pages[r.page].lines.meta.as_ref())
-        .and_then(|m| m.base_instructions.clone());
     Context {
         input,
         inserted,
-        instructions,
+        instructions: instructions_of(codex, &history),
         error: history.error,
     }
+}
+
+/// The base instructions and the history's error at node `n`: what the readable
+/// context shows before the items, without building the items.
+pub fn preamble_at(codex: &Codex, n: NodeIx) -> (Option<String>, Option<super::Problem>) {
+    let history = codex.history_at(n);
+    (instructions_of(codex, &history), history.error)
+}
+
+/// The base instructions of the history's first page (§5.5).
+fn instructions_of(codex: &Codex, history: &crate::model::codex::History) -> Option<String> {
+    history
+        .lines
+        .first()
+        .and_then(|r| codex.pages[r.page].lines.meta.as_ref())
+        .and_then(|m| m.base_instructions.clone())
 }
 
 /// Adds an `aborted` output right after every `function_call` without an output (§5.2).
