@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::page::LineKind;
 use super::render;
-use super::store::{Codex, NodeIx, Problem};
+use super::store::{Codex, History, NodeIx, Problem};
 
 /// The key Codex keeps in the file and never sends (§5.1).
 pub const INTERNAL_KEY: &str = "internal_chat_message_metadata_passthrough";
@@ -112,13 +112,13 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
 
 /// The base instructions and the history's error at node `n`: what the readable
 /// context shows before the items, without building the items.
-pub fn preamble_at(codex: &Codex, n: NodeIx) -> (Option<String>, Option<super::Problem>) {
+pub fn preamble_at(codex: &Codex, n: NodeIx) -> (Option<String>, Option<Problem>) {
     let history = codex.history_at(n);
     (instructions_of(codex, &history), history.error)
 }
 
 /// The base instructions of the history's first page (§5.5).
-fn instructions_of(codex: &Codex, history: &crate::model::codex::History) -> Option<String> {
+fn instructions_of(codex: &Codex, history: &History) -> Option<String> {
     history
         .lines
         .first()
