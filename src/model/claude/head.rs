@@ -8,41 +8,11 @@
 //! `JSON.parse` accepts it (up to serde_json's nesting limit). Keys that occur twice
 //! keep their last value. Invalid UTF-8 is replaced first, as Node does.
 
-use crate::model::core::scan::{Field, FieldSeed, LineError};
+use crate::model::core::scan::{
+    Field, FieldSeed, LineError, parse_line, parse_object, skip_other_values, skip_scalar_values,
+};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
-
-/// The `visit_*` methods of a visitor that wants objects: any other JSON value (an
-/// array, a string, a number, a boolean, `null`) is skipped, and `$v` returned.
-macro_rules! skip_other_values {
-    ($v:expr) => {
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok($v)
-        }
-        fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-    };
-}
 
 /// The fields of one Claude Code line that indexing uses.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -96,19 +66,11 @@ pub struct Content {
 impl<'a> Head<'a> {
     /// Parses one line (without its `\n`).
     pub fn parse(line: &'a [u8]) -> Result<Head<'a>, LineError> {
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            return Err(LineError::Blank);
-        }
-        match parse_slice(line) {
-            Ok(h) => Ok(h),
-            Err(e) => {
-                if std::str::from_utf8(line).is_ok() {
-                    return Err(e);
-                }
-                let fixed = String::from_utf8_lossy(line).into_owned();
-                parse_slice(fixed.as_bytes()).map(Head::into_owned)
-            }
-        }
+        parse_line(
+            line,
+            |l| parse_object(l, HeadVisitor),
+            |l| parse_object(l, HeadVisitor).map(Head::into_owned),
+        )
     }
 
     fn into_owned(self) -> Head<'static> {
@@ -153,22 +115,6 @@ pub fn truthy(f: &Field<'_>) -> bool {
         Field::Str(s) => !s.is_empty(),
         Field::Num(n) => *n != 0.0 && !n.is_nan(),
         Field::Other { truthy } => *truthy,
-    }
-}
-
-fn parse_slice(line: &[u8]) -> Result<Head<'_>, LineError> {
-    let mut de = serde_json::Deserializer::from_slice(line);
-    let r = de.deserialize_any(HeadVisitor);
-    match r {
-        Ok(Some(h)) => match de.end() {
-            Ok(()) => Ok(h),
-            Err(e) => Err(LineError::Malformed(e.to_string())),
-        },
-        Ok(None) => match de.end() {
-            Ok(()) => Err(LineError::NotAnObject),
-            Err(e) => Err(LineError::Malformed(e.to_string())),
-        },
-        Err(e) => Err(LineError::Malformed(e.to_string())),
     }
 }
 
@@ -351,27 +297,7 @@ impl<'de> de::DeserializeSeed<'de> for ContentSeed {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(Content::default())
             }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_unit<E>(self) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Content, E> {
-                Ok(Content::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Content, E> {
-                Ok(Content::default())
-            }
+            skip_scalar_values!(Content::default());
         }
         d.deserialize_any(V)
     }

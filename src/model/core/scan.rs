@@ -80,21 +80,11 @@ pub enum LineError {
 impl<'a> LineHead<'a> {
     /// Parses one line (without its `\n`; a trailing `\r` is whitespace to JSON).
     pub fn parse(line: &'a [u8]) -> Result<LineHead<'a>, LineError> {
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            return Err(LineError::Blank);
-        }
-        match parse_slice(line) {
-            Ok(h) => Ok(h),
-            Err(e) => {
-                if std::str::from_utf8(line).is_ok() {
-                    return Err(e);
-                }
-                // Node decodes the file as UTF-8 with replacement characters before
-                // JSON.parse ever sees it; do the same and try again.
-                let fixed = String::from_utf8_lossy(line).into_owned();
-                parse_slice(fixed.as_bytes()).map(LineHead::into_owned)
-            }
-        }
+        parse_line(
+            line,
+            |l| parse_object(l, HeadVisitor),
+            |l| parse_object(l, HeadVisitor).map(LineHead::into_owned),
+        )
     }
 
     fn into_owned(self) -> LineHead<'static> {
@@ -118,9 +108,82 @@ impl<'a> LineHead<'a> {
     }
 }
 
-fn parse_slice(line: &[u8]) -> Result<LineHead<'_>, LineError> {
+/// The `visit_*` methods of a visitor that wants objects: any other JSON value (an
+/// array, a string, a number, a boolean, `null`) is skipped, and `$v` returned.
+macro_rules! skip_other_values {
+    ($v:expr) => {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok($v)
+        }
+        $crate::model::core::scan::skip_scalar_values!($v);
+    };
+}
+pub(crate) use skip_other_values;
+
+/// The `visit_*` methods for strings, numbers, booleans and `null`: each returns `$v`.
+macro_rules! skip_scalar_values {
+    ($v:expr) => {
+        fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+    };
+}
+pub(crate) use skip_scalar_values;
+
+/// Parses one line (without its `\n`) with `parse`: blank lines are [`LineError::Blank`];
+/// a line that fails and is not UTF-8 is decoded with replacement characters, as Node
+/// does before `JSON.parse` sees it, and parsed again by `reparse`, which must return
+/// owned fields (the decoded text does not outlive this call).
+pub(crate) fn parse_line<'a, T>(
+    line: &'a [u8],
+    parse: impl FnOnce(&'a [u8]) -> Result<T, LineError>,
+    reparse: impl FnOnce(&[u8]) -> Result<T, LineError>,
+) -> Result<T, LineError> {
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(LineError::Blank);
+    }
+    match parse(line) {
+        Ok(h) => Ok(h),
+        Err(e) => {
+            if std::str::from_utf8(line).is_ok() {
+                return Err(e);
+            }
+            let fixed = String::from_utf8_lossy(line).into_owned();
+            reparse(fixed.as_bytes())
+        }
+    }
+}
+
+/// Runs `visitor` over one whole JSON text: `Some` is an object's fields, `None` any other
+/// JSON value ([`LineError::NotAnObject`]); trailing text makes the line malformed.
+pub(crate) fn parse_object<'de, T, V>(line: &'de [u8], visitor: V) -> Result<T, LineError>
+where
+    V: Visitor<'de, Value = Option<T>>,
+{
     let mut de = serde_json::Deserializer::from_slice(line);
-    let r = de.deserialize_any(HeadVisitor);
+    let r = de.deserialize_any(visitor);
     match r {
         Ok(Some(h)) => match de.end() {
             Ok(()) => Ok(h),
@@ -264,31 +327,7 @@ impl<'de> de::DeserializeSeed<'de> for RoleSeed {
                 }
                 Ok(role)
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Field<'de>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Field::Missing)
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_unit<E>(self) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Field<'de>, E> {
-                Ok(Field::Missing)
-            }
+            skip_other_values!(Field::Missing);
         }
         d.deserialize_any(V)
     }
@@ -328,31 +367,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
         }
         Ok(Some(h))
     }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    skip_other_values!(None);
 }
 
 #[cfg(test)]
