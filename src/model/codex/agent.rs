@@ -42,8 +42,8 @@ use crate::model::core::session::{
     LoadError, NIL, NO_TIME, ProblemKind, Session, Severity, Source, SourceData,
 };
 use crate::model::core::text::Image;
-use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
+use crate::model::core::usage::{Record, Source as UsageSource, Table};
 use serde_json::Value;
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -724,11 +724,11 @@ impl Agent for CodexThread {
     /// A model output (an assistant message, reasoning, a tool call) answered the
     /// request made after the last input item before its response's first output.
     fn request_of(&self, s: &Session, i: u32) -> Option<u32> {
-        if !is_output(self.line(i)) {
+        if !super::usage::is_output(self.line(i)) {
             return None;
         }
         let mut cur = s.entry(i).parent;
-        while cur != NIL && is_output(self.line(cur)) {
+        while cur != NIL && super::usage::is_output(self.line(cur)) {
             cur = s.entry(cur).parent;
         }
         (cur != NIL).then_some(cur)
@@ -773,7 +773,47 @@ impl Agent for CodexThread {
         })
     }
 
-    fn fill_usage(&self, _s: &Session, _prices: &Prices, _t: &mut Table) {}
+    /// Each request once, at the first output of its response (see
+    /// [`super::usage`]); the thread's other pages are no subagent transcripts.
+    fn fill_usage(&self, _s: &Session, prices: &Prices, t: &mut Table) {
+        t.side_files_are_subagents = false;
+        for q in super::usage::requests(&self.codex, self.t) {
+            let Some(&i) = self.entry_of.get(q.node).filter(|&&i| i != NIL) else {
+                continue;
+            };
+            let cost = prices.rates(&q.model).map(|r| r.cost(&q.tokens));
+            let r = Record {
+                model: q.model,
+                source: UsageSource::Message,
+                tokens: q.tokens,
+                cost,
+                recorded: false,
+            };
+            match &mut t.own[i as usize] {
+                // Two requests with no output between them (a failed one): one entry
+                // holds both.
+                Some(old) => {
+                    old.tokens.add(&r.tokens);
+                    old.cost = old.cost.zip(r.cost).map(|(a, b)| a + b);
+                }
+                slot @ None => *slot = Some(r),
+            }
+            let page = self.codex.pages[q.line.page].page_id();
+            let start = self.codex.line(q.line).start;
+            t.reply_keys
+                .entry(i)
+                .or_insert_with(|| (format!("codex:{page}"), start.to_string()));
+            for n in q.also {
+                if let Some(&j) = self.entry_of.get(n)
+                    && j != NIL
+                    && j != i
+                    && t.own[j as usize].is_none()
+                {
+                    t.counted_at[j as usize] = i;
+                }
+            }
+        }
+    }
 
     fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
         Err(ForkError::Unsupported(
@@ -857,25 +897,6 @@ impl CodexThread {
             .map(|n| n.page_id)
             .unwrap_or_default();
         Ok(format!("{page_id}:{}", w.ordinal))
-    }
-}
-
-/// Is the line a model output (what a response holds)?
-fn is_output(line: &Line) -> bool {
-    if line.kind != LineKind::ResponseItem {
-        return false;
-    }
-    let p = line.payload();
-    match line.payload_type() {
-        "message" => p["role"] == "assistant",
-        "reasoning"
-        | "function_call"
-        | "custom_tool_call"
-        | "local_shell_call"
-        | "web_search_call"
-        | "image_generation_call"
-        | "tool_search_call" => true,
-        _ => false,
     }
 }
 

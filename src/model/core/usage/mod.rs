@@ -211,6 +211,10 @@ pub struct Table {
     pub reply_keys: std::collections::HashMap<u32, (String, String)>,
     pub format: Format,
     pub prices_source: String,
+    /// Whether the session's other files are subagent transcripts whose usage adds to
+    /// the entry they hang under (Claude Code). An agent whose other files are pages
+    /// of the same conversation (Codex) clears it: their entries are branches.
+    pub side_files_are_subagents: bool,
 }
 
 impl Table {
