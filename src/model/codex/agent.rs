@@ -70,6 +70,46 @@ pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
     looks_like_codex(raw).then(|| Box::<CodexThread>::default() as Box<dyn Agent>)
 }
 
+/// The longest first line read to recognise a compressed page (a `session_meta` line
+/// holds the base instructions, about 20 KB).
+const MAX_FIRST_LINE: u64 = 4 << 20;
+
+/// The agents' table's detection of a file of no lines: a compressed page
+/// (`….jsonl.zst`, CODEX-FORMAT §8) whose first decompressed line is a
+/// `session_meta` line. Its bytes are zstd frames, so the core, which reads a
+/// session file's lines, would find no header in it; the thread's agent reads it
+/// decompressed instead ([`Agent::opaque_main_file`]). Only the first line is
+/// decompressed here.
+pub fn detect_compressed(path: &Path) -> Option<Box<dyn Agent>> {
+    use std::io::Read;
+    if path.extension().is_none_or(|e| e != "zst") {
+        return None;
+    }
+    let f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let mut dec = ruzstd::decoding::StreamingDecoder::new(f)
+        .ok()?
+        .take(MAX_FIRST_LINE);
+    let mut line = Vec::new();
+    let mut buf = [0u8; 64 << 10];
+    loop {
+        let n = dec.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            line.extend_from_slice(&buf[..i]);
+            break;
+        }
+        line.extend_from_slice(&buf[..n]);
+    }
+    looks_like_codex(&line).then(|| {
+        Box::new(CodexThread {
+            main_compressed: true,
+            ..CodexThread::default()
+        }) as Box<dyn Agent>
+    })
+}
+
 /// A page indexed: where it is, what was read of it, its source number.
 #[derive(Debug, Clone)]
 struct Indexed {
@@ -107,6 +147,9 @@ pub struct CodexThread {
     dirs: Vec<PathBuf>,
     /// The forks made from the thread (see [`super::forks`]).
     fork_links: super::forks::Links,
+    /// The opened page is a `.jsonl.zst`: the core reads none of it, and its nodes
+    /// are read from its decompressed bytes (a source of their own, not source 0).
+    main_compressed: bool,
 }
 
 impl CodexThread {
@@ -193,7 +236,12 @@ impl CodexThread {
     /// The page files of the session: the thread's pages, and the pages their
     /// histories read, each with its bytes (or why it could not be read).
     fn read_pages(&mut self, main: &Path) -> Result<Vec<Page>, LoadError> {
-        let main_bytes = std::fs::read(main)?;
+        let main_bytes = if self.main_compressed {
+            // Codex may have made it plain since (§8): then that is read.
+            files::read_page(main)?
+        } else {
+            std::fs::read(main)?
+        };
         let main_name = main
             .file_name()
             .and_then(|n| n.to_str())
@@ -450,6 +498,10 @@ impl Agent for CodexThread {
         true
     }
 
+    fn opaque_main_file(&self) -> bool {
+        self.main_compressed
+    }
+
     /// The database names the current page and the name: a change there moves the
     /// leaf and the name without a new entry.
     fn meta_moves(&self) -> bool {
@@ -492,7 +544,7 @@ impl Agent for CodexThread {
                 continue;
             }
             let (dev_ino, size) = dev_ino_size(&p.file.path).unwrap_or(((0, 0), 0));
-            if Some(&id) == main_page.as_ref() {
+            if Some(&id) == main_page.as_ref() && !self.main_compressed {
                 page_source.insert(pi, 0);
                 self.pages.insert(
                     id,
@@ -606,7 +658,9 @@ impl Agent for CodexThread {
                 continue;
             }
             // The core reports the opened page's torn last line itself.
-            if matches!(p, Problem::TornTail { page, .. } if Some(page) == main_page.as_ref()) {
+            if !self.main_compressed
+                && matches!(p, Problem::TornTail { page, .. } if Some(page) == main_page.as_ref())
+            {
                 continue;
             }
             let (line, what) = problem_kind(p);

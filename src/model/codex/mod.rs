@@ -45,6 +45,8 @@ pub mod usage;
 pub mod write;
 
 #[cfg(test)]
+mod compressed_tests;
+#[cfg(test)]
 mod session_tests;
 #[cfg(test)]
 mod tests;
