@@ -236,6 +236,12 @@ impl CodexThread {
     /// The page files of the session: the thread's pages, and the pages their
     /// histories read, each with its bytes (or why it could not be read).
     fn read_pages(&mut self, main: &Path) -> Result<Vec<Page>, LoadError> {
+        // A compressed page Codex has made plain (§8): the plain one is read, and
+        // followed, from now on.
+        let main = &match files::other_form(main) {
+            Some(plain) if self.main_compressed && !main.exists() && plain.exists() => plain,
+            _ => main.to_path_buf(),
+        };
         let main_bytes = if self.main_compressed {
             // Codex may have made it plain since (§8): then that is read.
             files::read_page(main)?

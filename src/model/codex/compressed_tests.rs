@@ -78,22 +78,35 @@ fn a_thread_whose_only_page_is_compressed_opens() {
 }
 
 /// When Codex makes the compressed page plain before appending (§8), the session
-/// opened from the compressed name is refused with the file's error (the mount opens
-/// the thread again from the plain page, see tests/mount_codex.rs), and the plain
-/// page reads the same.
+/// opened from the compressed name follows the plain page: the same entries, then
+/// what Codex appends.
 #[test]
-fn a_compressed_page_made_plain_reads_the_same() {
+fn the_compressed_page_made_plain_and_appended_to_is_followed() {
     let (_d, zst) = copy();
     let mut s = Session::open(&zst).unwrap();
     let before = everything(&s);
     let plain = zst.with_extension("");
-    std::fs::write(&plain, files::read_page(&zst).unwrap()).unwrap();
+    let mut bytes = files::read_page(&zst).unwrap();
+    std::fs::write(&plain, &bytes).unwrap();
     std::fs::remove_file(&zst).unwrap();
-    match s.refresh() {
-        Err(LoadError::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(everything(&Session::open(&plain).unwrap()), before);
+    assert!(!s.needs_reload().unwrap());
+    s.refresh().unwrap();
+    assert_eq!(everything(&s), before);
+    bytes.extend_from_slice(
+        format!(
+            "{{\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"ordinal\":36,\"type\":\"response_item\",\"payload\":{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"later\"}}]}}}}\n"
+        )
+        .as_bytes(),
+    );
+    std::fs::write(&plain, &bytes).unwrap();
+    s.refresh().unwrap();
+    let i = s.find(&format!("{QA}:36")).expect("the appended line");
+    assert_eq!(s.leaf(), Some(i));
+    assert!(s.render(i).unwrap().0.contains("later"));
+    // Nothing moves any more: no endless refresh.
+    let c = s.refresh().unwrap();
+    assert!(c.new_entries.is_empty());
+    assert_eq!(everything(&Session::open(&plain).unwrap()), everything(&s));
 }
 
 /// A `.zst` that is no zstd stream, or whose first line is no Codex `session_meta`,

@@ -941,10 +941,11 @@ impl Session {
             let fresh = Session::open_with(&self.path, self.table)?;
             return Ok(self.replace_with(fresh));
         }
-        let md = std::fs::metadata(&self.path)?;
-        if md.len() == self.scanned + self.tail
-            && self.agent.sources_moved(self) == SourcesMoved::No
-        {
+        // A file of no lines is its agent's to follow (it may even be gone, made
+        // plain by the program that wrote it): the agent says what moved.
+        let main_same = self.agent.opaque_main_file()
+            || std::fs::metadata(&self.path)?.len() == self.scanned + self.tail;
+        if main_same && self.agent.sources_moved(self) == SourcesMoved::No {
             return Ok(Change::default());
         }
         let before = self.entries.len() as u32;
@@ -972,6 +973,9 @@ impl Session {
     /// must not hold up readers of this index meanwhile can index the file itself
     /// ([`Session::open`]) and hand the result to [`replace_with`](Self::replace_with).
     pub fn needs_reload(&self) -> Result<bool, LoadError> {
+        if self.agent.opaque_main_file() {
+            return Ok(self.agent.sources_moved(self) == SourcesMoved::Rewritten);
+        }
         let md = std::fs::metadata(&self.path)?;
         let replaced = (md.dev(), md.ino()) != self.dev_ino;
         let shrunk = !replaced && md.len() < self.scanned + self.tail;
