@@ -93,10 +93,8 @@ fn the_compressed_page_made_plain_and_appended_to_is_followed() {
     s.refresh().unwrap();
     assert_eq!(everything(&s), before);
     bytes.extend_from_slice(
-        format!(
-            "{{\"timestamp\":\"2026-12-02T00:00:00.000Z\",\"ordinal\":36,\"type\":\"response_item\",\"payload\":{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"later\"}}]}}}}\n"
-        )
-        .as_bytes(),
+        br#"{"timestamp":"2026-12-02T00:00:00.000Z","ordinal":36,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"later"}]}}
+"#,
     );
     std::fs::write(&plain, &bytes).unwrap();
     s.refresh().unwrap();
