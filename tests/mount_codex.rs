@@ -1012,3 +1012,43 @@ fn a_damaged_thread_mounts_with_the_damage_reported() {
     assert!(fs::read(t.join("leaf/context.json")).is_ok());
     assert!(m.is_mounted());
 }
+
+// §1: threads `codex archive` moved to `$CODEX_HOME/archived_sessions/` are listed in
+// their projects and read like the others; a fork whose parent was archived still
+// reads its inherited history from there.
+#[test]
+fn archived_threads_are_listed_and_read() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let archived_day = home.join("archived_sessions/2026/12/01");
+    fs::create_dir_all(&archived_day).unwrap();
+    for thread in [PARFAIL, OWN] {
+        let p = page(&home, &format!("{thread}.jsonl"));
+        fs::rename(&p, archived_day.join(p.file_name().unwrap())).unwrap();
+    }
+    let m = mount_home(dir, &home);
+    let want = expected("own");
+    for (project, thread) in [
+        ("-home-dev-src-parfail", PARFAIL),
+        ("-home-dev-src-own", OWN),
+        ("-home-dev-src-own", OWN_FORK),
+    ] {
+        let pdir = m.mnt.join(project);
+        let listed = try_ls(&pdir).unwrap_or_default();
+        assert!(
+            listed.contains(&thread.to_string()),
+            "{project}: {listed:?}"
+        );
+        let t = pdir.join(thread);
+        let (leaf, point) = want[thread]
+            .iter()
+            .find(|(_, v)| v.get("leaf") == Some(&Value::Bool(true)))
+            .unwrap();
+        assert_eq!(&link_id(&t.join("leaf")), leaf, "{thread}");
+        let got: Value = serde_json::from_str(
+            &fs::read_to_string(t.join(format!(".id/{leaf}/context.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(differs(&got, point), None, "{thread}");
+    }
+}
