@@ -298,3 +298,85 @@ fn records_win_and_an_unknown_model_has_an_unknown_cost() {
     let a1 = t.own_usage(s.find(&format!("{T}:3")).unwrap());
     assert!((a1.cost - 0.00135).abs() < 1e-12, "{}", a1.cost);
 }
+
+/// ccusage 20.0.24's `codex session` report of each fixture home
+/// (`tests/fixtures/codex/ccusage/`): one row per page file with that page's own
+/// accounting lines. For every page it lists, the requests recorded in that page
+/// count the same tokens and cost here. It leaves out three pages sessionfs counts:
+/// the compressed page of `own-zst` (it reads no `.jsonl.zst`), and in `samples` the
+/// fork `…-68ff` and the subagent `…-8c96` (their requests are their own lines, no
+/// copy of their parents'; why ccusage skips them was not found).
+#[test]
+fn each_page_counts_what_ccusage_counts_for_its_file() {
+    use super::store::Codex;
+    use super::usage::requests;
+    let prices = Prices::snapshot();
+    let rates = prices.rates("gpt-5-codex").unwrap();
+    for (set, left_out) in [
+        (
+            "samples",
+            &[
+                "rollout-2026-12-01T19-38-15-01a2331d-68ff-76e1-bf99-c1ba471b9285",
+                "rollout-2026-12-01T19-38-24-01a2331d-8c96-72e0-ac04-cd237fd70dc8",
+            ][..],
+        ),
+        ("own", &[][..]),
+        (
+            "own-zst",
+            &["rollout-2026-12-01T23-42-25-01a233fc-f62c-79e0-b2f3-257e7f73df38"][..],
+        ),
+    ] {
+        let home = fixtures().join(set).join("codex-home");
+        let codex = Codex::load(&Root::Home(home));
+        let mut per_page: HashMap<String, (crate::model::core::usage::Tokens, usize)> =
+            HashMap::new();
+        let mut seen = HashSet::new();
+        for t in 0..codex.threads.len() {
+            for q in requests(&codex, t) {
+                if !seen.insert(q.line) {
+                    continue;
+                }
+                let f = &codex.pages[q.line.page].file.path;
+                let stem = f.file_name().unwrap().to_str().unwrap();
+                let stem = stem.split(".jsonl").next().unwrap().to_string();
+                let e = per_page.entry(stem).or_default();
+                e.0.add(&q.tokens);
+                e.1 += 1;
+            }
+        }
+        let cc: Value = serde_json::from_slice(
+            &std::fs::read(fixtures().join(format!("ccusage/{set}.json"))).unwrap(),
+        )
+        .unwrap();
+        let mut listed = HashSet::new();
+        for row in cc["sessions"].as_array().unwrap() {
+            let file = row["sessionFile"].as_str().unwrap();
+            listed.insert(file.to_string());
+            let (tokens, _) = per_page[file];
+            assert_eq!(
+                tokens.total(),
+                row["totalTokens"].as_u64().unwrap(),
+                "{file}"
+            );
+            assert_eq!(
+                tokens.input + tokens.cache_read,
+                row["inputTokens"].as_u64().unwrap(),
+                "{file}"
+            );
+            assert_eq!(tokens.output, row["outputTokens"].as_u64().unwrap());
+            let cost = rates.cost(&tokens);
+            assert!(
+                (cost - row["costUSD"].as_f64().unwrap()).abs() < 1e-9,
+                "{file}: {cost} {}",
+                row["costUSD"]
+            );
+        }
+        let mut missing: Vec<&str> = per_page
+            .keys()
+            .filter(|k| !listed.contains(*k))
+            .map(String::as_str)
+            .collect();
+        missing.sort();
+        assert_eq!(missing, left_out, "{set}");
+    }
+}
