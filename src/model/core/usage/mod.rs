@@ -1,7 +1,8 @@
 //! Tokens and cost: of every entry, of the path from the root to it, of every branch
 //! and of a whole session.
 //!
-//! What a line records is read per agent ([`pi`], [`claude`]); everything else (the
+//! What a line records is read per agent (`pi/usage.rs`, `claude/usage.rs`,
+//! `codex/usage.rs`, through `Agent::fill_usage`); everything else (the
 //! summing, the path totals, branches, dead ends, the text and JSON shown) is here and
 //! the same for every agent.
 //!
