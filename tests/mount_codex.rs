@@ -258,12 +258,6 @@ fn every_point_reads_as_codex_sends_it(set: &str) -> (usize, usize) {
             try_ls(&m.mnt.join(project)).unwrap().contains(&thread),
             "{project} does not list {thread}"
         );
-        // A thread whose only first page is compressed is listed in its project but
-        // cannot be opened yet (LAYOUT.md "Codex threads", limits); its pages are read
-        // as the other threads' bases.
-        if compressed_only(&home, &thread) {
-            continue;
-        }
         threads += 1;
         let tdir = m.mnt.join(project).join(&thread);
         let ids: Vec<&String> = points_of.keys().collect();
@@ -353,13 +347,112 @@ fn every_own_point_reads_through_the_mount_as_codex_sends_it() {
     assert!(points >= 124, "{points}");
 }
 
-// ... and with the base page of a fork chain compressed (§8): the two forks that
-// read it as their history read the same.
+// ... and with the base page of a fork chain compressed (§8): the thread whose only
+// page it is opens from it, and the two forks that read it as their history read the
+// same.
 #[test]
 fn a_compressed_page_reads_through_the_mount_as_its_plain_form() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own-zst");
+    assert!(compressed_only(&home, FF_A));
+    drop(dir);
     let (threads, points) = every_point_reads_as_codex_sends_it("own-zst");
-    assert_eq!(threads, 2);
+    assert_eq!(threads, 3);
     assert!(points > 0);
+}
+
+// §8: a thread whose only page is compressed is entered like any (no ERROR), and when
+// Codex makes the page plain and appends to it, the new line shows up.
+#[test]
+fn a_compressed_only_thread_opens_and_follows_codex_making_it_plain() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own-zst");
+    let zst = page(&home, &format!("{FF_A}.jsonl.zst"));
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-forkfork").join(FF_A);
+    let listed = try_ls(&t).unwrap();
+    assert!(!listed.contains(&"ERROR".to_string()), "{listed:?}");
+    assert_eq!(link_id(&t.join("leaf")), format!("{FF_A}:32"));
+    let tree = fs::read_to_string(t.join("tree")).unwrap();
+    assert!(tree.contains("[[QA1]] What is 2+2?"), "{tree}");
+    assert!(
+        fs::read_to_string(t.join("cost"))
+            .unwrap()
+            .contains("session: tokens 30,809 ")
+    );
+    // Codex resumes it: the plain page written, the compressed one removed, then a line
+    // appended.
+    let plain = zst.with_extension("");
+    let mut bytes = sessionfs::model::codex::files::read_page(&zst).unwrap();
+    fs::write(&plain, &bytes).unwrap();
+    fs::remove_file(&zst).unwrap();
+    bytes.extend_from_slice(user_line(36, "[[LIVE]] after the swap").as_bytes());
+    fs::write(&plain, &bytes).unwrap();
+    let want = format!("{FF_A}:36");
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(t.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().ends_with(&want))),
+        "the leaf stayed {}",
+        link_id(&t.join("leaf"))
+    );
+    assert_eq!(
+        fs::read_to_string(t.join(format!(".id/{want}/user"))).unwrap(),
+        "[[LIVE]] after the swap\n"
+    );
+}
+
+// Usage (LAYOUT.md "Usage", Codex): each request once, from its token_usage_record, at
+// its response's first output; a branch sums its own turns, as Codex's own running sum
+// does; the rewound turns are dead ends; `sessionfs usage` agrees.
+#[test]
+fn cost_sums_each_codex_request_once_per_branch() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let first_page = page(&home, &format!("{TUI2}.jsonl"));
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-tui2").join(TUI2);
+    let cost = fs::read_to_string(t.join("cost")).unwrap();
+    for want in [
+        "session: tokens 93,173 (input 92,769, output 404, cache read 0, cache write 0), cost $0.1200, 7 requests",
+        "current branch (01a233fe-67a5-7ce3-936c-a4ebae3b2ab1:26): tokens 25,302 ",
+        "dead ends: tokens 67,871 ",
+        "branch 01a233fe-0c87-77b1-a70c-2d30532613c3:33: tokens 40,643 ",
+        "model gpt-5-codex: tokens 93,173 ",
+    ] {
+        assert!(cost.contains(want), "no {want:?} in:\n{cost}");
+    }
+    // The first answer: its request counted there, 13,457 tokens (Codex's own count).
+    let answer = fs::read_to_string(t.join(format!(".id/{TUI2}:10/cost"))).unwrap();
+    assert!(
+        answer.starts_with("entry: message gpt-5-codex, tokens 13,457 (input 13,410, output 47,"),
+        "{answer}"
+    );
+    // The second: reasoning then an answer; the request counts at the reasoning.
+    let answer2 = fs::read_to_string(t.join(format!(".id/{TUI2}:22/cost"))).unwrap();
+    assert!(
+        answer2.starts_with(&format!("entry: part of a reply counted at {TUI2}:20")),
+        "{answer2}"
+    );
+    assert!(answer2.contains("to here: tokens 27,048 "), "{answer2}");
+    let leaf: Value =
+        serde_json::from_str(&fs::read_to_string(t.join("leaf/cost.json")).unwrap()).unwrap();
+    assert_eq!(leaf["toHere"]["totalTokens"], 25_302);
+    // The grep users run finds the figures.
+    let out = sh("grep -r 'dead ends' .", &t).ok();
+    assert!(
+        out.stdout.contains("dead ends: tokens 67,871"),
+        "{}",
+        out.stdout
+    );
+    // `sessionfs usage` of the page agrees.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sessionfs"))
+        .args(["usage", "--json"])
+        .arg(&first_page)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["totals"]["totalTokens"], 93_173, "{v}");
 }
 
 const TUI: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
@@ -918,4 +1011,44 @@ fn a_damaged_thread_mounts_with_the_damage_reported() {
     assert!(!tree.is_empty());
     assert!(fs::read(t.join("leaf/context.json")).is_ok());
     assert!(m.is_mounted());
+}
+
+// §1: threads `codex archive` moved to `$CODEX_HOME/archived_sessions/` are listed in
+// their projects and read like the others; a fork whose parent was archived still
+// reads its inherited history from there.
+#[test]
+fn archived_threads_are_listed_and_read() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let archived_day = home.join("archived_sessions/2026/12/01");
+    fs::create_dir_all(&archived_day).unwrap();
+    for thread in [PARFAIL, OWN] {
+        let p = page(&home, &format!("{thread}.jsonl"));
+        fs::rename(&p, archived_day.join(p.file_name().unwrap())).unwrap();
+    }
+    let m = mount_home(dir, &home);
+    let want = expected("own");
+    for (project, thread) in [
+        ("-home-dev-src-parfail", PARFAIL),
+        ("-home-dev-src-own", OWN),
+        ("-home-dev-src-own", OWN_FORK),
+    ] {
+        let pdir = m.mnt.join(project);
+        let listed = try_ls(&pdir).unwrap_or_default();
+        assert!(
+            listed.contains(&thread.to_string()),
+            "{project}: {listed:?}"
+        );
+        let t = pdir.join(thread);
+        let (leaf, point) = want[thread]
+            .iter()
+            .find(|(_, v)| v.get("leaf") == Some(&Value::Bool(true)))
+            .unwrap();
+        assert_eq!(&link_id(&t.join("leaf")), leaf, "{thread}");
+        let got: Value = serde_json::from_str(
+            &fs::read_to_string(t.join(format!(".id/{leaf}/context.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(differs(&got, point), None, "{thread}");
+    }
 }

@@ -9,9 +9,12 @@ use std::path::Path;
 
 /// Every agent sessionfs reads. A file whose first parsed line is a Pi header (or
 /// that is empty so far) is Pi's; otherwise each agent's detection is asked in turn.
+/// A compressed Codex page (`.jsonl.zst`) holds no lines to parse: it is told by its
+/// name and its decompressed first line before the core reads it.
 pub static TABLE: AgentTable = AgentTable {
     first: crate::model::pi::agent::first,
     detect,
+    opaque: crate::model::codex::agent::detect_compressed,
 };
 
 /// The agent of a file whose first parsed line, `raw`, is no Pi header.

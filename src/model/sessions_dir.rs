@@ -381,9 +381,20 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 }
 
 /// The session files of a sessions directory, as a mount shows them: `*.jsonl` at the
-/// top and in each project folder, with the project's name.
+/// top and in each project folder, with the project's name. A Codex home or its
+/// `sessions/` folder gives one page per thread (any page opens the whole thread),
+/// with the thread's project as a mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
+    if let Some(root) = codex_catalog::sessions_root_of(dir) {
+        let cat = codex_catalog::Scanner::default().scan(&root)?;
+        for (project, threads) in cat.projects {
+            for t in threads {
+                out.push((t.path, project.to_string_lossy().into_owned()));
+            }
+        }
+        return Ok(out);
+    }
     let top = list(dir, true)?;
     for f in &top.sessions {
         out.push((dir.join(with_ext(f)), String::new()));
@@ -451,5 +462,35 @@ mod tests {
         let e = tempfile::tempdir().unwrap();
         fs::create_dir(e.path().join("memory")).unwrap();
         assert_eq!(list(e.path(), true).unwrap().projects, ["memory"]);
+    }
+
+    /// `sessionfs usage` of a Codex home: one file per thread, each request once over
+    /// them (a fork's inherited requests are counted in its parent), the same total as
+    /// ccusage's over the same home.
+    #[test]
+    fn usage_of_a_codex_home_counts_each_request_once() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
+        let home = fixtures.join("own/codex-home");
+        let files = files_of_dir(&home).unwrap();
+        assert_eq!(files.len(), 10);
+        assert!(files.iter().any(|(_, p)| p == "-home-dev-src-tui2"));
+        let r = crate::model::core::usage::report::build(
+            &files,
+            &crate::model::core::usage::prices::Prices::snapshot(),
+        );
+        assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+        let mut total = crate::model::core::usage::Usage::default();
+        for s in &r.sessions {
+            total.add(&s.usage);
+        }
+        let cc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(fixtures.join("ccusage/own.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            total.tokens.total(),
+            cc["totals"]["totalTokens"].as_u64().unwrap()
+        );
+        assert!((total.cost - cc["totals"]["costUSD"].as_f64().unwrap()).abs() < 1e-9);
+        assert_eq!(total.requests, 42);
     }
 }

@@ -42,8 +42,8 @@ use crate::model::core::session::{
     LoadError, NIL, NO_TIME, ProblemKind, Session, Severity, Source, SourceData,
 };
 use crate::model::core::text::Image;
-use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
+use crate::model::core::usage::{Record, Source as UsageSource, Table};
 use serde_json::Value;
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -68,6 +68,46 @@ pub fn looks_like_codex(raw: &[u8]) -> bool {
 /// The agents' table's detection: a file whose first line is a `session_meta` line.
 pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
     looks_like_codex(raw).then(|| Box::<CodexThread>::default() as Box<dyn Agent>)
+}
+
+/// The longest first line read to recognise a compressed page (a `session_meta` line
+/// holds the base instructions, about 20 KB).
+const MAX_FIRST_LINE: u64 = 4 << 20;
+
+/// The agents' table's detection of a file of no lines: a compressed page
+/// (`….jsonl.zst`, CODEX-FORMAT §8) whose first decompressed line is a
+/// `session_meta` line. Its bytes are zstd frames, so the core, which reads a
+/// session file's lines, would find no header in it; the thread's agent reads it
+/// decompressed instead ([`Agent::opaque_main_file`]). Only the first line is
+/// decompressed here.
+pub fn detect_compressed(path: &Path) -> Option<Box<dyn Agent>> {
+    use std::io::Read;
+    if path.extension().is_none_or(|e| e != "zst") {
+        return None;
+    }
+    let f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let mut dec = ruzstd::decoding::StreamingDecoder::new(f)
+        .ok()?
+        .take(MAX_FIRST_LINE);
+    let mut line = Vec::new();
+    let mut buf = [0u8; 64 << 10];
+    loop {
+        let n = dec.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            line.extend_from_slice(&buf[..i]);
+            break;
+        }
+        line.extend_from_slice(&buf[..n]);
+    }
+    looks_like_codex(&line).then(|| {
+        Box::new(CodexThread {
+            main_compressed: true,
+            ..CodexThread::default()
+        }) as Box<dyn Agent>
+    })
 }
 
 /// A page indexed: where it is, what was read of it, its source number.
@@ -107,6 +147,9 @@ pub struct CodexThread {
     dirs: Vec<PathBuf>,
     /// The forks made from the thread (see [`super::forks`]).
     fork_links: super::forks::Links,
+    /// The opened page is a `.jsonl.zst`: the core reads none of it, and its nodes
+    /// are read from its decompressed bytes (a source of their own, not source 0).
+    main_compressed: bool,
 }
 
 impl CodexThread {
@@ -193,7 +236,18 @@ impl CodexThread {
     /// The page files of the session: the thread's pages, and the pages their
     /// histories read, each with its bytes (or why it could not be read).
     fn read_pages(&mut self, main: &Path) -> Result<Vec<Page>, LoadError> {
-        let main_bytes = std::fs::read(main)?;
+        // A compressed page Codex has made plain (§8): the plain one is read, and
+        // followed, from now on.
+        let main = &match files::other_form(main) {
+            Some(plain) if self.main_compressed && !main.exists() && plain.exists() => plain,
+            _ => main.to_path_buf(),
+        };
+        let main_bytes = if self.main_compressed {
+            // Codex may have made it plain since (§8): then that is read.
+            files::read_page(main)?
+        } else {
+            std::fs::read(main)?
+        };
         let main_name = main
             .file_name()
             .and_then(|n| n.to_str())
@@ -450,6 +504,10 @@ impl Agent for CodexThread {
         true
     }
 
+    fn opaque_main_file(&self) -> bool {
+        self.main_compressed
+    }
+
     /// The database names the current page and the name: a change there moves the
     /// leaf and the name without a new entry.
     fn meta_moves(&self) -> bool {
@@ -492,7 +550,7 @@ impl Agent for CodexThread {
                 continue;
             }
             let (dev_ino, size) = dev_ino_size(&p.file.path).unwrap_or(((0, 0), 0));
-            if Some(&id) == main_page.as_ref() {
+            if Some(&id) == main_page.as_ref() && !self.main_compressed {
                 page_source.insert(pi, 0);
                 self.pages.insert(
                     id,
@@ -606,7 +664,9 @@ impl Agent for CodexThread {
                 continue;
             }
             // The core reports the opened page's torn last line itself.
-            if matches!(p, Problem::TornTail { page, .. } if Some(page) == main_page.as_ref()) {
+            if !self.main_compressed
+                && matches!(p, Problem::TornTail { page, .. } if Some(page) == main_page.as_ref())
+            {
                 continue;
             }
             let (line, what) = problem_kind(p);
@@ -724,11 +784,11 @@ impl Agent for CodexThread {
     /// A model output (an assistant message, reasoning, a tool call) answered the
     /// request made after the last input item before its response's first output.
     fn request_of(&self, s: &Session, i: u32) -> Option<u32> {
-        if !is_output(self.line(i)) {
+        if !super::usage::is_output(self.line(i)) {
             return None;
         }
         let mut cur = s.entry(i).parent;
-        while cur != NIL && is_output(self.line(cur)) {
+        while cur != NIL && super::usage::is_output(self.line(cur)) {
             cur = s.entry(cur).parent;
         }
         (cur != NIL).then_some(cur)
@@ -773,7 +833,47 @@ impl Agent for CodexThread {
         })
     }
 
-    fn fill_usage(&self, _s: &Session, _prices: &Prices, _t: &mut Table) {}
+    /// Each request once, at the first output of its response (see
+    /// [`super::usage`]); the thread's other pages are no subagent transcripts.
+    fn fill_usage(&self, _s: &Session, prices: &Prices, t: &mut Table) {
+        t.side_files_are_subagents = false;
+        for q in super::usage::requests(&self.codex, self.t) {
+            let Some(&i) = self.entry_of.get(q.node).filter(|&&i| i != NIL) else {
+                continue;
+            };
+            let cost = prices.rates(&q.model).map(|r| r.cost(&q.tokens));
+            let r = Record {
+                model: q.model,
+                source: UsageSource::Message,
+                tokens: q.tokens,
+                cost,
+                recorded: false,
+            };
+            match &mut t.own[i as usize] {
+                // Two requests with no output between them (a failed one): one entry
+                // holds both.
+                Some(old) => {
+                    old.tokens.add(&r.tokens);
+                    old.cost = old.cost.zip(r.cost).map(|(a, b)| a + b);
+                }
+                slot @ None => *slot = Some(r),
+            }
+            let page = self.codex.pages[q.line.page].page_id();
+            let start = self.codex.line(q.line).start;
+            t.reply_keys
+                .entry(i)
+                .or_insert_with(|| (format!("codex:{page}"), start.to_string()));
+            for n in q.also {
+                if let Some(&j) = self.entry_of.get(n)
+                    && j != NIL
+                    && j != i
+                    && t.own[j as usize].is_none()
+                {
+                    t.counted_at[j as usize] = i;
+                }
+            }
+        }
+    }
 
     fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
         Err(ForkError::Unsupported(
@@ -857,25 +957,6 @@ impl CodexThread {
             .map(|n| n.page_id)
             .unwrap_or_default();
         Ok(format!("{page_id}:{}", w.ordinal))
-    }
-}
-
-/// Is the line a model output (what a response holds)?
-fn is_output(line: &Line) -> bool {
-    if line.kind != LineKind::ResponseItem {
-        return false;
-    }
-    let p = line.payload();
-    match line.payload_type() {
-        "message" => p["role"] == "assistant",
-        "reasoning"
-        | "function_call"
-        | "custom_tool_call"
-        | "local_shell_call"
-        | "web_search_call"
-        | "image_generation_call"
-        | "tool_search_call" => true,
-        _ => false,
     }
 }
 

@@ -11,6 +11,10 @@
 //! thread id (a UUIDv7, so `ls` lists a project's threads oldest first), whatever
 //! pages it has.
 //!
+//! Archived threads (`$CODEX_HOME/archived_sessions/`, the same layout, CODEX-FORMAT
+//! §1) are listed in their projects beside the others: a thread is opened from its
+//! page wherever it lies, and its history is read across both folders.
+//!
 //! Listing costs one directory read per day folder plus the first line of each page
 //! that has not been seen before: a first line never changes (files are only appended
 //! to), so the `cwd` read from it is kept for the life of the [`Scanner`].
@@ -139,6 +143,12 @@ impl Scanner {
         let mut folders = vec![root.to_path_buf()];
         fs::read_dir(root)?;
         walk(root, DEPTH, &mut pages, &mut folders);
+        // Archived threads (`codex archive`) keep the same layout beside `sessions/`
+        // (CODEX-FORMAT §1): listed in their projects like the others.
+        if let Some(archived) = archived_beside(root) {
+            folders.push(archived.clone());
+            walk(&archived, DEPTH, &mut pages, &mut folders);
+        }
         // Per thread: the file to open it from.
         let mut best: HashMap<String, (PathBuf, PageName)> = HashMap::new();
         for (p, n) in pages {
@@ -182,6 +192,15 @@ impl Scanner {
         }
         c
     }
+}
+
+/// The `archived_sessions/` folder beside a `sessions/` folder `root`, if there is one.
+fn archived_beside(root: &Path) -> Option<PathBuf> {
+    if root.file_name() != Some(OsStr::new("sessions")) {
+        return None;
+    }
+    let a = root.parent()?.join("archived_sessions");
+    a.is_dir().then_some(a)
 }
 
 /// First pages before later ones, plain before compressed, then oldest.
@@ -349,5 +368,37 @@ mod tests {
         assert_eq!(cat.projects[OsStr::new("-q")][0].path, alone);
         assert_eq!(cat.project_of[OsStr::new(T)], "-p-a");
         assert!(cat.folders.contains(&later));
+    }
+
+    // §1: `archived_sessions/` beside `sessions/` is listed too, and watched.
+    #[test]
+    fn archived_threads_are_listed_in_their_projects() {
+        let home = tempfile::tempdir().unwrap();
+        let day = home.path().join("sessions/2026/12/01");
+        let archived_day = home.path().join("archived_sessions/2026/11/20");
+        page(
+            &day,
+            &format!("rollout-2026-12-01T19-38-28-{T}.jsonl"),
+            "/p/a",
+        );
+        let old = "01a2331d-6282-7e72-8cca-35fb82ba4618";
+        let archived = page(
+            &archived_day,
+            &format!("rollout-2026-11-20T10-00-00-{old}.jsonl"),
+            "/p/a",
+        );
+        let cat = Scanner::default()
+            .scan(&home.path().join("sessions"))
+            .unwrap();
+        let ids: Vec<_> = cat.projects[OsStr::new("-p-a")]
+            .iter()
+            .map(|t| t.id.clone())
+            .collect();
+        assert_eq!(ids, [OsString::from(old), OsString::from(T)]);
+        assert_eq!(cat.projects[OsStr::new("-p-a")][0].path, archived);
+        assert!(cat.folders.contains(&archived_day));
+        // A folder not named `sessions` is searched as it is.
+        let cat = Scanner::default().scan(&day).unwrap();
+        assert_eq!(cat.projects[OsStr::new("-p-a")].len(), 1);
     }
 }

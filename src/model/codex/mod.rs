@@ -25,7 +25,9 @@
 //!   them, an `aborted` output after a call without one → [`context`];
 //! * §5.6, §6 tools, images, subagents → [`render`]; §7 names → [`state`],
 //!   [`session`]; §8 compressed pages → [`files`]; §10 damaged files → [`page`],
-//!   [`store::Problem`].
+//!   [`store::Problem`];
+//! * §2 the accounting lines (`token_usage_record`, `token_count`): what each request
+//!   cost, per branch → [`usage`].
 //!
 //! Entry ids are point ids; why is in [`store`]'s doc.
 
@@ -39,12 +41,17 @@ pub mod render;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod usage;
 pub mod write;
 
+#[cfg(test)]
+mod compressed_tests;
 #[cfg(test)]
 mod session_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod usage_tests;
 
 pub use context::{Context, context_at};
 pub use files::{PageFile, PageName, Root};

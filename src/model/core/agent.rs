@@ -15,7 +15,7 @@
 //! | seam point | method |
 //! |---|---|
 //! | which agent | [`Agent::format`] |
-//! | whose file | [`Agent::accepts_first_line`] (the table's `first` agent), then [`AgentTable::detect`] |
+//! | whose file | [`Agent::accepts_first_line`] (the table's `first` agent), then [`AgentTable::detect`]; a file of no lines (a compressed Codex page): [`AgentTable::opaque`], [`Agent::opaque_main_file`] |
 //! | line → entry or metadata | [`Agent::index_line`] |
 //! | after a scan (other files of the session) | [`Agent::after_scan`], [`Agent::sources_moved`] |
 //! | linking quirks | [`Agent::after_link`], [`Agent::root_is_fine`] |

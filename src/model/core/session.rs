@@ -443,6 +443,9 @@ impl Session {
             sources: Vec::new(),
             table,
         };
+        if let Some(a) = (table.opaque)(&s.path) {
+            s.agent = a;
+        }
         s.scan(true)?;
         s.entries.shrink_to_fit();
         Ok(s)
@@ -938,10 +941,11 @@ impl Session {
             let fresh = Session::open_with(&self.path, self.table)?;
             return Ok(self.replace_with(fresh));
         }
-        let md = std::fs::metadata(&self.path)?;
-        if md.len() == self.scanned + self.tail
-            && self.agent.sources_moved(self) == SourcesMoved::No
-        {
+        // A file of no lines is its agent's to follow (it may even be gone, made
+        // plain by the program that wrote it): the agent says what moved.
+        let main_same = self.agent.opaque_main_file()
+            || std::fs::metadata(&self.path)?.len() == self.scanned + self.tail;
+        if main_same && self.agent.sources_moved(self) == SourcesMoved::No {
             return Ok(Change::default());
         }
         let before = self.entries.len() as u32;
@@ -969,6 +973,9 @@ impl Session {
     /// must not hold up readers of this index meanwhile can index the file itself
     /// ([`Session::open`]) and hand the result to [`replace_with`](Self::replace_with).
     pub fn needs_reload(&self) -> Result<bool, LoadError> {
+        if self.agent.opaque_main_file() {
+            return Ok(self.agent.sources_moved(self) == SourcesMoved::Rewritten);
+        }
         let md = std::fs::metadata(&self.path)?;
         let replaced = (md.dev(), md.ino()) != self.dev_ino;
         let shrunk = !replaced && md.len() < self.scanned + self.tail;
@@ -1066,12 +1073,20 @@ impl Session {
             )
         });
         let first_new = self.entries.len();
-        let mut header_found = !initial;
+        let opaque = self.agent.opaque_main_file();
+        let mut header_found = !initial || opaque;
         let file = self.file.try_clone()?;
         let max = crate::model::core::input::max_line();
         // An unterminated line too long to hold, met last time, is not read again.
         let long_tail = (self.tail > max as u64).then_some(self.tail);
-        let tail =
+        let tail = if opaque {
+            // Its agent reads it (after_scan): its bytes are no lines.
+            crate::model::core::input::Tail {
+                offset: 0,
+                len: 0,
+                bytes: Some(Vec::new()),
+            }
+        } else {
             crate::model::core::input::read_lines(&file, self.scanned, long_tail, max, |line| {
                 match line {
                     Line::Whole { bytes, offset } => {
@@ -1092,7 +1107,8 @@ impl Session {
                         Ok(())
                     }
                 }
-            })?;
+            })?
+        };
         self.scanned = tail.offset;
         self.tail = tail.len;
         self.take_fingerprint()?;
@@ -1583,6 +1599,10 @@ pub struct AgentTable {
     /// The agent for a file whose first parsed line is `raw` and no Pi header;
     /// `None` when no agent recognises it.
     pub detect: fn(&[u8]) -> Option<Box<dyn Agent>>,
+    /// The agent of a file whose bytes are no lines (a compressed Codex page), by
+    /// its name and what it decompresses to; `None` for a file of lines. Such a file
+    /// is not scanned: its agent reads it (see [`Agent::opaque_main_file`]).
+    pub opaque: fn(&Path) -> Option<Box<dyn Agent>>,
 }
 
 /// Another session, as a sessions mount lists it: for the links between a session and
@@ -1636,6 +1656,12 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     }
     /// Whether lines of other files are indexed with the session's own.
     fn has_side_files(&self) -> bool {
+        false
+    }
+    /// Whether the session file's bytes are no lines (a compressed Codex page, chosen
+    /// by [`AgentTable::opaque`]): the core then reads none of it, and the agent
+    /// indexes it in [`Agent::after_scan`].
+    fn opaque_main_file(&self) -> bool {
         false
     }
 

@@ -1,7 +1,8 @@
 //! Tokens and cost: of every entry, of the path from the root to it, of every branch
 //! and of a whole session.
 //!
-//! What a line records is read per agent ([`pi`], [`claude`]); everything else (the
+//! What a line records is read per agent (`pi/usage.rs`, `claude/usage.rs`,
+//! `codex/usage.rs`, through `Agent::fill_usage`); everything else (the
 //! summing, the path totals, branches, dead ends, the text and JSON shown) is here and
 //! the same for every agent.
 //!
@@ -211,6 +212,10 @@ pub struct Table {
     pub reply_keys: std::collections::HashMap<u32, (String, String)>,
     pub format: Format,
     pub prices_source: String,
+    /// Whether the session's other files are subagent transcripts whose usage adds to
+    /// the entry they hang under (Claude Code). An agent whose other files are pages
+    /// of the same conversation (Codex) clears it: their entries are branches.
+    pub side_files_are_subagents: bool,
 }
 
 impl Table {

@@ -20,11 +20,12 @@ impl Table {
             reply_keys: Default::default(),
             format: s.format(),
             prices_source: prices.source.clone(),
+            side_files_are_subagents: s.has_side_files(),
         };
         s.agent().fill_usage(s, prices, &mut t);
         // Subagent transcripts: a side file's first line hangs under a line of the
         // main file; its whole subtree is what that spawn cost.
-        if s.has_side_files() {
+        if t.side_files_are_subagents {
             for i in 0..n as u32 {
                 if !s.entry(i).is_node() || s.in_main_file(i) {
                     continue;
@@ -73,7 +74,7 @@ impl Table {
             let Some(r) = r else { continue };
             // A subagent's line belongs where the line that spawned it is.
             let mut j = i as u32;
-            while !s.in_main_file(j) {
+            while self.side_files_are_subagents && !s.in_main_file(j) {
                 match s.parent(j) {
                     Some(p) => j = p,
                     None => break,

@@ -401,7 +401,7 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's from {}",
+            "prices: Pi's as recorded; Claude Code's and Codex's from {}",
             self.prices
         );
         out
