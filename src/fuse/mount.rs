@@ -572,6 +572,10 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
         (one.clone(), Served::One(one))
     };
 
+    // After the load (whose freed buffers are trimmed as before), before the threads
+    // that answer the kernel exist.
+    pad_thread_heaps();
+
     // Handlers go in before the mount exists, so that no signal can leave it behind.
     let signals = Signals::install().map_err(|e| {
         Failure::new(
@@ -641,6 +645,33 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     );
     unmount(&slot, &checked.mount_point);
     served
+}
+
+/// How much more than it needs a thread's malloc heap grows by at a time.
+const HEAP_PAD: i32 = 4 << 20;
+
+/// Lets each request thread's malloc heap grow in steps of [`HEAP_PAD`] instead of
+/// glibc's 128 KiB.
+///
+/// glibc gives every thread that allocates its own arena, and grows an arena's heap
+/// with one `mprotect` per step. The first `context` read in a fresh mount builds a
+/// few MB of JSON values on a request thread whose arena is new: about 500 `mprotect`
+/// calls, each splitting and merging the heap's mapping, a quarter of that request's
+/// CPU time at the deepest leaf of a 100k-entry session (`scripts/measure-tree-context`;
+/// perf showed the time in `sysmalloc` and `mprotect_fixup`). With the pad a new
+/// arena starts with 4 MB of address space made usable in one call. Only touched pages
+/// cost memory: what a trim keeps in a heap grows by at most the pad, which is why this
+/// runs after the session is loaded, not before the load's buffers are freed.
+///
+/// Setting the pad also freezes glibc's mmap threshold where the load left it, which
+/// is what it would mostly stay at anyway.
+fn pad_thread_heaps() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a malloc parameter; no allocation is in flight here
+    // that depends on it.
+    if unsafe { libc::mallopt(libc::M_TOP_PAD, HEAP_PAD) } != 1 {
+        debug!("mallopt(M_TOP_PAD) refused; thread heaps grow in glibc's steps");
+    }
 }
 
 /// What is mounted, for the watcher.
