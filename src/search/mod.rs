@@ -60,6 +60,7 @@
 //!   them in inode order (gnulib's fts sorts large directories); the order here is the
 //!   listing order.
 
+pub mod cache;
 pub mod grepfile;
 pub mod hitpath;
 pub mod output;
