@@ -481,7 +481,10 @@ mod tests {
         assert!(hit, "the second lookup is served from the cache");
         assert_eq!(built.lines().len(), loaded.lines().len());
         for n in [1, 4, 5, 50] {
-            assert_eq!(path_at(&built, &f, &text, n), path_at(&loaded, &f, &text, n));
+            assert_eq!(
+                path_at(&built, &f, &text, n),
+                path_at(&loaded, &f, &text, n)
+            );
         }
         assert_eq!(path_at(&loaded, &f, &text, 5)[3], "not-hex");
         // Nothing is written beside the session.
@@ -506,7 +509,8 @@ mod tests {
         let (ix, hit) = lookup(&c, &f);
         assert!(!hit, "appended");
         assert_eq!(ix.lines().len(), 21);
-        a.write_all(b"{\"type\":\"message\",\"id\":\"b0000001\"").unwrap();
+        a.write_all(b"{\"type\":\"message\",\"id\":\"b0000001\"")
+            .unwrap();
         let (ix, hit) = lookup(&c, &File::open(&p).unwrap());
         assert!(!hit, "a line being written");
         assert_eq!(ix.lines().len(), 21, "the line being written is no entry");
@@ -528,8 +532,14 @@ mod tests {
         w.set_modified(before.modified().unwrap()).unwrap();
         drop(w);
         let after = fs::metadata(&p).unwrap();
-        assert_eq!((after.len(), after.mtime_nsec()), (before.len(), before.mtime_nsec()));
-        assert!(!lookup(&c, &File::open(&p).unwrap()).1, "rewritten in place");
+        assert_eq!(
+            (after.len(), after.mtime_nsec()),
+            (before.len(), before.mtime_nsec())
+        );
+        assert!(
+            !lookup(&c, &File::open(&p).unwrap()).1,
+            "rewritten in place"
+        );
         assert!(lookup(&c, &File::open(&p).unwrap()).1);
 
         // Same size, another mtime.
@@ -640,7 +650,10 @@ mod tests {
         let on = |s, x, h| Cache::from_env(s, x, h).map(|c| c.dir);
         let x = Some(OsStr::new("/x"));
         let h = Some(OsStr::new("/home/u"));
-        assert_eq!(on(None, x, h), Some(PathBuf::from("/x/sessionfs/hitpath-1")));
+        assert_eq!(
+            on(None, x, h),
+            Some(PathBuf::from("/x/sessionfs/hitpath-1"))
+        );
         assert_eq!(
             on(None, Some(OsStr::new("rel")), h),
             Some(PathBuf::from("/home/u/.cache/sessionfs/hitpath-1"))

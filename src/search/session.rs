@@ -28,8 +28,8 @@
 //! of its other pages and of its base pages: those are its side files, and a candidate
 //! is matched to its node by file path and offset (`nodes_by_path`).
 
-use super::grepfile::{self, Found, Mode};
 use super::cache::Cache;
+use super::grepfile::{self, Found, Mode};
 use super::hitpath::RawIndex;
 use super::output::Printer;
 use super::pattern::Pattern;
