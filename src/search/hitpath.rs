@@ -9,6 +9,12 @@
 //! them: plain strings, each key once), then walks each hit's ancestors through that
 //! map and validates only the lines it walks, with the index's own scanner.
 //!
+//! The map of a big file is kept on disk between searches ([`super::cache`]), keyed
+//! so that it is never used for a file that changed; a second search of an unchanged
+//! session reads its map instead of building it. The map covers the bytes the file
+//! had when it was opened for it (its key's size): a line still being written (no
+//! newline yet) is in neither, and is never a hit's ancestor.
+//!
 //! Used only for files of Pi's current format (a header on line 1, version 3 or
 //! later, whose lines render on their own). A line the pass cannot read so (an id
 //! not a plain string, a key written with an escape, `type`, `id` or `parentId`
