@@ -9,6 +9,12 @@
 //! them: plain strings, each key once), then walks each hit's ancestors through that
 //! map and validates only the lines it walks, with the index's own scanner.
 //!
+//! The map of a big file is kept on disk between searches ([`super::cache`]), keyed
+//! so that it is never used for a file that changed; a second search of an unchanged
+//! session reads its map instead of building it. The map covers the bytes the file
+//! had when it was opened for it (its key's size): a line still being written (no
+//! newline yet) is in neither, and is never a hit's ancestor.
+//!
 //! Used only for files of Pi's current format (a header on line 1, version 3 or
 //! later, whose lines render on their own). A line the pass cannot read so (an id
 //! not a plain string, a key written with an escape, `type`, `id` or `parentId`
@@ -66,12 +72,12 @@ use std::os::unix::fs::FileExt;
 
 /// A line that may be an entry, as its bytes lay it out.
 #[derive(Debug, Clone, Copy)]
-struct RawLine {
-    offset: u64,
-    len: u32,
-    id: IdKey,
+pub(super) struct RawLine {
+    pub(super) offset: u64,
+    pub(super) len: u32,
+    pub(super) id: IdKey,
     /// `IdKey::NONE` for `null`.
-    parent: IdKey,
+    pub(super) parent: IdKey,
 }
 
 /// The top-level `type`, `id` and `parentId` of a line.
@@ -203,10 +209,30 @@ enum Read {
 }
 
 impl RawIndex {
-    /// Builds the map of `f` from its complete lines (an unterminated last line is
-    /// no entry), reading it in blocks through `buf`. `None` when a line is not as
-    /// Pi's writer lays it out, or the header on line 1 is not of version 3 or later.
-    pub fn build(f: &File, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
+    /// The lines of the map, in file order (for the cache).
+    pub(super) fn lines(&self) -> &[RawLine] {
+        &self.lines
+    }
+
+    /// The id a key of the map stands for (for the cache).
+    pub(super) fn id_str(&self, k: IdKey) -> Option<String> {
+        self.ids.resolve(k).map(|s| s.into_owned())
+    }
+
+    /// The map of `lines` (in file order), whose ids `ids` interned (from the cache).
+    pub(super) fn from_parts(lines: Vec<RawLine>, ids: IdTable) -> RawIndex {
+        let mut by_id = HashMap::with_capacity_and_hasher(lines.len(), IdBuild::default());
+        for (k, l) in lines.iter().enumerate() {
+            by_id.insert(l.id, k as u32);
+        }
+        RawIndex { lines, ids, by_id }
+    }
+
+    /// Builds the map of the first `size` bytes of `f` from their complete lines (an
+    /// unterminated last line is no entry), reading them in blocks through `buf`.
+    /// `None` when a line is not as Pi's writer lays it out, or the header on line 1
+    /// is not of version 3 or later.
+    pub fn build(f: &File, size: u64, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
         let max = input::max_line();
         if buf.len() < BLOCK {
             buf.resize(BLOCK, 0);
@@ -225,7 +251,9 @@ impl RawIndex {
                 let n = (buf.len() * 2).min(max + 1);
                 buf.resize(n, 0);
             }
-            let n = match f.read_at(&mut buf[filled..], base + filled as u64) {
+            let at = base + filled as u64;
+            let room = (buf.len() - filled).min(size.saturating_sub(at) as usize);
+            let n = match f.read_at(&mut buf[filled..filled + room], at) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -354,7 +382,7 @@ impl RawIndex {
         let p = dir.path().join("s.jsonl");
         std::fs::write(&p, bytes).ok()?;
         let f = File::open(&p).ok()?;
-        RawIndex::build(&f, &mut Vec::new()).ok()?
+        RawIndex::build(&f, bytes.len() as u64, &mut Vec::new()).ok()?
     }
 
     /// Validates line `k` of the map with the index's scanner: it must parse, with

@@ -54,12 +54,14 @@
 //!   complete line; lines appended meanwhile may or may not be found.
 //! * A session with a match is indexed whole to know its paths, except in Pi's
 //!   current format, where a hit's path costs a map of ids from one pass over the
-//!   raw bytes and the validation of the lines on the path ([`hitpath`]); not with
+//!   raw bytes (kept on disk for big files between searches, [`cache`]) and the
+//!   validation of the lines on the path ([`hitpath`]); not with
 //!   `-c` (every entry is printed), `--json` (a hit's leaves) or `--sessions`.
 //! * In a directory with more than 10,000 entries, `grep -r` through a mount visits
 //!   them in inode order (gnulib's fts sorts large directories); the order here is the
 //!   listing order.
 
+pub mod cache;
 pub mod grepfile;
 pub mod hitpath;
 pub mod output;

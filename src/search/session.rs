@@ -28,6 +28,7 @@
 //! of its other pages and of its base pages: those are its side files, and a candidate
 //! is matched to its node by file path and offset (`nodes_by_path`).
 
+use super::cache::Cache;
 use super::grepfile::{self, Found, Mode};
 use super::hitpath::RawIndex;
 use super::output::Printer;
@@ -786,13 +787,31 @@ fn hit_paths(
     emit: &mut dyn FnMut(Chunk),
 ) -> io::Result<Result<Report, Vec<Candidate>>> {
     let f = input::open_regular(&job.path)?;
-    let built = RawIndex::build(&f, buf);
-    if buf.len() > 4 * BLOCK {
-        buf.truncate(BLOCK);
-        buf.shrink_to_fit();
-    }
-    let Some(ix) = built? else {
-        return Ok(Err(c));
+    let cache = Cache::global();
+    let key = cache.and_then(|c| c.key(&f));
+    let cached = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k));
+    let ix = match cached {
+        Some(ix) => ix,
+        None => {
+            // The map covers the bytes the key describes (a line written since is
+            // in neither).
+            let size = match &key {
+                Some(k) => k.size(),
+                None => f.metadata()?.len(),
+            };
+            let built = RawIndex::build(&f, size, buf);
+            if buf.len() > 4 * BLOCK {
+                buf.truncate(BLOCK);
+                buf.shrink_to_fit();
+            }
+            let Some(ix) = built? else {
+                return Ok(Err(c));
+            };
+            if let (Some(c), Some(k)) = (cache, &key) {
+                c.store(&f, k, &ix);
+            }
+            ix
+        }
     };
     let hits: Vec<(u64, usize)> = c.iter().map(|c| (c.offset, c.len)).collect();
     let Ok(paths) = ix.paths(&hits, &mut &f)? else {
