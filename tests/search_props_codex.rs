@@ -611,13 +611,15 @@ fn cut() -> impl Strategy<Value = Cut> {
 /// How many compiled patterns and prefilters are kept (see [`compiled`]).
 const KEPT: usize = 4096;
 
+/// A pattern and its Codex prefilter, by pattern text, `-E`, `-i` and `-w`.
+type Compiled = HashMap<(String, bool, bool, bool), Option<Rc<(Pattern, Prefilter)>>>;
+
 thread_local! {
     /// Patterns and their prefilters, by what they are built from. Cuts of the
     /// renderer's text repeat often (`a`, `(`, `null`, a heading), and compiling the
     /// pattern's two regexes and the prefilter's is most of a case's cost: each is
     /// built once per distinct input (up to [`KEPT`], then the cache starts over).
-    static COMPILED: RefCell<HashMap<(String, bool, bool, bool), Option<Rc<(Pattern, Prefilter)>>>> =
-        RefCell::new(HashMap::new());
+    static COMPILED: RefCell<Compiled> = RefCell::new(HashMap::new());
 }
 
 /// The pattern `pat` and its Codex prefilter, or `None` for a pattern grep refuses.
