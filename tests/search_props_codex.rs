@@ -26,6 +26,9 @@ use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
 use sessionfs::search::rules::{self, CODEX};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Pieces strings are made of.
 const PIECES: &[&str] = &[
@@ -605,9 +608,53 @@ fn cut() -> impl Strategy<Value = Cut> {
         )
 }
 
+/// How many compiled patterns and prefilters are kept (see [`compiled`]).
+const KEPT: usize = 4096;
+
+/// A pattern and its Codex prefilter, by pattern text, `-E`, `-i` and `-w`.
+type Compiled = HashMap<(String, bool, bool, bool), Option<Rc<(Pattern, Prefilter)>>>;
+
+thread_local! {
+    /// Patterns and their prefilters, by what they are built from. Cuts of the
+    /// renderer's text repeat often (`a`, `(`, `null`, a heading), and compiling the
+    /// pattern's two regexes and the prefilter's is most of a case's cost: each is
+    /// built once per distinct input (up to [`KEPT`], then the cache starts over).
+    static COMPILED: RefCell<Compiled> = RefCell::new(HashMap::new());
+}
+
+/// The pattern `pat` and its Codex prefilter, or `None` for a pattern grep refuses.
+fn compiled(
+    pat: &str,
+    syntax: Syntax,
+    icase: bool,
+    word: bool,
+) -> Option<Rc<(Pattern, Prefilter)>> {
+    let key = (pat.to_string(), syntax == Syntax::Extended, icase, word);
+    if let Some(c) = COMPILED.with(|m| m.borrow().get(&key).cloned()) {
+        return c;
+    }
+    let c = Pattern::new(pat, syntax, icase, word).ok().map(|p| {
+        let pf = Prefilter::new(&p.required, &CODEX, p.ignore_case, false);
+        Rc::new((p, pf))
+    });
+    COMPILED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= KEPT {
+            m.clear();
+        }
+        m.insert(key, c.clone());
+    });
+    c
+}
+
 /// The lines the prefilter selects (their start offsets).
 fn selected(bytes: &[u8], p: &Pattern) -> Vec<u64> {
     let pf = Prefilter::new(&p.required, &CODEX, p.ignore_case, false);
+    scanned(bytes, &pf)
+}
+
+/// The lines `pf` selects (their start offsets).
+fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
     let mut out = Vec::new();
     if pf.selects_everything() {
         let mut start = 0;
@@ -659,14 +706,15 @@ fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> 
         } else {
             (lit.clone(), Syntax::Fixed)
         };
-        let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
+        let Some(compiled) = compiled(&pat, syntax, c.icase, c.word) else {
             continue;
         };
-        let sel = selected(&bytes, &p);
+        let (p, pf) = &*compiled;
+        let sel = scanned(&bytes, pf);
         for (start, files) in &entries {
             let matches = files
                 .iter()
-                .any(|f| grepfile::grep(&p, f, Mode::Count).count > 0);
+                .any(|f| grepfile::grep(p, f, Mode::Count).count > 0);
             prop_assert!(
                 !matches || sel.contains(start),
                 "the prefilter dropped the line at {start}, whose rendering matches {pat:?} (-i {}, -w {})\npage:\n{}",

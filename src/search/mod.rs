@@ -200,6 +200,9 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         sessions: opts.sessions,
         prefilters,
     };
+    // A search takes the files as they are when it starts: each Codex home is listed
+    // once, not once per thread opened.
+    crate::model::codex::files::list_once();
     let (jobs, problems) = match &agents {
         Some(a) => walk::agent_jobs(a),
         None => walk::jobs(&opts.paths),

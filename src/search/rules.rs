@@ -308,7 +308,7 @@ pub fn detect(head: &[u8]) -> Option<&'static Rules> {
             Err(_) => continue,
         };
         if !h.is_header() {
-            if super::rules_codex::is_codex_head(line) {
+            if super::rules_codex::is_codex_head(line, &h) {
                 return Some(&CODEX);
             }
             return crate::model::claude::looks_like_claude(line).then_some(&CLAUDE);

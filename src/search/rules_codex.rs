@@ -40,10 +40,22 @@
 //! its history reads (a rewind's or a fork's, [`Rules::side_files`]). A compressed page
 //! (`.jsonl.zst`) cannot be scanned raw: a thread with one is searched without the
 //! prefilter.
+//!
+//! **What a search costs beyond the scan** (measured with `perf` on
+//! `scripts/bench-grep-codex`'s home of 1,848 pages): every page starts with a
+//! `session_meta` line of some 20 KB (the base instructions), which was parsed into a
+//! `serde_json::Value` up to four times per page (the catalog's `cwd`, the format's
+//! detection, each thread's and each fork's `history_base`); it is now walked once
+//! for the detection and read for the one field wanted elsewhere, without being built
+//! ([`history_base_of`], `codex::catalog`). A thread with a hit is indexed, and
+//! indexing a thread lists its whole home, once per thread: with `codex::files::
+//! list_once` a search lists each home once, and the listing's sort no longer
+//! re-splits paths on every comparison.
 
 use super::rules::{Decoration, Rules, Trigger};
 use crate::model::codex::{files, page, render};
 use crate::model::content::Content;
+use crate::model::scan::LineHead;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -132,14 +144,12 @@ pub static CODEX: Rules = Rules {
     parent_text: false,
 };
 
-/// Whether `line` (a file's first parsed line) is a Codex `session_meta`.
-pub fn is_codex_head(line: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow, rename = "type")]
-        ty: Option<std::borrow::Cow<'a, str>>,
-    }
-    serde_json::from_slice::<Head>(line).is_ok_and(|h| h.ty.as_deref() == Some("session_meta"))
+/// Whether `line`, a file's first parsed line, read as `head`, is a Codex
+/// `session_meta`: its top-level `type`, which the scan has read already (the line,
+/// some 20 KB of instructions, is not parsed a second time), in a line of valid UTF-8
+/// (`head` reads invalid bytes as U+FFFD; the index refuses them).
+pub fn is_codex_head(line: &[u8], head: &LineHead) -> bool {
+    head.ty.as_str() == Some("session_meta") && std::str::from_utf8(line).is_ok()
 }
 
 /// A line's KIND file, from the line alone: empty for a line that is no entry; `None`
@@ -175,6 +185,20 @@ struct Home {
     by_page: HashMap<String, PathBuf>,
     /// Thread id → its pages.
     by_thread: HashMap<String, Vec<PathBuf>>,
+    /// Page → the page id its `history_base` names, once read: a fork's base pages
+    /// are asked about by every thread that reads them.
+    bases: Mutex<HashMap<PathBuf, Option<String>>>,
+}
+
+impl Home {
+    fn base_of(&self, path: &Path) -> Option<String> {
+        if let Some(b) = self.bases.lock().get(path) {
+            return b.clone();
+        }
+        let b = base_of(path);
+        self.bases.lock().insert(path.to_path_buf(), b.clone());
+        b
+    }
 }
 
 fn home_of(dir: &Path) -> std::sync::Arc<Home> {
@@ -201,7 +225,9 @@ fn home_of(dir: &Path) -> std::sync::Arc<Home> {
     h
 }
 
-/// The page id a page's `session_meta.history_base` names, if any.
+/// The page id a page's `session_meta.history_base` names, if any (as
+/// `page::SessionMeta` reads it: `payload.history_base.thread_id`, with an
+/// `end_byte_offset`).
 fn base_of(path: &Path) -> Option<String> {
     use std::io::{BufRead, Read};
     if path.extension().is_some_and(|e| e == "zst") {
@@ -210,10 +236,54 @@ fn base_of(path: &Path) -> Option<String> {
     }
     let f = std::fs::File::open(path).ok()?;
     let mut first = Vec::new();
-    std::io::BufReader::new(f.take(64 << 20))
+    std::io::BufReader::with_capacity(64 << 10, f.take(64 << 20))
         .read_until(b'\n', &mut first)
         .ok()?;
-    page::parse(&first).meta?.history_base.map(|h| h.page_id)
+    history_base_of(&first)
+}
+
+/// [`base_of`] on a page's first line. The line (some 20 KB of instructions) is only
+/// walked, not built: a search asks this of every page.
+fn history_base_of(line: &[u8]) -> Option<String> {
+    use serde::Deserialize;
+    use std::borrow::Cow;
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow, rename = "type")]
+        ty: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        payload: Option<Payload<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Payload<'a> {
+        #[serde(borrow)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        history_base: Option<Base<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Base<'a> {
+        #[serde(borrow)]
+        thread_id: Option<Cow<'a, str>>,
+        end_byte_offset: Option<u64>,
+    }
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let Ok(l) = serde_json::from_slice::<Line>(line) else {
+        // Whatever this reading refuses (a field of another type, a key twice), the
+        // page parser decides.
+        let mut b = line.to_vec();
+        b.push(b'\n');
+        return page::parse(&b).meta?.history_base.map(|h| h.page_id);
+    };
+    // As `page::SessionMeta` reads it: a `session_meta` with an id, and a
+    // `history_base` with its page id and byte offset.
+    let p = l
+        .payload
+        .filter(|_| l.ty.as_deref() == Some("session_meta"))?;
+    p.id?;
+    let b = p.history_base?;
+    b.end_byte_offset?;
+    b.thread_id.map(Cow::into_owned)
 }
 
 /// The other files whose lines a thread opened from `path` shows: the thread's other
@@ -250,7 +320,7 @@ fn side_files(path: &Path) -> Vec<PathBuf> {
         }
     }
     while let Some(p) = todo.pop() {
-        if let Some(b) = base_of(&p).and_then(|id| home.by_page.get(&id))
+        if let Some(b) = home.base_of(&p).and_then(|id| home.by_page.get(&id))
             && seen.insert(b.clone())
         {
             out.push(b.clone());
@@ -266,11 +336,58 @@ mod tests {
 
     #[test]
     fn heads() {
-        assert!(is_codex_head(
+        let head = |l: &[u8]| LineHead::parse(l).is_ok_and(|h| is_codex_head(l, &h));
+        assert!(head(
             br#"{"timestamp":"t","ordinal":0,"type":"session_meta","payload":{}}"#
         ));
-        assert!(!is_codex_head(br#"{"type":"session","id":"x"}"#));
-        assert!(!is_codex_head(b"not json"));
+        assert!(head(br#"{"type":"session_m\u0065ta","payload":{}}"#));
+        assert!(!head(br#"{"type":"session","id":"x"}"#));
+        assert!(!head(br#"{"payload":{"type":"session_meta"}}"#));
+        assert!(!head(b"not json"));
+        assert!(!head(
+            b"{\"type\":\"session_meta\",\"payload\":{\"a\":\"\xff\"}}"
+        ));
+    }
+
+    #[test]
+    fn history_bases() {
+        let meta = |p: &str| format!(r#"{{"timestamp":"t","type":"session_meta","payload":{p}}}"#);
+        let base =
+            r#""history_base":{"thread_id":"b1","end_ordinal_exclusive":3,"end_byte_offset":10}"#;
+        let of = |l: String| history_base_of(l.as_bytes());
+        assert_eq!(
+            of(meta(&format!(r#"{{"id":"t1",{base}}}"#))),
+            Some("b1".into())
+        );
+        assert_eq!(of(meta(r#"{"id":"t1"}"#)), None);
+        // No id, or not a session_meta: no base, as the page parser reads it.
+        assert_eq!(of(meta(&format!("{{{base}}}"))), None);
+        assert_eq!(
+            of(format!(
+                r#"{{"type":"event_msg","payload":{{"id":"t1",{base}}}}}"#
+            )),
+            None
+        );
+        // What this reading refuses, the page parser decides: a key twice (the last
+        // one counts), an offset written as a float.
+        assert_eq!(
+            of(meta(&format!(
+                r#"{{"id":"t1","history_base":null,{base}}}"#
+            ))),
+            Some("b1".into())
+        );
+        assert_eq!(
+            of(meta(
+                r#"{"id":"t1","history_base":{"thread_id":"b1","end_byte_offset":1.5}}"#
+            )),
+            None
+        );
+        assert_eq!(
+            of(meta(
+                r#"{"id":"t\u0031","history_base":{"thread_id":"b\u0031","end_byte_offset":4}}"#
+            )),
+            Some("b1".into())
+        );
     }
 
     #[test]

@@ -259,11 +259,71 @@ fn read_cwd(path: &Path) -> Option<String> {
         }
         line.extend_from_slice(&buf[..n]);
     }
-    let v: serde_json::Value = serde_json::from_slice(&line).ok()?;
-    if v.get("type")?.as_str()? != "session_meta" {
-        return None;
+    cwd_in(&line)
+}
+
+/// The `cwd` of a `session_meta` line. The line (some 20 KB of instructions) is walked
+/// without being built: a search asks this of every thread.
+fn cwd_in(line: &[u8]) -> Option<String> {
+    use std::borrow::Cow;
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, rename = "type")]
+        ty: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        payload: Option<Payload<'a>>,
     }
-    Some(v.get("payload")?.get("cwd")?.as_str()?.to_string())
+    /// A payload's `cwd`: an object only (a derived reading would take `["/a"]` too).
+    struct Payload<'a> {
+        cwd: Option<Cow<'a, str>>,
+    }
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for Payload<'a> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V<'a>(std::marker::PhantomData<&'a ()>);
+            impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+                type Value = Payload<'a>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<M: serde::de::MapAccess<'de>>(
+                    self,
+                    mut m: M,
+                ) -> Result<Payload<'a>, M::Error> {
+                    let mut cwd = None;
+                    while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+                        if k == "cwd" {
+                            if cwd.is_some() {
+                                return Err(serde::de::Error::duplicate_field("cwd"));
+                            }
+                            cwd = Some(m.next_value::<Cow<'de, str>>()?);
+                        } else {
+                            m.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Payload { cwd })
+                }
+            }
+            d.deserialize_map(V(std::marker::PhantomData))
+        }
+    }
+    match serde_json::from_slice::<Meta>(line) {
+        Ok(m) => {
+            if m.ty.as_deref() != Some("session_meta") {
+                return None;
+            }
+            m.payload?.cwd.map(Cow::into_owned)
+        }
+        // What this reading refuses (a key twice, a field of another type) is read
+        // whole, where the last of two keys counts and a `cwd` that is not a string
+        // is none.
+        Err(_) => {
+            let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+            if v.get("type")?.as_str()? != "session_meta" {
+                return None;
+            }
+            Some(v.get("payload")?.get("cwd")?.as_str()?.to_string())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -272,6 +332,24 @@ mod tests {
 
     const T: &str = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
     const P: &str = "01a2331d-e874-78f0-936a-c859781591a5";
+
+    #[test]
+    fn cwd_of_a_first_line() {
+        let of = |l: &str| cwd_in(l.as_bytes());
+        assert_eq!(
+            of(r#"{"type":"session_meta","payload":{"id":"x","cwd":"/a\u0062","n":[1,{}]}}"#),
+            Some("/ab".into())
+        );
+        assert_eq!(of(r#"{"type":"event_msg","payload":{"cwd":"/a"}}"#), None);
+        assert_eq!(of(r#"{"type":"session_meta","payload":{"cwd":3}}"#), None);
+        assert_eq!(of(r#"{"type":"session_meta","payload":[]}"#), None);
+        assert_eq!(of(r#"{"type":"session_meta","payload":["/a"]}"#), None);
+        assert_eq!(
+            of(r#"{"type":"session_meta","payload":{"cwd":"/a","cwd":"/b"}}"#),
+            Some("/b".into())
+        );
+        assert_eq!(of(r#"{"type":"session_meta","payload":{"cwd":"/a"}"#), None);
+    }
 
     #[test]
     fn page_names() {

@@ -14,6 +14,8 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// What a page's file name says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,10 +172,42 @@ fn home_above(dir: &Path) -> Option<PathBuf> {
 /// more level tolerates a stray folder without walking a whole disk.
 const MAX_DEPTH: usize = 4;
 
+/// Whether [`discover`] lists each folder once per process (see [`list_once`]).
+static LIST_ONCE: AtomicBool = AtomicBool::new(false);
+
+/// Makes [`discover`] list each home or folder once for the rest of the process. For
+/// a reader that takes the files as they are when it starts and is then done
+/// (`sessionfs grep`): opening a thread lists the whole home (its pages and the
+/// pages its history reads may be in any day's folder), which a search that opens
+/// hundreds of threads of one home would otherwise do hundreds of times. Never for
+/// the mount, which must see pages appear.
+pub fn list_once() {
+    LIST_ONCE.store(true, Ordering::Relaxed);
+}
+
 /// Every page under `root`, one per page id: the plain file when both forms exist
 /// (§8). Unreadable folders are skipped (their pages are simply not there); order is by
 /// path, so results do not depend on the order `readdir` returns.
 pub fn discover(root: &Root) -> Vec<PageFile> {
+    type Listed = HashMap<(bool, PathBuf), Vec<PageFile>>;
+    static LISTED: OnceLock<Mutex<Listed>> = OnceLock::new();
+    let key = match root {
+        Root::Home(h) if LIST_ONCE.load(Ordering::Relaxed) => (true, h.clone()),
+        Root::Dir(d) if LIST_ONCE.load(Ordering::Relaxed) => (false, d.clone()),
+        _ => return list(root),
+    };
+    let listed = LISTED.get_or_init(Default::default);
+    let lock = || listed.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(l) = lock().get(&key) {
+        return l.clone();
+    }
+    let l = list(root);
+    lock().insert(key, l.clone());
+    l
+}
+
+/// [`discover`], reading the folders.
+fn list(root: &Root) -> Vec<PageFile> {
     let mut found = Vec::new();
     match root {
         Root::File(f) => {
@@ -215,8 +249,24 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PageFile>) {
 }
 
 /// One file per page id, the plain one preferred, sorted by path.
-pub fn dedupe(mut found: Vec<PageFile>) -> Vec<PageFile> {
-    found.sort_by(|a, b| a.path.cmp(&b.path));
+pub fn dedupe(found: Vec<PageFile>) -> Vec<PageFile> {
+    // Sorted as `Path::cmp` sorts, by components, but each path split once: comparing
+    // paths splits them again each time, which was most of what opening a thread of a
+    // home of thousands of pages cost (the whole home is listed, see `agent`).
+    let order = {
+        let mut keyed: Vec<(Vec<std::path::Component>, usize)> = found
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.path.components().collect(), i))
+            .collect();
+        keyed.sort();
+        keyed.into_iter().map(|(_, i)| i).collect::<Vec<usize>>()
+    };
+    let mut slots: Vec<Option<PageFile>> = found.into_iter().map(Some).collect();
+    let found: Vec<PageFile> = order
+        .into_iter()
+        .map(|i| slots[i].take().expect("each index once"))
+        .collect();
     let mut best: HashMap<String, usize> = HashMap::new();
     let mut keep = vec![true; found.len()];
     for (i, f) in found.iter().enumerate() {
