@@ -32,6 +32,10 @@
 //!    format says they may be (a `"image"` for Pi) is a candidate when one of the
 //!    pattern's required literals occurs in the decoded bytes of any `"data"` string
 //!    of the line (or when such a string holds an escape, and is not looked into).
+//! 8. A file an entry shows as it is, kept beside the session (a Claude Code tool
+//!    result's `full-output`, [`Rules::spilled`]), is not in the line at all: a line
+//!    that may name one is a candidate when the file it names holds one of the
+//!    pattern's required literals, or cannot be read, or the line does not parse.
 //!
 //! Among the fragments of the literals, the one that selects least is used (longest,
 //! without full passes over the lines); a set of literals (an alternation) gives one
@@ -43,6 +47,7 @@
 use super::rules::{Rules, Trigger};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
+use std::path::{Path, PathBuf};
 
 /// Characters a fragment may not hold (see the module docs).
 fn risky(c: char) -> bool {
@@ -291,9 +296,18 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
 struct Binary {
     /// Where binary content may be (the format's triggers).
     place: Regex,
-    /// The fragments and triggers alone: a line that has them is a candidate anyway.
-    text: Regex,
     /// The pattern's literals, looked for in the decoded binary content.
+    literals: Regex,
+}
+
+/// How lines whose entry may show a file of its own are decided ([`Rules::spilled`]).
+#[derive(Debug, Clone)]
+struct Spill {
+    /// Where the file may be named.
+    place: Regex,
+    /// The file a line shows, given the session file.
+    file: fn(&Path, &[u8]) -> Result<Option<PathBuf>, ()>,
+    /// The pattern's literals, looked for in the file.
     literals: Regex,
 }
 
@@ -310,6 +324,11 @@ pub struct Prefilter {
     slash: bool,
     /// Where the format's binary content files may be, and what else decides.
     binary: Option<Binary>,
+    /// Where a file of the entry's own may be named, and what else decides.
+    spill: Option<Spill>,
+    /// The fragments and triggers alone, for a line where binary content or a
+    /// spilled file may be: a line that has them is a candidate anyway.
+    text: Option<Regex>,
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
@@ -325,6 +344,8 @@ impl Prefilter {
             openers: None,
             slash: false,
             binary: None,
+            spill: None,
+            text: None,
             numbers: false,
             fragments: Vec::new(),
         }
@@ -332,8 +353,8 @@ impl Prefilter {
 
     /// The prefilter for a pattern with these required literal sets (each a
     /// necessary condition), searched case-insensitively with `icase`. With
-    /// `every_binary`, every line that may have binary content files is a candidate
-    /// (`-c` lists every image, matching or not).
+    /// `every_binary`, every line that may have binary content files or a spilled
+    /// file is a candidate (`-c` lists every image and file, matching or not).
     pub fn new(
         required: &[Vec<String>],
         rules: &Rules,
@@ -398,41 +419,53 @@ impl Prefilter {
                 .build()
                 .expect("fragments and literals are escaped, triggers are valid")
         };
-        let binary_where: Vec<String> = rules
-            .binary_content
-            .iter()
-            .filter_map(|t| match t {
-                Trigger::Matches(r) => Some(r.to_string()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            binary_where.len(),
-            rules.binary_content.len(),
-            "binary content is found with patterns"
-        );
-        let text = alts.join("|");
-        let binary = (!binary_where.is_empty()).then(|| {
-            let literals = if every_binary {
-                String::new()
-            } else {
-                set.iter()
-                    .map(|l| regex::escape(l))
-                    .collect::<Vec<_>>()
-                    .join("|")
-            };
-            Binary {
-                place: build(&binary_where.join("|"), false),
-                text: build(&text, false),
-                literals: build(&literals, icase),
+        let patterns = |ts: &[Trigger], what: &str| -> Vec<String> {
+            ts.iter()
+                .map(|t| match t {
+                    Trigger::Matches(r) => r.to_string(),
+                    _ => panic!("{what} is found with patterns"),
+                })
+                .collect()
+        };
+        let binary_where = patterns(rules.binary_content, "binary content");
+        // With `every_binary` a spilled file is listed whatever it holds: its lines
+        // are candidates as the format's other triggers are.
+        let spill_where = match rules.spilled {
+            Some(sp) if every_binary => {
+                alts.extend(patterns(sp.place, "a spilled file"));
+                Vec::new()
             }
+            Some(sp) => patterns(sp.place, "a spilled file"),
+            None => Vec::new(),
+        };
+        let text = alts.join("|");
+        let literals = set
+            .iter()
+            .map(|l| regex::escape(l))
+            .collect::<Vec<_>>()
+            .join("|");
+        let binary = (!binary_where.is_empty()).then(|| Binary {
+            place: build(&binary_where.join("|"), false),
+            literals: build(if every_binary { "" } else { &literals }, icase),
         });
+        let spill = match rules.spilled {
+            Some(sp) if !spill_where.is_empty() => Some(Spill {
+                place: build(&spill_where.join("|"), false),
+                file: sp.file,
+                literals: build(&literals, icase),
+            }),
+            _ => None,
+        };
+        let text = (binary.is_some() || spill.is_some()).then(|| build(&text, false));
         alts.extend(binary_where);
+        alts.extend(spill_where);
         let finder = build(&alts.join("|"), false);
         Prefilter {
             all: false,
             finder: Some(finder),
             binary,
+            spill,
+            text,
             lacks,
             openers,
             slash: fragments.iter().any(|f| f.contains('/')),
@@ -448,7 +481,17 @@ impl Prefilter {
 
     /// Appends to `out` the offsets (`base` + position in `buf`) of the candidate
     /// lines of `buf`, which holds whole lines, each ending in `\n`. Sorted, once each.
+    /// A line that may name a spilled file ([`Rules::spilled`]) is a candidate: see
+    /// [`Prefilter::scan_in`].
     pub fn scan(&self, buf: &[u8], base: u64, out: &mut Vec<u64>) {
+        self.scan_in(buf, base, out, None);
+    }
+
+    /// [`Prefilter::scan`] for lines of the session file `session` (or of its side
+    /// files): a line that may name a spilled file is a candidate when the file it
+    /// names holds one of the pattern's literals, or cannot be read, or the line does
+    /// not say (without `session`: always).
+    pub fn scan_in(&self, buf: &[u8], base: u64, out: &mut Vec<u64>, session: Option<&Path>) {
         let mut marks: Vec<usize> = Vec::new();
         if self.all {
             let mut start = 0;
@@ -461,21 +504,37 @@ impl Prefilter {
         }
         let line_start = |at: usize| memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1);
         let line_end = |at: usize| memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p);
-        // Fragments, triggers and binary content, in one pass. A hit where binary
-        // content may be is a candidate if the line also has a fragment or a
-        // trigger, or its binary content has the pattern's literals.
+        // Fragments, triggers, binary content and spilled files, in one pass. A hit
+        // where binary content or a spilled file may be is a candidate if the line
+        // also has a fragment or a trigger, or its binary content or its spilled file
+        // has the pattern's literals.
         let re = self.finder.as_ref().expect("built");
+        let starts_at = |place: &Regex, h: usize, le: usize| {
+            place.find_at(&buf[..le], h).is_some_and(|p| p.start() == h)
+        };
         let mut at = 0;
         while at < buf.len() {
             let Some(m) = re.find_at(buf, at) else { break };
             let h = m.start();
             let (ls, le) = (line_start(h), line_end(h));
-            let keep = match &self.binary {
-                Some(b) if b.place.find_at(buf, h).is_some_and(|p| p.start() == h) => {
-                    b.text.is_match(&buf[ls..le]) || binary_may_match(&buf[ls..le], &b.literals)
-                }
-                _ => true,
-            };
+            let line = &buf[ls..le];
+            let conditional = self
+                .binary
+                .as_ref()
+                .is_some_and(|b| starts_at(&b.place, h, le))
+                || self
+                    .spill
+                    .as_ref()
+                    .is_some_and(|sp| starts_at(&sp.place, h, le));
+            let keep = !conditional
+                || self.text.as_ref().is_some_and(|t| t.is_match(line))
+                || self
+                    .binary
+                    .as_ref()
+                    .is_some_and(|b| b.place.is_match(line) && binary_may_match(line, &b.literals))
+                || self.spill.as_ref().is_some_and(|sp| {
+                    sp.place.is_match(line) && spill_may_match(sp, line, session)
+                });
             if keep {
                 marks.push(ls);
             }
@@ -569,6 +628,19 @@ fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
         }
     }
     false
+}
+
+/// Whether the file a line names ([`Rules::spilled`]) may hold the pattern's
+/// literals: it does, or it cannot be read, or the line does not say which file.
+fn spill_may_match(sp: &Spill, line: &[u8], session: Option<&Path>) -> bool {
+    let Some(session) = session else {
+        return true;
+    };
+    match (sp.file)(session, line) {
+        Err(()) => true,
+        Ok(None) => false,
+        Ok(Some(p)) => std::fs::read(p).map_or(true, |data| sp.literals.is_match(&data)),
+    }
 }
 
 /// Whether the `\u` or `\/` at `h` is an escape `JSON.stringify` would not write.
@@ -1177,6 +1249,7 @@ mod tests {
             derived_ids: false,
             side_files: None,
             parent_text: false,
+            spilled: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);
