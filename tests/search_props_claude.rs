@@ -19,6 +19,10 @@
 //! The number of cases is `PROPTEST_CASES` (256 by default, so that the run of every
 //! test stays short; `PROPTEST_CASES=100000` for the full run).
 
+#[path = "common/props.rs"]
+mod props;
+
+use props::{Cut, Style, base64};
 use proptest::prelude::*;
 use sessionfs::model::Session;
 use sessionfs::model::content::entry_content;
@@ -95,115 +99,7 @@ const PIECES: &[&str] = &[
 ];
 
 fn text() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(PIECES), 0..10).prop_map(|v| v.concat())
-}
-
-/// How a value is written.
-#[derive(Debug, Clone)]
-struct Style {
-    /// Per character: 0 as JSON.stringify, 1 `\u` lower-case, 2 `\u` upper-case.
-    escapes: Vec<u8>,
-    spaced: bool,
-    number_form: u8,
-}
-
-fn style() -> impl Strategy<Value = Style> {
-    (
-        prop::collection::vec(
-            prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2]),
-            64,
-        ),
-        prop::bool::weighted(0.2),
-        0u8..6,
-    )
-        .prop_map(|(escapes, spaced, number_form)| Style {
-            escapes,
-            spaced,
-            number_form,
-        })
-}
-
-impl Style {
-    fn string(&self, s: &str) -> String {
-        let mut out = String::from("\"");
-        for (k, c) in s.chars().enumerate() {
-            let how = self.escapes[k % self.escapes.len()];
-            let u = |out: &mut String, c: char, upper: bool| {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    if upper {
-                        out.push_str(&format!("\\u{unit:04X}"));
-                    } else {
-                        out.push_str(&format!("\\u{unit:04x}"));
-                    }
-                }
-            };
-            match (c, how) {
-                ('/', 1 | 2) => out.push_str("\\/"),
-                (_, 1) => u(&mut out, c, false),
-                (_, 2) => u(&mut out, c, true),
-                ('"', _) => out.push_str("\\\""),
-                ('\\', _) => out.push_str("\\\\"),
-                ('\n', _) => out.push_str("\\n"),
-                ('\r', _) => out.push_str("\\r"),
-                ('\t', _) => out.push_str("\\t"),
-                (c, _) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                (c, _) => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    /// A key: escaped only as JSON.stringify escapes (the index reads keys raw).
-    fn key(&self, s: &str) -> String {
-        format!("\"{s}\"")
-    }
-
-    fn number(&self, n: i64) -> String {
-        match self.number_form {
-            0..=2 => n.to_string(),
-            3 => format!("{n}.0"),
-            4 => format!("{n}e0"),
-            _ => format!("{n}.50"),
-        }
-    }
-
-    fn object(&self, fields: &[(&str, String)]) -> String {
-        let (colon, comma) = if self.spaced {
-            (": ", ", ")
-        } else {
-            (":", ",")
-        };
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("{}{colon}{v}", self.key(k)))
-            .collect();
-        format!("{{{}}}", body.join(comma))
-    }
-
-    fn array(&self, items: Vec<String>) -> String {
-        format!("[{}]", items.join(if self.spaced { ", " } else { "," }))
-    }
-}
-
-/// Standard base64 with padding.
-fn base64(b: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    props::text(PIECES, 10)
 }
 
 /// The random parts of one line.
@@ -633,9 +529,26 @@ fn node(x: &Spec, uuid: &str, parent: Option<&str>, st: &Style) -> String {
     }
 }
 
+/// The full output of a spilled tool result (kind 8) of line `uuid`, in
+/// `tool-results/` beside the session: text the line does not hold (and the line's,
+/// on another line of the file). Without `flag`, the line names a file that is not
+/// there (the mount shows none).
+fn spill(dir: &Path, x: &Spec, uuid: &str) {
+    if x.kind != 8 || !x.flag {
+        return;
+    }
+    let out = dir.join(SID).join("tool-results");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(
+        out.join(format!("out-{uuid}.txt")),
+        format!("{}\n{}", x.b, x.a),
+    )
+    .unwrap();
+}
+
 /// A session directory: the session file (its lines chained, a reply of two lines of
 /// one `message.id`, a progress and a metadata line), a subagent's transcript under
-/// the first tool call, and each spilled result's full output.
+/// the first tool call, and the spilled results' full outputs.
 fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     let mut lines = Vec::new();
     let mut parent: Option<String> = None;
@@ -643,15 +556,7 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     for (k, x) in specs.iter().enumerate() {
         let uuid = format!("00000000-0000-4000-8000-{k:012}");
         lines.push(node(x, &uuid, parent.as_deref(), st));
-        if x.kind == 8 {
-            let out = dir.join(SID).join("tool-results");
-            fs::create_dir_all(&out).unwrap();
-            fs::write(
-                out.join(format!("out-{uuid}.txt")),
-                format!("{}\n{}", x.b, x.a),
-            )
-            .unwrap();
-        }
+        spill(dir, x, &uuid);
         if x.kind == 6 && spawner.is_none() {
             spawner = Some(uuid.clone());
         }
@@ -683,6 +588,7 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
         let mut parent: Option<String> = None;
         for (k, x) in side.iter().enumerate() {
             let uuid = format!("00000000-0000-4000-9000-{k:012}");
+            spill(dir, x, &uuid);
             let l = node(x, &uuid, parent.as_deref(), st)
                 .replacen("\"isSidechain\":false", "\"isSidechain\":true", 1)
                 .replacen("\"isSidechain\": false", "\"isSidechain\": true", 1);
@@ -693,47 +599,16 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     }
 }
 
-/// A pattern cut from the rendered text: its place, length and options.
-#[derive(Debug, Clone)]
-struct Cut {
-    entry: usize,
-    line: usize,
-    start: usize,
-    len: usize,
-    icase: bool,
-    word: bool,
-    /// Replace the middle character by `.` (an extended regex).
-    wildcard: bool,
-}
-
-fn cut() -> impl Strategy<Value = Cut> {
-    (
-        (any::<usize>(), any::<usize>(), any::<usize>()),
-        1usize..14,
-        any::<bool>(),
-        prop::bool::weighted(0.2),
-        prop::bool::weighted(0.3),
-    )
-        .prop_map(|((entry, line, start), len, icase, word, wildcard)| Cut {
-            entry,
-            line,
-            start,
-            len,
-            icase,
-            word,
-            wildcard,
-        })
-}
-
-/// `sessionfs grep -c PATTERN` over the session in `dir`, with the prefilter or with
-/// every entry rendered.
-fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
+/// `sessionfs grep PATTERN` over the session in `dir`, with `-c` (every entry
+/// listed, a dropped one with a count of 0) or `-n` (a dropped one missing), with the
+/// prefilter or with every entry rendered.
+fn grep(dir: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
     let prefilters = rules::ALL
         .iter()
         .map(|r| {
             // The file is Claude Code's: the other formats' prefilters are not used.
             let pf = if prefiltered && r.name == CLAUDE.name {
-                Prefilter::new(&p.required, r, p.ignore_case, true)
+                Prefilter::new(&p.required, r, p.ignore_case, mode == Mode::Count)
             } else {
                 Prefilter::everything()
             };
@@ -742,11 +617,11 @@ fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
         .collect();
     let search = Search {
         pattern: p.clone(),
-        mode: Mode::Count,
+        mode,
         json: false,
         printer: Printer {
             colors: None,
-            line_numbers: false,
+            line_numbers: true,
         },
         sessions: false,
         prefilters,
@@ -766,7 +641,15 @@ fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
     out
 }
 
-fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> {
+/// One case: the session written, every content file of every entry rendered, and
+/// for each cut (with `-c` or not) the search with the prefilter printing what it
+/// prints with every entry rendered.
+fn check(
+    specs: &[Spec],
+    side: &[Spec],
+    st: &Style,
+    cuts: &[(Cut, bool)],
+) -> Result<(), TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write_session(dir, specs, side, st);
@@ -790,34 +673,17 @@ fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), 
             texts.push(fs::read(p).unwrap());
         }
     }
-    for c in cuts {
-        let text = String::from_utf8_lossy(&texts[c.entry % texts.len()]).into_owned();
-        let lines: Vec<&str> = text.split('\n').filter(|l| !l.is_empty()).collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let chars: Vec<char> = lines[c.line % lines.len()].chars().collect();
-        let start = c.start % chars.len();
-        let lit: String = chars[start..(start + c.len).min(chars.len())]
-            .iter()
-            .collect();
-        let (pat, syntax) = if c.wildcard && lit.chars().count() >= 3 {
-            let mid = lit.chars().count() / 2;
-            let esc = |s: String| regex::escape(&s);
-            let a: String = lit.chars().take(mid).collect();
-            let b: String = lit.chars().skip(mid + 1).collect();
-            (format!("{}.{}", esc(a), esc(b)), Syntax::Extended)
-        } else {
-            (lit.clone(), Syntax::Fixed)
-        };
-        let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
+    let texts: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+    for (c, counted) in cuts {
+        let Some((pat, p)) = c.pattern(&texts) else {
             continue;
         };
-        let want = count(dir, &p, false);
-        let got = count(dir, &p, true);
+        let mode = if *counted { Mode::Count } else { Mode::Lines };
+        let want = grep(dir, &p, mode, false);
+        let got = grep(dir, &p, mode, true);
         prop_assert!(
             want == got,
-            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
+            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {}, {mode:?})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
             c.icase,
             c.word,
             String::from_utf8_lossy(&want),
@@ -828,25 +694,36 @@ fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), 
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: props::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn the_claude_code_prefilter_keeps_every_entry_whose_rendering_matches(
         specs in prop::collection::vec(spec(), 1..8),
         side in prop::collection::vec(spec(), 0..3),
-        st in style(),
-        cuts in prop::collection::vec(cut(), 1..5),
+        st in props::style(10, false),
+        cuts in prop::collection::vec((props::cut(), any::<bool>()), 1..5),
     ) {
         check(&specs, &side, &st, &cuts)?;
     }
+}
+
+/// The raw scan's candidate lines of `raw` (by number), for the session file
+/// `session` (`None`: a scan that does not know where the session is).
+fn scanned(pf: &Prefilter, raw: &[u8], session: Option<&Path>) -> Vec<usize> {
+    let mut out = Vec::new();
+    pf.scan_in(raw, 0, &mut out, session);
+    let starts: Vec<u64> = std::iter::once(0)
+        .chain(
+            raw.iter()
+                .enumerate()
+                .filter(|(_, c)| **c == b'\n')
+                .map(|(k, _)| k as u64 + 1),
+        )
+        .collect();
+    out.iter()
+        .map(|o| starts.iter().position(|s| s == o).unwrap())
+        .collect()
 }
 
 /// The comparison sees a dropped entry: a prefilter that ignores the tool name a
@@ -854,11 +731,6 @@ proptest! {
 #[test]
 fn the_check_can_fail() {
     let tmp = tempfile::tempdir().unwrap();
-    let st = Style {
-        escapes: vec![0],
-        spaced: false,
-        number_form: 0,
-    };
     let spec = |kind: u8, a: &str, b: &str| Spec {
         kind,
         a: a.into(),
@@ -874,32 +746,69 @@ fn the_check_can_fail() {
             spec(7, "", "out"),
         ],
         &[],
-        &st,
+        &props::plain(),
     );
     let p = Pattern::new("Zebratool", Syntax::Fixed, false, false).unwrap();
-    let all = count(tmp.path(), &p, false);
+    let all = grep(tmp.path(), &p, Mode::Count, false);
     let text = String::from_utf8_lossy(&all);
     assert!(text.contains("/toolResult:1\n"), "{text}");
-    assert_eq!(all, count(tmp.path(), &p, true));
+    assert_eq!(all, grep(tmp.path(), &p, Mode::Count, true));
     // The raw scan alone selects only the call's line: the result's entry is found
     // only because the children of a candidate are rendered (`Rules::parent_text`).
     let raw = fs::read(tmp.path().join(format!("{SID}.jsonl"))).unwrap();
     let pf = Prefilter::new(&p.required, &CLAUDE, false, false);
-    let mut out = Vec::new();
-    pf.scan(&raw, 0, &mut out);
-    let starts: Vec<u64> = std::iter::once(0)
-        .chain(memchr_iter(&raw).map(|k| k as u64 + 1))
-        .collect();
-    let lines: Vec<usize> = out
-        .iter()
-        .map(|o| starts.iter().position(|s| s == o).unwrap())
-        .collect();
-    assert_eq!(lines, [1], "only the tool call's line holds the name");
+    assert_eq!(
+        scanned(&pf, &raw, None),
+        [1],
+        "only the tool call's line holds the name"
+    );
 }
 
-fn memchr_iter(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter(|(_, c)| **c == b'\n')
-        .map(|(k, _)| k)
+/// A spilled result's line is selected for what its full output holds, which the
+/// line does not: only by looking into the file it names, where the mount finds it.
+#[test]
+fn a_spilled_output_is_looked_into() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = |kind: u8, a: &str, b: &str, flag: bool| Spec {
+        kind,
+        a: a.into(),
+        b: b.into(),
+        n: 1,
+        flag,
+    };
+    write_session(
+        tmp.path(),
+        &[
+            spec(0, "hi", "", true),
+            spec(0, "there", "", true),
+            spec(8, "head of the output", "Zebra in the file", true),
+            spec(8, "a result", "Zebra nowhere", false),
+        ],
+        &[],
+        &props::plain(),
+    );
+    let session = tmp.path().join(format!("{SID}.jsonl"));
+    let raw = fs::read(&session).unwrap();
+    let p = Pattern::new("zebra", Syntax::Fixed, true, false).unwrap();
+    let all = grep(tmp.path(), &p, Mode::Lines, false);
+    let text = String::from_utf8_lossy(&all);
+    assert!(
+        text.contains("/full-output:1:Zebra in the file\n"),
+        "{text}"
+    );
+    assert_eq!(all, grep(tmp.path(), &p, Mode::Lines, true));
+    let pf = Prefilter::new(&p.required, &CLAUDE, true, false);
+    // Lines: two user lines, a progress line, the two results, the last prompt.
+    assert_eq!(scanned(&pf, &raw, Some(&session)), [3], "the file is read");
+    // Found where the mount finds it: beside another session file, it is not.
+    let elsewhere = tmp.path().join("elsewhere.jsonl");
+    assert!(scanned(&pf, &raw, Some(&elsewhere)).is_empty());
+    // Without the session's place, or with -c (every file listed), both are kept.
+    assert_eq!(scanned(&pf, &raw, None), [3, 4]);
+    let counting = Prefilter::new(&p.required, &CLAUDE, true, true);
+    assert_eq!(scanned(&counting, &raw, Some(&session)), [3, 4]);
+    // A file without the pattern's literals leaves its line out.
+    let q = Pattern::new("giraffe", Syntax::Fixed, false, false).unwrap();
+    let pf = Prefilter::new(&q.required, &CLAUDE, false, false);
+    assert!(scanned(&pf, &raw, Some(&session)).is_empty());
 }
