@@ -49,7 +49,9 @@ macro_rules! ty {
     };
 }
 
-const USER_OR_ASSISTANT: &[Trigger] = &[m(r#""(?:user|assistant)""#)];
+/// The lines whose rendering is `(no content)` when what they show is blank: user
+/// and assistant lines, system lines (a subtype without text) and attachments.
+const MAY_BE_BLANK: &[Trigger] = &[m(r#""(?:user|assistant|system|attachment)""#)];
 const ASSISTANT: &[Trigger] = &[m(r#""assistant""#)];
 const META: &[Trigger] = ty!("isMeta");
 const COMPACT_SUMMARY: &[Trigger] = ty!("isCompactSummary");
@@ -89,8 +91,8 @@ const DECORATIONS: &[Decoration] = &[
     // Indented JSON (tool inputs, unknown lines and attachments, settings).
     d("\": ", &[]),
     d("\n  ", &[]),
-    // A user or assistant line whose text is blank.
-    d("(no content)", USER_OR_ASSISTANT),
+    // A line whose text is blank.
+    d("(no content)", MAY_BE_BLANK),
     // user
     d("[meta]", META),
     d("[compact summary]", COMPACT_SUMMARY),
