@@ -9,6 +9,10 @@
 //! pattern matches the rendered text, the prefilter built for it must select the raw
 //! line.
 
+#[path = "common/props.rs"]
+mod props;
+
+use props::{Cut, Style, base64};
 use proptest::prelude::*;
 use sessionfs::model::{migrate, render};
 use sessionfs::search::grepfile::{self, Mode};
@@ -76,109 +80,7 @@ const PIECES: &[&str] = &[
 ];
 
 fn text() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(PIECES), 0..12).prop_map(|v| v.concat())
-}
-
-/// How a value is written.
-#[derive(Debug, Clone)]
-struct Style {
-    /// Per character: 0 as JSON.stringify, 1 `\u` lower-case, 2 `\u` upper-case.
-    escapes: Vec<u8>,
-    spaced: bool,
-    number_form: u8,
-}
-
-fn style() -> impl Strategy<Value = Style> {
-    (
-        prop::collection::vec(prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 1, 2]), 64),
-        prop::bool::weighted(0.2),
-        0u8..6,
-    )
-        .prop_map(|(escapes, spaced, number_form)| Style {
-            escapes,
-            spaced,
-            number_form,
-        })
-}
-
-impl Style {
-    fn string(&self, s: &str) -> String {
-        let mut out = String::from("\"");
-        for (k, c) in s.chars().enumerate() {
-            let how = self.escapes[k % self.escapes.len()];
-            let u = |out: &mut String, c: char, upper: bool| {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    if upper {
-                        out.push_str(&format!("\\u{:04X}", unit));
-                    } else {
-                        out.push_str(&format!("\\u{:04x}", unit));
-                    }
-                }
-            };
-            match (c, how) {
-                ('/', 1 | 2) => out.push_str("\\/"),
-                (_, 1) => u(&mut out, c, false),
-                (_, 2) => u(&mut out, c, true),
-                ('"', _) => out.push_str("\\\""),
-                ('\\', _) => out.push_str("\\\\"),
-                ('\n', _) => out.push_str("\\n"),
-                ('\r', _) => out.push_str("\\r"),
-                ('\t', _) => out.push_str("\\t"),
-                ('\u{8}', _) => out.push_str("\\b"),
-                ('\u{c}', _) => out.push_str("\\f"),
-                (c, _) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                (c, _) => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    fn number(&self, n: i64) -> String {
-        match self.number_form {
-            0 | 1 => n.to_string(),
-            2 => format!("{n}.0"),
-            3 => format!("{n}e0"),
-            4 => format!("{}.{}e1", n / 10, (n % 10).abs()),
-            _ => format!("{n}.50"),
-        }
-    }
-
-    fn colon(&self) -> &'static str {
-        if self.spaced { ": " } else { ":" }
-    }
-
-    fn comma(&self) -> &'static str {
-        if self.spaced { ", " } else { "," }
-    }
-
-    fn object(&self, fields: &[(&str, String)]) -> String {
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("{}{}{v}", self.string(k), self.colon()))
-            .collect();
-        format!("{{{}}}", body.join(self.comma()))
-    }
-}
-
-/// Standard base64 with padding.
-fn base64(b: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    props::text(PIECES, 12)
 }
 
 /// A raw line of one of Pi's kinds, its content from `a`, `b`, `n`.
@@ -323,63 +225,14 @@ fn line(kind: u8, a: &str, b: &str, n: i64, flag: bool, st: &Style) -> String {
     }
 }
 
-/// A pattern cut from the rendered text: its place, length and options.
-#[derive(Debug, Clone)]
-struct Cut {
-    line: usize,
-    start: usize,
-    len: usize,
-    icase: bool,
-    word: bool,
-    /// Replace the middle character by `.` (an extended regex).
-    wildcard: bool,
-}
-
-fn cut() -> impl Strategy<Value = Cut> {
-    (
-        any::<usize>(),
-        any::<usize>(),
-        1usize..14,
-        any::<bool>(),
-        prop::bool::weighted(0.2),
-        prop::bool::weighted(0.3),
-    )
-        .prop_map(|(line, start, len, icase, word, wildcard)| Cut {
-            line,
-            start,
-            len,
-            icase,
-            word,
-            wildcard,
-        })
-}
-
 fn check(raw: &str, cuts: &[Cut]) -> Result<(), TestCaseError> {
     let Ok(v) = migrate::parse_line(raw.as_bytes()) else {
         return Ok(());
     };
     let rendered = render::render_entry(&v);
     let images = render::images(&v);
-    let lines: Vec<&str> = rendered.split('\n').filter(|l| !l.is_empty()).collect();
-    if lines.is_empty() {
-        return Ok(());
-    }
     for c in cuts {
-        let chars: Vec<char> = lines[c.line % lines.len()].chars().collect();
-        let start = c.start % chars.len();
-        let lit: String = chars[start..(start + c.len).min(chars.len())]
-            .iter()
-            .collect();
-        let (pat, syntax) = if c.wildcard && lit.chars().count() >= 3 {
-            let mid = lit.chars().count() / 2;
-            let esc = |s: String| regex::escape(&s);
-            let a: String = lit.chars().take(mid).collect();
-            let b: String = lit.chars().skip(mid + 1).collect();
-            (format!("{}.{}", esc(a), esc(b)), Syntax::Extended)
-        } else {
-            (lit.clone(), Syntax::Fixed)
-        };
-        let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
+        let Some((pat, p)) = c.pattern(&[rendered.as_bytes()]) else {
             continue;
         };
         let found = grepfile::grep(&p, rendered.as_bytes(), Mode::Count).count
@@ -405,7 +258,7 @@ fn check(raw: &str, cuts: &[Cut]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: props::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn the_prefilter_keeps_every_line_whose_rendering_matches(
@@ -414,8 +267,8 @@ proptest! {
         b in text(),
         n in -2000i64..200000,
         flag in any::<bool>(),
-        st in style(),
-        cuts in prop::collection::vec(cut(), 1..8),
+        st in props::style(6, true),
+        cuts in prop::collection::vec(props::cut(), 1..8),
     ) {
         let raw = line(kind, &a, &b, n, flag, &st);
         check(&raw, &cuts)?;
@@ -431,6 +284,7 @@ fn the_check_can_fail() {
     assert_eq!(render::render_entry(&v), "café\n");
     // A prefilter that ignored escapes would miss this; the real one does not.
     let cuts = [Cut {
+        text: 0,
         line: 0,
         start: 0,
         len: 4,

@@ -8,17 +8,25 @@
 //! lines, lines of unknown types), a subagent's transcript under the tool call that
 //! started it, and a tool result spilled to `tool-results/`. Their strings are made of
 //! what JSON escapes, what the renderer adds, non-ASCII text and terminal escapes, and
-//! are written with random encodings (escapes `JSON.stringify` would not write,
-//! upper-case hex, surrogate pairs, spaces between tokens).
+//! are written half the time as Claude Code writes them, else with random encodings
+//! (escapes `JSON.stringify` would not write, upper-case hex, surrogate pairs, spaces
+//! between tokens), which make a line a candidate whatever the pattern.
 //!
 //! Every entry is rendered as the mount renders it; patterns are cut from the rendered
-//! text (fixed strings, extended regexes with a wildcard, `-i`, `-w`), and for each,
-//! `sessionfs grep -c` with the prefilter must print what it prints with every entry
-//! rendered: a dropped entry would print a count of 0.
+//! text, half of them from a spilled output's file (fixed strings, extended regexes
+//! with a wildcard, `-i`, `-w`), and for each, `sessionfs grep -c` or `-n` with the
+//! prefilter must print what it prints with every entry rendered: a dropped entry
+//! would print a count of 0, or be missing. A spilled output's line is a candidate
+//! only when its file holds the pattern's literals: a prefilter built without that
+//! rule (`Rules::spilled: None`) fails here within 256 cases.
 //!
 //! The number of cases is `PROPTEST_CASES` (256 by default, so that the run of every
 //! test stays short; `PROPTEST_CASES=100000` for the full run).
 
+#[path = "common/props.rs"]
+mod props;
+
+use props::{Cut, Style, base64};
 use proptest::prelude::*;
 use sessionfs::model::Session;
 use sessionfs::model::content::entry_content;
@@ -95,115 +103,7 @@ const PIECES: &[&str] = &[
 ];
 
 fn text() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(PIECES), 0..10).prop_map(|v| v.concat())
-}
-
-/// How a value is written.
-#[derive(Debug, Clone)]
-struct Style {
-    /// Per character: 0 as JSON.stringify, 1 `\u` lower-case, 2 `\u` upper-case.
-    escapes: Vec<u8>,
-    spaced: bool,
-    number_form: u8,
-}
-
-fn style() -> impl Strategy<Value = Style> {
-    (
-        prop::collection::vec(
-            prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2]),
-            64,
-        ),
-        prop::bool::weighted(0.2),
-        0u8..6,
-    )
-        .prop_map(|(escapes, spaced, number_form)| Style {
-            escapes,
-            spaced,
-            number_form,
-        })
-}
-
-impl Style {
-    fn string(&self, s: &str) -> String {
-        let mut out = String::from("\"");
-        for (k, c) in s.chars().enumerate() {
-            let how = self.escapes[k % self.escapes.len()];
-            let u = |out: &mut String, c: char, upper: bool| {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    if upper {
-                        out.push_str(&format!("\\u{unit:04X}"));
-                    } else {
-                        out.push_str(&format!("\\u{unit:04x}"));
-                    }
-                }
-            };
-            match (c, how) {
-                ('/', 1 | 2) => out.push_str("\\/"),
-                (_, 1) => u(&mut out, c, false),
-                (_, 2) => u(&mut out, c, true),
-                ('"', _) => out.push_str("\\\""),
-                ('\\', _) => out.push_str("\\\\"),
-                ('\n', _) => out.push_str("\\n"),
-                ('\r', _) => out.push_str("\\r"),
-                ('\t', _) => out.push_str("\\t"),
-                (c, _) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                (c, _) => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    /// A key: escaped only as JSON.stringify escapes (the index reads keys raw).
-    fn key(&self, s: &str) -> String {
-        format!("\"{s}\"")
-    }
-
-    fn number(&self, n: i64) -> String {
-        match self.number_form {
-            0..=2 => n.to_string(),
-            3 => format!("{n}.0"),
-            4 => format!("{n}e0"),
-            _ => format!("{n}.50"),
-        }
-    }
-
-    fn object(&self, fields: &[(&str, String)]) -> String {
-        let (colon, comma) = if self.spaced {
-            (": ", ", ")
-        } else {
-            (":", ",")
-        };
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("{}{colon}{v}", self.key(k)))
-            .collect();
-        format!("{{{}}}", body.join(comma))
-    }
-
-    fn array(&self, items: Vec<String>) -> String {
-        format!("[{}]", items.join(if self.spaced { ", " } else { "," }))
-    }
-}
-
-/// Standard base64 with padding.
-fn base64(b: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    props::text(PIECES, 10)
 }
 
 /// The random parts of one line.
@@ -216,16 +116,17 @@ struct Spec {
     flag: bool,
 }
 
+/// Random lines; a spilled result (kind 8) one time in six, so that most sessions
+/// have one.
 fn spec() -> impl Strategy<Value = Spec> {
-    (0u8..KINDS, text(), text(), -2000i64..200000, any::<bool>()).prop_map(
-        |(kind, a, b, n, flag)| Spec {
-            kind,
-            a,
-            b,
-            n,
-            flag,
-        },
-    )
+    let kind = (0u8..KINDS + 6).prop_map(|k| if k >= KINDS { 8 } else { k });
+    (kind, text(), text(), -2000i64..200000, any::<bool>()).prop_map(|(kind, a, b, n, flag)| Spec {
+        kind,
+        a,
+        b,
+        n,
+        flag,
+    })
 }
 
 /// How many kinds of line [`node`] writes.
@@ -633,9 +534,26 @@ fn node(x: &Spec, uuid: &str, parent: Option<&str>, st: &Style) -> String {
     }
 }
 
+/// The full output of a spilled tool result (kind 8) of line `uuid`, in
+/// `tool-results/` beside the session: text the line does not hold (and the line's,
+/// on another line of the file). Without `flag`, the line names a file that is not
+/// there (the mount shows none).
+fn spill(dir: &Path, x: &Spec, uuid: &str) {
+    if x.kind != 8 || !x.flag {
+        return;
+    }
+    let out = dir.join(SID).join("tool-results");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(
+        out.join(format!("out-{uuid}.txt")),
+        format!("{}\n{}", x.b, x.a),
+    )
+    .unwrap();
+}
+
 /// A session directory: the session file (its lines chained, a reply of two lines of
 /// one `message.id`, a progress and a metadata line), a subagent's transcript under
-/// the first tool call, and each spilled result's full output.
+/// the first tool call, and the spilled results' full outputs.
 fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     let mut lines = Vec::new();
     let mut parent: Option<String> = None;
@@ -643,15 +561,7 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     for (k, x) in specs.iter().enumerate() {
         let uuid = format!("00000000-0000-4000-8000-{k:012}");
         lines.push(node(x, &uuid, parent.as_deref(), st));
-        if x.kind == 8 {
-            let out = dir.join(SID).join("tool-results");
-            fs::create_dir_all(&out).unwrap();
-            fs::write(
-                out.join(format!("out-{uuid}.txt")),
-                format!("{}\n{}", x.b, x.a),
-            )
-            .unwrap();
-        }
+        spill(dir, x, &uuid);
         if x.kind == 6 && spawner.is_none() {
             spawner = Some(uuid.clone());
         }
@@ -683,6 +593,7 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
         let mut parent: Option<String> = None;
         for (k, x) in side.iter().enumerate() {
             let uuid = format!("00000000-0000-4000-9000-{k:012}");
+            spill(dir, x, &uuid);
             let l = node(x, &uuid, parent.as_deref(), st)
                 .replacen("\"isSidechain\":false", "\"isSidechain\":true", 1)
                 .replacen("\"isSidechain\": false", "\"isSidechain\": true", 1);
@@ -693,47 +604,16 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     }
 }
 
-/// A pattern cut from the rendered text: its place, length and options.
-#[derive(Debug, Clone)]
-struct Cut {
-    entry: usize,
-    line: usize,
-    start: usize,
-    len: usize,
-    icase: bool,
-    word: bool,
-    /// Replace the middle character by `.` (an extended regex).
-    wildcard: bool,
-}
-
-fn cut() -> impl Strategy<Value = Cut> {
-    (
-        (any::<usize>(), any::<usize>(), any::<usize>()),
-        1usize..14,
-        any::<bool>(),
-        prop::bool::weighted(0.2),
-        prop::bool::weighted(0.3),
-    )
-        .prop_map(|((entry, line, start), len, icase, word, wildcard)| Cut {
-            entry,
-            line,
-            start,
-            len,
-            icase,
-            word,
-            wildcard,
-        })
-}
-
-/// `sessionfs grep -c PATTERN` over the session in `dir`, with the prefilter or with
-/// every entry rendered.
-fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
+/// `sessionfs grep PATTERN` over the session in `dir`, with `-c` (every entry
+/// listed, a dropped one with a count of 0) or `-n` (a dropped one missing), with the
+/// prefilter or with every entry rendered.
+fn grep(dir: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
     let prefilters = rules::ALL
         .iter()
         .map(|r| {
             // The file is Claude Code's: the other formats' prefilters are not used.
             let pf = if prefiltered && r.name == CLAUDE.name {
-                Prefilter::new(&p.required, r, p.ignore_case, true)
+                Prefilter::new(&p.required, r, p.ignore_case, mode == Mode::Count)
             } else {
                 Prefilter::everything()
             };
@@ -742,11 +622,11 @@ fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
         .collect();
     let search = Search {
         pattern: p.clone(),
-        mode: Mode::Count,
+        mode,
         json: false,
         printer: Printer {
             colors: None,
-            line_numbers: false,
+            line_numbers: true,
         },
         sessions: false,
         prefilters,
@@ -757,16 +637,30 @@ fn count(dir: &Path, p: &Pattern, prefiltered: bool) -> Vec<u8> {
         explicit: true,
     };
     let mut out = Vec::new();
-    let mut buf = Vec::new();
-    search_file(&job, &search, &mut buf, &mut |c| match c {
-        Chunk::Out(b) => out.extend(b),
-        Chunk::Err(e) => out.extend(format!("error: {e}\n").bytes()),
-        Chunk::Session(_) => {}
+    // The search's read buffer, kept between searches as `sessionfs grep` keeps it
+    // between files (each new one would be zeroed first).
+    thread_local! {
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with_borrow_mut(|buf| {
+        search_file(&job, &search, buf, &mut |c| match c {
+            Chunk::Out(b) => out.extend(b),
+            Chunk::Err(e) => out.extend(format!("error: {e}\n").bytes()),
+            Chunk::Session(_) => {}
+        })
     });
     out
 }
 
-fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> {
+/// One case: the session written, every content file of every entry rendered, and
+/// for each cut (with `-c` or not, from a full output or any file) the search with the prefilter printing what it
+/// prints with every entry rendered.
+fn check(
+    specs: &[Spec],
+    side: &[Spec],
+    st: &Style,
+    cuts: &[(Cut, bool, bool)],
+) -> Result<(), TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     write_session(dir, specs, side, st);
@@ -780,6 +674,7 @@ fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), 
     };
     // Every content file of every entry: its KIND file and its full output.
     let mut texts: Vec<Vec<u8>> = Vec::new();
+    let mut outputs: Vec<Vec<u8>> = Vec::new();
     for i in 0..s.entries().len() as u32 {
         if !s.entry(i).is_node() {
             continue;
@@ -787,37 +682,27 @@ fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), 
         let c = entry_content(&s, i).unwrap();
         texts.push(c.text);
         if let Some(p) = c.full_output {
-            texts.push(fs::read(p).unwrap());
+            outputs.push(fs::read(p).unwrap());
         }
     }
-    for c in cuts {
-        let text = String::from_utf8_lossy(&texts[c.entry % texts.len()]).into_owned();
-        let lines: Vec<&str> = text.split('\n').filter(|l| !l.is_empty()).collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let chars: Vec<char> = lines[c.line % lines.len()].chars().collect();
-        let start = c.start % chars.len();
-        let lit: String = chars[start..(start + c.len).min(chars.len())]
-            .iter()
-            .collect();
-        let (pat, syntax) = if c.wildcard && lit.chars().count() >= 3 {
-            let mid = lit.chars().count() / 2;
-            let esc = |s: String| regex::escape(&s);
-            let a: String = lit.chars().take(mid).collect();
-            let b: String = lit.chars().skip(mid + 1).collect();
-            (format!("{}.{}", esc(a), esc(b)), Syntax::Extended)
+    let all: Vec<&[u8]> = texts.iter().chain(&outputs).map(Vec::as_slice).collect();
+    let outputs: Vec<&[u8]> = outputs.iter().map(Vec::as_slice).collect();
+    for (c, counted, from_output) in cuts {
+        // Half the patterns from a full output (what its line does not hold), if any.
+        let from = if *from_output && !outputs.is_empty() {
+            &outputs
         } else {
-            (lit.clone(), Syntax::Fixed)
+            &all
         };
-        let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
+        let Some((pat, p)) = c.pattern(from) else {
             continue;
         };
-        let want = count(dir, &p, false);
-        let got = count(dir, &p, true);
+        let mode = if *counted { Mode::Count } else { Mode::Lines };
+        let want = grep(dir, &p, mode, false);
+        let got = grep(dir, &p, mode, true);
         prop_assert!(
             want == got,
-            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
+            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {}, {mode:?})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
             c.icase,
             c.word,
             String::from_utf8_lossy(&want),
@@ -828,25 +713,36 @@ fn check(specs: &[Spec], side: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), 
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: props::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn the_claude_code_prefilter_keeps_every_entry_whose_rendering_matches(
         specs in prop::collection::vec(spec(), 1..8),
         side in prop::collection::vec(spec(), 0..3),
-        st in style(),
-        cuts in prop::collection::vec(cut(), 1..5),
+        st in prop_oneof![Just(props::plain()), props::style(10, false)],
+        cuts in prop::collection::vec((props::cut(), any::<bool>(), any::<bool>()), 1..5),
     ) {
         check(&specs, &side, &st, &cuts)?;
     }
+}
+
+/// The raw scan's candidate lines of `raw` (by number), for the session file
+/// `session` (`None`: a scan that does not know where the session is).
+fn scanned(pf: &Prefilter, raw: &[u8], session: Option<&Path>) -> Vec<usize> {
+    let mut out = Vec::new();
+    pf.scan_in(raw, 0, &mut out, session);
+    let starts: Vec<u64> = std::iter::once(0)
+        .chain(
+            raw.iter()
+                .enumerate()
+                .filter(|(_, c)| **c == b'\n')
+                .map(|(k, _)| k as u64 + 1),
+        )
+        .collect();
+    out.iter()
+        .map(|o| starts.iter().position(|s| s == o).unwrap())
+        .collect()
 }
 
 /// The comparison sees a dropped entry: a prefilter that ignores the tool name a
@@ -854,11 +750,6 @@ proptest! {
 #[test]
 fn the_check_can_fail() {
     let tmp = tempfile::tempdir().unwrap();
-    let st = Style {
-        escapes: vec![0],
-        spaced: false,
-        number_form: 0,
-    };
     let spec = |kind: u8, a: &str, b: &str| Spec {
         kind,
         a: a.into(),
@@ -874,32 +765,69 @@ fn the_check_can_fail() {
             spec(7, "", "out"),
         ],
         &[],
-        &st,
+        &props::plain(),
     );
     let p = Pattern::new("Zebratool", Syntax::Fixed, false, false).unwrap();
-    let all = count(tmp.path(), &p, false);
+    let all = grep(tmp.path(), &p, Mode::Count, false);
     let text = String::from_utf8_lossy(&all);
     assert!(text.contains("/toolResult:1\n"), "{text}");
-    assert_eq!(all, count(tmp.path(), &p, true));
+    assert_eq!(all, grep(tmp.path(), &p, Mode::Count, true));
     // The raw scan alone selects only the call's line: the result's entry is found
     // only because the children of a candidate are rendered (`Rules::parent_text`).
     let raw = fs::read(tmp.path().join(format!("{SID}.jsonl"))).unwrap();
     let pf = Prefilter::new(&p.required, &CLAUDE, false, false);
-    let mut out = Vec::new();
-    pf.scan(&raw, 0, &mut out);
-    let starts: Vec<u64> = std::iter::once(0)
-        .chain(memchr_iter(&raw).map(|k| k as u64 + 1))
-        .collect();
-    let lines: Vec<usize> = out
-        .iter()
-        .map(|o| starts.iter().position(|s| s == o).unwrap())
-        .collect();
-    assert_eq!(lines, [1], "only the tool call's line holds the name");
+    assert_eq!(
+        scanned(&pf, &raw, None),
+        [1],
+        "only the tool call's line holds the name"
+    );
 }
 
-fn memchr_iter(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter(|(_, c)| **c == b'\n')
-        .map(|(k, _)| k)
+/// A spilled result's line is selected for what its full output holds, which the
+/// line does not: only by looking into the file it names, where the mount finds it.
+#[test]
+fn a_spilled_output_is_looked_into() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = |kind: u8, a: &str, b: &str, flag: bool| Spec {
+        kind,
+        a: a.into(),
+        b: b.into(),
+        n: 1,
+        flag,
+    };
+    write_session(
+        tmp.path(),
+        &[
+            spec(0, "hi", "", true),
+            spec(0, "there", "", true),
+            spec(8, "head of the output", "Zebra in the file", true),
+            spec(8, "a result", "Zebra nowhere", false),
+        ],
+        &[],
+        &props::plain(),
+    );
+    let session = tmp.path().join(format!("{SID}.jsonl"));
+    let raw = fs::read(&session).unwrap();
+    let p = Pattern::new("zebra", Syntax::Fixed, true, false).unwrap();
+    let all = grep(tmp.path(), &p, Mode::Lines, false);
+    let text = String::from_utf8_lossy(&all);
+    assert!(
+        text.contains("/full-output:1:Zebra in the file\n"),
+        "{text}"
+    );
+    assert_eq!(all, grep(tmp.path(), &p, Mode::Lines, true));
+    let pf = Prefilter::new(&p.required, &CLAUDE, true, false);
+    // Lines: two user lines, a progress line, the two results, the last prompt.
+    assert_eq!(scanned(&pf, &raw, Some(&session)), [3], "the file is read");
+    // Found where the mount finds it: beside another session file, it is not.
+    let elsewhere = tmp.path().join("elsewhere.jsonl");
+    assert!(scanned(&pf, &raw, Some(&elsewhere)).is_empty());
+    // Without the session's place, or with -c (every file listed), both are kept.
+    assert_eq!(scanned(&pf, &raw, None), [3, 4]);
+    let counting = Prefilter::new(&p.required, &CLAUDE, true, true);
+    assert_eq!(scanned(&counting, &raw, Some(&session)), [3, 4]);
+    // A file without the pattern's literals leaves its line out.
+    let q = Pattern::new("giraffe", Syntax::Fixed, false, false).unwrap();
+    let pf = Prefilter::new(&q.required, &CLAUDE, false, false);
+    assert!(scanned(&pf, &raw, Some(&session)).is_empty());
 }

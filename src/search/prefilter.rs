@@ -32,6 +32,10 @@
 //!    format says they may be (a `"image"` for Pi) is a candidate when one of the
 //!    pattern's required literals occurs in the decoded bytes of any `"data"` string
 //!    of the line (or when such a string holds an escape, and is not looked into).
+//! 8. A file an entry shows as it is, kept beside the session (a Claude Code tool
+//!    result's `full-output`, [`Rules::spilled`]), is not in the line at all: a line
+//!    that may name one is a candidate when the file it names holds one of the
+//!    pattern's required literals, or cannot be read, or the line does not parse.
 //!
 //! Among the fragments of the literals, the one that selects least is used (longest,
 //! without full passes over the lines); a set of literals (an alternation) gives one
@@ -43,6 +47,7 @@
 use super::rules::{Rules, Trigger};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
+use std::path::{Path, PathBuf};
 
 /// Characters a fragment may not hold (see the module docs).
 fn risky(c: char) -> bool {
@@ -67,19 +72,108 @@ fn eq(a: &[char], b: &[char], icase: bool) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| same(x, y, icase))
 }
 
+/// Whether `needle` occurs in `hay` (the reference for [`Overlaps`]).
+#[cfg(test)]
 fn contains(hay: &[char], needle: &[char], icase: bool) -> bool {
     needle.is_empty() || hay.windows(needle.len()).any(|w| eq(w, needle, icase))
 }
 
-/// Whether an occurrence of `f` can share characters with an occurrence of `d`.
+/// Whether an occurrence of `f` can share characters with an occurrence of `d`: one
+/// holds the other, or a proper prefix of one is a suffix of the other. The
+/// definition, checked one fragment at a time; [`Overlaps`] answers the same for every
+/// fragment of a literal at once.
+#[cfg(test)]
 fn overlaps(f: &[char], d: &[char], icase: bool) -> bool {
     if contains(d, f, icase) || contains(f, d, icase) {
         return true;
     }
-    // A proper prefix of one is a suffix of the other.
     let n = f.len().min(d.len());
     (1..n).any(|k| eq(&f[..k], &d[d.len() - k..], icase) || eq(&f[f.len() - k..], &d[..k], icase))
 }
+
+/// Which substrings `cs[s..e]` of a literal overlap one decoration `d` (as
+/// [`overlaps`] defines it), each answered in constant time after `O(|cs|·|d|)`
+/// work. Testing every fragment against every decoration directly costs
+/// `O(|cs|·64·|d|)` per decoration and more, which the long sentences of Claude
+/// Code's attachments made the bulk of building a prefilter.
+///
+/// The four ways to overlap, for `f = cs[s..e]` of length `n`:
+/// 1. `d` holds `f`: `n` is at most the longest prefix of `cs[s..]` found in `d`
+///    (`inside[s]`);
+/// 2. `f` holds `d`: an occurrence of `d` starts at `s` or later and ends by `e`
+///    (`holds[s]` is the earliest such end);
+/// 3. a prefix of `f` of length `k < min(n, |d|)` ends `d`: `n` exceeds the least such
+///    `k` starting at `s` (`head[s]`);
+/// 4. a suffix of `f` of length `k < min(n, |d|)` starts `d`: `n` exceeds the least
+///    such `k` ending at `e` (`tail[e]`).
+///
+/// Fragments are at most [`MAX_FRAGMENT`] characters long, so 3 and 4 look no
+/// further.
+struct Overlaps {
+    inside: Vec<usize>,
+    holds: Vec<usize>,
+    head: Vec<usize>,
+    tail: Vec<usize>,
+}
+
+impl Overlaps {
+    fn new(cs: &[char], d: &[char], icase: bool) -> Overlaps {
+        let (l, dl) = (cs.len(), d.len());
+        let mut inside = vec![0; l];
+        let mut holds = vec![usize::MAX; l + 1];
+        // `row[j]`: the longest common prefix of `cs[s..]` and `d[j..]`, for the `s`
+        // of the iteration (from the end, so that `next` holds `s + 1`'s).
+        let mut next = vec![0usize; dl + 1];
+        let mut row = vec![0usize; dl + 1];
+        for s in (0..l).rev() {
+            for j in 0..dl {
+                row[j] = if same(cs[s], d[j], icase) {
+                    1 + next[j + 1]
+                } else {
+                    0
+                };
+            }
+            inside[s] = row[..dl].iter().copied().max().unwrap_or(0);
+            holds[s] = if dl == 0 || row.first().is_some_and(|&p| p >= dl) {
+                s + dl
+            } else {
+                holds[s + 1]
+            };
+            std::mem::swap(&mut next, &mut row);
+        }
+        let least = |ok: &dyn Fn(usize) -> bool, most: usize| {
+            (1..most).find(|&k| ok(k)).unwrap_or(usize::MAX)
+        };
+        let head = (0..l)
+            .map(|s| {
+                let most = (l - s + 1).min(dl).min(MAX_FRAGMENT);
+                least(&|k| eq(&cs[s..s + k], &d[dl - k..], icase), most)
+            })
+            .collect();
+        let tail = (0..=l)
+            .map(|e| {
+                let most = (e + 1).min(dl).min(MAX_FRAGMENT);
+                least(&|k| eq(&cs[e - k..e], &d[..k], icase), most)
+            })
+            .collect();
+        Overlaps {
+            inside,
+            holds,
+            head,
+            tail,
+        }
+    }
+
+    /// Whether `cs[s..e]` (not empty) overlaps the decoration.
+    fn at(&self, s: usize, e: usize) -> bool {
+        let n = e - s;
+        n <= self.inside[s] || e >= self.holds[s] || n > self.head[s] || n > self.tail[e]
+    }
+}
+
+/// The longest fragment chosen, in characters (longer ones select no fewer lines in
+/// practice, and cost more to find).
+const MAX_FRAGMENT: usize = 64;
 
 /// Whether an occurrence of `f` can share characters with a number as JavaScript
 /// writes it (`-12.5`, `1e+21`, `1e-7`).
@@ -104,34 +198,62 @@ struct Choice {
 /// The best fragment of `lit` under `rules`, if any is usable.
 fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
     let cs: Vec<char> = lit.chars().collect();
-    let decos: Vec<(Vec<char>, &[Trigger])> = rules
+    // Each distinct trigger gets a bit; a decoration, and the derived numbers, a set.
+    let mut table: Vec<Trigger> = Vec::new();
+    let mut set_of = |ts: &[Trigger]| -> Vec<u64> {
+        let mut bits = Vec::new();
+        for t in ts {
+            let k = table.iter().position(|x| x == t).unwrap_or_else(|| {
+                table.push(*t);
+                table.len() - 1
+            });
+            bits.resize(bits.len().max(k / 64 + 1), 0);
+            bits[k / 64] |= 1 << (k % 64);
+        }
+        bits
+    };
+    let decos: Vec<(Overlaps, bool, Vec<u64>)> = rules
         .decorations
         .iter()
-        .map(|d| (d.text.chars().collect(), d.when))
+        .map(|d| {
+            let text: Vec<char> = d.text.chars().collect();
+            (
+                Overlaps::new(&cs, &text, icase),
+                d.when.is_empty(),
+                set_of(d.when),
+            )
+        })
         .collect();
-    let mut best: Option<Choice> = None;
+    let numbers_set = set_of(rules.derived_numbers);
+    let words = table.len().div_ceil(64);
+    let mut passes = vec![0u64; words];
+    for (k, t) in table.iter().enumerate() {
+        if !matches!(t, Trigger::Matches(_)) {
+            passes[k / 64] |= 1 << (k % 64);
+        }
+    }
+    let union = |into: &mut [u64], from: &[u64]| {
+        into.iter_mut().zip(from).for_each(|(a, b)| *a |= b);
+    };
+    let mut set = vec![0u64; words];
+    let mut best: Option<(usize, usize, Vec<u64>, bool, i64)> = None;
     for s in 0..cs.len() {
         if risky(cs[s]) || cs[s] == ' ' {
             continue;
         }
-        for e in s + 1..=cs.len().min(s + 64) {
+        'fragment: for e in s + 1..=cs.len().min(s + MAX_FRAGMENT) {
             if risky(cs[e - 1]) {
                 break;
             }
             let f = &cs[s..e];
-            let mut triggers: Vec<Trigger> = Vec::new();
-            let mut usable = true;
-            for (text, when) in &decos {
-                if overlaps(f, text, icase) {
-                    if when.is_empty() {
-                        usable = false;
-                        break;
+            set.iter_mut().for_each(|w| *w = 0);
+            for (o, anywhere, when) in &decos {
+                if o.at(s, e) {
+                    if *anywhere {
+                        continue 'fragment;
                     }
-                    triggers.extend_from_slice(when);
+                    union(&mut set, when);
                 }
-            }
-            if !usable {
-                continue;
             }
             let hex = |c: &char| {
                 c.is_ascii_digit() || matches!(c, 'a'..='f') || (icase && matches!(c, 'A'..='F'))
@@ -141,25 +263,32 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
             }
             let numbers = number_sensitive(f);
             if numbers {
-                triggers.extend_from_slice(rules.derived_numbers);
+                union(&mut set, &numbers_set);
             }
-            triggers.sort_by_key(|t| format!("{t:?}"));
-            triggers.dedup();
-            let full_pass = numbers || triggers.iter().any(|t| !matches!(t, Trigger::Matches(_)));
+            let full_pass = numbers || set.iter().zip(&passes).any(|(a, b)| a & b != 0);
+            let count: u32 = set.iter().map(|w| w.count_ones()).sum();
             let score = (f.len().min(16) as i64) * 10
                 - if full_pass { 50 } else { 0 }
-                - 3 * triggers.len() as i64;
-            if best.as_ref().is_none_or(|b| score > b.score) {
-                best = Some(Choice {
-                    fragment: f.iter().collect(),
-                    triggers,
-                    numbers,
-                    score,
-                });
+                - 3 * i64::from(count);
+            if best.as_ref().is_none_or(|b| score > b.4) {
+                best = Some((s, e, set.clone(), numbers, score));
             }
         }
     }
-    best
+    let (s, e, set, numbers, score) = best?;
+    let mut triggers: Vec<Trigger> = table
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| set[k / 64] & (1 << (k % 64)) != 0)
+        .map(|(_, t)| *t)
+        .collect();
+    triggers.sort_by_key(|t| format!("{t:?}"));
+    Some(Choice {
+        fragment: cs[s..e].iter().collect(),
+        triggers,
+        numbers,
+        score,
+    })
 }
 
 /// How lines that may have binary content files are decided.
@@ -167,9 +296,18 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
 struct Binary {
     /// Where binary content may be (the format's triggers).
     place: Regex,
-    /// The fragments and triggers alone: a line that has them is a candidate anyway.
-    text: Regex,
     /// The pattern's literals, looked for in the decoded binary content.
+    literals: Regex,
+}
+
+/// How lines whose entry may show a file of its own are decided ([`Rules::spilled`]).
+#[derive(Debug, Clone)]
+struct Spill {
+    /// Where the file may be named.
+    place: Regex,
+    /// The file a line shows, given the session file.
+    file: fn(&Path, &[u8]) -> Result<Option<PathBuf>, ()>,
+    /// The pattern's literals, looked for in the file.
     literals: Regex,
 }
 
@@ -186,6 +324,11 @@ pub struct Prefilter {
     slash: bool,
     /// Where the format's binary content files may be, and what else decides.
     binary: Option<Binary>,
+    /// Where a file of the entry's own may be named, and what else decides.
+    spill: Option<Spill>,
+    /// The fragments and triggers alone, for a line where binary content or a
+    /// spilled file may be: a line that has them is a candidate anyway.
+    text: Option<Regex>,
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
@@ -201,6 +344,8 @@ impl Prefilter {
             openers: None,
             slash: false,
             binary: None,
+            spill: None,
+            text: None,
             numbers: false,
             fragments: Vec::new(),
         }
@@ -208,8 +353,8 @@ impl Prefilter {
 
     /// The prefilter for a pattern with these required literal sets (each a
     /// necessary condition), searched case-insensitively with `icase`. With
-    /// `every_binary`, every line that may have binary content files is a candidate
-    /// (`-c` lists every image, matching or not).
+    /// `every_binary`, every line that may have binary content files or a spilled
+    /// file is a candidate (`-c` lists every image and file, matching or not).
     pub fn new(
         required: &[Vec<String>],
         rules: &Rules,
@@ -274,41 +419,53 @@ impl Prefilter {
                 .build()
                 .expect("fragments and literals are escaped, triggers are valid")
         };
-        let binary_where: Vec<String> = rules
-            .binary_content
-            .iter()
-            .filter_map(|t| match t {
-                Trigger::Matches(r) => Some(r.to_string()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            binary_where.len(),
-            rules.binary_content.len(),
-            "binary content is found with patterns"
-        );
-        let text = alts.join("|");
-        let binary = (!binary_where.is_empty()).then(|| {
-            let literals = if every_binary {
-                String::new()
-            } else {
-                set.iter()
-                    .map(|l| regex::escape(l))
-                    .collect::<Vec<_>>()
-                    .join("|")
-            };
-            Binary {
-                place: build(&binary_where.join("|"), false),
-                text: build(&text, false),
-                literals: build(&literals, icase),
+        let patterns = |ts: &[Trigger], what: &str| -> Vec<String> {
+            ts.iter()
+                .map(|t| match t {
+                    Trigger::Matches(r) => r.to_string(),
+                    _ => panic!("{what} is found with patterns"),
+                })
+                .collect()
+        };
+        let binary_where = patterns(rules.binary_content, "binary content");
+        // With `every_binary` a spilled file is listed whatever it holds: its lines
+        // are candidates as the format's other triggers are.
+        let spill_where = match rules.spilled {
+            Some(sp) if every_binary => {
+                alts.extend(patterns(sp.place, "a spilled file"));
+                Vec::new()
             }
+            Some(sp) => patterns(sp.place, "a spilled file"),
+            None => Vec::new(),
+        };
+        let text = alts.join("|");
+        let literals = set
+            .iter()
+            .map(|l| regex::escape(l))
+            .collect::<Vec<_>>()
+            .join("|");
+        let binary = (!binary_where.is_empty()).then(|| Binary {
+            place: build(&binary_where.join("|"), false),
+            literals: build(if every_binary { "" } else { &literals }, icase),
         });
+        let spill = match rules.spilled {
+            Some(sp) if !spill_where.is_empty() => Some(Spill {
+                place: build(&spill_where.join("|"), false),
+                file: sp.file,
+                literals: build(&literals, icase),
+            }),
+            _ => None,
+        };
+        let text = (binary.is_some() || spill.is_some()).then(|| build(&text, false));
         alts.extend(binary_where);
+        alts.extend(spill_where);
         let finder = build(&alts.join("|"), false);
         Prefilter {
             all: false,
             finder: Some(finder),
             binary,
+            spill,
+            text,
             lacks,
             openers,
             slash: fragments.iter().any(|f| f.contains('/')),
@@ -324,7 +481,17 @@ impl Prefilter {
 
     /// Appends to `out` the offsets (`base` + position in `buf`) of the candidate
     /// lines of `buf`, which holds whole lines, each ending in `\n`. Sorted, once each.
+    /// A line that may name a spilled file ([`Rules::spilled`]) is a candidate: see
+    /// [`Prefilter::scan_in`].
     pub fn scan(&self, buf: &[u8], base: u64, out: &mut Vec<u64>) {
+        self.scan_in(buf, base, out, None);
+    }
+
+    /// [`Prefilter::scan`] for lines of the session file `session` (or of its side
+    /// files): a line that may name a spilled file is a candidate when the file it
+    /// names holds one of the pattern's literals, or cannot be read, or the line does
+    /// not say (without `session`: always).
+    pub fn scan_in(&self, buf: &[u8], base: u64, out: &mut Vec<u64>, session: Option<&Path>) {
         let mut marks: Vec<usize> = Vec::new();
         if self.all {
             let mut start = 0;
@@ -337,21 +504,37 @@ impl Prefilter {
         }
         let line_start = |at: usize| memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1);
         let line_end = |at: usize| memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p);
-        // Fragments, triggers and binary content, in one pass. A hit where binary
-        // content may be is a candidate if the line also has a fragment or a
-        // trigger, or its binary content has the pattern's literals.
+        // Fragments, triggers, binary content and spilled files, in one pass. A hit
+        // where binary content or a spilled file may be is a candidate if the line
+        // also has a fragment or a trigger, or its binary content or its spilled file
+        // has the pattern's literals.
         let re = self.finder.as_ref().expect("built");
+        let starts_at = |place: &Regex, h: usize, le: usize| {
+            place.find_at(&buf[..le], h).is_some_and(|p| p.start() == h)
+        };
         let mut at = 0;
         while at < buf.len() {
             let Some(m) = re.find_at(buf, at) else { break };
             let h = m.start();
             let (ls, le) = (line_start(h), line_end(h));
-            let keep = match &self.binary {
-                Some(b) if b.place.find_at(buf, h).is_some_and(|p| p.start() == h) => {
-                    b.text.is_match(&buf[ls..le]) || binary_may_match(&buf[ls..le], &b.literals)
-                }
-                _ => true,
-            };
+            let line = &buf[ls..le];
+            let conditional = self
+                .binary
+                .as_ref()
+                .is_some_and(|b| starts_at(&b.place, h, le))
+                || self
+                    .spill
+                    .as_ref()
+                    .is_some_and(|sp| starts_at(&sp.place, h, le));
+            let keep = !conditional
+                || self.text.as_ref().is_some_and(|t| t.is_match(line))
+                || self
+                    .binary
+                    .as_ref()
+                    .is_some_and(|b| b.place.is_match(line) && binary_may_match(line, &b.literals))
+                || self.spill.as_ref().is_some_and(|sp| {
+                    sp.place.is_match(line) && spill_may_match(sp, line, session)
+                });
             if keep {
                 marks.push(ls);
             }
@@ -445,6 +628,19 @@ fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
         }
     }
     false
+}
+
+/// Whether the file a line names ([`Rules::spilled`]) may hold the pattern's
+/// literals: it does, or it cannot be read, or the line does not say which file.
+fn spill_may_match(sp: &Spill, line: &[u8], session: Option<&Path>) -> bool {
+    let Some(session) = session else {
+        return true;
+    };
+    match (sp.file)(session, line) {
+        Err(()) => true,
+        Ok(None) => false,
+        Ok(Some(p)) => std::fs::read(p).map_or(true, |data| sp.literals.is_match(&data)),
+    }
 }
 
 /// Whether the `\u` or `\/` at `h` is an escape `JSON.stringify` would not write.
@@ -640,6 +836,128 @@ mod tests {
         assert!(!overlaps(&c("ERROR"), &c("[error] "), false));
         assert!(overlaps(&c("tokens"), &c(" tokens before]"), false));
         assert!(overlaps(&c("x tok"), &c(" tokens before]"), false));
+    }
+
+    /// [`choose`] by the definition: every fragment tested against every decoration
+    /// with [`overlaps`] (as it was done before [`Overlaps`]).
+    fn choose_by_definition(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
+        let cs: Vec<char> = lit.chars().collect();
+        let decos: Vec<(Vec<char>, &[Trigger])> = rules
+            .decorations
+            .iter()
+            .map(|d| (d.text.chars().collect(), d.when))
+            .collect();
+        let mut best: Option<Choice> = None;
+        for s in 0..cs.len() {
+            if risky(cs[s]) || cs[s] == ' ' {
+                continue;
+            }
+            'fragment: for e in s + 1..=cs.len().min(s + MAX_FRAGMENT) {
+                if risky(cs[e - 1]) {
+                    break;
+                }
+                let f = &cs[s..e];
+                let mut triggers: Vec<Trigger> = Vec::new();
+                for (text, when) in &decos {
+                    if overlaps(f, text, icase) {
+                        if when.is_empty() {
+                            continue 'fragment;
+                        }
+                        triggers.extend_from_slice(when);
+                    }
+                }
+                let hex = |c: &char| {
+                    c.is_ascii_digit()
+                        || matches!(c, 'a'..='f')
+                        || (icase && matches!(c, 'A'..='F'))
+                };
+                if rules.derived_ids && f.iter().all(hex) {
+                    continue;
+                }
+                let numbers = number_sensitive(f);
+                if numbers {
+                    triggers.extend_from_slice(rules.derived_numbers);
+                }
+                triggers.sort_by_key(|t| format!("{t:?}"));
+                triggers.dedup();
+                let full_pass =
+                    numbers || triggers.iter().any(|t| !matches!(t, Trigger::Matches(_)));
+                let score = (f.len().min(16) as i64) * 10
+                    - if full_pass { 50 } else { 0 }
+                    - 3 * triggers.len() as i64;
+                if best.as_ref().is_none_or(|b| score > b.score) {
+                    best = Some(Choice {
+                        fragment: f.iter().collect(),
+                        triggers,
+                        numbers,
+                        score,
+                    });
+                }
+            }
+        }
+        best
+    }
+
+    /// [`Overlaps`] answers as [`overlaps`] for every fragment of literals made of
+    /// pieces of every format's decorations (their starts, ends and middles, cases
+    /// changed), and [`choose`] picks what the definition picks.
+    #[test]
+    fn the_overlap_table_agrees_with_the_definition() {
+        use super::super::rules::ALL;
+        let mut lits: Vec<String> = vec![
+            "error".into(),
+            "] x".into(),
+            "x tok".into(),
+            "tokens before the [error] (no content)".into(),
+            "ſK\u{212A}é É ßss".into(),
+            "a".repeat(70),
+            "The date has changed. Today's date is now 2026".into(),
+            "turn took 1.5 s, 3 messages".into(),
+            "[image 1: image/png, 12 bytes → image-1.png]".into(),
+        ];
+        for r in ALL {
+            let ds = r.decorations;
+            for k in (0..ds.len()).step_by(9) {
+                let (a, b): (Vec<char>, Vec<char>) = (
+                    ds[k].text.chars().collect(),
+                    ds[(k + 4) % ds.len()].text.chars().collect(),
+                );
+                let tail: String = a[a.len().saturating_sub(4)..].iter().collect();
+                let head: String = b[..b.len().min(5)].iter().collect();
+                let mid: String = a[a.len() / 3..(a.len() / 3 + 7).min(a.len())]
+                    .iter()
+                    .collect();
+                lits.push(format!("{tail}x{head}"));
+                lits.push(format!("q{}{}", mid.to_uppercase(), k % 10));
+            }
+        }
+        let mut fragments = 0;
+        for r in ALL {
+            for lit in &lits {
+                for icase in [false, true] {
+                    let cs: Vec<char> = lit.chars().collect();
+                    for d in r.decorations {
+                        let text: Vec<char> = d.text.chars().collect();
+                        let o = Overlaps::new(&cs, &text, icase);
+                        for s in 0..cs.len() {
+                            for e in s + 1..=cs.len().min(s + MAX_FRAGMENT) {
+                                assert_eq!(
+                                    o.at(s, e),
+                                    overlaps(&cs[s..e], &text, icase),
+                                    "{:?} against {:?} (-i {icase})",
+                                    &lit[..],
+                                    d.text
+                                );
+                                fragments += 1;
+                            }
+                        }
+                    }
+                    let (a, b) = (choose(lit, r, icase), choose_by_definition(lit, r, icase));
+                    assert_eq!(format!("{a:?}"), format!("{b:?}"), "{lit:?} (-i {icase})");
+                }
+            }
+        }
+        assert!(fragments > 100_000, "only {fragments} fragments compared");
     }
 
     /// Whether `line` holds an escape `JSON.stringify` would not write.
@@ -931,6 +1249,7 @@ mod tests {
             derived_ids: false,
             side_files: None,
             parent_text: false,
+            spilled: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

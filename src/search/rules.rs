@@ -109,6 +109,21 @@ pub struct Rules {
     /// rendered too. The text taken is a string of the parent's line, so a fragment
     /// of it is found there.
     pub parent_text: bool,
+    /// Lines whose entry shows a file of its own beside its KIND file, searched as
+    /// is (a Claude Code tool result spilled to `tool-results/`): such a line is a
+    /// candidate when that file holds one of the pattern's literals.
+    pub spilled: Option<Spilled>,
+}
+
+/// Lines whose entry may show a file of its own ([`Rules::spilled`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Spilled {
+    /// Where the file may be named: the line is otherwise read as its other rules say.
+    pub place: &'static [Trigger],
+    /// The file a line's entry shows, given the session file and the line: `None`
+    /// when it shows none, `Err` when that cannot be told from the line alone (the
+    /// line is then a candidate).
+    pub file: fn(&Path, &[u8]) -> Result<Option<PathBuf>, ()>,
 }
 
 // ----- Pi ------------------------------------------------------------------------
@@ -256,6 +271,7 @@ pub static PI: Rules = Rules {
     derived_ids: false,
     side_files: None,
     parent_text: false,
+    spilled: None,
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -270,6 +286,7 @@ pub static PI_V2: Rules = Rules {
     derived_ids: false,
     side_files: None,
     parent_text: false,
+    spilled: None,
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -285,6 +302,7 @@ pub static PI_V1: Rules = Rules {
     derived_ids: true,
     side_files: None,
     parent_text: false,
+    spilled: None,
 };
 
 pub use super::rules_claude::CLAUDE;

@@ -22,14 +22,16 @@
 //!   whose entries are shown under the entry that spawned it, is scanned raw with the
 //!   same prefilter ([`Rules::side_files`]); a tool result whose output was spilled to
 //!   `<session>/tool-results/` (`persistedOutputPath`) has that file as `full-output`,
-//!   which the line does not hold: such lines are always candidates ([`Rules::always`];
-//!   they are few).
+//!   searched as is, which the line does not hold: such a line is a candidate when
+//!   that file holds one of the pattern's literals ([`Rules::spilled`]), the file
+//!   found as the mount finds it (`model::claude::full_output_path`). Its KIND file
+//!   names the file with text of the line and decorations, as any other.
 //!
 //! Dropped text needs nothing: the `<system-reminder>` wrapper an attachment's text
 //! loses leaves a piece of the line's string. Terminal escape sequences are dropped
 //! only from `tree`'s previews, which are not searched.
 
-use super::rules::{Decoration, Rules, Trigger};
+use super::rules::{Decoration, Rules, Spilled, Trigger};
 use std::path::{Path, PathBuf};
 
 const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
@@ -47,7 +49,9 @@ macro_rules! ty {
     };
 }
 
-const USER_OR_ASSISTANT: &[Trigger] = &[m(r#""(?:user|assistant)""#)];
+/// The lines whose rendering is `(no content)` when what they show is blank: user
+/// and assistant lines, system lines (a subtype without text) and attachments.
+const MAY_BE_BLANK: &[Trigger] = &[m(r#""(?:user|assistant|system|attachment)""#)];
 const ASSISTANT: &[Trigger] = &[m(r#""assistant""#)];
 const META: &[Trigger] = ty!("isMeta");
 const COMPACT_SUMMARY: &[Trigger] = ty!("isCompactSummary");
@@ -87,8 +91,8 @@ const DECORATIONS: &[Decoration] = &[
     // Indented JSON (tool inputs, unknown lines and attachments, settings).
     d("\": ", &[]),
     d("\n  ", &[]),
-    // A user or assistant line whose text is blank.
-    d("(no content)", USER_OR_ASSISTANT),
+    // A line whose text is blank.
+    d("(no content)", MAY_BE_BLANK),
     // user
     d("[meta]", META),
     d("[compact summary]", COMPACT_SUMMARY),
@@ -298,12 +302,24 @@ pub static CLAUDE: Rules = Rules {
     decorations: DECORATIONS,
     derived_numbers: DERIVED_NUMBERS,
     derived_ids: false,
-    always: PERSISTED,
+    always: &[],
     binary_content: IMAGE,
     line_content: None,
     side_files: Some(side_files),
     parent_text: true,
+    spilled: Some(Spilled {
+        place: PERSISTED,
+        file: spilled_file,
+    }),
 };
+
+/// The full output a tool result's line shows (`full-output`), found as the mount
+/// finds it; `Err` for a line that does not parse (the index may still read it: it
+/// is then a candidate).
+fn spilled_file(session: &Path, line: &[u8]) -> Result<Option<PathBuf>, ()> {
+    let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| ())?;
+    Ok(crate::model::claude::full_output_path(session, &v))
+}
 
 /// The subagent transcripts whose entries the session shows.
 fn side_files(path: &Path) -> Vec<PathBuf> {

@@ -142,6 +142,7 @@ pub static CODEX: Rules = Rules {
     line_content: Some(line_content),
     side_files: Some(side_files),
     parent_text: false,
+    spilled: None,
 };
 
 /// Whether `line`, a file's first parsed line, read as `head`, is a Codex

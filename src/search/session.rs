@@ -359,7 +359,7 @@ struct Scanned {
 /// The raw scan of a session file and its side files: the candidate lines, or `None`
 /// when every entry must be rendered (a format the prefilter does not know).
 fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Scanned>> {
-    let Some((rules, p, mut candidates)) = scan_file(path, search, buf, None, 0)? else {
+    let Some((rules, p, mut candidates)) = scan_file(path, path, search, buf, None, 0)? else {
         return Ok(None);
     };
     let sides = rules.side_files.map_or_else(Vec::new, |f| f(path));
@@ -373,7 +373,7 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
     }
     for (k, side) in sides.iter().enumerate() {
         // One that cannot be read is not indexed either.
-        if let Ok(Some((_, _, c))) = scan_file(side, search, buf, Some((rules, p)), k + 1) {
+        if let Ok(Some((_, _, c))) = scan_file(side, path, search, buf, Some((rules, p)), k + 1) {
             candidates.extend(c);
         }
     }
@@ -387,13 +387,15 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
 /// A format and its prefilter.
 type Format<'a> = (&'static Rules, &'a Prefilter);
 
-/// The raw scan of one file, in `format` or the one its first lines say: the
+/// The raw scan of one file of the session file `session` (itself or a side file),
+/// in `format` or the one its first lines say: the
 /// candidate lines (numbered `file`), or `None` when every entry must be rendered (a
 /// format the prefilter does not know). Where the format gives a line's content from
 /// the line alone, candidates are searched here, and those without a match are
 /// dropped (with `-c`, every entry is printed and all are kept).
 fn scan_file<'a>(
     path: &Path,
+    session: &Path,
     search: &'a Search,
     buf: &mut Vec<u8>,
     mut format: Option<Format<'a>>,
@@ -455,7 +457,7 @@ fn scan_file<'a>(
             }
         };
         offsets.clear();
-        p.scan(&buf[..whole], 0, &mut offsets);
+        p.scan_in(&buf[..whole], 0, &mut offsets, Some(session));
         for &o in &offsets {
             let start = o as usize;
             let end = start + memchr::memchr(b'\n', &buf[start..whole]).expect("whole lines");
