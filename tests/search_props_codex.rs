@@ -20,6 +20,10 @@
 //! The number of cases is `PROPTEST_CASES` (256 by default, so that the run of every
 //! test stays short; `PROPTEST_CASES=100000` for the full run).
 
+#[path = "common/props.rs"]
+mod props;
+
+use props::{Cut, Style, base64, cut};
 use proptest::prelude::*;
 use sessionfs::model::codex::{page, render};
 use sessionfs::search::grepfile::{self, Mode};
@@ -101,139 +105,25 @@ const PIECES: &[&str] = &[
 ];
 
 fn text() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(PIECES), 0..10).prop_map(|v| v.concat())
-}
-
-/// How a value is written.
-#[derive(Debug, Clone)]
-struct Style {
-    /// Per character: 0 as JSON.stringify, 1 `\u` lower-case, 2 `\u` upper-case.
-    escapes: Vec<u8>,
-    spaced: bool,
-    number_form: u8,
+    props::text(PIECES, 10)
 }
 
 /// Half the time plain (as Codex writes: any escape `JSON.stringify` would not write
 /// makes its line a candidate whatever the pattern, which would hide what the rules
 /// must catch), else with random escapes and spacing.
 fn style() -> impl Strategy<Value = Style> {
-    let mixed = (
-        prop::collection::vec(
-            prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2]),
-            64,
-        ),
-        prop::bool::weighted(0.2),
-        0u8..6,
-    )
-        .prop_map(|(escapes, spaced, number_form)| Style {
-            escapes,
-            spaced,
-            number_form,
-        });
     let plain = (prop::bool::weighted(0.2), 0u8..6).prop_map(|(spaced, number_form)| Style {
-        escapes: vec![0],
         spaced,
         number_form,
+        ..props::plain()
     });
-    prop_oneof![plain, mixed]
+    prop_oneof![plain, props::style(10, false)]
 }
 
 /// The JSON inside a call's arguments: escapes there are what raw bytes cannot see
 /// through, so they are frequent.
 fn inner_style() -> impl Strategy<Value = Style> {
-    (
-        prop::collection::vec(prop::sample::select(vec![0u8, 0, 1, 2]), 64),
-        prop::bool::weighted(0.2),
-        0u8..6,
-    )
-        .prop_map(|(escapes, spaced, number_form)| Style {
-            escapes,
-            spaced,
-            number_form,
-        })
-}
-
-impl Style {
-    fn string(&self, s: &str) -> String {
-        let mut out = String::from("\"");
-        for (k, c) in s.chars().enumerate() {
-            let how = self.escapes[k % self.escapes.len()];
-            let u = |out: &mut String, c: char, upper: bool| {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    if upper {
-                        out.push_str(&format!("\\u{unit:04X}"));
-                    } else {
-                        out.push_str(&format!("\\u{unit:04x}"));
-                    }
-                }
-            };
-            match (c, how) {
-                ('/', 1 | 2) => out.push_str("\\/"),
-                (_, 1) => u(&mut out, c, false),
-                (_, 2) => u(&mut out, c, true),
-                ('"', _) => out.push_str("\\\""),
-                ('\\', _) => out.push_str("\\\\"),
-                ('\n', _) => out.push_str("\\n"),
-                ('\r', _) => out.push_str("\\r"),
-                ('\t', _) => out.push_str("\\t"),
-                (c, _) if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                (c, _) => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    /// A key: escaped only as JSON.stringify escapes (the index reads keys raw).
-    fn key(&self, s: &str) -> String {
-        format!("\"{s}\"")
-    }
-
-    fn number(&self, n: i64) -> String {
-        match self.number_form {
-            0..=2 => n.to_string(),
-            3 => format!("{n}.0"),
-            4 => format!("{n}e0"),
-            _ => format!("{n}.50"),
-        }
-    }
-
-    fn object(&self, fields: &[(&str, String)]) -> String {
-        let (colon, comma) = if self.spaced {
-            (": ", ", ")
-        } else {
-            (":", ",")
-        };
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("{}{colon}{v}", self.key(k)))
-            .collect();
-        format!("{{{}}}", body.join(comma))
-    }
-
-    fn array(&self, items: Vec<String>) -> String {
-        format!("[{}]", items.join(if self.spaced { ", " } else { "," }))
-    }
-}
-
-/// Standard base64 with padding.
-fn base64(b: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    props::style(2, false)
 }
 
 /// The random parts of one line.
@@ -567,47 +457,6 @@ fn page_bytes(specs: &[Spec], st: &Style) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// A pattern cut from a content file.
-#[derive(Debug, Clone)]
-struct Cut {
-    entry: usize,
-    file: usize,
-    line: usize,
-    start: usize,
-    len: usize,
-    icase: bool,
-    word: bool,
-    /// Replace the middle character by `.` (an extended regex).
-    wildcard: bool,
-}
-
-fn cut() -> impl Strategy<Value = Cut> {
-    (
-        (
-            any::<usize>(),
-            any::<usize>(),
-            any::<usize>(),
-            any::<usize>(),
-        ),
-        1usize..14,
-        any::<bool>(),
-        prop::bool::weighted(0.2),
-        prop::bool::weighted(0.3),
-    )
-        .prop_map(
-            |((entry, file, line, start), len, icase, word, wildcard)| Cut {
-                entry,
-                file,
-                line,
-                start,
-                len,
-                icase,
-                word,
-                wildcard,
-            },
-        )
-}
-
 /// How many compiled patterns and prefilters are kept (see [`compiled`]).
 const KEPT: usize = 4096;
 
@@ -685,26 +534,14 @@ fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> 
     if entries.is_empty() {
         return Ok(());
     }
+    // Patterns are cut from any content file of any entry.
+    let texts: Vec<&[u8]> = entries
+        .iter()
+        .flat_map(|(_, files)| files.iter().map(Vec::as_slice))
+        .collect();
     for c in cuts {
-        let files = &entries[c.entry % entries.len()].1;
-        let text = String::from_utf8_lossy(&files[c.file % files.len()]).into_owned();
-        let lines: Vec<&str> = text.split('\n').filter(|l| !l.is_empty()).collect();
-        if lines.is_empty() {
+        let Some((pat, syntax)) = c.source(&texts) else {
             continue;
-        }
-        let chars: Vec<char> = lines[c.line % lines.len()].chars().collect();
-        let start = c.start % chars.len();
-        let lit: String = chars[start..(start + c.len).min(chars.len())]
-            .iter()
-            .collect();
-        let (pat, syntax) = if c.wildcard && lit.chars().count() >= 3 {
-            let mid = lit.chars().count() / 2;
-            let esc = |s: String| regex::escape(&s);
-            let a: String = lit.chars().take(mid).collect();
-            let b: String = lit.chars().skip(mid + 1).collect();
-            (format!("{}.{}", esc(a), esc(b)), Syntax::Extended)
-        } else {
-            (lit.clone(), Syntax::Fixed)
         };
         let Some(compiled) = compiled(&pat, syntax, c.icase, c.word) else {
             continue;
@@ -727,15 +564,8 @@ fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> 
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: props::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn the_codex_prefilter_keeps_every_line_whose_rendering_matches(
@@ -752,15 +582,10 @@ proptest! {
 /// lines candidates the scan would not select it.
 #[test]
 fn the_check_can_fail() {
-    let plain = Style {
-        escapes: vec![0],
-        spaced: false,
-        number_form: 0,
-    };
+    let plain = props::plain();
     let inner = Style {
         escapes: vec![1],
-        spaced: false,
-        number_form: 0,
+        ..props::plain()
     };
     let x = Spec {
         kind: 7,

@@ -3,7 +3,7 @@
 //! cases.
 //!
 //! Each test (`tests/search_props.rs` for Pi, `tests/search_props_claude.rs` for
-//! Claude Code) writes the raw lines of its format with a [`Style`], renders them as
+//! Claude Code, `tests/search_props_codex.rs` for Codex) writes the raw lines of its format with a [`Style`], renders them as
 //! the mount does, cuts patterns from the rendered text with [`Cut::pattern`], and
 //! checks that the prefilter keeps every line whose rendering matches. A format whose
 //! writer nests JSON in strings (Codex) makes a second [`Style`] for the inner JSON;
@@ -195,10 +195,9 @@ pub fn cut() -> impl Strategy<Value = Cut> {
 }
 
 impl Cut {
-    /// The pattern cut from one of `texts` (read as UTF-8, lossily), as written and
-    /// compiled; `None` when that text has no line that is not empty, or the pattern
-    /// does not compile.
-    pub fn pattern(&self, texts: &[&[u8]]) -> Option<(String, Pattern)> {
+    /// The pattern cut from one of `texts` (read as UTF-8, lossily), as written, and
+    /// its syntax; `None` when that text has no line that is not empty.
+    pub fn source(&self, texts: &[&[u8]]) -> Option<(String, Syntax)> {
         let text = String::from_utf8_lossy(texts.get(self.text % texts.len().max(1))?);
         let lines: Vec<&str> = text.split('\n').filter(|l| !l.is_empty()).collect();
         if lines.is_empty() {
@@ -210,7 +209,7 @@ impl Cut {
             .iter()
             .collect();
         let n = lit.chars().count();
-        let (pat, syntax) = if self.wildcard && n >= 3 {
+        Some(if self.wildcard && n >= 3 {
             let a: String = lit.chars().take(n / 2).collect();
             let b: String = lit.chars().skip(n / 2 + 1).collect();
             (
@@ -219,7 +218,12 @@ impl Cut {
             )
         } else {
             (lit, Syntax::Fixed)
-        };
+        })
+    }
+
+    /// [`Cut::source`], compiled; `None` also when the pattern does not compile.
+    pub fn pattern(&self, texts: &[&[u8]]) -> Option<(String, Pattern)> {
+        let (pat, syntax) = self.source(texts)?;
         let p = Pattern::new(&pat, syntax, self.icase, self.word).ok()?;
         Some((pat, p))
     }
