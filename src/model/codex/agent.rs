@@ -81,27 +81,10 @@ const MAX_FIRST_LINE: u64 = 4 << 20;
 /// decompressed instead ([`Agent::opaque_main_file`]). Only the first line is
 /// decompressed here.
 pub fn detect_compressed(path: &Path) -> Option<Box<dyn Agent>> {
-    use std::io::Read;
     if path.extension().is_none_or(|e| e != "zst") {
         return None;
     }
-    let f = std::io::BufReader::new(std::fs::File::open(path).ok()?);
-    let mut dec = ruzstd::decoding::StreamingDecoder::new(f)
-        .ok()?
-        .take(MAX_FIRST_LINE);
-    let mut line = Vec::new();
-    let mut buf = [0u8; 64 << 10];
-    loop {
-        let n = dec.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
-            line.extend_from_slice(&buf[..i]);
-            break;
-        }
-        line.extend_from_slice(&buf[..n]);
-    }
+    let line = files::first_line(path, MAX_FIRST_LINE)?;
     looks_like_codex(&line).then(|| {
         Box::new(CodexThread {
             main_compressed: true,

@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -239,26 +239,7 @@ fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &
 /// line, §8); `None` for a first line not complete yet, or one that is not a
 /// `session_meta` line.
 fn read_cwd(path: &Path) -> Option<String> {
-    let f = io::BufReader::new(fs::File::open(path).ok()?);
-    let src: Box<dyn Read> = if path.extension() == Some(OsStr::new("zst")) {
-        Box::new(ruzstd::decoding::StreamingDecoder::new(f).ok()?)
-    } else {
-        Box::new(f)
-    };
-    let mut line = Vec::new();
-    let mut r = src.take(MAX_META);
-    let mut buf = [0u8; 64 << 10];
-    loop {
-        let n = r.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
-            line.extend_from_slice(&buf[..i]);
-            break;
-        }
-        line.extend_from_slice(&buf[..n]);
-    }
+    let line = super::files::first_line(path, MAX_META)?;
     cwd_in(&line)
 }
 

@@ -364,3 +364,30 @@ pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
     }
     Ok(out)
 }
+
+/// The first line of a page (without its `\n`), decompressed when the page is a
+/// `.jsonl.zst`, read only up to `max` bytes; `None` when it cannot be read or has no
+/// `\n` within them. What the catalog (`cwd`) and the agents' table (is it Codex?)
+/// need of a page, without reading the rest.
+pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
+    let f = io::BufReader::new(fs::File::open(path).ok()?);
+    let src: Box<dyn Read> = if path.extension().is_some_and(|e| e == "zst") {
+        Box::new(ruzstd::decoding::StreamingDecoder::new(f).ok()?)
+    } else {
+        Box::new(f)
+    };
+    let mut r = src.take(max);
+    let mut line = Vec::new();
+    let mut buf = [0u8; 64 << 10];
+    loop {
+        let n = r.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            line.extend_from_slice(&buf[..i]);
+            return Some(line);
+        }
+        line.extend_from_slice(&buf[..n]);
+    }
+}
