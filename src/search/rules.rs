@@ -342,6 +342,14 @@ pub fn detect(head: &[u8]) -> Option<&'static Rules> {
     None
 }
 
+/// The rules for the file at `path` when its name and what the search has read of it
+/// already say them, before its first lines are read (a Codex page, whose first line
+/// the catalog read for its project: `rules_codex::surely_codex`); `None`: ask
+/// [`detect`].
+pub fn known(path: &Path) -> Option<&'static Rules> {
+    super::rules_codex::surely_codex(path).then_some(&CODEX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

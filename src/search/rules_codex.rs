@@ -53,7 +53,7 @@
 //! re-splits paths on every comparison.
 
 use super::rules::{Decoration, Rules, Trigger};
-use crate::model::codex::{files, page, render};
+use crate::model::codex::{files, head, page, render};
 use crate::model::content::Content;
 use crate::model::scan::LineHead;
 use parking_lot::Mutex;
@@ -186,20 +186,6 @@ struct Home {
     by_page: HashMap<String, PathBuf>,
     /// Thread id → its pages.
     by_thread: HashMap<String, Vec<PathBuf>>,
-    /// Page → the page id its `history_base` names, once read: a fork's base pages
-    /// are asked about by every thread that reads them.
-    bases: Mutex<HashMap<PathBuf, Option<String>>>,
-}
-
-impl Home {
-    fn base_of(&self, path: &Path) -> Option<String> {
-        if let Some(b) = self.bases.lock().get(path) {
-            return b.clone();
-        }
-        let b = base_of(path);
-        self.bases.lock().insert(path.to_path_buf(), b.clone());
-        b
-    }
 }
 
 fn home_of(dir: &Path) -> std::sync::Arc<Home> {
@@ -228,63 +214,28 @@ fn home_of(dir: &Path) -> std::sync::Arc<Home> {
 
 /// The page id a page's `session_meta.history_base` names, if any (as
 /// `page::SessionMeta` reads it: `payload.history_base.thread_id`, with an
-/// `end_byte_offset`).
+/// `end_byte_offset`), from its first line, read once per search (`codex::head`).
 fn base_of(path: &Path) -> Option<String> {
-    use std::io::{BufRead, Read};
     if path.extension().is_some_and(|e| e == "zst") {
         let bytes = files::read_page(path).ok()?;
         return page::parse(&bytes).meta?.history_base.map(|h| h.page_id);
     }
-    let f = std::fs::File::open(path).ok()?;
-    let mut first = Vec::new();
-    std::io::BufReader::with_capacity(64 << 10, f.take(64 << 20))
-        .read_until(b'\n', &mut first)
-        .ok()?;
-    history_base_of(&first)
+    head::head(path).base.clone()
 }
 
-/// [`base_of`] on a page's first line. The line (some 20 KB of instructions) is only
-/// walked, not built: a search asks this of every page.
-fn history_base_of(line: &[u8]) -> Option<String> {
-    use serde::Deserialize;
-    use std::borrow::Cow;
-    #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(borrow, rename = "type")]
-        ty: Option<Cow<'a, str>>,
-        #[serde(borrow)]
-        payload: Option<Payload<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct Payload<'a> {
-        #[serde(borrow)]
-        id: Option<Cow<'a, str>>,
-        #[serde(borrow)]
-        history_base: Option<Base<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct Base<'a> {
-        #[serde(borrow)]
-        thread_id: Option<Cow<'a, str>>,
-        end_byte_offset: Option<u64>,
-    }
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let Ok(l) = serde_json::from_slice::<Line>(line) else {
-        // Whatever this reading refuses (a field of another type, a key twice), the
-        // page parser decides.
-        let mut b = line.to_vec();
-        b.push(b'\n');
-        return page::parse(&b).meta?.history_base.map(|h| h.page_id);
-    };
-    // As `page::SessionMeta` reads it: a `session_meta` with an id, and a
-    // `history_base` with its page id and byte offset.
-    let p = l
-        .payload
-        .filter(|_| l.ty.as_deref() == Some("session_meta"))?;
-    p.id?;
-    let b = p.history_base?;
-    b.end_byte_offset?;
-    b.thread_id.map(Cow::into_owned)
+/// Whether the file at `path` is surely a Codex page, from its name and its first
+/// line as the search has read it already (`codex::head`, read once per search: the
+/// catalog read it for the thread's project): then its format need not be detected
+/// from its first line again. `false` says nothing.
+pub fn surely_codex(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+        && files::listing_once()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(files::parse_file_name)
+            .is_some()
+        && head::head(path).surely_meta
 }
 
 /// The other files whose lines a thread opened from `path` shows: the thread's other
@@ -321,7 +272,7 @@ fn side_files(path: &Path) -> Vec<PathBuf> {
         }
     }
     while let Some(p) = todo.pop() {
-        if let Some(b) = home.base_of(&p).and_then(|id| home.by_page.get(&id))
+        if let Some(b) = base_of(&p).and_then(|id| home.by_page.get(&id))
             && seen.insert(b.clone())
         {
             out.push(b.clone());
@@ -348,47 +299,6 @@ mod tests {
         assert!(!head(
             b"{\"type\":\"session_meta\",\"payload\":{\"a\":\"\xff\"}}"
         ));
-    }
-
-    #[test]
-    fn history_bases() {
-        let meta = |p: &str| format!(r#"{{"timestamp":"t","type":"session_meta","payload":{p}}}"#);
-        let base =
-            r#""history_base":{"thread_id":"b1","end_ordinal_exclusive":3,"end_byte_offset":10}"#;
-        let of = |l: String| history_base_of(l.as_bytes());
-        assert_eq!(
-            of(meta(&format!(r#"{{"id":"t1",{base}}}"#))),
-            Some("b1".into())
-        );
-        assert_eq!(of(meta(r#"{"id":"t1"}"#)), None);
-        // No id, or not a session_meta: no base, as the page parser reads it.
-        assert_eq!(of(meta(&format!("{{{base}}}"))), None);
-        assert_eq!(
-            of(format!(
-                r#"{{"type":"event_msg","payload":{{"id":"t1",{base}}}}}"#
-            )),
-            None
-        );
-        // What this reading refuses, the page parser decides: a key twice (the last
-        // one counts), an offset written as a float.
-        assert_eq!(
-            of(meta(&format!(
-                r#"{{"id":"t1","history_base":null,{base}}}"#
-            ))),
-            Some("b1".into())
-        );
-        assert_eq!(
-            of(meta(
-                r#"{"id":"t1","history_base":{"thread_id":"b1","end_byte_offset":1.5}}"#
-            )),
-            None
-        );
-        assert_eq!(
-            of(meta(
-                r#"{"id":"t\u0031","history_base":{"thread_id":"b\u0031","end_byte_offset":4}}"#
-            )),
-            Some("b1".into())
-        );
     }
 
     #[test]

@@ -407,6 +407,15 @@ fn scan_file<'a>(
     if buf.len() < BLOCK {
         buf.resize(BLOCK, 0);
     }
+    if format.is_none()
+        && let Some(r) = rules::known(path)
+    {
+        let p = search.prefilter(r);
+        if p.selects_everything() {
+            return Ok(None);
+        }
+        format = Some((r, p));
+    }
     let mut filled = 0;
     let mut base = 0u64;
     let mut out = Vec::new();

@@ -132,10 +132,6 @@ pub struct Scanner {
 /// How deep pages lie below `sessions/` (`YYYY/MM/DD`).
 const DEPTH: u32 = 3;
 
-/// The longest first line read for its `cwd` (a `session_meta` line holds the base
-/// instructions, about 20 KB).
-const MAX_META: u64 = 4 << 20;
-
 impl Scanner {
     /// The threads under `root` (a `sessions/` folder, or any folder holding pages).
     pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
@@ -164,6 +160,7 @@ impl Scanner {
             folders,
             ..Catalog::default()
         };
+        self.read_cwds(best.values().map(|(p, _)| p.as_path()));
         for (thread, (path, _)) in best {
             let cwd = self.cwd_of(&path).unwrap_or_default();
             let project = project_name(&cwd);
@@ -178,6 +175,38 @@ impl Scanner {
             v.sort_by(|a, b| a.id.cmp(&b.id));
         }
         Ok(cat)
+    }
+
+    /// Reads the `cwd` of the pages not seen yet, on every CPU when they are many (the
+    /// first listing of a big home, every listing of a search): each is a first line
+    /// of some 20 KB to read and walk.
+    fn read_cwds<'a>(&self, pages: impl Iterator<Item = &'a Path>) {
+        let todo: Vec<&Path> = {
+            let known = self.cwd.lock();
+            pages.filter(|p| !known.contains_key(*p)).collect()
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        if todo.len() < 64 || threads < 2 {
+            return;
+        }
+        let found: Vec<Vec<(&Path, Option<String>)>> = std::thread::scope(|s| {
+            let per = todo.len().div_ceil(threads);
+            let handles: Vec<_> = todo
+                .chunks(per)
+                .map(|c| s.spawn(move || c.iter().map(|&p| (p, read_cwd(p))).collect()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let mut known = self.cwd.lock();
+        for (p, c) in found.into_iter().flatten() {
+            // A page whose first line is not complete yet is read again next time.
+            if c.is_some() {
+                known.insert(p.to_path_buf(), c);
+            }
+        }
     }
 
     /// The `cwd` of the page at `path`'s `session_meta` line (cached).
@@ -239,72 +268,7 @@ fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &
 /// line, §8); `None` for a first line not complete yet, or one that is not a
 /// `session_meta` line.
 fn read_cwd(path: &Path) -> Option<String> {
-    let line = super::files::first_line(path, MAX_META)?;
-    cwd_in(&line)
-}
-
-/// The `cwd` of a `session_meta` line. The line (some 20 KB of instructions) is walked
-/// without being built: a search asks this of every thread.
-fn cwd_in(line: &[u8]) -> Option<String> {
-    use std::borrow::Cow;
-    #[derive(serde::Deserialize)]
-    struct Meta<'a> {
-        #[serde(borrow, rename = "type")]
-        ty: Option<Cow<'a, str>>,
-        #[serde(borrow)]
-        payload: Option<Payload<'a>>,
-    }
-    /// A payload's `cwd`: an object only (a derived reading would take `["/a"]` too).
-    struct Payload<'a> {
-        cwd: Option<Cow<'a, str>>,
-    }
-    impl<'de: 'a, 'a> serde::Deserialize<'de> for Payload<'a> {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V<'a>(std::marker::PhantomData<&'a ()>);
-            impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
-                type Value = Payload<'a>;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<M: serde::de::MapAccess<'de>>(
-                    self,
-                    mut m: M,
-                ) -> Result<Payload<'a>, M::Error> {
-                    let mut cwd = None;
-                    while let Some(k) = m.next_key::<Cow<'de, str>>()? {
-                        if k == "cwd" {
-                            if cwd.is_some() {
-                                return Err(serde::de::Error::duplicate_field("cwd"));
-                            }
-                            cwd = Some(m.next_value::<Cow<'de, str>>()?);
-                        } else {
-                            m.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                    Ok(Payload { cwd })
-                }
-            }
-            d.deserialize_map(V(std::marker::PhantomData))
-        }
-    }
-    match serde_json::from_slice::<Meta>(line) {
-        Ok(m) => {
-            if m.ty.as_deref() != Some("session_meta") {
-                return None;
-            }
-            m.payload?.cwd.map(Cow::into_owned)
-        }
-        // What this reading refuses (a key twice, a field of another type) is read
-        // whole, where the last of two keys counts and a `cwd` that is not a string
-        // is none.
-        Err(_) => {
-            let v: serde_json::Value = serde_json::from_slice(line).ok()?;
-            if v.get("type")?.as_str()? != "session_meta" {
-                return None;
-            }
-            Some(v.get("payload")?.get("cwd")?.as_str()?.to_string())
-        }
-    }
+    super::head::head(path).cwd.clone()
 }
 
 #[cfg(test)]
@@ -316,7 +280,7 @@ mod tests {
 
     #[test]
     fn cwd_of_a_first_line() {
-        let of = |l: &str| cwd_in(l.as_bytes());
+        let of = |l: &str| crate::model::codex::head::cwd_in(l.as_bytes());
         assert_eq!(
             of(r#"{"type":"session_meta","payload":{"id":"x","cwd":"/a\u0062","n":[1,{}]}}"#),
             Some("/ab".into())

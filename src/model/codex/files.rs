@@ -185,6 +185,12 @@ pub fn list_once() {
     LIST_ONCE.store(true, Ordering::Relaxed);
 }
 
+/// Whether [`list_once`] was called: files are taken as they are when the process
+/// started reading them.
+pub fn listing_once() -> bool {
+    LIST_ONCE.load(Ordering::Relaxed)
+}
+
 /// Every page under `root`, one per page id: the plain file when both forms exist
 /// (§8). Unreadable folders are skipped (their pages are simply not there); order is by
 /// path, so results do not depend on the order `readdir` returns.
@@ -370,24 +376,39 @@ pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
 /// `\n` within them. What the catalog (`cwd`) and the agents' table (is it Codex?)
 /// need of a page, without reading the rest.
 pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
-    let f = io::BufReader::new(fs::File::open(path).ok()?);
+    let f = fs::File::open(path).ok()?;
     let src: Box<dyn Read> = if path.extension().is_some_and(|e| e == "zst") {
-        Box::new(ruzstd::decoding::StreamingDecoder::new(f).ok()?)
+        Box::new(ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(f)).ok()?)
     } else {
         Box::new(f)
     };
     let mut r = src.take(max);
-    let mut line = Vec::new();
-    let mut buf = [0u8; 64 << 10];
+    // Read as far as the line goes, not much further: a `session_meta` line is some
+    // 20 KB, a page often not three times that, and every page's first line is read.
+    let mut line: Vec<u8> = Vec::with_capacity(32 << 10);
+    let mut searched = 0;
     loop {
-        let n = r.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
+        if line.len() == line.capacity() {
+            line.reserve(line.capacity());
         }
-        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
-            line.extend_from_slice(&buf[..i]);
+        let end = line.len();
+        let room = line.capacity() - end;
+        line.resize(end + room, 0);
+        let n = loop {
+            match r.read(&mut line[end..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                n => break n.ok(),
+            }
+        };
+        line.truncate(end + n.unwrap_or(0));
+        match n {
+            None | Some(0) => return None,
+            Some(_) => {}
+        }
+        if let Some(i) = memchr::memchr(b'\n', &line[searched..]) {
+            line.truncate(searched + i);
             return Some(line);
         }
-        line.extend_from_slice(&buf[..n]);
+        searched = line.len();
     }
 }

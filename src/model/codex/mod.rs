@@ -36,6 +36,7 @@ pub mod catalog;
 pub mod context;
 pub mod files;
 pub mod forks;
+pub mod head;
 pub mod page;
 pub mod render;
 pub mod session;
