@@ -630,6 +630,7 @@ fn grep(dir: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
         },
         sessions: false,
         prefilters,
+        scans: Default::default(),
     };
     let job = Job {
         path: dir.join(format!("{SID}.jsonl")),

@@ -199,6 +199,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         },
         sessions: opts.sessions,
         prefilters,
+        scans: Default::default(),
     };
     // A search takes the files as they are when it starts: each Codex home is listed
     // once, not once per thread opened.

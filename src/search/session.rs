@@ -224,6 +224,69 @@ pub struct Search {
     pub sessions: bool,
     /// The prefilter of each known format, by [`Rules::name`].
     pub prefilters: Vec<(&'static str, Prefilter)>,
+    /// The scans of files several sessions read, for the rest of the search.
+    pub scans: Scans,
+}
+
+/// The raw scans of files that several sessions show (a Codex thread's pages are the
+/// base pages of its forks and of its later pages): each such file is scanned, and
+/// its candidates rendered, once per search, whichever session meets it first. Only
+/// formats whose files' scans depend on the file alone (with side files, without
+/// spilled files) are kept, and only while their results stay within a budget.
+#[derive(Default)]
+pub struct Scans {
+    done: parking_lot::Mutex<std::collections::HashMap<PathBuf, std::sync::Arc<Shared>>>,
+    /// Bytes of results kept.
+    kept: std::sync::atomic::AtomicUsize,
+}
+
+/// One file's scan: its format and candidates (numbered as a session file, 0).
+struct Shared {
+    rules: &'static Rules,
+    candidates: Vec<Candidate>,
+}
+
+/// The most [`Scans`] keeps of rendered results, over all files.
+const SCANS_BUDGET: usize = 64 << 20;
+
+impl Scans {
+    fn shareable(r: &Rules) -> bool {
+        r.side_files.is_some() && r.spilled.is_none()
+    }
+
+    fn get(&self, path: &Path) -> Option<std::sync::Arc<Shared>> {
+        self.done.lock().get(path).cloned()
+    }
+
+    fn put(&self, path: &Path, rules: &'static Rules, c: &[Candidate]) {
+        use std::sync::atomic::Ordering;
+        let size: usize = c
+            .iter()
+            .map(|c| {
+                64 + c
+                    .results
+                    .iter()
+                    .flatten()
+                    .map(|r| r.bytes.len() + 64)
+                    .sum::<usize>()
+            })
+            .sum();
+        if self.kept.fetch_add(size, Ordering::Relaxed) + size > SCANS_BUDGET {
+            self.kept.fetch_sub(size, Ordering::Relaxed);
+            return;
+        }
+        let candidates = c
+            .iter()
+            .map(|c| Candidate {
+                file: 0,
+                ..c.clone()
+            })
+            .collect();
+        self.done.lock().insert(
+            path.to_path_buf(),
+            std::sync::Arc::new(Shared { rules, candidates }),
+        );
+    }
 }
 
 impl Search {
@@ -290,6 +353,7 @@ const CHUNK: usize = 256 << 10;
 const BLOCK: usize = 256 << 10;
 
 /// What grep found in one content file of an entry.
+#[derive(Clone)]
 struct FileResult {
     /// `None` for the KIND file (named by the index), else `image-N.EXT`.
     image: Option<String>,
@@ -339,6 +403,7 @@ fn results_of(c: Content, search: &Search) -> io::Result<Vec<FileResult>> {
 
 /// A line the raw scan selected, with what its content files hold when the format
 /// gives them from the line alone.
+#[derive(Clone)]
 struct Candidate {
     /// 0: the session file; `k`: its `k`-th side file.
     file: usize,
@@ -359,7 +424,7 @@ struct Scanned {
 /// The raw scan of a session file and its side files: the candidate lines, or `None`
 /// when every entry must be rendered (a format the prefilter does not know).
 fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Scanned>> {
-    let Some((rules, p, mut candidates)) = scan_file(path, path, search, buf, None, 0)? else {
+    let Some((rules, p, mut candidates)) = scan_once(path, path, search, buf, None, 0)? else {
         return Ok(None);
     };
     let sides = rules.side_files.map_or_else(Vec::new, |f| f(path));
@@ -373,7 +438,7 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
     }
     for (k, side) in sides.iter().enumerate() {
         // One that cannot be read is not indexed either.
-        if let Ok(Some((_, _, c))) = scan_file(side, path, search, buf, Some((rules, p)), k + 1) {
+        if let Ok(Some((_, _, c))) = scan_once(side, path, search, buf, Some((rules, p)), k + 1) {
             candidates.extend(c);
         }
     }
@@ -386,6 +451,40 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
 
 /// A format and its prefilter.
 type Format<'a> = (&'static Rules, &'a Prefilter);
+
+/// [`scan_file`], or its result when the search has scanned the file already (for
+/// another session, [`Scans`]).
+fn scan_once<'a>(
+    path: &Path,
+    session: &Path,
+    search: &'a Search,
+    buf: &mut Vec<u8>,
+    format: Option<Format<'a>>,
+    file: usize,
+) -> io::Result<Option<(&'static Rules, &'a Prefilter, Vec<Candidate>)>> {
+    // In the format the file is read in: the session's, or (for a session file) the
+    // one its name and first line surely say.
+    if let Some(sh) = search.scans.get(path)
+        && match format {
+            Some((r, _)) => std::ptr::eq(r, sh.rules),
+            None => rules::known(path).is_some_and(|r| std::ptr::eq(r, sh.rules)),
+        }
+    {
+        let c = sh
+            .candidates
+            .iter()
+            .map(|c| Candidate { file, ..c.clone() })
+            .collect();
+        return Ok(Some((sh.rules, search.prefilter(sh.rules), c)));
+    }
+    let scanned = scan_file(path, session, search, buf, format, file)?;
+    if let Some((r, _, c)) = &scanned
+        && Scans::shareable(r)
+    {
+        search.scans.put(path, r, c);
+    }
+    Ok(scanned)
+}
 
 /// The raw scan of one file of the session file `session` (itself or a side file),
 /// in `format` or the one its first lines say: the

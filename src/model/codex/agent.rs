@@ -289,11 +289,7 @@ impl CodexThread {
             },
         }];
         drop(main_bytes);
-        let mine: Vec<String> = pool
-            .values()
-            .filter(|f| f.name.thread_id == self.thread_id)
-            .map(|f| f.name.page_id.clone())
-            .collect();
+        let mine: Vec<String> = pool.ids_of_thread(&self.thread_id);
         for id in mine {
             if let Some(f) = pool.remove(&id) {
                 out.push(load(&mut old, f));
@@ -316,7 +312,7 @@ impl CodexThread {
                     let known: HashSet<String> =
                         out.iter().map(|p| p.file.name.page_id.clone()).collect();
                     pool = self.full_pool(main);
-                    pool.retain(|k, _| !known.contains(k));
+                    pool.taken = known;
                 }
                 if let Some(f) = pool.remove(&id) {
                     out.push(load(&mut old, f));
@@ -330,20 +326,20 @@ impl CodexThread {
 
 impl CodexThread {
     /// Every page of the home (or of the lone file's folder), by page id.
-    fn full_pool(&self, main: &Path) -> HashMap<String, PageFile> {
+    fn full_pool(&self, main: &Path) -> Pool {
         let root = match &self.home {
             Some(h) => Root::Home(h.clone()),
             None => Root::Dir(main.parent().unwrap_or(Path::new(".")).to_path_buf()),
         };
-        files::discover(&root)
-            .into_iter()
-            .map(|f| (f.name.page_id.clone(), f))
-            .collect()
+        Pool {
+            all: files::discover_by_id(&root),
+            taken: HashSet::new(),
+        }
     }
 
     /// The pages indexed, each in the form it has now (a `.zst` made plain), and the
     /// pages in the thread's folders (a new page), by page id.
-    fn known_pool(&self) -> HashMap<String, PageFile> {
+    fn known_pool(&self) -> Pool {
         let mut found = Vec::new();
         let mut add = |path: PathBuf| {
             if let Some(name) = path
@@ -371,9 +367,44 @@ impl CodexThread {
             }
         }
         found.retain(|f| f.path.exists());
-        files::dedupe(found)
-            .into_iter()
-            .map(|f| (f.name.page_id.clone(), f))
+        Pool {
+            all: Arc::new(
+                files::dedupe(found)
+                    .into_iter()
+                    .map(|f| (f.name.page_id.clone(), f))
+                    .collect(),
+            ),
+            taken: HashSet::new(),
+        }
+    }
+}
+
+/// Pages to index from, by page id, each taken once. The home's whole listing is
+/// shared, not copied, between the threads a search opens (`files::discover_by_id`).
+struct Pool {
+    all: Arc<HashMap<String, PageFile>>,
+    /// Page ids taken (or not to be taken).
+    taken: HashSet<String>,
+}
+
+impl Pool {
+    fn remove(&mut self, id: &str) -> Option<PageFile> {
+        if !self.taken.insert(id.to_string()) {
+            return None;
+        }
+        self.all.get(id).cloned()
+    }
+
+    fn contains_key(&self, id: &str) -> bool {
+        !self.taken.contains(id) && self.all.contains_key(id)
+    }
+
+    /// The pages of thread `t` not taken, in no particular order.
+    fn ids_of_thread(&self, t: &str) -> Vec<String> {
+        self.all
+            .values()
+            .filter(|f| f.name.thread_id == t && !self.taken.contains(&f.name.page_id))
+            .map(|f| f.name.page_id.clone())
             .collect()
     }
 }

@@ -15,7 +15,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What a page's file name says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,6 +210,33 @@ pub fn discover(root: &Root) -> Vec<PageFile> {
     let l = list(root);
     lock().insert(key, l.clone());
     l
+}
+
+/// [`discover`] by page id, shared: a search opens many threads of one home, and each
+/// looks its pages up in the whole listing.
+pub fn discover_by_id(root: &Root) -> Arc<HashMap<String, PageFile>> {
+    type ById = HashMap<(bool, PathBuf), Arc<HashMap<String, PageFile>>>;
+    static BY_ID: OnceLock<Mutex<ById>> = OnceLock::new();
+    let by_id = |v: Vec<PageFile>| {
+        Arc::new(
+            v.into_iter()
+                .map(|f| (f.name.page_id.clone(), f))
+                .collect::<HashMap<_, _>>(),
+        )
+    };
+    let key = match root {
+        Root::Home(h) if listing_once() => (true, h.clone()),
+        Root::Dir(d) if listing_once() => (false, d.clone()),
+        _ => return by_id(list(root)),
+    };
+    let cached = BY_ID.get_or_init(Default::default);
+    let lock = || cached.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = lock().get(&key) {
+        return m.clone();
+    }
+    let m = by_id(discover(root));
+    lock().insert(key, m.clone());
+    m
 }
 
 /// [`discover`], reading the folders.
