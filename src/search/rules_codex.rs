@@ -24,8 +24,12 @@
 //!   `1.5`): a fragment with a digit also selects call lines ([`Rules::derived_numbers`]).
 //! * **A compaction** (`compacted`) renders its replacement history as one-line
 //!   previews: labels (`user: `, `call NS.NAME: `, `output CALL_ID: `, …), whitespace
-//!   collapsed and text cut with `…`, so the rendered text is not the line's: a
-//!   compaction is always a candidate (one per compaction; they are few).
+//!   collapsed (a message's texts joined by a space) and text cut with `…`, JSON
+//!   re-written compactly. None of that puts a fragment (no whitespace, JSON
+//!   punctuation or escape) in the text that the line does not hold, except where
+//!   it overlaps the labels, a space or the `…`: those are decorations of compaction
+//!   lines. (A compaction was always a candidate; rendering each, some 14 KB of JSON
+//!   built per line, was a fifth of a search for a word found nowhere.)
 //! * **Decoded images**: binary content files, found by decoding the base64 of a
 //!   `"image_url":"data:…;base64,…"` string ([`Rules::binary_content`]).
 //!
@@ -77,8 +81,10 @@ const IMAGE: &[Trigger] = &[m(r#""image_url""#)];
 /// A line whose payload (or an output) is missing or `null`; an unknown payload type
 /// is pretty-printed whole.
 const NULL_OR_UNKNOWN: &[Trigger] = &[m(r#"null"#), Trigger::Lacks(r#""payload""#)];
-/// A compaction, and an escape inside JSON held in a JSON string (see the module docs).
-const ALWAYS: &[Trigger] = &[m(r#""compacted""#), m(r#"\\\\[u/]"#)];
+/// An escape inside JSON held in a JSON string (see the module docs).
+const ALWAYS: &[Trigger] = &[m(r#"\\\\[u/]"#)];
+/// A compaction (its replacement history's previews).
+const COMPACTED: &[Trigger] = &[m(r#""compacted""#)];
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
 
@@ -108,13 +114,33 @@ const DECORATIONS: &[Decoration] = &[
     d("jpg", IMAGE),
     d("bin", IMAGE),
     d("…", IMAGE),
-    // compacted (always a candidate; listed for completeness)
+    // compacted: its heading, then one preview per item of its replacement history,
+    // `- KIND: TEXT`, `- call NAME: ARGS`, `- output CALL_ID: TEXT`, `- reasoning:
+    // TEXT`, `- TYPE: JSON`, a message's images counted ` [N image(s)]`; each text
+    // with its whitespace collapsed (the texts of a message joined by a space) and cut
+    // with `…`; a kind made up for a message without a role (`unknown`) or one Codex
+    // wrote (`meta`), a call without a name (`?`), a missing output (`null`). Within
+    // one text, a fragment (no whitespace, JSON punctuation or escapes) is the line's.
     d(
         "[compaction: what follows replaces the history before it]",
-        &[m(r#""compacted""#)],
+        COMPACTED,
     ),
-    d("[replacement history: ", &[m(r#""compacted""#)]),
-    d(" items]", &[m(r#""compacted""#)]),
+    d("[replacement history: ", COMPACTED),
+    d(" items]", COMPACTED),
+    d("- ", COMPACTED),
+    d(": ", COMPACTED),
+    d(" ", COMPACTED),
+    d("…", COMPACTED),
+    d(" [", COMPACTED),
+    d(" image(s)]", COMPACTED),
+    d("call ", COMPACTED),
+    d("output ", COMPACTED),
+    d("reasoning: ", COMPACTED),
+    d("meta", COMPACTED),
+    d("unknown", COMPACTED),
+    d("?", COMPACTED),
+    d(".", COMPACTED),
+    d("null", COMPACTED),
     // an entry too deeply nested to be built (model::content)
     d("[this entry cannot be shown: line ", TOO_DEEP),
     d(": recursion limit exceeded at line ", TOO_DEEP),
@@ -313,5 +339,60 @@ mod tests {
         assert!(line_content(ev).unwrap().text.is_empty());
         let img = br#"{"timestamp":"t","ordinal":5,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,aGk="}]}}"#;
         assert!(line_content(img).is_none());
+    }
+
+    /// A compaction's previews re-space, cut and label the texts of its replacement
+    /// history: every piece of its rendered text, searched as a fixed string, selects
+    /// the line (the decorations of compaction lines cover what the previews make up).
+    #[test]
+    fn compaction_previews_select_their_line() {
+        use super::super::pattern::{Pattern, Syntax};
+        use super::super::prefilter::Prefilter;
+        let long = "word ".repeat(20);
+        let items = serde_json::json!([
+            {"type":"message","role":"user","content":[
+                {"type":"input_text","text":"alpha  beta\n\ngamma"},
+                {"type":"input_text","text":"delta"},
+                {"type":"input_image","image_url":"data:image/png;base64,aGk="}]},
+            {"type":"message","content":[{"type":"output_text","text":"no role here"}]},
+            {"type":"message","role":"user","content":[
+                {"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>"}]},
+            {"type":"message","role":"assistant","content":[{"type":"output_text","text":long}]},
+            {"type":"function_call","name":"exec","namespace":"shell",
+             "arguments":"{\"cmd\": \"ls  -la\\n| wc\"}","call_id":"c1"},
+            {"type":"function_call","arguments":"{\"path\": \"x y\", \"n\": [1,  2]}","call_id":"c2"},
+            {"type":"custom_tool_call","name":"apply","input":"not json  at all"},
+            {"type":"function_call_output","call_id":"c1","output":"Exit: 0\nOutput:\nfile one\nfile two"},
+            {"type":"function_call_output","call_id":"c2"},
+            {"type":"function_call_output","call_id":"c3","output":[{"type":"input_text","text":"list out"}]},
+            {"type":"reasoning","summary":[{"type":"summary_text","text":"thinking  hard"}]},
+            {"type":"reasoning","encrypted_content":"zz"},
+            {"type":"web_search_call","status":"completed","action":{"query":"q  r"}},
+            {"payload_without_type":true}
+        ]);
+        let line = serde_json::json!({"timestamp":"t","ordinal":9,"type":"compacted",
+            "payload":{"message":"summary\n\nof  it","replacement_history":items}})
+        .to_string();
+        let text = String::from_utf8(line_content(line.as_bytes()).unwrap().text).unwrap();
+        assert!(text.contains("call shell.exec: ls -la | wc") && text.contains('…'), "{text}");
+        let mut bytes = line.clone().into_bytes();
+        bytes.push(b'\n');
+        let chars: Vec<char> = text.chars().collect();
+        let mut tried = 0;
+        for len in [2, 3, 4, 6, 9, 14] {
+            for s in 0..chars.len().saturating_sub(len) {
+                let lit: String = chars[s..s + len].iter().collect();
+                if lit.contains('\n') {
+                    continue;
+                }
+                let p = Pattern::new(&lit, Syntax::Fixed, false, false).unwrap();
+                let pf = Prefilter::new(&p.required, &CODEX, false, false);
+                let mut sel = Vec::new();
+                pf.scan(&bytes, 0, &mut sel);
+                assert_eq!(sel, [0], "{lit:?} in {text}");
+                tried += 1;
+            }
+        }
+        assert!(tried > 500);
     }
 }

@@ -283,14 +283,27 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PageFile>) {
 
 /// One file per page id, the plain one preferred, sorted by path.
 pub fn dedupe(found: Vec<PageFile>) -> Vec<PageFile> {
-    // Sorted as `Path::cmp` sorts, by components, but each path split once: comparing
-    // paths splits them again each time, which was most of what opening a thread of a
-    // home of thousands of pages cost (the whole home is listed, see `agent`).
+    // Sorted as `Path::cmp` sorts, by components, but each path turned once into bytes
+    // that compare the same way (its components joined by NUL, which sorts before
+    // every byte of a name; the paths differ only in names read from folders, never
+    // `.` or `..`): comparing paths splits them again each time, which
+    // was most of what opening a thread of a home of thousands of pages cost (the
+    // whole home is listed, see `agent`).
     let order = {
-        let mut keyed: Vec<(Vec<std::path::Component>, usize)> = found
+        use std::os::unix::ffi::OsStrExt;
+        let mut keyed: Vec<(Vec<u8>, usize)> = found
             .iter()
             .enumerate()
-            .map(|(i, f)| (f.path.components().collect(), i))
+            .map(|(i, f)| {
+                let mut k = Vec::with_capacity(f.path.as_os_str().len());
+                for (n, c) in f.path.components().enumerate() {
+                    if n > 0 {
+                        k.push(0);
+                    }
+                    k.extend_from_slice(c.as_os_str().as_bytes());
+                }
+                (k, i)
+            })
             .collect();
         keyed.sort();
         keyed.into_iter().map(|(_, i)| i).collect::<Vec<usize>>()
