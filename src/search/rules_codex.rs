@@ -374,7 +374,10 @@ mod tests {
             "payload":{"message":"summary\n\nof  it","replacement_history":items}})
         .to_string();
         let text = String::from_utf8(line_content(line.as_bytes()).unwrap().text).unwrap();
-        assert!(text.contains("call shell.exec: ls -la | wc") && text.contains('…'), "{text}");
+        assert!(
+            text.contains("call shell.exec: ls -la | wc") && text.contains('…'),
+            "{text}"
+        );
         let mut bytes = line.clone().into_bytes();
         bytes.push(b'\n');
         let chars: Vec<char> = text.chars().collect();
