@@ -47,14 +47,14 @@
 //!
 //! **What a search costs beyond the scan** (measured with `perf` on
 //! `scripts/bench-grep-codex`'s home of 1,848 pages): every page starts with a
-//! `session_meta` line of some 20 KB (the base instructions), which was parsed into a
-//! `serde_json::Value` up to four times per page (the catalog's `cwd`, the format's
-//! detection, each thread's and each fork's `history_base`); it is now walked once
-//! for the detection and read for the one field wanted elsewhere, without being built
-//! ([`history_base_of`], `codex::catalog`). A thread with a hit is indexed, and
-//! indexing a thread lists its whole home, once per thread: with `codex::files::
-//! list_once` a search lists each home once, and the listing's sort no longer
-//! re-splits paths on every comparison.
+//! `session_meta` line of some 20 KB (the base instructions). It is read and walked
+//! once per page and search (`codex::head`): the catalog takes the `cwd` from it (on
+//! every CPU), the scan the format ([`surely_codex`], no second detection) and the
+//! side files the `history_base` ([`base_of`]). A page several threads show (a
+//! thread's first page is the base of its forks and rewinds) is scanned once per
+//! search (`session::Scans`). A thread with a hit is still indexed whole (its pages
+//! parsed into values, about three times their bytes): with `codex::files::list_once`
+//! the threads a search opens share one listing of the home.
 
 use super::rules::{Decoration, Rules, Trigger};
 use crate::model::codex::{files, head, page, render};
