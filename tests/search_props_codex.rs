@@ -444,6 +444,329 @@ fn line(x: &Spec, ordinal: usize, st: &Style) -> String {
     item(st, ordinal, payload)
 }
 
+/// Pieces of the texts of compactions: words, the whitespace the previews collapse
+/// (runs, tabs, newlines, Unicode spaces), and what the previews write themselves.
+const COMPACTION_PIECES: &[&str] = &[
+    "a",
+    "be",
+    "x",
+    "K",
+    "word",
+    "follows",
+    "items",
+    "é",
+    "日本",
+    "😀",
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\t\t",
+    "\n",
+    "\n\n",
+    " \t\n ",
+    "\r\n",
+    "\u{a0}",
+    "\u{2028}",
+    "\u{3000}",
+    "…",
+    "-",
+    "- ",
+    ".",
+    "?",
+    ": ",
+    "null",
+    "meta",
+    "unknown",
+    "call ",
+    "output ",
+    "image(s)",
+    "[",
+    "]",
+    "Output:\n",
+    "<environment_context>",
+    "1",
+    "0.5",
+];
+
+/// A text of a compaction: empty, whitespace only, short, or long enough for the
+/// previews to cut it (at 60 or 70 characters, with `…`).
+fn compaction_text() -> impl Strategy<Value = String> {
+    let ws = prop::collection::vec(
+        prop::sample::select(&[" ", "  ", "\t", "\n", "\n\n", "\u{a0}", "\u{2028}"][..]),
+        1..6,
+    )
+    .prop_map(|v| v.concat());
+    prop_oneof![
+        1 => Just(String::new()),
+        1 => ws,
+        4 => props::text(COMPACTION_PIECES, 12),
+        3 => prop::collection::vec(prop::sample::select(COMPACTION_PIECES), 20..60)
+            .prop_map(|v| v.concat()),
+        1 => (props::text(COMPACTION_PIECES, 4), 15usize..40)
+            .prop_map(|(w, n)| format!("{w} ").repeat(n)),
+    ]
+}
+
+/// One item of a compaction's replacement history: its kind (every kind
+/// `render::item_preview` handles, and items that are no objects), texts, a flag.
+#[derive(Debug, Clone)]
+struct Item {
+    kind: u8,
+    a: String,
+    b: String,
+    n: i64,
+    flag: bool,
+}
+
+/// How many kinds of item [`history_item`] writes.
+const ITEM_KINDS: u8 = 22;
+
+fn history_item() -> impl Strategy<Value = Item> {
+    (
+        0u8..ITEM_KINDS,
+        compaction_text(),
+        compaction_text(),
+        -2000i64..200000,
+        any::<bool>(),
+    )
+        .prop_map(|(kind, a, b, n, flag)| Item {
+            kind,
+            a,
+            b,
+            n,
+            flag,
+        })
+}
+
+/// A compaction line: its message and replacement history.
+#[derive(Debug, Clone)]
+struct Compaction {
+    message: String,
+    items: Vec<Item>,
+    /// No `replacement_history` at all.
+    no_history: bool,
+    inner: Style,
+}
+
+fn compaction() -> impl Strategy<Value = Compaction> {
+    (
+        compaction_text(),
+        prop::collection::vec(history_item(), 0..7),
+        prop::bool::weighted(0.05),
+        inner_style(),
+    )
+        .prop_map(|(message, items, no_history, inner)| Compaction {
+            message,
+            items,
+            no_history,
+            inner,
+        })
+}
+
+/// Writes one item of a replacement history.
+fn history_item_json(x: &Item, st: &Style, inner: &Style) -> String {
+    let s = |v: &str| st.string(v);
+    let (a, b, n, flag) = (x.a.as_str(), x.b.as_str(), x.n, x.flag);
+    let png = format!(
+        "data:image/{};base64,{}",
+        if flag { "png" } else { "jpeg" },
+        base64(b.as_bytes())
+    );
+    let url = format!("https://example.com/{a}{b}{a}");
+    match x.kind {
+        0 => {
+            let mut blocks = vec![text_block(st, "input_text", a)];
+            if flag {
+                blocks.push(image_block(st, &png));
+                blocks.push(image_block(st, &url));
+            }
+            blocks.push(text_block(st, "input_text", b));
+            message(st, "user", blocks)
+        }
+        1 => message(st, "assistant", vec![text_block(st, "output_text", a)]),
+        2 => message(
+            st,
+            "developer",
+            vec![
+                text_block(st, "input_text", a),
+                text_block(st, "input_text", b),
+            ],
+        ),
+        // No role: `unknown`.
+        3 => st.object(&[
+            ("type", s("message")),
+            ("content", st.array(vec![text_block(st, "output_text", a)])),
+        ]),
+        // Written by Codex: `meta`.
+        4 => message(
+            st,
+            "user",
+            vec![text_block(
+                st,
+                "input_text",
+                &format!("{}<environment_context>{a}", if flag { "  \n" } else { "" }),
+            )],
+        ),
+        // A role that is no string, or a string content: `unknown`, no text.
+        5 => st.object(&[
+            ("type", s("message")),
+            ("role", if flag { st.number(n) } else { s(a) }),
+            ("content", if flag { s(b) } else { st.array(vec![]) }),
+        ]),
+        6 | 7 => {
+            let key = if x.kind == 6 { "cmd" } else { "command" };
+            let args = inner.object(&[(key, inner.string(a)), ("n", inner.number(n))]);
+            let mut f = vec![("type", s("function_call")), ("name", s(b))];
+            if flag {
+                f.push(("namespace", s("multi_agent_v1")));
+            }
+            f.push(("arguments", s(&args)));
+            f.push(("call_id", s("c1")));
+            st.object(&f)
+        }
+        8 => st.object(&[
+            ("type", s("function_call")),
+            ("name", s("shell")),
+            ("arguments", s(a)),
+            ("call_id", s(b)),
+        ]),
+        // No name: `?`; a namespace: `NS.?`.
+        9 => {
+            let mut f = vec![("type", s("function_call"))];
+            if flag {
+                f.push(("namespace", s(b)));
+            }
+            f.push(("arguments", s(&inner.object(&[("cmd", inner.string(a))]))));
+            st.object(&f)
+        }
+        // A `cmd` that is no string, and arguments without one: JSON re-written.
+        10 => {
+            let cmd = if flag {
+                inner.array(vec![inner.string(a), inner.number(n), inner.string(b)])
+            } else {
+                inner.number(n)
+            };
+            let args = inner.object(&[("cmd", cmd)]);
+            st.object(&[
+                ("type", s("function_call")),
+                ("name", s("exec")),
+                ("arguments", s(&args)),
+            ])
+        }
+        11 => {
+            let args = if flag {
+                inner.object(&[("path", inner.string(a)), ("n", inner.number(n))])
+            } else {
+                inner.string(a)
+            };
+            st.object(&[
+                ("type", s("function_call")),
+                ("name", s("read")),
+                ("arguments", s(&args)),
+            ])
+        }
+        12 => st.object(&[
+            ("type", s("custom_tool_call")),
+            ("name", s(b)),
+            ("input", s(a)),
+        ]),
+        13 => st.object(&[
+            ("type", s("function_call_output")),
+            ("call_id", s(b)),
+            (
+                "output",
+                s(&if flag {
+                    format!("Chunk ID: 1\nProcess exited with code {n}\nOutput:\n{a}")
+                } else {
+                    a.to_string()
+                }),
+            ),
+        ]),
+        14 => st.object(&[
+            ("type", s("function_call_output")),
+            ("call_id", s("c14")),
+            (
+                "output",
+                st.array(vec![
+                    text_block(st, "input_text", a),
+                    image_block(st, if flag { &png } else { &url }),
+                    text_block(st, "input_text", b),
+                ]),
+            ),
+        ]),
+        15 => {
+            let mut f = vec![("type", s("function_call_output")), ("call_id", s(a))];
+            if flag {
+                f.push(("output", st.object(&[("k", s(b))])));
+            }
+            st.object(&f)
+        }
+        16 => st.object(&[
+            ("type", s("custom_tool_call_output")),
+            ("call_id", s(b)),
+            ("output", s(a)),
+        ]),
+        17 => st.object(&[
+            ("type", s("reasoning")),
+            (
+                "summary",
+                st.array(vec![
+                    text_block(st, "summary_text", a),
+                    text_block(st, "summary_text", b),
+                ]),
+            ),
+            (
+                "content",
+                if flag {
+                    st.array(vec![text_block(st, "reasoning_text", b)])
+                } else {
+                    "null".to_string()
+                },
+            ),
+        ]),
+        18 => st.object(&[
+            ("type", s("reasoning")),
+            ("summary", st.array(vec![])),
+            ("content", "null".to_string()),
+            ("encrypted_content", s(a)),
+        ]),
+        // A type the previews do not know: the item re-written as compact JSON.
+        19 => st.object(&[
+            ("type", s(if flag { "web_search_call" } else { b })),
+            ("status", s("completed")),
+            ("action", st.object(&[("query", s(a)), ("n", st.number(n))])),
+        ]),
+        // Items that are no objects.
+        20 => match n % 3 {
+            0 => s(a),
+            1 => st.number(n),
+            _ => "null".to_string(),
+        },
+        _ => st.object(&[("text", s(a)), ("n", st.number(n))]),
+    }
+}
+
+/// Writes a compaction line.
+fn compaction_line(c: &Compaction, ordinal: usize, st: &Style) -> String {
+    let s = |v: &str| st.string(v);
+    let mut payload = vec![("message", s(&c.message))];
+    if !c.no_history {
+        let items = c
+            .items
+            .iter()
+            .map(|x| history_item_json(x, st, &c.inner))
+            .collect();
+        payload.push(("replacement_history", st.array(items)));
+    }
+    st.object(&[
+        ("timestamp", s("2026-12-01T19:38:28.000Z")),
+        ("ordinal", ordinal.to_string()),
+        ("type", s("compacted")),
+        ("payload", st.object(&payload)),
+    ])
+}
+
 /// A page: its `session_meta`, then the lines.
 fn page_bytes(specs: &[Spec], st: &Style) -> Vec<u8> {
     let mut out = String::from(
@@ -520,7 +843,12 @@ fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
 }
 
 fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> {
-    let bytes = page_bytes(specs, st);
+    check_page(&page_bytes(specs, st), cuts)
+}
+
+/// Checks every cut against every entry of the page `bytes`.
+fn check_page(bytes: &[u8], cuts: &[Cut]) -> Result<(), TestCaseError> {
+    let bytes = bytes.to_vec();
     prop_assert_eq!(rules::detect(&bytes).map(|r| r.name), Some(CODEX.name));
     let parsed = page::parse(&bytes);
     // Every entry: its start, its KIND file and its images.
@@ -574,6 +902,28 @@ proptest! {
         cuts in prop::collection::vec(cut(), 1..5),
     ) {
         check(&specs, &st, &cuts)?;
+    }
+
+    /// Compactions alone (with, now and then, one other line): their previews
+    /// collapse whitespace, cut long texts with `…` and label every kind of item,
+    /// and the patterns are cut from that rendering.
+    #[test]
+    fn the_codex_prefilter_keeps_every_compaction_whose_rendering_matches(
+        compactions in prop::collection::vec(compaction(), 1..3),
+        other in prop::option::weighted(0.2, spec()),
+        st in style(),
+        cuts in prop::collection::vec(cut(), 1..9),
+    ) {
+        let mut page = String::from_utf8(page_bytes(&[], &st)).unwrap();
+        for (k, c) in compactions.iter().enumerate() {
+            page.push_str(&compaction_line(c, k + 1, &st));
+            page.push('\n');
+        }
+        if let Some(x) = &other {
+            page.push_str(&line(x, compactions.len() + 1, &st));
+            page.push('\n');
+        }
+        check_page(page.as_bytes(), &cuts)?;
     }
 }
 
