@@ -747,6 +747,90 @@ fn history_item_json(x: &Item, st: &Style, inner: &Style) -> String {
     }
 }
 
+/// What the previews of a compaction make up: a cut anchored at one of these (its
+/// first character) takes what is around it, where the raw line differs most from
+/// the rendering (a collapsed run of whitespace, the `…` of a cut, a made-up label).
+const MADE_UP: &[&str] = &[
+    " ",
+    "…",
+    "meta: ",
+    "unknown: ",
+    " image(s)]",
+    " items]",
+    "[compaction: ",
+    "[replacement history: ",
+    "- ",
+    ": ",
+    "call ",
+    "output ",
+    "reasoning: ",
+    "?",
+    ".",
+    "null",
+    "[image: ",
+];
+
+/// A pattern cut around something the previews make up: which text, which
+/// occurrence of which of [`MADE_UP`], how many characters before and after it (on
+/// its line), `-i`, `-w`.
+#[derive(Debug, Clone)]
+struct Anchored {
+    text: usize,
+    at: usize,
+    before: usize,
+    after: usize,
+    icase: bool,
+    word: bool,
+}
+
+fn anchored() -> impl Strategy<Value = Anchored> {
+    (
+        (any::<usize>(), any::<usize>()),
+        0usize..7,
+        0usize..9,
+        any::<bool>(),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|((text, at), before, after, icase, word)| Anchored {
+            text,
+            at,
+            before,
+            after,
+            icase,
+            word,
+        })
+}
+
+impl Anchored {
+    /// The fixed string cut from one of `texts`; `None` for a text where the
+    /// previews made nothing up.
+    fn source(&self, texts: &[&[u8]]) -> Option<Source> {
+        let text = String::from_utf8_lossy(texts.get(self.text % texts.len().max(1))?);
+        let chars: Vec<char> = text.chars().collect();
+        let starts: Vec<usize> = (0..chars.len())
+            .filter(|&k| {
+                MADE_UP.iter().any(|m| {
+                    let m: Vec<char> = m.chars().collect();
+                    chars[k..].starts_with(&m)
+                })
+            })
+            .collect();
+        let at = *starts.get(self.at % starts.len().max(1))?;
+        let line_start = chars[..at]
+            .iter()
+            .rposition(|&c| c == '\n')
+            .map_or(0, |k| k + 1);
+        let line_end = chars[at..]
+            .iter()
+            .position(|&c| c == '\n')
+            .map_or(chars.len(), |k| at + k);
+        let s = at.saturating_sub(self.before).max(line_start);
+        let e = (at + 1 + self.after).min(line_end);
+        let lit: String = chars[s..e.max(s)].iter().collect();
+        (!lit.is_empty()).then_some((lit, Syntax::Fixed, self.icase, self.word))
+    }
+}
+
 /// Writes a compaction line.
 fn compaction_line(c: &Compaction, ordinal: usize, st: &Style) -> String {
     let s = |v: &str| st.string(v);
@@ -848,6 +932,25 @@ fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> 
 
 /// Checks every cut against every entry of the page `bytes`.
 fn check_page(bytes: &[u8], cuts: &[Cut]) -> Result<(), TestCaseError> {
+    check_sources(bytes, &|texts| {
+        cuts.iter()
+            .filter_map(|c| {
+                let (pat, syntax) = c.source(texts)?;
+                Some((pat, syntax, c.icase, c.word))
+            })
+            .collect()
+    })
+}
+
+/// A pattern, its syntax, `-i` and `-w`.
+type Source = (String, Syntax, bool, bool);
+
+/// Checks every pattern `sources` draws from the page's rendered texts against every
+/// entry of the page `bytes`.
+fn check_sources(
+    bytes: &[u8],
+    sources: &dyn Fn(&[&[u8]]) -> Vec<Source>,
+) -> Result<(), TestCaseError> {
     let bytes = bytes.to_vec();
     prop_assert_eq!(rules::detect(&bytes).map(|r| r.name), Some(CODEX.name));
     let parsed = page::parse(&bytes);
@@ -867,11 +970,8 @@ fn check_page(bytes: &[u8], cuts: &[Cut]) -> Result<(), TestCaseError> {
         .iter()
         .flat_map(|(_, files)| files.iter().map(Vec::as_slice))
         .collect();
-    for c in cuts {
-        let Some((pat, syntax)) = c.source(&texts) else {
-            continue;
-        };
-        let Some(compiled) = compiled(&pat, syntax, c.icase, c.word) else {
+    for (pat, syntax, icase, word) in sources(&texts) {
+        let Some(compiled) = compiled(&pat, syntax, icase, word) else {
             continue;
         };
         let (p, pf) = &*compiled;
@@ -883,8 +983,8 @@ fn check_page(bytes: &[u8], cuts: &[Cut]) -> Result<(), TestCaseError> {
             prop_assert!(
                 !matches || sel.contains(start),
                 "the prefilter dropped the line at {start}, whose rendering matches {pat:?} (-i {}, -w {})\npage:\n{}",
-                c.icase,
-                c.word,
+                icase,
+                word,
                 String::from_utf8_lossy(&bytes)
             );
         }
@@ -912,7 +1012,8 @@ proptest! {
         compactions in prop::collection::vec(compaction(), 1..3),
         other in prop::option::weighted(0.2, spec()),
         st in style(),
-        cuts in prop::collection::vec(cut(), 1..9),
+        cuts in prop::collection::vec(cut(), 1..5),
+        around in prop::collection::vec(anchored(), 1..9),
     ) {
         let mut page = String::from_utf8(page_bytes(&[], &st)).unwrap();
         for (k, c) in compactions.iter().enumerate() {
@@ -924,6 +1025,9 @@ proptest! {
             page.push('\n');
         }
         check_page(page.as_bytes(), &cuts)?;
+        check_sources(page.as_bytes(), &|texts| {
+            around.iter().filter_map(|a| a.source(texts)).collect()
+        })?;
     }
 }
 
