@@ -8,6 +8,7 @@ use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::problem::ProblemKind;
 use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::scan::{LineError, LineHead};
 use crate::model::core::session::{NIL, Session};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
@@ -41,6 +42,19 @@ impl Agent for Pi {
     }
     fn index_line(&mut self, s: &mut Session, raw: &[u8], off: u64, line_no: u32) {
         self.0.index_line(s, raw, off, line_no);
+    }
+    fn indexes_heads(&self) -> bool {
+        true
+    }
+    fn index_head(
+        &mut self,
+        s: &mut Session,
+        raw: &[u8],
+        head: Result<LineHead<'_>, LineError>,
+        off: u64,
+        line_no: u32,
+    ) {
+        self.0.index_head(s, raw, head, off, line_no);
     }
     fn accepts_first_line(&self, raw: &[u8]) -> bool {
         Index::is_header(raw)
