@@ -397,7 +397,7 @@ pub(crate) fn each_head<'a>(
     lines: &[Line<'a>],
     parallel_from: usize,
     run: usize,
-    mut each: impl FnMut(&Line<'a>, Option<Result<LineHead<'a>, LineError>>),
+    mut each: impl FnMut(&Line<'a>, Option<&Result<LineHead<'a>, LineError>>),
 ) {
     type Heads<'a> = Vec<Option<Result<LineHead<'a>, LineError>>>;
     let parse = |l: &Line<'a>| match l {
@@ -411,7 +411,7 @@ pub(crate) fn each_head<'a>(
     let total: usize = lines.iter().map(size).sum();
     if total < parallel_from || !second_cpu() {
         for l in lines {
-            each(l, parse(l));
+            each(l, parse(l).as_ref());
         }
         return;
     }
@@ -441,8 +441,8 @@ pub(crate) fn each_head<'a>(
                 None if fill => parse_run(*handed),
                 None => return,
             };
-            for (l, h) in lines[runs[*handed].clone()].iter().zip(heads) {
-                each(l, h);
+            for (l, h) in lines[runs[*handed].clone()].iter().zip(&heads) {
+                each(l, h.as_ref());
             }
             *handed += 1;
         }

@@ -1740,7 +1740,7 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
         &mut self,
         s: &mut Session,
         raw: &[u8],
-        _head: Result<LineHead<'_>, LineError>,
+        _head: &Result<LineHead<'_>, LineError>,
         off: u64,
         line_no: u32,
     ) {

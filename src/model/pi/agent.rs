@@ -50,7 +50,7 @@ impl Agent for Pi {
         &mut self,
         s: &mut Session,
         raw: &[u8],
-        head: Result<LineHead<'_>, LineError>,
+        head: &Result<LineHead<'_>, LineError>,
         off: u64,
         line_no: u32,
     ) {

@@ -84,7 +84,7 @@ impl Index {
     /// Indexes one line (`line_no` from 1, at `off`); the first one handed here is the
     /// header.
     pub fn index_line(&mut self, s: &mut Session, raw: &[u8], off: u64, line_no: u32) {
-        self.index_head(s, raw, LineHead::parse(raw), off, line_no);
+        self.index_head(s, raw, &LineHead::parse(raw), off, line_no);
     }
 
     /// [`Index::index_line`] given `head`, which is `LineHead::parse(raw)` (parsed
@@ -93,7 +93,7 @@ impl Index {
         &mut self,
         s: &mut Session,
         raw: &[u8],
-        head: Result<LineHead<'_>, LineError>,
+        head: &Result<LineHead<'_>, LineError>,
         off: u64,
         line_no: u32,
     ) {
@@ -105,7 +105,7 @@ impl Index {
                 return;
             }
             Err(LineError::Malformed(m)) => {
-                let m = malformed_reason(raw, m);
+                let m = malformed_reason(raw, m.clone());
                 s.note(line_no, Severity::Warning, ProblemKind::Malformed(m));
                 return;
             }
@@ -117,7 +117,7 @@ impl Index {
             }
         };
         if self.parsed_count == 0 {
-            self.header(s, &head, off, len, line_no);
+            self.header(s, head, off, len, line_no);
             return;
         }
         if head.ty.as_str() == Some("session") {
