@@ -26,6 +26,14 @@
 //!
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
+//!
+//! The file is read 4 MiB at a time (`Reading`). Parsing a line's head is most of an
+//! index's time and depends on that line alone, so when the agent reads lines by
+//! their [`LineHead`] (Pi), a read's lines are parsed on two threads and indexed on
+//! this one in file order (`scan::each_head`): everything that
+//! depends on the lines before (ids, duplicates, v1 positions, labels, the tree) is
+//! done exactly as a line-by-line pass does it, which `parallel_index_tests` (Pi's
+//! agent) checks on random and damaged files.
 
 use crate::model::core::fork_file::{ForkError, ForkFile, Fresh};
 pub use crate::model::core::format::Format;
