@@ -398,7 +398,7 @@ pub(crate) fn each_head<'a>(
     parallel_from: usize,
     run: usize,
     mut each: impl FnMut(&Line<'a>, Option<&Result<LineHead<'a>, LineError>>),
-) {
+) -> Shared {
     type Heads<'a> = Vec<Option<Result<LineHead<'a>, LineError>>>;
     let parse = |l: &Line<'a>| match l {
         Line::Whole { bytes, .. } => Some(LineHead::parse(bytes)),
@@ -413,7 +413,7 @@ pub(crate) fn each_head<'a>(
         for l in lines {
             each(l, parse(l).as_ref());
         }
-        return;
+        return Shared::default();
     }
     let mut runs = Vec::new();
     let (mut from, mut bytes) = (0, 0);
@@ -432,6 +432,7 @@ pub(crate) fn each_head<'a>(
     };
     let parse_run = |r: usize| -> Heads<'a> { lines[runs[r].clone()].iter().map(parse).collect() };
     let mut done: Vec<Option<Heads<'a>>> = (0..runs.len()).map(|_| None).collect();
+    let mut helped = 0;
     // Runs before this one have been handed on.
     let mut handed = 0;
     let mut hand_on = |done: &mut Vec<Option<Heads<'a>>>, handed: &mut usize, fill: bool| {
@@ -470,6 +471,7 @@ pub(crate) fn each_head<'a>(
             done[r] = Some(parse_run(r));
             while let Ok((r, heads)) = rx.try_recv() {
                 done[r] = Some(heads);
+                helped += 1;
             }
             hand_on(&mut done, &mut handed, false);
         }
@@ -482,9 +484,21 @@ pub(crate) fn each_head<'a>(
         }
         while let Ok((r, heads)) = rx.try_recv() {
             done[r] = Some(heads);
+            helped += 1;
         }
     });
     hand_on(&mut done, &mut handed, true);
+    Shared {
+        runs: runs.len(),
+        helped,
+    }
+}
+
+/// How [`each_head`] shared a batch: into how many runs, how many the helper parsed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Shared {
+    pub(crate) runs: usize,
+    pub(crate) helped: usize,
 }
 
 /// Whether the process may run on more than one CPU (asked once: the answer reads

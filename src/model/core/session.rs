@@ -408,6 +408,8 @@ pub struct Session {
     pub(crate) table: &'static AgentTable,
     /// How the file is read and its lines parsed (tests change it).
     pub(crate) reading: Reading,
+    /// Batches still to parse on one thread, the helper having been short of CPU.
+    pub(crate) alone: u32,
 }
 
 /// How [`Session`] reads its file: the size of each read, whose lines are handed on
@@ -419,6 +421,9 @@ pub(crate) struct Reading {
     pub(crate) parallel_from: usize,
     /// The bytes of lines either thread takes at a time.
     pub(crate) run: usize,
+    /// Whether a batch whose helper parsed little makes the next ones parsed by one
+    /// thread (see `Session::index_batch`).
+    pub(crate) back_off: bool,
 }
 
 impl Default for Reading {
@@ -429,6 +434,7 @@ impl Default for Reading {
             chunk: 4 << 20,
             parallel_from: crate::model::core::scan::PARALLEL_HEADS_BYTES,
             run: crate::model::core::scan::RUN_BYTES,
+            back_off: true,
         }
     }
 }
@@ -485,6 +491,7 @@ impl Session {
             sources: Vec::new(),
             table,
             reading,
+            alone: 0,
         };
         if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
@@ -1257,21 +1264,35 @@ impl Session {
             return Ok(());
         }
         let r = self.reading;
-        crate::model::core::scan::each_head(rest, r.parallel_from, r.run, |line, head| {
-            match (*line, head) {
-                (Line::Whole { bytes, offset }, Some(head)) => {
-                    let line_no = self.start_line(bytes);
-                    self.with_agent(|a, s| a.index_head(s, bytes, head, offset, line_no));
+        let parallel_from = if self.alone > 0 {
+            self.alone -= 1;
+            usize::MAX
+        } else {
+            r.parallel_from
+        };
+        let shared =
+            crate::model::core::scan::each_head(rest, parallel_from, r.run, |line, head| {
+                match (*line, head) {
+                    (Line::Whole { bytes, offset }, Some(head)) => {
+                        let line_no = self.start_line(bytes);
+                        self.with_agent(|a, s| a.index_head(s, bytes, head, offset, line_no));
+                    }
+                    (Line::Whole { bytes, offset }, None) => {
+                        // each_head parses every whole line; this arm only keeps the
+                        // match whole.
+                        let line_no = self.start_line(bytes);
+                        self.with_agent(|a, s| a.index_line(s, bytes, offset, line_no));
+                    }
+                    (Line::TooLong { len, .. }, _) => self.note_too_long(len, max),
                 }
-                (Line::Whole { bytes, offset }, None) => {
-                    // each_head parses every whole line; this arm only keeps the
-                    // match whole.
-                    let line_no = self.start_line(bytes);
-                    self.with_agent(|a, s| a.index_line(s, bytes, offset, line_no));
-                }
-                (Line::TooLong { len, .. }, _) => self.note_too_long(len, max),
-            }
-        });
+            });
+        // A helper that parsed under a quarter of the runs had little CPU to spare (a
+        // busy machine): then stopping it at the end of each batch (it must be given
+        // a CPU to see that it should stop) costs more than it parses, and two threads
+        // take more CPU than one. The next batches are parsed on this thread alone.
+        if r.back_off && shared.runs >= 4 && shared.helped * 4 < shared.runs {
+            self.alone = 8;
+        }
         Ok(())
     }
 

@@ -284,6 +284,7 @@ mod parallel_index_tests {
         chunk: 1 << 20,
         parallel_from: usize::MAX,
         run: 1 << 20,
+        back_off: false,
     };
 
     proptest! {
@@ -300,7 +301,7 @@ mod parallel_index_tests {
             chunk in 40usize..3000,
             run in 1usize..600,
         ) {
-            let parallel = Reading { chunk, parallel_from: 0, run };
+            let parallel = Reading { chunk, parallel_from: 0, run, back_off: false };
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("s.jsonl");
             let mut bytes = head.clone();
@@ -371,6 +372,7 @@ mod parallel_index_tests {
                 chunk: 4096,
                 parallel_from: 0,
                 run: 100,
+                back_off: true,
             },
         )
         .unwrap();
