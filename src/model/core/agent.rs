@@ -16,7 +16,7 @@
 //! |---|---|
 //! | which agent | [`Agent::format`] |
 //! | whose file | [`Agent::accepts_first_line`] (the table's `first` agent), then [`AgentTable::detect`]; a file of no lines (a compressed Codex page): [`AgentTable::opaque`], [`Agent::opaque_main_file`] |
-//! | line → entry or metadata | [`Agent::index_line`] |
+//! | line → entry or metadata | [`Agent::index_line`]; an agent that reads a line by its [`super::scan::LineHead`] alone says so ([`Agent::indexes_heads`]) and gets heads parsed ahead, on two threads ([`Agent::index_head`]) |
 //! | after a scan (other files of the session) | [`Agent::after_scan`], [`Agent::sources_moved`] |
 //! | linking quirks | [`Agent::after_link`], [`Agent::root_is_fine`] |
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |

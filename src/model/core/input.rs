@@ -178,7 +178,7 @@ fn next_data(file: &File, pos: u64) -> Option<Option<u64>> {
 }
 
 /// One line met by [`read_lines`].
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum Line<'a> {
     /// A complete line of at most [`max_line`] bytes, without its `\n`, and where it
     /// starts in the file.
@@ -212,7 +212,23 @@ pub fn read_lines<E: From<io::Error>>(
     max: usize,
     mut each: impl FnMut(Line<'_>) -> Result<(), E>,
 ) -> Result<Tail, E> {
-    const CHUNK: usize = 1 << 20;
+    read_line_batches(file, from, long_tail, max, 1 << 20, |lines| {
+        lines.iter().try_for_each(|&l| each(l))
+    })
+}
+
+/// [`read_lines`], handing on the complete lines of each read of `chunk` bytes at once
+/// (in order, never an empty batch), so that a caller may work on a batch's lines
+/// side by side. Memory: one line of at most `max` bytes plus one read of `chunk`.
+pub fn read_line_batches<E: From<io::Error>>(
+    file: &File,
+    from: u64,
+    long_tail: Option<u64>,
+    max: usize,
+    chunk: usize,
+    mut each: impl FnMut(&[Line<'_>]) -> Result<(), E>,
+) -> Result<Tail, E> {
+    let chunk = chunk.max(1);
     // `buf[..filled]` holds file bytes from offset `base`; complete lines are handed
     // on straight out of it and only the unfinished last line is moved.
     let mut buf: Vec<u8> = Vec::new();
@@ -230,10 +246,10 @@ pub fn read_lines<E: From<io::Error>>(
                     bytes: None,
                 });
             }
-            each(Line::TooLong {
+            each(&[Line::TooLong {
                 offset: base,
                 len: end - 1 - base,
-            })?;
+            }])?;
             base = end;
             filled = 0;
             continue;
@@ -245,7 +261,7 @@ pub fn read_lines<E: From<io::Error>>(
                 continue;
             }
             // Grow to hold the line, never past one byte more than the bound.
-            let want = (buf.len() * 2).max(CHUNK).min(max + 1);
+            let want = (buf.len() * 2).max(chunk).min(max + 1);
             buf.resize(want, 0);
         }
         let n = match file.read_at(&mut buf[filled..], base + filled as u64) {
@@ -260,29 +276,34 @@ pub fn read_lines<E: From<io::Error>>(
         filled += n;
         let mut start = 0usize;
         let mut search = scan_from;
+        let mut lines = Vec::new();
         while let Some(nl) = memchr::memchr(b'\n', &buf[search..filled]) {
             let end = search + nl;
             let offset = base + start as u64;
             if end - start > max {
-                each(Line::TooLong {
+                lines.push(Line::TooLong {
                     offset,
                     len: (end - start) as u64,
-                })?;
+                });
             } else {
-                each(Line::Whole {
+                lines.push(Line::Whole {
                     bytes: &buf[start..end],
                     offset,
-                })?;
+                });
             }
             start = end + 1;
             search = start;
         }
+        if !lines.is_empty() {
+            each(&lines)?;
+        }
+        drop(lines);
         buf.copy_within(start..filled, 0);
         filled -= start;
         base += start as u64;
-        if buf.len() > CHUNK && filled < CHUNK / 2 {
+        if buf.len() > chunk && filled < chunk / 2 {
             // A long line has passed: give its room back.
-            buf.truncate(CHUNK);
+            buf.truncate(chunk);
             buf.shrink_to_fit();
         }
     }

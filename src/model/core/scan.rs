@@ -10,9 +10,12 @@
 //! Keys that occur twice keep their last value, as in JavaScript. Invalid UTF-8 is
 //! replaced by U+FFFD first, as Node's UTF-8 decoder does when Pi reads the file.
 
+use super::input::Line;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A JSON value reduced to what the index needs to know about a field.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -368,6 +371,141 @@ impl<'de> Visitor<'de> for HeadVisitor {
         Ok(Some(h))
     }
     skip_other_values!(None);
+}
+
+/// A batch of lines handed on by [`read_line_batches`](super::input::read_line_batches)
+/// that add up to fewer bytes than this is parsed by one thread.
+pub(crate) const PARALLEL_HEADS_BYTES: usize = 256 << 10;
+
+/// About this many bytes of lines make one run: what either thread takes at a time.
+pub(crate) const RUN_BYTES: usize = 64 << 10;
+
+/// Hands `each` every line of `lines` in order, with its [`LineHead::parse`] (`None`
+/// for a line too long to hold). Lines parse independently, so when they add up to
+/// `parallel_from` bytes or more and the machine has a second CPU, a helper thread
+/// takes runs of them (of about `run` bytes) as this one does, and this one hands on every run parsed (by
+/// either) as soon as the runs before it were: `each` sees the same lines and heads
+/// in the same order either way, only sooner.
+///
+/// The helper is started by the thread that indexes and inherits its priority: at
+/// normal priority for a mount's first load (nothing answers before it), lowered
+/// with it when a request's load runs beside other sessions' requests
+/// ([`crate::prio::Lowered`]), so that requests are served before both. This thread
+/// never waits for more than one line of the helper's: once no run is left to take,
+/// it tells the helper to stop and parses again any run the helper had not finished.
+pub(crate) fn each_head<'a>(
+    lines: &[Line<'a>],
+    parallel_from: usize,
+    run: usize,
+    mut each: impl FnMut(&Line<'a>, Option<&Result<LineHead<'a>, LineError>>),
+) -> Shared {
+    type Heads<'a> = Vec<Option<Result<LineHead<'a>, LineError>>>;
+    let parse = |l: &Line<'a>| match l {
+        Line::Whole { bytes, .. } => Some(LineHead::parse(bytes)),
+        Line::TooLong { .. } => None,
+    };
+    let size = |l: &Line<'_>| match l {
+        Line::Whole { bytes, .. } => bytes.len() + 1,
+        Line::TooLong { .. } => 1,
+    };
+    let total: usize = lines.iter().map(size).sum();
+    if total < parallel_from || !second_cpu() {
+        for l in lines {
+            each(l, parse(l).as_ref());
+        }
+        return Shared::default();
+    }
+    let mut runs = Vec::new();
+    let (mut from, mut bytes) = (0, 0);
+    for (i, l) in lines.iter().enumerate() {
+        bytes += size(l);
+        if bytes >= run || i + 1 == lines.len() {
+            runs.push(from..i + 1);
+            (from, bytes) = (i + 1, 0);
+        }
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let take = || {
+        let r = next.fetch_add(1, Ordering::Relaxed);
+        (r < runs.len()).then_some(r)
+    };
+    let parse_run = |r: usize| -> Heads<'a> { lines[runs[r].clone()].iter().map(parse).collect() };
+    let mut done: Vec<Option<Heads<'a>>> = (0..runs.len()).map(|_| None).collect();
+    let mut helped = 0;
+    // Runs before this one have been handed on.
+    let mut handed = 0;
+    let mut hand_on = |done: &mut Vec<Option<Heads<'a>>>, handed: &mut usize, fill: bool| {
+        while *handed < runs.len() {
+            let heads = match done[*handed].take() {
+                Some(h) => h,
+                None if fill => parse_run(*handed),
+                None => return,
+            };
+            for (l, h) in lines[runs[*handed].clone()].iter().zip(&heads) {
+                each(l, h.as_ref());
+            }
+            *handed += 1;
+        }
+    };
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Heads<'a>)>();
+        let helper = std::thread::Builder::new()
+            .name("index-parse".into())
+            .spawn_scoped(scope, || {
+                let tx = tx;
+                'runs: while let Some(r) = take() {
+                    let mut heads = Vec::with_capacity(runs[r].len());
+                    for l in &lines[runs[r].clone()] {
+                        if stop.load(Ordering::Relaxed) {
+                            break 'runs;
+                        }
+                        heads.push(parse(l));
+                    }
+                    if tx.send((r, heads)).is_err() {
+                        break;
+                    }
+                }
+            });
+        while let Some(r) = take() {
+            done[r] = Some(parse_run(r));
+            while let Ok((r, heads)) = rx.try_recv() {
+                done[r] = Some(heads);
+                helped += 1;
+            }
+            hand_on(&mut done, &mut handed, false);
+        }
+        stop.store(true, Ordering::Relaxed);
+        // Without a helper (no thread to be had), this thread has parsed every run.
+        if let Ok(h) = helper
+            && let Err(p) = h.join()
+        {
+            std::panic::resume_unwind(p);
+        }
+        while let Ok((r, heads)) = rx.try_recv() {
+            done[r] = Some(heads);
+            helped += 1;
+        }
+    });
+    hand_on(&mut done, &mut handed, true);
+    Shared {
+        runs: runs.len(),
+        helped,
+    }
+}
+
+/// How [`each_head`] shared a batch: into how many runs, how many the helper parsed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Shared {
+    pub(crate) runs: usize,
+    pub(crate) helped: usize,
+}
+
+/// Whether the process may run on more than one CPU (asked once: the answer reads
+/// cgroup files).
+fn second_cpu() -> bool {
+    static MANY: OnceLock<bool> = OnceLock::new();
+    *MANY.get_or_init(|| std::thread::available_parallelism().is_ok_and(|p| p.get() > 1))
 }
 
 #[cfg(test)]

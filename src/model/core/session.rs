@@ -26,6 +26,14 @@
 //!
 //! [`Session::refresh`] catches up with lines appended since, or reloads the file when
 //! it was replaced, truncated or rewritten.
+//!
+//! The file is read 4 MiB at a time (`Reading`). Parsing a line's head is most of an
+//! index's time and depends on that line alone, so when the agent reads lines by
+//! their [`LineHead`] (Pi), a read's lines are parsed on two threads and indexed on
+//! this one in file order (`scan::each_head`): everything that
+//! depends on the lines before (ids, duplicates, v1 positions, labels, the tree) is
+//! done exactly as a line-by-line pass does it, which `parallel_index_tests` (Pi's
+//! agent) checks on random and damaged files.
 
 use crate::model::core::fork_file::{ForkError, ForkFile, Fresh};
 pub use crate::model::core::format::Format;
@@ -398,6 +406,37 @@ pub struct Session {
     pub(crate) sources: Vec<Source>,
     /// How the file's agent is chosen, again on a reload.
     pub(crate) table: &'static AgentTable,
+    /// How the file is read and its lines parsed (tests change it).
+    pub(crate) reading: Reading,
+    /// Batches still to parse on one thread, the helper having been short of CPU.
+    pub(crate) alone: u32,
+}
+
+/// How [`Session`] reads its file: the size of each read, whose lines are handed on
+/// as one batch, and from how many bytes a batch's lines are parsed on two threads
+/// (see [`crate::model::core::scan::parse_heads`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    pub(crate) chunk: usize,
+    pub(crate) parallel_from: usize,
+    /// The bytes of lines either thread takes at a time.
+    pub(crate) run: usize,
+    /// Whether a batch whose helper parsed little makes the next ones parsed by one
+    /// thread (see `Session::index_batch`).
+    pub(crate) back_off: bool,
+}
+
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading {
+            // Large enough that starting the helper thread once a batch costs little,
+            // small enough to stay in the caches a second time for indexing.
+            chunk: 4 << 20,
+            parallel_from: crate::model::core::scan::PARALLEL_HEADS_BYTES,
+            run: crate::model::core::scan::RUN_BYTES,
+            back_off: true,
+        }
+    }
 }
 
 impl Session {
@@ -406,6 +445,15 @@ impl Session {
     pub fn open_with(
         path: impl AsRef<Path>,
         table: &'static AgentTable,
+    ) -> Result<Session, LoadError> {
+        Session::open_reading(path, table, Reading::default())
+    }
+
+    /// [`Session::open_with`], reading the file as `reading` says.
+    pub(crate) fn open_reading(
+        path: impl AsRef<Path>,
+        table: &'static AgentTable,
+        reading: Reading,
     ) -> Result<Session, LoadError> {
         let path = path.as_ref().to_path_buf();
         // A device or a FIFO is refused, never read (or waited on).
@@ -442,6 +490,8 @@ impl Session {
             agent: (table.first)(),
             sources: Vec::new(),
             table,
+            reading,
+            alone: 0,
         };
         if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
@@ -938,7 +988,7 @@ impl Session {
     /// and leaves the index as it was.
     pub fn refresh(&mut self) -> Result<Change, LoadError> {
         if self.needs_reload()? {
-            let fresh = Session::open_with(&self.path, self.table)?;
+            let fresh = Session::open_reading(&self.path, self.table, self.reading)?;
             return Ok(self.replace_with(fresh));
         }
         // A file of no lines is its agent's to follow (it may even be gone, made
@@ -1087,27 +1137,14 @@ impl Session {
                 bytes: Some(Vec::new()),
             }
         } else {
-            crate::model::core::input::read_lines(&file, self.scanned, long_tail, max, |line| {
-                match line {
-                    Line::Whole { bytes, offset } => {
-                        self.index_line(bytes, offset, &mut header_found)
-                    }
-                    Line::TooLong { len, .. } => {
-                        let line = self.next_line;
-                        self.next_line += 1;
-                        self.note(
-                            line,
-                            Severity::Warning,
-                            ProblemKind::TooLong {
-                                bytes: len,
-                                limit: max as u64,
-                                ended: true,
-                            },
-                        );
-                        Ok(())
-                    }
-                }
-            })?
+            crate::model::core::input::read_line_batches(
+                &file,
+                self.scanned,
+                long_tail,
+                max,
+                self.reading.chunk,
+                |lines| self.index_batch(lines, &mut header_found, max),
+            )?
         };
         self.scanned = tail.offset;
         self.tail = tail.len;
@@ -1206,17 +1243,106 @@ impl Session {
         Ok((false, parents))
     }
 
+    /// Indexes a batch of complete lines. Once the file's agent is known and it reads
+    /// lines by their [`LineHead`] alone ([`Agent::indexes_heads`]), the batch's heads
+    /// are parsed first, on two threads when it is large
+    /// ([`crate::model::core::scan::parse_heads`]), and handed to the agent in file
+    /// order: the index is the one a line-by-line pass builds.
+    fn index_batch(
+        &mut self,
+        lines: &[Line<'_>],
+        header_found: &mut bool,
+        max: usize,
+    ) -> Result<(), LoadError> {
+        let mut i = 0;
+        while i < lines.len() && !(*header_found && self.agent.indexes_heads()) {
+            self.index_one(&lines[i], header_found, max)?;
+            i += 1;
+        }
+        let rest = &lines[i..];
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let r = self.reading;
+        let parallel_from = if self.alone > 0 {
+            self.alone -= 1;
+            usize::MAX
+        } else {
+            r.parallel_from
+        };
+        let shared =
+            crate::model::core::scan::each_head(rest, parallel_from, r.run, |line, head| {
+                match (*line, head) {
+                    (Line::Whole { bytes, offset }, Some(head)) => {
+                        let line_no = self.start_line(bytes);
+                        self.with_agent(|a, s| a.index_head(s, bytes, head, offset, line_no));
+                    }
+                    (Line::Whole { bytes, offset }, None) => {
+                        // each_head parses every whole line; this arm only keeps the
+                        // match whole.
+                        let line_no = self.start_line(bytes);
+                        self.with_agent(|a, s| a.index_line(s, bytes, offset, line_no));
+                    }
+                    (Line::TooLong { len, .. }, _) => self.note_too_long(len, max),
+                }
+            });
+        // A helper that parsed under a quarter of the runs had little CPU to spare (a
+        // busy machine): then stopping it at the end of each batch (it must be given
+        // a CPU to see that it should stop) costs more than it parses, and two threads
+        // take more CPU than one. The next batches are parsed on this thread alone.
+        if r.back_off && shared.runs >= 4 && shared.helped * 4 < shared.runs {
+            self.alone = 8;
+        }
+        Ok(())
+    }
+
+    fn index_one(
+        &mut self,
+        line: &Line<'_>,
+        header_found: &mut bool,
+        max: usize,
+    ) -> Result<(), LoadError> {
+        match *line {
+            Line::Whole { bytes, offset } => self.index_line(bytes, offset, header_found),
+            Line::TooLong { len, .. } => {
+                self.note_too_long(len, max);
+                Ok(())
+            }
+        }
+    }
+
+    /// A complete line of `len` bytes, longer than `max`: passed over.
+    fn note_too_long(&mut self, len: u64, max: usize) {
+        let line = self.next_line;
+        self.next_line += 1;
+        self.note(
+            line,
+            Severity::Warning,
+            ProblemKind::TooLong {
+                bytes: len,
+                limit: max as u64,
+                ended: true,
+            },
+        );
+    }
+
+    /// Numbers the next line and notes a CRLF line ending near the top.
+    fn start_line(&mut self, raw: &[u8]) -> u32 {
+        let line_no = self.next_line;
+        self.next_line += 1;
+        if raw.last() == Some(&b'\r') && line_no <= 2 {
+            self.note(line_no, Severity::Note, ProblemKind::Crlf);
+        }
+        line_no
+    }
+
     fn index_line(
         &mut self,
         raw: &[u8],
         off: u64,
         header_found: &mut bool,
     ) -> Result<(), LoadError> {
-        let line_no = self.next_line;
-        self.next_line += 1;
-        if raw.last() == Some(&b'\r') && line_no <= 2 {
-            self.note(line_no, Severity::Note, ProblemKind::Crlf);
-        }
+        let line_no = self.start_line(raw);
         if *header_found {
             self.with_agent(|a, s| a.index_line(s, raw, off, line_no));
             return Ok(());
@@ -1632,6 +1758,23 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     }
     /// Indexes one line of the session file (`line_no` from 1, at `off`).
     fn index_line(&mut self, _s: &mut Session, _raw: &[u8], _off: u64, _line_no: u32) {}
+    /// Whether this agent reads a line by its [`LineHead`] alone: then the core may
+    /// parse a batch of lines ahead (on two threads) and hand each line to
+    /// [`Agent::index_head`] instead of [`Agent::index_line`].
+    fn indexes_heads(&self) -> bool {
+        false
+    }
+    /// [`Agent::index_line`] given `head`, which is `LineHead::parse(raw)`.
+    fn index_head(
+        &mut self,
+        s: &mut Session,
+        raw: &[u8],
+        _head: &Result<LineHead<'_>, LineError>,
+        off: u64,
+        line_no: u32,
+    ) {
+        self.index_line(s, raw, off, line_no);
+    }
     /// Called when the agent was detected, before its first line is indexed.
     fn begin(&mut self, _s: &mut Session) {}
     /// After the session file's new lines: index the other files of the session.

@@ -84,15 +84,28 @@ impl Index {
     /// Indexes one line (`line_no` from 1, at `off`); the first one handed here is the
     /// header.
     pub fn index_line(&mut self, s: &mut Session, raw: &[u8], off: u64, line_no: u32) {
+        self.index_head(s, raw, &LineHead::parse(raw), off, line_no);
+    }
+
+    /// [`Index::index_line`] given `head`, which is `LineHead::parse(raw)` (parsed
+    /// ahead, perhaps on another thread).
+    pub fn index_head(
+        &mut self,
+        s: &mut Session,
+        raw: &[u8],
+        head: &Result<LineHead<'_>, LineError>,
+        off: u64,
+        line_no: u32,
+    ) {
         let len = raw.len() as u32;
-        let head = match LineHead::parse(raw) {
+        let head = match head {
             Ok(h) => h,
             Err(LineError::Blank) => {
                 s.note(line_no, Severity::Note, ProblemKind::Blank);
                 return;
             }
             Err(LineError::Malformed(m)) => {
-                let m = malformed_reason(raw, m);
+                let m = malformed_reason(raw, m.clone());
                 s.note(line_no, Severity::Warning, ProblemKind::Malformed(m));
                 return;
             }
@@ -104,7 +117,7 @@ impl Index {
             }
         };
         if self.parsed_count == 0 {
-            self.header(s, &head, off, len, line_no);
+            self.header(s, head, off, len, line_no);
             return;
         }
         if head.ty.as_str() == Some("session") {
