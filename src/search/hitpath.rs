@@ -355,64 +355,9 @@ impl RawIndex {
     /// `None` when a line is not as Pi's writer lays it out, or the header on line 1
     /// is not of version 3 or later.
     pub fn build(f: &File, size: u64, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
-        let max = input::max_line();
-        if buf.len() < BLOCK {
-            buf.resize(BLOCK, 0);
-        }
-        let mut ix = RawIndex {
-            lines: Vec::new(),
-            ids: IdTable::default(),
-            by_id: HashMap::default(),
-        };
-        let (mut filled, mut base, mut line_no) = (0usize, 0u64, 0u64);
-        loop {
-            if filled == buf.len() {
-                if filled > max {
-                    return Ok(None);
-                }
-                let n = (buf.len() * 2).min(max + 1);
-                buf.resize(n, 0);
-            }
-            let at = base + filled as u64;
-            let room = (buf.len() - filled).min(size.saturating_sub(at) as usize);
-            let n = match f.read_at(&mut buf[filled..filled + room], at) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if n == 0 {
-                return Ok((line_no > 0).then_some(ix));
-            }
-            filled += n;
-            let mut start = 0;
-            while let Some(len) = memchr::memchr(b'\n', &buf[start..filled]) {
-                let line = &buf[start..start + len];
-                line_no += 1;
-                if line.len() > max {
-                    return Ok(None);
-                }
-                let offset = base + start as u64;
-                if line_no == 1 {
-                    if !is_v3_header(line) {
-                        return Ok(None);
-                    }
-                } else {
-                    match ix.read_line(line, offset) {
-                        Read::Entry(l) => {
-                            let k = ix.lines.len() as u32;
-                            ix.by_id.insert(l.id, k);
-                            ix.lines.push(l);
-                        }
-                        Read::Skip => {}
-                        Read::Refuse => return Ok(None),
-                    }
-                }
-                start += len + 1;
-            }
-            buf.copy_within(start..filled, 0);
-            filled -= start;
-            base += start as u64;
-        }
+        let mut m = MapBuild::new(size);
+        m.read(f, size, buf)?;
+        Ok(m.finish())
     }
 
     fn read_line(&mut self, line: &[u8], offset: u64) -> Read {
@@ -435,6 +380,154 @@ impl RawIndex {
             id,
             parent,
         })
+    }
+}
+
+/// A map being built from a file's complete lines, handed to it in file order: by
+/// [`RawIndex::build`], or by the raw scan of a search from the blocks it reads, so
+/// that a big file with a hit is read once ([`super::session`]).
+pub struct MapBuild {
+    ix: RawIndex,
+    /// The bytes the map covers: lines whose newline is at `size` or past it are
+    /// not taken.
+    size: u64,
+    /// The offset of the next line to take.
+    next: u64,
+    line_no: u64,
+    /// A line not laid out as Pi's writer lays it out: no map.
+    refused: bool,
+    /// Every line the map covers is taken.
+    full: bool,
+}
+
+impl MapBuild {
+    /// A map of the first `size` bytes of a file.
+    pub fn new(size: u64) -> MapBuild {
+        MapBuild {
+            ix: RawIndex {
+                lines: Vec::new(),
+                ids: IdTable::default(),
+                by_id: HashMap::default(),
+            },
+            size,
+            next: 0,
+            line_no: 0,
+            refused: false,
+            full: false,
+        }
+    }
+
+    /// Whether the map is refused already (the file needs the full index).
+    pub fn refused(&self) -> bool {
+        self.refused
+    }
+
+    /// No map: a line the feeder could not hand over (longer than the bound).
+    pub fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// The offset of the next line to hand over.
+    pub fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// Takes the complete lines `lines` (each ending with a newline), which start at
+    /// byte `base` of the file, where the previous ones ended.
+    pub fn feed(&mut self, lines: &[u8], base: u64) {
+        if self.refused || self.full {
+            return;
+        }
+        if base != self.next {
+            // Lines missing in between: the map would not be the file's.
+            self.refused = true;
+            return;
+        }
+        let max = input::max_line();
+        let mut start = 0;
+        while let Some(len) = memchr::memchr(b'\n', &lines[start..]) {
+            let offset = base + start as u64;
+            if offset + len as u64 >= self.size {
+                // Past the bytes the map covers: nothing more is taken.
+                self.full = true;
+                return;
+            }
+            let line = &lines[start..start + len];
+            self.line_no += 1;
+            if line.len() > max {
+                self.refused = true;
+                return;
+            }
+            if self.line_no == 1 {
+                if !is_v3_header(line) {
+                    self.refused = true;
+                    return;
+                }
+            } else {
+                match self.ix.read_line(line, offset) {
+                    Read::Entry(l) => {
+                        let k = self.ix.lines.len() as u32;
+                        self.ix.by_id.insert(l.id, k);
+                        self.ix.lines.push(l);
+                    }
+                    Read::Skip => {}
+                    Read::Refuse => {
+                        self.refused = true;
+                        return;
+                    }
+                }
+            }
+            start += len + 1;
+        }
+        debug_assert_eq!(start, lines.len(), "whole lines");
+        self.next = base + start as u64;
+    }
+
+    /// Reads the file from where the lines handed over end up to byte `to` (or the
+    /// end of the bytes the map covers), in blocks through `buf`, and takes its
+    /// complete lines.
+    pub fn read(&mut self, f: &File, to: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+        let max = input::max_line();
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
+        let to = to.min(self.size);
+        let mut filled = 0usize;
+        while !self.refused && !self.full && self.next < to {
+            if filled == buf.len() {
+                if filled > max {
+                    self.refused = true;
+                    break;
+                }
+                let n = (buf.len() * 2).min(max + 1);
+                buf.resize(n, 0);
+            }
+            let at = self.next + filled as u64;
+            let room = (buf.len() - filled).min(to.saturating_sub(at) as usize);
+            let n = match f.read_at(&mut buf[filled..filled + room], at) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                break; // the file is shorter now, or its last line unterminated
+            }
+            filled += n;
+            let Some(last) = memchr::memrchr(b'\n', &buf[..filled]) else {
+                continue;
+            };
+            let whole = last + 1;
+            let base = self.next;
+            self.feed(&buf[..whole], base);
+            buf.copy_within(whole..filled, 0);
+            filled -= whole;
+        }
+        Ok(())
+    }
+
+    /// The map, unless a line refused it or there was none.
+    pub fn finish(self) -> Option<RawIndex> {
+        (!self.refused && self.line_no > 0).then_some(self.ix)
     }
 }
 
