@@ -5,9 +5,14 @@
 //! field scanner (`model::scan`), when only the lines on the hit's path decide where
 //! it is. This module builds a cheap map instead, `id → (parentId, line)`, from one
 //! pass over the raw bytes that reads only the top-level `type`, `id` and `parentId`
-//! (a structural pass that jumps over strings with `memchr`, as Pi's writer leaves
-//! them: plain strings, each key once), then walks each hit's ancestors through that
-//! map and validates only the lines it walks, with the index's own scanner.
+//! (a structural pass over quotes, backslashes and braces, 64 bytes at a time
+//! ([`super::structure`]), that reads those fields as Pi's writer leaves them: plain
+//! strings, each key once), then walks each hit's ancestors through that map and
+//! validates only the lines it walks, with the index's own scanner.
+//!
+//! A search hands the map the lines its raw scan reads, from the block of the first
+//! hit on ([`MapBuild`], `super::session`), so that a big file with a hit is read once
+//! (the bytes before that block twice).
 //!
 //! The map of a big file is kept on disk between searches ([`super::cache`]), keyed
 //! so that it is never used for a file that changed; a second search of an unchanged
@@ -56,7 +61,10 @@
 //!   both validated, so their timestamps are the index's.
 //!
 //! `tests/search.rs` compares `sessionfs grep` with `grep -r` through a mount; the
-//! tests below compare these paths with the index's on random damaged files.
+//! tests below compare these paths with the index's on random damaged files, and the
+//! block-wise structural pass with a byte-wise one (`memchr` from string to string,
+//! the pass this module began with) on random valid and damaged lines: escapes,
+//! quotes and braces at every position of a block, long lines, `\r` before the end.
 
 use super::structure::{self, Escapes, prefix_xor};
 use crate::model::context::js_date_ms;
@@ -306,6 +314,7 @@ fn value_str(v: &[u8]) -> Option<&str> {
 /// Whether a short string (a key, an id) holds a backslash: a plain loop, cheaper
 /// than a call to `memchr` at these lengths.
 #[inline]
+#[allow(clippy::manual_contains)] // `contains` calls core's memchr: slower at 8 bytes
 fn has_backslash(v: &[u8]) -> bool {
     v.iter().any(|&c| c == b'\\')
 }

@@ -7,7 +7,8 @@
 //!    only what grep found is kept (the lines to print), not the content.
 //! 3. In Pi's current format, the hits' paths come from a map of ids and the
 //!    validation of the lines on them ([`super::hitpath`]), the full index only when
-//!    that doubts. Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
+//!    that doubts; the scan begins that map at the first hit and feeds it the blocks
+//!    it reads after ([`EarlyMap`]). Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
 //!    (by offset and length: a line that is not an entry, or changed since, is not
 //!    one). The tree is walked in the mount's order and each selected node printed,
 //!    those not rendered yet rendered now. Without a prefilter, every node is.

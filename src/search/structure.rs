@@ -72,7 +72,11 @@ fn classify_sse2(b: &[u8; 64]) -> Masks {
     m
 }
 
-/// The same with AVX2, 32 bytes at a compare, for callers that checked the CPU has it.
+/// The same with AVX2, 32 bytes at a compare.
+///
+/// # Safety
+///
+/// The CPU must have AVX2 (`is_x86_feature_detected!("avx2")`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
