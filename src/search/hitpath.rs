@@ -5,9 +5,14 @@
 //! field scanner (`model::scan`), when only the lines on the hit's path decide where
 //! it is. This module builds a cheap map instead, `id → (parentId, line)`, from one
 //! pass over the raw bytes that reads only the top-level `type`, `id` and `parentId`
-//! (a structural pass that jumps over strings with `memchr`, as Pi's writer leaves
-//! them: plain strings, each key once), then walks each hit's ancestors through that
-//! map and validates only the lines it walks, with the index's own scanner.
+//! (a structural pass over quotes, backslashes and braces, 64 bytes at a time
+//! ([`super::structure`]), that reads those fields as Pi's writer leaves them: plain
+//! strings, each key once), then walks each hit's ancestors through that map and
+//! validates only the lines it walks, with the index's own scanner.
+//!
+//! A search hands the map the lines its raw scan reads, from the block of the first
+//! hit on ([`MapBuild`], `super::session`), so that a big file with a hit is read once
+//! (the bytes before that block twice).
 //!
 //! The map of a big file is kept on disk between searches ([`super::cache`]), keyed
 //! so that it is never used for a file that changed; a second search of an unchanged
@@ -56,8 +61,12 @@
 //!   both validated, so their timestamps are the index's.
 //!
 //! `tests/search.rs` compares `sessionfs grep` with `grep -r` through a mount; the
-//! tests below compare these paths with the index's on random damaged files.
+//! tests below compare these paths with the index's on random damaged files, and the
+//! block-wise structural pass with a byte-wise one (`memchr` from string to string,
+//! the pass this module began with) on random valid and damaged lines: escapes,
+//! quotes and braces at every position of a block, long lines, `\r` before the end.
 
+use super::structure::{self, Escapes, prefix_xor};
 use crate::model::context::js_date_ms;
 use crate::model::id::{IdBuild, IdKey, IdTable};
 use crate::model::input;
@@ -88,104 +97,226 @@ struct Layout<'a> {
     parent: Option<&'a str>,
 }
 
-/// The end of the string whose contents start at `at` (the position of its closing
-/// quote), skipping escapes.
-fn string_end(b: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        let k = memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
-        if b[at + k] == b'"' {
-            return Some(at + k);
-        }
-        at += k + 2;
+/// The top-level `type`, `id` and `parentId` of `b`, read by a structural pass over
+/// its quotes, backslashes and braces ([`structure`], 64 bytes at a time): exact on
+/// valid JSON (on a malformed line the answer does not matter, see the module docs).
+/// `None` unless the line is an object whose `type` and `id` are strings and whose
+/// `parentId` is a string, `null` or missing, each without escapes and in UTF-8, no
+/// top-level key occurs twice among those three, and no top-level key holds an
+/// escape (which could spell one of them).
+///
+/// Depth counts objects only: in valid JSON a string followed by `:` is a key of the
+/// innermost object, and arrays nest within objects in balance, so the structural
+/// bytes are quotes and braces. Reading stops where the first object closes.
+fn layout(b: &[u8]) -> Option<Layout<'_>> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+    {
+        // SAFETY: the CPU has the features `layout_avx2` is compiled for.
+        return unsafe { layout_avx2(b) };
     }
+    layout_with::<false>(b)
 }
 
-/// The top-level `type`, `id` and `parentId` of `b`, read by a structural pass that
-/// skips strings: exact on valid JSON (on a malformed line the answer does not
-/// matter, see the module docs). `None` unless the line is an object whose `type`
-/// and `id` are strings and whose `parentId` is a string, `null` or missing, each
-/// without escapes and in UTF-8, no top-level key occurs twice among those three,
-/// and no top-level key holds an escape (which could spell one of them).
-fn layout(b: &[u8]) -> Option<Layout<'_>> {
+/// [`layout`] compiled for CPUs with AVX2, POPCNT and BMI1 (one instruction for each
+/// count of bits and each lowest set bit).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt,bmi1")]
+fn layout_avx2(b: &[u8]) -> Option<Layout<'_>> {
+    layout_with::<true>(b)
+}
+
+/// [`layout`], its blocks classified with AVX2 when `AVX2` (only from [`layout_avx2`]).
+#[inline(always)]
+fn layout_with<const AVX2: bool>(b: &[u8]) -> Option<Layout<'_>> {
     if b.first() != Some(&b'{') {
         return None;
     }
-    let (mut ty, mut id, mut parent): (Option<&str>, Option<&str>, Option<Option<&str>>) =
-        (None, None, None);
-    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
-    // Depth counts objects only: in valid JSON a string followed by `:` is a key of
-    // the innermost object, and arrays nest within objects in balance, so the
-    // structural bytes to stop at are quotes and braces, found with `memchr3`.
-    let mut depth = 1usize;
-    let mut i = 1;
-    while let Some(k) = memchr::memchr3(b'"', b'{', b'}', &b[i.min(b.len())..]) {
-        i += k;
-        match b[i] {
-            b'"' => {
-                let start = i + 1;
-                let end = string_end(b, start)?;
-                i = end + 1;
-                if depth != 1 {
+    let mut fields = Fields::default();
+    let mut esc = Escapes::default();
+    // All ones while the previous block ended inside a string.
+    let mut in_str = 0u64;
+    let mut depth = 0usize;
+    // The start of the depth-1 string being read, and the slot whose value it is.
+    let (mut str_start, mut value_of) = (0usize, None::<usize>);
+    let mut tail = [0u8; 64];
+    let mut base = 0;
+    'blocks: while base < b.len() {
+        let block: &[u8; 64] = match b.get(base..base + 64) {
+            Some(s) => s.try_into().expect("64 bytes"),
+            None => {
+                // The last bytes, padded with zeros (which are none of the four).
+                let rest = &b[base..];
+                tail[..rest.len()].copy_from_slice(rest);
+                tail[rest.len()..].fill(0);
+                &tail
+            }
+        };
+        #[cfg(target_arch = "x86_64")]
+        let m = if AVX2 {
+            // SAFETY: `AVX2` is true only in `layout_avx2`, run on CPUs with AVX2.
+            unsafe { structure::classify_avx2(block) }
+        } else {
+            structure::classify(block)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let m = structure::classify(block);
+        let quote = m.quote & !esc.next(m.backslash);
+        let inside = prefix_xor(quote) ^ in_str;
+        in_str = ((inside as i64) >> 63) as u64;
+        let (open, close) = (m.open & !inside, m.close & !inside);
+        let mut bits = quote | open | close;
+        if depth >= 2 {
+            // Quotes matter only where the depth is 1: pass over the block, or the part
+            // of it, that is two objects deep or more.
+            match back_to_top(depth, open, close) {
+                Ok(d) => {
+                    depth = d;
+                    base += 64;
                     continue;
                 }
-                let mut m = i;
-                while b.get(m).is_some_and(ws) {
-                    m += 1;
-                }
-                if b.get(m) != Some(&b':') {
-                    continue; // a value
-                }
-                let key = &b[start..end];
-                if key.contains(&b'\\') {
-                    return None;
-                }
-                let slot = match key {
-                    b"type" => 0,
-                    b"id" => 1,
-                    b"parentId" => 2,
-                    _ => continue,
-                };
-                m += 1;
-                while b.get(m).is_some_and(ws) {
-                    m += 1;
-                }
-                let value = if b.get(m) == Some(&b'"') {
-                    let e = string_end(b, m + 1)?;
-                    let v = &b[m + 1..e];
-                    if v.contains(&b'\\') {
-                        return None;
-                    }
-                    i = e + 1;
-                    Some(std::str::from_utf8(v).ok()?)
-                } else if b[m..].starts_with(b"null") && slot == 2 {
-                    i = m + 4;
-                    None
-                } else {
-                    return None;
-                };
-                match slot {
-                    0 if ty.is_none() => ty = value,
-                    1 if id.is_none() => id = value,
-                    2 if parent.is_none() => parent = Some(value),
-                    _ => return None,
-                }
-                continue;
-            }
-            b'{' => depth += 1,
-            _ => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
+                Err(i) => {
+                    depth = 1;
+                    bits &= !(2u64 << i).wrapping_sub(1);
                 }
             }
         }
-        i += 1;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            let bit = 1u64 << i;
+            bits &= bits - 1;
+            let at = base + i;
+            if open & bit != 0 {
+                depth += 1;
+            } else if close & bit != 0 {
+                depth -= 1;
+                if depth == 0 {
+                    break 'blocks;
+                }
+            } else if depth == 1 {
+                if inside & bit != 0 {
+                    str_start = at + 1;
+                } else if let Some(slot) = value_of.take() {
+                    fields.set(slot, Some(value_str(&b[str_start..at])?))?;
+                } else {
+                    value_of = fields.key(b, str_start, at)?;
+                }
+            }
+        }
+        base += 64;
+    }
+    if in_str != 0 && depth != 0 {
+        return None; // a string left open
     }
     Some(Layout {
-        ty: ty?,
-        id: id?,
-        parent: parent.flatten(),
+        ty: fields.ty?,
+        id: fields.id?,
+        parent: fields.parent.flatten(),
     })
+}
+
+/// The depth after a block entered at `depth` (2 or more) whose braces outside
+/// strings are `open` and `close`, or `Err(i)` when its brace at `i` closes an
+/// object back to depth 1.
+#[inline(always)]
+fn back_to_top(depth: usize, open: u64, close: u64) -> Result<usize, u32> {
+    let closes = close.count_ones() as usize;
+    if depth >= 2 + closes {
+        return Ok(depth + open.count_ones() as usize - closes);
+    }
+    let (mut braces, mut d) = (open | close, depth);
+    while braces != 0 {
+        let i = braces.trailing_zeros();
+        braces &= braces - 1;
+        if open >> i & 1 != 0 {
+            d += 1;
+        } else {
+            d -= 1;
+            if d == 1 {
+                return Err(i);
+            }
+        }
+    }
+    Ok(d)
+}
+
+/// The three fields [`layout`] reads, as it meets them.
+#[derive(Default)]
+struct Fields<'a> {
+    ty: Option<&'a str>,
+    id: Option<&'a str>,
+    parent: Option<Option<&'a str>>,
+}
+
+impl<'a> Fields<'a> {
+    /// Sets the field of `slot` (0 `type`, 1 `id`, 2 `parentId`); `None` if it was set.
+    fn set(&mut self, slot: usize, v: Option<&'a str>) -> Option<()> {
+        match slot {
+            0 if self.ty.is_none() => self.ty = Some(v?),
+            1 if self.id.is_none() => self.id = Some(v?),
+            2 if self.parent.is_none() => self.parent = Some(v),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The top-level string `b[start..end]` (its closing quote at `end`): when it is
+    /// a key of one of the three fields, the slot whose value is the next string, or
+    /// `None` inside when that value is `null` (set here). `None` outside when the
+    /// line is not laid out as [`layout`] reads.
+    fn key(&mut self, b: &'a [u8], start: usize, end: usize) -> Option<Option<usize>> {
+        let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\r' | b'\n');
+        let mut m = end + 1;
+        while b.get(m).is_some_and(ws) {
+            m += 1;
+        }
+        if b.get(m) != Some(&b':') {
+            return Some(None); // a value
+        }
+        let slot = match &b[start..end] {
+            b"type" => 0,
+            b"id" => 1,
+            b"parentId" => 2,
+            key if has_backslash(key) => return None,
+            _ => return Some(None),
+        };
+        m += 1;
+        while b.get(m).is_some_and(ws) {
+            m += 1;
+        }
+        match b.get(m) {
+            // The quote opening the value is the next structural byte.
+            Some(b'"') => Some(Some(slot)),
+            _ if slot == 2 && b[m..].starts_with(b"null") => {
+                self.set(2, None)?;
+                Some(None)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A field's value: no escape, UTF-8.
+#[inline]
+fn value_str(v: &[u8]) -> Option<&str> {
+    if has_backslash(v) {
+        return None;
+    }
+    if v.is_ascii() {
+        // SAFETY: ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(v) });
+    }
+    std::str::from_utf8(v).ok()
+}
+
+/// Whether a short string (a key, an id) holds a backslash: a plain loop, cheaper
+/// than a call to `memchr` at these lengths.
+#[inline]
+#[allow(clippy::manual_contains)] // `contains` calls core's memchr: slower at 8 bytes
+fn has_backslash(v: &[u8]) -> bool {
+    v.iter().any(|&c| c == b'\\')
 }
 
 /// The map of one file: every line that may be an entry, and the latest line of
@@ -197,7 +328,8 @@ pub struct RawIndex {
 }
 
 /// Size of the reads that build the map.
-const BLOCK: usize = 256 << 10;
+/// (In the tests, 64 bytes: lines straddle reads and outgrow the buffer.)
+const BLOCK: usize = if cfg!(test) { 64 } else { 256 << 10 };
 
 /// What one line of the file is to the map.
 enum Read {
@@ -233,64 +365,9 @@ impl RawIndex {
     /// `None` when a line is not as Pi's writer lays it out, or the header on line 1
     /// is not of version 3 or later.
     pub fn build(f: &File, size: u64, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
-        let max = input::max_line();
-        if buf.len() < BLOCK {
-            buf.resize(BLOCK, 0);
-        }
-        let mut ix = RawIndex {
-            lines: Vec::new(),
-            ids: IdTable::default(),
-            by_id: HashMap::default(),
-        };
-        let (mut filled, mut base, mut line_no) = (0usize, 0u64, 0u64);
-        loop {
-            if filled == buf.len() {
-                if filled > max {
-                    return Ok(None);
-                }
-                let n = (buf.len() * 2).min(max + 1);
-                buf.resize(n, 0);
-            }
-            let at = base + filled as u64;
-            let room = (buf.len() - filled).min(size.saturating_sub(at) as usize);
-            let n = match f.read_at(&mut buf[filled..filled + room], at) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if n == 0 {
-                return Ok((line_no > 0).then_some(ix));
-            }
-            filled += n;
-            let mut start = 0;
-            while let Some(len) = memchr::memchr(b'\n', &buf[start..filled]) {
-                let line = &buf[start..start + len];
-                line_no += 1;
-                if line.len() > max {
-                    return Ok(None);
-                }
-                let offset = base + start as u64;
-                if line_no == 1 {
-                    if !is_v3_header(line) {
-                        return Ok(None);
-                    }
-                } else {
-                    match ix.read_line(line, offset) {
-                        Read::Entry(l) => {
-                            let k = ix.lines.len() as u32;
-                            ix.by_id.insert(l.id, k);
-                            ix.lines.push(l);
-                        }
-                        Read::Skip => {}
-                        Read::Refuse => return Ok(None),
-                    }
-                }
-                start += len + 1;
-            }
-            buf.copy_within(start..filled, 0);
-            filled -= start;
-            base += start as u64;
-        }
+        let mut m = MapBuild::new(size);
+        m.read(f, size, buf)?;
+        Ok(m.finish())
     }
 
     fn read_line(&mut self, line: &[u8], offset: u64) -> Read {
@@ -313,6 +390,160 @@ impl RawIndex {
             id,
             parent,
         })
+    }
+}
+
+/// A map being built from a file's complete lines, handed to it in file order: by
+/// [`RawIndex::build`], or by the raw scan of a search from the blocks it reads, so
+/// that a big file with a hit is read once ([`super::session`]).
+pub struct MapBuild {
+    ix: RawIndex,
+    /// The bytes the map covers: lines whose newline is at `size` or past it are
+    /// not taken.
+    size: u64,
+    /// The offset of the next line to take.
+    next: u64,
+    line_no: u64,
+    /// A line not laid out as Pi's writer lays it out: no map.
+    refused: bool,
+    /// Every line the map covers is taken.
+    full: bool,
+}
+
+impl MapBuild {
+    /// A map of the first `size` bytes of a file.
+    pub fn new(size: u64) -> MapBuild {
+        MapBuild {
+            ix: RawIndex {
+                lines: Vec::new(),
+                ids: IdTable::default(),
+                by_id: HashMap::default(),
+            },
+            size,
+            next: 0,
+            line_no: 0,
+            refused: false,
+            full: false,
+        }
+    }
+
+    /// Whether the map is refused already (the file needs the full index).
+    pub fn refused(&self) -> bool {
+        self.refused
+    }
+
+    /// No map: a line the feeder could not hand over (longer than the bound).
+    pub fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// The offset of the next line to hand over.
+    pub fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// Takes the complete lines `lines` (each ending with a newline), which start at
+    /// byte `base` of the file, where the previous ones ended.
+    pub fn feed(&mut self, lines: &[u8], base: u64) {
+        if self.refused || self.full {
+            return;
+        }
+        if base != self.next {
+            // Lines missing in between: the map would not be the file's.
+            self.refused = true;
+            return;
+        }
+        let max = input::max_line();
+        let mut start = 0;
+        while let Some(len) = memchr::memchr(b'\n', &lines[start..]) {
+            let offset = base + start as u64;
+            if offset + len as u64 >= self.size {
+                // Past the bytes the map covers: nothing more is taken.
+                self.full = true;
+                return;
+            }
+            let line = &lines[start..start + len];
+            self.line_no += 1;
+            if line.len() > max {
+                self.refused = true;
+                return;
+            }
+            if self.line_no == 1 {
+                if !is_v3_header(line) {
+                    self.refused = true;
+                    return;
+                }
+            } else {
+                match self.ix.read_line(line, offset) {
+                    Read::Entry(l) => {
+                        let k = self.ix.lines.len() as u32;
+                        self.ix.by_id.insert(l.id, k);
+                        self.ix.lines.push(l);
+                    }
+                    Read::Skip => {}
+                    Read::Refuse => {
+                        self.refused = true;
+                        return;
+                    }
+                }
+            }
+            start += len + 1;
+        }
+        debug_assert_eq!(start, lines.len(), "whole lines");
+        self.next = base + start as u64;
+    }
+
+    /// Reads the file from where the lines handed over end up to byte `to` (or the
+    /// end of the bytes the map covers), in blocks through `buf`, and takes its
+    /// complete lines.
+    pub fn read(&mut self, f: &File, to: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+        let max = input::max_line();
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
+        let through = to >= self.size;
+        let to = to.min(self.size);
+        let mut filled = 0usize;
+        while !self.refused && !self.full && self.next < to {
+            if filled == buf.len() {
+                if filled > max {
+                    self.refused = true;
+                    break;
+                }
+                let n = (buf.len() * 2).min(max + 1);
+                buf.resize(n, 0);
+            }
+            let at = self.next + filled as u64;
+            let room = (buf.len() - filled).min(to.saturating_sub(at) as usize);
+            let n = match f.read_at(&mut buf[filled..filled + room], at) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                break; // the file is shorter now, or its last line unterminated
+            }
+            filled += n;
+            let Some(last) = memchr::memrchr(b'\n', &buf[..filled]) else {
+                continue;
+            };
+            let whole = last + 1;
+            let base = self.next;
+            self.feed(&buf[..whole], base);
+            buf.copy_within(whole..filled, 0);
+            filled -= whole;
+        }
+        if through {
+            // Every complete line the map covers is taken: lines handed over later
+            // (by a scan that read past `size`) are not.
+            self.full = true;
+        }
+        Ok(())
+    }
+
+    /// The map, unless a line refused it or there was none.
+    pub fn finish(self) -> Option<RawIndex> {
+        (!self.refused && self.line_no > 0).then_some(self.ix)
     }
 }
 
@@ -641,6 +872,303 @@ mod tests {
         ]
     }
 
+    /// The structural pass as it was written first, one `memchr` call per string:
+    /// the reference the block-wise [`layout`] must agree with on valid JSON.
+    fn layout_ref(b: &[u8]) -> Option<Layout<'_>> {
+        fn string_end(b: &[u8], mut at: usize) -> Option<usize> {
+            loop {
+                let k = memchr::memchr2(b'"', b'\\', b.get(at..)?)?;
+                if b[at + k] == b'"' {
+                    return Some(at + k);
+                }
+                at += k + 2;
+            }
+        }
+        if b.first() != Some(&b'{') {
+            return None;
+        }
+        let (mut ty, mut id, mut parent): (Option<&str>, Option<&str>, Option<Option<&str>>) =
+            (None, None, None);
+        let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+        let mut depth = 1usize;
+        let mut i = 1;
+        while let Some(k) = memchr::memchr3(b'"', b'{', b'}', &b[i.min(b.len())..]) {
+            i += k;
+            match b[i] {
+                b'"' => {
+                    let start = i + 1;
+                    let end = string_end(b, start)?;
+                    i = end + 1;
+                    if depth != 1 {
+                        continue;
+                    }
+                    let mut m = i;
+                    while b.get(m).is_some_and(ws) {
+                        m += 1;
+                    }
+                    if b.get(m) != Some(&b':') {
+                        continue;
+                    }
+                    let key = &b[start..end];
+                    if key.contains(&b'\\') {
+                        return None;
+                    }
+                    let slot = match key {
+                        b"type" => 0,
+                        b"id" => 1,
+                        b"parentId" => 2,
+                        _ => continue,
+                    };
+                    m += 1;
+                    while b.get(m).is_some_and(ws) {
+                        m += 1;
+                    }
+                    let value = if b.get(m) == Some(&b'"') {
+                        let e = string_end(b, m + 1)?;
+                        let v = &b[m + 1..e];
+                        if v.contains(&b'\\') {
+                            return None;
+                        }
+                        i = e + 1;
+                        Some(std::str::from_utf8(v).ok()?)
+                    } else if b[m..].starts_with(b"null") && slot == 2 {
+                        i = m + 4;
+                        None
+                    } else {
+                        return None;
+                    };
+                    match slot {
+                        0 if ty.is_none() => ty = value,
+                        1 if id.is_none() => id = value,
+                        2 if parent.is_none() => parent = Some(value),
+                        _ => return None,
+                    }
+                    continue;
+                }
+                b'{' => depth += 1,
+                _ => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            i += 1;
+        }
+        Some(Layout {
+            ty: ty?,
+            id: id?,
+            parent: parent.flatten(),
+        })
+    }
+
+    /// A JSON value, for the structural pass's comparison with its reference.
+    #[derive(Debug, Clone)]
+    enum J {
+        Str(String),
+        Num(u32),
+        Null,
+        Arr(Vec<J>),
+        Obj(Vec<(String, J)>),
+    }
+
+    /// Strings whose escapes, quotes, braces and lengths put every kind of byte at
+    /// every position of a 64-byte block.
+    fn jstr() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            4 => "[a-z]{0,70}",
+            2 => Just("\\".to_string()),
+            2 => Just("\"".to_string()),
+            1 => Just("{".to_string()),
+            1 => Just("}".to_string()),
+            1 => Just("\\\\\"".to_string()),
+            1 => Just("\n\t\u{1}".to_string()),
+            1 => Just("é😀".to_string()),
+            1 => Just("type".to_string()),
+            1 => Just("\":\"id\"".to_string()),
+        ];
+        proptest::collection::vec(piece, 0..6).prop_map(|v| v.concat())
+    }
+
+    fn jvalue() -> impl Strategy<Value = J> {
+        let leaf = prop_oneof![
+            jstr().prop_map(J::Str),
+            any::<u32>().prop_map(J::Num),
+            Just(J::Null),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(J::Arr),
+                proptest::collection::vec((prop_oneof![3 => jstr(), 1 => Just("id".to_string()), 1 => Just("type".to_string())], inner), 0..5)
+                    .prop_map(J::Obj),
+            ]
+        })
+    }
+
+    /// Writes `v` as JSON, with whitespace from `ws` (cycled) between tokens.
+    fn write_json(v: &J, ws: &[&str], k: &mut usize, out: &mut String) {
+        let space = |out: &mut String, k: &mut usize| {
+            if !ws.is_empty() {
+                out.push_str(ws[*k % ws.len()]);
+                *k += 1;
+            }
+        };
+        match v {
+            J::Str(s) => out.push_str(&serde_json::to_string(s).unwrap()),
+            J::Num(n) => out.push_str(&n.to_string()),
+            J::Null => out.push_str("null"),
+            J::Arr(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    space(out, k);
+                    write_json(x, ws, k, out);
+                }
+                out.push(']');
+            }
+            J::Obj(o) => {
+                out.push('{');
+                for (i, (key, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    space(out, k);
+                    out.push_str(&serde_json::to_string(key).unwrap());
+                    space(out, k);
+                    out.push(':');
+                    space(out, k);
+                    write_json(x, ws, k, out);
+                }
+                space(out, k);
+                out.push('}');
+            }
+        }
+    }
+
+    /// A line as Pi writes one (or nearly): the three fields among other keys, in any
+    /// order, some of them null, nested objects holding the same key names.
+    fn jline() -> impl Strategy<Value = String> {
+        let field = |name: &'static str| {
+            prop_oneof![
+                3 => "[0-9a-f]{8}".prop_map(move |v| Some((name.to_string(), J::Str(v)))),
+                1 => jstr().prop_map(move |v| Some((name.to_string(), J::Str(v)))),
+                1 => Just(Some((name.to_string(), J::Null))),
+                1 => Just(None),
+            ]
+        };
+        (
+            field("type"),
+            field("id"),
+            field("parentId"),
+            proptest::collection::vec((jstr(), jvalue()), 0..5),
+            any::<u64>(),
+            prop_oneof![
+                Just(vec![]),
+                Just(vec![" "]),
+                Just(vec!["", " ", "\t", "\r", "  "])
+            ],
+            any::<bool>(),
+            0usize..64,
+        )
+            .prop_map(|(t, i, p, rest, order, ws, crlf, pad)| {
+                let mut keys: Vec<(String, J)> = rest;
+                if pad > 0 {
+                    // Shifts where the block edges fall.
+                    keys.insert(0, ("pad".to_string(), J::Str("x".repeat(pad))));
+                }
+                for (n, f) in [t, i, p].into_iter().enumerate() {
+                    if let Some(f) = f {
+                        let at = (order >> (8 * n)) as usize % (keys.len() + 1);
+                        keys.insert(at, f);
+                    }
+                }
+                let mut out = String::new();
+                write_json(&J::Obj(keys), &ws, &mut 0, &mut out);
+                if crlf {
+                    out.push('\r');
+                }
+                out
+            })
+    }
+
+    fn fields(l: Option<Layout<'_>>) -> Option<(&str, &str, Option<&str>)> {
+        l.map(|l| (l.ty, l.id, l.parent))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// On valid JSON the block-wise pass reads what the reference reads, wherever
+        /// the block edges fall (a leading pad shifts them).
+        #[test]
+        fn layout_is_the_references_on_valid_json(line in jline()) {
+            prop_assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok(), "{}", line);
+            let b = line.as_bytes();
+            let want = fields(layout_ref(b));
+            prop_assert_eq!(fields(layout(b)), want, "{}", line);
+            // And without AVX2 (SSE2 or SWAR), whatever this CPU has.
+            prop_assert_eq!(fields(layout_with::<false>(b)), want, "{}", line);
+        }
+
+        /// Damaged lines: never a panic, and where the index's scanner takes the line,
+        /// the reference's answer.
+        #[test]
+        fn layout_on_damaged_lines(line in jline(), cut in any::<usize>(), junk in proptest::collection::vec(prop_oneof![Just(b'"'), Just(b'\\'), Just(b'{'), Just(b'}'), any::<u8>()], 0..4), at in any::<usize>()) {
+            let mut b = line.into_bytes();
+            let cut = cut % (b.len() + 1);
+            b.truncate(cut.max(1));
+            let at = at % (b.len() + 1);
+            for (k, &j) in junk.iter().enumerate() {
+                b.insert((at + k).min(b.len()), j);
+            }
+            let got = fields(layout(&b));
+            prop_assert_eq!(got, fields(layout_with::<false>(&b)));
+            if LineHead::parse(&b).is_ok() && serde_json::from_slice::<serde_json::Value>(&b).is_ok() {
+                prop_assert_eq!(got, fields(layout_ref(&b)));
+            }
+        }
+    }
+
+    /// Throughput of the structural pass over a big session (`SESSIONFS_BENCH_FILE`),
+    /// against the reference: `cargo test --release --lib hitpath::tests::layout_speed
+    /// -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn layout_speed() {
+        let Ok(p) = std::env::var("SESSIONFS_BENCH_FILE") else {
+            return;
+        };
+        let bytes = std::fs::read(p).unwrap();
+        let lines: Vec<&[u8]> = bytes.split(|&c| c == b'\n').collect();
+        for (name, f) in [
+            ("blocks", layout as fn(&[u8]) -> Option<Layout<'_>>),
+            ("reference", layout_ref),
+        ] {
+            let t = std::time::Instant::now();
+            let mut n = 0usize;
+            for _ in 0..5 {
+                for l in &lines {
+                    n += f(l).map_or(0, |l| l.id.len());
+                }
+            }
+            let dt = t.elapsed().as_secs_f64() / 5.0;
+            eprintln!(
+                "{name}: {:.1} ms, {:.2} GB/s ({n})",
+                dt * 1e3,
+                bytes.len() as f64 / dt / 1e9
+            );
+        }
+        let t = std::time::Instant::now();
+        let ix = RawIndex::from_bytes(&bytes).unwrap();
+        eprintln!(
+            "build: {:.1} ms, {} lines",
+            t.elapsed().as_secs_f64() * 1e3,
+            ix.lines.len()
+        );
+    }
+
     /// What the fast path decided for one file.
     #[derive(Debug, Default)]
     struct Tally {
@@ -714,6 +1242,59 @@ mod tests {
                 f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
             }
             compare(&f, &mut Tally::default());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// A map begun after a prefix read again (`MapBuild::read` up to a line end)
+        /// and fed the rest in blocks of whole lines, as the raw scan feeds it, is the
+        /// map `RawIndex::build` makes of the same bytes; so is one that covers fewer
+        /// bytes (`size` inside a line) and is fed past them.
+        #[test]
+        fn a_map_fed_in_blocks_is_the_built_one(
+            lines in proptest::collection::vec(line(), 0..40),
+            cuts in proptest::collection::vec(any::<usize>(), 0..6),
+            short in any::<usize>(),
+            torn in any::<bool>(),
+        ) {
+            let mut f = format!("{HEADER}\n");
+            for l in &lines {
+                f.push_str(&text(l));
+                f.push('\n');
+            }
+            if torn {
+                f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
+            }
+            let bytes = f.as_bytes();
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("s.jsonl");
+            std::fs::write(&p, bytes).unwrap();
+            let file = File::open(&p).unwrap();
+            let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, c)| **c == b'\n').map(|(i, _)| i + 1).collect();
+            let mut at: Vec<usize> = cuts.iter().map(|c| ends[c % ends.len()]).collect();
+            at.sort_unstable();
+            at.dedup();
+            for size in [bytes.len(), short % (bytes.len() + 1)] {
+                let want = RawIndex::build(&file, size as u64, &mut Vec::new()).unwrap();
+                let mut m = MapBuild::new(size as u64);
+                let first = at.first().copied().unwrap_or(ends[ends.len() - 1]);
+                m.read(&file, first as u64, &mut Vec::new()).unwrap();
+                let mut from = first;
+                for &to in at.iter().skip(1).chain(std::iter::once(ends.last().unwrap())) {
+                    if to > from {
+                        m.feed(&bytes[from..to], from as u64);
+                        from = to;
+                    }
+                }
+                m.read(&file, u64::MAX, &mut Vec::new()).unwrap();
+                let got = m.finish();
+                let key = |ix: &RawIndex| {
+                    ix.lines.iter().map(|l| (l.offset, l.len, ix.ids.resolve(l.id).map(|s| s.into_owned()), ix.ids.resolve(l.parent).map(|s| s.into_owned()), ix.by_id[&l.id])).collect::<Vec<_>>()
+                };
+                prop_assert_eq!(got.as_ref().map(key), want.as_ref().map(key), "size {}", size);
+            }
         }
     }
 

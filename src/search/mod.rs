@@ -71,6 +71,7 @@ pub mod rules;
 pub mod rules_claude;
 pub mod rules_codex;
 pub mod session;
+pub mod structure;
 pub mod walk;
 
 use grepfile::Mode;

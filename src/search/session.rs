@@ -7,7 +7,8 @@
 //!    only what grep found is kept (the lines to print), not the content.
 //! 3. In Pi's current format, the hits' paths come from a map of ids and the
 //!    validation of the lines on them ([`super::hitpath`]), the full index only when
-//!    that doubts. Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
+//!    that doubts; the scan begins that map at the first hit and feeds it the blocks
+//!    it reads after ([`EarlyMap`]). Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
 //!    (by offset and length: a line that is not an entry, or changed since, is not
 //!    one). The tree is walked in the mount's order and each selected node printed,
 //!    those not rendered yet rendered now. Without a prefilter, every node is.
@@ -28,9 +29,9 @@
 //! of its other pages and of its base pages: those are its side files, and a candidate
 //! is matched to its node by file path and offset (`nodes_by_path`).
 
-use super::cache::Cache;
+use super::cache::{Cache, Key};
 use super::grepfile::{self, Found, Mode};
-use super::hitpath::RawIndex;
+use super::hitpath::{MapBuild, RawIndex};
 use super::output::Printer;
 use super::pattern::Pattern;
 use super::prefilter::Prefilter;
@@ -41,6 +42,7 @@ use crate::model::sessions_dir::io_message as io_msg;
 use crate::model::{LoadError, Session};
 use crate::view::{MAX_IMAGES, entry_name};
 use serde_json::json;
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -419,12 +421,99 @@ struct Scanned {
     /// The side files scanned ([`Rules::side_files`]), numbered from 1 in
     /// [`Candidate::file`].
     sides: Vec<PathBuf>,
+    /// The session file as the scan read it (`None` when the search had scanned it
+    /// already, for another session: never a Pi file, whose hits take [`hit_paths`]).
+    file: Option<File>,
+    /// Its hit-path map, begun by the scan.
+    early: EarlyMap,
+}
+
+/// The hit-path map of a session file ([`hitpath`]), begun by its raw scan at the
+/// first hit and built from the blocks the scan reads after it, so that a big file
+/// with a hit is read once rather than twice (the bytes before the hit are read
+/// again for the map; Pi's hits are rarely far in). Only where the fast path may
+/// follow ([`fast_path_fits`]): a search without a hit builds nothing.
+enum EarlyMap {
+    /// Not begun: no hit yet.
+    Idle,
+    /// Not to be begun: the fast path cannot follow.
+    Off,
+    /// Loaded from the cache.
+    Cached(RawIndex),
+    /// Being built, under the cache key taken before it was begun.
+    Building(MapBuild, Option<Key>),
+}
+
+impl EarlyMap {
+    /// For a session file in `rules`' format searched by `search`.
+    fn new(search: &Search, rules: &Rules) -> EarlyMap {
+        if search.mode != Mode::Count
+            && !search.json
+            && !search.sessions
+            && std::ptr::eq(rules, &rules::PI)
+        {
+            EarlyMap::Idle
+        } else {
+            EarlyMap::Off
+        }
+    }
+
+    /// After the scan of the complete lines `lines`, at byte `base` of `f`, which
+    /// selected `new`.
+    fn after_block(&mut self, f: &File, lines: &[u8], base: u64, new: &[Candidate]) {
+        if new.iter().any(|c| c.results.is_none()) {
+            // A candidate that needs the index: the fast path will not follow.
+            *self = EarlyMap::Off;
+            return;
+        }
+        match self {
+            EarlyMap::Building(m, _) => m.feed(lines, base),
+            EarlyMap::Idle if !new.is_empty() => {
+                *self = EarlyMap::begin(f, base + lines.len() as u64);
+            }
+            _ => {}
+        }
+    }
+
+    /// Begins the map of `f` (from the cache, or from its lines up to byte `to`, read
+    /// again, after the key is taken).
+    fn begin(f: &File, to: u64) -> EarlyMap {
+        let cache = Cache::global();
+        let key = cache.and_then(|c| c.key(f));
+        if let Some(ix) = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k)) {
+            return EarlyMap::Cached(ix);
+        }
+        // The map covers the bytes the key describes (a line written since is in
+        // neither).
+        let size = match &key {
+            Some(k) => k.size(),
+            None => match f.metadata() {
+                Ok(m) => m.len(),
+                Err(_) => return EarlyMap::Off,
+            },
+        };
+        let mut m = MapBuild::new(size);
+        if m.read(f, to, &mut Vec::new()).is_err() {
+            return EarlyMap::Off;
+        }
+        EarlyMap::Building(m, key)
+    }
+
+    /// A line the scan passed without handing it over (longer than the bound).
+    fn skipped_line(&mut self) {
+        if let EarlyMap::Building(m, _) = self {
+            m.refuse();
+        }
+    }
 }
 
 /// The raw scan of a session file and its side files: the candidate lines, or `None`
 /// when every entry must be rendered (a format the prefilter does not know).
 fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Scanned>> {
-    let Some((rules, p, mut candidates)) = scan_once(path, path, search, buf, None, 0)? else {
+    let mut early = EarlyMap::Idle;
+    let Some((rules, p, mut candidates, file)) =
+        scan_once(path, path, search, buf, None, 0, Some(&mut early))?
+    else {
         return Ok(None);
     };
     let sides = rules.side_files.map_or_else(Vec::new, |f| f(path));
@@ -438,7 +527,9 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
     }
     for (k, side) in sides.iter().enumerate() {
         // One that cannot be read is not indexed either.
-        if let Ok(Some((_, _, c))) = scan_once(side, path, search, buf, Some((rules, p)), k + 1) {
+        if let Ok(Some((_, _, c, _))) =
+            scan_once(side, path, search, buf, Some((rules, p)), k + 1, None)
+        {
             candidates.extend(c);
         }
     }
@@ -446,11 +537,17 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
         rules,
         candidates,
         sides,
+        file,
+        early,
     }))
 }
 
 /// A format and its prefilter.
 type Format<'a> = (&'static Rules, &'a Prefilter);
+
+/// What the raw scan of one file found: its format, the candidates, and the file as
+/// the scan read it (`None` when the search had scanned it already, [`Scans`]).
+type FileScan<'a> = (&'static Rules, &'a Prefilter, Vec<Candidate>, Option<File>);
 
 /// [`scan_file`], or its result when the search has scanned the file already (for
 /// another session, [`Scans`]).
@@ -461,7 +558,8 @@ fn scan_once<'a>(
     buf: &mut Vec<u8>,
     format: Option<Format<'a>>,
     file: usize,
-) -> io::Result<Option<(&'static Rules, &'a Prefilter, Vec<Candidate>)>> {
+    early: Option<&mut EarlyMap>,
+) -> io::Result<Option<FileScan<'a>>> {
     // In the format the file is read in: the session's, or (for a session file) the
     // one its name and first line surely say.
     if let Some(sh) = search.scans.get(path)
@@ -475,10 +573,10 @@ fn scan_once<'a>(
             .iter()
             .map(|c| Candidate { file, ..c.clone() })
             .collect();
-        return Ok(Some((sh.rules, search.prefilter(sh.rules), c)));
+        return Ok(Some((sh.rules, search.prefilter(sh.rules), c, None)));
     }
-    let scanned = scan_file(path, session, search, buf, format, file)?;
-    if let Some((r, _, c)) = &scanned
+    let scanned = scan_file(path, session, search, buf, format, file, early)?;
+    if let Some((r, _, c, _)) = &scanned
         && Scans::shareable(r)
     {
         search.scans.put(path, r, c);
@@ -491,7 +589,8 @@ fn scan_once<'a>(
 /// candidate lines (numbered `file`), or `None` when every entry must be rendered (a
 /// format the prefilter does not know). Where the format gives a line's content from
 /// the line alone, candidates are searched here, and those without a match are
-/// dropped (with `-c`, every entry is printed and all are kept).
+/// dropped (with `-c`, every entry is printed and all are kept). With `early`, the
+/// session file's hit-path map is begun at the first hit ([`EarlyMap`]).
 fn scan_file<'a>(
     path: &Path,
     session: &Path,
@@ -499,7 +598,8 @@ fn scan_file<'a>(
     buf: &mut Vec<u8>,
     mut format: Option<Format<'a>>,
     file: usize,
-) -> io::Result<Option<(&'static Rules, &'a Prefilter, Vec<Candidate>)>> {
+    mut early: Option<&mut EarlyMap>,
+) -> io::Result<Option<FileScan<'a>>> {
     // A device or a FIFO is refused, never read (or waited on).
     let f = input::open_regular(path)?;
     let max = input::max_line();
@@ -525,8 +625,11 @@ fn scan_file<'a>(
                 // A line longer than the bound is no entry (the index skips it too):
                 // pass it without holding it.
                 let (end, ended) = input::skip_line(&f, base + filled as u64)?;
+                if let Some(e) = early.as_deref_mut() {
+                    e.skipped_line();
+                }
                 if !ended {
-                    return Ok(format.map(|(r, p)| (r, p, out)));
+                    return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
                 }
                 base = end;
                 filled = 0;
@@ -543,7 +646,7 @@ fn scan_file<'a>(
         };
         if n == 0 {
             // An unterminated last line is not an entry yet.
-            return Ok(format.map(|(r, p)| (r, p, out)));
+            return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
         }
         filled += n;
         let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
@@ -560,12 +663,16 @@ fn scan_file<'a>(
                 if p.selects_everything() {
                     return Ok(None);
                 }
+                if let Some(e) = early.as_deref_mut() {
+                    *e = EarlyMap::new(search, r);
+                }
                 format = Some((r, p));
                 (r, p)
             }
         };
         offsets.clear();
         p.scan_in(&buf[..whole], 0, &mut offsets, Some(session));
+        let had = out.len();
         for &o in &offsets {
             let start = o as usize;
             let end = start + memchr::memchr(b'\n', &buf[start..whole]).expect("whole lines");
@@ -586,6 +693,9 @@ fn scan_file<'a>(
                 len: line.len(),
                 results,
             });
+        }
+        if let Some(e) = early.as_deref_mut() {
+            e.after_block(&f, &buf[..whole], base, &out[had..]);
         }
         buf.copy_within(whole..filled, 0);
         filled -= whole;
@@ -623,18 +733,21 @@ pub fn search_file(
     }
     // A few hits in Pi's current format: their paths without the index.
     let scanned = match scanned {
-        Some(sc) if sc.sides.is_empty() && fast_path_fits(search, sc.rules, &sc.candidates) => {
-            let Scanned {
-                rules,
-                candidates,
-                sides,
-            } = sc;
-            match hit_paths(job, search, candidates, buf, emit) {
+        Some(Scanned {
+            rules,
+            candidates,
+            sides,
+            file: Some(file),
+            early,
+        }) if sides.is_empty() && fast_path_fits(search, rules, &candidates) => {
+            match hit_paths(search, candidates, &file, early, &job.prefix, buf, emit) {
                 Ok(Ok(report)) => return report,
                 Ok(Err(candidates)) => Some(Scanned {
                     rules,
                     candidates,
                     sides,
+                    file: Some(file),
+                    early: EarlyMap::Off,
                 }),
                 Err(e) => return failed(emit, io_msg(&e)),
             }
@@ -887,44 +1000,40 @@ fn fast_path_fits(search: &Search, r: &Rules, c: &[Candidate]) -> bool {
         && c.iter().all(|c| c.results.is_some())
 }
 
-/// Prints a file's hits from their paths alone ([`hitpath`]), in the mount's order;
-/// gives the candidates back when the file needs its index.
+/// Prints a file's hits from their paths alone ([`hitpath`]), in the mount's order,
+/// with the map the scan began (`early`) or one built now; gives the candidates back
+/// when the file needs its index.
 fn hit_paths(
-    job: &Job,
     search: &Search,
     c: Vec<Candidate>,
+    f: &File,
+    early: EarlyMap,
+    prefix: &[u8],
     buf: &mut Vec<u8>,
     emit: &mut dyn FnMut(Chunk),
 ) -> io::Result<Result<Report, Vec<Candidate>>> {
-    let f = input::open_regular(&job.path)?;
     let cache = Cache::global();
-    let key = cache.and_then(|c| c.key(&f));
-    let cached = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k));
-    let ix = match cached {
-        Some(ix) => ix,
-        None => {
-            // The map covers the bytes the key describes (a line written since is
-            // in neither).
-            let size = match &key {
-                Some(k) => k.size(),
-                None => f.metadata()?.len(),
-            };
-            let built = RawIndex::build(&f, size, buf);
-            if buf.len() > 4 * BLOCK {
-                buf.truncate(BLOCK);
-                buf.shrink_to_fit();
-            }
-            let Some(ix) = built? else {
+    let ix = match early {
+        EarlyMap::Cached(ix) => ix,
+        EarlyMap::Building(mut m, key) => {
+            // The scan stops at the end it saw: what is left of the bytes the map
+            // covers, if the file was shorter then, is read now.
+            m.read(f, u64::MAX, buf)?;
+            let Some(ix) = m.finish() else {
                 return Ok(Err(c));
             };
             if let (Some(c), Some(k)) = (cache, &key) {
-                c.store(&f, k, &ix);
+                c.store(f, k, &ix);
             }
             ix
         }
+        EarlyMap::Idle | EarlyMap::Off => match map_now(f, cache, buf)? {
+            Some(ix) => ix,
+            None => return Ok(Err(c)),
+        },
     };
     let hits: Vec<(u64, usize)> = c.iter().map(|c| (c.offset, c.len)).collect();
-    let Ok(paths) = ix.paths(&hits, &mut &f)? else {
+    let Ok(paths) = ix.paths(&hits, &mut &*f)? else {
         return Ok(Err(c));
     };
     let mut results: Vec<Option<Vec<FileResult>>> = c.into_iter().map(|c| c.results).collect();
@@ -934,7 +1043,7 @@ fn hit_paths(
         let Some(rs) = results[hp.hit].take() else {
             continue;
         };
-        let mut path = job.prefix.clone();
+        let mut path = prefix.to_vec();
         for d in &hp.dirs {
             if !path.is_empty() {
                 path.push(b'/');
@@ -957,6 +1066,33 @@ fn hit_paths(
         emit(Chunk::Out(out));
     }
     Ok(Ok(report))
+}
+
+/// The hit-path map of `f`, from the cache or built now (a file the scan began no
+/// map for); `None` when the file needs its index.
+fn map_now(f: &File, cache: Option<&Cache>, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
+    let key = cache.and_then(|c| c.key(f));
+    if let Some(ix) = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k)) {
+        return Ok(Some(ix));
+    }
+    // The map covers the bytes the key describes (a line written since is in
+    // neither).
+    let size = match &key {
+        Some(k) => k.size(),
+        None => f.metadata()?.len(),
+    };
+    let built = RawIndex::build(f, size, buf);
+    if buf.len() > 4 * BLOCK {
+        buf.truncate(BLOCK);
+        buf.shrink_to_fit();
+    }
+    let Some(ix) = built? else {
+        return Ok(None);
+    };
+    if let (Some(c), Some(k)) = (cache, &key) {
+        c.store(f, k, &ix);
+    }
+    Ok(Some(ix))
 }
 
 /// For each pre-order position, the position after its subtree.
