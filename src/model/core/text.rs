@@ -109,9 +109,10 @@ pub fn render_tool(t: &Value) -> String {
 }
 
 /// Joins blocks with a blank line between them; each block ends in `\n`.
-pub fn join_chunks(chunks: &[String]) -> String {
-    let mut out = String::new();
+pub fn join_chunks<S: AsRef<str>>(chunks: &[S]) -> String {
+    let mut out = String::with_capacity(chunks.iter().map(|c| c.as_ref().len() + 2).sum());
     for (i, chunk) in chunks.iter().enumerate() {
+        let chunk = chunk.as_ref();
         if i > 0 {
             out.push('\n');
         }

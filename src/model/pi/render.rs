@@ -223,7 +223,7 @@ fn render_message(m: &Value, link: bool) -> String {
                 tail.push(format!("[stop reason: {reason}]"));
             }
             if !tail.is_empty() {
-                chunks.push(tail.join("\n"));
+                chunks.push(tail.join("\n").into());
             }
             join_chunks(&chunks)
         }
@@ -399,21 +399,34 @@ fn provider_model(provider: Option<&Value>, model: Option<&Value>) -> String {
     }
 }
 
-/// One string per content block (a string content is one block).
-fn content_chunks(content: Option<&Value>, link: bool, n_image: &mut usize) -> Vec<String> {
+/// One string per content block (a string content is one block). Text is borrowed,
+/// not copied: a context's text is mostly these blocks.
+fn content_chunks<'a>(
+    content: Option<&'a Value>,
+    link: bool,
+    n_image: &mut usize,
+) -> Vec<Cow<'a, str>> {
     match content {
         None | Some(Value::Null) => vec![],
         Some(Value::Array(blocks)) => blocks
             .iter()
             .map(|b| block_text(b, link, n_image))
             .collect(),
-        Some(other) => vec![text_of(Some(other))],
+        Some(other) => vec![text_cow(Some(other))],
     }
 }
 
-fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
+/// [`text_of`], borrowing a string.
+fn text_cow(v: Option<&Value>) -> Cow<'_, str> {
+    match v {
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        other => Cow::Owned(text_of(other)),
+    }
+}
+
+fn block_text<'a>(block: &'a Value, link: bool, n_image: &mut usize) -> Cow<'a, str> {
     match block.get("type").and_then(Value::as_str) {
-        Some("text") => text_of(block.get("text")),
+        Some("text") => text_cow(block.get("text")),
         Some("image") => {
             *n_image += 1;
             let n = *n_image;
@@ -428,25 +441,25 @@ fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
                 .map_or(0, base64::decoded_len);
             if link {
                 let ext = image_ext(block.get("mimeType"));
-                format!(
+                Cow::Owned(format!(
                     "[image {n}: {mime}, {len} byte{} → image-{n}.{ext}]",
                     plural(len)
-                )
+                ))
             } else {
-                format!("[image {n}: {mime}, {len} byte{}]", plural(len))
+                Cow::Owned(format!("[image {n}: {mime}, {len} byte{}]", plural(len)))
             }
         }
         Some("thinking") => {
-            let thinking = text_of(block.get("thinking"));
+            let thinking = text_cow(block.get("thinking"));
             let head = if js_truthy(block.get("redacted")) {
                 "[thinking, redacted]"
             } else {
                 "[thinking]"
             };
             if thinking.is_empty() {
-                head.to_string()
+                Cow::Borrowed(head)
             } else {
-                format!("{head}\n{thinking}")
+                Cow::Owned(cat(&[head, "\n", &thinking]))
             }
         }
         Some("toolCall") => {
@@ -459,11 +472,11 @@ fn block_text(block: &Value, link: bool, n_image: &mut usize) -> String {
                 s.push('\n');
                 s.push_str(&js_stringify_pretty(args));
             }
-            s
+            Cow::Owned(s)
         }
         _ => match block {
-            Value::String(s) => s.clone(),
-            other => js_stringify_pretty(other),
+            Value::String(s) => Cow::Borrowed(s),
+            other => Cow::Owned(js_stringify_pretty(other)),
         },
     }
 }
@@ -910,7 +923,11 @@ fn jtext_json<'a, J: Json<'a>>(v: J) -> String {
 /// The readable `context`: [`render_context_message`] of each message,
 /// concatenated. Empty for no messages.
 pub fn render_context(messages: &[Value]) -> String {
-    messages.iter().map(render_context_message).collect()
+    let mut out = String::new();
+    for m in messages {
+        push_context_message(&mut out, m);
+    }
+    out
 }
 
 /// One message of the readable `context`: a heading line naming the role
@@ -918,7 +935,14 @@ pub fn render_context(messages: &[Value]) -> String {
 /// `## toolResult (read)`), the message rendered as in [`render_entry`]
 /// (image placeholders without a file name), and a blank line.
 pub fn render_context_message(m: &Value) -> String {
-    let mut out = String::from("## ");
+    let mut out = String::new();
+    push_context_message(&mut out, m);
+    out
+}
+
+/// [`render_context_message`], added to `out`.
+fn push_context_message(out: &mut String, m: &Value) {
+    out.push_str("## ");
     out.push_str(&context_heading(m));
     out.push('\n');
     match m {
@@ -926,7 +950,6 @@ pub fn render_context_message(m: &Value) -> String {
         other => out.push_str(&finish(js_stringify_pretty(other))),
     }
     out.push('\n');
-    out
 }
 
 fn context_heading(m: &Value) -> String {
