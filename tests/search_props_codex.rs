@@ -17,6 +17,14 @@
 //! images (fixed strings, extended regexes with a wildcard, `-i`, `-w`), and every line
 //! whose content files match must be among the lines the prefilter's raw scan selects.
 //!
+//! Compactions get a test of their own: their previews collapse whitespace, cut long
+//! texts with `…` and make up labels, so their texts hold runs of spaces, tabs,
+//! newlines and Unicode spaces, are empty, blank or long, their replacement
+//! histories hold every kind of item the previews handle, and patterns are also cut
+//! around what the previews make up (a collapsed space, a `…`, `meta: `, a count).
+//! Without the decoration `" "`, `…`, `meta`, `unknown`, ` items]`, ` image(s)]` or the
+//! heading, it fails within the default number of cases.
+//!
 //! The number of cases is `PROPTEST_CASES` (256 by default, so that the run of every
 //! test stays short; `PROPTEST_CASES=100000` for the full run).
 
