@@ -823,6 +823,20 @@ mod tests {
         )
     }
 
+    /// A session file of `lines` after the header, and with `torn` a last line cut
+    /// short (no newline).
+    fn file(lines: &[L], torn: bool) -> String {
+        let mut f = format!("{HEADER}\n");
+        for l in lines {
+            f.push_str(&text(l));
+            f.push('\n');
+        }
+        if torn {
+            f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
+        }
+        f
+    }
+
     fn text(l: &L) -> String {
         match *l {
             L::Entry {
@@ -1233,14 +1247,7 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
         #[test]
         fn paths_are_the_indexs(lines in proptest::collection::vec(line(), 0..40), torn in any::<bool>()) {
-            let mut f = format!("{HEADER}\n");
-            for l in &lines {
-                f.push_str(&text(l));
-                f.push('\n');
-            }
-            if torn {
-                f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
-            }
+            let f = file(&lines, torn);
             compare(&f, &mut Tally::default());
         }
     }
@@ -1259,14 +1266,7 @@ mod tests {
             short in any::<usize>(),
             torn in any::<bool>(),
         ) {
-            let mut f = format!("{HEADER}\n");
-            for l in &lines {
-                f.push_str(&text(l));
-                f.push('\n');
-            }
-            if torn {
-                f.push_str(&entry(0, 1, Some(0), 0, false)[..50]);
-            }
+            let f = file(&lines, torn);
             let bytes = f.as_bytes();
             let dir = tempfile::tempdir().unwrap();
             let p = dir.path().join("s.jsonl");
@@ -1311,12 +1311,7 @@ mod tests {
                 .new_tree(&mut runner)
                 .unwrap()
                 .current();
-            let mut f = format!("{HEADER}\n");
-            for l in &lines {
-                f.push_str(&text(l));
-                f.push('\n');
-            }
-            compare(&f, &mut t);
+            compare(&file(&lines, false), &mut t);
         }
         assert!(
             t.refused > 10 && t.doubted > 100 && t.answered > 1000,

@@ -193,6 +193,23 @@ mod tests {
         out
     }
 
+    /// Each byte of `v`: its offset, whether [`Escapes`] fed block by block says it is
+    /// escaped, and whether [`escaped_ref`] does.
+    fn escapes_by_block(v: &[u8]) -> Vec<(usize, bool, bool)> {
+        let want = escaped_ref(v);
+        let mut e = Escapes::default();
+        let mut out = Vec::with_capacity(v.len());
+        for (k, chunk) in v.chunks(64).enumerate() {
+            let mut block = [0u8; 64];
+            block[..chunk.len()].copy_from_slice(chunk);
+            let got = e.next(classify(&block).backslash);
+            for i in 0..chunk.len() {
+                out.push((64 * k + i, got >> i & 1 == 1, want[64 * k + i]));
+            }
+        }
+        out
+    }
+
     fn masks_ref(b: &[u8; 64]) -> Masks {
         let mut m = Masks::default();
         for (i, &c) in b.iter().enumerate() {
@@ -235,15 +252,8 @@ mod tests {
         /// byte by byte.
         #[test]
         fn escapes_match_the_definition(v in proptest::collection::vec(byte(), 0..400)) {
-            let want = escaped_ref(&v);
-            let mut e = Escapes::default();
-            for (k, chunk) in v.chunks(64).enumerate() {
-                let mut block = [0u8; 64];
-                block[..chunk.len()].copy_from_slice(chunk);
-                let got = e.next(classify(&block).backslash);
-                for (i, &w) in want[64 * k..64 * k + chunk.len()].iter().enumerate() {
-                    prop_assert_eq!(got >> i & 1 == 1, w, "byte {} of {:?}", 64 * k + i, v);
-                }
+            for (at, got, want) in escapes_by_block(&v) {
+                prop_assert_eq!(got, want, "byte {} of {:?}", at, v);
             }
         }
 
@@ -264,15 +274,8 @@ mod tests {
                 let mut v = vec![b'a'; lead];
                 v.extend(std::iter::repeat_n(b'\\', run));
                 v.extend_from_slice(b"\"xx");
-                let want = escaped_ref(&v);
-                let mut e = Escapes::default();
-                for (k, chunk) in v.chunks(64).enumerate() {
-                    let mut block = [0u8; 64];
-                    block[..chunk.len()].copy_from_slice(chunk);
-                    let got = e.next(classify(&block).backslash);
-                    for (i, &w) in want[64 * k..64 * k + chunk.len()].iter().enumerate() {
-                        assert_eq!(got >> i & 1 == 1, w, "run {run} lead {lead} byte {i}");
-                    }
+                for (at, got, want) in escapes_by_block(&v) {
+                    assert_eq!(got, want, "run {run} lead {lead} byte {at}");
                 }
             }
         }
