@@ -229,9 +229,20 @@ pub fn read_line_batches<E: From<io::Error>>(
     mut each: impl FnMut(&[Line<'_>]) -> Result<(), E>,
 ) -> Result<Tail, E> {
     let chunk = chunk.max(1);
+    // The first read need not be larger than what the file holds (and one byte, to
+    // see its end): zeroing a whole `chunk` for a small file costs more than reading
+    // it (a search opens hundreds of small Codex pages). The file may grow meanwhile:
+    // the buffer grows as it always does.
+    let first = file
+        .metadata()
+        .map_or(chunk, |m| {
+            (m.len().saturating_sub(from) as usize).saturating_add(1)
+        })
+        .clamp(1, chunk);
     // `buf[..filled]` holds file bytes from offset `base`; complete lines are handed
     // on straight out of it and only the unfinished last line is moved.
     let mut buf: Vec<u8> = Vec::new();
+    let mut first = Some(first);
     let mut filled = 0usize;
     let mut base = from;
     // The unfinished line at `base` is too long and known to run at least to here.
@@ -261,7 +272,10 @@ pub fn read_line_batches<E: From<io::Error>>(
                 continue;
             }
             // Grow to hold the line, never past one byte more than the bound.
-            let want = (buf.len() * 2).max(chunk).min(max + 1);
+            let want = match first.take() {
+                Some(n) => n.min(max + 1),
+                None => (buf.len() * 2).max(chunk).min(max + 1),
+            };
             buf.resize(want, 0);
         }
         let n = match file.read_at(&mut buf[filled..], base + filled as u64) {
