@@ -195,28 +195,42 @@ pub fn listing_once() -> bool {
 /// (§8). Unreadable folders are skipped (their pages are simply not there); order is by
 /// path, so results do not depend on the order `readdir` returns.
 pub fn discover(root: &Root) -> Vec<PageFile> {
-    type Listed = HashMap<(bool, PathBuf), Vec<PageFile>>;
-    static LISTED: OnceLock<Mutex<Listed>> = OnceLock::new();
-    let key = match root {
-        Root::Home(h) if LIST_ONCE.load(Ordering::Relaxed) => (true, h.clone()),
-        Root::Dir(d) if LIST_ONCE.load(Ordering::Relaxed) => (false, d.clone()),
-        _ => return list(root),
-    };
-    let listed = LISTED.get_or_init(Default::default);
-    let lock = || listed.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(l) = lock().get(&key) {
-        return l.clone();
+    static LISTED: Shared<Vec<PageFile>> = OnceLock::new();
+    match shared_key(root) {
+        Some(key) => once_per(&LISTED, key, || list(root)),
+        None => list(root),
     }
-    let l = list(root);
-    lock().insert(key, l.clone());
-    l
+}
+
+/// Results kept for the rest of the process once [`list_once`] was called, by root.
+type Shared<V> = OnceLock<Mutex<HashMap<(bool, PathBuf), Arc<OnceLock<V>>>>>;
+
+/// The key of `root` in a [`Shared`] map, when results are kept.
+fn shared_key(root: &Root) -> Option<(bool, PathBuf)> {
+    match root {
+        Root::Home(h) if listing_once() => Some((true, h.clone())),
+        Root::Dir(d) if listing_once() => Some((false, d.clone())),
+        _ => None,
+    }
+}
+
+/// `make()`'s result for `key`, made once: the workers of a search that ask at the
+/// same time wait for the first one's listing rather than each listing the home.
+fn once_per<V: Clone>(map: &Shared<V>, key: (bool, PathBuf), make: impl FnOnce() -> V) -> V {
+    let slot = {
+        let mut m = map
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        m.entry(key).or_default().clone()
+    };
+    slot.get_or_init(make).clone()
 }
 
 /// [`discover`] by page id, shared: a search opens many threads of one home, and each
 /// looks its pages up in the whole listing.
 pub fn discover_by_id(root: &Root) -> Arc<HashMap<String, PageFile>> {
-    type ById = HashMap<(bool, PathBuf), Arc<HashMap<String, PageFile>>>;
-    static BY_ID: OnceLock<Mutex<ById>> = OnceLock::new();
+    static BY_ID: Shared<Arc<HashMap<String, PageFile>>> = OnceLock::new();
     let by_id = |v: Vec<PageFile>| {
         Arc::new(
             v.into_iter()
@@ -224,19 +238,10 @@ pub fn discover_by_id(root: &Root) -> Arc<HashMap<String, PageFile>> {
                 .collect::<HashMap<_, _>>(),
         )
     };
-    let key = match root {
-        Root::Home(h) if listing_once() => (true, h.clone()),
-        Root::Dir(d) if listing_once() => (false, d.clone()),
-        _ => return by_id(list(root)),
-    };
-    let cached = BY_ID.get_or_init(Default::default);
-    let lock = || cached.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(m) = lock().get(&key) {
-        return m.clone();
+    match shared_key(root) {
+        Some(key) => once_per(&BY_ID, key, || by_id(discover(root))),
+        None => by_id(list(root)),
     }
-    let m = by_id(discover(root));
-    lock().insert(key, m.clone());
-    m
 }
 
 /// [`discover`], reading the folders.
