@@ -624,11 +624,7 @@ impl Agent for CodexThread {
                 .timestamp()
                 .and_then(crate::model::core::js::js_date_ms)
                 .unwrap_or(NO_TIME);
-            let kind_name = render::line_kind(line);
-            let ty = match line.kind {
-                LineKind::Compacted => "compacted",
-                _ => line.payload_type(),
-            };
+            let (ty, kind_name) = render::kind_key(line);
             let kind = s.kinds.intern_named(ty, &kind_name, &kind_name);
             let idx = s.entries.len() as u32;
             let line_no = line.number as u32;
@@ -656,7 +652,7 @@ impl Agent for CodexThread {
             self.node_of.push(n);
             if n != usize::MAX {
                 self.entry_of[n] = i;
-                if let Some(pid) = self.codex.node_line(n).payload()["id"].as_str() {
+                if let Some(pid) = self.codex.node_line(n).payload_id() {
                     self.aliases.insert(pid.to_string(), i);
                 }
             }

@@ -8,6 +8,7 @@
 //! else, as Codex skips it.
 
 use serde_json::{Map, Value};
+use std::sync::{Arc, OnceLock};
 
 /// What a line is, by its `type` (§2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,12 @@ impl LineKind {
 }
 
 /// One complete line of a page file.
+///
+/// The line is parsed when it is read ([`parse`]) only as far as the tree needs it:
+/// its `type`, `ordinal` and whether it has a `timestamp`, every byte validated as
+/// building its `serde_json::Value` would. The value itself is built the first time
+/// something reads it ([`Line::value`]): a search that opens a thread to name its
+/// hits reads no payload, and a mount reads those of the entries it is asked about.
 #[derive(Debug, Clone)]
 pub struct Line {
     /// Byte range in the page's (decompressed) bytes, the `\n` included in `end`.
@@ -58,22 +65,59 @@ pub struct Line {
     pub ordinal: Option<i64>,
     pub has_timestamp: bool,
     pub kind: LineKind,
-    /// The whole line as parsed (`Value::Null` for a broken line).
-    pub value: Value,
+    /// What the index asks of every line, read with it: `timestamp`, and the
+    /// payload's `type`, `role` and `id`, each when it is a string.
+    head: Box<check::Head>,
+    /// The bytes read with the line (shared by the lines of one read) and where in
+    /// them the line starts.
+    src: Arc<[u8]>,
+    at: usize,
+    value: OnceLock<Value>,
 }
 
 impl Line {
-    pub fn payload(&self) -> &Value {
-        &self.value["payload"]
+    /// The whole line as parsed (`Value::Null` for a broken line).
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            if self.kind == LineKind::Broken {
+                return Value::Null;
+            }
+            let len = (self.end - self.start - 1) as usize;
+            match serde_json::from_slice(&self.src[self.at..self.at + len]) {
+                Ok(v @ Value::Object(_)) => v,
+                // The line was checked when it was read.
+                _ => Value::Null,
+            }
+        })
     }
 
-    /// `payload.type` (`message`, `reasoning`, `function_call`, …).
+    pub fn payload(&self) -> &Value {
+        &self.value()["payload"]
+    }
+
+    /// `payload.type` (`message`, `reasoning`, `function_call`, …), `""` when it is
+    /// not a string.
     pub fn payload_type(&self) -> &str {
-        self.payload()["type"].as_str().unwrap_or("")
+        self.head.payload_type.as_deref().unwrap_or("")
+    }
+
+    /// `payload.type` when it is a string.
+    pub fn payload_type_str(&self) -> Option<&str> {
+        self.head.payload_type.as_deref()
+    }
+
+    /// `payload.role` when it is a string.
+    pub fn payload_role(&self) -> Option<&str> {
+        self.head.payload_role.as_deref()
+    }
+
+    /// `payload.id` when it is a string.
+    pub fn payload_id(&self) -> Option<&str> {
+        self.head.payload_id.as_deref()
     }
 
     pub fn timestamp(&self) -> Option<&str> {
-        self.value["timestamp"].as_str()
+        self.head.timestamp.as_deref()
     }
 }
 
@@ -182,6 +226,7 @@ pub fn parse(bytes: &[u8]) -> Lines {
         len: bytes.len() as u64,
         ..Lines::default()
     };
+    let src: Arc<[u8]> = Arc::from(bytes);
     let mut start = 0usize;
     let mut number = 0usize;
     while start < bytes.len() {
@@ -191,8 +236,7 @@ pub fn parse(bytes: &[u8]) -> Lines {
         };
         let end = start + nl + 1;
         number += 1;
-        let text = &bytes[start..start + nl];
-        let line = parse_line(text, start as u64, end as u64, number);
+        let line = parse_line(&src, start, end, number);
         if out.meta.is_none() && line.kind == LineKind::SessionMeta {
             out.meta = SessionMeta::from_payload(line.payload());
         }
@@ -202,29 +246,286 @@ pub fn parse(bytes: &[u8]) -> Lines {
     out
 }
 
-fn parse_line(text: &[u8], start: u64, end: u64, number: usize) -> Line {
-    let value: Value = match serde_json::from_slice(text) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => {
-            return Line {
-                start,
-                end,
-                number,
-                ordinal: None,
-                has_timestamp: false,
-                kind: LineKind::Broken,
-                value: Value::Null,
-            };
-        }
-    };
+/// Line `number` of the bytes `src`, at `[start, end)` (its `\n` included).
+pub fn parse_line(src: &Arc<[u8]>, start: usize, end: usize, number: usize) -> Line {
+    let head = check::head(&src[start..end - 1]);
     Line {
-        start,
-        end,
+        start: start as u64,
+        end: end as u64,
         number,
-        ordinal: value["ordinal"].as_i64(),
-        has_timestamp: value["timestamp"].is_string(),
-        kind: LineKind::of(value["type"].as_str().unwrap_or("")),
-        value,
+        ordinal: head.as_ref().and_then(|h| h.ordinal),
+        has_timestamp: head.as_ref().is_some_and(|h| h.timestamp.is_some()),
+        kind: match &head {
+            Some(h) => LineKind::of(h.ty.as_deref().unwrap_or("")),
+            None => LineKind::Broken,
+        },
+        head: Box::new(head.unwrap_or_default()),
+        src: src.clone(),
+        at: start,
+        value: OnceLock::new(),
+    }
+}
+
+/// Reading a line's top-level fields while validating the rest without building it.
+///
+/// The line is accepted exactly when `serde_json::from_slice::<Value>` accepts it as
+/// an object: every value goes through the same `deserialize_any` calls that building
+/// a `Value` makes (strings decoded and checked for UTF-8 and lone surrogates,
+/// numbers parsed and their range checked, the same nesting limit of 128), and a key
+/// given twice keeps its last value, as a `Value`'s map does. Only nothing is built.
+mod check {
+    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    /// What `parse_line` reads of a line: each as `Value`'s indexing reads
+    /// it (`v["type"].as_str()`, `v["ordinal"].as_i64()`, `v["payload"]["id"]`…).
+    #[derive(Debug, Default, Clone)]
+    pub struct Head {
+        /// `type`, when it is a string.
+        pub ty: Option<String>,
+        /// `ordinal`, when it is an integer that fits an `i64`.
+        pub ordinal: Option<i64>,
+        /// `timestamp`, when it is a string.
+        pub timestamp: Option<String>,
+        /// `payload.type`, `payload.role`, `payload.id`, when `payload` is an object
+        /// and each is a string.
+        pub payload_type: Option<String>,
+        pub payload_role: Option<String>,
+        pub payload_id: Option<String>,
+    }
+
+    /// The line's head, or `None` when it is not a JSON object.
+    pub fn head(line: &[u8]) -> Option<Head> {
+        let mut de = serde_json::Deserializer::from_slice(line);
+        let h = de.deserialize_any(TopVisitor).ok()?;
+        de.end().ok()?;
+        h
+    }
+
+    /// The top level: `Some` for an object, `None` for any other valid value.
+    struct TopVisitor;
+
+    /// A value, validated and dropped; what it was, as far as the head asks.
+    enum Seen {
+        Str(Option<String>),
+        Int(Option<i64>),
+        Other,
+    }
+
+    struct SeenVisitor {
+        /// Keep the text of a string (`type`).
+        keep: bool,
+    }
+
+    struct Any;
+
+    impl<'de> de::Deserialize<'de> for Any {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Any, D::Error> {
+            d.deserialize_any(SeenVisitor { keep: false })?;
+            Ok(Any)
+        }
+    }
+
+    impl<'de> de::DeserializeSeed<'de> for SeenVisitor {
+        type Value = Seen;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    /// A key, as a `Value`'s map reads it (`deserialize_str`).
+    enum Key {
+        Type,
+        Ordinal,
+        Timestamp,
+        Payload,
+        Role,
+        Id,
+        Other,
+    }
+
+    impl<'de> de::Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
+                    Ok(match k {
+                        "type" => Key::Type,
+                        "ordinal" => Key::Ordinal,
+                        "timestamp" => Key::Timestamp,
+                        "payload" => Key::Payload,
+                        "role" => Key::Role,
+                        "id" => Key::Id,
+                        _ => Key::Other,
+                    })
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    impl<'de> Visitor<'de> for TopVisitor {
+        type Value = Option<Head>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<Head>, A::Error> {
+            let mut h = Head::default();
+            while let Some(k) = m.next_key::<Key>()? {
+                match k {
+                    Key::Type => {
+                        h.ty = match m.next_value_seed(SeenVisitor { keep: true })? {
+                            Seen::Str(s) => s,
+                            _ => None,
+                        }
+                    }
+                    Key::Ordinal => {
+                        h.ordinal = match m.next_value_seed(SeenVisitor { keep: false })? {
+                            Seen::Int(n) => n,
+                            _ => None,
+                        }
+                    }
+                    Key::Timestamp => {
+                        h.timestamp = match m.next_value_seed(SeenVisitor { keep: true })? {
+                            Seen::Str(s) => s,
+                            _ => None,
+                        }
+                    }
+                    Key::Payload => {
+                        // The last `payload` is the one a `Value` keeps.
+                        let p = m.next_value_seed(PayloadVisitor)?;
+                        h.payload_type = p.payload_type;
+                        h.payload_role = p.payload_role;
+                        h.payload_id = p.payload_id;
+                    }
+                    Key::Role | Key::Id | Key::Other => {
+                        m.next_value::<Any>()?;
+                    }
+                }
+            }
+            Ok(Some(h))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Option<Head>, A::Error> {
+            while s.next_element::<Any>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Option<Head>, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Option<Head>, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Option<Head>, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Option<Head>, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Option<Head>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Option<Head>, E> {
+            Ok(None)
+        }
+    }
+
+    /// A `payload`: its `type`, `role` and `id` when it is an object (a [`Head`]
+    /// with only those set).
+    struct PayloadVisitor;
+
+    impl<'de> de::DeserializeSeed<'de> for PayloadVisitor {
+        type Value = Head;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Head, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for PayloadVisitor {
+        type Value = Head;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Head, A::Error> {
+            let mut h = Head::default();
+            while let Some(k) = m.next_key::<Key>()? {
+                let slot = match k {
+                    Key::Type => &mut h.payload_type,
+                    Key::Role => &mut h.payload_role,
+                    Key::Id => &mut h.payload_id,
+                    _ => {
+                        m.next_value::<Any>()?;
+                        continue;
+                    }
+                };
+                *slot = match m.next_value_seed(SeenVisitor { keep: true })? {
+                    Seen::Str(s) => s,
+                    _ => None,
+                };
+            }
+            Ok(h)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Head, A::Error> {
+            while s.next_element::<Any>()?.is_some() {}
+            Ok(Head::default())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Head, E> {
+            Ok(Head::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Head, E> {
+            Ok(Head::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Head, E> {
+            Ok(Head::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Head, E> {
+            Ok(Head::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Head, E> {
+            Ok(Head::default())
+        }
+        fn visit_unit<E>(self) -> Result<Head, E> {
+            Ok(Head::default())
+        }
+    }
+
+    impl<'de> Visitor<'de> for SeenVisitor {
+        type Value = Seen;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Seen, A::Error> {
+            while m.next_key::<Key>()?.is_some() {
+                m.next_value::<Any>()?;
+            }
+            Ok(Seen::Other)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Seen, A::Error> {
+            while s.next_element::<Any>()?.is_some() {}
+            Ok(Seen::Other)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Seen, E> {
+            Ok(Seen::Other)
+        }
+        // As `Value::as_i64` reads a number: an integer that fits.
+        fn visit_i64<E>(self, n: i64) -> Result<Seen, E> {
+            Ok(Seen::Int(Some(n)))
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<Seen, E> {
+            Ok(Seen::Int(i64::try_from(n).ok()))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Seen, E> {
+            Ok(Seen::Other)
+        }
+        fn visit_str<E>(self, s: &str) -> Result<Seen, E> {
+            Ok(Seen::Str(self.keep.then(|| s.to_string())))
+        }
+        fn visit_unit<E>(self) -> Result<Seen, E> {
+            Ok(Seen::Other)
+        }
     }
 }
 
@@ -232,4 +533,198 @@ fn parse_line(text: &[u8], start: u64, end: u64, number: usize) -> Line {
 /// `[0, offset)` are `lines[..count_within(lines, offset)]` (§3.1).
 pub fn count_within(lines: &[Line], offset: u64) -> usize {
     lines.partition_point(|l| l.end <= offset)
+}
+
+#[cfg(test)]
+mod tests {
+    //! [`check::head`] against building the line's `Value`, on random valid and
+    //! damaged lines: the same lines accepted, the same fields read.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the index read of a line before it was read lazily: from its `Value`.
+    fn by_value(line: &[u8]) -> Option<[Option<String>; 6]> {
+        let v: Value = match serde_json::from_slice(line) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => return None,
+        };
+        let s = |v: &Value| v.as_str().map(str::to_string);
+        Some([
+            s(&v["type"]),
+            v["ordinal"].as_i64().map(|n| n.to_string()),
+            s(&v["timestamp"]),
+            s(&v["payload"]["type"]),
+            s(&v["payload"]["role"]),
+            s(&v["payload"]["id"]),
+        ])
+    }
+
+    fn by_check(line: &[u8]) -> Option<[Option<String>; 6]> {
+        let h = check::head(line)?;
+        Some([
+            h.ty,
+            h.ordinal.map(|n| n.to_string()),
+            h.timestamp,
+            h.payload_type,
+            h.payload_role,
+            h.payload_id,
+        ])
+    }
+
+    /// Scalars, with the numbers and strings where a reader could differ from
+    /// `Value`: out of range, negative zero, floats, lone surrogates, escapes.
+    fn scalar() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "0",
+            "-0",
+            "7",
+            "-3",
+            "1.0",
+            "1e400",
+            "-1e400",
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551616",
+            "1e2",
+            "0.5e-400",
+            "01",
+            "-",
+            "true",
+            "false",
+            "null",
+            "nul",
+            "\"\"",
+            "\"x\"",
+            "\"message\"",
+            "\"user\"",
+            "\"response_item\"",
+            "\"compacted\"",
+            "\"a\\u0041\"",
+            "\"\\ud800\"",
+            "\"\\ud83d\\ude00\"",
+            "\"\\udc00x\"",
+            "\"\\u00e9\"",
+            "\"tab\\t\"",
+            "\"bad\\x\"",
+            "\"ctl\u{1}\"",
+            "\"\u{e9}\"",
+            "\"unterminated",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "\"type\"",
+            "\"ordinal\"",
+            "\"timestamp\"",
+            "\"payload\"",
+            "\"role\"",
+            "\"id\"",
+            "\"content\"",
+            "\"typ\\u0065\"",
+            "\"\\u0069d\"",
+            "\"x\"",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        scalar().prop_recursive(6, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec((key(), inner.clone()), 0..5).prop_map(|kv| {
+                    let f: Vec<String> = kv.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                    format!("{{{}}}", f.join(","))
+                }),
+                prop::collection::vec(inner, 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            ]
+        })
+    }
+
+    /// A line: mostly an object of the keys the index reads, then damaged at random
+    /// (a byte replaced, inserted or cut, invalid UTF-8, nesting past the limit).
+    /// A top-level key: mostly those the index reads.
+    fn top_key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => prop::sample::select(vec!["\"type\"", "\"ordinal\"", "\"timestamp\""])
+                .prop_map(str::to_string),
+            2 => Just("\"payload\"".to_string()),
+            1 => key(),
+        ]
+    }
+
+    /// A top-level value: a payload-like object half the time.
+    fn top_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            2 => scalar(),
+            1 => prop::collection::vec((key(), scalar()), 0..4).prop_map(|kv| {
+                let f: Vec<String> = kv.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                format!("{{{}}}", f.join(","))
+            }),
+            1 => value(),
+        ]
+    }
+
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        let obj = prop::collection::vec((top_key(), top_value()), 0..7).prop_map(|kv| {
+            let f: Vec<String> = kv.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            format!("{{{}}}", f.join(","))
+        });
+        (obj, 0..8u8, any::<prop::sample::Index>(), any::<u8>()).prop_map(|(s, how, at, b)| {
+            let mut v = s.into_bytes();
+            let i = at.index(v.len().max(1)).min(v.len());
+            match how {
+                0 => v.insert(i, b),
+                1 if i < v.len() => v[i] = b,
+                2 => v.truncate(i),
+                3 => v.splice(i..i, [0xff, 0xfe]).for_each(drop),
+                4 => {
+                    let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+                    let mut w = format!("{{\"type\":\"x\",\"d\":{deep}").into_bytes();
+                    w.extend_from_slice(b"}");
+                    v = w;
+                }
+                5 => v.extend_from_slice(b" x"),
+                _ => {}
+            }
+            v
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2048)
+        ))]
+        #[test]
+        fn the_lazy_head_reads_what_the_value_reads(l in line()) {
+            prop_assert_eq!(by_check(&l), by_value(&l), "{}", String::from_utf8_lossy(&l));
+        }
+    }
+
+    #[test]
+    fn the_cases_the_value_refuses() {
+        for l in [
+            &br#"{"type":"x","n":1e400}"#[..],
+            br#"{"type":"\ud800"}"#,
+            b"{\"type\":\"\xff\"}",
+            br#"{"type":"x"} x"#,
+            br#"[1]"#,
+            br#"{"ordinal":9223372036854775808}"#,
+            br#"{"ordinal":9223372036854775807}"#,
+            br#"{"ordinal":-0}"#,
+            br#"{"ordinal":1.0}"#,
+        ] {
+            assert_eq!(by_check(l), by_value(l), "{}", String::from_utf8_lossy(l));
+        }
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(127), "]".repeat(127));
+        assert_eq!(by_check(deep.as_bytes()), by_value(deep.as_bytes()));
+        let deeper = format!("{{\"a\":{}1{}}}", "[".repeat(128), "]".repeat(128));
+        assert_eq!(by_check(deeper.as_bytes()), None);
+        assert_eq!(by_value(deeper.as_bytes()), None);
+        // Last value wins, as in a `Value`'s map.
+        let dup = br#"{"type":"a","type":"b","payload":{"id":"x"},"payload":7}"#;
+        assert_eq!(by_check(dup), by_value(dup));
+        assert_eq!(by_check(dup).unwrap()[0].as_deref(), Some("b"));
+    }
 }

@@ -84,8 +84,26 @@ pub fn item_kind(p: &Value) -> String {
 pub fn line_kind(line: &Line) -> String {
     match line.kind {
         LineKind::Compacted => "compacted".to_string(),
-        _ => item_kind(line.payload()),
+        // As [`item_kind`] reads the payload, from what the line's head holds: only a
+        // user's message is read whole (is it Codex's own?).
+        _ => match line.payload_type_str().unwrap_or("unknown") {
+            "message" => match line.payload_role().unwrap_or("unknown") {
+                "user" if is_meta_user(line.payload()) => "meta".to_string(),
+                role => role.to_string(),
+            },
+            ty => ty.to_string(),
+        },
     }
+}
+
+/// What a node's KIND is interned as in the index (`KindTable::intern_named`): the
+/// line's type (`compacted`, or its payload's `type`) and its KIND name.
+pub fn kind_key(line: &Line) -> (&str, String) {
+    let ty = match line.kind {
+        LineKind::Compacted => "compacted",
+        _ => line.payload_type(),
+    };
+    (ty, line_kind(line))
 }
 
 /// The KIND file of a node's line.

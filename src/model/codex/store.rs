@@ -41,6 +41,16 @@ impl Page {
     }
 }
 
+/// The id of a node line of page `page_id`: `PAGE:ORDINAL`, or `PAGE:L<line>` for a
+/// line without an ordinal or with one the page used already (`seen`: the ordinals of
+/// the page's node lines before it).
+pub fn point_id(page_id: &str, l: &Line, seen: &mut HashSet<i64>) -> String {
+    match l.ordinal {
+        Some(o) if seen.insert(o) => format!("{page_id}:{o}"),
+        _ => format!("{page_id}:L{}", l.number),
+    }
+}
+
 /// Index of a page in [`Codex::pages`].
 pub type PageIx = usize;
 /// Index of a node in [`Codex::nodes`].
@@ -331,10 +341,7 @@ impl Codex {
                     continue;
                 }
                 let r = LineRef { page: pi, line: li };
-                let id = match l.ordinal {
-                    Some(o) if seen.insert(o) => format!("{}:{o}", p.page_id()),
-                    _ => format!("{}:L{}", p.page_id(), l.number),
-                };
+                let id = point_id(p.page_id(), l, &mut seen);
                 let ix = self.nodes.len();
                 self.nodes.push(r);
                 self.node_at.insert(r, ix);
@@ -344,7 +351,7 @@ impl Codex {
         }
         // Aliases second, so a point id always wins over a payload id that looks alike.
         for (ix, r) in self.nodes.iter().enumerate() {
-            if let Some(pid) = self.pages[r.page].lines.lines[r.line].payload()["id"].as_str() {
+            if let Some(pid) = self.pages[r.page].lines.lines[r.line].payload_id() {
                 self.by_id.entry(pid.to_string()).or_insert(ix);
             }
         }
