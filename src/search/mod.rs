@@ -64,6 +64,7 @@
 pub mod cache;
 pub mod grepfile;
 pub mod hitpath;
+pub mod hitpath_codex;
 pub mod output;
 pub mod pattern;
 pub mod prefilter;

@@ -1250,6 +1250,7 @@ mod tests {
             side_files: None,
             parent_text: false,
             spilled: None,
+            no_entries_before: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

@@ -113,6 +113,10 @@ pub struct Rules {
     /// is (a Claude Code tool result spilled to `tool-results/`): such a line is a
     /// candidate when that file holds one of the pattern's literals.
     pub spilled: Option<Spilled>,
+    /// Where in a file its first entry may start, as far as the search has read the
+    /// file already (a Codex page's first line, its `session_meta`, some 20 KB): the
+    /// scan passes over the bytes before it, after checking that a line ends there.
+    pub no_entries_before: Option<fn(&Path) -> Option<u64>>,
 }
 
 /// Lines whose entry may show a file of its own ([`Rules::spilled`]).
@@ -272,6 +276,7 @@ pub static PI: Rules = Rules {
     side_files: None,
     parent_text: false,
     spilled: None,
+    no_entries_before: None,
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -287,6 +292,7 @@ pub static PI_V2: Rules = Rules {
     side_files: None,
     parent_text: false,
     spilled: None,
+    no_entries_before: None,
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -303,6 +309,7 @@ pub static PI_V1: Rules = Rules {
     side_files: None,
     parent_text: false,
     spilled: None,
+    no_entries_before: None,
 };
 
 pub use super::rules_claude::CLAUDE;

@@ -311,6 +311,7 @@ pub static CLAUDE: Rules = Rules {
         place: PERSISTED,
         file: spilled_file,
     }),
+    no_entries_before: None,
 };
 
 /// The full output a tool result's line shows (`full-output`), found as the mount

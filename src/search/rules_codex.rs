@@ -169,6 +169,7 @@ pub static CODEX: Rules = Rules {
     side_files: Some(side_files),
     parent_text: false,
     spilled: None,
+    no_entries_before: Some(meta_end),
 };
 
 /// Whether `line`, a file's first parsed line, read as `head`, is a Codex
@@ -215,11 +216,16 @@ struct Home {
 }
 
 fn home_of(dir: &Path) -> std::sync::Arc<Home> {
-    static HOMES: OnceLock<Mutex<HashMap<PathBuf, std::sync::Arc<Home>>>> = OnceLock::new();
+    // One listing per home and search: the workers that meet the home at once wait
+    // for the first one's listing rather than each making its own.
+    type Slot = std::sync::Arc<OnceLock<std::sync::Arc<Home>>>;
+    static HOMES: OnceLock<Mutex<HashMap<PathBuf, Slot>>> = OnceLock::new();
     let homes = HOMES.get_or_init(Default::default);
-    if let Some(h) = homes.lock().get(dir) {
-        return h.clone();
-    }
+    let slot = homes.lock().entry(dir.to_path_buf()).or_default().clone();
+    slot.get_or_init(|| list_home(dir)).clone()
+}
+
+fn list_home(dir: &Path) -> std::sync::Arc<Home> {
     let root = if dir.join("sessions").is_dir() {
         files::Root::Home(dir.to_path_buf())
     } else {
@@ -233,9 +239,7 @@ fn home_of(dir: &Path) -> std::sync::Arc<Home> {
             .or_default()
             .push(f.path);
     }
-    let h = std::sync::Arc::new(home);
-    homes.lock().insert(dir.to_path_buf(), h.clone());
-    h
+    std::sync::Arc::new(home)
 }
 
 /// The page id a page's `session_meta.history_base` names, if any (as
@@ -262,6 +266,14 @@ pub fn surely_codex(path: &Path) -> bool {
             .and_then(files::parse_file_name)
             .is_some()
         && head::head(path).surely_meta
+}
+
+/// The end of a page's first line when the search has read it as surely a
+/// `session_meta` line (`codex::head`): no entry, so the scan need not read it again.
+fn meta_end(path: &Path) -> Option<u64> {
+    files::listing_once()
+        .then(|| head::head(path).meta_len)
+        .flatten()
 }
 
 /// The other files whose lines a thread opened from `path` shows: the thread's other

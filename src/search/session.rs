@@ -31,7 +31,8 @@
 
 use super::cache::{Cache, Key};
 use super::grepfile::{self, Found, Mode};
-use super::hitpath::{MapBuild, RawIndex};
+use super::hitpath::{HitPath, MapBuild, RawIndex};
+use super::hitpath_codex;
 use super::output::Printer;
 use super::pattern::Pattern;
 use super::prefilter::Prefilter;
@@ -614,11 +615,24 @@ fn scan_file<'a>(
             return Ok(None);
         }
         format = Some((r, p));
+        if let Some(e) = early.as_deref_mut() {
+            *e = EarlyMap::new(search, r);
+        }
     }
     let mut filled = 0;
     let mut base = 0u64;
     let mut out = Vec::new();
     let mut offsets = Vec::new();
+    // Bytes the format knows hold no entry ([`Rules::no_entries_before`]) are passed
+    // over: the scan begins at the `\n` that must end them, and from the start of the
+    // file if it is not there.
+    let mut passing = format
+        .and_then(|(r, _)| r.no_entries_before)
+        .and_then(|at| at(path))
+        .filter(|&n| n > 0);
+    if let Some(n) = passing {
+        base = n - 1;
+    }
     loop {
         if filled == buf.len() {
             if filled > max {
@@ -639,11 +653,21 @@ fn scan_file<'a>(
             let n = (buf.len() * 2).min(max + 1);
             buf.resize(n, 0);
         }
-        let n = match f.read_at(&mut buf[filled..], base + filled as u64) {
+        let mut n = match f.read_at(&mut buf[filled..], base + filled as u64) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        if passing.take().is_some() {
+            if n > 0 && buf[0] == b'\n' {
+                buf.copy_within(1..n, 0);
+                n -= 1;
+                base += 1;
+            } else {
+                base = 0;
+                continue;
+            }
+        }
         if n == 0 {
             // An unterminated last line is not an entry yet.
             return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
@@ -748,6 +772,32 @@ pub fn search_file(
                     sides,
                     file: Some(file),
                     early: EarlyMap::Off,
+                }),
+                Err(e) => return failed(emit, io_msg(&e)),
+            }
+        }
+        Some(Scanned {
+            rules,
+            candidates,
+            sides,
+            file,
+            early,
+        }) if sides.is_empty() && codex_fast_path_fits(search, rules, &candidates) => {
+            let f = match file {
+                Some(f) => f,
+                None => match input::open_regular(&job.path) {
+                    Ok(f) => f,
+                    Err(e) => return failed(emit, io_msg(&e)),
+                },
+            };
+            match codex_hit_paths(search, candidates, &job.path, f, &job.prefix, emit) {
+                Ok(Ok(report)) => return report,
+                Ok(Err((candidates, f))) => Some(Scanned {
+                    rules,
+                    candidates,
+                    sides,
+                    file: Some(f),
+                    early,
                 }),
                 Err(e) => return failed(emit, io_msg(&e)),
             }
@@ -1036,6 +1086,17 @@ fn hit_paths(
     let Ok(paths) = ix.paths(&hits, &mut &*f)? else {
         return Ok(Err(c));
     };
+    Ok(Ok(print_hit_paths(search, c, paths, prefix, emit)))
+}
+
+/// Prints the candidates `c` at their paths (in the order of `paths`, the mount's).
+fn print_hit_paths(
+    search: &Search,
+    c: Vec<Candidate>,
+    paths: Vec<HitPath>,
+    prefix: &[u8],
+    emit: &mut dyn FnMut(Chunk),
+) -> Report {
     let mut results: Vec<Option<Vec<FileResult>>> = c.into_iter().map(|c| c.results).collect();
     let mut report = Report::default();
     let mut out = Vec::new();
@@ -1065,7 +1126,35 @@ fn hit_paths(
     if !out.is_empty() {
         emit(Chunk::Out(out));
     }
-    Ok(Ok(report))
+    report
+}
+
+/// Whether a Codex thread's hits can be printed from their paths alone
+/// ([`hitpath_codex`]): each candidate's content is known from its line, and nothing
+/// but lines is printed.
+fn codex_fast_path_fits(search: &Search, r: &Rules, c: &[Candidate]) -> bool {
+    search.mode != Mode::Count
+        && !search.json
+        && !search.sessions
+        && std::ptr::eq(r, &super::rules_codex::CODEX)
+        && c.iter().all(|c| c.results.is_some() && c.file == 0)
+}
+
+/// Prints a one-page Codex thread's hits from their paths ([`hitpath_codex`]); gives
+/// the candidates (and the file) back when the thread needs its index.
+fn codex_hit_paths(
+    search: &Search,
+    c: Vec<Candidate>,
+    path: &Path,
+    f: File,
+    prefix: &[u8],
+    emit: &mut dyn FnMut(Chunk),
+) -> io::Result<Result<Report, (Vec<Candidate>, File)>> {
+    let hits: Vec<(u64, usize)> = c.iter().map(|c| (c.offset, c.len)).collect();
+    match hitpath_codex::paths(path, &f, &hits)? {
+        Some(paths) => Ok(Ok(print_hit_paths(search, c, paths, prefix, emit))),
+        None => Ok(Err((c, f))),
+    }
 }
 
 /// The hit-path map of `f`, from the cache or built now (a file the scan began no

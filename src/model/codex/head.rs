@@ -39,6 +39,10 @@ pub struct PageHead {
     /// is `session_meta`, and a `payload` object. `false` says nothing (a line the
     /// strict reading refuses may still be one).
     pub surely_meta: bool,
+    /// The first line's length with its `\n`, when it is surely a `session_meta` line
+    /// of a plain page read from its file ([`PageHead::read`]): the bytes a search may
+    /// pass over, since they are no entry.
+    pub meta_len: Option<u64>,
 }
 
 impl PageHead {
@@ -56,6 +60,7 @@ impl PageHead {
                 cwd: if long { None } else { cwd_in(line) },
                 base: history_base_of(line),
                 surely_meta: false,
+                meta_len: None,
             },
         }
     }
@@ -64,7 +69,13 @@ impl PageHead {
     /// line); nothing for a page whose first line cannot be read or is not complete.
     pub fn read(path: &Path) -> PageHead {
         match files::first_line(path, MAX_BASE) {
-            Some(line) => PageHead::of_line(&line),
+            Some(line) => {
+                let mut h = PageHead::of_line(&line);
+                if h.surely_meta && path.extension().is_some_and(|e| e == "jsonl") {
+                    h.meta_len = Some(line.len() as u64 + 1);
+                }
+                h
+            }
             None => PageHead::default(),
         }
     }
@@ -168,6 +179,7 @@ fn strict(line: &[u8]) -> Option<PageHead> {
             .and_then(|p| p.cwd.as_deref().map(str::to_string)),
         base,
         surely_meta,
+        meta_len: None,
     })
 }
 
