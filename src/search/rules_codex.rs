@@ -50,11 +50,14 @@
 //! `session_meta` line of some 20 KB (the base instructions). It is read and walked
 //! once per page and search (`codex::head`): the catalog takes the `cwd` from it (on
 //! every CPU), the scan the format ([`surely_codex`], no second detection) and the
-//! side files the `history_base` ([`base_of`]). A page several threads show (a
-//! thread's first page is the base of its forks and rewinds) is scanned once per
-//! search (`session::Scans`). A thread with a hit is still indexed whole (its pages
-//! parsed into values, about three times their bytes): with `codex::files::list_once`
-//! the threads a search opens share one listing of the home.
+//! side files the `history_base` ([`base_of`]); the scan then passes over it
+//! ([`Rules::no_entries_before`]). A page several threads show (a thread's first page
+//! is the base of its forks and rewinds) is scanned once per search
+//! (`session::Scans`). A one-page thread with a hit is not opened: its hits' paths are
+//! read from the lines before them (`search::hitpath_codex`). A thread of several
+//! pages with a hit is indexed whole; with `codex::files::list_once` the threads a
+//! search opens share one listing of the home. What is left, for a word found
+//! nowhere: the head pass (reading each first line and validating it) and the scan.
 
 use super::rules::{Decoration, Rules, Trigger};
 use crate::model::codex::{files, head, page, render};
