@@ -42,18 +42,17 @@ pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
         .collect();
     // Each file in line order (a side file's lines come after the main file's).
     idx.sort_by_key(|&i| (!s.in_main_file(i), s.entry(i).line));
-    for i in idx {
-        let Ok(bytes) = s.entry_bytes(i) else {
-            continue;
-        };
-        if memchr::memmem::find(&bytes, b"\"usage\"").is_none() {
-            continue;
+    // Read in blocks, not one `pread` per line (see `Session::for_each_entry_bytes`).
+    let usage = memchr::memmem::Finder::new(b"\"usage\"");
+    s.for_each_entry_bytes(&idx, |i, bytes| {
+        if usage.find(bytes).is_none() {
+            return;
         }
-        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
-            continue;
+        let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+            return;
         };
         let Some(r) = record(&v, prices) else {
-            continue;
+            return;
         };
         let m = v.get("message");
         let mid = m
@@ -87,7 +86,7 @@ pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
                 }
             }
         }
-    }
+    });
     for key in order {
         let (first, _best, _, r) = groups.remove(&key).expect("grouped");
         t.own[first as usize] = Some(r);
@@ -153,10 +152,17 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
         .ok()?;
     let mut last = None;
     let mut lines = 0u32;
-    for line in buf.split(|&b| b == b'\n') {
-        if memchr::memmem::find(line, b"\"cost-state\"").is_none() {
-            continue;
+    // Each line that holds the word, in order: found by one search over the whole
+    // buffer (splitting a 100 MB file into lines first cost more than the rest).
+    let mut done_to = 0;
+    for at in memchr::memmem::find_iter(&buf, b"\"cost-state\"") {
+        if at < done_to {
+            continue; // a second hit in a line already read
         }
+        let start = memchr::memrchr(b'\n', &buf[..at]).map_or(0, |n| n + 1);
+        let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |n| at + n);
+        done_to = end;
+        let line = &buf[start..end];
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
             continue;
         };

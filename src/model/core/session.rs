@@ -847,6 +847,85 @@ impl Session {
         self.read_range(e.offset, e.len)
     }
 
+    /// Calls `f(i, bytes)` for each entry of `order`, in that order, with the bytes
+    /// [`Session::entry_bytes`] would return; an entry whose bytes cannot be read is
+    /// left out, as a failed `entry_bytes` would be. For a pass over the whole session
+    /// (the usage table): a run of entries that lie one after the other in one file is
+    /// read in one block of up to [`Session::BLOCK`] bytes, not one `pread` per entry,
+    /// which at 100k entries cost more than everything done with the bytes.
+    pub fn for_each_entry_bytes(&self, order: &[u32], mut f: impl FnMut(u32, &[u8])) {
+        // One buffer for every block: a fresh one each time costs its page faults.
+        let mut buf = Vec::new();
+        let mut k = 0;
+        while k < order.len() {
+            let first = &self.entries[order[k] as usize];
+            let start = first.offset;
+            let mut end = start + first.len as u64;
+            let mut run = k + 1;
+            while let Some(&j) = order.get(run) {
+                let e = &self.entries[j as usize];
+                let e_end = e.offset + e.len as u64;
+                // Forward, close (header lines and skipped entries between are read
+                // too), in the same file, and the block stays small.
+                if e.file != first.file
+                    || e.offset < end
+                    || e.offset - end > Self::GAP
+                    || e_end - start > Self::BLOCK
+                {
+                    break;
+                }
+                end = e_end;
+                run += 1;
+            }
+            match self.read_block(first.file, start, (end - start) as u32, &mut buf) {
+                Ok(block) => {
+                    for &j in &order[k..run] {
+                        let e = &self.entries[j as usize];
+                        let at = (e.offset - start) as usize;
+                        f(j, &block[at..at + e.len as usize]);
+                    }
+                }
+                // One of them could not be read (the file shrank): each on its own.
+                Err(_) => {
+                    for &j in &order[k..run] {
+                        if let Ok(b) = self.entry_bytes(j) {
+                            f(j, &b);
+                        }
+                    }
+                }
+            }
+            k = run;
+        }
+    }
+
+    /// The most bytes [`Session::for_each_entry_bytes`] reads at once (a longer line
+    /// is read alone): small enough to stay in cache while its lines are parsed.
+    const BLOCK: u64 = 1 << 20;
+    /// The most bytes of no wanted entry it reads rather than start another block.
+    const GAP: u64 = 64 << 10;
+
+    /// `len` bytes at `offset` of file `file` (0: the session file, into `buf`; else
+    /// a source, read as it reads).
+    fn read_block<'b>(
+        &self,
+        file: u16,
+        offset: u64,
+        len: u32,
+        buf: &'b mut Vec<u8>,
+    ) -> io::Result<std::borrow::Cow<'b, [u8]>> {
+        if file != 0 {
+            return self.sources[file as usize - 1]
+                .read(offset, len)
+                .map(std::borrow::Cow::Owned);
+        }
+        if buf.len() < len as usize {
+            buf.resize(len as usize, 0);
+        }
+        let b = &mut buf[..len as usize];
+        self.file.read_exact_at(b, offset)?;
+        Ok(std::borrow::Cow::Borrowed(b))
+    }
+
     /// Adds a source (another file of the session, see [`Source`]): its number, for
     /// [`Entry::file`] of the entries the agent then pushes from it.
     pub fn add_source(&mut self, src: Source) -> Result<u16, LoadError> {

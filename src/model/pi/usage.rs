@@ -20,62 +20,150 @@
 use crate::model::core::session::Session;
 use crate::model::core::usage::prices::Prices;
 use crate::model::core::usage::{Record, Source, Table, Tokens};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
 
 /// Fills `t.own` for every entry of a Pi session.
+///
+/// The session is read in large blocks ([`Session::for_each_entry_bytes`]); a line
+/// without `"usage"` is passed over unparsed, and the others are read into
+/// [`Fields`], the few values [`record_of`] looks at, instead of a whole [`Value`];
+/// a large file is shared out by bytes over the CPUs. At 100k entries that is what
+/// makes the first `cost` of a mount quick (it was one `pread` and one [`Value`] per
+/// entry, on the request's thread). It reads what the per-entry path
+/// ([`Session::entry_value`], then [`record`]) reads, for every line: the same parser
+/// runs over the whole line and rejects the same lines (see [`Fields`]), and Pi's
+/// migration touches none of these fields.
 pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
-    for i in 0..s.entries().len() as u32 {
-        if !s.entry(i).is_node() {
-            continue;
+    let nodes: Vec<u32> = (0..s.entries().len() as u32)
+        .filter(|&i| s.entry(i).is_node())
+        .collect();
+    let threads = if s.scanned_bytes() < PARALLEL_BYTES {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    // Runs of about equal bytes (a Pi session's entries lie in file order).
+    let off = |k: usize| s.entry(nodes[k]).offset;
+    let mut bounds = vec![0usize];
+    if let (Some(_), Some(&last)) = (nodes.first(), nodes.last()) {
+        let (a, b) = (off(0), s.entry(last).offset);
+        for k in 1..threads as u64 {
+            let at = a + (b - a) * k / threads as u64;
+            let i = nodes.partition_point(|&j| s.entry(j).offset < at);
+            if i > *bounds.last().unwrap_or(&0) && i < nodes.len() {
+                bounds.push(i);
+            }
         }
-        let Ok(bytes) = s.entry_bytes(i) else {
-            continue;
-        };
-        if memchr::memmem::find(&bytes, b"\"usage\"").is_none() {
-            continue;
-        }
-        let Ok(v) = s.entry_value(i) else { continue };
-        t.own[i as usize] = record(&v, prices);
-        // Pi's `/fork` and `/clone` copy entries into a new file with their ids and
-        // timestamps: the same request, to be counted once over several files.
-        if t.own[i as usize].is_some()
-            && !s.is_v1()
-            && let Some(ts) = v.get("timestamp").and_then(Value::as_str)
-        {
-            t.reply_keys
-                .insert(i, (format!("pi:{}", s.id_string(i)), ts.to_string()));
+    }
+    bounds.push(nodes.len());
+    let parts: Vec<Vec<Found>> = if bounds.len() <= 2 {
+        vec![read_run(s, prices, &nodes)]
+    } else {
+        std::thread::scope(|scope| {
+            // This thread reads the first run itself; helpers, below the request
+            // threads (`crate::prio`), the others.
+            let handles: Vec<_> = bounds[1..]
+                .windows(2)
+                .map(|w| {
+                    let run = &nodes[w[0]..w[1]];
+                    scope.spawn(move || {
+                        crate::prio::helper();
+                        read_run(s, prices, run)
+                    })
+                })
+                .collect();
+            let mut parts = vec![read_run(s, prices, &nodes[..bounds[1]])];
+            parts.extend(handles.into_iter().map(|h| h.join().expect("usage thread")));
+            parts
+        })
+    };
+    t.reply_keys
+        .reserve(parts.iter().flatten().filter(|f| f.2.is_some()).count());
+    for (i, r, key) in parts.into_iter().flatten() {
+        t.own[i as usize] = Some(r);
+        if let Some(key) = key {
+            t.reply_keys.insert(i, key);
         }
     }
 }
 
+/// Below this many bytes a session's usage is read on one thread.
+const PARALLEL_BYTES: u64 = 8 << 20;
+
+/// An entry with a record, and the key of its request when it has one.
+type Found = (u32, Record, Option<(String, String)>);
+
+/// The records of the entries of `run`, in its order.
+fn read_run(s: &Session, prices: &Prices, run: &[u32]) -> Vec<Found> {
+    let usage = memchr::memmem::Finder::new(b"\"usage\"");
+    let mut out = Vec::new();
+    s.for_each_entry_bytes(run, |i, bytes| {
+        if usage.find(bytes).is_none() {
+            return;
+        }
+        let Some(f) = Fields::parse(bytes) else {
+            return;
+        };
+        let Some(r) = record_of(&f, prices) else {
+            return;
+        };
+        // Pi's `/fork` and `/clone` copy entries into a new file with their ids and
+        // timestamps: the same request, to be counted once over several files.
+        let key = match &f.timestamp {
+            Some(ts) if !s.is_v1() => Some((format!("pi:{}", s.id_string(i)), ts.to_string())),
+            _ => None,
+        };
+        out.push((i, r, key));
+    });
+    out
+}
+
 /// The record of one Pi entry (as Pi holds it in memory, migrated), if it has one.
 pub fn record(v: &Value, prices: &Prices) -> Option<Record> {
-    let (u, model, source) = match v.get("type").and_then(Value::as_str)? {
+    Fields::deserialize(v)
+        .ok()
+        .and_then(|f| record_of(&f, prices))
+}
+
+/// The record of an entry read into [`Fields`]: what a record is, for both paths.
+fn record_of(f: &Fields<'_>, prices: &Prices) -> Option<Record> {
+    let (u, model, source) = match f.kind.as_deref()? {
         "message" => {
-            let m = v.get("message")?;
-            if m.get("role").and_then(Value::as_str) != Some("assistant") {
+            let m = f.message.as_ref()?;
+            if m.role.as_deref() != Some("assistant") {
                 return None;
             }
-            (m.get("usage")?, model_of(m), Source::Message)
+            (
+                m.usage.as_ref()?,
+                model_of(&m.provider, &m.model),
+                Source::Message,
+            )
         }
-        "usage" => (v.get("usage")?, model_of(v), Source::UsageEntry),
-        "compaction" | "branch_summary" => (v.get("usage")?, model_of(v), Source::Summary),
+        "usage" => (
+            f.usage.as_ref()?,
+            model_of(&f.provider, &f.model),
+            Source::UsageEntry,
+        ),
+        "compaction" | "branch_summary" => (
+            f.usage.as_ref()?,
+            model_of(&f.provider, &f.model),
+            Source::Summary,
+        ),
         _ => return None,
     };
-    if !u.is_object() {
-        return None;
-    }
-    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let n = |k: Option<u64>| k.unwrap_or(0);
     let tokens = Tokens {
-        input: n("input"),
-        output: n("output"),
-        cache_read: n("cacheRead"),
-        cache_write: n("cacheWrite") + n("cacheWrite1h"),
+        input: n(u.input),
+        output: n(u.output),
+        cache_read: n(u.cache_read),
+        // Wrapping, as the release build always added them: a damaged count near
+        // `u64::MAX` must not panic a debug build.
+        cache_write: n(u.cache_write).wrapping_add(n(u.cache_write_1h)),
     };
-    let recorded = u
-        .get("cost")
-        .and_then(|c| c.get("total"))
-        .and_then(Value::as_f64);
+    let recorded = u.cost_total;
     let bare = model.rsplit_once('/').map_or(model.as_str(), |(_, m)| m);
     let cost = recorded.or_else(|| prices.rates(bare).map(|r| r.cost(&tokens)));
     Some(Record {
@@ -89,12 +177,384 @@ pub fn record(v: &Value, prices: &Prices) -> Option<Record> {
 
 /// `provider/model` as Pi names it (`model` alone without a provider; `unrecorded`
 /// without either: a compaction or branch summary records no model).
-fn model_of(v: &Value) -> String {
-    let p = v.get("provider").and_then(Value::as_str);
-    let m = v.get("model").and_then(Value::as_str);
+fn model_of(p: &Option<Cow<'_, str>>, m: &Option<Cow<'_, str>>) -> String {
     match (p, m) {
         (Some(p), Some(m)) => format!("{p}/{m}"),
         (None, Some(m)) => m.to_string(),
         _ => "unrecorded".to_string(),
     }
 }
+
+/// What [`record_of`] reads of an entry, each as [`Value`]'s accessors would give it:
+/// `Value::as_str` (a string, else `None`), `Value::as_u64`, `Value::as_f64`, and an
+/// object field only when it is an object. Read from bytes, every value goes through
+/// `deserialize_any`, as a [`Value`] would be built, and what is not kept is walked by
+/// [`Skip`] (not `IgnoredAny`, whose scan accepts lone surrogates, numbers out of range
+/// and nesting past the depth limit, all of which fail [`Value`]): so a line is
+/// rejected exactly when [`Session::entry_value`] rejects it. A key given twice keeps
+/// its last value, as in a [`Value`]'s map.
+#[derive(Default, Debug, PartialEq)]
+pub(crate) struct Fields<'a> {
+    kind: Option<Cow<'a, str>>,
+    message: Option<Message<'a>>,
+    provider: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    usage: Option<UsageFields>,
+    timestamp: Option<Cow<'a, str>>,
+}
+
+#[derive(Default, Debug, PartialEq)]
+struct Message<'a> {
+    role: Option<Cow<'a, str>>,
+    provider: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    usage: Option<UsageFields>,
+}
+
+#[derive(Default, Debug, PartialEq)]
+struct UsageFields {
+    input: Option<u64>,
+    output: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+    cache_write_1h: Option<u64>,
+    /// `cost.total`, when `cost` is an object.
+    cost_total: Option<f64>,
+}
+
+impl<'a> Fields<'a> {
+    /// A line as [`crate::model::core::js::parse_line`] reads it: strictly when it is
+    /// UTF-8, else with its bad bytes replaced (the replacement is the only case that
+    /// allocates the line again). `None` when that parse fails.
+    pub(crate) fn parse(bytes: &'a [u8]) -> Option<Fields<'a>> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str(text).ok(),
+            Err(_) => {
+                let fixed = String::from_utf8_lossy(bytes).into_owned();
+                let f: Fields<'_> = serde_json::from_str(&fixed).ok()?;
+                Some(f.into_owned())
+            }
+        }
+    }
+
+    fn into_owned(self) -> Fields<'static> {
+        let own = |c: Option<Cow<'_, str>>| c.map(|c| Cow::Owned(c.into_owned()));
+        Fields {
+            kind: own(self.kind),
+            message: self.message.map(|m| Message {
+                role: own(m.role),
+                provider: own(m.provider),
+                model: own(m.model),
+                usage: m.usage,
+            }),
+            provider: own(self.provider),
+            model: own(self.model),
+            usage: self.usage,
+            timestamp: own(self.timestamp),
+        }
+    }
+}
+
+/// The keys [`Fields`] and the objects in it look at.
+enum Key {
+    Type,
+    Message,
+    Role,
+    Provider,
+    Model,
+    Usage,
+    Timestamp,
+    Input,
+    Output,
+    CacheRead,
+    CacheWrite,
+    CacheWrite1h,
+    Cost,
+    Total,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                Ok(match s {
+                    "type" => Key::Type,
+                    "message" => Key::Message,
+                    "role" => Key::Role,
+                    "provider" => Key::Provider,
+                    "model" => Key::Model,
+                    "usage" => Key::Usage,
+                    "timestamp" => Key::Timestamp,
+                    "input" => Key::Input,
+                    "output" => Key::Output,
+                    "cacheRead" => Key::CacheRead,
+                    "cacheWrite" => Key::CacheWrite,
+                    "cacheWrite1h" => Key::CacheWrite1h,
+                    "cost" => Key::Cost,
+                    "total" => Key::Total,
+                    _ => Key::Other,
+                })
+            }
+        }
+        // As a `Value`'s keys are read: any string, its escapes decoded.
+        d.deserialize_str(V)
+    }
+}
+
+/// Any JSON value, walked and dropped: `deserialize_any` all the way down, so that it
+/// fails where building a [`Value`] fails.
+struct Skip;
+
+/// The visitor methods for the values a lenient reader does not want: each walks the
+/// value with [`Skip`] and gives `$none`.
+macro_rules! skip_others {
+    ($none:expr; $($m:ident)*) => {
+        $(skip_others!(@one $m $none);)*
+    };
+    (@one bool $none:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> { Ok($none) }
+    };
+    (@one i64 $none:expr) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> { Ok($none) }
+    };
+    (@one u64 $none:expr) => {
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> { Ok($none) }
+    };
+    (@one f64 $none:expr) => {
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> { Ok($none) }
+    };
+    (@one str $none:expr) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> { Ok($none) }
+    };
+    (@one unit $none:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> { Ok($none) }
+    };
+    (@one seq $none:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_element::<Skip>()?.is_some() {}
+            Ok($none)
+        }
+    };
+    (@one map $none:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_key::<SkipKey>()?.is_some() {
+                a.next_value::<Skip>()?;
+            }
+            Ok($none)
+        }
+    };
+}
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Skip;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            skip_others!(Skip; bool i64 u64 f64 str unit seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An object's key, read (and checked) as a [`Value`]'s would be, and dropped.
+struct SkipKey;
+
+impl<'de> Deserialize<'de> for SkipKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SkipKey, D::Error> {
+        Key::deserialize(d).map(|_| SkipKey)
+    }
+}
+
+/// `Value::as_str`.
+struct Str<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Str<'a>, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Str<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Str<'a>, E> {
+                Ok(Str(Some(Cow::Borrowed(s))))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Str<'a>, E> {
+                Ok(Str(Some(Cow::Owned(s.to_owned()))))
+            }
+            skip_others!(Str(None); bool i64 u64 f64 unit seq map);
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// `Value::as_u64`: a non-negative integer (a float, even a whole one, is none).
+struct U64(Option<u64>);
+
+impl<'de> Deserialize<'de> for U64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<U64, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = U64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<U64, E> {
+                Ok(U64(Some(n)))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<U64, E> {
+                Ok(U64(u64::try_from(n).ok()))
+            }
+            skip_others!(U64(None); bool f64 str unit seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `Value::as_f64`: any number (a non-finite one would be `null` in a [`Value`]).
+struct F64(Option<f64>);
+
+impl<'de> Deserialize<'de> for F64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<F64, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = F64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<F64, E> {
+                Ok(F64(Some(n as f64)))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<F64, E> {
+                Ok(F64(Some(n as f64)))
+            }
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<F64, E> {
+                Ok(F64(n.is_finite().then_some(n)))
+            }
+            skip_others!(F64(None); bool str unit seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An object read into `T` by its map visitor; anything else is walked and `None`.
+struct Obj<T>(Option<T>);
+
+/// What reads one object's fields from a map.
+trait FromMap<'de>: Sized {
+    fn from_map<A: MapAccess<'de>>(a: A) -> Result<Self, A::Error>;
+}
+
+impl<'de, T: FromMap<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Obj<T>, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: FromMap<'de>> Visitor<'de> for V<T> {
+            type Value = Obj<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Obj<T>, A::Error> {
+                T::from_map(a).map(|t| Obj(Some(t)))
+            }
+            skip_others!(Obj(None); bool i64 u64 f64 str unit seq);
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> FromMap<'de> for Fields<'a> {
+    fn from_map<A: MapAccess<'de>>(mut a: A) -> Result<Self, A::Error> {
+        let mut f = Fields::default();
+        while let Some(k) = a.next_key::<Key>()? {
+            match k {
+                Key::Type => f.kind = a.next_value::<Str>()?.0,
+                Key::Message => f.message = a.next_value::<Obj<Message>>()?.0,
+                Key::Provider => f.provider = a.next_value::<Str>()?.0,
+                Key::Model => f.model = a.next_value::<Str>()?.0,
+                Key::Usage => f.usage = a.next_value::<Obj<UsageFields>>()?.0,
+                Key::Timestamp => f.timestamp = a.next_value::<Str>()?.0,
+                _ => {
+                    a.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl<'de: 'a, 'a> FromMap<'de> for Message<'a> {
+    fn from_map<A: MapAccess<'de>>(mut a: A) -> Result<Self, A::Error> {
+        let mut m = Message::default();
+        while let Some(k) = a.next_key::<Key>()? {
+            match k {
+                Key::Role => m.role = a.next_value::<Str>()?.0,
+                Key::Provider => m.provider = a.next_value::<Str>()?.0,
+                Key::Model => m.model = a.next_value::<Str>()?.0,
+                Key::Usage => m.usage = a.next_value::<Obj<UsageFields>>()?.0,
+                _ => {
+                    a.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// `cost` as far as [`UsageFields`] reads it: its `total`.
+struct CostTotal(Option<f64>);
+
+impl<'de> FromMap<'de> for CostTotal {
+    fn from_map<A: MapAccess<'de>>(mut a: A) -> Result<Self, A::Error> {
+        let mut t = None;
+        while let Some(k) = a.next_key::<Key>()? {
+            match k {
+                Key::Total => t = a.next_value::<F64>()?.0,
+                _ => {
+                    a.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(CostTotal(t))
+    }
+}
+
+impl<'de> FromMap<'de> for UsageFields {
+    fn from_map<A: MapAccess<'de>>(mut a: A) -> Result<Self, A::Error> {
+        let mut u = UsageFields::default();
+        while let Some(k) = a.next_key::<Key>()? {
+            match k {
+                Key::Input => u.input = a.next_value::<U64>()?.0,
+                Key::Output => u.output = a.next_value::<U64>()?.0,
+                Key::CacheRead => u.cache_read = a.next_value::<U64>()?.0,
+                Key::CacheWrite => u.cache_write = a.next_value::<U64>()?.0,
+                Key::CacheWrite1h => u.cache_write_1h = a.next_value::<U64>()?.0,
+                Key::Cost => u.cost_total = a.next_value::<Obj<CostTotal>>()?.0.and_then(|c| c.0),
+                _ => {
+                    a.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(u)
+    }
+}
+
+/// A whole line: an object read into [`Fields`]; any other JSON value is a line
+/// without fields (it has no `type`).
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields<'a>, D::Error> {
+        Obj::<Fields<'a>>::deserialize(d).map(|o| o.0.unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod tests;

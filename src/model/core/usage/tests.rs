@@ -221,6 +221,31 @@ fn cost_state_is_read_from_the_last_line_and_never_added() {
     );
 }
 
+/// The word in other lines, twice in one line, and in a cost-state line that is
+/// damaged: each line is read once, in order, and only whole cost-state lines count.
+#[test]
+fn cost_state_lines_are_found_whatever_else_names_them() {
+    let user = cc_line(
+        "u1",
+        None,
+        r#""type":"user","message":{"role":"user","content":"\"cost-state\" and \"cost-state\""}"#,
+    );
+    let cs = |cost: f64| {
+        format!(
+            r#"{{"type":"cost-state","note":"\"cost-state\"","totalCostUSD":{cost},"modelUsage":{{}},"hasUnknownModelCost":false}}"#
+        )
+    };
+    let (_f, s) = session(&[
+        cs(0.5),
+        user,
+        cs(0.7),
+        r#"{"type":"cost-state","totalCostUSD":0.9"#.to_string(),
+    ]);
+    let c = crate::model::claude::usage::cost_state(&s).unwrap();
+    assert_eq!(c.lines, 2);
+    assert_eq!(c.cost, 0.7);
+}
+
 #[test]
 fn numbers_read_well() {
     assert_eq!(group(0), "0");
