@@ -161,7 +161,7 @@ fn record_of(f: &Fields<'_>, prices: &Prices) -> Option<Record> {
         cache_read: n(u.cache_read),
         // Wrapping, as the release build always added them: a damaged count near
         // `u64::MAX` must not panic a debug build.
-        cache_write: n(u.cache_write).wrapping_add(n(u.cache_write_1h)),
+        cache_write: n(u.cache_write).saturating_add(n(u.cache_write_1h)),
     };
     let recorded = u.cost_total;
     let bare = model.rsplit_once('/').map_or(model.as_str(), |(_, m)| m);

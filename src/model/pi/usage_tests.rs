@@ -67,7 +67,7 @@ fn reference_record(v: &Value, prices: &Prices) -> Option<Record> {
         cache_read: n("cacheRead"),
         // `+` as the release build ran it (the fast path keeps that, without a
         // debug build's overflow panic).
-        cache_write: n("cacheWrite").wrapping_add(n("cacheWrite1h")),
+        cache_write: n("cacheWrite").saturating_add(n("cacheWrite1h")),
     };
     let recorded = u
         .get("cost")
