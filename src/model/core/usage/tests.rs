@@ -241,7 +241,8 @@ fn cost_state_lines_are_found_whatever_else_names_them() {
         cs(0.7),
         r#"{"type":"cost-state","totalCostUSD":0.9"#.to_string(),
     ]);
-    let c = crate::model::claude::usage::cost_state(&s).unwrap();
+    let t = Table::build(&s, &prices::Prices::snapshot());
+    let c = t.cost_state.as_ref().unwrap();
     assert_eq!(c.lines, 2);
     assert_eq!(c.cost, 0.7);
 }
