@@ -14,7 +14,7 @@
 //! | `context-parse`, the second core of a context's parse | nobody: its caller never waits for a run it took (it parses the run again) | [`background`] |
 //! | tree drawing's helpers | the `tree` read, at the end of the scope | [`helper`] (a nice level: slowed, never starved) |
 //! | the watchers (`sessionfs-watch`, `sessionfs-dirwatch`) | requests of a session the watcher reloads (under its `loading` lock) | [`helper`] |
-//! | `sessionfs grep`'s workers | the user of that command, not the mount's | [`background`] |
+//! | `sessionfs grep`'s workers | the user of that command, and no request unless a mount is up | [`search_policy`] |
 //!
 //! Why not `SCHED_IDLE` everywhere: an idle-policy thread runs only when a CPU has
 //! nothing else to do, so on a machine kept busy by a build it may not run for
@@ -33,7 +33,11 @@
 //! `SCHED_IDLE` it takes every CPU nobody else wants and gives way at once to a mount
 //! answering a `cat` (the benchmark's median read during a grep went from 4.5 times
 //! the peer's to 1.0). The price: on a machine kept busy by a build it runs only in
-//! the gaps; `SESSIONFS_BACKGROUND=off` runs it at normal priority.
+//! the gaps (a search of 1 GB took 9 times grep's time beside a test build). So it
+//! gives way only when there is a mount to give way to: its workers run at
+//! `SCHED_IDLE` while a sessionfs mount is up in its mount namespace
+//! (`/proc/self/mountinfo`), at normal priority otherwise ([`search_policy`]);
+//! `SESSIONFS_BACKGROUND` decides when it is set.
 //!
 //! The policy of [`background`] threads can be changed for measuring with the
 //! environment variable `SESSIONFS_BACKGROUND`: `idle` (the default: `SCHED_IDLE`),
@@ -98,6 +102,43 @@ pub fn background_policy() -> Policy {
 /// waits for. Call it first thing on the thread.
 pub fn background() {
     apply(background_policy());
+}
+
+/// The policy of `sessionfs grep`'s workers: `SESSIONFS_BACKGROUND`'s when it is set;
+/// else [`Policy::Idle`] while a sessionfs mount is up (its requests come first) and
+/// [`Policy::Off`] when none is (nothing to give way to: a search beside a build is
+/// not starved). Read once per search.
+pub fn search_policy() -> Policy {
+    if std::env::var_os("SESSIONFS_BACKGROUND").is_some() {
+        return background_policy();
+    }
+    match std::fs::read_to_string("/proc/self/mountinfo") {
+        Ok(m) if !names_a_mount(&m) => Policy::Off,
+        // Not knowing is taken as a mount being up.
+        _ => Policy::Idle,
+    }
+}
+
+/// Whether the text of a `/proc/self/mountinfo` lists a sessionfs mount: after the
+/// ` - ` separator, file system type `fuse.sessionfs` (mounted through `fusermount3`)
+/// or `fuse` with the source `sessionfs` (mounted by root).
+fn names_a_mount(mountinfo: &str) -> bool {
+    mountinfo.lines().any(|l| {
+        let Some((_, rest)) = l.split_once(" - ") else {
+            return false;
+        };
+        let mut f = rest.split(' ');
+        match (f.next(), f.next()) {
+            (Some("fuse.sessionfs"), _) => true,
+            (Some(t), Some("sessionfs")) => t == "fuse" || t.starts_with("fuse."),
+            _ => false,
+        }
+    })
+}
+
+/// Puts the calling thread at policy `p` (see [`search_policy`]).
+pub fn set(p: Policy) {
+    apply(p);
 }
 
 /// Puts the calling thread at nice [`HELPER_NICE`]: for threads a request may end up
@@ -221,6 +262,26 @@ impl Drop for Lowered {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_sessionfs_mount_is_told_from_mountinfo() {
+        let other = "36 35 98:0 / /mnt rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n\
+                     40 35 0:42 / /home/u/m rw,nosuid,nodev - fuse.sshfs host: rw";
+        assert!(!super::names_a_mount(other));
+        let ours = format!(
+            "{other}\n41 35 0:45 / /tmp/m rw,nosuid,nodev,relatime - fuse.sessionfs sessionfs rw,user_id=0"
+        );
+        assert!(super::names_a_mount(&ours));
+        // As root mounts it.
+        assert!(super::names_a_mount(
+            "45 27 0:40 / /tmp/m rw,nosuid - fuse sessionfs rw,user_id=0,group_id=0"
+        ));
+        // A mount point named like the type is not one.
+        assert!(!super::names_a_mount(
+            "42 35 0:46 / /tmp/fuse.sessionfs rw - tmpfs fuse.sessionfs rw"
+        ));
+    }
+
     use super::*;
 
     #[test]

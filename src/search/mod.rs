@@ -292,11 +292,12 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
     let board = Mutex::new(Board::default());
     let wake = Condvar::new();
     let n = jobs.len();
+    let policy = crate::prio::search_policy();
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, n.max(1)) {
             let (next, board, wake) = (&next, &board, &wake);
             scope.spawn(move || {
-                crate::prio::background();
+                crate::prio::set(policy);
                 let mut buf = Vec::new();
                 let post = |k: usize, chunk: Option<Chunk>, done: Option<Report>| {
                     let mut b = board.lock();
