@@ -266,19 +266,16 @@ pub fn parse_line(src: &Arc<[u8]>, start: usize, end: usize, number: usize) -> L
     }
 }
 
-/// Reading a line's top-level fields while validating the rest without building it.
-///
-/// The line is accepted exactly when `serde_json::from_slice::<Value>` accepts it as
-/// an object: every value goes through the same `deserialize_any` calls that building
-/// a `Value` makes (strings decoded and checked for UTF-8 and lone surrogates,
-/// numbers parsed and their range checked, the same nesting limit of 128), and a key
-/// given twice keeps its last value, as a `Value`'s map does. Only nothing is built.
+/// Reading a line's top-level fields while validating the rest without building it
+/// (`core::strict`): the line is accepted exactly when `serde_json::from_slice::<Value>`
+/// accepts it as an object, and each field is what `Value`'s indexing gives.
 mod check {
-    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+    use crate::model::core::strict::{FromMap, I64, Obj, Skip, Str};
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
     use std::fmt;
 
-    /// What `parse_line` reads of a line: each as `Value`'s indexing reads
-    /// it (`v["type"].as_str()`, `v["ordinal"].as_i64()`, `v["payload"]["id"]`…).
+    /// What `parse_line` reads of a line: each as `Value`'s indexing reads it
+    /// (`v["type"].as_str()`, `v["ordinal"].as_i64()`, `v["payload"]["id"]`…).
     #[derive(Debug, Default, Clone)]
     pub struct Head {
         /// `type`, when it is a string.
@@ -296,44 +293,10 @@ mod check {
 
     /// The line's head, or `None` when it is not a JSON object.
     pub fn head(line: &[u8]) -> Option<Head> {
-        let mut de = serde_json::Deserializer::from_slice(line);
-        let h = de.deserialize_any(TopVisitor).ok()?;
-        de.end().ok()?;
-        h
+        serde_json::from_slice::<Obj<Head>>(line).ok()?.0
     }
 
-    /// The top level: `Some` for an object, `None` for any other valid value.
-    struct TopVisitor;
-
-    /// A value, validated and dropped; what it was, as far as the head asks.
-    enum Seen {
-        Str(Option<String>),
-        Int(Option<i64>),
-        Other,
-    }
-
-    struct SeenVisitor {
-        /// Keep the text of a string (`type`).
-        keep: bool,
-    }
-
-    struct Any;
-
-    impl<'de> de::Deserialize<'de> for Any {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Any, D::Error> {
-            d.deserialize_any(SeenVisitor { keep: false })?;
-            Ok(Any)
-        }
-    }
-
-    impl<'de> de::DeserializeSeed<'de> for SeenVisitor {
-        type Value = Seen;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
-            d.deserialize_any(self)
-        }
-    }
-
-    /// A key, as a `Value`'s map reads it (`deserialize_str`).
+    /// The keys read, at the top and in `payload`.
     enum Key {
         Type,
         Ordinal,
@@ -344,10 +307,10 @@ mod check {
         Other,
     }
 
-    impl<'de> de::Deserialize<'de> for Key {
+    impl<'de> Deserialize<'de> for Key {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
             struct V;
-            impl<'de> Visitor<'de> for V {
+            impl Visitor<'_> for V {
                 type Value = Key;
                 fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                     f.write_str("a key")
@@ -368,163 +331,56 @@ mod check {
         }
     }
 
-    impl<'de> Visitor<'de> for TopVisitor {
-        type Value = Option<Head>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON value")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Option<Head>, A::Error> {
+    fn owned(s: Str<'_>) -> Option<String> {
+        s.0.map(|c| c.into_owned())
+    }
+
+    impl<'de> FromMap<'de> for Head {
+        fn from_map<A: MapAccess<'de>>(mut a: A) -> Result<Head, A::Error> {
             let mut h = Head::default();
-            while let Some(k) = m.next_key::<Key>()? {
+            while let Some(k) = a.next_key::<Key>()? {
                 match k {
-                    Key::Type => {
-                        h.ty = match m.next_value_seed(SeenVisitor { keep: true })? {
-                            Seen::Str(s) => s,
-                            _ => None,
-                        }
-                    }
-                    Key::Ordinal => {
-                        h.ordinal = match m.next_value_seed(SeenVisitor { keep: false })? {
-                            Seen::Int(n) => n,
-                            _ => None,
-                        }
-                    }
-                    Key::Timestamp => {
-                        h.timestamp = match m.next_value_seed(SeenVisitor { keep: true })? {
-                            Seen::Str(s) => s,
-                            _ => None,
-                        }
-                    }
+                    Key::Type => h.ty = owned(a.next_value()?),
+                    Key::Ordinal => h.ordinal = a.next_value::<I64>()?.0,
+                    Key::Timestamp => h.timestamp = owned(a.next_value()?),
                     Key::Payload => {
                         // The last `payload` is the one a `Value` keeps.
-                        let p = m.next_value_seed(PayloadVisitor)?;
-                        h.payload_type = p.payload_type;
-                        h.payload_role = p.payload_role;
-                        h.payload_id = p.payload_id;
+                        let p = a.next_value::<Obj<Payload>>()?.0.unwrap_or_default();
+                        h.payload_type = p.ty;
+                        h.payload_role = p.role;
+                        h.payload_id = p.id;
                     }
                     Key::Role | Key::Id | Key::Other => {
-                        m.next_value::<Any>()?;
+                        a.next_value::<Skip>()?;
                     }
                 }
             }
-            Ok(Some(h))
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Option<Head>, A::Error> {
-            while s.next_element::<Any>()?.is_some() {}
-            Ok(None)
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Option<Head>, E> {
-            Ok(None)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Option<Head>, E> {
-            Ok(None)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Option<Head>, E> {
-            Ok(None)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Option<Head>, E> {
-            Ok(None)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Option<Head>, E> {
-            Ok(None)
-        }
-        fn visit_unit<E>(self) -> Result<Option<Head>, E> {
-            Ok(None)
-        }
-    }
-
-    /// A `payload`: its `type`, `role` and `id` when it is an object (a [`Head`]
-    /// with only those set).
-    struct PayloadVisitor;
-
-    impl<'de> de::DeserializeSeed<'de> for PayloadVisitor {
-        type Value = Head;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Head, D::Error> {
-            d.deserialize_any(self)
-        }
-    }
-
-    impl<'de> Visitor<'de> for PayloadVisitor {
-        type Value = Head;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON value")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Head, A::Error> {
-            let mut h = Head::default();
-            while let Some(k) = m.next_key::<Key>()? {
-                let slot = match k {
-                    Key::Type => &mut h.payload_type,
-                    Key::Role => &mut h.payload_role,
-                    Key::Id => &mut h.payload_id,
-                    _ => {
-                        m.next_value::<Any>()?;
-                        continue;
-                    }
-                };
-                *slot = match m.next_value_seed(SeenVisitor { keep: true })? {
-                    Seen::Str(s) => s,
-                    _ => None,
-                };
-            }
             Ok(h)
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Head, A::Error> {
-            while s.next_element::<Any>()?.is_some() {}
-            Ok(Head::default())
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Head, E> {
-            Ok(Head::default())
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Head, E> {
-            Ok(Head::default())
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Head, E> {
-            Ok(Head::default())
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Head, E> {
-            Ok(Head::default())
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Head, E> {
-            Ok(Head::default())
-        }
-        fn visit_unit<E>(self) -> Result<Head, E> {
-            Ok(Head::default())
-        }
     }
 
-    impl<'de> Visitor<'de> for SeenVisitor {
-        type Value = Seen;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON value")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Seen, A::Error> {
-            while m.next_key::<Key>()?.is_some() {
-                m.next_value::<Any>()?;
+    /// What is read of `payload`.
+    #[derive(Default)]
+    struct Payload {
+        ty: Option<String>,
+        role: Option<String>,
+        id: Option<String>,
+    }
+
+    impl<'de> FromMap<'de> for Payload {
+        fn from_map<A: MapAccess<'de>>(mut a: A) -> Result<Payload, A::Error> {
+            let mut p = Payload::default();
+            while let Some(k) = a.next_key::<Key>()? {
+                match k {
+                    Key::Type => p.ty = owned(a.next_value()?),
+                    Key::Role => p.role = owned(a.next_value()?),
+                    Key::Id => p.id = owned(a.next_value()?),
+                    _ => {
+                        a.next_value::<Skip>()?;
+                    }
+                }
             }
-            Ok(Seen::Other)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Seen, A::Error> {
-            while s.next_element::<Any>()?.is_some() {}
-            Ok(Seen::Other)
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Seen, E> {
-            Ok(Seen::Other)
-        }
-        // As `Value::as_i64` reads a number: an integer that fits.
-        fn visit_i64<E>(self, n: i64) -> Result<Seen, E> {
-            Ok(Seen::Int(Some(n)))
-        }
-        fn visit_u64<E>(self, n: u64) -> Result<Seen, E> {
-            Ok(Seen::Int(i64::try_from(n).ok()))
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Seen, E> {
-            Ok(Seen::Other)
-        }
-        fn visit_str<E>(self, s: &str) -> Result<Seen, E> {
-            Ok(Seen::Str(self.keep.then(|| s.to_string())))
-        }
-        fn visit_unit<E>(self) -> Result<Seen, E> {
-            Ok(Seen::Other)
+            Ok(p)
         }
     }
 }

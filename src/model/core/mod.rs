@@ -3,7 +3,8 @@
 //! * [`session`] indexes a session (tolerant of damage, lazy about content) over one
 //!   or more files ([`session::Source`]) and catches up with appends; [`agent`] is the
 //!   interface each agent implements and the session holds.
-//! * [`scan`] and [`json_view`] read fields of a JSON line from its bytes; [`js`] is
+//! * [`scan`] and [`json_view`] read fields of a JSON line from its bytes ([`strict`]:
+//!   as a `serde_json::Value` would); [`js`] is
 //!   JavaScript's JSON semantics (`JSON.stringify`, truthiness, `Date`); [`text`] the
 //!   rendering helpers agents share; [`id`], [`kind`], [`time`], [`base64`].
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
@@ -46,7 +47,7 @@
 //! below), which `model::architecture` checks file by file:
 //!
 //! 1. leaves: [`format`], [`problem`] (what indexing reports, [`problem::LoadError`]),
-//!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`],
+//!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
 //!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
 //!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
@@ -84,6 +85,7 @@ pub mod problem;
 pub mod reply;
 pub mod scan;
 pub mod session;
+pub mod strict;
 pub mod text;
 pub mod time;
 pub mod tree;
