@@ -270,9 +270,8 @@ pub fn parse_line(src: &Arc<[u8]>, start: usize, end: usize, number: usize) -> L
 /// (`core::strict`): the line is accepted exactly when `serde_json::from_slice::<Value>`
 /// accepts it as an object, and each field is what `Value`'s indexing gives.
 mod check {
-    use crate::model::core::strict::{FromMap, I64, Obj, Skip, Str};
-    use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
-    use std::fmt;
+    use crate::model::core::strict::{self, FromMap, I64, Obj, Skip, Str};
+    use serde::de::{Deserialize, Deserializer, MapAccess};
 
     /// What `parse_line` reads of a line: each as `Value`'s indexing reads it
     /// (`v["type"].as_str()`, `v["ordinal"].as_i64()`, `v["payload"]["id"]`…).
@@ -309,25 +308,15 @@ mod check {
 
     impl<'de> Deserialize<'de> for Key {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
-            struct V;
-            impl Visitor<'_> for V {
-                type Value = Key;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a key")
-                }
-                fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
-                    Ok(match k {
-                        "type" => Key::Type,
-                        "ordinal" => Key::Ordinal,
-                        "timestamp" => Key::Timestamp,
-                        "payload" => Key::Payload,
-                        "role" => Key::Role,
-                        "id" => Key::Id,
-                        _ => Key::Other,
-                    })
-                }
-            }
-            d.deserialize_str(V)
+            strict::key(d, |k| match k {
+                "type" => Key::Type,
+                "ordinal" => Key::Ordinal,
+                "timestamp" => Key::Timestamp,
+                "payload" => Key::Payload,
+                "role" => Key::Role,
+                "id" => Key::Id,
+                _ => Key::Other,
+            })
         }
     }
 

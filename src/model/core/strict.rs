@@ -82,18 +82,24 @@ pub(crate) struct SkipKey;
 
 impl<'de> Deserialize<'de> for SkipKey {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SkipKey, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = SkipKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<SkipKey, E> {
-                Ok(SkipKey)
-            }
-        }
-        d.deserialize_str(V)
+        key(d, |_| SkipKey)
     }
+}
+
+/// An object's key, read as a `Value`'s map reads it (`deserialize_str`: decoded and
+/// checked), made into a `K` by `of`: the body of a reader's key enum's `Deserialize`.
+pub(crate) fn key<'de, D: Deserializer<'de>, K>(d: D, of: fn(&str) -> K) -> Result<K, D::Error> {
+    struct V<K>(fn(&str) -> K);
+    impl<K> Visitor<'_> for V<K> {
+        type Value = K;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<K, E> {
+            Ok((self.0)(s))
+        }
+    }
+    d.deserialize_str(V(of))
 }
 
 /// `Value::as_str`.

@@ -18,13 +18,12 @@
 //! files it reads, keyed by id and timestamp (not for v1 files, whose ids are made up).
 
 use crate::model::core::session::Session;
-use crate::model::core::strict::{F64, FromMap, Obj, Skip, Str, U64};
+use crate::model::core::strict::{self, F64, FromMap, Obj, Skip, Str, U64};
 use crate::model::core::usage::prices::Prices;
 use crate::model::core::usage::{Record, Source, Table, Tokens};
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::fmt;
 
 /// Fills `t.own` for every entry of a Pi session.
 ///
@@ -277,34 +276,23 @@ enum Key {
 
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
-                Ok(match s {
-                    "type" => Key::Type,
-                    "message" => Key::Message,
-                    "role" => Key::Role,
-                    "provider" => Key::Provider,
-                    "model" => Key::Model,
-                    "usage" => Key::Usage,
-                    "timestamp" => Key::Timestamp,
-                    "input" => Key::Input,
-                    "output" => Key::Output,
-                    "cacheRead" => Key::CacheRead,
-                    "cacheWrite" => Key::CacheWrite,
-                    "cacheWrite1h" => Key::CacheWrite1h,
-                    "cost" => Key::Cost,
-                    "total" => Key::Total,
-                    _ => Key::Other,
-                })
-            }
-        }
-        // As a `Value`'s keys are read: any string, its escapes decoded.
-        d.deserialize_str(V)
+        strict::key(d, |s| match s {
+            "type" => Key::Type,
+            "message" => Key::Message,
+            "role" => Key::Role,
+            "provider" => Key::Provider,
+            "model" => Key::Model,
+            "usage" => Key::Usage,
+            "timestamp" => Key::Timestamp,
+            "input" => Key::Input,
+            "output" => Key::Output,
+            "cacheRead" => Key::CacheRead,
+            "cacheWrite" => Key::CacheWrite,
+            "cacheWrite1h" => Key::CacheWrite1h,
+            "cost" => Key::Cost,
+            "total" => Key::Total,
+            _ => Key::Other,
+        })
     }
 }
 
