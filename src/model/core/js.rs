@@ -589,7 +589,25 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// Parses a line as Pi does: `JSON.parse` of the UTF-8-decoded text.
+///
+/// A line that is valid UTF-8 as a whole (nearly every one) is parsed as a `str`: the
+/// same parser and grammar as from bytes, without checking each string's UTF-8 again
+/// (a context's lines are mostly strings). A line that fails that way is parsed the
+/// byte way ([`parse_line_bytes`]), so failures and damaged text are handled as
+/// before.
 pub fn parse_line(bytes: &[u8]) -> Result<Value, String> {
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && let Ok(v) = serde_json::from_str::<Value>(text)
+    {
+        return Ok(v);
+    }
+    parse_line_bytes(bytes)
+}
+
+/// [`parse_line`] from the bytes: what it does for a line that is not valid UTF-8 or
+/// does not parse (and, for tests, the reference for every line).
+#[doc(hidden)]
+pub fn parse_line_bytes(bytes: &[u8]) -> Result<Value, String> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(v) => Ok(v),
         Err(e) => {
@@ -598,6 +616,142 @@ pub fn parse_line(bytes: &[u8]) -> Result<Value, String> {
             }
             let fixed = String::from_utf8_lossy(bytes);
             serde_json::from_str(&fixed).map_err(|e| e.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod parse_line_tests {
+    //! [`parse_line`]'s `str` way against the byte way it replaced.
+
+    use super::{parse_line, parse_line_bytes};
+    use proptest::prelude::*;
+
+    /// Pieces of JSON text, good and bad: escapes (lone and paired surrogates),
+    /// numbers past `f64` and `u64`, raw control characters, multi-byte and invalid
+    /// UTF-8, brackets to nest past the parser's limit.
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::sample::select(vec![
+                &b"{"[..],
+                b"}",
+                b"[",
+                b"]",
+                b",",
+                b":",
+                b"\"",
+                b"\"k\"",
+                b"\"\\ud800\"",
+                b"\"\\udc00\\ud800\"",
+                b"\"\\ud83d\\ude00\"",
+                b"\"\\u00e9\\n\\\"\"",
+                b"\"\\x\"",
+                b"1e400",
+                b"-1e-400",
+                b"18446744073709551616",
+                b"-9223372036854775809",
+                b"0.1",
+                b"01",
+                b"true",
+                b"null",
+                b"nul",
+                b" ",
+                b"\t",
+                b"\x01",
+                "é".as_bytes(),
+                "😀".as_bytes(),
+                b"\xff",
+                b"\xc3",
+                b"\xed\xa0\x80",
+            ])
+            .prop_map(<[u8]>::to_vec),
+            prop::collection::vec(any::<u8>(), 0..4),
+            (1usize..200).prop_map(|n| b"[".repeat(n)),
+            (1usize..200).prop_map(|n| b"]".repeat(n)),
+        ]
+    }
+
+    /// A whole line: mostly an object of a few members, often damaged.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(piece(), 0..24).prop_map(|ps| ps.concat()),
+            prop::collection::vec(piece(), 0..12).prop_map(|ps| {
+                let mut l = b"{\"type\":\"message\",\"a\":".to_vec();
+                if ps.is_empty() {
+                    l.extend_from_slice(b"1");
+                }
+                for p in ps {
+                    l.extend_from_slice(&p);
+                }
+                l.extend_from_slice(b",\"a\":[1,\"x\"]}");
+                l
+            }),
+        ]
+    }
+
+    /// Valid JSON text of any shape, with strings of any characters written as
+    /// serde_json writes them, sometimes with one byte changed.
+    fn valid_line() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(Into::into),
+            any::<u64>().prop_map(Into::into),
+            any::<f64>().prop_map(Into::into),
+            any::<String>().prop_map(serde_json::Value::String),
+        ];
+        let value = leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        });
+        (value, any::<Option<(prop::sample::Index, u8)>>()).prop_map(|(v, change)| {
+            let mut l = serde_json::to_vec(&v).unwrap();
+            if let Some((at, b)) = change {
+                let i = at.index(l.len());
+                l[i] = b;
+            }
+            l
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn str_way_agrees_with_the_byte_way(l in line()) {
+            prop_assert_eq!(parse_line(&l), parse_line_bytes(&l));
+        }
+
+        #[test]
+        fn str_way_agrees_on_valid_and_altered_json(l in valid_line()) {
+            prop_assert_eq!(parse_line(&l), parse_line_bytes(&l));
+        }
+    }
+
+    #[test]
+    fn the_two_ways_agree_on_edge_lines() {
+        let deep = format!("{}{}", "[".repeat(130), "]".repeat(130));
+        let lines: [&[u8]; 10] = [
+            br#"{"a":"\ud800","b":1e400}"#,
+            br#"{"a":1,"a":2,"b":3}"#,
+            br#"{"n":18446744073709551616,"m":-0,"f":1.0e2}"#,
+            b"{\"a\":\"\xff\"}",
+            b"{\"a\":\"\xed\xa0\x80\"}",
+            b"{\"a\":\"\x01\"}",
+            deep.as_bytes(),
+            b"",
+            b"{} x",
+            "{\"é\":\"😀\"}".as_bytes(),
+        ];
+        for l in lines {
+            assert_eq!(
+                parse_line(l),
+                parse_line_bytes(l),
+                "{}",
+                String::from_utf8_lossy(l)
+            );
         }
     }
 }

@@ -503,7 +503,7 @@ pub(crate) struct Shared {
 
 /// Whether the process may run on more than one CPU (asked once: the answer reads
 /// cgroup files).
-fn second_cpu() -> bool {
+pub(crate) fn second_cpu() -> bool {
     static MANY: OnceLock<bool> = OnceLock::new();
     *MANY.get_or_init(|| std::thread::available_parallelism().is_ok_and(|p| p.get() > 1))
 }

@@ -116,9 +116,7 @@ pub(crate) fn parse_lines(
         next: std::sync::atomic::AtomicUsize::new(0),
     });
     let (tx, rx) = std::sync::mpsc::channel();
-    if total >= PARALLEL_PARSE_BYTES
-        && std::thread::available_parallelism().is_ok_and(|p| p.get() > 1)
-    {
+    if total >= PARALLEL_PARSE_BYTES && crate::model::core::scan::second_cpu() {
         let w = work.clone();
         // Without a thread, this one parses everything.
         let _ = std::thread::Builder::new()
