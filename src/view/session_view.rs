@@ -1760,8 +1760,18 @@ impl SessionView {
             });
         }
         if Self::is_cost(&node) {
-            // Its size is known once the session's usage is read (see `cost_attr`).
-            self.usage_table(&st);
+            // Its size is known once the session's usage is read (see `cost_attr`), but
+            // the kernel may still hold the 0 it was told at lookup: attributes with no
+            // lifetime pass for valid until the clock ticks, and a `cat` that looks the
+            // file up, opens it and reads within one tick was served nothing. So, as
+            // `tree`'s, every read of the descriptor comes to us (direct I/O), cut from
+            // the text made now.
+            let text = self.cost_bytes(&st, &node)?;
+            return Ok(Opened {
+                fh: self.new_fh(Handle::Read(Content::Bytes(Arc::new(text)))),
+                keep_cache: false,
+                direct_io: true,
+            });
         }
         let keep_cache = match node {
             // Its text changes with the session: read afresh at every open. So does
