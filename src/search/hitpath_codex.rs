@@ -57,9 +57,11 @@ pub fn paths(path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option<
         return Ok(None);
     };
     let h = head::head(path);
-    if !h.surely_meta || h.base.is_some() {
+    // The first line, the `session_meta` the head read, is no entry: the lines are
+    // read from its end.
+    let (Some(from), true, None) = (h.meta_len, h.surely_meta, &h.base) else {
         return Ok(None);
-    }
+    };
     let Some(last) = hits.last() else {
         return Ok(Some(Vec::new()));
     };
@@ -68,34 +70,31 @@ pub fn paths(path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option<
     let mut chain: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
     let mut kinds = KindTable::default();
-    let mut number = 0usize;
+    let mut number = 1usize;
     let mut next = 0usize;
-    let read = input::read_line_batches(f, 0, None, input::max_line(), 1 << 20, |lines| {
+    let read = input::read_line_batches(f, from, None, input::max_line(), 1 << 20, |lines| {
         for l in lines {
             number += 1;
             let (offset, bytes) = match *l {
                 Line::Whole { bytes, offset } => (offset, bytes),
                 Line::TooLong { .. } => return Err(Stop::Doubt),
             };
-            // The first line is the `session_meta` the head read: no entry.
-            if number > 1 {
-                let src: Arc<[u8]> = Arc::from(bytes);
-                let line = page::parse_line(&src, 0, bytes.len() + 1, number);
-                if line.kind.is_node() {
-                    chain.push(escape_id(&store::point_id(&name.page_id, &line, &mut seen)));
-                    let (ty, kind) = render::kind_key(&line);
-                    let k = kinds.intern_named(ty, &kind, &kind);
-                    while next < hits.len() && hits[next].0 < offset {
-                        next += 1;
-                    }
-                    if next < hits.len() && hits[next] == (offset, bytes.len()) {
-                        out.push(HitPath {
-                            hit: next,
-                            dirs: chain.clone(),
-                            kind: kinds.name(k).to_string(),
-                        });
-                        next += 1;
-                    }
+            let src: Arc<[u8]> = Arc::from(bytes);
+            let line = page::parse_line(&src, 0, bytes.len() + 1, number);
+            if line.kind.is_node() {
+                chain.push(escape_id(&store::point_id(&name.page_id, &line, &mut seen)));
+                let (ty, kind) = render::kind_key(&line);
+                let k = kinds.intern_named(ty, &kind, &kind);
+                while next < hits.len() && hits[next].0 < offset {
+                    next += 1;
+                }
+                if next < hits.len() && hits[next] == (offset, bytes.len()) {
+                    out.push(HitPath {
+                        hit: next,
+                        dirs: chain.clone(),
+                        kind: kinds.name(k).to_string(),
+                    });
+                    next += 1;
                 }
             }
             if offset + bytes.len() as u64 >= end {

@@ -89,7 +89,7 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
         let line = codex.line(*r);
         match line.kind {
             LineKind::ResponseItem
-                if line.has_timestamp && SENT_TYPES.contains(&line.payload_type()) =>
+                if line.timestamp().is_some() && SENT_TYPES.contains(&line.payload_type()) =>
             {
                 items.push(sent_payload(line.payload()));
             }

@@ -63,7 +63,6 @@ pub struct Line {
     /// 1-based line number in the page file.
     pub number: usize,
     pub ordinal: Option<i64>,
-    pub has_timestamp: bool,
     pub kind: LineKind,
     /// What the index asks of every line, read with it: `timestamp`, and the
     /// payload's `type`, `role` and `id`, each when it is a string.
@@ -254,7 +253,6 @@ pub fn parse_line(src: &Arc<[u8]>, start: usize, end: usize, number: usize) -> L
         end: end as u64,
         number,
         ordinal: head.as_ref().and_then(|h| h.ordinal),
-        has_timestamp: head.as_ref().is_some_and(|h| h.timestamp.is_some()),
         kind: match &head {
             Some(h) => LineKind::of(h.ty.as_deref().unwrap_or("")),
             None => LineKind::Broken,

@@ -159,8 +159,8 @@ fn record_of(f: &Fields<'_>, prices: &Prices) -> Option<Record> {
         input: n(u.input),
         output: n(u.output),
         cache_read: n(u.cache_read),
-        // Wrapping, as the release build always added them: a damaged count near
-        // `u64::MAX` must not panic a debug build.
+        // Saturating: a damaged count near `u64::MAX` must neither panic a debug
+        // build nor wrap to a small wrong number.
         cache_write: n(u.cache_write).saturating_add(n(u.cache_write_1h)),
     };
     let recorded = u.cost_total;
