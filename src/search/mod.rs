@@ -65,6 +65,7 @@ pub mod cache;
 pub mod grepfile;
 pub mod hitpath;
 pub mod hitpath_codex;
+pub mod index;
 pub mod output;
 pub mod pattern;
 pub mod prefilter;

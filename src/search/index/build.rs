@@ -1,0 +1,331 @@
+//! Indexing the bytes of session files: lines into blocks, blocks into units, units
+//! into a segment being built.
+//!
+//! A file is read once, in 1 MiB pieces, from where its index stops to its last
+//! complete line (a line being written, without its newline yet, is left for the
+//! next time). Each line is handed to its format ([`LineRules`]), which says where its
+//! payloads are and which probes select it; its text (payloads left out) and the
+//! printable runs of its decoded payloads go into the trigrams of the unit being
+//! filled. A unit is closed when its blocks come to [`UNIT_TARGET`] bytes, so a big
+//! file makes units of its own and small files share one. A line longer than
+//! [`LONG_LINE`] is not held: it is read through and recorded under probe
+//! [`HUGE`], which every query asks for (the exact path decides what it is).
+//!
+//! Memory: per thread, the extractor (2 MiB), one piece of the file and the line being
+//! read (up to [`LONG_LINE`]); shared, the segment being built, which is written out
+//! once it holds [`SEGMENT_MEMORY`] bytes.
+
+use super::hash::Hasher;
+use super::segment::Builder;
+use super::trigram::Extractor;
+use std::fs::File;
+use std::io;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+
+/// Bytes of blocks per unit (a unit is the granularity of the postings, and what a
+/// query reads when the unit is a candidate).
+pub const UNIT_TARGET: u64 = 512 << 10;
+/// A line longer than this is recorded under [`HUGE`] rather than indexed.
+pub const LONG_LINE: usize = 64 << 20;
+/// The probe every query asks for: lines too long to index.
+pub const HUGE: usize = 0;
+/// A segment being built is written once it holds about this much memory.
+pub const SEGMENT_MEMORY: usize = 96 << 20;
+const PIECE: usize = 1 << 20;
+
+/// How one format's lines are read for the index.
+pub trait LineRules: Sync {
+    /// For a complete line (without its newline): pushes onto `payloads` the byte
+    /// ranges of base64 text that the format decodes into binary content files and
+    /// shows as no text (sorted, not overlapping); returns the probes that select
+    /// the line (bit `k` for probe `k`; never [`HUGE`]).
+    fn line(&self, line: &[u8], payloads: &mut Vec<Range<usize>>) -> u64;
+}
+
+/// What a thread is filling: the unit's trigrams and blocks, and its probe lines.
+pub struct Pending {
+    ex: Extractor,
+    bytes: u64,
+    /// (key, start, len) of each block.
+    blocks: Vec<(u64, u64, u64)>,
+    /// (block in `blocks`, probe, start, len).
+    lines: Vec<(usize, usize, u64, u64)>,
+    payloads: Vec<Range<usize>>,
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending::new()
+    }
+}
+
+impl Pending {
+    pub fn new() -> Pending {
+        Pending {
+            ex: Extractor::new(),
+            bytes: 0,
+            blocks: Vec::new(),
+            lines: Vec::new(),
+            payloads: Vec::new(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Adds a line of file `key` at `start`.
+    fn line(&mut self, key: u64, start: u64, line: &[u8], rules: &dyn LineRules) {
+        let len = line.len() as u64;
+        match self.blocks.last_mut() {
+            Some(b) if b.0 == key && b.1 + b.2 == start => b.2 += len + 1,
+            _ => self.blocks.push((key, start, len + 1)),
+        }
+        self.bytes += len + 1;
+        let block = self.blocks.len() - 1;
+        self.payloads.clear();
+        let bits = rules.line(line, &mut self.payloads);
+        let mut at = 0;
+        for p in &self.payloads {
+            if p.start < at || p.end > line.len() || p.start > p.end {
+                // A format that gives bad ranges gets none left out.
+                self.ex.text(line);
+                at = usize::MAX;
+                break;
+            }
+            self.ex.text(&line[at..p.start]);
+            let data = crate::model::core::base64::decode(&String::from_utf8_lossy(&line[p.clone()]));
+            self.ex.binary(&data);
+            at = p.end;
+        }
+        if at != usize::MAX {
+            self.ex.text(&line[at..]);
+        }
+        let mut b = bits & !(1 << HUGE);
+        while b != 0 {
+            let k = b.trailing_zeros() as usize;
+            b &= b - 1;
+            self.lines.push((block, k, start, len));
+        }
+    }
+
+    /// Adds a line too long to index.
+    fn huge(&mut self, key: u64, start: u64, len: u64) {
+        match self.blocks.last_mut() {
+            Some(b) if b.0 == key && b.1 + b.2 == start => b.2 += len + 1,
+            _ => self.blocks.push((key, start, len + 1)),
+        }
+        self.bytes += len + 1;
+        self.lines.push((self.blocks.len() - 1, HUGE, start, len));
+    }
+
+    /// Moves the unit into `b`; returns the keys of its blocks.
+    pub fn submit(&mut self, b: &mut Builder) -> Vec<u64> {
+        if self.is_empty() {
+            self.ex.take();
+            return Vec::new();
+        }
+        b.add_unit(&self.ex.take());
+        let mut ids = Vec::with_capacity(self.blocks.len());
+        let mut keys = Vec::new();
+        for &(key, start, len) in &self.blocks {
+            ids.push(b.add_block(key, start, len));
+            keys.push(key);
+        }
+        // Lines in block order, as the builder wants them.
+        self.lines.sort_by_key(|&(blk, p, s, _)| (blk, p, s));
+        for &(blk, p, s, l) in &self.lines {
+            b.add_line(ids[blk], p, s, l);
+        }
+        self.blocks.clear();
+        self.lines.clear();
+        self.bytes = 0;
+        keys.dedup();
+        keys
+    }
+
+    pub fn full(&self) -> bool {
+        self.bytes >= UNIT_TARGET
+    }
+}
+
+/// A file's lines from `from` on, up to `to` (its size when looked at): each complete
+/// line is handed to `each`, and hashed into `h` with its newline; a line longer than
+/// [`LONG_LINE`] is read through and given as its length alone. Returns where the
+/// last complete line ends (the next indexing starts there).
+pub fn read_lines(
+    f: &File,
+    from: u64,
+    to: u64,
+    h: &mut Hasher,
+    each: &mut dyn FnMut(u64, Result<&[u8], u64>),
+) -> io::Result<u64> {
+    let mut buf: Vec<u8> = Vec::new();
+    // The file offset of buf[0].
+    let mut base = from;
+    let mut end = from;
+    loop {
+        if base + buf.len() as u64 >= to {
+            return Ok(end);
+        }
+        if buf.len() > LONG_LINE {
+            // A line too long: read on to its end, hashing into a copy, which is
+            // kept only if the line ends.
+            let mut hh = h.clone();
+            hh.update(&buf);
+            let start = base;
+            let mut pos = base + buf.len() as u64;
+            buf.clear();
+            let mut piece = vec![0u8; PIECE];
+            loop {
+                let want = ((to - pos) as usize).min(PIECE);
+                let n = if want == 0 { 0 } else { read_at(f, &mut piece[..want], pos)? };
+                if n == 0 {
+                    // It has no end yet: the index stops before it.
+                    return Ok(end);
+                }
+                match memchr::memchr(b'\n', &piece[..n]) {
+                    Some(i) => {
+                        hh.update(&piece[..=i]);
+                        *h = hh;
+                        each(start, Err(pos + i as u64 - start));
+                        end = pos + i as u64 + 1;
+                        base = end;
+                        break;
+                    }
+                    None => {
+                        hh.update(&piece[..n]);
+                        pos += n as u64;
+                    }
+                }
+            }
+            continue;
+        }
+        let have = buf.len();
+        let want = ((to - base - have as u64) as usize).min(PIECE.max(have));
+        buf.resize(have + want, 0);
+        let n = read_at(f, &mut buf[have..], base + have as u64)?;
+        buf.truncate(have + n);
+        if n == 0 {
+            return Ok(end);
+        }
+        let mut s = 0;
+        for nl in memchr::memchr_iter(b'\n', &buf[have..]).map(|i| i + have) {
+            each(base + s as u64, Ok(&buf[s..nl]));
+            s = nl + 1;
+        }
+        if s > 0 {
+            h.update(&buf[..s]);
+            end = base + s as u64;
+            buf.drain(..s);
+            base = end;
+        }
+    }
+}
+
+fn read_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    loop {
+        match f.read_at(buf, at) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Indexes file `key`'s lines in `from..to` into `pend` (submitting full units to
+/// `submit`), hashing them into `h`. Returns where the indexed bytes end.
+pub fn index_range(
+    f: &File,
+    key: u64,
+    from: u64,
+    to: u64,
+    rules: &dyn LineRules,
+    h: &mut Hasher,
+    pend: &mut Pending,
+    submit: &mut dyn FnMut(&mut Pending),
+) -> io::Result<u64> {
+    read_lines(f, from, to, h, &mut |start, line| {
+        match line {
+            Ok(l) => pend.line(key, start, l, rules),
+            Err(len) => pend.huge(key, start, len),
+        }
+        if pend.full() {
+            submit(pend);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::segment::Segment;
+    use super::*;
+
+    struct Plain;
+    impl LineRules for Plain {
+        fn line(&self, line: &[u8], payloads: &mut Vec<Range<usize>>) -> u64 {
+            // `"b64":"…"` is a payload; a line with `!` is selected by probe 1.
+            if let Some(k) = memchr::memmem::find(line, b"\"b64\":\"") {
+                let s = k + 7;
+                if let Some(e) = memchr::memchr(b'"', &line[s..]) {
+                    payloads.push(s..s + e);
+                }
+            }
+            u64::from(line.contains(&b'!')) << 1
+        }
+    }
+
+    #[test]
+    fn lines_and_hash() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, b"one\ntwo\nthree").unwrap();
+        let f = File::open(&p).unwrap();
+        let mut h = Hasher::new();
+        let mut got = Vec::new();
+        let end = read_lines(&f, 0, 13, &mut h, &mut |s, l| got.push((s, l.unwrap().to_vec())))
+            .unwrap();
+        assert_eq!(end, 8);
+        assert_eq!(got, vec![(0, b"one".to_vec()), (4, b"two".to_vec())]);
+        assert_eq!(h.finish(), super::super::hash::hash(b"one\ntwo\n"));
+        // From the middle.
+        let mut h = Hasher::new();
+        got.clear();
+        let end = read_lines(&f, 4, 13, &mut h, &mut |s, l| got.push((s, l.unwrap().to_vec())))
+            .unwrap();
+        assert_eq!((end, got.len()), (8, 1));
+    }
+
+    #[test]
+    fn units_blocks_probes_payloads() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let b64 = "aGVsbG8gd29ybGQ="; // "hello world"
+        let text = format!("{{\"t\":\"alpha\"}}\n{{\"b64\":\"{b64}\"}}\nbeta!\n");
+        std::fs::write(&p, &text).unwrap();
+        let f = File::open(&p).unwrap();
+        let mut pend = Pending::new();
+        let mut b = Builder::new(2);
+        let mut h = Hasher::new();
+        let end = index_range(&f, 5, 0, text.len() as u64, &Plain, &mut h, &mut pend, &mut |p| {
+            p.submit(&mut Builder::new(2));
+        })
+        .unwrap();
+        assert_eq!(end, text.len() as u64);
+        assert_eq!(pend.submit(&mut b), vec![5]);
+        let s = d.path().join("s");
+        let n = b.write(&s).unwrap();
+        let mut seg = Segment::open(&s, n).unwrap();
+        let t = |a: &[u8; 3]| super::super::trigram::tri(a[0], a[1], a[2]);
+        assert_eq!(seg.list(t(b"alp")).unwrap(), vec![0]);
+        // The decoded payload's runs are in; its base64 text is not.
+        assert_eq!(seg.list(t(b"wor")).unwrap(), vec![0]);
+        assert_eq!(seg.list(t(b"agv")).unwrap(), Vec::<u32>::new());
+        let lines = seg.probe_lines(1).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].len, 5);
+        assert_eq!(seg.blocks.len(), 1);
+        assert_eq!(seg.blocks[0].len, text.len() as u64);
+    }
+}
