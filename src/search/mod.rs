@@ -66,7 +66,9 @@ pub mod grepfile;
 pub mod hitpath;
 pub mod hitpath_codex;
 pub mod index;
+pub mod indexed;
 pub mod output;
+pub mod progress;
 pub mod pattern;
 pub mod prefilter;
 pub mod rules;
@@ -192,7 +194,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
             )
         })
         .collect();
-    let search = Search {
+    let mut search = Search {
         pattern,
         mode,
         json: opts.json,
@@ -203,6 +205,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         sessions: opts.sessions,
         prefilters,
         scans: Default::default(),
+        plans: None,
     };
     // A search takes the files as they are when it starts: each Codex home is listed
     // once, not once per thread opened.
@@ -224,6 +227,10 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
+    // The index: brought up to date for these files, then asked what to read.
+    search.plans = progress::showing("indexing", |p| {
+        indexed::prepare(&jobs, &search, threads, Some(p))
+    });
     let (matched, errors) = search_all(&jobs, &search, threads, opts.json);
     Ok(if trouble || errors {
         TROUBLE

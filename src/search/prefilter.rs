@@ -311,6 +311,24 @@ struct Spill {
     literals: Regex,
 }
 
+/// What a prefilter selects, as the index needs to know it ([`super::indexed`]): a
+/// line is a candidate when it holds a fragment (with `icase`, any case variant) or
+/// one of `triggers` holds on it, or it is of a kind the prefilter always selects
+/// (escapes `JSON.stringify` would not write; `\/` only with `slash`; numbers written
+/// otherwise only with `numbers`; the format's `always` lines; lines that may name a
+/// spilled file with `spill`), or (with `binary`) it may have binary content holding
+/// one of those literals (none: any binary content).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub fragments: Vec<String>,
+    pub icase: bool,
+    pub triggers: Vec<Trigger>,
+    pub numbers: bool,
+    pub slash: bool,
+    pub binary: Option<Vec<String>>,
+    pub spill: bool,
+}
+
 /// The raw-line test for one pattern and one format. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
@@ -332,6 +350,8 @@ pub struct Prefilter {
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
+    /// What it selects, for the index (`None`: every line).
+    selection: Option<Selection>,
 }
 
 impl Prefilter {
@@ -348,6 +368,7 @@ impl Prefilter {
             text: None,
             numbers: false,
             fragments: Vec::new(),
+            selection: None,
         }
     }
 
@@ -404,6 +425,17 @@ impl Prefilter {
         });
         let mut lacks = Vec::new();
         let mut openers: Option<usize> = None;
+        let selection = Selection {
+            fragments: fragments.clone(),
+            icase,
+            triggers: triggers.clone(),
+            numbers,
+            slash: fragments.iter().any(|f| f.contains('/')),
+            binary: (!rules.binary_content.is_empty()).then(|| {
+                if every_binary { Vec::new() } else { set.clone() }
+            }),
+            spill: rules.spilled.is_some(),
+        };
         triggers.extend_from_slice(rules.always);
         for t in &triggers {
             match *t {
@@ -471,7 +503,13 @@ impl Prefilter {
             slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
             fragments,
+            selection: Some(selection),
         }
+    }
+
+    /// What it selects, for the index; `None` when it selects every line.
+    pub fn selection(&self) -> Option<&Selection> {
+        self.selection.as_ref()
     }
 
     /// Whether every line is a candidate (nothing to scan).
@@ -670,10 +708,18 @@ fn canonical_u_escape(s: &[u8]) -> bool {
     v < 0x20 && !matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
 }
 
+/// Whether `line` holds an escape `JSON.stringify` would not write: a `\\u` one
+/// (`slash`: or `\\/`), as the prefilter looks for them (not after an escaped
+/// backslash).
+pub fn has_odd_escape(line: &[u8], slash: bool) -> bool {
+    memmem::find_iter(line, b"\\u").any(|h| odd_escape(line, h))
+        || (slash && memmem::find_iter(line, b"\\/").any(|h| odd_escape(line, h)))
+}
+
 /// Whether `line` may hold a number that JavaScript would write otherwise: an
 /// exponent, a fraction ending in 0, a negative zero, 16 digits or more, or a value
 /// below 1e-6 written out. Looks at every digit run, inside strings too.
-fn odd_numbers(line: &[u8]) -> bool {
+pub fn odd_numbers(line: &[u8]) -> bool {
     let n = line.len();
     let mut i = 0;
     while i < n {
@@ -1251,6 +1297,7 @@ mod tests {
             parent_text: false,
             spilled: None,
             no_entries_before: None,
+            alone: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

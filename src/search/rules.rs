@@ -117,6 +117,12 @@ pub struct Rules {
     /// file already (a Codex page's first line, its `session_meta`, some 20 KB): the
     /// scan passes over the bytes before it, after checking that a line ends there.
     pub no_entries_before: Option<fn(&Path) -> Option<u64>>,
+    /// An entry's content files from its raw line alone, as far as they depend on the
+    /// line's own bytes (text taken from other lines may be missing or differ), images
+    /// included: the index ([`super::indexed`]) asks it which base64 strings of a line
+    /// are images and which show as no text. `None`: every line where binary content
+    /// may be is a candidate for any literal (correct, slower).
+    pub alone: Option<LineContent>,
 }
 
 /// Lines whose entry may show a file of its own ([`Rules::spilled`]).
@@ -277,6 +283,7 @@ pub static PI: Rules = Rules {
     parent_text: false,
     spilled: None,
     no_entries_before: None,
+    alone: Some(content::line_content),
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -293,6 +300,7 @@ pub static PI_V2: Rules = Rules {
     parent_text: false,
     spilled: None,
     no_entries_before: None,
+    alone: Some(content::line_content),
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -310,6 +318,7 @@ pub static PI_V1: Rules = Rules {
     parent_text: false,
     spilled: None,
     no_entries_before: None,
+    alone: Some(content::line_content),
 };
 
 pub use super::rules_claude::CLAUDE;

@@ -312,7 +312,20 @@ pub static CLAUDE: Rules = Rules {
         file: spilled_file,
     }),
     no_entries_before: None,
+    alone: Some(alone),
 };
+
+/// A line's KIND file and images from the line alone (a tool result's tool name and
+/// a reply's part numbers, which come from other lines, left out): for the index.
+fn alone(line: &[u8]) -> Option<crate::model::content::Content> {
+    let v = crate::model::core::js::parse_line(line).ok()?;
+    let x = crate::model::claude::render::Extra::default();
+    Some(crate::model::content::Content {
+        text: crate::model::claude::render::render_entry(&v, &x).into_bytes(),
+        images: crate::model::claude::render::images(&v),
+        full_output: None,
+    })
+}
 
 /// The full output a tool result's line shows (`full-output`), found as the mount
 /// finds it; `Err` for a line that does not parse (the index may still read it: it

@@ -34,13 +34,29 @@ pub const HUGE: usize = 0;
 pub const SEGMENT_MEMORY: usize = 96 << 20;
 const PIECE: usize = 1 << 20;
 
+/// What the format says of one line.
+#[derive(Debug, Default, Clone)]
+pub struct LineFacts {
+    /// Byte ranges the format shows as no text (base64 payloads): left out of the
+    /// text's trigrams. Sorted, not overlapping.
+    pub hide: Vec<Range<usize>>,
+    /// Byte ranges of base64 text the format decodes into binary content files:
+    /// their decoded runs are indexed ([`super::trigram`]).
+    pub binary: Vec<Range<usize>>,
+}
+
+impl LineFacts {
+    fn clear(&mut self) {
+        self.hide.clear();
+        self.binary.clear();
+    }
+}
+
 /// How one format's lines are read for the index.
 pub trait LineRules: Sync {
-    /// For a complete line (without its newline): pushes onto `payloads` the byte
-    /// ranges of base64 text that the format decodes into binary content files and
-    /// shows as no text (sorted, not overlapping); returns the probes that select
-    /// the line (bit `k` for probe `k`; never [`HUGE`]).
-    fn line(&self, line: &[u8], payloads: &mut Vec<Range<usize>>) -> u64;
+    /// For a complete line (without its newline): fills `facts`; returns the probes
+    /// that select the line (bit `k` for probe `k`; never [`HUGE`]).
+    fn line(&self, line: &[u8], facts: &mut LineFacts) -> u64;
 }
 
 /// What a thread is filling: the unit's trigrams and blocks, and its probe lines.
@@ -51,7 +67,7 @@ pub struct Pending {
     blocks: Vec<(u64, u64, u64)>,
     /// (block in `blocks`, probe, start, len).
     lines: Vec<(usize, usize, u64, u64)>,
-    payloads: Vec<Range<usize>>,
+    facts: LineFacts,
 }
 
 impl Default for Pending {
@@ -67,7 +83,7 @@ impl Pending {
             bytes: 0,
             blocks: Vec::new(),
             lines: Vec::new(),
-            payloads: Vec::new(),
+            facts: LineFacts::default(),
         }
     }
 
@@ -84,10 +100,10 @@ impl Pending {
         }
         self.bytes += len + 1;
         let block = self.blocks.len() - 1;
-        self.payloads.clear();
-        let bits = rules.line(line, &mut self.payloads);
+        self.facts.clear();
+        let bits = rules.line(line, &mut self.facts);
         let mut at = 0;
-        for p in &self.payloads {
+        for p in &self.facts.hide {
             if p.start < at || p.end > line.len() || p.start > p.end {
                 // A format that gives bad ranges gets none left out.
                 self.ex.text(line);
@@ -95,12 +111,16 @@ impl Pending {
                 break;
             }
             self.ex.text(&line[at..p.start]);
-            let data = crate::model::core::base64::decode(&String::from_utf8_lossy(&line[p.clone()]));
-            self.ex.binary(&data);
             at = p.end;
         }
         if at != usize::MAX {
             self.ex.text(&line[at..]);
+        }
+        for p in &self.facts.binary {
+            if let Some(b) = line.get(p.clone()) {
+                let data = crate::model::core::base64::decode(&String::from_utf8_lossy(b));
+                self.ex.binary(&data);
+            }
         }
         let mut b = bits & !(1 << HUGE);
         while b != 0 {
@@ -264,12 +284,13 @@ mod tests {
 
     struct Plain;
     impl LineRules for Plain {
-        fn line(&self, line: &[u8], payloads: &mut Vec<Range<usize>>) -> u64 {
+        fn line(&self, line: &[u8], facts: &mut LineFacts) -> u64 {
             // `"b64":"…"` is a payload; a line with `!` is selected by probe 1.
             if let Some(k) = memchr::memmem::find(line, b"\"b64\":\"") {
                 let s = k + 7;
                 if let Some(e) = memchr::memchr(b'"', &line[s..]) {
-                    payloads.push(s..s + e);
+                    facts.hide.push(s..s + e);
+                    facts.binary.push(s..s + e);
                 }
             }
             u64::from(line.contains(&b'!')) << 1

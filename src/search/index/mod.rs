@@ -300,6 +300,15 @@ impl Index {
         &self.manifest
     }
 
+    /// The format of each file this process has verified, by device and inode.
+    pub fn formats_by_inode(&self) -> HashMap<(u64, u64), String> {
+        self.trusted
+            .iter()
+            .filter(|(_, (k, _))| !self.manifest.entries[*k].format.is_empty())
+            .map(|(key, (k, _))| (*key, self.manifest.entries[*k].format.clone()))
+            .collect()
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

@@ -1,0 +1,525 @@
+//! The index ([`super::index`]) as the search uses it: what it records of each line
+//! (the probes, the payloads), what a pattern asks of it (from the prefilter's
+//! [`Selection`]), and the files it covers for one search.
+//!
+//! # Probes
+//!
+//! The kinds of lines the prefilter selects whatever the pattern's text, each
+//! recorded line by line ([`PROBES`]): an escape `JSON.stringify` would not write
+//! (`\u`, and `\/` apart, which matters only to a fragment with a `/`); a number
+//! written otherwise; a line the format always selects (its [`Rules::always`]); a line
+//! that may name a spilled file (its [`Rules::spilled`]); for every string some
+//! format's triggers ask a line to lack, the lines lacking it; for every nesting bound
+//! some trigger names, the lines past it; and, for binary content, the lines with
+//! images and the lines whose binary content cannot be vouched for.
+//!
+//! # Payloads
+//!
+//! A line where its format says binary content may be ([`Rules::binary_content`]) is
+//! rendered alone ([`Rules::alone`]): each image must be the decoding of one of the
+//! line's long base64 strings, whose printable runs are then indexed; a base64 string
+//! is left out of the text's trigrams when replacing it with other base64 of the same
+//! length leaves the rendered text unchanged (it shows as no text). A line whose
+//! images cannot all be matched that way, or that cannot be rendered alone, is
+//! recorded as binary content that cannot be vouched for: every literal search reads
+//! it. A format without [`Rules::alone`] gets that for every such line.
+
+use super::index::build::{HUGE, LineFacts, LineRules};
+use super::index::query::{self, Lit, Q};
+use super::index::{self, Formats, Index, Options, Plans, Spec, Stat, store::Store};
+use super::prefilter::{self, Prefilter, Selection};
+use super::rules::{self, Rules, Trigger};
+use super::session::{Job, Search};
+use regex::bytes::Regex;
+use std::collections::HashMap;
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Bump when what the index records of a line changes in a way the fingerprint
+/// cannot see (how a format's renderer shows base64 text).
+const INDEX_VERSION: u64 = 1;
+
+// Probe numbers ([`HUGE`] is 0).
+const ODD_U: usize = 1;
+const ODD_SLASH: usize = 2;
+const ODD_NUMBERS: usize = 3;
+const ALWAYS: usize = 4;
+const SPILL: usize = 5;
+const BINARY_UNKNOWN: usize = 6;
+const PAYLOAD: usize = 7;
+const FIRST_TABLE: usize = 8;
+
+/// The probes that depend on the formats' triggers.
+struct Table {
+    lacks: Vec<&'static str>,
+    openers: Vec<usize>,
+}
+
+fn all_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
+    r.decorations
+        .iter()
+        .flat_map(|d| d.when.iter())
+        .chain(r.derived_numbers)
+        .chain(r.always)
+        .chain(r.binary_content)
+        .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
+}
+
+fn table() -> &'static Table {
+    static T: OnceLock<Table> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut lacks = Vec::new();
+        let mut openers = Vec::new();
+        for r in rules::ALL {
+            for t in all_triggers(r) {
+                match *t {
+                    Trigger::Lacks(s) if !lacks.contains(&s) => lacks.push(s),
+                    Trigger::Openers(n) if !openers.contains(&n) => openers.push(n),
+                    _ => {}
+                }
+            }
+        }
+        lacks.sort();
+        openers.sort();
+        assert!(FIRST_TABLE + lacks.len() + openers.len() <= 64, "probes fit a u64");
+        Table { lacks, openers }
+    })
+}
+
+impl Table {
+    fn nprobes(&self) -> usize {
+        FIRST_TABLE + self.lacks.len() + self.openers.len()
+    }
+    fn lacks_probe(&self, s: &str) -> Option<usize> {
+        self.lacks.iter().position(|x| *x == s).map(|k| FIRST_TABLE + k)
+    }
+    /// The probe of the largest bound at most `n`: its lines include those past `n`.
+    fn openers_probe(&self, n: usize) -> Option<usize> {
+        self.openers
+            .iter()
+            .rposition(|&m| m <= n)
+            .map(|k| FIRST_TABLE + self.lacks.len() + k)
+    }
+}
+
+/// A format as the index reads its lines.
+struct FormatLines {
+    rules: &'static Rules,
+    always: Compiled,
+    spill: Option<Compiled>,
+    binary: Option<Regex>,
+}
+
+/// Triggers compiled for testing one line at a time.
+struct Compiled {
+    re: Option<Regex>,
+    lacks: Vec<&'static str>,
+    openers: Option<usize>,
+}
+
+impl Compiled {
+    fn new(ts: &[Trigger]) -> Compiled {
+        let pats: Vec<&str> = ts
+            .iter()
+            .filter_map(|t| match t {
+                Trigger::Matches(r) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        Compiled {
+            re: (!pats.is_empty()).then(|| Regex::new(&pats.join("|")).expect("valid triggers")),
+            lacks: ts
+                .iter()
+                .filter_map(|t| match t {
+                    Trigger::Lacks(s) => Some(*s),
+                    _ => None,
+                })
+                .collect(),
+            openers: ts
+                .iter()
+                .filter_map(|t| match t {
+                    Trigger::Openers(n) => Some(*n),
+                    _ => None,
+                })
+                .min(),
+        }
+    }
+
+    fn holds(&self, line: &[u8], openers: usize) -> bool {
+        self.re.as_ref().is_some_and(|r| r.is_match(line))
+            || self
+                .lacks
+                .iter()
+                .any(|s| memchr::memmem::find(line, s.as_bytes()).is_none())
+            || self.openers.is_some_and(|n| openers > n)
+    }
+}
+
+/// The shortest base64 string looked at as a payload.
+const MIN_PAYLOAD: usize = 64;
+
+/// The long strings of `line` made of base64 (after a `data:…;base64,` prefix, if
+/// any), without escapes: where payloads may be.
+fn base64_strings(line: &[u8]) -> Vec<Range<usize>> {
+    let b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_');
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(q) = memchr::memchr(b'"', &line[at..]) {
+        let start = at + q + 1;
+        // The string's end, and whether it holds an escape.
+        let mut i = start;
+        let mut escaped = false;
+        let end = loop {
+            match memchr::memchr2(b'"', b'\\', &line[i..]) {
+                None => break None,
+                Some(k) if line[i + k] == b'\\' => {
+                    escaped = true;
+                    i += k + 2;
+                    if i > line.len() {
+                        break None;
+                    }
+                }
+                Some(k) => break Some(i + k),
+            }
+        };
+        let Some(end) = end else { break };
+        at = end + 1;
+        if escaped || end - start < MIN_PAYLOAD {
+            continue;
+        }
+        let mut s = start;
+        if line[s..end].starts_with(b"data:")
+            && let Some(c) = memchr::memmem::find(&line[s..(s + 256).min(end)], b";base64,")
+        {
+            s += c + 8;
+        }
+        if end - s >= MIN_PAYLOAD && line[s..end].iter().all(|&c| b64(c)) {
+            out.push(s..end);
+        }
+    }
+    out
+}
+
+impl FormatLines {
+    fn new(rules: &'static Rules) -> FormatLines {
+        FormatLines {
+            rules,
+            always: Compiled::new(rules.always),
+            spill: rules.spilled.map(|s| Compiled::new(s.place)),
+            binary: Compiled::new(rules.binary_content).re,
+        }
+    }
+
+    /// The probes and payloads of a line where binary content may be.
+    fn binary(&self, line: &[u8], facts: &mut LineFacts) -> u64 {
+        let unknown = 1 << BINARY_UNKNOWN;
+        let Some(alone) = self.rules.alone else {
+            return unknown;
+        };
+        let Some(c) = alone(line) else { return unknown };
+        let strings = base64_strings(line);
+        let mut bits = 0;
+        if !c.images.is_empty() {
+            bits |= 1 << PAYLOAD;
+        }
+        let decoded: Vec<Vec<u8>> = if c.images.is_empty() {
+            Vec::new()
+        } else {
+            strings
+                .iter()
+                .map(|r| crate::model::core::base64::decode(&String::from_utf8_lossy(&line[r.clone()])))
+                .collect()
+        };
+        for im in &c.images {
+            match decoded.iter().position(|d| *d == im.data) {
+                Some(k) => {
+                    if !facts.binary.contains(&strings[k]) {
+                        facts.binary.push(strings[k].clone());
+                    }
+                }
+                None => bits |= unknown,
+            }
+        }
+        // A string whose bytes the text does not depend on shows as no text.
+        let mut m = line.to_vec();
+        for r in &strings {
+            let saved = m[r.clone()].to_vec();
+            for b in &mut m[r.clone()] {
+                if *b != b'=' {
+                    *b = if *b == b'A' { b'B' } else { b'A' };
+                }
+            }
+            if alone(&m).is_some_and(|x| x.text == c.text) {
+                facts.hide.push(r.clone());
+            }
+            m[r.clone()].copy_from_slice(&saved);
+        }
+        bits
+    }
+}
+
+impl LineRules for FormatLines {
+    fn line(&self, line: &[u8], facts: &mut LineFacts) -> u64 {
+        let t = table();
+        let mut bits = 0u64;
+        if prefilter::has_odd_escape(line, false) {
+            bits |= 1 << ODD_U;
+        }
+        if memchr::memmem::find(line, b"\\/").is_some() && prefilter::has_odd_escape(line, true) {
+            bits |= 1 << ODD_SLASH;
+        }
+        if prefilter::odd_numbers(line) {
+            bits |= 1 << ODD_NUMBERS;
+        }
+        let openers = line.iter().filter(|&&b| b == b'[' || b == b'{').count();
+        if self.always.holds(line, openers) {
+            bits |= 1 << ALWAYS;
+        }
+        if self.spill.as_ref().is_some_and(|s| s.holds(line, openers)) {
+            bits |= 1 << SPILL;
+        }
+        for (k, s) in t.lacks.iter().enumerate() {
+            if memchr::memmem::find(line, s.as_bytes()).is_none() {
+                bits |= 1 << (FIRST_TABLE + k);
+            }
+        }
+        for (k, &n) in t.openers.iter().enumerate() {
+            if openers > n {
+                bits |= 1 << (FIRST_TABLE + t.lacks.len() + k);
+            }
+        }
+        if self.binary.as_ref().is_some_and(|r| r.is_match(line)) {
+            bits |= self.binary(line, facts);
+        }
+        bits & !(1 << HUGE)
+    }
+}
+
+/// The formats of [`rules::ALL`], for the index.
+pub struct SearchFormats {
+    lines: Vec<FormatLines>,
+    fingerprint: u64,
+}
+
+impl SearchFormats {
+    pub fn get() -> &'static SearchFormats {
+        static F: OnceLock<SearchFormats> = OnceLock::new();
+        F.get_or_init(|| {
+            let t = table();
+            let mut h = index::hash::Hasher::new();
+            h.update(&INDEX_VERSION.to_le_bytes());
+            h.update(env!("CARGO_PKG_VERSION").as_bytes());
+            for r in rules::ALL {
+                h.update(r.name.as_bytes());
+                h.update(&[0, u8::from(r.alone.is_some())]);
+                for tr in r.always.iter().chain(r.binary_content).chain(r.spilled.iter().flat_map(|s| s.place.iter())) {
+                    h.update(format!("{tr:?}").as_bytes());
+                }
+            }
+            for s in &t.lacks {
+                h.update(s.as_bytes());
+            }
+            for n in &t.openers {
+                h.update(&n.to_le_bytes());
+            }
+            SearchFormats {
+                lines: rules::ALL.iter().map(|r| FormatLines::new(r)).collect(),
+                fingerprint: h.finish(),
+            }
+        })
+    }
+}
+
+impl Formats for SearchFormats {
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    fn nprobes(&self) -> usize {
+        table().nprobes()
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Option<&'static str> {
+        rules::known(path).or_else(|| rules::detect(head)).map(|r| r.name)
+    }
+
+    fn lines(&self, name: &str) -> Option<&dyn LineRules> {
+        self.lines
+            .iter()
+            .find(|l| l.rules.name == name)
+            .map(|l| l as &dyn LineRules)
+    }
+}
+
+/// The format named `name`.
+pub fn rules_named(name: &str) -> Option<&'static Rules> {
+    rules::ALL.iter().copied().find(|r| r.name == name)
+}
+
+/// What the index must select for a prefilter: `None` when it selects every line.
+pub fn spec(p: &Prefilter) -> Option<Spec> {
+    spec_of(p.selection()?)
+}
+
+/// [`spec`] of a [`Selection`].
+pub fn spec_of(sel: &Selection) -> Option<Spec> {
+    static REGEXES: OnceLock<parking_lot::Mutex<HashMap<&'static str, Q>>> = OnceLock::new();
+    let t = table();
+    let mut probes: u64 = 1 << ODD_U | 1 << ALWAYS;
+    let mut parts: Vec<Q> = sel.fragments.iter().map(|f| Lit::new(f, sel.icase).query()).collect();
+    for tr in &sel.triggers {
+        match *tr {
+            Trigger::Matches(r) => {
+                let q = REGEXES
+                    .get_or_init(Default::default)
+                    .lock()
+                    .entry(r)
+                    .or_insert_with(|| query::regex(r))
+                    .clone();
+                parts.push(q);
+            }
+            Trigger::Lacks(s) => match t.lacks_probe(s) {
+                Some(k) => probes |= 1 << k,
+                None => return None,
+            },
+            Trigger::Openers(n) => match t.openers_probe(n) {
+                Some(k) => probes |= 1 << k,
+                None => return None,
+            },
+        }
+    }
+    if sel.slash {
+        probes |= 1 << ODD_SLASH;
+    }
+    if sel.numbers {
+        probes |= 1 << ODD_NUMBERS;
+    }
+    if sel.spill {
+        probes |= 1 << SPILL;
+    }
+    if let Some(lits) = &sel.binary {
+        probes |= 1 << BINARY_UNKNOWN;
+        let lits: Vec<Lit> = lits.iter().map(|l| Lit::new(l, sel.icase)).collect();
+        if lits.is_empty() || !lits.iter().all(Lit::run_safe) {
+            probes |= 1 << PAYLOAD;
+        } else {
+            parts.extend(lits.iter().map(Lit::query));
+        }
+    }
+    Some(Spec {
+        q: Q::or(parts),
+        probes,
+    })
+}
+
+/// Whether `SESSIONFS_INDEX` turns the index off for searching (`off`).
+fn wanted() -> bool {
+    !std::env::var_os("SESSIONFS_INDEX").is_some_and(|v| matches!(v.to_str(), Some("off" | "0" | "no" | "false")))
+}
+
+/// The index's bound: `SESSIONFS_INDEX_MAX` (bytes, or with a K, M or G suffix), else
+/// [`index::DEFAULT_CAP`].
+pub fn cap() -> u64 {
+    std::env::var("SESSIONFS_INDEX_MAX")
+        .ok()
+        .and_then(|v| parse_size(&v))
+        .unwrap_or(index::DEFAULT_CAP)
+}
+
+/// `123`, `64K`, `512M`, `16G` (powers of 1024).
+pub fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (num, mul) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 1u64 << 10),
+        'm' | 'M' => (&v[..v.len() - 1], 1 << 20),
+        'g' | 'G' => (&v[..v.len() - 1], 1 << 30),
+        _ => (v, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// The files a search of `jobs` reads raw: each job's file and its side files.
+fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    let formats = ix.formats_by_inode();
+    for j in jobs {
+        let Ok(md) = std::fs::metadata(&j.path) else { continue };
+        let st = Stat::of(&md);
+        let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules_named(f)) else {
+            continue;
+        };
+        if let Some(side) = r.side_files {
+            files.extend(side(&j.path));
+        }
+    }
+    files
+}
+
+/// The index's plans for a search of `jobs`, after bringing the index up to date for
+/// them (`None` without an index: `SESSIONFS_CACHE=off` or `SESSIONFS_INDEX=off`).
+pub fn prepare(jobs: &[Job], search: &Search, threads: usize, progress: Option<&index::Progress>) -> Option<Plans> {
+    if !wanted() {
+        return None;
+    }
+    let store = Store::from_env()?;
+    let formats = SearchFormats::get();
+    let mut ix = Index::open(store, formats.fingerprint());
+    let opts = Options {
+        wait: false,
+        cap: cap(),
+        threads,
+        progress,
+        read_only: false,
+    };
+    let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    ix.refresh(&files, formats, &opts);
+    let sides: Vec<PathBuf> = files_of(&ix, jobs).split_off(jobs.len());
+    if !sides.is_empty() {
+        ix.refresh(&sides, formats, &opts);
+    }
+    Some(ix.plans(&|name| {
+        let r = rules_named(name)?;
+        spec(search.prefilter_of(r))
+    }))
+}
+
+/// The plan for the open file `f`, if the index has one that still holds.
+pub fn plan_for<'a>(plans: &'a Plans, f: &File) -> Option<&'a index::FilePlan> {
+    let st = Stat::of(&f.metadata().ok()?);
+    plans.get(&(st.dev, st.ino)).filter(|p| p.stat == st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_table() {
+        let t = table();
+        assert!(t.lacks.contains(&"\"content\""));
+        assert!(t.openers.contains(&128));
+        assert!(t.nprobes() <= 64);
+        assert_eq!(t.openers_probe(200), t.openers_probe(128));
+        assert!(t.openers_probe(1).is_none());
+    }
+
+    #[test]
+    fn strings_that_may_be_payloads() {
+        let b = "QUJD".repeat(20);
+        let line = format!(r#"{{"a":"{b}","b":"short","c":"data:image/png;base64,{b}","d":"x\"{b}"}}"#);
+        let r = base64_strings(line.as_bytes());
+        assert_eq!(r.len(), 2);
+        assert_eq!(&line.as_bytes()[r[0].clone()], b.as_bytes());
+        assert_eq!(&line.as_bytes()[r[1].clone()], b.as_bytes());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("10"), Some(10));
+        assert_eq!(parse_size("2K"), Some(2048));
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("x"), None);
+    }
+}
