@@ -17,10 +17,13 @@
 //!    adds: a heading, a placeholder) also selects the lines where that decoration can
 //!    appear (its triggers). A fragment that overlaps a decoration that can appear
 //!    anywhere is not used.
-//! 3. A fragment holding a digit (or only the non-digit characters of a number, such
-//!    as `e`) may come from a number, which the renderer writes as JavaScript does:
-//!    it also selects the lines holding a number written otherwise (`1.50`, `1e3`,
-//!    `-0`, 16 digits or more) and the lines where the format derives numbers.
+//! 3. A fragment made of a number's characters and holding a digit (or only the
+//!    non-digit characters of a number, such as `e`) may come from a number, which the
+//!    renderer writes as JavaScript does: it also selects the lines holding a number
+//!    written otherwise (`1.50`, `1e3`, `-0`, 16 digits or more) and the lines where
+//!    the format derives numbers. A fragment with other characters (`v1.5x`, a UUID)
+//!    cannot lie inside a number, and reaches past one only into text no fragment
+//!    holds or into a decoration, whose triggers it selects ([`number_sensitive`]).
 //! 4. Escapes that JavaScript's `JSON.stringify` would not write (`\/`, `\u0041`,
 //!    upper-case hex, surrogate pairs) can spell any character: a line holding one is
 //!    a candidate whatever the fragment.
@@ -175,9 +178,25 @@ impl Overlaps {
 /// practice, and cost more to find).
 const MAX_FRAGMENT: usize = 64;
 
-/// Whether an occurrence of `f` can share characters with a number as JavaScript
-/// writes it (`-12.5`, `1e+21`, `1e-7`).
+/// A character of a number as the renderer writes one.
+fn number_char(c: char) -> bool {
+    c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')
+}
+
+/// Whether an occurrence of `f` can share characters with a number the renderer writes
+/// otherwise than the line (as JavaScript does: `-12.5`, `1e+21`, `1e-7`) or derives:
+/// only a fragment made of a number's characters. A number in the rendered text is a
+/// token of those characters, and what stands next to it is either what no fragment
+/// holds (JSON punctuation, a quote, a line's end, the indentation before it, which no
+/// fragment starts with) or a decoration of the format (the text around a derived
+/// number: `, SIZE bytes → image-`); a fragment reaching past the number overlaps that
+/// decoration, and selects the lines where it can be written through its triggers.
+/// The tests that explain every fixture's rendering with the rules check that the
+/// renderers keep to this.
 fn number_sensitive(f: &[char]) -> bool {
+    if !f.iter().all(|&c| number_char(c)) {
+        return false;
+    }
     if f.iter().any(|c| c.is_ascii_digit()) {
         return true;
     }
@@ -1081,10 +1100,7 @@ mod tests {
                     let explained = derived_id
                         || raw_text.contains(piece.as_str())
                         || also_text.contains(piece.as_str())
-                        || (numbers
-                            && piece
-                                .split(|c: char| c.is_ascii_digit())
-                                .all(|p| raw_text.contains(p)));
+                        || (numbers && piece.chars().all(number_char));
                     if !piece.is_empty() && !explained {
                         bad.push(piece.clone());
                     }
@@ -1301,6 +1317,8 @@ mod tests {
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);
+        // A number next to text is not explained by a number written otherwise.
+        assert_eq!(unexplained("abc12\n", br#"{"t":"abc","n":1.20}"#, &bare), ["abc12"]);
         assert!(unexplained("1000\n", br#"{"n":1e3}"#, &bare).is_empty());
     }
 }
