@@ -24,14 +24,13 @@
 //! recorded as binary content that cannot be vouched for: every literal search reads
 //! it. A format without [`Rules::alone`] gets that for every such line.
 
-use super::index::build::{HUGE, LineFacts, LineRules};
-use super::index::query::{self, Lit, Q};
+use super::index::build::{LineFacts, LineRules};
+use super::index::query::{Lit, Q};
 use super::index::{self, Formats, Index, Options, Plans, Spec, Stat, store::Store};
 use super::prefilter::{self, Prefilter, Selection};
 use super::rules::{self, Rules, Trigger};
 use super::session::{Job, Search};
 use regex::bytes::Regex;
-use std::collections::HashMap;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -51,8 +50,11 @@ const BINARY_UNKNOWN: usize = 6;
 const PAYLOAD: usize = 7;
 const FIRST_TABLE: usize = 8;
 
-/// The probes that depend on the formats' triggers.
+/// The probes that depend on the formats' triggers: the lines where each trigger of
+/// a decoration or of derived numbers holds (`Matches`), lacking each string a
+/// trigger names (`Lacks`), past each nesting bound (`Openers`).
 struct Table {
+    matches: Vec<&'static str>,
     lacks: Vec<&'static str>,
     openers: Vec<usize>,
 }
@@ -67,12 +69,30 @@ fn all_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
         .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
 }
 
+/// The triggers a prefilter may ask for one by one: its decorations' and derived
+/// numbers' (the format's `always`, binary content and spilled files have probes of
+/// their own).
+fn asked_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
+    r.decorations
+        .iter()
+        .flat_map(|d| d.when.iter())
+        .chain(r.derived_numbers)
+}
+
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| {
+        let mut matches = Vec::new();
         let mut lacks = Vec::new();
         let mut openers = Vec::new();
         for r in rules::ALL {
+            for t in asked_triggers(r) {
+                if let Trigger::Matches(m) = *t
+                    && !matches.contains(&m)
+                {
+                    matches.push(m);
+                }
+            }
             for t in all_triggers(r) {
                 match *t {
                     Trigger::Lacks(s) if !lacks.contains(&s) => lacks.push(s),
@@ -81,26 +101,36 @@ fn table() -> &'static Table {
                 }
             }
         }
+        matches.sort();
         lacks.sort();
         openers.sort();
-        assert!(FIRST_TABLE + lacks.len() + openers.len() <= 64, "probes fit a u64");
-        Table { lacks, openers }
+        Table {
+            matches,
+            lacks,
+            openers,
+        }
     })
 }
 
 impl Table {
     fn nprobes(&self) -> usize {
-        FIRST_TABLE + self.lacks.len() + self.openers.len()
+        FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len()
+    }
+    fn matches_probe(&self, m: &str) -> Option<usize> {
+        self.matches.iter().position(|x| *x == m).map(|k| FIRST_TABLE + k)
     }
     fn lacks_probe(&self, s: &str) -> Option<usize> {
-        self.lacks.iter().position(|x| *x == s).map(|k| FIRST_TABLE + k)
+        self.lacks
+            .iter()
+            .position(|x| *x == s)
+            .map(|k| FIRST_TABLE + self.matches.len() + k)
     }
     /// The probe of the largest bound at most `n`: its lines include those past `n`.
     fn openers_probe(&self, n: usize) -> Option<usize> {
         self.openers
             .iter()
             .rposition(|&m| m <= n)
-            .map(|k| FIRST_TABLE + self.lacks.len() + k)
+            .map(|k| FIRST_TABLE + self.matches.len() + self.lacks.len() + k)
     }
 }
 
@@ -110,6 +140,8 @@ struct FormatLines {
     always: Compiled,
     spill: Option<Compiled>,
     binary: Option<Regex>,
+    /// Its decorations' and derived numbers' `Matches` triggers, and their probes.
+    triggers: Option<(regex::bytes::RegexSet, Vec<u16>)>,
 }
 
 /// Triggers compiled for testing one line at a time.
@@ -147,8 +179,8 @@ impl Compiled {
         }
     }
 
-    fn holds(&self, line: &[u8], openers: usize) -> bool {
-        self.re.as_ref().is_some_and(|r| r.is_match(line))
+    fn holds(&self, line_nl: &[u8], line: &[u8], openers: usize) -> bool {
+        self.re.as_ref().is_some_and(|r| r.is_match(line_nl))
             || self
                 .lacks
                 .iter()
@@ -204,96 +236,102 @@ fn base64_strings(line: &[u8]) -> Vec<Range<usize>> {
 
 impl FormatLines {
     fn new(rules: &'static Rules) -> FormatLines {
+        let t = table();
+        let mut pats: Vec<&str> = Vec::new();
+        for tr in asked_triggers(rules) {
+            if let Trigger::Matches(m) = *tr
+                && !pats.contains(&m)
+            {
+                pats.push(m);
+            }
+        }
+        let ids = pats
+            .iter()
+            .map(|m| t.matches_probe(m).expect("in the table") as u16)
+            .collect();
         FormatLines {
             rules,
             always: Compiled::new(rules.always),
             spill: rules.spilled.map(|s| Compiled::new(s.place)),
             binary: Compiled::new(rules.binary_content).re,
+            triggers: (!pats.is_empty())
+                .then(|| (regex::bytes::RegexSet::new(&pats).expect("valid triggers"), ids)),
         }
     }
 
-    /// The probes and payloads of a line where binary content may be.
-    fn binary(&self, line: &[u8], facts: &mut LineFacts) -> u64 {
-        let unknown = 1 << BINARY_UNKNOWN;
+    /// The probes and payloads of a line where binary content may be: its images
+    /// (as the format shows them, from the line alone) are indexed by their runs; a
+    /// long base64 string is left out of the text when the text does not depend on it.
+    fn binary(&self, line: &[u8], facts: &mut LineFacts) {
         let Some(alone) = self.rules.alone else {
-            return unknown;
+            facts.probes.push(BINARY_UNKNOWN as u16);
+            return;
         };
-        let Some(c) = alone(line) else { return unknown };
-        let strings = base64_strings(line);
-        let mut bits = 0;
+        let Some(c) = alone(line) else {
+            facts.probes.push(BINARY_UNKNOWN as u16);
+            return;
+        };
         if !c.images.is_empty() {
-            bits |= 1 << PAYLOAD;
+            facts.probes.push(PAYLOAD as u16);
         }
-        let decoded: Vec<Vec<u8>> = if c.images.is_empty() {
-            Vec::new()
-        } else {
-            strings
-                .iter()
-                .map(|r| crate::model::core::base64::decode(&String::from_utf8_lossy(&line[r.clone()])))
-                .collect()
-        };
-        for im in &c.images {
-            match decoded.iter().position(|d| *d == im.data) {
-                Some(k) => {
-                    if !facts.binary.contains(&strings[k]) {
-                        facts.binary.push(strings[k].clone());
-                    }
-                }
-                None => bits |= unknown,
-            }
-        }
-        // A string whose bytes the text does not depend on shows as no text.
-        let mut m = line.to_vec();
-        for r in &strings {
+        let mut m: Option<Vec<u8>> = None;
+        for r in base64_strings(line) {
+            let m = m.get_or_insert_with(|| line.to_vec());
             let saved = m[r.clone()].to_vec();
             for b in &mut m[r.clone()] {
                 if *b != b'=' {
                     *b = if *b == b'A' { b'B' } else { b'A' };
                 }
             }
-            if alone(&m).is_some_and(|x| x.text == c.text) {
+            if alone(m).is_some_and(|x| x.text == c.text) {
                 facts.hide.push(r.clone());
             }
             m[r.clone()].copy_from_slice(&saved);
         }
-        bits
+        facts.binary.extend(c.images.into_iter().map(|im| im.data));
     }
 }
 
 impl LineRules for FormatLines {
-    fn line(&self, line: &[u8], facts: &mut LineFacts) -> u64 {
+    fn line(&self, line_nl: &[u8], facts: &mut LineFacts) {
         let t = table();
-        let mut bits = 0u64;
+        let line = &line_nl[..line_nl.len() - 1];
+        let p = &mut facts.probes;
         if prefilter::has_odd_escape(line, false) {
-            bits |= 1 << ODD_U;
+            p.push(ODD_U as u16);
         }
         if memchr::memmem::find(line, b"\\/").is_some() && prefilter::has_odd_escape(line, true) {
-            bits |= 1 << ODD_SLASH;
+            p.push(ODD_SLASH as u16);
         }
         if prefilter::odd_numbers(line) {
-            bits |= 1 << ODD_NUMBERS;
+            p.push(ODD_NUMBERS as u16);
         }
         let openers = line.iter().filter(|&&b| b == b'[' || b == b'{').count();
-        if self.always.holds(line, openers) {
-            bits |= 1 << ALWAYS;
+        // Regular expressions see the newline, as the prefilter's scan of a block does.
+        if self.always.holds(line_nl, line, openers) {
+            p.push(ALWAYS as u16);
         }
-        if self.spill.as_ref().is_some_and(|s| s.holds(line, openers)) {
-            bits |= 1 << SPILL;
+        if self.spill.as_ref().is_some_and(|s| s.holds(line_nl, line, openers)) {
+            p.push(SPILL as u16);
+        }
+        if let Some((set, ids)) = &self.triggers {
+            for k in set.matches(line_nl).iter() {
+                p.push(ids[k]);
+            }
         }
         for (k, s) in t.lacks.iter().enumerate() {
             if memchr::memmem::find(line, s.as_bytes()).is_none() {
-                bits |= 1 << (FIRST_TABLE + k);
+                p.push((FIRST_TABLE + t.matches.len() + k) as u16);
             }
         }
         for (k, &n) in t.openers.iter().enumerate() {
             if openers > n {
-                bits |= 1 << (FIRST_TABLE + t.lacks.len() + k);
+                p.push((FIRST_TABLE + t.matches.len() + t.lacks.len() + k) as u16);
             }
         }
         if self.binary.as_ref().is_some_and(|r| r.is_match(line)) {
-            bits |= self.binary(line, facts);
+            self.binary(line, facts);
         }
-        bits & !(1 << HUGE)
     }
 }
 
@@ -318,7 +356,7 @@ impl SearchFormats {
                     h.update(format!("{tr:?}").as_bytes());
                 }
             }
-            for s in &t.lacks {
+            for s in t.matches.iter().chain(&t.lacks) {
                 h.update(s.as_bytes());
             }
             for n in &t.openers {
@@ -365,49 +403,40 @@ pub fn spec(p: &Prefilter) -> Option<Spec> {
 
 /// [`spec`] of a [`Selection`].
 pub fn spec_of(sel: &Selection) -> Option<Spec> {
-    static REGEXES: OnceLock<parking_lot::Mutex<HashMap<&'static str, Q>>> = OnceLock::new();
     let t = table();
-    let mut probes: u64 = 1 << ODD_U | 1 << ALWAYS;
-    let mut parts: Vec<Q> = sel.fragments.iter().map(|f| Lit::new(f, sel.icase).query()).collect();
+    let mut probes: Vec<usize> = vec![ODD_U, ALWAYS];
+    let mut parts: Vec<Q> = sel
+        .fragments
+        .iter()
+        .map(|f| Lit::new(f, sel.icase).query())
+        .collect();
     for tr in &sel.triggers {
-        match *tr {
-            Trigger::Matches(r) => {
-                let q = REGEXES
-                    .get_or_init(Default::default)
-                    .lock()
-                    .entry(r)
-                    .or_insert_with(|| query::regex(r))
-                    .clone();
-                parts.push(q);
-            }
-            Trigger::Lacks(s) => match t.lacks_probe(s) {
-                Some(k) => probes |= 1 << k,
-                None => return None,
-            },
-            Trigger::Openers(n) => match t.openers_probe(n) {
-                Some(k) => probes |= 1 << k,
-                None => return None,
-            },
-        }
+        probes.push(match *tr {
+            Trigger::Matches(r) => t.matches_probe(r)?,
+            Trigger::Lacks(s) => t.lacks_probe(s)?,
+            Trigger::Openers(n) => t.openers_probe(n)?,
+        });
     }
     if sel.slash {
-        probes |= 1 << ODD_SLASH;
+        probes.push(ODD_SLASH);
     }
     if sel.numbers {
-        probes |= 1 << ODD_NUMBERS;
+        probes.push(ODD_NUMBERS);
     }
     if sel.spill {
-        probes |= 1 << SPILL;
+        probes.push(SPILL);
     }
     if let Some(lits) = &sel.binary {
-        probes |= 1 << BINARY_UNKNOWN;
+        probes.push(BINARY_UNKNOWN);
         let lits: Vec<Lit> = lits.iter().map(|l| Lit::new(l, sel.icase)).collect();
         if lits.is_empty() || !lits.iter().all(Lit::run_safe) {
-            probes |= 1 << PAYLOAD;
+            probes.push(PAYLOAD);
         } else {
             parts.extend(lits.iter().map(Lit::query));
         }
     }
+    probes.sort_unstable();
+    probes.dedup();
     Some(Spec {
         q: Q::or(parts),
         probes,
@@ -500,7 +529,7 @@ mod tests {
         let t = table();
         assert!(t.lacks.contains(&"\"content\""));
         assert!(t.openers.contains(&128));
-        assert!(t.nprobes() <= 64);
+        assert!(t.nprobes() < u16::MAX as usize);
         assert_eq!(t.openers_probe(200), t.openers_probe(128));
         assert!(t.openers_probe(1).is_none());
     }

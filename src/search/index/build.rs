@@ -40,23 +40,26 @@ pub struct LineFacts {
     /// Byte ranges the format shows as no text (base64 payloads): left out of the
     /// text's trigrams. Sorted, not overlapping.
     pub hide: Vec<Range<usize>>,
-    /// Byte ranges of base64 text the format decodes into binary content files:
-    /// their decoded runs are indexed ([`super::trigram`]).
-    pub binary: Vec<Range<usize>>,
+    /// The line's binary content files (decoded images): their printable runs are
+    /// indexed ([`super::trigram`]).
+    pub binary: Vec<Vec<u8>>,
+    /// The probes that select the line (never [`HUGE`]).
+    pub probes: Vec<u16>,
 }
 
 impl LineFacts {
     fn clear(&mut self) {
         self.hide.clear();
         self.binary.clear();
+        self.probes.clear();
     }
 }
 
 /// How one format's lines are read for the index.
 pub trait LineRules: Sync {
-    /// For a complete line (without its newline): fills `facts`; returns the probes
-    /// that select the line (bit `k` for probe `k`; never [`HUGE`]).
-    fn line(&self, line: &[u8], facts: &mut LineFacts) -> u64;
+    /// Fills `facts` for a complete line, given with its newline (ranges count from
+    /// the line's start).
+    fn line(&self, line: &[u8], facts: &mut LineFacts);
 }
 
 /// What a thread is filling: the unit's trigrams and blocks, and its probe lines.
@@ -91,8 +94,9 @@ impl Pending {
         self.blocks.is_empty()
     }
 
-    /// Adds a line of file `key` at `start`.
-    fn line(&mut self, key: u64, start: u64, line: &[u8], rules: &dyn LineRules) {
+    /// Adds a line of file `key` at `start`, given with its newline.
+    fn line(&mut self, key: u64, start: u64, line_nl: &[u8], rules: &dyn LineRules) {
+        let line = &line_nl[..line_nl.len() - 1];
         let len = line.len() as u64;
         match self.blocks.last_mut() {
             Some(b) if b.0 == key && b.1 + b.2 == start => b.2 += len + 1,
@@ -101,7 +105,7 @@ impl Pending {
         self.bytes += len + 1;
         let block = self.blocks.len() - 1;
         self.facts.clear();
-        let bits = rules.line(line, &mut self.facts);
+        rules.line(line_nl, &mut self.facts);
         let mut at = 0;
         for p in &self.facts.hide {
             if p.start < at || p.end > line.len() || p.start > p.end {
@@ -116,17 +120,13 @@ impl Pending {
         if at != usize::MAX {
             self.ex.text(&line[at..]);
         }
-        for p in &self.facts.binary {
-            if let Some(b) = line.get(p.clone()) {
-                let data = crate::model::core::base64::decode(&String::from_utf8_lossy(b));
-                self.ex.binary(&data);
-            }
+        for data in &self.facts.binary {
+            self.ex.binary(data);
         }
-        let mut b = bits & !(1 << HUGE);
-        while b != 0 {
-            let k = b.trailing_zeros() as usize;
-            b &= b - 1;
-            self.lines.push((block, k, start, len));
+        for &k in &self.facts.probes {
+            if k as usize != HUGE {
+                self.lines.push((block, k as usize, start, len));
+            }
         }
     }
 
@@ -171,7 +171,7 @@ impl Pending {
 }
 
 /// A file's lines from `from` on, up to `to` (its size when looked at): each complete
-/// line is handed to `each`, and hashed into `h` with its newline; a line longer than
+/// line is handed to `each` with its newline, and hashed into `h`; a line longer than
 /// [`LONG_LINE`] is read through and given as its length alone. Returns where the
 /// last complete line ends (the next indexing starts there).
 pub fn read_lines(
@@ -232,7 +232,7 @@ pub fn read_lines(
         }
         let mut s = 0;
         for nl in memchr::memchr_iter(b'\n', &buf[have..]).map(|i| i + have) {
-            each(base + s as u64, Ok(&buf[s..nl]));
+            each(base + s as u64, Ok(&buf[s..=nl]));
             s = nl + 1;
         }
         if s > 0 {
@@ -284,16 +284,19 @@ mod tests {
 
     struct Plain;
     impl LineRules for Plain {
-        fn line(&self, line: &[u8], facts: &mut LineFacts) -> u64 {
+        fn line(&self, line: &[u8], facts: &mut LineFacts) {
             // `"b64":"…"` is a payload; a line with `!` is selected by probe 1.
             if let Some(k) = memchr::memmem::find(line, b"\"b64\":\"") {
                 let s = k + 7;
                 if let Some(e) = memchr::memchr(b'"', &line[s..]) {
                     facts.hide.push(s..s + e);
-                    facts.binary.push(s..s + e);
+                    let b64 = String::from_utf8_lossy(&line[s..s + e]).into_owned();
+                    facts.binary.push(crate::model::core::base64::decode(&b64));
                 }
             }
-            u64::from(line.contains(&b'!')) << 1
+            if line.contains(&b'!') {
+                facts.probes.push(1);
+            }
         }
     }
 
@@ -308,7 +311,7 @@ mod tests {
         let end = read_lines(&f, 0, 13, &mut h, &mut |s, l| got.push((s, l.unwrap().to_vec())))
             .unwrap();
         assert_eq!(end, 8);
-        assert_eq!(got, vec![(0, b"one".to_vec()), (4, b"two".to_vec())]);
+        assert_eq!(got, vec![(0, b"one\n".to_vec()), (4, b"two\n".to_vec())]);
         assert_eq!(h.finish(), super::super::hash::hash(b"one\ntwo\n"));
         // From the middle.
         let mut h = Hasher::new();

@@ -266,8 +266,8 @@ pub struct FilePlan {
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub q: Q,
-    /// Bit `k`: the lines of probe `k` are candidates.
-    pub probes: u64,
+    /// The probes whose lines are candidates.
+    pub probes: Vec<usize>,
 }
 
 /// Plans by device and inode.
@@ -648,10 +648,14 @@ impl Index {
             let r = Segment::open(&self.store.seg_path(s.no), s.len).and_then(|mut seg| {
                 let mut out: Vec<(u64, u64, u64)> = Vec::new();
                 let mut cache = Cached { seg: &mut seg, lists: HashMap::new() };
-                let mut per_format: Vec<(&str, query::Units, u64)> = Vec::new();
+                let mut per_format: Vec<(&str, query::Units, Vec<usize>)> = Vec::new();
                 for (f, sp) in &specs {
                     let units = query::eval(&sp.q, &mut cache)?;
-                    per_format.push((f, units, sp.probes | 1 << build::HUGE));
+                    let mut probes = sp.probes.clone();
+                    probes.push(build::HUGE);
+                    probes.sort_unstable();
+                    probes.dedup();
+                    per_format.push((f, units, probes));
                 }
                 let seg = cache.seg;
                 for (f, units, probes) in &per_format {
@@ -674,10 +678,7 @@ impl Index {
                             }
                         }
                     }
-                    let mut p = *probes;
-                    while p != 0 {
-                        let k = p.trailing_zeros() as usize;
-                        p &= p - 1;
+                    for &k in probes {
                         for l in seg.probe_lines(k)? {
                             let key = seg.blocks[l.block as usize].key;
                             if ok(key) {
@@ -701,6 +702,7 @@ impl Index {
             }
         }
         let mut plans = Plans::new();
+        let mut read: HashMap<&str, (usize, u64, u64)> = HashMap::new();
         for (key, (k, st)) in by_key {
             let e = &self.manifest.entries[k];
             if !specs.contains_key(e.format.as_str()) || e.segs.iter().any(|s| bad.contains(s)) {
@@ -719,6 +721,10 @@ impl Index {
                     _ => merged.push((a, b)),
                 }
             }
+            let r = read.entry(e.format.as_str()).or_default();
+            r.0 += 1;
+            r.1 += merged.iter().map(|(a, b)| b - a).sum::<u64>();
+            r.2 += e.covered;
             plans.insert(
                 (st.dev, st.ino),
                 FilePlan {
@@ -728,6 +734,9 @@ impl Index {
                     ranges: merged,
                 },
             );
+        }
+        for (f, (n, bytes, covered)) in read {
+            log::debug!("index: {f}: {n} files, {bytes} of {covered} bytes to read");
         }
         plans
     }

@@ -166,13 +166,36 @@ struct Building {
     bytes: Vec<u8>,
 }
 
+/// A hasher for trigrams (24-bit keys): one multiplication, not SipHash.
+#[derive(Default, Clone, Copy)]
+pub struct TriHasher(u64);
+
+impl std::hash::Hasher for TriHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type TriMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<TriHasher>>;
+
 /// A segment being built in memory, then written once ([`Builder::write`]).
 pub struct Builder {
     blocks: Vec<BlockRec>,
     nunits: u32,
-    lists: HashMap<u32, Building>,
+    lists: TriMap<Building>,
     probes: Vec<Vec<LineRec>>,
     postings: usize,
+    /// Bytes of the lists' encodings.
+    list_bytes: usize,
+    lines: usize,
 }
 
 impl Builder {
@@ -181,9 +204,11 @@ impl Builder {
         Builder {
             blocks: Vec::new(),
             nunits: 0,
-            lists: HashMap::new(),
+            lists: TriMap::default(),
             probes: vec![Vec::new(); nprobes],
             postings: 0,
+            list_bytes: 0,
+            lines: 0,
         }
     }
 
@@ -194,7 +219,9 @@ impl Builder {
         for &t in trigrams {
             let l = self.lists.entry(t).or_default();
             let d = u - l.last.map_or(0, |p| p + 1);
+            let before = l.bytes.len();
             put_varint(&mut l.bytes, u64::from(d));
+            self.list_bytes += l.bytes.len() - before;
             l.last = Some(u);
             l.count += 1;
         }
@@ -218,14 +245,12 @@ impl Builder {
     /// added in block order, and in order within a block).
     pub fn add_line(&mut self, block: u32, probe: usize, start: u64, len: u64) {
         self.probes[probe].push(LineRec { block, start, len });
+        self.lines += 1;
     }
 
     /// About how much memory the builder holds.
     pub fn memory(&self) -> usize {
-        self.lists.len() * 64
-            + self.lists.values().map(|l| l.bytes.capacity()).sum::<usize>()
-            + self.blocks.len() * BLOCK
-            + self.probes.iter().map(|p| p.len() * 24).sum::<usize>()
+        self.lists.len() * 64 + self.list_bytes * 2 + self.blocks.len() * BLOCK + self.lines * 24
     }
 
     pub fn is_empty(&self) -> bool {
