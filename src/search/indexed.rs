@@ -552,3 +552,165 @@ mod tests {
         assert_eq!(parse_size("x"), None);
     }
 }
+
+/// What `sessionfs index` is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexMode {
+    /// Build or refresh the index of the files, then say what it covers.
+    Build,
+    /// Say what it covers, changing nothing.
+    Status,
+    /// Remove it.
+    Drop,
+}
+
+/// What the index covers of some files: (files, bytes) in all, and indexed.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cover {
+    files: u64,
+    bytes: u64,
+    covered_files: u64,
+    covered_bytes: u64,
+}
+
+/// `sessionfs index`: builds or refreshes the index of every agent's sessions (or of
+/// `paths`), shows its size and what it covers, or drops it. Returns the exit status.
+pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let Some(store) = Store::from_env() else {
+        eprintln!("sessionfs: the index is off (SESSIONFS_CACHE=off, or no home directory to keep it in)");
+        return ExitCode::from(2);
+    };
+    let shown = store.dir().display().to_string();
+    if mode == IndexMode::Drop {
+        return match store.remove() {
+            Ok(n) => {
+                println!("removed the index at {shown} ({})", super::progress::bytes(n));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("sessionfs: {shown}: {}", crate::model::sessions_dir::io_message(&e));
+                ExitCode::from(2)
+            }
+        };
+    }
+    let agents = if paths.is_empty() {
+        match crate::model::sessions_dir::agents() {
+            Ok(a) => Some(a),
+            Err(m) => {
+                eprintln!("sessionfs: {m}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    crate::model::codex::files::list_once();
+    let (jobs, problems) = match &agents {
+        Some(a) => super::walk::agent_jobs(a),
+        None => super::walk::jobs(paths),
+    };
+    for p in &problems {
+        eprintln!("sessionfs: {}", p.why);
+    }
+    let formats = SearchFormats::get();
+    let mut ix = Index::open(store, formats.fingerprint());
+    if let Some(why) = &ix.ignored
+        && mode == IndexMode::Build
+    {
+        eprintln!("sessionfs: the index at {shown} is rebuilt: {why}");
+    }
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let start = std::time::Instant::now();
+    let mut indexed = (0usize, 0u64);
+    let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    super::progress::showing("indexing", |p| {
+        let opts = Options {
+            wait: true,
+            cap: cap(),
+            threads,
+            progress: Some(p),
+            read_only: mode == IndexMode::Status,
+        };
+        let r = ix.refresh(&files, formats, &opts);
+        indexed = (r.indexed, r.bytes);
+        let sides: Vec<PathBuf> = files_of(&ix, &jobs).split_off(jobs.len());
+        if !sides.is_empty() {
+            let r = ix.refresh(&sides, formats, &opts);
+            indexed.0 += r.indexed;
+            indexed.1 += r.bytes;
+        }
+    });
+    let all = files_of(&ix, &jobs);
+    let m = ix.manifest();
+    let by_inode = m.by_inode();
+    let verified = ix.formats_by_inode();
+    let mut by_format: std::collections::BTreeMap<String, Cover> = Default::default();
+    let mut seen = std::collections::HashSet::new();
+    for p in &all {
+        let Ok(md) = std::fs::metadata(p) else { continue };
+        let st = Stat::of(&md);
+        if !seen.insert((st.dev, st.ino)) {
+            continue;
+        }
+        let e = by_inode.get(&(st.dev, st.ino)).map(|&k| &m.entries[k]);
+        let format = e.filter(|e| !e.format.is_empty()).map_or("not indexed", |e| e.format.as_str());
+        let c = by_format.entry(format.to_string()).or_default();
+        c.files += 1;
+        c.bytes += st.size;
+        if let Some(e) = e
+            && verified.contains_key(&(st.dev, st.ino))
+            && e.flags & index::store::Entry::CAPPED == 0
+        {
+            c.covered_files += 1;
+            c.covered_bytes += e.covered;
+        }
+    }
+    let segs = m.segments.len();
+    println!(
+        "index: {shown}: {} in {segs} segment{}; bound {}",
+        super::progress::bytes(m.bytes()),
+        if segs == 1 { "" } else { "s" },
+        super::progress::bytes(cap()),
+    );
+    let total = by_format.values().fold(Cover::default(), |a, c| Cover {
+        files: a.files + c.files,
+        bytes: a.bytes + c.bytes,
+        covered_files: a.covered_files + c.covered_files,
+        covered_bytes: a.covered_bytes + c.covered_bytes,
+    });
+    println!(
+        "covers: {} of {} session files, {} of {} ({:.1}%)",
+        total.covered_files,
+        total.files,
+        super::progress::bytes(total.covered_bytes),
+        super::progress::bytes(total.bytes),
+        100.0 * total.covered_bytes as f64 / total.bytes.max(1) as f64
+    );
+    for (f, c) in &by_format {
+        println!(
+            "  {f}: {} of {} files, {} of {}",
+            c.covered_files,
+            c.files,
+            super::progress::bytes(c.covered_bytes),
+            super::progress::bytes(c.bytes)
+        );
+    }
+    if mode == IndexMode::Build {
+        println!(
+            "indexed now: {} file{}, {} in {:.1} s",
+            indexed.0,
+            if indexed.0 == 1 { "" } else { "s" },
+            super::progress::bytes(indexed.1),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}

@@ -1006,3 +1006,61 @@ fn one_file(
         Update::Left
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            id: 1,
+            dev: 1,
+            ino: 2,
+            path: PathBuf::from("/x"),
+            size: 100,
+            mtime: (10, 0),
+            ctime: (20, 5),
+            verified_at: (30, 0),
+            covered: 90,
+            hash: 0,
+            format: "pi".into(),
+            flags: 0,
+            segs: vec![],
+        }
+    }
+
+    fn stat() -> Stat {
+        Stat {
+            dev: 1,
+            ino: 2,
+            size: 100,
+            mtime: (10, 0),
+            ctime: (20, 5),
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        let e = entry();
+        assert_eq!(verdict(None, &stat()), Verdict::New);
+        assert_eq!(verdict(Some(&e), &stat()), Verdict::Fresh);
+        // Appended, rewritten (even with the mtime set back: ctime moves), touched.
+        for st in [
+            Stat { size: 120, ..stat() },
+            Stat { ctime: (40, 0), ..stat() },
+            Stat { mtime: (11, 0), ..stat() },
+        ] {
+            assert_eq!(verdict(Some(&e), &st), Verdict::Verify, "{st:?}");
+        }
+        // Shorter than what is indexed, another inode.
+        assert_eq!(verdict(Some(&e), &Stat { size: 50, ..stat() }), Verdict::New);
+        assert_eq!(verdict(Some(&e), &Stat { ino: 3, ..stat() }), Verdict::New);
+        // Read within the racy margin of its last change: never trusted on stat.
+        for at in [(20, 5), (21, 0), (23, 4)] {
+            let racy = Entry { verified_at: at, ..entry() };
+            assert_eq!(verdict(Some(&racy), &stat()), Verdict::Verify, "{at:?}");
+        }
+        let settled = Entry { verified_at: (23, 5), ..entry() };
+        assert_eq!(verdict(Some(&settled), &stat()), Verdict::Fresh);
+    }
+}
