@@ -229,7 +229,7 @@ pub const CATALOG: crate::model::core::catalog::CatalogOf =
     crate::model::core::catalog::CatalogOf {
         root_of: sessions_root_of,
         holds_sessions: holds_threads,
-        lister: lister,
+        lister,
     };
 
 /// Whether a `sessions/` folder holds a page (three folders down at most).
