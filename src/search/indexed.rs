@@ -85,7 +85,7 @@ fn table() -> &'static Table {
         let mut matches = Vec::new();
         let mut lacks = Vec::new();
         let mut openers = Vec::new();
-        for r in rules::ALL {
+        for r in rules::all() {
             for t in asked_triggers(r) {
                 if let Trigger::Matches(m) = *t
                     && !matches.contains(&m)
@@ -335,7 +335,7 @@ impl LineRules for FormatLines {
     }
 }
 
-/// The formats of [`rules::ALL`], for the index.
+/// The formats of [`rules::all`], for the index.
 pub struct SearchFormats {
     lines: Vec<FormatLines>,
     fingerprint: u64,
@@ -349,7 +349,7 @@ impl SearchFormats {
             let mut h = index::hash::Hasher::new();
             h.update(&INDEX_VERSION.to_le_bytes());
             h.update(env!("CARGO_PKG_VERSION").as_bytes());
-            for r in rules::ALL {
+            for r in rules::all() {
                 h.update(r.name.as_bytes());
                 h.update(&[0, u8::from(r.alone.is_some())]);
                 for tr in r.always.iter().chain(r.binary_content).chain(r.spilled.iter().flat_map(|s| s.place.iter())) {
@@ -363,7 +363,7 @@ impl SearchFormats {
                 h.update(&n.to_le_bytes());
             }
             SearchFormats {
-                lines: rules::ALL.iter().map(|r| FormatLines::new(r)).collect(),
+                lines: rules::all().iter().map(|r| FormatLines::new(r)).collect(),
                 fingerprint: h.finish(),
             }
         })
@@ -389,11 +389,6 @@ impl Formats for SearchFormats {
             .find(|l| l.rules.name == name)
             .map(|l| l as &dyn LineRules)
     }
-}
-
-/// The format named `name`.
-pub fn rules_named(name: &str) -> Option<&'static Rules> {
-    rules::ALL.iter().copied().find(|r| r.name == name)
 }
 
 /// What the index must select for a prefilter: `None` when it selects every line.
@@ -476,7 +471,7 @@ fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
     for j in jobs {
         let Ok(md) = std::fs::metadata(&j.path) else { continue };
         let st = Stat::of(&md);
-        let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules_named(f)) else {
+        let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules::named(f)) else {
             continue;
         };
         if let Some(side) = r.side_files {
@@ -509,7 +504,7 @@ pub fn prepare(jobs: &[Job], search: &Search, threads: usize, progress: Option<&
         ix.refresh(&sides, formats, &opts);
     }
     Some(ix.plans(&|name| {
-        let r = rules_named(name)?;
+        let r = rules::named(name)?;
         spec(search.prefilter_of(r))
     }))
 }
@@ -605,7 +600,7 @@ pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::pro
     } else {
         None
     };
-    crate::model::codex::files::list_once();
+    (crate::model::agents::SEARCH.begin)();
     let (jobs, problems) = match &agents {
         Some(a) => super::walk::agent_jobs(a),
         None => super::walk::jobs(paths),
