@@ -736,5 +736,6 @@ fn run_grep(a: GrepArgs) -> ExitCode {
         },
         paths,
         threads: a.threads,
+        index: search::IndexUse::FromEnv,
     })
 }

@@ -481,13 +481,38 @@ fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
     files
 }
 
+/// What the index says a search must read of each file.
+pub struct Planned {
+    /// By device and inode: the ranges of the indexed bytes to read.
+    pub plans: Plans,
+    /// The files (by the path the search names them with) with nothing to read at all,
+    /// as the search's refresh found them: no candidate in their indexed bytes, no
+    /// byte after them. Their format's name.
+    nothing: std::collections::HashMap<PathBuf, String>,
+}
+
+impl Planned {
+    /// The format of `path` when the index says it has nothing to read.
+    pub fn nothing_in(&self, path: &Path) -> Option<&'static Rules> {
+        rules::named(self.nothing.get(path)?)
+    }
+}
+
 /// The index's plans for a search of `jobs`, after bringing the index up to date for
 /// them (`None` without an index: `SESSIONFS_CACHE=off` or `SESSIONFS_INDEX=off`).
-pub fn prepare(jobs: &[Job], search: &Search, threads: usize, progress: Option<&index::Progress>) -> Option<Plans> {
-    if !wanted() {
-        return None;
-    }
-    let store = Store::from_env()?;
+pub fn prepare(
+    jobs: &[Job],
+    search: &Search,
+    using: &super::IndexUse,
+    threads: usize,
+    progress: Option<&index::Progress>,
+) -> Option<Planned> {
+    let store = match using {
+        super::IndexUse::Off => return None,
+        super::IndexUse::FromEnv if !wanted() => return None,
+        super::IndexUse::FromEnv => Store::from_env()?,
+        super::IndexUse::At(dir) => Store::at(dir.clone()),
+    };
     let formats = SearchFormats::get();
     let mut ix = Index::open(store, formats.fingerprint());
     let opts = Options {
@@ -497,22 +522,38 @@ pub fn prepare(jobs: &[Job], search: &Search, threads: usize, progress: Option<&
         progress,
         read_only: false,
     };
+    let t = std::time::Instant::now();
     let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
     ix.refresh(&files, formats, &opts);
+    log::debug!("index: opened and refreshed in {:?}", t.elapsed());
     let sides: Vec<PathBuf> = files_of(&ix, jobs).split_off(jobs.len());
     if !sides.is_empty() {
         ix.refresh(&sides, formats, &opts);
     }
-    Some(ix.plans(&|name| {
+    log::debug!("index: {} side files in {:?}", sides.len(), t.elapsed());
+    let plans = ix.plans(&|name| {
         let r = rules::named(name)?;
         spec(search.prefilter_of(r))
-    }))
+    });
+    let mut nothing = std::collections::HashMap::new();
+    for p in files.iter().chain(&sides) {
+        if let Some(st) = ix.stat_seen(p)
+            && let Some(plan) = plans.get(&(st.dev, st.ino))
+            && plan.stat == st
+            && plan.ranges.is_empty()
+            && plan.covered == st.size
+        {
+            nothing.insert(p.clone(), plan.format.clone());
+        }
+    }
+    log::debug!("index: planned in {:?}, {} files with nothing to read", t.elapsed(), nothing.len());
+    Some(Planned { plans, nothing })
 }
 
 /// The plan for the open file `f`, if the index has one that still holds.
-pub fn plan_for<'a>(plans: &'a Plans, f: &File) -> Option<&'a index::FilePlan> {
+pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePlan> {
     let st = Stat::of(&f.metadata().ok()?);
-    plans.get(&(st.dev, st.ino)).filter(|p| p.stat == st)
+    planned.plans.get(&(st.dev, st.ino)).filter(|p| p.stat == st)
 }
 
 #[cfg(test)]

@@ -206,7 +206,7 @@ pub struct Search {
     pub scans: Scans,
     /// What the index ([`super::index`]) says each file's search must read; `None`:
     /// every file is read whole.
-    pub plans: Option<super::index::Plans>,
+    pub plans: Option<super::indexed::Planned>,
 }
 
 /// The raw scans of files that several sessions show (a Codex thread's pages are the
@@ -587,6 +587,14 @@ fn scan_file<'a>(
     file: usize,
     mut early: Option<&mut EarlyMap>,
 ) -> io::Result<Option<FileScan<'a>>> {
+    // Nothing to read, as the index found the file at the start of the search: not
+    // even opened.
+    if let Some(r) = search.plans.as_ref().and_then(|pl| pl.nothing_in(path))
+        && format.is_none_or(|(f, _)| std::ptr::eq(f, r))
+        && !search.prefilter(r).selects_everything()
+    {
+        return Ok(Some((r, search.prefilter(r), Vec::new(), None)));
+    }
     // A device or a FIFO is refused, never read (or waited on).
     let f = input::open_regular(path)?;
     if buf.len() < BLOCK {

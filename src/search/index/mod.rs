@@ -247,6 +247,8 @@ pub struct Index {
     trusted: HashMap<(u64, u64), (usize, Stat)>,
     /// Why the published index was not used, if it was not.
     pub ignored: Option<String>,
+    /// What `stat` gave for each path the refreshes looked at.
+    seen: HashMap<PathBuf, Stat>,
 }
 
 /// The part of a file a search must read, by device and inode.
@@ -293,11 +295,17 @@ impl Index {
             fingerprint,
             trusted: HashMap::new(),
             ignored,
+            seen: HashMap::new(),
         }
     }
 
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    /// What `stat` gave for `path` when a refresh looked at it.
+    pub fn stat_seen(&self, path: &Path) -> Option<Stat> {
+        self.seen.get(path).copied()
     }
 
     /// The format of each file this process has verified, by device and inode.
@@ -329,6 +337,7 @@ impl Index {
                 continue;
             }
             let st = Stat::of(&md);
+            self.seen.insert(p.clone(), st);
             if !seen.insert((st.dev, st.ino)) {
                 continue;
             }
