@@ -50,8 +50,14 @@ impl Home {
             }
             fs::copy(&p, pi.join(&name)).unwrap();
         }
-        copy_tree(&fixtures().join("claude/projects"), &home.join(".claude/projects"));
-        copy_tree(&fixtures().join("codex/samples/codex-home"), &home.join(".codex"));
+        copy_tree(
+            &fixtures().join("claude/projects"),
+            &home.join(".claude/projects"),
+        );
+        copy_tree(
+            &fixtures().join("codex/samples/codex-home"),
+            &home.join(".codex"),
+        );
         let cache = dir.path().join("cache");
         Home {
             _dir: dir,
@@ -103,7 +109,11 @@ impl Home {
         let without = self.grep_plain(args);
         assert_eq!(with.stdout, without.stdout, "grep {args:?}: stdout");
         assert_eq!(with.stderr, without.stderr, "grep {args:?}: stderr");
-        assert_eq!(with.status.code(), without.status.code(), "grep {args:?}: status");
+        assert_eq!(
+            with.status.code(),
+            without.status.code(),
+            "grep {args:?}: status"
+        );
         with
     }
 
@@ -112,7 +122,9 @@ impl Home {
     }
 
     fn pi_file(&self, name: &str) -> PathBuf {
-        self.home.join(".pi/agent/sessions/--home-dev-p--").join(name)
+        self.home
+            .join(".pi/agent/sessions/--home-dev-p--")
+            .join(name)
     }
 
     /// Every session file of one agent's folder.
@@ -147,7 +159,10 @@ fn a_word(path: &Path, n: usize) -> (u64, String) {
             while i < b.len() && b[i].is_ascii_lowercase() {
                 i += 1;
             }
-            if i - j >= n && b.get(i).is_some_and(|c| !c.is_ascii_alphanumeric() && *c != b'\\') {
+            if i - j >= n
+                && b.get(i)
+                    .is_some_and(|c| !c.is_ascii_alphanumeric() && *c != b'\\')
+            {
                 return (j as u64, String::from_utf8(b[j..i].to_vec()).unwrap());
             }
             if i == j {
@@ -205,7 +220,11 @@ fn append(path: &Path, line: &str) {
 /// Every agent's first session file (Pi, Claude Code, Codex).
 fn one_of_each(h: &Home) -> Vec<PathBuf> {
     let pi = h.pi_file("mixed.jsonl");
-    let claude = h.files(".claude/projects").into_iter().find(|p| !p.to_string_lossy().contains("subagents")).unwrap();
+    let claude = h
+        .files(".claude/projects")
+        .into_iter()
+        .find(|p| !p.to_string_lossy().contains("subagents"))
+        .unwrap();
     let codex = h.files(".codex/sessions")[0].clone();
     vec![pi, claude, codex]
 }
@@ -214,7 +233,10 @@ fn one_of_each(h: &Home) -> Vec<PathBuf> {
 fn appended_lines_are_found_at_once_and_after_they_are_indexed() {
     let h = Home::new();
     h.same(&["-c", "error"]);
-    assert!(h.index_dir().join("manifest").exists(), "the first search builds the index");
+    assert!(
+        h.index_dir().join("manifest").exists(),
+        "the first search builds the index"
+    );
     for (k, f) in one_of_each(&h).iter().enumerate() {
         let word = format!("appendedword{k}x");
         append(f, &line_for(f, &format!("now {word} here")));
@@ -222,13 +244,20 @@ fn appended_lines_are_found_at_once_and_after_they_are_indexed() {
         // indexed); so does the next, from the index.
         for _ in 0..2 {
             let out = h.same(&["-l", &word]);
-            assert_eq!(out.stdout.lines().count(), 1, "{word} in {}: {}", f.display(), out.stdout);
+            assert_eq!(
+                out.stdout.lines().count(),
+                1,
+                "{word} in {}: {}",
+                f.display(),
+                out.stdout
+            );
         }
     }
     // A line without its newline yet is no entry, with or without the index.
     let f = h.pi_file("mixed.jsonl");
     let mut w = OpenOptions::new().append(true).open(&f).unwrap();
-    w.write_all(line_for(&f, "halfwrittenword").as_bytes()).unwrap();
+    w.write_all(line_for(&f, "halfwrittenword").as_bytes())
+        .unwrap();
     drop(w);
     let out = h.same(&["-l", "halfwrittenword"]);
     assert_eq!(out.stdout, "");
@@ -265,14 +294,22 @@ fn a_rewrite_in_place_is_never_answered_from_old_postings() {
         std::time::UNIX_EPOCH + std::time::Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
     };
     let settled = ctime() + std::time::Duration::from_millis(3100);
-    assert!(wait_until(std::time::Duration::from_secs(20), || std::time::SystemTime::now() > settled));
+    assert!(wait_until(
+        std::time::Duration::from_secs(20),
+        || std::time::SystemTime::now() > settled
+    ));
     h.same(&["-c", "x"]);
     let (at, word) = a_word(&f, 5);
     let before = fs::metadata(&f).unwrap();
     let mut b = fs::read(&f).unwrap();
     b[at as usize] = b'Q';
     fs::write(&f, &b).unwrap();
-    OpenOptions::new().write(true).open(&f).unwrap().set_modified(before.modified().unwrap()).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(before.modified().unwrap())
+        .unwrap();
     let mut changed = word.clone();
     changed.replace_range(0..1, "Q");
     assert!(!h.same(&["-l", &changed]).stdout.is_empty());
@@ -297,7 +334,12 @@ fn replaced_truncated_and_deleted_files() {
     // Truncated to its first lines: what was after is gone.
     for f in &files {
         let b = fs::read(f).unwrap();
-        let cut = b.iter().enumerate().filter(|(_, c)| **c == b'\n').nth(3).map_or(b.len(), |(i, _)| i + 1);
+        let cut = b
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == b'\n')
+            .nth(3)
+            .map_or(b.len(), |(i, _)| i + 1);
         fs::write(f, &b[..cut]).unwrap();
     }
     for w in ["replacedword0y", "replacedword1y", "replacedword2y"] {
@@ -332,7 +374,12 @@ fn a_damaged_index_is_never_trusted_and_is_repaired() {
     let pats: &[&[&str]] = &[&["-c", "error"], &["-l", "the"], &["-n", "-i", "READ"]];
     let damages: &[(&str, fn(&[u8]) -> Vec<u8>)] = &[
         ("truncated", |b| b[..b.len() / 2].to_vec()),
-        ("garbage", |b| b.iter().enumerate().map(|(i, x)| x ^ (i as u8 | 1)).collect()),
+        ("garbage", |b| {
+            b.iter()
+                .enumerate()
+                .map(|(i, x)| x ^ (i as u8 | 1))
+                .collect()
+        }),
         ("another version", |b| {
             let mut v = b.to_vec();
             v[7] ^= 0x7f;
@@ -351,9 +398,18 @@ fn a_damaged_index_is_never_trusted_and_is_repaired() {
             h.same(&["-c", "x"]);
             let files = index_files(&h);
             let f = if target == 0 {
-                files.iter().find(|p| p.ends_with("manifest")).unwrap().clone()
+                files
+                    .iter()
+                    .find(|p| p.ends_with("manifest"))
+                    .unwrap()
+                    .clone()
             } else {
-                files.iter().filter(|p| p.extension().is_some_and(|e| e == "six")).max_by_key(|p| fs::metadata(p).unwrap().len()).unwrap().clone()
+                files
+                    .iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "six"))
+                    .max_by_key(|p| fs::metadata(p).unwrap().len())
+                    .unwrap()
+                    .clone()
             };
             let b = fs::read(&f).unwrap();
             fs::write(&f, damage(&b)).unwrap();
@@ -363,8 +419,18 @@ fn a_damaged_index_is_never_trusted_and_is_repaired() {
             // Whatever the damage, a search afterwards leaves an index that covers all.
             h.same(&["-l", "zzzz"]);
             let st = h.index(&["--status"]);
-            let covers = st.stdout.lines().find(|l| l.starts_with("covers:")).unwrap_or_default().to_string();
-            assert!(covers.contains("(100.0%)"), "{what} {}: {}", f.display(), st.stdout);
+            let covers = st
+                .stdout
+                .lines()
+                .find(|l| l.starts_with("covers:"))
+                .unwrap_or_default()
+                .to_string();
+            assert!(
+                covers.contains("(100.0%)"),
+                "{what} {}: {}",
+                f.display(),
+                st.stdout
+            );
         }
     }
 }
@@ -376,15 +442,27 @@ fn writers_at_once_and_a_bound_and_off() {
     // Four processes build the same index at once.
     let mut kids = Vec::new();
     for k in 0..4 {
-        let mut c = if k % 2 == 0 { h.command(&["index"]) } else { h.command(&["grep", "-n", "error"]) };
-        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut c = if k % 2 == 0 {
+            h.command(&["index"])
+        } else {
+            h.command(&["grep", "-n", "error"])
+        };
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         kids.push((k, c.spawn().unwrap()));
     }
     for (k, c) in kids {
         let out = c.wait_with_output().unwrap();
-        assert!(out.status.code().is_some_and(|c| c <= 1), "writer {k}: {out:?}");
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "writer {k}: {out:?}"
+        );
         if k % 2 == 1 {
-            assert_eq!(String::from_utf8_lossy(&out.stdout), want.stdout, "writer {k}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                want.stdout,
+                "writer {k}"
+            );
         }
     }
     h.same(&["-n", "error"]);
@@ -404,7 +482,10 @@ fn writers_at_once_and_a_bound_and_off() {
     let off = Home::new();
     let mut c = off.command(&["grep", "-c", "error"]);
     c.env("SESSIONFS_CACHE", "off");
-    assert_eq!(run_command(c).stdout, off.grep_plain(&["-c", "error"]).stdout);
+    assert_eq!(
+        run_command(c).stdout,
+        off.grep_plain(&["-c", "error"]).stdout
+    );
     assert!(!off.index_dir().exists());
     // Dropped: nothing is lost.
     assert!(h.index(&["--drop"]).status.success());

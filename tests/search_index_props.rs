@@ -72,14 +72,18 @@ fn fixtures() -> PathBuf {
 
 fn jsonl_in(dir: &Path, deep: bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(rd) = fs::read_dir(dir) else { return out };
+    let Ok(rd) = fs::read_dir(dir) else {
+        return out;
+    };
     for e in rd {
         let p = e.unwrap().path();
         if p.is_dir() {
             if deep {
                 out.extend(jsonl_in(&p, true));
             }
-        } else if p.extension().is_some_and(|x| x == "jsonl") && fs::metadata(&p).unwrap().len() < 400_000 {
+        } else if p.extension().is_some_and(|x| x == "jsonl")
+            && fs::metadata(&p).unwrap().len() < 400_000
+        {
             out.push(p);
         }
     }
@@ -100,7 +104,11 @@ fn pools() -> Pools {
     pi.extend(jsonl_in(&f.join("damaged"), false));
     pi.extend(jsonl_in(&f.join("search"), false));
     let mut claude = Vec::new();
-    for root in ["claude/projects", "claude-2.1.332/projects", "claude-replies/projects"] {
+    for root in [
+        "claude/projects",
+        "claude-2.1.332/projects",
+        "claude-replies/projects",
+    ] {
         for p in jsonl_in(&f.join(root), true) {
             if !p.to_string_lossy().contains("subagents") {
                 claude.push(p);
@@ -204,9 +212,41 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// Words worth searching for: common ones, the text renderers add, numbers, escapes.
 const WORDS: &[&str] = &[
-    "error", "the", "tool", "read", "call", "[tool call ", "[thinking]", "(no content)", "image", "png",
-    "[image ", " bytes", "2026", "1.5", "0", "e", "é", "\u{212a}", "ſ", "QA1", "[[", "output", "null",
-    "assistant", "user", "session", "\\", "\"", "{", ": ", "id", "uuid", "zzzzz", "IHDR", "PNG",
+    "error",
+    "the",
+    "tool",
+    "read",
+    "call",
+    "[tool call ",
+    "[thinking]",
+    "(no content)",
+    "image",
+    "png",
+    "[image ",
+    " bytes",
+    "2026",
+    "1.5",
+    "0",
+    "e",
+    "é",
+    "\u{212a}",
+    "ſ",
+    "QA1",
+    "[[",
+    "output",
+    "null",
+    "assistant",
+    "user",
+    "session",
+    "\\",
+    "\"",
+    "{",
+    ": ",
+    "id",
+    "uuid",
+    "zzzzz",
+    "IHDR",
+    "PNG",
 ];
 
 /// A random pattern and options.
@@ -259,7 +299,11 @@ fn pattern(home: &Home, rng: &mut Rng) -> (String, Syntax, bool, bool, u8) {
 }
 
 /// The output of a search of the home: stdout, stderr, status.
-fn grep(home: &Home, pat: &(String, Syntax, bool, bool, u8), index: IndexUse) -> (Vec<u8>, Vec<u8>, u8) {
+fn grep(
+    home: &Home,
+    pat: &(String, Syntax, bool, bool, u8),
+    index: IndexUse,
+) -> (Vec<u8>, Vec<u8>, u8) {
     let (pattern, syntax, ignore_case, word, mode) = pat.clone();
     let opts = Options {
         pattern,
@@ -272,7 +316,11 @@ fn grep(home: &Home, pat: &(String, Syntax, bool, bool, u8), index: IndexUse) ->
         json: false,
         sessions: false,
         color: ColorChoice::Never,
-        paths: vec![home.pi_dir.clone(), home.claude_dir.clone(), home.codex_home.clone()],
+        paths: vec![
+            home.pi_dir.clone(),
+            home.claude_dir.clone(),
+            home.codex_home.clone(),
+        ],
         threads: 2,
         index,
     };
@@ -327,7 +375,9 @@ fn base64(b: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut s = String::new();
     for c in b.chunks(3) {
-        let v = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let v = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
         for i in 0..4 {
             if i <= c.len() {
                 s.push(A[((v >> (18 - 6 * i)) & 63) as usize] as char);
@@ -376,12 +426,22 @@ fn change(home: &mut Home, pools: &Pools, rng: &mut Rng) -> String {
         let before = fs::metadata(&f).unwrap().modified().unwrap();
         fs::write(&f, &b).unwrap();
         if rng.chance(0.5) {
-            OpenOptions::new().write(true).open(&f).unwrap().set_modified(before).unwrap();
+            OpenOptions::new()
+                .write(true)
+                .open(&f)
+                .unwrap()
+                .set_modified(before)
+                .unwrap();
         }
         format!("rewrite at {at} of {}", f.display())
     } else if what < 70 {
         let b = fs::read(&f).unwrap();
-        let ends: Vec<usize> = b.iter().enumerate().filter(|(_, c)| **c == b'\n').map(|(i, _)| i + 1).collect();
+        let ends: Vec<usize> = b
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
         if ends.len() < 2 {
             return "nothing (short)".into();
         }
@@ -426,7 +486,10 @@ fn the_index_changes_nothing_a_search_prints() {
     let mut hits = 0u64;
     for case in first..first + cases {
         let mut rng = Rng::new(seed ^ case.wrapping_mul(0xA076_1D64_78BD_642F));
-        let dir = tempfile::Builder::new().prefix("sfs-ixprop-").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("sfs-ixprop-")
+            .tempdir()
+            .unwrap();
         let mut home = make_home(dir.path(), &pools, &mut rng);
         let index = IndexUse::At(dir.path().join("index"));
         let mut log: Vec<String> = Vec::new();
@@ -455,5 +518,8 @@ fn the_index_changes_nothing_a_search_prints() {
         }
     }
     eprintln!("{cases} cases, {searches} searches compared, {hits} with a match");
-    assert!(cases < 8 || hits * 10 >= searches, "too few searches found anything: {hits} of {searches}");
+    assert!(
+        cases < 8 || hits * 10 >= searches,
+        "too few searches found anything: {hits} of {searches}"
+    );
 }

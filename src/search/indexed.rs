@@ -117,7 +117,10 @@ impl Table {
         FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len()
     }
     fn matches_probe(&self, m: &str) -> Option<usize> {
-        self.matches.iter().position(|x| *x == m).map(|k| FIRST_TABLE + k)
+        self.matches
+            .iter()
+            .position(|x| *x == m)
+            .map(|k| FIRST_TABLE + k)
     }
     fn lacks_probe(&self, s: &str) -> Option<usize> {
         self.lacks
@@ -254,8 +257,12 @@ impl FormatLines {
             always: Compiled::new(rules.always),
             spill: rules.spilled.map(|s| Compiled::new(s.place)),
             binary: Compiled::new(rules.binary_content).re,
-            triggers: (!pats.is_empty())
-                .then(|| (regex::bytes::RegexSet::new(&pats).expect("valid triggers"), ids)),
+            triggers: (!pats.is_empty()).then(|| {
+                (
+                    regex::bytes::RegexSet::new(&pats).expect("valid triggers"),
+                    ids,
+                )
+            }),
         }
     }
 
@@ -311,7 +318,11 @@ impl LineRules for FormatLines {
         if self.always.holds(line_nl, line, openers) {
             p.push(ALWAYS as u16);
         }
-        if self.spill.as_ref().is_some_and(|s| s.holds(line_nl, line, openers)) {
+        if self
+            .spill
+            .as_ref()
+            .is_some_and(|s| s.holds(line_nl, line, openers))
+        {
             p.push(SPILL as u16);
         }
         if let Some((set, ids)) = &self.triggers {
@@ -352,7 +363,12 @@ impl SearchFormats {
             for r in rules::all() {
                 h.update(r.name.as_bytes());
                 h.update(&[0, u8::from(r.alone.is_some())]);
-                for tr in r.always.iter().chain(r.binary_content).chain(r.spilled.iter().flat_map(|s| s.place.iter())) {
+                for tr in r
+                    .always
+                    .iter()
+                    .chain(r.binary_content)
+                    .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
+                {
                     h.update(format!("{tr:?}").as_bytes());
                 }
             }
@@ -380,7 +396,9 @@ impl Formats for SearchFormats {
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Option<&'static str> {
-        rules::known(path).or_else(|| rules::detect(head)).map(|r| r.name)
+        rules::known(path)
+            .or_else(|| rules::detect(head))
+            .map(|r| r.name)
     }
 
     fn lines(&self, name: &str) -> Option<&dyn LineRules> {
@@ -440,7 +458,8 @@ pub fn spec_of(sel: &Selection) -> Option<Spec> {
 
 /// Whether `SESSIONFS_INDEX` turns the index off for searching (`off`).
 fn wanted() -> bool {
-    !std::env::var_os("SESSIONFS_INDEX").is_some_and(|v| matches!(v.to_str(), Some("off" | "0" | "no" | "false")))
+    !std::env::var_os("SESSIONFS_INDEX")
+        .is_some_and(|v| matches!(v.to_str(), Some("off" | "0" | "no" | "false")))
 }
 
 /// The index's bound: `SESSIONFS_INDEX_MAX` (bytes, or with a K, M or G suffix), else
@@ -469,7 +488,9 @@ fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
     let formats = ix.formats_by_inode();
     for j in jobs {
-        let Ok(md) = std::fs::metadata(&j.path) else { continue };
+        let Ok(md) = std::fs::metadata(&j.path) else {
+            continue;
+        };
         let st = Stat::of(&md);
         let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules::named(f)) else {
             continue;
@@ -546,14 +567,21 @@ pub fn prepare(
             nothing.insert(p.clone(), plan.format.clone());
         }
     }
-    log::debug!("index: planned in {:?}, {} files with nothing to read", t.elapsed(), nothing.len());
+    log::debug!(
+        "index: planned in {:?}, {} files with nothing to read",
+        t.elapsed(),
+        nothing.len()
+    );
     Some(Planned { plans, nothing })
 }
 
 /// The plan for the open file `f`, if the index has one that still holds.
 pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePlan> {
     let st = Stat::of(&f.metadata().ok()?);
-    planned.plans.get(&(st.dev, st.ino)).filter(|p| p.stat == st)
+    planned
+        .plans
+        .get(&(st.dev, st.ino))
+        .filter(|p| p.stat == st)
 }
 
 #[cfg(test)]
@@ -573,7 +601,8 @@ mod tests {
     #[test]
     fn strings_that_may_be_payloads() {
         let b = "QUJD".repeat(20);
-        let line = format!(r#"{{"a":"{b}","b":"short","c":"data:image/png;base64,{b}","d":"x\"{b}"}}"#);
+        let line =
+            format!(r#"{{"a":"{b}","b":"short","c":"data:image/png;base64,{b}","d":"x\"{b}"}}"#);
         let r = base64_strings(line.as_bytes());
         assert_eq!(r.len(), 2);
         assert_eq!(&line.as_bytes()[r[0].clone()], b.as_bytes());
@@ -614,18 +643,26 @@ struct Cover {
 pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::process::ExitCode {
     use std::process::ExitCode;
     let Some(store) = Store::from_env() else {
-        eprintln!("sessionfs: the index is off (SESSIONFS_CACHE=off, or no home directory to keep it in)");
+        eprintln!(
+            "sessionfs: the index is off (SESSIONFS_CACHE=off, or no home directory to keep it in)"
+        );
         return ExitCode::from(2);
     };
     let shown = store.dir().display().to_string();
     if mode == IndexMode::Drop {
         return match store.remove() {
             Ok(n) => {
-                println!("removed the index at {shown} ({})", super::progress::bytes(n));
+                println!(
+                    "removed the index at {shown} ({})",
+                    super::progress::bytes(n)
+                );
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("sessionfs: {shown}: {}", crate::model::sessions_dir::io_message(&e));
+                eprintln!(
+                    "sessionfs: {shown}: {}",
+                    crate::model::sessions_dir::io_message(&e)
+                );
                 ExitCode::from(2)
             }
         };
@@ -687,13 +724,17 @@ pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::pro
     let mut by_format: std::collections::BTreeMap<String, Cover> = Default::default();
     let mut seen = std::collections::HashSet::new();
     for p in &all {
-        let Ok(md) = std::fs::metadata(p) else { continue };
+        let Ok(md) = std::fs::metadata(p) else {
+            continue;
+        };
         let st = Stat::of(&md);
         if !seen.insert((st.dev, st.ino)) {
             continue;
         }
         let e = by_inode.get(&(st.dev, st.ino)).map(|&k| &m.entries[k]);
-        let format = e.filter(|e| !e.format.is_empty()).map_or("not indexed", |e| e.format.as_str());
+        let format = e
+            .filter(|e| !e.format.is_empty())
+            .map_or("not indexed", |e| e.format.as_str());
         let c = by_format.entry(format.to_string()).or_default();
         c.files += 1;
         c.bytes += st.size;

@@ -71,9 +71,9 @@ pub mod grepfile;
 pub mod index;
 pub mod indexed;
 pub mod output;
-pub mod progress;
 pub mod pattern;
 pub mod prefilter;
+pub mod progress;
 pub mod rules;
 pub mod session;
 pub mod walk;
@@ -274,7 +274,8 @@ fn run_inner(
     });
     log::debug!("index: plans in {:?}", t1.elapsed());
     let t2 = std::time::Instant::now();
-    let (matched, errors) = search_all(&jobs, &search, threads, opts.json, out, err, on_write_error);
+    let (matched, errors) =
+        search_all(&jobs, &search, threads, opts.json, out, err, on_write_error);
     log::debug!("search: {:?}", t2.elapsed());
     Ok(if trouble || errors {
         TROUBLE

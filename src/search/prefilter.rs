@@ -451,7 +451,11 @@ impl Prefilter {
             numbers,
             slash: fragments.iter().any(|f| f.contains('/')),
             binary: (!rules.binary_content.is_empty()).then(|| {
-                if every_binary { Vec::new() } else { set.clone() }
+                if every_binary {
+                    Vec::new()
+                } else {
+                    set.clone()
+                }
             }),
             spill: rules.spilled.is_some(),
         };
@@ -1250,7 +1254,10 @@ mod tests {
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);
         // A number next to text is not explained by a number written otherwise.
-        assert_eq!(unexplained("abc12\n", br#"{"t":"abc","n":1.20}"#, &bare), ["abc12"]);
+        assert_eq!(
+            unexplained("abc12\n", br#"{"t":"abc","n":1.20}"#, &bare),
+            ["abc12"]
+        );
         assert!(unexplained("1000\n", br#"{"n":1e3}"#, &bare).is_empty());
     }
 }

@@ -45,9 +45,16 @@ pub fn showing<T>(what: &str, work: impl FnOnce(&Progress) -> T) -> T {
             let mut printed = false;
             let mut f = finished.lock();
             loop {
-                let wait = if printed { Duration::from_millis(250) } else { Duration::from_secs(1) };
+                let wait = if printed {
+                    Duration::from_millis(250)
+                } else {
+                    Duration::from_secs(1)
+                };
                 let _ = wake.wait_for(&mut f, wait);
-                let (done, total) = (p.done.load(Ordering::Relaxed), p.total.load(Ordering::Relaxed));
+                let (done, total) = (
+                    p.done.load(Ordering::Relaxed),
+                    p.total.load(Ordering::Relaxed),
+                );
                 if *f {
                     if printed {
                         eprintln!(
@@ -60,7 +67,11 @@ pub fn showing<T>(what: &str, work: impl FnOnce(&Progress) -> T) -> T {
                 }
                 if total > 0 {
                     let pct = (done.min(total) * 100) / total.max(1);
-                    eprint!("\rsessionfs: {what}: {} of {} ({pct}%)   ", bytes(done.min(total)), bytes(total));
+                    eprint!(
+                        "\rsessionfs: {what}: {} of {} ({pct}%)   ",
+                        bytes(done.min(total)),
+                        bytes(total)
+                    );
                     let _ = std::io::stderr().flush();
                     printed = true;
                 }

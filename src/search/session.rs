@@ -655,7 +655,19 @@ fn scan_file<'a>(
             for &(a, b) in &plan.ranges {
                 let a = a.max(skip);
                 if a < b {
-                    scan_span(&f, session, search, buf, &mut format, file, None, a, Some(b), None, &mut out)?;
+                    scan_span(
+                        &f,
+                        session,
+                        search,
+                        buf,
+                        &mut format,
+                        file,
+                        None,
+                        a,
+                        Some(b),
+                        None,
+                        &mut out,
+                    )?;
                 }
             }
             scan_span(
@@ -676,7 +688,19 @@ fn scan_file<'a>(
     }
     let passing = passing(format);
     let base = passing.map_or(0, |n| n - 1);
-    if !scan_span(&f, session, search, buf, &mut format, file, early, base, None, passing, &mut out)? {
+    if !scan_span(
+        &f,
+        session,
+        search,
+        buf,
+        &mut format,
+        file,
+        early,
+        base,
+        None,
+        passing,
+        &mut out,
+    )? {
         return Ok(None);
     }
     Ok(format.map(|(r, p)| (r, p, out, Some(f))))

@@ -49,7 +49,12 @@ pub fn decode(s: &str) -> Vec<u8> {
     let mut i = 0;
     // Whole groups of four characters of the alphabet, the common case, at a time.
     while i + 4 <= b.len() && n == 0 {
-        let (a, c, d, e) = (TABLE[b[i] as usize], TABLE[b[i + 1] as usize], TABLE[b[i + 2] as usize], TABLE[b[i + 3] as usize]);
+        let (a, c, d, e) = (
+            TABLE[b[i] as usize],
+            TABLE[b[i + 1] as usize],
+            TABLE[b[i + 2] as usize],
+            TABLE[b[i + 3] as usize],
+        );
         if (a | c | d | e) & 0xC0 != 0 {
             break;
         }
@@ -156,15 +161,21 @@ mod tests {
 
     #[test]
     fn agrees_with_the_reference() {
-        let pieces = ["QUJD", "ab", "=", " ", "\n", "-_", "+/", "!", "Zm9v", "é", "A"];
+        let pieces = [
+            "QUJD", "ab", "=", " ", "\n", "-_", "+/", "!", "Zm9v", "é", "A",
+        ];
         let mut seed = 0x1234_5678u64;
         for _ in 0..20_000 {
             let mut s = String::new();
             for _ in 0..(seed % 12) {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 s.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
             }
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             assert_eq!(decode(&s), reference(&s), "{s:?}");
             assert_eq!(decoded_len(&s), reference(&s).len(), "{s:?}");
         }

@@ -200,7 +200,11 @@ pub fn read_lines(
             let mut piece = vec![0u8; PIECE];
             loop {
                 let want = ((to - pos) as usize).min(PIECE);
-                let n = if want == 0 { 0 } else { read_at(f, &mut piece[..want], pos)? };
+                let n = if want == 0 {
+                    0
+                } else {
+                    read_at(f, &mut piece[..want], pos)?
+                };
                 if n == 0 {
                     // It has no end yet: the index stops before it.
                     return Ok(end);
@@ -308,16 +312,20 @@ mod tests {
         let f = File::open(&p).unwrap();
         let mut h = Hasher::new();
         let mut got = Vec::new();
-        let end = read_lines(&f, 0, 13, &mut h, &mut |s, l| got.push((s, l.unwrap().to_vec())))
-            .unwrap();
+        let end = read_lines(&f, 0, 13, &mut h, &mut |s, l| {
+            got.push((s, l.unwrap().to_vec()))
+        })
+        .unwrap();
         assert_eq!(end, 8);
         assert_eq!(got, vec![(0, b"one\n".to_vec()), (4, b"two\n".to_vec())]);
         assert_eq!(h.finish(), super::super::hash::hash(b"one\ntwo\n"));
         // From the middle.
         let mut h = Hasher::new();
         got.clear();
-        let end = read_lines(&f, 4, 13, &mut h, &mut |s, l| got.push((s, l.unwrap().to_vec())))
-            .unwrap();
+        let end = read_lines(&f, 4, 13, &mut h, &mut |s, l| {
+            got.push((s, l.unwrap().to_vec()))
+        })
+        .unwrap();
         assert_eq!((end, got.len()), (8, 1));
     }
 
@@ -332,9 +340,18 @@ mod tests {
         let mut pend = Pending::new();
         let mut b = Builder::new(2);
         let mut h = Hasher::new();
-        let end = index_range(&f, 5, 0, text.len() as u64, &Plain, &mut h, &mut pend, &mut |p| {
-            p.submit(&mut Builder::new(2));
-        })
+        let end = index_range(
+            &f,
+            5,
+            0,
+            text.len() as u64,
+            &Plain,
+            &mut h,
+            &mut pend,
+            &mut |p| {
+                p.submit(&mut Builder::new(2));
+            },
+        )
         .unwrap();
         assert_eq!(end, text.len() as u64);
         assert_eq!(pend.submit(&mut b), vec![5]);

@@ -82,7 +82,9 @@ impl Hasher {
     pub fn finish(&self) -> u64 {
         let mut h = self.len.wrapping_mul(P3);
         for (k, &l) in self.lanes.iter().enumerate() {
-            h = (h ^ l.rotate_left(k as u32 * 13)).wrapping_mul(P1).rotate_left(27);
+            h = (h ^ l.rotate_left(k as u32 * 13))
+                .wrapping_mul(P1)
+                .rotate_left(27);
         }
         let mut tail = self.pending[..self.npending].chunks(8);
         for w in &mut tail {

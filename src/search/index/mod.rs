@@ -332,7 +332,9 @@ impl Index {
         let mut work: Vec<Work> = Vec::new();
         let mut seen = HashSet::new();
         for p in files {
-            let Ok(md) = std::fs::metadata(p) else { continue };
+            let Ok(md) = std::fs::metadata(p) else {
+                continue;
+            };
             if !md.is_file() {
                 continue;
             }
@@ -356,7 +358,8 @@ impl Index {
             }
         }
         if let Some(pr) = opts.progress {
-            pr.total.store(work.iter().map(|w| w.st.size).sum(), Ordering::Relaxed);
+            pr.total
+                .store(work.iter().map(|w| w.st.size).sum(), Ordering::Relaxed);
         }
         if work.is_empty() {
             report.trusted = self.trusted.len();
@@ -591,7 +594,10 @@ impl Index {
         // Entries may have moved (a merge drops some): find each again.
         let by_inode = self.manifest.by_inode();
         let old = std::mem::take(&mut self.trusted);
-        for (k, (_, st)) in old.into_iter().chain(trusted_after.into_iter().map(|(k, st)| (k, (0, st)))) {
+        for (k, (_, st)) in old
+            .into_iter()
+            .chain(trusted_after.into_iter().map(|(k, st)| (k, (0, st))))
+        {
             if let Some(&i) = by_inode.get(&k) {
                 self.trusted.insert(k, (i, st));
             }
@@ -606,14 +612,25 @@ impl Index {
         m.entries.retain(|e| {
             std::fs::metadata(&e.path).is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)
         });
-        let live: HashSet<u64> = m.entries.iter().filter(|e| e.id != 0).map(|e| e.id).collect();
+        let live: HashSet<u64> = m
+            .entries
+            .iter()
+            .filter(|e| e.id != 0)
+            .map(|e| e.id)
+            .collect();
         let mut inputs = Vec::new();
         for s in &m.segments {
             inputs.push(Segment::open(&self.store.seg_path(s.no), s.len)?);
         }
         let nprobes = inputs.iter().map(Segment::nprobes).max().unwrap_or(0);
         let tmp = self.store.temp_path();
-        let len = segment::merge(&inputs, &|k| live.contains(&k), build::UNIT_TARGET, nprobes, &tmp);
+        let len = segment::merge(
+            &inputs,
+            &|k| live.contains(&k),
+            build::UNIT_TARGET,
+            nprobes,
+            &tmp,
+        );
         let len = match len {
             Ok(l) => l,
             Err(e) => {
@@ -626,7 +643,11 @@ impl Index {
         self.store.place_segment(&tmp, no, lock)?;
         m.segments = vec![SegInfo { no, len }];
         for e in &mut m.entries {
-            e.segs = if e.id != 0 && !e.segs.is_empty() { vec![no] } else { Vec::new() };
+            e.segs = if e.id != 0 && !e.segs.is_empty() {
+                vec![no]
+            } else {
+                Vec::new()
+            };
         }
         Ok(())
     }
@@ -656,7 +677,10 @@ impl Index {
         for s in &self.manifest.segments {
             let r = Segment::open(&self.store.seg_path(s.no), s.len).and_then(|mut seg| {
                 let mut out: Vec<(u64, u64, u64)> = Vec::new();
-                let mut cache = Cached { seg: &mut seg, lists: HashMap::new() };
+                let mut cache = Cached {
+                    seg: &mut seg,
+                    lists: HashMap::new(),
+                };
                 let mut per_format: Vec<(&str, query::Units, Vec<usize>)> = Vec::new();
                 for (f, sp) in &specs {
                     let units = query::eval(&sp.q, &mut cache)?;
@@ -838,7 +862,9 @@ impl Shared<'_> {
         let grew = s.builder.memory().saturating_sub(before) as u64;
         let _ = self
             .budget
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| Some(b.saturating_sub(grew)));
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(grew))
+            });
         let no = s.no;
         for k in keys {
             let v = s.keys.entry(k).or_default();
@@ -902,7 +928,9 @@ pub fn head(f: &File, size: u64) -> io::Result<Vec<u8>> {
     let mut n = 0;
     loop {
         if n == buf.len() {
-            if memchr::memchr(b'\n', &buf).is_some() || buf.len() as u64 >= size.min(build::LONG_LINE as u64) {
+            if memchr::memchr(b'\n', &buf).is_some()
+                || buf.len() as u64 >= size.min(build::LONG_LINE as u64)
+            {
                 break;
             }
             let grow = (buf.len() * 2).min(size as usize).min(build::LONG_LINE);
@@ -935,7 +963,8 @@ fn one_file(
         if Stat::of(&f.metadata()?) != w.st {
             return Ok(Update::Left);
         }
-        let unchanged_after = |f: &File| -> io::Result<bool> { Ok(Stat::of(&f.metadata()?) == w.st) };
+        let unchanged_after =
+            |f: &File| -> io::Result<bool> { Ok(Stat::of(&f.metadata()?) == w.st) };
         // Verify what is indexed.
         let mut from_start = w.verdict == Verdict::New;
         let mut h = Hasher::new();
@@ -971,7 +1000,11 @@ fn one_file(
                     at: now(),
                 });
             };
-            (name.to_string(), shared.next_id.fetch_add(1, Ordering::Relaxed), 0)
+            (
+                name.to_string(),
+                shared.next_id.fetch_add(1, Ordering::Relaxed),
+                0,
+            )
         } else {
             let e = e.expect("an entry to append to");
             (e.format.clone(), e.id, e.covered)
@@ -988,9 +1021,10 @@ fn one_file(
         let Some(rules) = formats.lines(&format) else {
             return Ok(Update::Left);
         };
-        let covered = build::index_range(&f, key, from, w.st.size, rules, &mut h, pend, &mut |p| {
-            shared.submit(p);
-        })?;
+        let covered =
+            build::index_range(&f, key, from, w.st.size, rules, &mut h, pend, &mut |p| {
+                shared.submit(p);
+            })?;
         if let Some(p) = progress {
             p.done.fetch_add(w.st.size - from, Ordering::Relaxed);
         }
@@ -1055,21 +1089,39 @@ mod tests {
         assert_eq!(verdict(Some(&e), &stat()), Verdict::Fresh);
         // Appended, rewritten (even with the mtime set back: ctime moves), touched.
         for st in [
-            Stat { size: 120, ..stat() },
-            Stat { ctime: (40, 0), ..stat() },
-            Stat { mtime: (11, 0), ..stat() },
+            Stat {
+                size: 120,
+                ..stat()
+            },
+            Stat {
+                ctime: (40, 0),
+                ..stat()
+            },
+            Stat {
+                mtime: (11, 0),
+                ..stat()
+            },
         ] {
             assert_eq!(verdict(Some(&e), &st), Verdict::Verify, "{st:?}");
         }
         // Shorter than what is indexed, another inode.
-        assert_eq!(verdict(Some(&e), &Stat { size: 50, ..stat() }), Verdict::New);
+        assert_eq!(
+            verdict(Some(&e), &Stat { size: 50, ..stat() }),
+            Verdict::New
+        );
         assert_eq!(verdict(Some(&e), &Stat { ino: 3, ..stat() }), Verdict::New);
         // Read within the racy margin of its last change: never trusted on stat.
         for at in [(20, 5), (21, 0), (23, 4)] {
-            let racy = Entry { verified_at: at, ..entry() };
+            let racy = Entry {
+                verified_at: at,
+                ..entry()
+            };
             assert_eq!(verdict(Some(&racy), &stat()), Verdict::Verify, "{at:?}");
         }
-        let settled = Entry { verified_at: (23, 5), ..entry() };
+        let settled = Entry {
+            verified_at: (23, 5),
+            ..entry()
+        };
         assert_eq!(verdict(Some(&settled), &stat()), Verdict::Fresh);
     }
 }

@@ -101,7 +101,9 @@ fn order(a: &Q, b: &Q) -> std::cmp::Ordering {
             Q::None => (4, 0),
         }
     }
-    rank(a).cmp(&rank(b)).then_with(|| format!("{a:?}").cmp(&format!("{b:?}")))
+    rank(a)
+        .cmp(&rank(b))
+        .then_with(|| format!("{a:?}").cmp(&format!("{b:?}")))
 }
 
 /// The most trigrams one character position may start with before the position is
@@ -343,7 +345,11 @@ mod tests {
         let q = Lit::new("été", true).query();
         assert!(q.holds(&trigrams("ÉTÉ".as_bytes())));
         assert!(q.holds(&trigrams("été".as_bytes())));
-        assert!(!Lit::new("été", false).query().holds(&trigrams("ÉTÉ".as_bytes())));
+        assert!(
+            !Lit::new("été", false)
+                .query()
+                .holds(&trigrams("ÉTÉ".as_bytes()))
+        );
     }
 
     #[test]
@@ -385,8 +391,14 @@ mod tests {
         for q in [
             Lit::new("hello", false).query(),
             Lit::new("kin", true).query(),
-            Q::or([Lit::new("world", false).query(), Lit::new("kit", false).query()]),
-            Q::and([Lit::new("hello", false).query(), Lit::new("say", false).query()]),
+            Q::or([
+                Lit::new("world", false).query(),
+                Lit::new("kit", false).query(),
+            ]),
+            Q::and([
+                Lit::new("hello", false).query(),
+                Lit::new("say", false).query(),
+            ]),
             Q::None,
         ] {
             let want: Vec<u32> = (0..blocks.len() as u32)

@@ -79,7 +79,9 @@ fn get_varint(b: &[u8], at: &mut usize) -> io::Result<u64> {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
-        let byte = *b.get(*at).ok_or_else(|| damaged("a varint runs past its list"))?;
+        let byte = *b
+            .get(*at)
+            .ok_or_else(|| damaged("a varint runs past its list"))?;
         *at += 1;
         if shift > 63 {
             return Err(damaged("a varint is too long"));
@@ -292,7 +294,12 @@ struct Writer {
 }
 
 impl Writer {
-    fn create(path: &Path, blocks: &[BlockRec], nunits: u32, probes: &[Vec<LineRec>]) -> io::Result<Writer> {
+    fn create(
+        path: &Path,
+        blocks: &[BlockRec],
+        nunits: u32,
+        probes: &[Vec<LineRec>],
+    ) -> io::Result<Writer> {
         let file = File::create(path)?;
         let mut out = BufWriter::with_capacity(1 << 20, file.try_clone()?);
         out.write_all(&[0u8; HEADER])?;
@@ -322,7 +329,10 @@ impl Writer {
                         put_varint(&mut data, l.start - p.start);
                     }
                     _ => {
-                        put_varint(&mut data, u64::from(l.block - prev.map_or(0, |p| p.block)) + 1);
+                        put_varint(
+                            &mut data,
+                            u64::from(l.block - prev.map_or(0, |p| p.block)) + 1,
+                        );
                         put_varint(&mut data, l.start);
                     }
                 }
@@ -357,8 +367,10 @@ impl Writer {
     fn list_encoded(&mut self, t: u32, count: u32, bytes: &[u8]) -> io::Result<()> {
         self.dict.extend_from_slice(&t.to_le_bytes());
         self.dict.extend_from_slice(&count.to_le_bytes());
-        self.dict.extend_from_slice(&(self.at - self.post_off).to_le_bytes());
-        self.dict.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        self.dict
+            .extend_from_slice(&(self.at - self.post_off).to_le_bytes());
+        self.dict
+            .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         self.ndict += 1;
         self.out.write_all(bytes)?;
         self.at += bytes.len() as u64;
@@ -628,7 +640,6 @@ impl Segment {
     pub fn nprobes(&self) -> usize {
         self.nprobes as usize
     }
-
 }
 
 /// Reads a segment's lists in trigram order, a page at a time (for merging).
@@ -801,8 +812,16 @@ mod tests {
         assert_eq!(
             s.probe_lines(0).unwrap(),
             vec![
-                LineRec { block: 0, start: 10, len: 5 },
-                LineRec { block: 2, start: 150, len: 2 }
+                LineRec {
+                    block: 0,
+                    start: 10,
+                    len: 5
+                },
+                LineRec {
+                    block: 2,
+                    start: 150,
+                    len: 2
+                }
             ]
         );
         assert_eq!(s.probe_lines(1).unwrap().len(), 2);
@@ -822,7 +841,9 @@ mod tests {
         let n = b.write(&p).unwrap();
         let mut s = Segment::open(&p, n).unwrap();
         for t in [0u32, 1, 6, 1023, 1024, 2047, 2999, 3000] {
-            let want: Vec<u32> = (0..50u32).filter(|u| t < 3000 && t % (u + 1) == 0).collect();
+            let want: Vec<u32> = (0..50u32)
+                .filter(|u| t < 3000 && t % (u + 1) == 0)
+                .collect();
             assert_eq!(s.list(t).unwrap(), want, "{t}");
         }
     }
@@ -838,8 +859,15 @@ mod tests {
             let mut bad = good.clone();
             bad[at] ^= 0x41;
             std::fs::write(&p, &bad).unwrap();
-            let Ok(mut s) = Segment::open(&p, n) else { continue };
-            for (t, want) in [(5u32, vec![0u32, 1]), (1, vec![0]), (10, vec![1]), (9, vec![0])] {
+            let Ok(mut s) = Segment::open(&p, n) else {
+                continue;
+            };
+            for (t, want) in [
+                (5u32, vec![0u32, 1]),
+                (1, vec![0]),
+                (10, vec![1]),
+                (9, vec![0]),
+            ] {
                 if let Ok(l) = s.list(t) {
                     assert_eq!(l, want, "byte {at}, trigram {t}");
                 }
@@ -867,7 +895,10 @@ mod tests {
         b.add_line(0, 1, 3, 1);
         let p2 = d.path().join("b");
         let n2 = b.write(&p2).unwrap();
-        let inputs = vec![Segment::open(&p1, n1).unwrap(), Segment::open(&p2, n2).unwrap()];
+        let inputs = vec![
+            Segment::open(&p1, n1).unwrap(),
+            Segment::open(&p2, n2).unwrap(),
+        ];
         let out = d.path().join("m");
         // Drop key 8; pack units up to 1000 bytes: everything is one unit.
         let n = merge(&inputs, &|k| k != 8, 1000, 2, &out).unwrap();

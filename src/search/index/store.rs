@@ -163,7 +163,9 @@ impl Manifest {
     /// Reads [`Manifest::encode`]'s bytes back, if they are intact.
     pub fn decode(b: &[u8]) -> io::Result<Manifest> {
         let bad = || damaged("the manifest");
-        let (body, sum) = b.split_at_checked(b.len().checked_sub(8).ok_or_else(bad)?).ok_or_else(bad)?;
+        let (body, sum) = b
+            .split_at_checked(b.len().checked_sub(8).ok_or_else(bad)?)
+            .ok_or_else(bad)?;
         if super::hash::hash(body).to_le_bytes() != sum {
             return Err(bad());
         }
@@ -237,18 +239,25 @@ struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> io::Result<&'a [u8]> {
-        let (a, b) = self.0.split_at_checked(n).ok_or_else(|| damaged("the manifest is short"))?;
+        let (a, b) = self
+            .0
+            .split_at_checked(n)
+            .ok_or_else(|| damaged("the manifest is short"))?;
         self.0 = b;
         Ok(a)
     }
     fn u64(&mut self) -> io::Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
     fn i64(&mut self) -> io::Result<i64> {
         Ok(self.u64()? as i64)
     }
     fn u32(&mut self) -> io::Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
 }
 
@@ -267,7 +276,9 @@ impl Store {
     /// The index of this process's environment (`None` with `SESSIONFS_CACHE=off` or
     /// no home).
     pub fn from_env() -> Option<Store> {
-        Some(Store::at(crate::search::cache::base_dir_from_env()?.join(DIR_NAME)))
+        Some(Store::at(
+            crate::search::cache::base_dir_from_env()?.join(DIR_NAME),
+        ))
     }
 
     pub fn at(dir: PathBuf) -> Store {
@@ -314,7 +325,11 @@ impl Store {
             .truncate(false)
             .write(true)
             .open(self.dir.join("lock"))?;
-        let op = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+        let op = if wait {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_EX | libc::LOCK_NB
+        };
         loop {
             // SAFETY: flock on a descriptor this function owns.
             let r = unsafe { libc::flock(f.as_raw_fd(), op) };

@@ -94,7 +94,8 @@ impl Extractor {
         if s.len() < 3 {
             return;
         }
-        let mut t = (u32::from(s[0].to_ascii_lowercase()) << 8) | u32::from(s[1].to_ascii_lowercase());
+        let mut t =
+            (u32::from(s[0].to_ascii_lowercase()) << 8) | u32::from(s[1].to_ascii_lowercase());
         for &b in &s[2..] {
             t = ((t << 8) | u32::from(b.to_ascii_lowercase())) & 0xFF_FFFF;
             self.add(t);
@@ -108,7 +109,11 @@ impl Extractor {
         while i < data.len() {
             let start = i;
             loop {
-                let n = if i < data.len() { run_unit(&data[i..]) } else { 0 };
+                let n = if i < data.len() {
+                    run_unit(&data[i..])
+                } else {
+                    0
+                };
                 if n == 0 {
                     break;
                 }
@@ -186,7 +191,11 @@ mod tests {
         let k = "\u{212a}".as_bytes();
         assert_eq!(
             e.take(),
-            vec![tri(b'a', b'b', k[0]), tri(b'b', k[0], k[1]), tri(k[0], k[1], k[2])]
+            vec![
+                tri(b'a', b'b', k[0]),
+                tri(b'b', k[0], k[1]),
+                tri(k[0], k[1], k[2])
+            ]
         );
         // A lone continuation byte does not.
         e.binary(&[b'a', b'b', 0x84, b'c', b'd']);
