@@ -372,7 +372,8 @@ fn index_files(h: &Home) -> Vec<PathBuf> {
 fn a_damaged_index_is_never_trusted_and_is_repaired() {
     let h = Home::new();
     let pats: &[&[&str]] = &[&["-c", "error"], &["-l", "the"], &["-n", "-i", "READ"]];
-    let damages: &[(&str, fn(&[u8]) -> Vec<u8>)] = &[
+    type Damage = fn(&[u8]) -> Vec<u8>;
+    let damages: &[(&str, Damage)] = &[
         ("truncated", |b| b[..b.len() / 2].to_vec()),
         ("garbage", |b| {
             b.iter()

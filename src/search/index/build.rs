@@ -170,6 +170,10 @@ impl Pending {
     }
 }
 
+/// What [`read_lines`] hands over for each line at its offset: its bytes with the
+/// newline, or the length of a line too long to hold.
+pub type EachLine<'a> = dyn FnMut(u64, Result<&[u8], u64>) + 'a;
+
 /// A file's lines from `from` on, up to `to` (its size when looked at): each complete
 /// line is handed to `each` with its newline, and hashed into `h`; a line longer than
 /// [`LONG_LINE`] is read through and given as its length alone. Returns where the
@@ -179,7 +183,7 @@ pub fn read_lines(
     from: u64,
     to: u64,
     h: &mut Hasher,
-    each: &mut dyn FnMut(u64, Result<&[u8], u64>),
+    each: &mut EachLine<'_>,
 ) -> io::Result<u64> {
     let mut buf: Vec<u8> = Vec::new();
     // The file offset of buf[0].
@@ -260,6 +264,7 @@ fn read_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
 
 /// Indexes file `key`'s lines in `from..to` into `pend` (submitting full units to
 /// `submit`), hashing them into `h`. Returns where the indexed bytes end.
+#[allow(clippy::too_many_arguments)]
 pub fn index_range(
     f: &File,
     key: u64,
