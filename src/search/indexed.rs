@@ -93,11 +93,20 @@ fn table() -> &'static Table {
                     matches.push(m);
                 }
             }
+            // Every kind of trigger, by name (see `Compiled::new`).
             for t in all_triggers(r) {
                 match *t {
-                    Trigger::Lacks(s) if !lacks.contains(&s) => lacks.push(s),
-                    Trigger::Openers(n) if !openers.contains(&n) => openers.push(n),
-                    _ => {}
+                    Trigger::Lacks(s) => {
+                        if !lacks.contains(&s) {
+                            lacks.push(s)
+                        }
+                    }
+                    Trigger::Openers(n) => {
+                        if !openers.contains(&n) {
+                            openers.push(n)
+                        }
+                    }
+                    Trigger::Matches(_) => {}
                 }
             }
         }
@@ -156,29 +165,22 @@ struct Compiled {
 
 impl Compiled {
     fn new(ts: &[Trigger]) -> Compiled {
-        let pats: Vec<&str> = ts
-            .iter()
-            .filter_map(|t| match t {
-                Trigger::Matches(r) => Some(*r),
-                _ => None,
-            })
-            .collect();
+        let mut pats: Vec<&str> = Vec::new();
+        let mut lacks = Vec::new();
+        let mut openers: Option<usize> = None;
+        // Every kind of trigger, by name: a new kind must be recorded here too, or the
+        // index would leave out lines the prefilter selects.
+        for t in ts {
+            match *t {
+                Trigger::Matches(r) => pats.push(r),
+                Trigger::Lacks(s) => lacks.push(s),
+                Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
+            }
+        }
         Compiled {
             re: (!pats.is_empty()).then(|| Regex::new(&pats.join("|")).expect("valid triggers")),
-            lacks: ts
-                .iter()
-                .filter_map(|t| match t {
-                    Trigger::Lacks(s) => Some(*s),
-                    _ => None,
-                })
-                .collect(),
-            openers: ts
-                .iter()
-                .filter_map(|t| match t {
-                    Trigger::Openers(n) => Some(*n),
-                    _ => None,
-                })
-                .min(),
+            lacks,
+            openers,
         }
     }
 
