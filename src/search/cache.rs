@@ -209,7 +209,7 @@ impl Cache {
     /// The map stored under `key`, if there is one, intact.
     pub fn load(&self, key: &Key) -> Option<RawIndex> {
         let p = self.dir.join(key.file_name());
-        let f = File::open(&p).ok()?;
+        let f = crate::model::input::open_regular(&p).ok()?;
         let len = f.metadata().ok()?.len();
         if len > self.max_bytes {
             return None;

@@ -194,7 +194,7 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
 fn started(path: &Path) -> Option<i64> {
     use std::io::Read;
     let mut buf = Vec::new();
-    std::fs::File::open(path)
+    crate::model::core::input::open_regular(path)
         .ok()?
         .take(1 << 20)
         .read_to_end(&mut buf)
