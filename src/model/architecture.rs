@@ -566,7 +566,11 @@ fn files_are_opened_to_read_only_through_the_core() {
     ];
     let mut wrong = Vec::new();
     for f in files {
-        let rel = f.strip_prefix(&base).unwrap().to_string_lossy().into_owned();
+        let rel = f
+            .strip_prefix(&base)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         if rel == "model/core/input.rs" || rel == "model/architecture.rs" || name.contains("tests")
         {

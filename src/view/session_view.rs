@@ -47,8 +47,8 @@ use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
 };
 use crate::model::content::{self, FULL_OUTPUT};
-use crate::model::input::Access;
 use crate::model::core::reply::Write;
+use crate::model::input::Access;
 use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
 use crate::model::{AppendError, LoadError, tree, usage};
@@ -355,7 +355,10 @@ enum WriteTarget {
     /// `fork` of the entry with this id: the fork is made by the first write through
     /// the descriptor (or by opening it with `O_TRUNC`, or by `touch`), once; what is
     /// written is ignored. `made` once it was.
-    Fork { id: String, made: bool },
+    Fork {
+        id: String,
+        made: bool,
+    },
 }
 
 enum Handle {
@@ -455,6 +458,9 @@ pub struct SessionView {
     forks: Mutex<HashMap<String, Vec<u8>>>,
     /// Session files forks created, not yet reported to a sessions-directory view.
     created: Mutex<Vec<PathBuf>>,
+    /// The session's [`Access`] when last looked at by a refresh: a `chmod` or `chown`
+    /// of its file makes the kernel forget what it cached (see `access_moved`).
+    access: Mutex<Option<Access>>,
 }
 
 fn time_of(ms: i64) -> SystemTime {
@@ -523,6 +529,7 @@ impl SessionView {
         base: u64,
     ) -> std::result::Result<SessionView, LoadError> {
         let s = Session::open(path)?;
+        let access = s.access().ok();
         Ok(SessionView {
             path: path.to_path_buf(),
             opts,
@@ -544,6 +551,7 @@ impl SessionView {
             sink: InvalidationSink::default(),
             forks: Mutex::new(HashMap::new()),
             created: Mutex::new(Vec::new()),
+            access: Mutex::new(access),
         })
     }
 
@@ -600,7 +608,59 @@ impl SessionView {
             // Queued before `state` is let go (see "Locks").
             self.sink.send(invs);
         }
+        self.sink.send(self.access_moved(&st));
         more.map(|_| ()).map_err(load_err)
+    }
+
+    /// What the kernel must forget when the session file's owner, group or bits changed
+    /// since the last look (a `chmod` under the mount): the attributes it holds may let
+    /// someone in whom the disk now refuses. The names at the root are dropped (and
+    /// with them everything cached below: a path walked afresh gets the new bits at
+    /// each step), and the root's and fixed files' attributes.
+    fn access_moved(&self, st: &State) -> Vec<Invalidation> {
+        let Ok(now) = st.s.access() else {
+            return Vec::new();
+        };
+        let before = self.access.lock().replace(now);
+        if before.is_none_or(|b| b == now) {
+            return Vec::new();
+        }
+        let mut invs: Vec<Invalidation> = [
+            ino::ROOT,
+            ino::SESSION_JSON,
+            ino::NAME,
+            ino::TREE,
+            ino::ROOT_REPLY,
+            ino::BRANCHES,
+            ino::LABELS,
+            ino::ID_DIR,
+            ino::COST,
+            ino::COST_JSON,
+        ]
+        .into_iter()
+        .map(Invalidation::Inode)
+        .collect();
+        let s = &st.s;
+        let names = s.roots().iter().map(|&r| entry_name(s, r)).chain(
+            [
+                "session.json",
+                "name",
+                "tree",
+                "reply",
+                "leaf",
+                "branches",
+                "labels",
+                ".id",
+                "cost",
+                "cost.json",
+            ]
+            .map(String::from),
+        );
+        invs.extend(names.map(|name| Invalidation::Entry {
+            parent: ino::ROOT,
+            name: name.into(),
+        }));
+        invs
     }
 
     /// Catches up with lines appended to the file, if nothing holds the index right
@@ -623,6 +683,7 @@ impl SessionView {
             // Queued before `state` is let go (see "Locks").
             self.sink.send(invs);
         }
+        self.sink.send(self.access_moved(&st));
         true
     }
 
@@ -2445,9 +2506,7 @@ impl SessionView {
                 );
                 let errno = match &e {
                     // Known only now (the chain, say): refused as a known refusal is.
-                    fork::ForkError::Refused(_) | fork::ForkError::Unsupported(_) => {
-                        Error::Access
-                    }
+                    fork::ForkError::Refused(_) | fork::ForkError::Unsupported(_) => Error::Access,
                     other => Error::Io(other.errno()),
                 };
                 (format!("error: {e}\n"), Err(errno))

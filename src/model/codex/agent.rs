@@ -242,7 +242,10 @@ impl CodexThread {
         } else {
             // The session file itself (a link to it is followed, as for any agent's).
             let mut out = Vec::new();
-            io::Read::read_to_end(&mut crate::model::core::input::open_regular(main)?, &mut out)?;
+            io::Read::read_to_end(
+                &mut crate::model::core::input::open_regular(main)?,
+                &mut out,
+            )?;
             out
         };
         let main_name = main

@@ -113,7 +113,9 @@ fn fork_meta(f: &PageFile, needle: &[u8]) -> io::Result<Option<SessionMeta>> {
 /// The whole first line of a plain page (without its `\n`), at most [`MAX_META`] bytes.
 fn first_line(path: &Path) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
-    files::open_page(path)?.take(MAX_META).read_to_end(&mut out)?;
+    files::open_page(path)?
+        .take(MAX_META)
+        .read_to_end(&mut out)?;
     let end = memchr::memchr(b'\n', &out).unwrap_or(out.len());
     out.truncate(end);
     Ok(out)

@@ -232,7 +232,10 @@ pub fn read_bounded(file: File, max: u64) -> io::Result<Vec<u8>> {
     if out.len() as u64 > max {
         return Err(io::Error::new(
             io::ErrorKind::FileTooLarge,
-            format!("larger than {}, more than sessionfs reads of such a file", human_bytes(max)),
+            format!(
+                "larger than {}, more than sessionfs reads of such a file",
+                human_bytes(max)
+            ),
         ));
     }
     Ok(out)
@@ -665,21 +668,30 @@ mod tests {
         symlink("/", home.join("sid/up")).unwrap();
         let open = |name: &str| open_beneath(&home, &side.join(name));
         assert_eq!(read_bounded(open("ok.txt").unwrap(), 100).unwrap(), b"fine");
-        assert_eq!(read_bounded(open("inside.txt").unwrap(), 100).unwrap(), b"fine");
+        assert_eq!(
+            read_bounded(open("inside.txt").unwrap(), 100).unwrap(),
+            b"fine"
+        );
         for bad in ["abs.txt", "rel.txt", "magic.txt", "zero.txt"] {
             let e = open(bad).unwrap_err();
             assert!(
-                e.kind() == io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(libc::ELOOP),
+                e.kind() == io::ErrorKind::PermissionDenied
+                    || e.raw_os_error() == Some(libc::ELOOP),
                 "{bad}: {e}"
             );
         }
-        assert_eq!(open("loop.txt").unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        assert_eq!(
+            open("loop.txt").unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
         for fifo in ["fifo.txt", "to-fifo.txt"] {
             let e = open(fifo).unwrap_err();
             assert_eq!(e.to_string(), "neither a regular file nor a directory");
         }
         assert_eq!(
-            open_beneath(&home, &home.join("sid")).unwrap_err().raw_os_error(),
+            open_beneath(&home, &home.join("sid"))
+                .unwrap_err()
+                .raw_os_error(),
             Some(libc::EISDIR)
         );
         assert!(open_beneath(&home, &home.join("sid/up/etc/passwd")).is_err());
@@ -689,7 +701,12 @@ mod tests {
         std::fs::write(side.join("big.txt"), vec![b'x'; 1000]).unwrap();
         let e = read_beneath(&home, &side.join("big.txt"), 999).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::FileTooLarge, "{e}");
-        assert_eq!(read_beneath(&home, &side.join("big.txt"), 1000).unwrap().len(), 1000);
+        assert_eq!(
+            read_beneath(&home, &side.join("big.txt"), 1000)
+                .unwrap()
+                .len(),
+            1000
+        );
         // Without openat2, no link at all is followed.
         let no_links = |rel: &str| {
             let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;

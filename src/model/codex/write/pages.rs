@@ -74,7 +74,10 @@ impl Page {
             return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
         }
         let mut bytes = Vec::new();
-        io::Read::read_to_end(&mut crate::model::codex::files::open_page(path)?, &mut bytes)?;
+        io::Read::read_to_end(
+            &mut crate::model::codex::files::open_page(path)?,
+            &mut bytes,
+        )?;
         Ok(Page::from_bytes(path.to_path_buf(), name, &bytes))
     }
 
