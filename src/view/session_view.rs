@@ -476,16 +476,19 @@ fn time_of(ms: i64) -> SystemTime {
     }
 }
 
+/// A session file that can no longer be indexed (cut to nothing, or to a torn
+/// header, under the mount) no longer holds what the inodes of its last index name:
+/// they are stale (`ESTALE`), as after a reload, not an I/O error.
 fn load_err(e: LoadError) -> Error {
     match e {
         LoadError::Io(e) => e.into(),
-        _ => Error::Io(libc::EIO),
+        _ => Error::Stale,
     }
 }
 
 fn append_err(e: AppendError) -> Error {
     match e {
-        AppendError::LegacyV1 => Error::ReadOnly,
+        AppendError::LegacyV1 => Error::Access,
         AppendError::NoSuchEntry(_) => Error::NotFound,
         AppendError::BadLabel(_) => Error::Invalid,
         other => Error::Io(other.errno()),
@@ -2285,6 +2288,11 @@ impl SessionView {
             (target, text)
         };
         let text = text.strip_suffix('\n').unwrap_or(&text);
+        let what = match &target {
+            WriteTarget::Reply(Some(id)) => format!("the reply to {id}"),
+            WriteTarget::Reply(None) => "a reply at the root".to_string(),
+            _ => "the name".to_string(),
+        };
         match target {
             WriteTarget::Reply(parent) => {
                 if let Some(r) = refuse_reply(text) {
@@ -2303,6 +2311,14 @@ impl SessionView {
             WriteTarget::Fork { .. } => Ok(String::new()),
         }
         .map(|_| ())
+        .inspect_err(|e| {
+            // Known only at close, which the shell ignores: the log says it.
+            log::warn!(
+                "{}: {what} failed ({}) when its file was closed; nothing appended",
+                self.path.display(),
+                errno_name(e.errno())
+            );
+        })
     }
 
     /// Says in the log why text written through a descriptor appends nothing (the
@@ -2412,7 +2428,12 @@ impl SessionView {
                 && let Some(written) = st.s.write_reply(*parent, text)
             {
                 let id = written.map_err(|e| {
-                    log::info!("reply in {}: {e}", self.path.display());
+                    // The shell ignores the close that fails: the log says why.
+                    let errno = errno_name(e.errno());
+                    log::warn!(
+                        "{}: reply refused ({errno}): {e}; nothing written",
+                        self.path.display()
+                    );
                     append_err(e)
                 })?;
                 drop(st);
