@@ -249,8 +249,57 @@ fn codex_side_files_that_are_fifos_or_links_never_block_a_reply() {
         if !out.status.success() {
             assert!(!out.stderr.is_empty(), "{db}: {out:?}");
         }
+        // A reply at an earlier entry writes a new page in today's folder and names
+        // it in the database: refused here, it leaves nothing behind, not even the
+        // folder, and the log says why (the shell ignores the failed close).
+        let today = codex_day_folder(&codex);
+        let fresh = !today.exists();
+        let parent = fs::read_link(t.join("leaf/parent")).unwrap();
+        let parent = parent.file_name().unwrap().to_str().unwrap().to_string();
+        let before = fs::read_dir(codex.join("sessions")).unwrap().count();
+        sh(&format!("echo 'earlier' > '.id/{parent}/reply'"), &t);
+        let made_page = fs::read_to_string(t.join("tree"))
+            .unwrap()
+            .contains("earlier");
+        if !made_page {
+            assert!(
+                !fresh || !today.exists(),
+                "{db}: an empty day folder was left"
+            );
+            assert_eq!(
+                fs::read_dir(codex.join("sessions")).unwrap().count(),
+                before
+            );
+            assert!(
+                m.stderr_text().contains("reply refused"),
+                "{db}: {}",
+                m.stderr_text()
+            );
+        }
         assert!(m.is_mounted(), "{db}");
     }
+}
+
+/// Today's day folder of a Codex home, where a new page goes.
+fn codex_day_folder(home: &Path) -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Civil date from days since the epoch (UTC).
+    let z = now.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    home.join("sessions")
+        .join(format!("{y:04}"))
+        .join(format!("{m:02}"))
+        .join(format!("{d:02}"))
 }
 
 const PARFAIL: &str = "01a233fd-8e4f-7f93-83c7-b38d978b73dc";
