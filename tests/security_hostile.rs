@@ -303,3 +303,52 @@ fn codex_day_folder(home: &Path) -> PathBuf {
 }
 
 const PARFAIL: &str = "01a233fd-8e4f-7f93-83c7-b38d978b73dc";
+
+/// Codex's database naming, as a thread's current page, a file outside the Codex home
+/// (`/etc/passwd`, or a rollout file elsewhere holding a secret): only pages found in
+/// the home are read, the row only chooses among them; the thread reads as without
+/// the row, and nothing of the file outside is served.
+#[test]
+fn a_rollout_path_outside_the_codex_home_is_never_read() {
+    let dir = tempdir();
+    let codex = dir.path().join("codex");
+    copy_tree(&fixture("../codex/own/codex-home"), &codex);
+    let outside = dir.path().join("elsewhere");
+    fs::create_dir_all(&outside).unwrap();
+    let conn = rusqlite::Connection::open(codex.join("state_5.sqlite")).unwrap();
+    let ids: Vec<String> = conn
+        .prepare("SELECT id FROM threads")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(ids.len() > 1);
+    for (k, id) in ids.iter().enumerate() {
+        let target = if k % 2 == 0 {
+            PathBuf::from("/etc/passwd")
+        } else {
+            // Named as the thread's own page would be, with a secret in it.
+            let p = outside.join(format!("rollout-2026-12-01T00-00-00-{id}.jsonl"));
+            fs::write(&p, format!("{{\"type\":\"session_meta\",\"payload\":{{\"id\":\"{id}\",\"cwd\":\"{SECRET}\"}}}}\n")).unwrap();
+            p
+        };
+        conn.execute(
+            "UPDATE threads SET rollout_path = ?1 WHERE id = ?2",
+            rusqlite::params![target.to_str().unwrap(), id],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let m = Mount::sessions_dir(dir, Some(&codex), &[], &[]);
+    let g = sh(&format!("grep -rl -e '{SECRET}' -e 'root:x:0' ."), &m.mnt);
+    assert!(g.stdout.is_empty(), "{}", g.stdout);
+    let leaves = sh(
+        "cat ./*/*/leaf/context >/dev/null && ls -d ./*/*/leaf",
+        &m.mnt,
+    )
+    .ok();
+    assert!(!leaves.stdout.is_empty());
+    let g = sessionfs(&["grep", "-rl", SECRET, codex.to_str().unwrap()], m.dir());
+    assert!(g.stdout.is_empty(), "{}", g.stdout);
+}

@@ -1475,7 +1475,7 @@ impl MultiView {
             {
                 invs.push(Invalidation::Entry {
                     parent: c.ino,
-                    name: stem.to_os_string(),
+                    name: stem,
                 });
             }
         }
@@ -1484,7 +1484,7 @@ impl MultiView {
             self.ensure_watched(&p);
         }
         if let Some(stem) = session_stem(name)
-            && let Some(e) = self.known_slot(container, stem)
+            && let Some(e) = self.known_slot(container, &stem)
         {
             self.session_changed(&e);
         }

@@ -41,7 +41,7 @@
 //! before it has reached the kernel (see `fuse::notify`), and that includes them.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
-use super::names::{entry_name, escape_id, is_image_name, unescape_name};
+use super::names::{entry_name, escape_id, escape_name, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
@@ -732,7 +732,7 @@ impl SessionView {
             for l in &before.labels {
                 invs.push(Invalidation::Entry {
                     parent: ino::LABELS,
-                    name: l.into(),
+                    name: escape_name(l).into(),
                 });
             }
             return invs;
@@ -787,7 +787,7 @@ impl SessionView {
             for l in &before.labels {
                 invs.push(Invalidation::Entry {
                     parent: ino::LABELS,
-                    name: l.into(),
+                    name: escape_name(l).into(),
                 });
                 // The same name may now point elsewhere (cached symlink target).
                 invs.push(Invalidation::Inode(self.label_ino(l)));
@@ -1204,9 +1204,12 @@ impl SessionView {
         Ok(t)
     }
 
+    /// What `name` reads: the session's name, one line, its control characters
+    /// escaped (`\u{1b}`): a title can be written by the model (Claude Code's
+    /// `ai-title`) and must not drive the terminal of whoever `cat`s it.
     fn name_bytes(s: &Session) -> Vec<u8> {
         match s.name() {
-            Some(n) => format!("{n}\n").into_bytes(),
+            Some(n) => format!("{}\n", crate::model::core::text::escape_controls(n)).into_bytes(),
             None => Vec::new(),
         }
     }
@@ -1496,9 +1499,9 @@ impl SessionView {
                     Node::E(e, Slot::BranchLink),
                 )
             }),
-            Node::Labels => s
-                .label_entry(name)
-                .map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
+            Node::Labels => {
+                Self::label_named(s, name).map(|label| (self.label_ino(&label), Node::Label(label)))
+            }
             Node::E(idx, Slot::ForksDir) => s
                 .forks_at(idx)
                 .into_iter()
@@ -1649,7 +1652,7 @@ impl SessionView {
                 let skip = l.skip(names.len());
                 for name in names.into_iter().skip(skip) {
                     let li = self.label_ino(name);
-                    if !l.push(li, FileKind::Symlink, name.into()) {
+                    if !l.push(li, FileKind::Symlink, escape_name(name).into()) {
                         break;
                     }
                 }
@@ -2666,7 +2669,8 @@ impl SessionView {
         }
         let name = name.to_str().ok_or(Error::NotFound)?;
         self.append_all(|s| {
-            let holders = Self::holders(s, name);
+            let label = Self::label_named(s, name).ok_or(Error::NotFound)?;
+            let holders = Self::holders(s, &label);
             if holders.is_empty() {
                 return Err(Error::NotFound);
             }
@@ -2707,7 +2711,10 @@ impl SessionView {
         }
         let from = name.to_str().ok_or(Error::NotFound)?;
         let to = newname.to_str().ok_or(Error::NotUtf8)?;
+        let mut from = from.to_string();
         self.append_all(|s| {
+            from = Self::label_named(s, &from).ok_or(Error::NotFound)?;
+            let from = from.as_str();
             let (a, _) = s.label_entry(from).ok_or(Error::NotFound)?;
             if from == to {
                 return Ok(Vec::new());
@@ -2730,15 +2737,26 @@ impl SessionView {
             Ok(plan)
         })?;
         let mut m = self.label_inos.lock();
-        let moved = m.by_name.remove(from);
+        let moved = m.by_name.remove(&from);
         let replaced = m.by_name.remove(to);
         if let Some(n) = moved {
             m.by_name.insert(to.to_string(), n);
         }
         if let (true, Some(n)) = (exchange, replaced) {
-            m.by_name.insert(from.to_string(), n);
+            m.by_name.insert(from, n);
         }
         Ok(())
+    }
+
+    /// The label a name in `labels/` stands for: the label of that name, else the one
+    /// it is the escaped name of (a label holding `/` or a control character is
+    /// listed escaped, see [`escape_name`]).
+    fn label_named(s: &Session, name: &str) -> Option<String> {
+        if s.label_entry(name).is_some() {
+            return Some(name.to_string());
+        }
+        let label = unescape_name(name)?;
+        s.label_entry(&label).map(|_| label)
     }
 
     /// The entries carrying label `name` (usually one; Pi allows it on several).

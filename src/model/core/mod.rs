@@ -37,6 +37,23 @@
 //!    source's representation (same bytes, offsets stay valid).
 //! 3. A variant of [`format::Format`] (a tag: it names agents, imports none) and the
 //!    agent's detection in `crate::model::agents`.
+//! 4. **Files.** The session file is opened by the core ([`input::open_regular`]: a
+//!    regular file, never blocking). Every other file the agent reads (a transcript, a
+//!    title or index file, a database) is opened with [`session::Session::open_side`]
+//!    or [`session::Session::read_side`] ([`input::open_beneath`]): only inside the
+//!    agent's folder (the session file's folder, or the folders the agent names with
+//!    [`session::Session::set_homes`]), only a regular file, never blocking, with a
+//!    bound; a SQLite database is checked with it before SQLite opens it by name, and
+//!    opened with `SQLITE_OPEN_NOFOLLOW`. `model::architecture` fails on any other
+//!    `File::open` or `fs::read` of the model. Nothing else is needed for the mount to
+//!    show the right owner and permission bits ([`input::Access`]: the session file's,
+//!    narrowed by its sources', see [`session::Session::access`]).
+//! 5. **Writes.** [`agent::Agent::refuses`] says, before anything is written, whether a
+//!    reply, a name, a label or a fork would be refused: the file then shows no write
+//!    bit and its `open` fails. The default asks the agent's own
+//!    [`agent::Agent::build_line`] and [`agent::Agent::fork`] (refusing with
+//!    `Unsupported`, `Refused`); an agent whose fork is costly to plan, or that writes
+//!    its replies itself, answers on its own.
 //!
 //! What is shared between two agents moves here; `model::architecture`'s tests fail
 //! when the core names an agent or one agent names another.
