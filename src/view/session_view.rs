@@ -46,10 +46,10 @@ use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Ope
 use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
 };
-use crate::model::content::{self, FULL_OUTPUT};
+use crate::model::core::content::{self, FULL_OUTPUT};
 use crate::model::core::reply::Write;
+use crate::model::core::session::{Change, NIL, Session};
 use crate::model::input::Access;
-use crate::model::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
 use crate::model::{AppendError, LoadError, tree, usage};
 use parking_lot::{Mutex, RwLock};
@@ -464,7 +464,7 @@ pub struct SessionView {
 }
 
 fn time_of(ms: i64) -> SystemTime {
-    if ms == crate::model::session::NO_TIME {
+    if ms == crate::model::core::session::NO_TIME {
         return UNIX_EPOCH;
     }
     if ms >= 0 {
