@@ -2155,7 +2155,7 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
             }),
             Write::Name => probe(NewEntry::Name("x")),
             Write::Label if !self.labels_writable() => {
-                Some(format!("{} sessions have no labels", self.format().name()))
+                Some(format!("{} sessions have no labels", self.format().program()))
             }
             Write::Label => probe(NewEntry::Label {
                 target: "",
