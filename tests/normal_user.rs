@@ -864,6 +864,21 @@ fn two_users(env: &Env, other: &Env) {
             "{name}"
         );
     }
+    // A session the owner cannot read (root's, 0600): its ERROR says so, to whoever may
+    // list the folder (what `ls -l` of it shows on disk), and nothing of its content.
+    let rootonly = sessions.join("proj/rootonly.jsonl");
+    fs::copy(common::fixture("small.jsonl"), &rootonly).unwrap();
+    fs::set_permissions(&rootonly, fs::Permissions::from_mode(0o600)).unwrap();
+    for who in [env, other] {
+        let e = who
+            .sh(dir, "ls mnt/proj/rootonly && cat mnt/proj/rootonly/ERROR")
+            .ok()
+            .stdout;
+        assert!(
+            e.starts_with("ERROR\ncannot read the session file: Permission denied"),
+            "{e}"
+        );
+    }
     // A folder the other user cannot list on disk, they cannot list through the mount.
     assert!(!may(other, "ls sessions/hidden >/dev/null"));
     assert!(!may(other, "ls mnt/hidden >/dev/null"));

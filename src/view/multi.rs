@@ -325,6 +325,9 @@ struct Failed {
     text: Arc<Vec<u8>>,
     stat: (u64, u64, u64, i64, i64),
     mtime: SystemTime,
+    /// The file could not even be opened (no byte of it read): `ERROR` then says no
+    /// more than `ls -l` of the folder does, and is shown with the folder's bits.
+    unopened: bool,
 }
 
 /// The numbering of a dropped view and the file it indexed.
@@ -912,6 +915,7 @@ impl MultiView {
                         text: text.clone(),
                         stat,
                         mtime,
+                        unopened: matches!(err, LoadError::Io(_)),
                     });
                     Ok(Got::Failed(text, mtime))
                 }
@@ -1183,7 +1187,22 @@ impl MultiView {
         if !md.is_file() {
             return Err(Error::NotFound);
         }
-        let loaded = e.state.lock().loaded.clone();
+        let (loaded, failed) = {
+            let st = e.state.lock();
+            (st.loaded.clone(), st.failed.is_some())
+        };
+        if failed {
+            // Its `ERROR`'s bits (see `failed_access`).
+            return Ok(Attr::shown(
+                slot_ino(e.num, ino::ROOT),
+                FileKind::Dir,
+                0,
+                mtime_of(&md),
+                SHORT,
+                self.failed_access(e),
+                false,
+            ));
+        }
         if let Some(l) = loaded
             && let Ok(a) = l.view.getattr(ino::ROOT)
         {
@@ -1194,17 +1213,35 @@ impl MultiView {
                 ..a
             });
         }
-        Ok(Self::session_dir_attr_of(e, &md))
+        Ok(self.session_dir_attr_of(e, &md))
     }
 
-    fn session_dir_attr_of(e: &SlotEntry, md: &fs::Metadata) -> Attr {
+    /// A session's directory before it is indexed: its file's owner, group and bits;
+    /// a file the mounting user may not read at all will be an `ERROR` with its folder's
+    /// bits (see `failed_access`), and is shown so from the start, so that the user
+    /// can enter it and read why.
+    fn session_dir_attr_of(&self, e: &SlotEntry, md: &fs::Metadata) -> Attr {
+        let readable = std::ffi::CString::new(e.path().as_os_str().as_bytes())
+            // SAFETY: a valid C string; access(2) only looks.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0);
+        let access = if readable {
+            Access::of(md)
+        } else {
+            fs::metadata(&e.container.path).map_or(
+                Access {
+                    mode: 0o400,
+                    ..self.own_access()
+                },
+                |m| Access::of(&m),
+            )
+        };
         Attr::shown(
             slot_ino(e.num, ino::ROOT),
             FileKind::Dir,
             0,
             mtime_of(md),
             SHORT,
-            Access::of(md),
+            access,
             false,
         )
     }
@@ -1222,8 +1259,20 @@ impl MultiView {
     /// Who may read what a session that cannot be shown shows (its directory and
     /// `ERROR`): its file's owner, group and bits; the mounting user alone when the file
     /// cannot even be looked at.
+    ///
+    /// A file that could not be opened at all (the mounting user may not read it) gives
+    /// its folder's bits instead: its `ERROR` holds the file's path and why, no more
+    /// than whoever may list the folder on disk sees, so the mounting user is told why
+    /// the session is not shown rather than refused its `ERROR` too. A file that was
+    /// read but is no session keeps its own bits (the reason may quote it).
     fn failed_access(&self, e: &SlotEntry) -> Access {
-        match fs::metadata(e.path()) {
+        let unopened = e.state.lock().failed.as_ref().is_some_and(|f| f.unopened);
+        let path = if unopened {
+            e.container.path.clone()
+        } else {
+            e.path()
+        };
+        match fs::metadata(&path) {
             Ok(md) => Access::of(&md),
             Err(_) => Access {
                 mode: 0o400,
@@ -2275,7 +2324,7 @@ impl MultiView {
             .slots_for(c, &[name.to_os_string()])
             .pop()
             .ok_or(Error::Io(libc::EOVERFLOW))?;
-        Ok(Self::session_dir_attr_of(&e, &md))
+        self.session_dir_attr(&e)
     }
 
     /// A view's listing in this mount's numbers; `..` of the session's root is its

@@ -2154,9 +2154,10 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
                 text: "x",
             }),
             Write::Name => probe(NewEntry::Name("x")),
-            Write::Label if !self.labels_writable() => {
-                Some(format!("{} sessions have no labels", self.format().program()))
-            }
+            Write::Label if !self.labels_writable() => Some(format!(
+                "{} sessions have no labels",
+                self.format().program()
+            )),
             Write::Label => probe(NewEntry::Label {
                 target: "",
                 label: Some("x"),
