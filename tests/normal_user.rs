@@ -866,18 +866,29 @@ fn two_users(env: &Env, other: &Env) {
     }
     // A session the owner cannot read (root's, 0600): its ERROR says so, to whoever may
     // list the folder (what `ls -l` of it shows on disk), and nothing of its content.
+    // The same for a session linked to such a file elsewhere: the target decides.
     let rootonly = sessions.join("proj/rootonly.jsonl");
     fs::copy(common::fixture("small.jsonl"), &rootonly).unwrap();
     fs::set_permissions(&rootonly, fs::Permissions::from_mode(0o600)).unwrap();
-    for who in [env, other] {
-        let e = who
-            .sh(dir, "ls mnt/proj/rootonly && cat mnt/proj/rootonly/ERROR")
-            .ok()
-            .stdout;
-        assert!(
-            e.starts_with("ERROR\ncannot read the session file: Permission denied"),
-            "{e}"
-        );
+    let roots = dir.join("elsewhere/roots.jsonl");
+    fs::copy(common::fixture("small.jsonl"), &roots).unwrap();
+    fs::set_permissions(&roots, fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink(&roots, sessions.join("proj/rootlink.jsonl")).unwrap();
+    for name in ["rootonly", "rootlink"] {
+        for who in [env, other] {
+            let e = who
+                .sh(
+                    dir,
+                    &format!("ls mnt/proj/{name} && cat mnt/proj/{name}/ERROR"),
+                )
+                .ok()
+                .stdout;
+            assert!(
+                e.starts_with("ERROR\ncannot read the session file: Permission denied"),
+                "{name}: {e}"
+            );
+            assert!(!e.contains("Oracle"), "{name}: {e}");
+        }
     }
     // A folder the other user cannot list on disk, they cannot list through the mount.
     assert!(!may(other, "ls sessions/hidden >/dev/null"));

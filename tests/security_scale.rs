@@ -6,7 +6,8 @@
 //! 50,000-deep chain are in `tests/reliability_input.rs`.
 //!
 //! `SESSIONFS_SCALE_SESSIONS` sets how many one-line sessions the project holds
-//! (default 10,000, which a loaded two-core machine walks in well under the deadline;
+//! (default 5,000: a debug build enters and greps 10,000 through the mount in about 30
+//! and 50 seconds on a busy two-core machine, too near a command's deadline under load;
 //! docs/RELIABILITY.md gives runs with 20,000 and 1,000,000).
 
 mod common;
@@ -30,7 +31,7 @@ const HEADER: &str =
 
 #[test]
 fn many_one_line_sessions_in_one_project() {
-    let n = env_num("SESSIONFS_SCALE_SESSIONS", 10_000) as usize;
+    let n = env_num("SESSIONFS_SCALE_SESSIONS", 5_000) as usize;
     let dir = tempdir();
     let sessions = dir.path().join("sessions");
     let p = sessions.join("--home-dev-p--");
