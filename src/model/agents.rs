@@ -19,7 +19,11 @@ pub static TABLE: AgentTable = AgentTable {
 
 /// The agent of a file whose first parsed line, `raw`, is no Pi header.
 fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
-    crate::model::codex::agent::detect(raw).or_else(|| crate::model::claude::agent::detect(raw))
+    // Gemini CLI's metadata line has a `sessionId`, which Claude Code's detection
+    // takes for one of its own lines: Gemini CLI is asked first.
+    crate::model::codex::agent::detect(raw)
+        .or_else(|| crate::model::gemini::agent::detect(raw))
+        .or_else(|| crate::model::claude::agent::detect(raw))
 }
 
 impl Session {

@@ -95,6 +95,8 @@ pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
         Format::Claude | Format::Codex => 0o600,
+        // `appendFileSync`'s default.
+        Format::Gemini => 0o666,
     }
 }
 

@@ -269,6 +269,7 @@ impl Table {
                 self.prices_source
             ),
             Format::Claude | Format::Codex => self.prices_source.clone(),
+            Format::Gemini => self.prices_source.clone(),
         }
     }
 }

@@ -1,0 +1,546 @@
+//! What the CLI sends when the conversation continues from a point (GEMINI-FORMAT §5).
+//!
+//! `gemini -p PROMPT --resume ID` loads the file, converts the active list to the
+//! client's history (`convertSessionToClientHistory`), puts its own fresh
+//! `<session_context>` first (`getInitialChatHistory`), and sends the prompt through
+//! `GeminiChat.sendMessageStream`: an unanswered tool response gets a placeholder
+//! model turn (`closeUnansweredToolResponseTurn`), invalid model turns are curated out
+//! (`extractCuratedHistory`), thoughts are stripped, the first function call of a turn
+//! that had thoughts gets a synthetic signature (`stripThoughts`), consecutive turns of
+//! one role are merged (`coalesceConsecutiveRoles`), the first function call of each
+//! model turn of the active loop gets a signature too
+//! (`ensureActiveLoopHasThoughtSignatures`), the `<name>__` prefix of call ids goes
+//! (`stripToolCallIdPrefixes`), and the `@google/genai` client writes each part with
+//! its fields in its own order (`partToMldev`). [`contents`] does each step as the CLI
+//! 0.61.0 does (read in its bundle, and checked against its requests through the
+//! kit's `context.sh` on every point of every fixture), with the default settings
+//! (no context management).
+//!
+//! What comes back is the request's `contents` without the two parts that are not
+//! from the file: the new prompt (the last part) and the fresh `<session_context>`
+//! (the first), as the kit reports it. A path the CLI would not resume (nothing in it
+//! is sent) gives no contents.
+
+use super::line::is_ignored_text;
+use crate::model::core::genai::{part_list, parts_to_string};
+use crate::model::core::js::{js_to_string, js_truthy};
+use serde_json::{Map, Value, json};
+
+/// The prompt the conversion is run with; it is taken out again.
+const PROBE: &str = "[[CONTEXT-PROBE]] sessionfs context probe";
+/// Stands for the CLI's fresh `<session_context>` while converting; taken out again.
+const SESSION_CONTEXT: &str = "<session_context>\n</session_context>";
+/// The model turn the CLI puts after an unanswered tool response.
+pub const INTERRUPTED: &str = "[The previous response was interrupted before it completed.]";
+/// The signature the CLI gives a function call that has none.
+const SIGNATURE: &str = "skip_thought_signature_validator";
+
+fn s<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
+    v.get(k)
+}
+
+/// Whether the CLI resumes a session whose active list is `records`: some user record
+/// it sends, or a reply with text, tool calls or thoughts (the kit's test; the CLI
+/// refuses others: "No previous sessions found").
+pub fn resumable(records: &[Value]) -> bool {
+    records
+        .iter()
+        .any(|m| match s(m, "type").and_then(Value::as_str) {
+            Some("user") => {
+                !is_ignored_text(&parts_to_string(m.get("content").unwrap_or(&Value::Null)))
+            }
+            Some("gemini") => {
+                !parts_to_string(m.get("content").unwrap_or(&Value::Null))
+                    .trim()
+                    .is_empty()
+                    || nonempty(m.get("toolCalls"))
+                    || nonempty(m.get("thoughts"))
+            }
+            _ => false,
+        })
+}
+
+fn nonempty(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(other) => js_truthy(Some(other)),
+        None => false,
+    }
+}
+
+/// `convertSessionToClientHistory`: the records as `{role, parts}` contents.
+pub fn client_history(records: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for m in records {
+        match s(m, "type").and_then(Value::as_str) {
+            Some("user") => {
+                let c = m.get("content").unwrap_or(&Value::Null);
+                if is_ignored_text(&parts_to_string(c)) {
+                    continue;
+                }
+                out.push(json!({"role": "user", "parts": part_list(c)}));
+            }
+            Some("gemini") => {
+                let c = m.get("content").unwrap_or(&Value::Null);
+                let content_parts = if js_truthy(Some(c)) {
+                    part_list(c)
+                } else {
+                    Vec::new()
+                };
+                let has_calls = content_parts
+                    .iter()
+                    .any(|p| js_truthy(p.get("functionCall")));
+                let has_thoughts = content_parts.iter().any(|p| js_truthy(p.get("thought")));
+                let calls: &[Value] = match m.get("toolCalls") {
+                    Some(Value::Array(a)) => a,
+                    _ => &[],
+                };
+                let mut parts = Vec::new();
+                if has_calls || has_thoughts {
+                    parts.extend(content_parts);
+                } else {
+                    if let Some(Value::Array(ts)) = m.get("thoughts") {
+                        for t in ts {
+                            let subject = t.get("subject");
+                            let description = js_to_string(t.get("description"));
+                            let text = if js_truthy(subject) {
+                                format!("**{}** {description}", js_to_string(subject))
+                            } else {
+                                description
+                            };
+                            parts.push(json!({"text": text, "thought": true}));
+                        }
+                    }
+                    parts.extend(content_parts);
+                    for c in calls {
+                        let mut fc = Map::new();
+                        for k in ["id", "name", "args"] {
+                            if let Some(v) = c.get(k) {
+                                fc.insert(k.into(), v.clone());
+                            }
+                        }
+                        parts.push(json!({ "functionCall": Value::Object(fc) }));
+                    }
+                }
+                if parts.is_empty() {
+                    continue;
+                }
+                out.push(json!({"role": "model", "parts": parts}));
+                let mut responses = Vec::new();
+                for c in calls {
+                    let Some(r) = c.get("result").filter(|r| js_truthy(Some(r))) else {
+                        continue;
+                    };
+                    match r {
+                        Value::String(text) => {
+                            let mut fr = Map::new();
+                            for k in ["id", "name"] {
+                                if let Some(v) = c.get(k) {
+                                    fr.insert(k.into(), v.clone());
+                                }
+                            }
+                            fr.insert("response".into(), json!({ "output": text }));
+                            responses.push(json!({ "functionResponse": Value::Object(fr) }));
+                        }
+                        Value::Array(_) => responses.extend(part_list(r)),
+                        other => responses.push(other.clone()),
+                    }
+                }
+                if !responses.is_empty() {
+                    out.push(json!({"role": "user", "parts": responses}));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn role(c: &Value) -> Option<&str> {
+    c.get("role").and_then(Value::as_str)
+}
+
+fn parts(c: &Value) -> Option<&Vec<Value>> {
+    c.get("parts").and_then(Value::as_array)
+}
+
+/// `isValidContent`: what a model turn must be to be sent.
+fn valid_content(c: &Value) -> bool {
+    let ps = parts(c);
+    if role(c) == Some("model") && ps.is_none_or(|p| p.is_empty()) {
+        return true;
+    }
+    let Some(ps) = ps.filter(|p| !p.is_empty()) else {
+        return false;
+    };
+    ps.iter().all(|p| {
+        let Value::Object(o) = p else {
+            // `Object.keys` of a string gives its indices; of a number, nothing.
+            return matches!(p, Value::Array(a) if !a.is_empty())
+                || matches!(p, Value::String(t) if !t.is_empty());
+        };
+        if o.is_empty() {
+            return false;
+        }
+        let other_keys = o
+            .keys()
+            .any(|k| !matches!(k.as_str(), "text" | "thought" | "callIndex"));
+        !(!js_truthy(o.get("thought")) && o.get("text") == Some(&json!("")) && !other_keys)
+    })
+}
+
+/// `extractCuratedHistory`: a run of model turns is kept only when every one is valid.
+fn curated(history: Vec<Value>) -> Vec<Value> {
+    let mut out = Vec::with_capacity(history.len());
+    let mut i = 0;
+    while i < history.len() {
+        if role(&history[i]) == Some("user") {
+            out.push(history[i].clone());
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut valid = true;
+        while i < history.len() && role(&history[i]) != Some("user") {
+            valid &= valid_content(&history[i]);
+            i += 1;
+        }
+        if valid {
+            out.extend(history[start..i].iter().cloned());
+        }
+    }
+    out
+}
+
+/// `stripThoughts`: thought parts leave; in a model turn that had some, the first
+/// function call without a signature gets the synthetic one; turns left without parts
+/// go.
+fn strip_thoughts(history: Vec<Value>) -> Vec<Value> {
+    history
+        .into_iter()
+        .map(|mut turn| {
+            let Some(ps) = parts(&turn) else {
+                return turn;
+            };
+            let is_thought = |p: &Value| js_truthy(Some(p)) && js_truthy(p.get("thought"));
+            if !ps.iter().any(is_thought) {
+                return turn;
+            }
+            let model = role(&turn) == Some("model");
+            let mut patched = false;
+            let kept: Vec<Value> = ps
+                .iter()
+                .filter(|p| js_truthy(Some(p)) && !is_thought(p))
+                .map(|p| {
+                    if model && !patched && js_truthy(p.get("functionCall")) {
+                        patched = true;
+                        if !js_truthy(p.get("thoughtSignature")) {
+                            let mut p = p.clone();
+                            if let Value::Object(o) = &mut p {
+                                o.insert("thoughtSignature".into(), json!(SIGNATURE));
+                            }
+                            return p;
+                        }
+                    }
+                    p.clone()
+                })
+                .collect();
+            turn["parts"] = Value::Array(kept);
+            turn
+        })
+        .filter(|t| parts(t).is_none_or(|p| !p.is_empty()))
+        .collect()
+}
+
+/// `coalesceConsecutiveRoles`: consecutive turns of one role become one.
+fn coalesce(history: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(history.len());
+    for turn in history {
+        if let Some(last) = out.last_mut()
+            && role(last).is_some_and(|r| !r.is_empty())
+            && role(last) == role(&turn)
+        {
+            let has = last.get("parts").is_some_and(|p| !p.is_null())
+                || turn.get("parts").is_some_and(|p| !p.is_null());
+            if has {
+                let mut all = parts(last).cloned().unwrap_or_default();
+                all.extend(parts(&turn).cloned().unwrap_or_default());
+                last["parts"] = Value::Array(all);
+            } else if let Value::Object(o) = last {
+                o.remove("parts");
+            }
+            continue;
+        }
+        out.push(turn);
+    }
+    out
+}
+
+/// `ensureActiveLoopHasThoughtSignatures`: from the last user turn with text and no
+/// function response on, the first function call of each model turn gets a signature.
+fn sign_active_loop(contents: &mut [Value]) {
+    let start = contents.iter().rposition(|c| {
+        role(c) == Some("user")
+            && parts(c).is_some_and(|ps| {
+                ps.iter().any(|p| js_truthy(p.get("text")))
+                    && !ps.iter().any(|p| js_truthy(p.get("functionResponse")))
+            })
+    });
+    let Some(start) = start else { return };
+    for c in &mut contents[start..] {
+        if role(c) != Some("model") {
+            continue;
+        }
+        let Some(Value::Array(ps)) = c.get_mut("parts") else {
+            continue;
+        };
+        if let Some(p) = ps.iter_mut().find(|p| js_truthy(p.get("functionCall"))) {
+            if !js_truthy(p.get("thoughtSignature"))
+                && let Value::Object(o) = p
+            {
+                o.insert("thoughtSignature".into(), json!(SIGNATURE));
+            }
+        }
+    }
+}
+
+/// `stripToolCallIdPrefixes`: a call's or a response's id loses its `<name>__`
+/// prefix; empty text leaves a part that has other fields, and a part that has none.
+fn strip_prefixes(contents: Vec<Value>) -> Vec<Value> {
+    let strip = |v: &Value, keys: [&str; 3]| -> Option<Value> {
+        let name = v.get("name");
+        let n = match name {
+            Some(Value::String(n)) if !crate::model::core::reply::js_trim(n).is_empty() => {
+                crate::model::core::reply::js_trim(n).to_string()
+            }
+            _ => "generic_tool".to_string(),
+        };
+        let id = v.get("id").and_then(Value::as_str)?;
+        let rest = id.strip_prefix(&format!("{n}__"))?;
+        let mut o = Map::new();
+        for k in keys {
+            let val = if k == "id" {
+                Some(json!(rest))
+            } else {
+                v.get(k).cloned()
+            };
+            if let Some(val) = val {
+                o.insert(k.into(), val);
+            }
+        }
+        Some(Value::Object(o))
+    };
+    contents
+        .into_iter()
+        .map(|mut c| {
+            let ps: Vec<Value> = parts(&c)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|mut p| {
+                    if let Value::Object(o) = &mut p {
+                        if let Some(fc) = o.get("functionCall").filter(|v| js_truthy(Some(v)))
+                            && let Some(n) = strip(fc, ["name", "args", "id"])
+                        {
+                            o.insert("functionCall".into(), n);
+                        }
+                        if let Some(fr) = o.get("functionResponse").filter(|v| js_truthy(Some(v)))
+                            && let Some(n) = strip(fr, ["name", "response", "id"])
+                        {
+                            o.insert("functionResponse".into(), n);
+                        }
+                        let other = o
+                            .keys()
+                            .any(|k| !matches!(k.as_str(), "text" | "thought" | "callIndex"));
+                        if o.get("text") == Some(&json!("")) {
+                            if other {
+                                o.remove("text");
+                            } else {
+                                return None;
+                            }
+                        }
+                    }
+                    Some(p)
+                })
+                .collect();
+            if let Value::Object(o) = &mut c {
+                o.insert("parts".into(), Value::Array(ps));
+            }
+            c
+        })
+        .collect()
+}
+
+/// A part as the `@google/genai` client writes it for the Gemini API
+/// (`partToMldev`): its known fields, in the client's order, `null`s left out.
+fn part_to_api(p: &Value) -> Value {
+    let Value::Object(o) = p else {
+        return Value::Object(Map::new());
+    };
+    let mut out = Map::new();
+    let mut put = |k: &str, v: Option<Value>| {
+        if let Some(v) = v.filter(|v| !v.is_null()) {
+            out.insert(k.into(), v);
+        }
+    };
+    let pick = |v: &Value, keys: &[&str]| -> Value {
+        let mut m = Map::new();
+        for k in keys {
+            if let Some(x) = v.get(*k).filter(|x| !x.is_null()) {
+                m.insert((*k).into(), x.clone());
+            }
+        }
+        Value::Object(m)
+    };
+    let get = |k: &str| o.get(k).filter(|v| !v.is_null());
+    put("mediaResolution", get("mediaResolution").cloned());
+    put("codeExecutionResult", get("codeExecutionResult").cloned());
+    put("executableCode", get("executableCode").cloned());
+    put(
+        "fileData",
+        get("fileData").map(|v| pick(v, &["fileUri", "mimeType"])),
+    );
+    put(
+        "functionCall",
+        get("functionCall").map(|v| pick(v, &["id", "args", "name"])),
+    );
+    put("functionResponse", get("functionResponse").cloned());
+    put(
+        "inlineData",
+        get("inlineData").map(|v| pick(v, &["data", "mimeType"])),
+    );
+    put("text", get("text").cloned());
+    put("thought", get("thought").cloned());
+    put("thoughtSignature", get("thoughtSignature").cloned());
+    put("videoMetadata", get("videoMetadata").cloned());
+    Value::Object(out)
+}
+
+/// A content as the client writes it (`contentToMldev`): `parts`, then `role`.
+fn content_to_api(c: &Value) -> Value {
+    let mut out = Map::new();
+    if let Some(ps) = c.get("parts").filter(|v| !v.is_null()) {
+        let ps = match ps {
+            Value::Array(a) => Value::Array(a.iter().map(part_to_api).collect()),
+            other => other.clone(),
+        };
+        out.insert("parts".into(), ps);
+    }
+    if let Some(r) = c.get("role").filter(|v| !v.is_null()) {
+        out.insert("role".into(), r.clone());
+    }
+    Value::Object(out)
+}
+
+/// The request's `contents` when the conversation continues after the path whose
+/// records are `records` (in list order, as the file held them then), without the new
+/// prompt and the fresh `<session_context>`. Empty when the CLI would not resume it.
+pub fn contents(records: &[Value]) -> Vec<Value> {
+    if !resumable(records) {
+        return Vec::new();
+    }
+    let mut history = vec![json!({"role": "user", "parts": [{"text": SESSION_CONTEXT}]})];
+    history.extend(client_history(records));
+    // closeUnansweredToolResponseTurn
+    if history.last().is_some_and(|c| {
+        role(c) == Some("user")
+            && parts(c).is_some_and(|ps| ps.iter().any(|p| js_truthy(p.get("functionResponse"))))
+    }) {
+        history.push(json!({"role": "model", "parts": [{"text": INTERRUPTED}]}));
+    }
+    history.push(json!({"role": "user", "parts": [{"text": PROBE}]}));
+    // getHistoryTurns(curated), then makeApiCallAndProcessStream.
+    let history = coalesce(strip_thoughts(curated(history)));
+    let mut contents = coalesce(history);
+    sign_active_loop(&mut contents);
+    let mut contents: Vec<Value> = strip_prefixes(contents)
+        .iter()
+        .map(content_to_api)
+        .collect();
+    // The prompt and the session context, as the kit takes them out.
+    if let Some(last) = contents.last_mut() {
+        let mut empty = false;
+        if let Some(Value::Array(ps)) = last.get_mut("parts")
+            && ps.last().and_then(|p| p.get("text")) == Some(&json!(PROBE))
+        {
+            ps.pop();
+            empty = ps.is_empty();
+        }
+        if empty {
+            contents.pop();
+        }
+    }
+    if let Some(first) = contents.first_mut() {
+        let mut empty = false;
+        if role(first) == Some("user")
+            && let Some(Value::Array(ps)) = first.get_mut("parts")
+            && ps
+                .first()
+                .and_then(|p| p.get("text"))
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with("<session_context>"))
+        {
+            ps.remove(0);
+            empty = ps.is_empty();
+        }
+        if empty {
+            contents.remove(0);
+        }
+    }
+    contents
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_of_the_format_page() {
+        // GEMINI-FORMAT §5.5, the path of `tuirew`'s leaf.
+        let recs = vec![
+            json!({"id":"c","type":"user","content":[{"text":"<session_context>\nx"}]}),
+            json!({"id":"a","type":"user","content":[{"text":"[[AFTER]] First turn after rewinding everything."}]}),
+            json!({"id":"b","type":"gemini","content":"A turn after the rewind.","thoughts":[],"tokens":{}}),
+            json!({"id":"d","type":"user","content":[{"text":"[[QA4]] Add one."}]}),
+            json!({"id":"e","type":"gemini","content":[{"text":"7 + 1 = 8."}]}),
+        ];
+        assert_eq!(
+            Value::Array(contents(&recs)),
+            json!([{"parts":[{"text":"[[AFTER]] First turn after rewinding everything."}],"role":"user"},
+                   {"parts":[{"text":"A turn after the rewind."}],"role":"model"},
+                   {"parts":[{"text":"[[QA4]] Add one."}],"role":"user"},
+                   {"parts":[{"text":"7 + 1 = 8."}],"role":"model"}])
+        );
+    }
+
+    #[test]
+    fn tool_rounds_thoughts_and_an_unanswered_response() {
+        let recs = vec![
+            json!({"id":"u","type":"user","content":[{"text":"go"}]}),
+            json!({"id":"g","type":"gemini","content":"Look.","thoughts":[{"subject":"S","description":"d"}],
+                   "toolCalls":[{"id":"ls__c1","name":"ls","args":{"a":1},"result":[{"functionResponse":{"id":"ls__c1","name":"ls","response":{"output":"o"}}}]}]}),
+            json!({"id":"r","type":"user","content":[{"functionResponse":{"id":"ls__c1","name":"ls","response":{"output":"o"}}}]}),
+        ];
+        let fr = json!({"functionResponse":{"name":"ls","response":{"output":"o"},"id":"c1"}});
+        assert_eq!(
+            Value::Array(contents(&recs)),
+            json!([{"parts":[{"text":"go"}],"role":"user"},
+                   {"parts":[{"text":"Look."},{"functionCall":{"id":"c1","args":{"a":1},"name":"ls"},"thoughtSignature":SIGNATURE}],"role":"model"},
+                   {"parts":[fr, fr],"role":"user"},
+                   {"parts":[{"text":INTERRUPTED}],"role":"model"}])
+        );
+        // Nothing the CLI sends: no contents, as it does not resume.
+        assert!(contents(&[json!({"id":"i","type":"info","content":"x"})]).is_empty());
+        // An empty reply is curated out.
+        let recs = vec![
+            json!({"id":"u","type":"user","content":[{"text":"go"}]}),
+            json!({"id":"g","type":"gemini","content":[{"text":""}]}),
+        ];
+        assert_eq!(
+            Value::Array(contents(&recs)),
+            json!([{"parts":[{"text":"go"}],"role":"user"}])
+        );
+    }
+}
