@@ -9,7 +9,7 @@ use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::input::Line;
 use crate::model::core::reply::{AppendError, NewEntry};
-use crate::model::core::session::{LoadError, NIL, Session, Source, flags};
+use crate::model::core::session::{LoadError, NIL, ProblemKind, Session, Severity, Source, flags};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
@@ -231,6 +231,40 @@ impl Gemini {
         self.session_json = j;
     }
 
+    /// What `check` says of the file as a whole (GEMINI-FORMAT §2.4, §10), again
+    /// after every scan.
+    fn file_problems(&self, s: &mut Session) {
+        const CODES: [&str; 2] = ["gemini-no-metadata", "gemini-no-conversation"];
+        s.problems.retain(
+            |p| !matches!(&p.what, ProblemKind::Agent { code, .. } if CODES.contains(code)),
+        );
+        let r = &self.files[0].replay;
+        if r.meta_str("sessionId").is_none() || r.meta_str("projectHash").is_none() {
+            s.note(
+                0,
+                Severity::Warning,
+                ProblemKind::Agent {
+                    code: CODES[0],
+                    what: "no metadata line with a string sessionId and projectHash: Gemini \
+                           CLI cannot read this file (it tries it as a legacy JSON session, \
+                           which fails)"
+                        .into(),
+                },
+            );
+        } else if r.order.is_empty() {
+            s.note(
+                0,
+                Severity::Note,
+                ProblemKind::Agent {
+                    code: CODES[1],
+                    what: "no conversation, only what a start of the CLI writes (a start-up \
+                           stub): the CLI neither lists nor resumes it"
+                        .into(),
+                },
+            );
+        }
+    }
+
     /// Entries shown under another name: each subagent's first point, as
     /// `agent-<its session id>`.
     fn name_subagents(&mut self) {
@@ -288,6 +322,7 @@ impl Agent for Gemini {
         self.scan_subagents(s)?;
         self.link_subagents(s);
         self.describe(s);
+        self.file_problems(s);
         Ok(())
     }
 

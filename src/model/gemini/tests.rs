@@ -10,6 +10,28 @@ pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini")
 }
 
+/// A copy of fixture set `set` in `into`, its `.zst` files (the large ones are kept
+/// compressed) decompressed.
+pub(crate) fn materialize(set: &Path, into: &Path) {
+    std::fs::create_dir_all(into).unwrap();
+    for e in std::fs::read_dir(set).unwrap().flatten() {
+        let p = e.path();
+        let name = e.file_name();
+        if p.is_dir() {
+            materialize(&p, &into.join(&name));
+        } else if let Some(plain) = name.to_str().and_then(|n| n.strip_suffix(".zst")) {
+            let f = std::fs::File::open(&p).unwrap();
+            let mut dec =
+                ruzstd::decoding::StreamingDecoder::new(std::io::BufReader::new(f)).unwrap();
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut dec, &mut out).unwrap();
+            std::fs::write(into.join(plain), out).unwrap();
+        } else {
+            std::fs::copy(&p, into.join(&name)).unwrap();
+        }
+    }
+}
+
 /// Every session file under `home/tmp/*/chats` (main sessions and subagents).
 pub(crate) fn session_files(home: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -140,6 +162,14 @@ fn every_point_of_the_samples_has_the_clis_context() {
 }
 
 #[test]
+fn every_point_of_our_own_sessions_has_the_clis_context() {
+    let d = tempfile::tempdir().unwrap();
+    materialize(&fixtures().join("own"), d.path());
+    let n = check_set(d.path());
+    assert!(n >= 100, "{n} points");
+}
+
+#[test]
 fn the_system_instruction_is_the_samples() {
     let set = fixtures().join("samples");
     for f in session_files(&set.join("gemini-home")) {
@@ -166,5 +196,154 @@ fn the_system_instruction_is_the_samples() {
             "{}",
             f.display()
         );
+    }
+}
+
+fn sample(slug: &str, name: &str) -> PathBuf {
+    fixtures()
+        .join("samples/gemini-home/tmp")
+        .join(slug)
+        .join("chats")
+        .join(name)
+}
+
+#[test]
+fn a_subagent_hangs_under_the_call_that_ran_it() {
+    let s = Session::open(sample("sub", "session-2026-12-05T07-38-60b5bfa0.jsonl")).unwrap();
+    let a = s
+        .find("agent-b99483c7-67ed-4019-993a-e39d9e0207d7")
+        .unwrap();
+    assert_eq!(
+        s.alias(a),
+        Some("agent-b99483c7-67ed-4019-993a-e39d9e0207d7")
+    );
+    assert!(s.id_string(a).starts_with("25310a97"));
+    let p = s.parent(a).unwrap();
+    assert!(s.id_string(p).starts_with("5c5020fd"), "{}", s.id_string(p));
+    assert!(!s.in_main_file(a));
+    assert!(!s.can_reply_at(a));
+    // Its entries are the subagent's own points, chained.
+    let kids: Vec<u32> = s.children(a).collect();
+    assert_eq!(kids.len(), 1);
+    assert!(s.has_side_files());
+    // The leaf is the main session's.
+    assert!(s.id_string(s.leaf().unwrap()).starts_with("81cd13e8"));
+}
+
+#[test]
+fn names_are_the_summary_or_the_first_prompt() {
+    let s = Session::open(sample("qa", "session-2026-12-05T07-36-7fb7d652.jsonl")).unwrap();
+    assert_eq!(s.name(), Some("[[QA1]] What is 2+2?"));
+    let sub = Session::open(
+        fixtures()
+            .join("samples/gemini-home/tmp/sub/chats/60b5bfa0-fc6c-46ae-84cc-e9dc0870dad1/b99483c7-67ed-4019-993a-e39d9e0207d7.jsonl"),
+    )
+    .unwrap();
+    // A subagent's file ends with its result as `summary`.
+    assert!(
+        sub.name()
+            .unwrap()
+            .starts_with("{ \"response\": \"There are"),
+        "{:?}",
+        sub.name()
+    );
+    let j: Value = serde_json::from_slice(&s.session_json().unwrap()).unwrap();
+    assert_eq!(j["format"], "gemini-cli");
+    assert_eq!(j["sessionId"], "7fb7d652-217c-47ce-af29-36bb75378f8d");
+    assert_eq!(j["kind"], "main");
+    assert!(j.get("messages").is_none());
+}
+
+#[test]
+fn rewinds_leave_branches() {
+    let s = Session::open(sample("tui", "session-2026-12-05T07-38-4d2a47a1.jsonl")).unwrap();
+    // The rewound third turn and the new one are siblings under the second reply.
+    let by_prefix = |p: &str| {
+        (0..s.entries().len() as u32)
+            .find(|&i| s.entry(i).is_node() && s.id_string(i).starts_with(p))
+            .unwrap()
+    };
+    let fork = by_prefix("1a50616f");
+    let kids: Vec<String> = s
+        .children(fork)
+        .map(|c| s.id_string(c)[..8].to_string())
+        .collect();
+    assert_eq!(kids, ["d0ba14aa", "4614e383"]);
+    // The compression starts a new root, as does the restored checkpoint.
+    let roots: Vec<String> = s
+        .roots()
+        .iter()
+        .map(|&r| s.id_string(r)[..8].to_string())
+        .collect();
+    assert_eq!(roots, ["195d4a3c", "7c863452", "55f352ad"]);
+    assert_eq!(s.kind_name(by_prefix("7c863452")), "compaction");
+    assert_eq!(s.kind_name(by_prefix("03d8d15b")), "info");
+    assert!(s.leaf_count() >= 4);
+}
+
+/// A reply at every point of a session: the lines [`super::append`] writes, read
+/// back, make a new entry under that point, the leaf, whose context is the point's
+/// followed by the reply (merged into the last user content, as the CLI merges it).
+#[test]
+fn a_reply_continues_from_its_point() {
+    use crate::model::core::reply::NewEntry;
+    for (slug, name) in [
+        ("tui", "session-2026-12-05T07-38-4d2a47a1.jsonl"),
+        ("tools", "session-2026-12-05T07-36-ac5699fe.jsonl"),
+    ] {
+        let s0 = Session::open(sample(slug, name)).unwrap();
+        let points: Vec<String> = (0..s0.entries().len() as u32)
+            .filter(|&i| s0.entry(i).is_node() && s0.in_main_file(i))
+            .map(|i| s0.id_string(i))
+            .collect();
+        for p in points.iter().map(Some).chain([None]) {
+            let d = tempfile::tempdir().unwrap();
+            let f = d.path().join(name);
+            std::fs::copy(sample(slug, name), &f).unwrap();
+            let mut s = Session::open(&f).unwrap();
+            let before = p.map(|p| s.context_messages(s.find(p).unwrap()).unwrap());
+            let text = "[[REPLY]] ünïcode \"quoted\"\nsecond line";
+            let (id, _) = s
+                .append(&NewEntry::Reply {
+                    parent: p.map(String::as_str),
+                    text,
+                })
+                .unwrap();
+            let s = Session::open(&f).unwrap();
+            let i = s.find(&id).unwrap();
+            assert_eq!(s.leaf(), Some(i), "{p:?}");
+            assert_eq!(s.parent(i).map(|q| s.id_string(q)).as_ref(), p, "{name}");
+            let mut want = before.unwrap_or_default();
+            // The placeholder the CLI puts after an unanswered tool response is no
+            // longer needed once a prompt follows the response: the prompt joins it.
+            let placeholder = serde_json::json!({"parts": [{"text": super::context::INTERRUPTED}], "role": "model"});
+            let after_response = want.last() == Some(&placeholder);
+            if after_response {
+                want.pop();
+            }
+            let part = serde_json::json!({"text": text});
+            match want.last_mut() {
+                Some(c) if c["role"] == "user" => c["parts"].as_array_mut().unwrap().push(part),
+                _ => want.push(serde_json::json!({"parts": [part], "role": "user"})),
+            }
+            let mut got = s.context_messages(i).unwrap();
+            if after_response {
+                // The last user turn now holds responses and text: the CLI's active
+                // loop starts further back, and the first call of every model turn
+                // after that start gets a signature.
+                let unsign = |v: &mut Vec<Value>| {
+                    for c in v.iter_mut() {
+                        for p in c["parts"].as_array_mut().into_iter().flatten() {
+                            if let Some(o) = p.as_object_mut() {
+                                o.remove("thoughtSignature");
+                            }
+                        }
+                    }
+                };
+                unsign(&mut got);
+                unsign(&mut want);
+            }
+            assert_eq!(got, want, "{name} at {p:?}");
+        }
     }
 }
