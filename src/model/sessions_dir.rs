@@ -23,6 +23,185 @@ use std::collections::HashSet;
 /// Codex threads listed by project (a Codex home has no per-project folders): the
 /// view and the search reach Codex's listing only through this table.
 pub use crate::model::codex::catalog as codex_catalog;
+
+/// Sessions folders whose projects are not folders on disk, listed from a catalog
+/// the agent makes: a Codex home files its pages by day, a Gemini CLI folder its
+/// sessions by project slug beside start-up stubs and subagents. The view reaches
+/// them through this module alone: a catalog is projects of sessions, each a
+/// directory name (the session id) and the file it opens from.
+pub mod catalog {
+    use std::collections::{BTreeMap, HashMap};
+    use std::ffi::{OsStr, OsString};
+    use std::io;
+    use std::path::{Path, PathBuf};
+
+    /// A session as a mount lists it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SessionRef {
+        /// Its directory's name: the session's (thread's) id.
+        pub id: OsString,
+        /// The file it is opened from.
+        pub path: PathBuf,
+    }
+
+    /// Every session under a catalog's root, by project.
+    #[derive(Debug, Clone, Default)]
+    pub struct Catalog {
+        /// Project folder name → its sessions, sorted by id.
+        pub projects: BTreeMap<OsString, Vec<SessionRef>>,
+        /// Session id → its project folder name.
+        pub project_of: HashMap<OsString, OsString>,
+        /// The folders whose changes change the listing (to watch).
+        pub folders: Vec<PathBuf>,
+    }
+
+    /// Whose catalog.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        Codex,
+        Gemini,
+    }
+
+    /// The root a catalog lists for `dir`, and whose: a Codex home or its `sessions/`
+    /// folder, a Gemini CLI folder or its `tmp/` folder.
+    pub fn root_of(dir: &Path) -> Option<(PathBuf, Kind)> {
+        if let Some(r) = super::codex_catalog::sessions_root_of(dir) {
+            return Some((r, Kind::Codex));
+        }
+        crate::model::gemini::catalog::sessions_root_of(dir).map(|r| (r, Kind::Gemini))
+    }
+
+    /// [`root_of`]'s root alone.
+    pub fn sessions_root_of(dir: &Path) -> Option<PathBuf> {
+        root_of(dir).map(|(r, _)| r)
+    }
+
+    /// The catalog of an agent's folder in a mount of every agent (`codex`,
+    /// `gemini`), whatever its folder holds yet.
+    pub fn kind_of_agent(folder: &str) -> Option<Kind> {
+        match folder {
+            "codex" => Some(Kind::Codex),
+            "gemini" => Some(Kind::Gemini),
+            _ => None,
+        }
+    }
+
+    /// Lists a catalog's root, remembering what it read of its files.
+    #[derive(Debug)]
+    pub struct Scanner {
+        kind: Kind,
+        codex: super::codex_catalog::Scanner,
+        gemini: crate::model::gemini::catalog::Scanner,
+    }
+
+    impl Scanner {
+        pub fn new(kind: Kind) -> Scanner {
+            Scanner {
+                kind,
+                codex: Default::default(),
+                gemini: Default::default(),
+            }
+        }
+
+        pub fn kind(&self) -> Kind {
+            self.kind
+        }
+
+        /// The sessions under `root`, by project.
+        pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
+            match self.kind {
+                Kind::Codex => {
+                    let c = self.codex.scan(root)?;
+                    Ok(Catalog {
+                        projects: c
+                            .projects
+                            .into_iter()
+                            .map(|(p, ts)| {
+                                let v = ts
+                                    .into_iter()
+                                    .map(|t| SessionRef {
+                                        id: t.id,
+                                        path: t.path,
+                                    })
+                                    .collect();
+                                (p, v)
+                            })
+                            .collect(),
+                        project_of: c.project_of,
+                        folders: c.folders,
+                    })
+                }
+                Kind::Gemini => {
+                    let c = self.gemini.scan(root)?;
+                    Ok(Catalog {
+                        projects: c
+                            .projects
+                            .into_iter()
+                            .map(|(p, ss)| {
+                                let v = ss
+                                    .into_iter()
+                                    .map(|s| SessionRef {
+                                        id: s.id,
+                                        path: s.path,
+                                    })
+                                    .collect();
+                                (p, v)
+                            })
+                            .collect(),
+                        project_of: c.project_of,
+                        folders: c.folders,
+                    })
+                }
+            }
+        }
+
+        /// The file `name` in one of the catalog's folders (`cat`: the last scan),
+        /// where it is there.
+        fn find(cat: Option<&Catalog>, name: &OsStr) -> Option<PathBuf> {
+            cat?.folders
+                .iter()
+                .map(|f| f.join(name))
+                .find(|p| p.symlink_metadata().is_ok())
+        }
+
+        /// Whether a change to `name` in one of the catalog's folders (created,
+        /// deleted or renamed: `listing`; else written to) may change what the catalog
+        /// lists (`cat`: the last scan).
+        pub fn changes_listing(&self, cat: Option<&Catalog>, name: &OsStr, listing: bool) -> bool {
+            match self.kind {
+                Kind::Codex => listing,
+                // A file is listed once its first message is written.
+                Kind::Gemini => {
+                    listing
+                        || cat.is_none()
+                        || Self::find(cat, name).is_none_or(|p| self.gemini.may_change(&p))
+                }
+            }
+        }
+
+        /// The session that `name`, in one of the catalog's folders, belongs to
+        /// (`cat`: the last scan).
+        pub fn session_of(&self, cat: Option<&Catalog>, name: &OsStr) -> Option<OsString> {
+            match self.kind {
+                Kind::Codex => {
+                    super::codex_catalog::parse_page_name(name).map(|p| OsString::from(p.thread))
+                }
+                Kind::Gemini => {
+                    if let Some(c) = cat
+                        && let Some(s) = c
+                            .projects
+                            .values()
+                            .flatten()
+                            .find(|s| s.path.file_name() == Some(name) || s.id == name)
+                    {
+                        return Some(s.id.clone());
+                    }
+                    self.gemini.session_of(&Self::find(cat, name)?)
+                }
+            }
+        }
+    }
+}
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -77,6 +256,16 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
+/// Gemini CLI's sessions: the `tmp/` folder of its CLI folder,
+/// `$GEMINI_CLI_HOME/.gemini` (the variable replaces the home directory for the CLI;
+/// a leading `~` expanded), else `~/.gemini`. Its sessions lie in project folders
+/// named by slugs, beside start-up stubs and subagents: a mount lists them by project
+/// itself (see [`super::gemini::catalog`]).
+pub fn default_gemini_dir() -> Option<PathBuf> {
+    env_dir("GEMINI_CLI_HOME", ".gemini/tmp")
+        .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -92,8 +281,9 @@ pub struct Agent {
     pub dir: fn() -> Option<PathBuf>,
 }
 
-/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 3] = [
+/// Pi, Claude Code, Codex and Gemini CLI, in the order a mount of every agent lists
+/// them.
+pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -114,6 +304,13 @@ pub const AGENTS: [Agent; 3] = [
         var: "CODEX_HOME",
         program: "Codex",
         dir: default_codex_dir,
+    },
+    Agent {
+        folder: "gemini",
+        what: "Gemini CLI's sessions folder",
+        var: "GEMINI_CLI_HOME",
+        program: "Gemini CLI",
+        dir: default_gemini_dir,
     },
 ];
 
@@ -173,11 +370,14 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR and CODEX_HOME move them); \
+             nor Gemini CLI's sessions folder {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and \
+             GEMINI_CLI_HOME move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
+            shown(&AGENTS[3], "~/.gemini/tmp"),
         ));
     }
     Ok(found)
@@ -196,10 +396,11 @@ pub fn agent_of(dir: &Path) -> &'static str {
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
-    match (has(".pi"), has(".claude"), has(".codex")) {
-        (true, false, false) => "Pi",
-        (false, true, false) => "Claude Code",
-        (false, false, true) => "Codex",
+    match (has(".pi"), has(".claude"), has(".codex"), has(".gemini")) {
+        (true, false, false, false) => "Pi",
+        (false, true, false, false) => "Claude Code",
+        (false, false, true, false) => "Codex",
+        (false, false, false, true) => "Gemini CLI",
         _ => "Pi or Claude Code",
     }
 }
@@ -216,6 +417,15 @@ fn holds_sessions(dir: &Path) -> Option<bool> {
     if agent_of(dir) == "Codex" {
         fs::read_dir(dir).ok()?;
         return Some(super::codex::catalog::holds_pages(dir, 3));
+    }
+    // Gemini CLI keeps its sessions in `tmp/<slug>/chats/`.
+    if let Some(root) = super::gemini::catalog::sessions_root_of(dir) {
+        fs::read_dir(&root).ok()?;
+        return Some(
+            catalog::Scanner::new(catalog::Kind::Gemini)
+                .scan(&root)
+                .is_ok_and(|c| !c.projects.is_empty()),
+        );
     }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
@@ -386,8 +596,8 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 /// with the thread's project as a mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
-    if let Some(root) = codex_catalog::sessions_root_of(dir) {
-        let cat = codex_catalog::Scanner::default().scan(&root)?;
+    if let Some((root, kind)) = catalog::root_of(dir) {
+        let cat = catalog::Scanner::new(kind).scan(&root)?;
         for (project, threads) in cat.projects {
             for t in threads {
                 out.push((t.path, project.to_string_lossy().into_owned()));

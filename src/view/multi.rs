@@ -97,7 +97,7 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::sessions_dir::codex_catalog;
+use crate::model::sessions_dir::catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
@@ -236,7 +236,7 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
-    /// How the folder is listed: as on disk, or from a Codex catalog.
+    /// How the folder is listed: as on disk, or from a catalog.
     lister: Lister,
 }
 
@@ -245,19 +245,21 @@ struct Container {
 enum Lister {
     /// Folders and `.jsonl` files on disk (Pi, Claude Code).
     Disk,
-    /// A Codex `sessions/` folder: its projects, from the catalog.
-    CodexRoot(Arc<CodexRoot>),
-    /// A Codex project: its threads, from the catalog.
-    CodexProject(Arc<CodexRoot>),
+    /// A folder whose projects are no folders on disk (a Codex `sessions/` folder, a
+    /// Gemini CLI `tmp/` folder): its projects, from the catalog.
+    CatalogRoot(Arc<CatalogRoot>),
+    /// A project of such a folder: its sessions, from the catalog.
+    CatalogProject(Arc<CatalogRoot>),
 }
 
-/// A Codex `sessions/` folder: projects are made from its pages' `cwd`s, not read
-/// from folders (see [`codex_catalog`]).
-struct CodexRoot {
+/// A folder listed from a catalog: projects are made from what its files say (a
+/// Codex page's `cwd`, a Gemini CLI slug's project path), not read from folders (see
+/// [`catalog`]).
+struct CatalogRoot {
     path: PathBuf,
-    scanner: codex_catalog::Scanner,
+    scanner: catalog::Scanner,
     /// The last scan; `None` once something changed on disk.
-    catalog: Mutex<Option<Arc<codex_catalog::Catalog>>>,
+    catalog: Mutex<Option<Arc<catalog::Catalog>>>,
 }
 
 #[derive(Clone)]
@@ -272,9 +274,9 @@ struct SlotEntry {
     num: u32,
     container: Arc<Container>,
     container_ino: u64,
-    /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
+    /// The directory's name: the file name without `.jsonl` (a catalog's session id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
+    /// The file, where it is not `container/name.jsonl` (a catalog's session).
     file: Mutex<Option<PathBuf>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
@@ -415,27 +417,32 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
-    /// A Codex home (or its `sessions/` folder) shows its threads by project.
+    /// A Codex home (or its `sessions/` folder) shows its threads by project, a Gemini
+    /// CLI folder (or its `tmp/` folder) its sessions.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        let root = catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
-    /// How the folder at `path` is listed: a Codex `sessions/` folder from its catalog,
-    /// anything else as on disk.
-    fn lister_for(path: &Path, codex: bool) -> Lister {
-        if codex || codex_catalog::sessions_root_of(path).as_deref() == Some(path) {
-            Lister::CodexRoot(Arc::new(CodexRoot {
+    /// How the folder at `path` is listed: a catalog's root (`kind`, else as its files
+    /// say) from its catalog, anything else as on disk.
+    fn lister_for(path: &Path, kind: Option<catalog::Kind>) -> Lister {
+        let kind = kind.or_else(|| {
+            catalog::root_of(path)
+                .filter(|(r, _)| r == path)
+                .map(|(_, k)| k)
+        });
+        match kind {
+            Some(k) => Lister::CatalogRoot(Arc::new(CatalogRoot {
                 path: path.to_path_buf(),
-                scanner: codex_catalog::Scanner::default(),
+                scanner: catalog::Scanner::new(k),
                 catalog: Mutex::new(None),
-            }))
-        } else {
-            Lister::Disk
+            })),
+            None => Lister::Disk,
         }
     }
 
@@ -467,7 +474,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
-                    lister: Self::lister_for(path, *name == "codex"),
+                    lister: Self::lister_for(path, catalog::kind_of_agent(name)),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -489,7 +496,7 @@ impl MultiView {
             watched: AtomicBool::new(false),
             listing: Mutex::new(None),
             lister: if kind == Kind::Root {
-                Self::lister_for(root, false)
+                Self::lister_for(root, None)
             } else {
                 Lister::Disk
             },
@@ -542,12 +549,13 @@ impl MultiView {
     }
 
     fn ensure_watched(&self, c: &Container) {
-        if let Lister::CodexRoot(r) = &c.lister {
-            // Pages lie in day folders that appear as days go by: every scan watches
-            // the folders it found (adding a watch twice is harmless).
+        if let Lister::CatalogRoot(r) = &c.lister {
+            // Folders appear as sessions are made (a Codex day folder, a Gemini CLI
+            // project): every scan watches the folders it found (adding a watch twice
+            // is harmless).
             if !c.watched.load(Ordering::Relaxed) {
                 // A folder that cannot be read is reported by the listing that needs it.
-                let _ = self.codex_catalog(c, r);
+                let _ = self.catalog_of(c, r);
             }
             return;
         }
@@ -626,7 +634,7 @@ impl MultiView {
             } else {
                 let idx = cs.list.len() as u32;
                 let lister = match &parent.lister {
-                    Lister::CodexRoot(r) => Lister::CodexProject(r.clone()),
+                    Lister::CatalogRoot(r) => Lister::CatalogProject(r.clone()),
                     _ => Lister::Disk,
                 };
                 let c = Arc::new(Container {
@@ -638,8 +646,9 @@ impl MultiView {
                     path: parent.path.join(name),
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
-                    // A Codex project is no folder on disk: its root's watches cover it.
-                    watched: AtomicBool::new(matches!(lister, Lister::CodexProject(_))),
+                    // A catalog's project is no folder on disk: its root's watches
+                    // cover it.
+                    watched: AtomicBool::new(matches!(lister, Lister::CatalogProject(_))),
                     listing: Mutex::new(None),
                     lister,
                 });
@@ -1146,10 +1155,10 @@ impl MultiView {
 
     // ----- attributes --------------------------------------------------------------
 
-    /// A folder's attributes: its own on disk; a Codex project's are its root's.
+    /// A folder's attributes: its own on disk; a catalog's project's are its root's.
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
-            Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
+            Lister::CatalogProject(r) => self.dir_attr(c.ino, &r.path),
             _ => self.dir_attr(c.ino, &c.path),
         }
     }
@@ -1251,8 +1260,8 @@ impl MultiView {
         }
         match &c.lister {
             Lister::Disk => {}
-            Lister::CodexRoot(r) => {
-                let cat = self.codex_catalog(c, r)?;
+            Lister::CatalogRoot(r) => {
+                let cat = self.catalog_of(c, r)?;
                 return Ok(cat
                     .projects
                     .keys()
@@ -1263,13 +1272,13 @@ impl MultiView {
                     })
                     .collect());
             }
-            Lister::CodexProject(r) => {
+            Lister::CatalogProject(r) => {
                 let root = self.container(c.parent).ok_or(Error::NotFound)?;
-                let cat = self.codex_catalog(&root, r)?;
+                let cat = self.catalog_of(&root, r)?;
                 let name = c.name.clone().unwrap_or_default();
                 let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
                 return Ok(self
-                    .codex_slots(c, threads)
+                    .catalog_slots(c, threads)
                     .into_iter()
                     .map(|e| Listed {
                         name: e.name.clone(),
@@ -1300,9 +1309,9 @@ impl MultiView {
         Ok(out)
     }
 
-    /// The threads of a Codex root `c` by project, scanned again after a change; every
-    /// folder found is watched.
-    fn codex_catalog(&self, c: &Container, r: &CodexRoot) -> Result<Arc<codex_catalog::Catalog>> {
+    /// The sessions of a catalog's root `c` by project, scanned again after a change;
+    /// every folder found is watched.
+    fn catalog_of(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<catalog::Catalog>> {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
@@ -1319,11 +1328,11 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of Codex threads in project `c`, their files noted.
-    fn codex_slots(
+    /// The slots of a catalog's sessions in project `c`, their files noted.
+    fn catalog_slots(
         &self,
         c: &Arc<Container>,
-        threads: &[codex_catalog::ThreadRef],
+        threads: &[catalog::SessionRef],
     ) -> Vec<Arc<SlotEntry>> {
         let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
         let slots = self.slots_for(c, &names);
@@ -1393,8 +1402,8 @@ impl MultiView {
         let Some(c) = self.container(container) else {
             return;
         };
-        if let Lister::CodexRoot(r) = &c.lister {
-            self.codex_changed(&c, r, name, listing);
+        if let Lister::CatalogRoot(r) = &c.lister {
+            self.catalog_changed(&c, r, name, listing);
             return;
         }
         let mut invs = Vec::new();
@@ -1451,18 +1460,22 @@ impl MultiView {
         }
     }
 
-    /// Something happened to `name` in one of a Codex root's folders. A new or gone
-    /// file or folder means a new scan (new day folders are watched by it, and the
-    /// listings of the root and its projects are invalidated); a page that changed,
-    /// appeared or went makes its thread's loaded session catch up (a new page is a
-    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending).
-    fn codex_changed(&self, c: &Arc<Container>, r: &CodexRoot, name: &OsStr, listing: bool) {
+    /// Something happened to `name` in one of a catalog root's folders. A change
+    /// that may change the listing (a new or gone file or folder; for Gemini CLI, the
+    /// first message written to a file) means a new scan (new folders are watched by
+    /// it, and the listings of the root and its projects are invalidated); a file of
+    /// a session that changed, appeared or went makes the session catch up (a new
+    /// Codex page is a rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before
+    /// appending; a Gemini CLI session gains subagents).
+    fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
         let mut invs = Vec::new();
+        let last = r.catalog.lock().clone();
+        let listing = r.scanner.changes_listing(last.as_deref(), name, listing);
         if listing {
             *r.catalog.lock() = None;
-            // The scan watches new folders at once: a day folder made for a new
-            // thread must not wait for someone to list the mount.
-            let cat = self.codex_catalog(c, r).ok();
+            // The scan watches new folders at once: a folder made for a new session
+            // must not wait for someone to list the mount.
+            let cat = self.catalog_of(c, r).ok();
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
@@ -1502,21 +1515,21 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
-        let Some(page) = codex_catalog::parse_page_name(name) else {
+        let cat = r.catalog.lock().clone().or(last);
+        let Some(thread) = r.scanner.session_of(cat.as_deref(), name) else {
             return;
         };
-        let thread = OsString::from(&page.thread);
         let slots: Vec<Arc<SlotEntry>> = self
             .slots
             .read()
             .list
             .iter()
-            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CodexProject(_)))
+            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CatalogProject(_)))
             .cloned()
             .collect();
         for e in slots {
             if listing && let Some(cat) = r.catalog.lock().clone() {
-                // The file a thread is opened from may have changed (a first page
+                // The file a session is opened from may have changed (a first page
                 // compressed, or written after a later one).
                 if let Some(t) = cat.projects.values().flatten().find(|t| t.id == thread) {
                     *e.file.lock() = Some(t.path.clone());
@@ -2144,7 +2157,7 @@ impl MultiView {
                 self.container_attr(&a)
             }
             _ if !matches!(c.lister, Lister::Disk) => {
-                // Codex: the catalog decides what is there.
+                // A catalog decides what is there.
                 let list = self.read_listing(c)?;
                 let l = list
                     .iter()

@@ -183,6 +183,29 @@ impl Scanner {
         h
     }
 
+    /// Whether a write to the file at `path` may change the listing: unless it is
+    /// known to be a session with conversation already, its first message may just
+    /// have been written.
+    pub fn may_change(&self, path: &Path) -> bool {
+        match self.heads.lock().get(path) {
+            Some((_, _, Some(h))) => !(h.conversation && h.session_id.is_some()),
+            _ => path.extension().is_some_and(|e| e == "jsonl"),
+        }
+    }
+
+    /// The session the file at `path` belongs to, as far as known: the id its first
+    /// lines name (a stub of a later start names the session it resumes), or, for a
+    /// subagents' folder `chats/<sessionId>/`, that id.
+    pub fn session_of(&self, path: &Path) -> Option<OsString> {
+        if let Some((_, _, Some(h))) = self.heads.lock().get(path) {
+            return h.session_id.as_ref().map(OsString::from);
+        }
+        if path.is_dir() {
+            return path.file_name().map(OsStr::to_os_string);
+        }
+        head(path)?.session_id.map(OsString::from)
+    }
+
     /// The sessions under `root` (a `tmp/` folder), by project.
     pub fn scan(&self, root: &Path) -> std::io::Result<Catalog> {
         let mut cat = Catalog {
