@@ -271,3 +271,97 @@ fn every_own_point_reads_through_the_mount_as_the_cli_sends_it() {
     assert_eq!(sessions, 3);
     assert!(points >= 100, "{points}");
 }
+
+/// The lines of `bytes`, with the record's `id` and every time replaced: what a reply
+/// writes whatever the clock and the random ids.
+fn shapes(bytes: &[u8], id: &str) -> Vec<String> {
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let time = regex::Regex::new(r#""\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z""#).unwrap();
+    text.lines()
+        .map(|l| {
+            time.replace_all(&l.replace(id, "ID"), "\"TIME\"")
+                .into_owned()
+        })
+        .collect()
+}
+
+/// The id of the user record among `bytes`' lines.
+fn record_id(bytes: &[u8]) -> String {
+    for l in String::from_utf8_lossy(bytes).lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        if v["type"] == "user" {
+            return v["id"].as_str().unwrap().to_string();
+        }
+    }
+    panic!("no user record in {}", String::from_utf8_lossy(bytes));
+}
+
+// §9: a reply through the mount at the leaf and at every kind of earlier entry writes
+// what the real CLI resumed from (scripts/gemini-accepts: the CLI listed the session,
+// sent the reply last and exactly the new entry's context.json, and only appended),
+// and the new entry is the leaf, under the entry replied at.
+#[test]
+fn a_reply_writes_what_the_cli_accepted() {
+    let acc = gemini_dir().join("accepts");
+    let cases = fs::read_to_string(acc.join("cases.tsv")).unwrap();
+    let mut n = 0;
+    for line in cases
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (name, set, file, entry) = (f[0], f[1], f[2], f[3]);
+        let report: Value =
+            serde_json::from_slice(&fs::read(acc.join(format!("{name}.json"))).unwrap()).unwrap();
+        assert_eq!(report["ok"], true, "{name}: {report}");
+        assert_eq!(report["equalsMountContext"], true, "{name}");
+        let accepted = fs::read(acc.join(format!("{name}.written.jsonl"))).unwrap();
+
+        let dir = tempdir();
+        let home = home_copy(dir.path(), set);
+        let session = home.join("tmp").join(file);
+        let size = fs::metadata(&session).unwrap().len();
+        let m = Mount::start(dir, session.clone(), &[]);
+        let text =
+            format!("[[APPENDED]] sessionfs reply ({name}): é — 日本語 \"quoted\"\nsecond line");
+        let reply = match entry {
+            "root" => "reply".to_string(),
+            "leaf" => "leaf/reply".to_string(),
+            id => format!(".id/{id}/reply"),
+        };
+        let before_leaf = link_id(&m.mnt.join("leaf"));
+        let mut c = std::process::Command::new("sh");
+        c.args(["-c", &format!("printf '%s' \"$T\" > {reply}")])
+            .current_dir(&m.mnt)
+            .env("T", &text);
+        run_command(c).ok();
+        let written = fs::read(&session).unwrap()[size as usize..].to_vec();
+        let id = record_id(&written);
+        assert_eq!(
+            shapes(&written, &id),
+            shapes(&accepted, &record_id(&accepted)),
+            "{name}"
+        );
+        // The new entry is the leaf, under the entry replied at, and says what it is.
+        assert_eq!(link_id(&m.mnt.join("leaf")), id, "{name}");
+        let parent = fs::read_link(m.mnt.join(".id").join(&id).join("parent")).ok();
+        match entry {
+            "root" => assert!(parent.is_none(), "{name}"),
+            "leaf" => assert_eq!(
+                parent.unwrap().to_string_lossy(),
+                format!("../{before_leaf}")
+            ),
+            e => assert_eq!(
+                parent.unwrap().to_string_lossy(),
+                format!("../{e}"),
+                "{name}"
+            ),
+        }
+        assert_eq!(
+            fs::read_to_string(m.mnt.join(".id").join(&id).join("user")).unwrap(),
+            format!("{text}\n")
+        );
+        n += 1;
+    }
+    assert!(n >= 16, "{n} cases");
+}

@@ -260,10 +260,11 @@ impl Gemini {
                     s.note(
                         line_no,
                         Severity::Warning,
-                        ProblemKind::UnknownLine(
+                        agent_problem(
+                            "gemini-unknown-line",
                             "a JSON line of no kind the CLI knows (no string $rewindTo or \
-                             id, no object $set, no sessionId and projectHash): the CLI \
-                             skips it"
+                             id, no object $set, no string sessionId and projectHash): \
+                             skipped by Gemini CLI"
                                 .into(),
                         ),
                     );
@@ -310,10 +311,25 @@ impl Gemini {
     ) {
         self.rewind(f, None, line_no);
         let mut pred = None;
+        let mut skipped = 0;
         for m in list {
-            if let Some(k) = self.record(s, f, raw, off, line_no, m, false, pred) {
-                pred = Some(k);
+            match self.record(s, f, raw, off, line_no, m, false, pred) {
+                Some(k) => pred = Some(k),
+                None => skipped += 1,
             }
+        }
+        if skipped > 0 && f == 0 {
+            s.note(
+                line_no,
+                Severity::Warning,
+                agent_problem(
+                    "gemini-not-a-record",
+                    format!(
+                        "$set.messages holds {skipped} element(s) without a string id: no \
+                         message records, skipped by Gemini CLI"
+                    ),
+                ),
+            );
         }
     }
 
@@ -335,6 +351,13 @@ impl Gemini {
     ) -> Option<IdKey> {
         let head = line::rec_head(r)?;
         let key = s.ids.intern(&head.id);
+        if head.flavor == Flavor::Other && f == 0 {
+            s.note(
+                line_no,
+                Severity::Warning,
+                ProblemKind::UnknownType(head.ty.as_deref().unwrap_or_default().to_string()),
+            );
+        }
         let loc = Loc {
             file: f as u16,
             off: off + line::offset_in(raw, r.bytes()) as u64,
