@@ -20,188 +20,10 @@
 
 use std::collections::HashSet;
 
-/// Codex threads listed by project (a Codex home has no per-project folders): the
-/// view and the search reach Codex's listing only through this table.
+/// Codex's own listing (threads by project), for tests that compare with it; the
+/// view and the search reach every agent's listing through [`catalog_of`].
 pub use crate::model::codex::catalog as codex_catalog;
-
-/// Sessions folders whose projects are not folders on disk, listed from a catalog
-/// the agent makes: a Codex home files its pages by day, a Gemini CLI folder its
-/// sessions by project slug beside start-up stubs and subagents. The view reaches
-/// them through this module alone: a catalog is projects of sessions, each a
-/// directory name (the session id) and the file it opens from.
-pub mod catalog {
-    use std::collections::{BTreeMap, HashMap};
-    use std::ffi::{OsStr, OsString};
-    use std::io;
-    use std::path::{Path, PathBuf};
-
-    /// A session as a mount lists it.
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct SessionRef {
-        /// Its directory's name: the session's (thread's) id.
-        pub id: OsString,
-        /// The file it is opened from.
-        pub path: PathBuf,
-    }
-
-    /// Every session under a catalog's root, by project.
-    #[derive(Debug, Clone, Default)]
-    pub struct Catalog {
-        /// Project folder name → its sessions, sorted by id.
-        pub projects: BTreeMap<OsString, Vec<SessionRef>>,
-        /// Session id → its project folder name.
-        pub project_of: HashMap<OsString, OsString>,
-        /// The folders whose changes change the listing (to watch).
-        pub folders: Vec<PathBuf>,
-    }
-
-    /// Whose catalog.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Kind {
-        Codex,
-        Gemini,
-    }
-
-    /// The root a catalog lists for `dir`, and whose: a Codex home or its `sessions/`
-    /// folder, a Gemini CLI folder or its `tmp/` folder.
-    pub fn root_of(dir: &Path) -> Option<(PathBuf, Kind)> {
-        if let Some(r) = super::codex_catalog::sessions_root_of(dir) {
-            return Some((r, Kind::Codex));
-        }
-        crate::model::gemini::catalog::sessions_root_of(dir).map(|r| (r, Kind::Gemini))
-    }
-
-    /// [`root_of`]'s root alone.
-    pub fn sessions_root_of(dir: &Path) -> Option<PathBuf> {
-        root_of(dir).map(|(r, _)| r)
-    }
-
-    /// The catalog of an agent's folder in a mount of every agent (`codex`,
-    /// `gemini`), whatever its folder holds yet.
-    pub fn kind_of_agent(folder: &str) -> Option<Kind> {
-        match folder {
-            "codex" => Some(Kind::Codex),
-            "gemini" => Some(Kind::Gemini),
-            _ => None,
-        }
-    }
-
-    /// Lists a catalog's root, remembering what it read of its files.
-    #[derive(Debug)]
-    pub struct Scanner {
-        kind: Kind,
-        codex: super::codex_catalog::Scanner,
-        gemini: crate::model::gemini::catalog::Scanner,
-    }
-
-    impl Scanner {
-        pub fn new(kind: Kind) -> Scanner {
-            Scanner {
-                kind,
-                codex: Default::default(),
-                gemini: Default::default(),
-            }
-        }
-
-        pub fn kind(&self) -> Kind {
-            self.kind
-        }
-
-        /// The sessions under `root`, by project.
-        pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
-            match self.kind {
-                Kind::Codex => {
-                    let c = self.codex.scan(root)?;
-                    Ok(Catalog {
-                        projects: c
-                            .projects
-                            .into_iter()
-                            .map(|(p, ts)| {
-                                let v = ts
-                                    .into_iter()
-                                    .map(|t| SessionRef {
-                                        id: t.id,
-                                        path: t.path,
-                                    })
-                                    .collect();
-                                (p, v)
-                            })
-                            .collect(),
-                        project_of: c.project_of,
-                        folders: c.folders,
-                    })
-                }
-                Kind::Gemini => {
-                    let c = self.gemini.scan(root)?;
-                    Ok(Catalog {
-                        projects: c
-                            .projects
-                            .into_iter()
-                            .map(|(p, ss)| {
-                                let v = ss
-                                    .into_iter()
-                                    .map(|s| SessionRef {
-                                        id: s.id,
-                                        path: s.path,
-                                    })
-                                    .collect();
-                                (p, v)
-                            })
-                            .collect(),
-                        project_of: c.project_of,
-                        folders: c.folders,
-                    })
-                }
-            }
-        }
-
-        /// The file `name` in one of the catalog's folders (`cat`: the last scan),
-        /// where it is there.
-        fn find(cat: Option<&Catalog>, name: &OsStr) -> Option<PathBuf> {
-            cat?.folders
-                .iter()
-                .map(|f| f.join(name))
-                .find(|p| p.symlink_metadata().is_ok())
-        }
-
-        /// Whether a change to `name` in one of the catalog's folders (created,
-        /// deleted or renamed: `listing`; else written to) may change what the catalog
-        /// lists (`cat`: the last scan).
-        pub fn changes_listing(&self, cat: Option<&Catalog>, name: &OsStr, listing: bool) -> bool {
-            match self.kind {
-                Kind::Codex => listing,
-                // A file is listed once its first message is written.
-                Kind::Gemini => {
-                    listing
-                        || cat.is_none()
-                        || Self::find(cat, name).is_none_or(|p| self.gemini.may_change(&p))
-                }
-            }
-        }
-
-        /// The session that `name`, in one of the catalog's folders, belongs to
-        /// (`cat`: the last scan).
-        pub fn session_of(&self, cat: Option<&Catalog>, name: &OsStr) -> Option<OsString> {
-            match self.kind {
-                Kind::Codex => {
-                    super::codex_catalog::parse_page_name(name).map(|p| OsString::from(p.thread))
-                }
-                Kind::Gemini => {
-                    if let Some(c) = cat
-                        && let Some(s) = c
-                            .projects
-                            .values()
-                            .flatten()
-                            .find(|s| s.path.file_name() == Some(name) || s.id == name)
-                    {
-                        return Some(s.id.clone());
-                    }
-                    self.gemini.session_of(&Self::find(cat, name)?)
-                }
-            }
-        }
-    }
-}
+pub use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -256,11 +78,11 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
-/// Gemini CLI's sessions: the `tmp/` folder of its CLI folder,
-/// `$GEMINI_CLI_HOME/.gemini` (the variable replaces the home directory for the CLI;
-/// a leading `~` expanded), else `~/.gemini`. Its sessions lie in project folders
-/// named by slugs, beside start-up stubs and subagents: a mount lists them by project
-/// itself (see [`super::gemini::catalog`]).
+/// Gemini CLI's sessions folder: the `tmp/` folder of its CLI folder,
+/// `$GEMINI_CLI_HOME/.gemini` (the variable stands for the home directory, as the CLI
+/// reads it; a leading `~` expanded), else `~/.gemini`. Its sessions lie in project
+/// folders named by slugs, beside start-up stubs and subagents: a mount lists them by
+/// project itself (see [`super::gemini::catalog`]).
 pub fn default_gemini_dir() -> Option<PathBuf> {
     env_dir("GEMINI_CLI_HOME", ".gemini/tmp")
         .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
@@ -279,10 +101,16 @@ pub struct Agent {
     pub program: &'static str,
     /// Where its directory is.
     pub dir: fn() -> Option<PathBuf>,
+    /// The folder its files live in by default (`.pi`, `.claude`): a directory below
+    /// one is taken for this agent's.
+    pub marker: &'static str,
+    /// How its sessions are listed when they are not one `.jsonl` file per session in
+    /// project folders (Codex: threads by project, from its day folders); `None`: as
+    /// on disk ([`list`]).
+    pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code, Codex and Gemini CLI, in the order a mount of every agent lists
-/// them.
+/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
 pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
@@ -290,6 +118,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "PI_CODING_AGENT_DIR",
         program: "Pi",
         dir: default_dir,
+        marker: ".pi",
+        catalog: None,
     },
     Agent {
         folder: "claude",
@@ -297,6 +127,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "CLAUDE_CONFIG_DIR",
         program: "Claude Code",
         dir: default_claude_dir,
+        marker: ".claude",
+        catalog: None,
     },
     Agent {
         folder: "codex",
@@ -304,6 +136,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "CODEX_HOME",
         program: "Codex",
         dir: default_codex_dir,
+        marker: ".codex",
+        catalog: Some(crate::model::codex::catalog::CATALOG),
     },
     Agent {
         folder: "gemini",
@@ -311,6 +145,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "GEMINI_CLI_HOME",
         program: "Gemini CLI",
         dir: default_gemini_dir,
+        marker: ".gemini",
+        catalog: Some(crate::model::gemini::catalog::CATALOG),
     },
 ];
 
@@ -383,49 +219,79 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
     Ok(found)
 }
 
-/// Whose sessions `dir` is meant to hold, by where it is: "Pi" under Pi's sessions
-/// directory, "Claude Code" under Claude Code's projects directory (or any
-/// `.claude`/`.pi` folder), else "Pi or Claude Code".
+/// Whose sessions `dir` is meant to hold, by where it is: the agent whose directory
+/// it is in, or whose folder (`.pi`, `.claude`, …) is one of its ancestors (when
+/// only one is); else "Pi or Claude Code".
 pub fn agent_of(dir: &Path) -> &'static str {
+    agent_by_place(dir).map_or("Pi or Claude Code", |a| a.program)
+}
+
+/// [`agent_of`]'s agent, when the place says.
+fn agent_by_place(dir: &Path) -> Option<&'static Agent> {
     let abs = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     for a in &AGENTS {
         if let Some(d) = (a.dir)().map(|d| fs::canonicalize(&d).unwrap_or(d))
             && abs.starts_with(&d)
         {
-            return a.program;
+            return Some(a);
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
-    match (has(".pi"), has(".claude"), has(".codex"), has(".gemini")) {
-        (true, false, false, false) => "Pi",
-        (false, true, false, false) => "Claude Code",
-        (false, false, true, false) => "Codex",
-        (false, false, false, true) => "Gemini CLI",
-        _ => "Pi or Claude Code",
+    let mut found = AGENTS.iter().filter(|a| has(a.marker));
+    match (found.next(), found.next()) {
+        (Some(a), None) => Some(a),
+        _ => None,
     }
 }
 
-/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (a
-/// Codex page in its day folders).
+/// The root and the lister of `dir` when an agent lists its sessions itself
+/// ([`Agent::catalog`]), and that agent: `dir` is such an agent's root (its home, or
+/// the sessions folder in it), or is meant for that agent (`agent`, the agent's folder
+/// in a mount of every agent, or by where `dir` is: [`agent_of`]). `None`: listed as
+/// on disk.
+pub fn catalog_of(
+    dir: &Path,
+    agent: Option<&str>,
+) -> Option<(PathBuf, Box<dyn Lister>, &'static Agent)> {
+    let listed = |a: &'static Agent, root: PathBuf| {
+        let l = (a.catalog?.lister)(&root);
+        Some((root, l, a))
+    };
+    if let Some(folder) = agent {
+        let a = AGENTS.iter().find(|a| a.folder == folder)?;
+        let root = (a.catalog?.root_of)(dir).unwrap_or_else(|| dir.to_path_buf());
+        return listed(a, root);
+    }
+    for a in &AGENTS {
+        if let Some(root) = a.catalog.and_then(|c| (c.root_of)(dir)) {
+            return listed(a, root);
+        }
+    }
+    listed(agent_by_place(dir)?, dir.to_path_buf())
+}
+
+/// The root `dir` stands for when an agent lists its sessions itself (its home names
+/// the sessions folder in it); `dir` otherwise.
+pub fn root_of(dir: &Path) -> PathBuf {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .find_map(|c| (c.root_of)(dir))
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (or
+/// one its agent's lister finds: a Codex page in its day folders).
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
-    // Codex files its pages by day, three folders down.
-    if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
-        fs::read_dir(&root).ok()?;
-        return Some(super::codex::catalog::holds_pages(&root, 3));
-    }
-    if agent_of(dir) == "Codex" {
-        fs::read_dir(dir).ok()?;
-        return Some(super::codex::catalog::holds_pages(dir, 3));
-    }
-    // Gemini CLI keeps its sessions in `tmp/<slug>/chats/`.
-    if let Some(root) = super::gemini::catalog::sessions_root_of(dir) {
-        fs::read_dir(&root).ok()?;
-        return Some(
-            catalog::Scanner::new(catalog::Kind::Gemini)
-                .scan(&root)
-                .is_ok_and(|c| !c.projects.is_empty()),
-        );
+    for a in &AGENTS {
+        let Some(c) = a.catalog else { continue };
+        let root = match (c.root_of)(dir) {
+            Some(r) => r,
+            None if agent_by_place(dir).is_some_and(|b| b.folder == a.folder) => dir.to_path_buf(),
+            None => continue,
+        };
+        return (c.holds_sessions)(&root).ok();
     }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
@@ -591,15 +457,20 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 }
 
 /// The session files of a sessions directory, as a mount shows them: `*.jsonl` at the
-/// top and in each project folder, with the project's name. A Codex home or its
-/// `sessions/` folder gives one page per thread (any page opens the whole thread),
-/// with the thread's project as a mount names it.
+/// top and in each project folder, with the project's name. The root of an agent that
+/// lists its sessions itself ([`Agent::catalog`]) gives the file each session opens
+/// from (a Codex thread: one page, which opens the whole thread), with its project as a
+/// mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
-    if let Some((root, kind)) = catalog::root_of(dir) {
-        let cat = catalog::Scanner::new(kind).scan(&root)?;
-        for (project, threads) in cat.projects {
-            for t in threads {
+    let listed = AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .find_map(|c| (c.root_of)(dir).map(|r| (c.lister)(&r)));
+    if let Some(lister) = listed {
+        let cat = lister.scan()?;
+        for (project, sessions) in cat.projects {
+            for t in sessions {
                 out.push((t.path, project.to_string_lossy().into_owned()));
             }
         }

@@ -97,8 +97,8 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::sessions_dir::catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
+use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
@@ -236,30 +236,29 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
-    /// How the folder is listed: as on disk, or from a catalog.
+    /// How the folder is listed: as on disk, or from its agent's catalog.
     lister: Lister,
 }
 
 /// How a folder's content is found.
 #[derive(Clone)]
 enum Lister {
-    /// Folders and `.jsonl` files on disk (Pi, Claude Code).
+    /// Folders and `.jsonl` files on disk.
     Disk,
-    /// A folder whose projects are no folders on disk (a Codex `sessions/` folder, a
-    /// Gemini CLI `tmp/` folder): its projects, from the catalog.
+    /// The root of an agent that lists its sessions itself: its projects, from the
+    /// catalog (`model::core::catalog`).
     CatalogRoot(Arc<CatalogRoot>),
-    /// A project of such a folder: its sessions, from the catalog.
+    /// A project of such a root: its sessions, from the catalog.
     CatalogProject(Arc<CatalogRoot>),
 }
 
-/// A folder listed from a catalog: projects are made from what its files say (a
-/// Codex page's `cwd`, a Gemini CLI slug's project path), not read from folders (see
-/// [`catalog`]).
+/// The root of an agent that lists its sessions itself (a Codex `sessions/` folder:
+/// projects made from its pages' `cwd`s): projects are not read from folders.
 struct CatalogRoot {
     path: PathBuf,
-    scanner: catalog::Scanner,
+    lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
-    catalog: Mutex<Option<Arc<catalog::Catalog>>>,
+    catalog: Mutex<Option<Arc<Catalog>>>,
 }
 
 #[derive(Clone)]
@@ -274,9 +273,9 @@ struct SlotEntry {
     num: u32,
     container: Arc<Container>,
     container_ino: u64,
-    /// The directory's name: the file name without `.jsonl` (a catalog's session id).
+    /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a catalog's session).
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
     file: Mutex<Option<PathBuf>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
@@ -417,29 +416,25 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
-    /// A Codex home (or its `sessions/` folder) shows its threads by project, a Gemini
-    /// CLI folder (or its `tmp/` folder) its sessions.
+    /// The root of an agent that lists its sessions itself (a Codex home, or its
+    /// `sessions/` folder) shows them by project, as its lister says.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        let root = sessions_dir::root_of(root);
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
-    /// How the folder at `path` is listed: a catalog's root (`kind`, else as its files
-    /// say) from its catalog, anything else as on disk.
-    fn lister_for(path: &Path, kind: Option<catalog::Kind>) -> Lister {
-        let kind = kind.or_else(|| {
-            catalog::root_of(path)
-                .filter(|(r, _)| r == path)
-                .map(|(_, k)| k)
-        });
-        match kind {
-            Some(k) => Lister::CatalogRoot(Arc::new(CatalogRoot {
+    /// How the folder at `path` (the folder of agent `agent` in a mount of every
+    /// agent) is listed: from its agent's catalog when the agent lists its sessions
+    /// itself, else as on disk.
+    fn lister_for(path: &Path, agent: Option<&str>) -> Lister {
+        match sessions_dir::catalog_of(path, agent) {
+            Some((_, lister, _)) => Lister::CatalogRoot(Arc::new(CatalogRoot {
                 path: path.to_path_buf(),
-                scanner: catalog::Scanner::new(k),
+                lister,
                 catalog: Mutex::new(None),
             })),
             None => Lister::Disk,
@@ -474,7 +469,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
-                    lister: Self::lister_for(path, catalog::kind_of_agent(name)),
+                    lister: Self::lister_for(path, Some(name)),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -550,12 +545,11 @@ impl MultiView {
 
     fn ensure_watched(&self, c: &Container) {
         if let Lister::CatalogRoot(r) = &c.lister {
-            // Folders appear as sessions are made (a Codex day folder, a Gemini CLI
-            // project): every scan watches the folders it found (adding a watch twice
-            // is harmless).
+            // A catalog's folders appear as sessions do (Codex's day folders): every
+            // scan watches the folders it found (adding a watch twice is harmless).
             if !c.watched.load(Ordering::Relaxed) {
                 // A folder that cannot be read is reported by the listing that needs it.
-                let _ = self.catalog_of(c, r);
+                let _ = self.catalog(c, r);
             }
             return;
         }
@@ -1261,7 +1255,7 @@ impl MultiView {
         match &c.lister {
             Lister::Disk => {}
             Lister::CatalogRoot(r) => {
-                let cat = self.catalog_of(c, r)?;
+                let cat = self.catalog(c, r)?;
                 return Ok(cat
                     .projects
                     .keys()
@@ -1274,11 +1268,11 @@ impl MultiView {
             }
             Lister::CatalogProject(r) => {
                 let root = self.container(c.parent).ok_or(Error::NotFound)?;
-                let cat = self.catalog_of(&root, r)?;
+                let cat = self.catalog(&root, r)?;
                 let name = c.name.clone().unwrap_or_default();
-                let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
+                let sessions = cat.projects.get(&name).ok_or(Error::NotFound)?;
                 return Ok(self
-                    .catalog_slots(c, threads)
+                    .catalog_slots(c, sessions)
                     .into_iter()
                     .map(|e| Listed {
                         name: e.name.clone(),
@@ -1309,13 +1303,13 @@ impl MultiView {
         Ok(out)
     }
 
-    /// The sessions of a catalog's root `c` by project, scanned again after a change;
+    /// The sessions of a catalog root `c` by project, scanned again after a change;
     /// every folder found is watched.
-    fn catalog_of(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<catalog::Catalog>> {
+    fn catalog(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<Catalog>> {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
-        let cat = Arc::new(r.scanner.scan(&r.path).map_err(not_found_or)?);
+        let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1329,14 +1323,10 @@ impl MultiView {
     }
 
     /// The slots of a catalog's sessions in project `c`, their files noted.
-    fn catalog_slots(
-        &self,
-        c: &Arc<Container>,
-        threads: &[catalog::SessionRef],
-    ) -> Vec<Arc<SlotEntry>> {
-        let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
+    fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
+        let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
-        for (e, t) in slots.iter().zip(threads) {
+        for (e, t) in slots.iter().zip(sessions) {
             let mut f = e.file.lock();
             if f.as_ref() != Some(&t.path) {
                 *f = Some(t.path.clone());
@@ -1460,22 +1450,20 @@ impl MultiView {
         }
     }
 
-    /// Something happened to `name` in one of a catalog root's folders. A change
-    /// that may change the listing (a new or gone file or folder; for Gemini CLI, the
-    /// first message written to a file) means a new scan (new folders are watched by
-    /// it, and the listings of the root and its projects are invalidated); a file of
-    /// a session that changed, appeared or went makes the session catch up (a new
-    /// Codex page is a rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before
-    /// appending; a Gemini CLI session gains subagents).
+    /// Something happened to `name` in one of a catalog root's folders. A new or
+    /// gone file or folder means a new scan (new folders are watched by it, and the
+    /// listings of the root and its projects are invalidated); a file of a session
+    /// that changed, appeared or went ([`CatalogLister::session_of`]) makes the
+    /// session catch up (a new Codex page is a rewind).
     fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
         let mut invs = Vec::new();
-        let last = r.catalog.lock().clone();
-        let listing = r.scanner.changes_listing(last.as_deref(), name, listing);
+        // A write can make a file a session (see `Lister::changes_listing`).
+        let listing = listing || r.lister.changes_listing(name);
         if listing {
             *r.catalog.lock() = None;
             // The scan watches new folders at once: a folder made for a new session
-            // must not wait for someone to list the mount.
-            let cat = self.catalog_of(c, r).ok();
+            // (a Codex day folder) must not wait for someone to list the mount.
+            let cat = self.catalog(c, r).ok();
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
@@ -1504,7 +1492,7 @@ impl MultiView {
                     let here = cat.projects.get(p.name.as_deref().unwrap_or_default());
                     let s = self.slots.read();
                     for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
-                        if here.is_none_or(|v| !v.iter().any(|t| t.id == e.name)) {
+                        if here.is_none_or(|v| !v.iter().any(|t| t.name == e.name)) {
                             invs.push(Invalidation::Entry {
                                 parent: p.ino,
                                 name: e.name.clone(),
@@ -1515,8 +1503,7 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
-        let cat = r.catalog.lock().clone().or(last);
-        let Some(thread) = r.scanner.session_of(cat.as_deref(), name) else {
+        let Some(session) = r.lister.session_of(name) else {
             return;
         };
         let slots: Vec<Arc<SlotEntry>> = self
@@ -1524,14 +1511,17 @@ impl MultiView {
             .read()
             .list
             .iter()
-            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CatalogProject(_)))
+            .filter(|e| {
+                e.name == session
+                    && matches!(&e.container.lister, Lister::CatalogProject(p) if std::ptr::eq(&**p, r))
+            })
             .cloned()
             .collect();
         for e in slots {
             if listing && let Some(cat) = r.catalog.lock().clone() {
-                // The file a session is opened from may have changed (a first page
-                // compressed, or written after a later one).
-                if let Some(t) = cat.projects.values().flatten().find(|t| t.id == thread) {
+                // The file a session is opened from may have changed (a Codex first
+                // page compressed, or written after a later one).
+                if let Some(t) = cat.find(&session) {
                     *e.file.lock() = Some(t.path.clone());
                 }
             }
@@ -2157,7 +2147,7 @@ impl MultiView {
                 self.container_attr(&a)
             }
             _ if !matches!(c.lister, Lister::Disk) => {
-                // A catalog decides what is there.
+                // An agent that lists its sessions itself: the catalog decides.
                 let list = self.read_listing(c)?;
                 let l = list
                     .iter()

@@ -94,9 +94,7 @@ pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
 pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
-        Format::Claude | Format::Codex => 0o600,
-        // `appendFileSync`'s default.
-        Format::Gemini => 0o666,
+        _ => 0o600,
     }
 }
 

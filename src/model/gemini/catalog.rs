@@ -22,12 +22,14 @@
 //!
 //! Listing costs one directory read per project, plus the first lines of each file
 //! that changed since it was last read (a stub's two lines; a session's first message
-//! is on its third line).
+//! is on its third line). [`CATALOG`] is the agents' table's entry: the mount, `sessionfs
+//! grep`, `usage` and `check` list a CLI folder through it.
 
 use super::line::{self, Kind};
+use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
 use crate::model::core::json_view::{Json, JsonObj, Tape};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -64,27 +66,6 @@ pub fn project_name(path: &str) -> OsString {
             .map(|c| if c == '/' || c == '.' { '-' } else { c })
             .collect::<String>(),
     )
-}
-
-/// A session as a mount lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRef {
-    /// The session id: its directory's name.
-    pub id: OsString,
-    /// Its file (the one with conversation).
-    pub path: PathBuf,
-}
-
-/// Every session under a `tmp/` folder, by project.
-#[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    /// Project folder name → its sessions, sorted by id.
-    pub projects: BTreeMap<OsString, Vec<SessionRef>>,
-    /// Session id → its project folder name.
-    pub project_of: HashMap<OsString, OsString>,
-    /// Every folder whose changes change the listing (to watch): `tmp/` and each
-    /// project's `chats/`.
-    pub folders: Vec<PathBuf>,
 }
 
 /// What a session file's first lines say.
@@ -168,7 +149,7 @@ pub struct Scanner {
 }
 
 impl Scanner {
-    fn head(&self, path: &Path) -> Option<Head> {
+    pub fn head(&self, path: &Path) -> Option<Head> {
         let md = fs::metadata(path).ok()?;
         let sig = (md.len(), md.mtime() * 1_000_000_000 + md.mtime_nsec());
         if let Some((l, m, h)) = self.heads.lock().get(path)
@@ -181,29 +162,6 @@ impl Scanner {
             .lock()
             .insert(path.to_path_buf(), (sig.0, sig.1, h.clone()));
         h
-    }
-
-    /// Whether a write to the file at `path` may change the listing: unless it is
-    /// known to be a session with conversation already, its first message may just
-    /// have been written.
-    pub fn may_change(&self, path: &Path) -> bool {
-        match self.heads.lock().get(path) {
-            Some((_, _, Some(h))) => !(h.conversation && h.session_id.is_some()),
-            _ => path.extension().is_some_and(|e| e == "jsonl"),
-        }
-    }
-
-    /// The session the file at `path` belongs to, as far as known: the id its first
-    /// lines name (a stub of a later start names the session it resumes), or, for a
-    /// subagents' folder `chats/<sessionId>/`, that id.
-    pub fn session_of(&self, path: &Path) -> Option<OsString> {
-        if let Some((_, _, Some(h))) = self.heads.lock().get(path) {
-            return h.session_id.as_ref().map(OsString::from);
-        }
-        if path.is_dir() {
-            return path.file_name().map(OsStr::to_os_string);
-        }
-        head(path)?.session_id.map(OsString::from)
     }
 
     /// The sessions under `root` (a `tmp/` folder), by project.
@@ -260,14 +218,96 @@ impl Scanner {
             }
             let list = cat.projects.entry(project.clone()).or_default();
             for (sid, (_, _, path)) in best {
-                let id = OsString::from(sid);
-                cat.project_of.insert(id.clone(), project.clone());
-                list.push(SessionRef { id, path });
+                list.push(SessionRef {
+                    name: OsString::from(sid),
+                    path,
+                });
             }
-            list.sort_by(|a, b| a.id.cmp(&b.id));
-            list.dedup_by(|a, b| a.id == b.id);
+            list.sort_by(|a, b| a.name.cmp(&b.name));
+            list.dedup_by(|a, b| a.name == b.name);
         }
         Ok(cat)
+    }
+}
+
+/// The agents' table's entry for Gemini CLI.
+pub const CATALOG: CatalogOf = CatalogOf {
+    root_of: sessions_root_of,
+    holds_sessions,
+    lister,
+};
+
+fn holds_sessions(root: &Path) -> std::io::Result<bool> {
+    Ok(!Scanner::default().scan(root)?.projects.is_empty())
+}
+
+fn lister(root: &Path) -> Box<dyn Lister> {
+    Box::new(FolderLister {
+        root: root.to_path_buf(),
+        scanner: Scanner::default(),
+        last: Mutex::new(None),
+    })
+}
+
+/// The lister of one `tmp/` folder.
+struct FolderLister {
+    root: PathBuf,
+    scanner: Scanner,
+    /// The last scan: where to look for a changed file.
+    last: Mutex<Option<Catalog>>,
+}
+
+impl FolderLister {
+    /// The file named `name` in one of the folders of the last scan.
+    fn find(&self, name: &OsStr) -> Option<PathBuf> {
+        let last = self.last.lock();
+        last.as_ref()?
+            .folders
+            .iter()
+            .map(|f| f.join(name))
+            .find(|p| p.symlink_metadata().is_ok())
+    }
+}
+
+impl Lister for FolderLister {
+    fn scan(&self) -> std::io::Result<Catalog> {
+        let c = self.scanner.scan(&self.root)?;
+        *self.last.lock() = Some(c.clone());
+        Ok(c)
+    }
+
+    /// A session's file (or a stub of a later start, which names the session it
+    /// resumes), or a session's subagents' folder `chats/<sessionId>/`.
+    fn session_of(&self, changed: &OsStr) -> Option<OsString> {
+        if let Some(c) = &*self.last.lock()
+            && let Some(s) = c
+                .projects
+                .values()
+                .flatten()
+                .find(|s| s.path.file_name() == Some(changed) || s.name == changed)
+        {
+            return Some(s.name.clone());
+        }
+        let path = self.find(changed)?;
+        if path.is_dir() {
+            return Some(changed.to_os_string());
+        }
+        self.scanner.head(&path)?.session_id.map(OsString::from)
+    }
+
+    /// A file not yet known to hold a message may just have got its first.
+    fn changes_listing(&self, changed: &OsStr) -> bool {
+        let b = changed.as_bytes();
+        if !(b.starts_with(b"session-") && b.ends_with(b".jsonl")) {
+            return false;
+        }
+        let Some(path) = self.find(changed) else {
+            return true;
+        };
+        match self.scanner.heads.lock().get(&path) {
+            Some((_, _, Some(h))) => !(h.conversation && h.session_id.is_some()),
+            _ => true,
+        }
     }
 }
 
@@ -277,7 +317,8 @@ mod tests {
 
     #[test]
     fn the_samples_home_lists_each_session_once_by_project() {
-        let home = super::super::tests::fixtures().join("samples/gemini-home");
+        let home =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini/samples/gemini-home");
         let root = sessions_root_of(&home).unwrap();
         assert_eq!(sessions_root_of(&root), Some(root.clone()));
         let cat = Scanner::default().scan(&root).unwrap();
