@@ -19,6 +19,7 @@
 //! * §2.2 records as readable text → [`render`]; §7 names → [`names`];
 //! * §2.2 `tokens` → [`usage`]; §9 a continuation written by another program →
 //!   [`append`]; §10 damaged files → [`index`] (what `check` reports);
+//! * what the renderer adds to a record's strings, for `sessionfs grep` → [`search`];
 //! * the agent interface over all of it → [`agent`].
 
 pub mod agent;
@@ -30,6 +31,7 @@ pub mod index;
 pub mod line;
 pub mod names;
 pub mod render;
+pub mod search;
 pub mod system;
 pub mod usage;
 
