@@ -365,3 +365,471 @@ fn a_reply_writes_what_the_cli_accepted() {
     }
     assert!(n >= 16, "{n} cases");
 }
+
+const QA: &str = "7fb7d652-217c-47ce-af29-36bb75378f8d";
+const SUB: &str = "60b5bfa0-fc6c-46ae-84cc-e9dc0870dad1";
+const SUBAGENT: &str = "b99483c7-67ed-4019-993a-e39d9e0207d7";
+const TUI: &str = "4d2a47a1-9440-47e8-80e2-0fb503511a2b";
+
+// §1: sessions by project path (projects.json), one directory per session id;
+// start-up stubs and subagents' files are no sessions of their own; the name is the
+// summary or the first prompt, as the CLI's browser shows it; session.json is the
+// metadata as the CLI merges it.
+#[test]
+fn the_cli_folder_lists_sessions_by_project() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = Mount::sessions_dir(dir, Some(&home), &[], &[]);
+    let projects = try_ls(&m.mnt).unwrap();
+    assert_eq!(projects.len(), 9, "{projects:?}");
+    assert!(projects.iter().all(|p| p.starts_with("-home-dev-src-")));
+    // `compress` was resumed in a later minute: its stub (same id) is not a second
+    // session; `sessfile` holds the copied session and the import, not the import's stub.
+    assert_eq!(
+        try_ls(&m.mnt.join("-home-dev-src-compress")).unwrap().len(),
+        1
+    );
+    assert_eq!(
+        try_ls(&m.mnt.join("-home-dev-src-sessfile")).unwrap().len(),
+        2
+    );
+    assert_eq!(try_ls(&m.mnt.join("-home-dev-src-sub")).unwrap(), vec![SUB]);
+    let qa = m.mnt.join("-home-dev-src-qa").join(QA);
+    assert_eq!(
+        fs::read_to_string(qa.join("name")).unwrap(),
+        "[[QA1]] What is 2+2?\n"
+    );
+    let j: Value = serde_json::from_slice(&fs::read(qa.join("session.json")).unwrap()).unwrap();
+    assert_eq!(j["format"], "gemini-cli");
+    assert_eq!(j["sessionId"], QA);
+    assert_eq!(j["project"], "/home/dev/src/qa");
+    assert!(
+        j["lastUpdated"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-12-05T07:36:")
+    );
+    assert!(j.get("messages").is_none());
+    // The tree: the TUI session's rewind is a branch, its compression and restored
+    // checkpoint start new roots; branches/ lists each tip.
+    let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
+    let tree = fs::read_to_string(tui.join("tree")).unwrap();
+    assert!(tree.contains("compaction: <state_snapshot>"), "{tree}");
+    assert!(tree.contains("← leaf"));
+    assert_eq!(try_ls(&tui.join("branches")).unwrap().len(), 6);
+    let roots: Vec<String> = try_ls(&tui)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.len() == 36)
+        .collect();
+    assert_eq!(roots.len(), 3, "{roots:?}");
+}
+
+// §6: a subagent's entries hang under the call that ran it, as `agent-<its id>`; its
+// reply files refuse writes (the CLI resumes main sessions only); its cost adds to the
+// call's.
+#[test]
+fn a_subagent_is_read_inside_the_session_that_ran_it() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = Mount::sessions_dir(dir, Some(&home), &[], &[]);
+    let s = m.mnt.join("-home-dev-src-sub").join(SUB);
+    let call = s.join("1ac67e9d-821a-4f66-b3e8-85bb2c555735/5c5020fd-7d07-4637-9d43-b31ee6666311");
+    let agent = call.join(format!("agent-{SUBAGENT}"));
+    assert_eq!(
+        fs::read_to_string(agent.join("user")).unwrap(),
+        "[[SUBTASK]] Count the files in the current folder.\n"
+    );
+    assert!(
+        fs::read_to_string(call.join("assistant"))
+            .unwrap()
+            .contains(&format!("[subagent agent-{SUBAGENT}]"))
+    );
+    let r = sh("echo hi > reply", &agent);
+    assert_ne!(r.code(), Some(0));
+    assert!(r.stderr.contains("not supported"), "{}", r.stderr);
+    // The subagent's replies cost something: the call's running total includes them.
+    let cost = fs::read_to_string(call.join("cost")).unwrap();
+    assert!(cost.contains("subagents"), "{cost}");
+}
+
+// A single session file mounts alone (its subagents with it); `sessionfs mount
+// ~/.gemini/tmp MNT` is the same as the CLI folder; `sessionfs mount MNT` shows
+// `gemini/` beside the other agents, from $GEMINI_CLI_HOME/.gemini.
+#[test]
+fn one_session_the_tmp_folder_and_the_every_agent_mount() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let file = home.join("tmp/sub/chats/session-2026-12-05T07-38-60b5bfa0.jsonl");
+    let m = Mount::start(dir, file, &[]);
+    assert_eq!(
+        link_id(&m.mnt.join("leaf")),
+        "81cd13e8-75ad-4f18-b10a-800e83a3c23d"
+    );
+    assert!(m.mnt.join(format!(".id/agent-{SUBAGENT}")).is_dir());
+    drop(m);
+
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let tmp = home.join("tmp");
+    let m = Mount::sessions_dir(dir, Some(&tmp), &[], &[]);
+    assert_eq!(try_ls(&m.mnt).unwrap().len(), 9);
+    drop(m);
+
+    let dir = tempdir();
+    let cli_home = dir.path().join("cli-home");
+    fs::create_dir_all(&cli_home).unwrap();
+    let home = home_copy(&cli_home, "samples");
+    assert!(home.ends_with("cli-home/.gemini"));
+    let h = dir.path().join("nobody-home");
+    fs::create_dir_all(&h).unwrap();
+    let m = Mount::sessions_dir(
+        dir,
+        None,
+        &[],
+        &[
+            ("HOME", h.as_os_str()),
+            ("GEMINI_CLI_HOME", cli_home.as_os_str()),
+        ],
+    );
+    let agents = try_ls(&m.mnt).unwrap();
+    assert!(agents.contains(&"gemini".to_string()), "{agents:?}");
+    let qa = m.mnt.join("gemini/-home-dev-src-qa").join(QA);
+    assert_eq!(
+        fs::read_to_string(qa.join("name")).unwrap(),
+        "[[QA1]] What is 2+2?\n"
+    );
+}
+
+/// Appends `lines` (each a JSON line) to `file`, as the CLI does: one write each.
+fn append(file: &Path, lines: &[String]) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new().append(true).open(file).unwrap();
+    for l in lines {
+        f.write_all(format!("{l}\n").as_bytes()).unwrap();
+    }
+}
+
+fn user_record(id: &str, text: &str) -> String {
+    serde_json::json!({"id": id, "timestamp": "2026-12-05T09:00:01.000Z", "type": "user",
+                       "content": [{"text": text}]})
+    .to_string()
+}
+
+fn reply_record(id: &str, text: &str) -> String {
+    serde_json::json!({"id": id, "timestamp": "2026-12-05T09:00:02.000Z", "type": "gemini",
+                       "content": text, "thoughts": [], "model": "gemini-3.8-flash",
+                       "tokens": {"input": 100, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": 105}})
+    .to_string()
+}
+
+// Sessions and lines the CLI writes while mounted show up: a start's stub file is no
+// session until its first prompt is written, then it is listed; a prompt and a reply
+// appended to a session are entries and the leaf; a resume (stub lines, the history
+// written again) moves no entry: what was read before is what is read after.
+#[test]
+fn what_the_cli_writes_while_mounted_shows_up() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let chats = home.join("tmp/qa/chats");
+    let m = Mount::sessions_dir(dir, Some(&home), &[], &[]);
+    let project = m.mnt.join("-home-dev-src-qa");
+    assert_eq!(try_ls(&project).unwrap(), vec![QA]);
+
+    // A new session: the stub first.
+    let sid = "aaaaaaaa-0000-4000-8000-000000000001";
+    let new = chats.join("session-2026-12-05T09-00-aaaaaaaa.jsonl");
+    let ctx = r#"{"id":"d04923d38bb0f6017037e74183378ef4","timestamp":"2026-12-05T09:00:00.000Z","type":"user","content":[{"text":"<session_context>\nx\n</session_context>"}]}"#;
+    fs::write(
+        &new,
+        format!(
+            "{}\n{{\"$set\":{{\"messages\":[{ctx}]}}}}\n",
+            serde_json::json!({"sessionId": sid, "projectHash": "h", "startTime": "2026-12-05T09:00:00.000Z",
+                               "lastUpdated": "2026-12-05T09:00:00.000Z", "kind": "main"})
+        ),
+    )
+    .unwrap();
+    // Its first prompt makes it a session.
+    append(
+        &new,
+        &[
+            user_record("u-1", "[[LIVE]] A new session."),
+            r#"{"$set":{"lastUpdated":"2026-12-05T09:00:01.000Z"}}"#.into(),
+        ],
+    );
+    assert!(
+        wait_until(DEADLINE, || try_ls(&project)
+            .is_some_and(|l| l.contains(&sid.to_string()))),
+        "the new session is not listed: {:?}",
+        try_ls(&project)
+    );
+    let s = project.join(sid);
+    assert_eq!(
+        fs::read_to_string(s.join("name")).unwrap(),
+        "[[LIVE]] A new session.\n"
+    );
+    append(&new, &[reply_record("g-1", "Live reply.")]);
+    assert!(wait_until(DEADLINE, || fs::read_link(s.join("leaf"))
+        .is_ok_and(|l| l.ends_with("g-1"))));
+    assert_eq!(
+        fs::read_to_string(s.join("u-1/g-1/assistant")).unwrap(),
+        "Live reply.\n"
+    );
+
+    // A resume of the Q&A session in the same minute: the stub lines, the session id,
+    // the history again, then a prompt. The entries read before keep their inodes.
+    use std::os::unix::fs::MetadataExt;
+    let qa = project.join(QA);
+    let old_leaf = link_id(&qa.join("leaf"));
+    let kind = qa.join(".id").join(&old_leaf).join("assistant");
+    let ino = fs::metadata(&kind).unwrap().ino();
+    let file = chats.join("session-2026-12-05T07-36-7fb7d652.jsonl");
+    let text = fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let history = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("{\"$set\":{\"messages\":") && l.matches("\"id\":").count() > 2)
+        .unwrap();
+    append(
+        &file,
+        &[
+            lines[0].to_string(),
+            format!("{{\"$set\":{{\"messages\":[{ctx}]}}}}"),
+            format!("{{\"$set\":{{\"sessionId\":\"{QA}\"}}}}"),
+            history.to_string(),
+            user_record("u-2", "[[LIVE]] After the resume."),
+        ],
+    );
+    assert!(wait_until(DEADLINE, || fs::read_link(qa.join("leaf"))
+        .is_ok_and(|l| l.ends_with("u-2"))));
+    assert_eq!(fs::metadata(&kind).unwrap().ino(), ino);
+    // The new prompt follows the history as the resume wrote it (here the copy of an
+    // earlier resume's, which ends one turn before the leaf: that turn is a branch now).
+    let h: Value = serde_json::from_str(history).unwrap();
+    let last = h["$set"]["messages"].as_array().unwrap().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(last, old_leaf);
+    assert_eq!(
+        fs::read_link(qa.join(".id/u-2/parent"))
+            .unwrap()
+            .to_string_lossy(),
+        format!("../{last}")
+    );
+    assert!(try_ls(&qa.join("branches")).unwrap().contains(&old_leaf));
+}
+
+/// Every live reply's tokens in the session files under `home`: the last live record
+/// of each message id (a reply is written again with its tool results), counted once
+/// over every file (`--session-file` copies records with their ids and times).
+fn recorded_tokens(home: &Path) -> (u64, u64) {
+    let mut last: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
+    let mut stack = vec![home.join("tmp")];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            let mut here: BTreeMap<String, ((String, String), (u64, u64))> = BTreeMap::new();
+            for l in fs::read_to_string(&p).unwrap().lines() {
+                let Ok(v) = serde_json::from_str::<Value>(l) else {
+                    continue;
+                };
+                if v["type"] != "gemini" || !v["tokens"].is_object() {
+                    continue;
+                }
+                let t = &v["tokens"];
+                let n = |k: &str| t[k].as_u64().unwrap_or(0);
+                let id = v["id"].as_str().unwrap().to_string();
+                let ts = v["timestamp"].as_str().unwrap_or("").to_string();
+                here.insert(
+                    id.clone(),
+                    ((id, ts), (n("total"), n("output") + n("thoughts"))),
+                );
+            }
+            for (_, (k, v)) in here {
+                last.insert(k, v);
+            }
+        }
+    }
+    last.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+// §2.2 tokens: `sessionfs usage` of a CLI folder counts every reply once, with its
+// last live record (a resume's copies have none; a reply copied into an import counts
+// in the session it came from), subagents included; `cost` of an entry is priced with
+// the table given, tokens as the Gemini API bills them.
+#[test]
+fn usage_and_cost_count_each_reply_once() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let out = sessionfs(&["usage", "--json", home.to_str().unwrap()], dir.path()).ok();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let sessions = v["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 10, "{}", out.stdout);
+    assert!(sessions.iter().all(|s| s["agent"] == "gemini-cli"));
+    let total: u64 = sessions
+        .iter()
+        .map(|s| s["totalTokens"].as_u64().unwrap())
+        .sum();
+    let (want_total, want_output) = recorded_tokens(&home);
+    assert_eq!(total, want_total);
+    let output: u64 = sessions
+        .iter()
+        .map(|s| s["outputTokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(output, want_output);
+
+    // Priced: a table that knows the model.
+    let prices = dir.path().join("prices.json");
+    fs::write(
+        &prices,
+        r#"{"gemini-3.8-flash":{"input_cost_per_token":0.000001,"output_cost_per_token":0.00001,"cache_read_input_token_cost":0.0000001}}"#,
+    )
+    .unwrap();
+    let m = Mount::sessions_dir(
+        dir,
+        Some(&home),
+        &["--prices", prices.to_str().unwrap()],
+        &[],
+    );
+    let e = m
+        .mnt
+        .join("-home-dev-src-tools/ac5699fe-16fb-4346-9e5e-3700a4f37493/.id/e9f64f73-c06c-4593-afae-80a4032447d8");
+    let cost: Value = serde_json::from_slice(&fs::read(e.join("cost.json")).unwrap()).unwrap();
+    // {"input":11560,"output":48,"cached":0,"thoughts":12,"tool":0,"total":11620}
+    let want = 11560.0 * 0.000001 + 60.0 * 0.00001;
+    let usage = &cost["entry"]["usage"];
+    let got = usage["cost"].as_f64().unwrap_or(f64::NAN);
+    assert!((got - want).abs() < 1e-12, "{cost}");
+    assert_eq!(usage["totalTokens"], 11620);
+    assert_eq!(cost["entry"]["costFrom"], "prices");
+}
+
+// §10: damaged files. `sessionfs check` names each damage at its line, in the CLI's
+// words, with exit status 1, and leaves the files as they were; the mount shows what
+// the CLI would read: a torn last line waits, garbage is skipped, an unknown
+// `$rewindTo` leaves no leaf (the conversation is empty) but every entry reachable.
+#[test]
+fn damaged_files_mount_and_check_names_the_damage() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "damaged");
+    let before = recorded_tokens(&home);
+    let out = sessionfs(&["check", "--json", home.to_str().unwrap()], dir.path());
+    assert_eq!(out.code(), Some(1), "{}", out.stderr);
+    let mut found: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    for l in out.stdout.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["format"], "gemini-cli");
+        let slug = v["file"]
+            .as_str()
+            .unwrap()
+            .split('/')
+            .rev()
+            .nth(2)
+            .unwrap()
+            .to_string();
+        let ps = v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["line"].as_u64().unwrap(),
+                    p["kind"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        found.insert(slug, ps);
+    }
+    let want = |s: &str| found.get(s).cloned().unwrap_or_default();
+    assert_eq!(want("dmg-torn"), [(29, "torn-last-line".to_string())]);
+    assert_eq!(
+        want("dmg-garbage"),
+        [
+            (13, "malformed".to_string()),
+            (14, "gemini-unknown-line".to_string()),
+            (15, "not-an-object".to_string()),
+            (16, "blank".to_string())
+        ]
+    );
+    assert_eq!(
+        want("dmg-rewind-unknown"),
+        [(31, "gemini-rewind-unknown".to_string())]
+    );
+    assert_eq!(
+        want("dmg-no-metadata"),
+        [(0, "gemini-no-metadata".to_string())]
+    );
+    assert!(want("dmg-odd-records").contains(&(7, "gemini-not-a-record".to_string())));
+    assert_eq!(recorded_tokens(&home), before);
+
+    let m = Mount::sessions_dir(dir, Some(&home), &[], &[]);
+    let only = |p: &str| {
+        let d = m.mnt.join(p);
+        d.join(&try_ls(&d).unwrap()[0])
+    };
+    assert_eq!(
+        link_id(&only("-home-dev-src-dmg-torn").join("leaf")),
+        "fea07fd2-0488-4569-988b-27f978b5dae7"
+    );
+    let rw = only("-home-dev-src-dmg-rewind-unknown");
+    assert!(fs::symlink_metadata(rw.join("leaf")).is_err());
+    assert!(
+        rw.join(".id/34ee7f52-f22a-44dc-a501-a74dc0afca9e/assistant")
+            .is_file()
+    );
+    assert_eq!(
+        fs::read_to_string(rw.join(".id/34ee7f52-f22a-44dc-a501-a74dc0afca9e/assistant")).unwrap(),
+        "7 + 1 = 8.\n"
+    );
+    let odd = only("-home-dev-src-dmg-odd-records");
+    assert!(
+        fs::read_to_string(odd.join(".id/odd-system/system"))
+            .unwrap()
+            .contains("\"type\": \"system\"")
+    );
+}
+
+// `name` writes the summary the CLI's browser shows (`$set.summary`); a fork is
+// refused when it is opened, saying what to do instead; images are decoded.
+#[test]
+fn name_fork_and_images() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let file = home.join("tmp/image/chats/session-2026-12-05T07-37-e76647b8.jsonl");
+    let m = Mount::start(dir, file.clone(), &[]);
+    sh("echo 'The picture session' > name", &m.mnt).ok();
+    assert!(
+        fs::read_to_string(&file)
+            .unwrap()
+            .ends_with("{\"$set\":{\"summary\":\"The picture session\"}}\n")
+    );
+    assert!(wait_until(DEADLINE, || fs::read_to_string(
+        m.mnt.join("name")
+    )
+    .is_ok_and(|n| n == "The picture session\n")));
+    let e = m.mnt.join(".id/559553d7-fb46-492c-9693-1fe46e051282");
+    let png = fs::read(e.join("image-1.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    assert!(
+        fs::read_to_string(e.join("user"))
+            .unwrap()
+            .contains("→ image-1.png]")
+    );
+    let r = sh(": > fork", &e);
+    assert_ne!(r.code(), Some(0));
+    assert!(r.stderr.contains("not supported"), "{}", r.stderr);
+    assert!(
+        fs::read_to_string(e.join("fork"))
+            .unwrap()
+            .contains("Gemini CLI 0.61.0 has no fork")
+    );
+}

@@ -347,8 +347,39 @@ impl Agent for Gemini {
         moved
     }
 
-    fn after_link(&mut self, _s: &mut Session) {
+    /// A subagent's entries are pieces of the call that ran them, not branches of
+    /// the conversation (`branches/`, `tree`, a branch's cost); leaves and branch
+    /// points are counted without them.
+    fn after_link(&mut self, s: &mut Session) {
         self.name_subagents();
+        if self.files.len() < 2 {
+            return;
+        }
+        for e in s.entries.iter_mut() {
+            if e.file != 0 {
+                e.flags |= flags::PIECE;
+            }
+        }
+        s.leaves = 0;
+        s.branch_points = 0;
+        for e in &s.entries {
+            if !e.is_node() || e.flags & flags::PIECE != 0 {
+                continue;
+            }
+            let mut real = 0;
+            let mut c = e.first_child;
+            while c != NIL {
+                if s.entries[c as usize].flags & flags::PIECE == 0 {
+                    real += 1;
+                }
+                c = s.entries[c as usize].next_sibling;
+            }
+            match real {
+                0 => s.leaves += 1,
+                1 => {}
+                _ => s.branch_points += 1,
+            }
+        }
     }
 
     /// The summary and the leaf are metadata: a `$set` moves them without an entry.
