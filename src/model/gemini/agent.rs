@@ -102,10 +102,56 @@ impl Gemini {
         let Some((f, key)) = self.msg_of(s, i) else {
             return Ok(Vec::new());
         };
-        self.path_locs(f, key)
-            .into_iter()
-            .map(|l| self.record_at(s, l))
-            .collect()
+        let locs = self.path_locs(f, key);
+        self.records_at(s, &locs)
+    }
+
+    /// The records at `locs`, parsed, in that order. Records that lie close together
+    /// in one file are read in one block, not one `pread` each (a path of 100,000
+    /// records is most of a session file).
+    pub fn records_at(&self, s: &Session, locs: &[Loc]) -> io::Result<Vec<Value>> {
+        /// The most bytes read at once, and the most bytes of no wanted record read
+        /// rather than start another block.
+        const BLOCK: u64 = 1 << 20;
+        const GAP: u64 = 64 << 10;
+        let mut order: Vec<usize> = (0..locs.len()).collect();
+        order.sort_unstable_by_key(|&k| (locs[k].file, locs[k].off));
+        let mut out: Vec<Option<Value>> = vec![None; locs.len()];
+        let mut k = 0;
+        while k < order.len() {
+            let first = locs[order[k]];
+            let (start, mut end) = (first.off, first.off + first.len as u64);
+            let mut run = k + 1;
+            while let Some(&j) = order.get(run) {
+                let l = locs[j];
+                let l_end = l.off + l.len as u64;
+                if l.file != first.file || l.off > end + GAP || l_end.max(end) - start > BLOCK {
+                    break;
+                }
+                end = end.max(l_end);
+                run += 1;
+            }
+            let block = self.read(
+                s,
+                Loc {
+                    file: first.file,
+                    off: start,
+                    len: (end - start) as u32,
+                    line: first.line,
+                },
+            )?;
+            for &j in &order[k..run] {
+                let l = locs[j];
+                let at = (l.off - start) as usize;
+                let bytes = &block[at..at + l.len as usize];
+                let v = crate::model::core::js::parse_line(bytes).map_err(|e| {
+                    io::Error::new(io::ErrorKind::InvalidData, format!("line {}: {e}", l.line))
+                })?;
+                out[j] = Some(v);
+            }
+            k = run;
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// Where the records of the path to message `key` of file `f` lie.
@@ -427,7 +473,7 @@ impl Agent for Gemini {
 
     fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>> {
         let records = self.path_records(s, i)?;
-        Ok(context::contents(&records))
+        Ok(context::contents(records))
     }
 
     fn context_preamble(&self, s: &Session, _i: u32) -> Option<String> {

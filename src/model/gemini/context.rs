@@ -22,7 +22,7 @@
 //! is sent) gives no contents.
 
 use super::line::is_ignored_text;
-use crate::model::core::genai::{part_list, parts_to_string};
+use crate::model::core::genai::parts_to_string;
 use crate::model::core::js::{js_to_string, js_truthy};
 use serde_json::{Map, Value, json};
 
@@ -60,6 +60,48 @@ pub fn resumable(records: &[Value]) -> bool {
         })
 }
 
+/// `isIgnoredUserContent` of a user record's content: its string form (trimmed) is
+/// empty or starts with `/`, `?`, `<session_context>` or `<hook_context>`. Only as
+/// much of the string form is made as the test needs: a prompt's text is not copied.
+fn ignored(content: &Value) -> bool {
+    let mut head = String::new();
+    let settled = |h: &str| {
+        h.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}')
+            .chars()
+            .nth(20)
+            .is_some()
+    };
+    let parts: &[Value] = match content {
+        Value::Array(a) => a,
+        other => std::slice::from_ref(other),
+    };
+    // A text's leading whitespace and what follows it, enough to settle the tests.
+    let lead = |t: &str| -> usize {
+        let start = t.len()
+            - t.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}')
+                .len();
+        let mut end = (start + 64).min(t.len());
+        while !t.is_char_boundary(end) {
+            end += 1;
+        }
+        end
+    };
+    for p in parts {
+        if settled(&head) {
+            break;
+        }
+        match p {
+            Value::String(t) => head.push_str(&t[..lead(t)]),
+            Value::Object(o) if o.len() == 1 && o.get("text").is_some_and(Value::is_string) => {
+                let t = o["text"].as_str().unwrap_or("");
+                head.push_str(&t[..lead(t)]);
+            }
+            other => head.push_str(&parts_to_string(other)),
+        }
+    }
+    is_ignored_text(&head)
+}
+
 fn nonempty(v: Option<&Value>) -> bool {
     match v {
         Some(Value::Array(a)) => !a.is_empty(),
@@ -71,21 +113,22 @@ fn nonempty(v: Option<&Value>) -> bool {
 }
 
 /// `convertSessionToClientHistory`: the records as `{role, parts}` contents.
-pub fn client_history(records: &[Value]) -> Vec<Value> {
+pub fn client_history(records: Vec<Value>) -> Vec<Value> {
     let mut out = Vec::new();
-    for m in records {
-        match s(m, "type").and_then(Value::as_str) {
+    for mut m in records {
+        let ty = s(&m, "type").and_then(Value::as_str).map(str::to_string);
+        match ty.as_deref() {
             Some("user") => {
-                let c = m.get("content").unwrap_or(&Value::Null);
-                if is_ignored_text(&parts_to_string(c)) {
+                let c = m.get_mut("content").map(Value::take).unwrap_or(Value::Null);
+                if ignored(&c) {
                     continue;
                 }
-                out.push(json!({"role": "user", "parts": part_list(c)}));
+                out.push(json!({"role": "user", "parts": into_part_list(c)}));
             }
             Some("gemini") => {
-                let c = m.get("content").unwrap_or(&Value::Null);
-                let content_parts = if js_truthy(Some(c)) {
-                    part_list(c)
+                let c = m.get_mut("content").map(Value::take).unwrap_or(Value::Null);
+                let content_parts = if js_truthy(Some(&c)) {
+                    into_part_list(c)
                 } else {
                     Vec::new()
                 };
@@ -144,7 +187,7 @@ pub fn client_history(records: &[Value]) -> Vec<Value> {
                             fr.insert("response".into(), json!({ "output": text }));
                             responses.push(json!({ "functionResponse": Value::Object(fr) }));
                         }
-                        Value::Array(_) => responses.extend(part_list(r)),
+                        Value::Array(_) => responses.extend(into_part_list(r.clone())),
                         other => responses.push(other.clone()),
                     }
                 }
@@ -156,6 +199,22 @@ pub fn client_history(records: &[Value]) -> Vec<Value> {
         }
     }
     out
+}
+
+/// `ensurePartArray`, taking the content: a string is one text part, a list is
+/// itself (its strings text parts), anything else one part.
+fn into_part_list(content: Value) -> Vec<Value> {
+    match content {
+        Value::Array(items) => items
+            .into_iter()
+            .map(|p| match p {
+                Value::String(s) => json!({ "text": s }),
+                other => other,
+            })
+            .collect(),
+        Value::String(s) => vec![json!({ "text": s })],
+        other => vec![other],
+    }
 }
 
 fn role(c: &Value) -> Option<&str> {
@@ -194,22 +253,23 @@ fn valid_content(c: &Value) -> bool {
 /// `extractCuratedHistory`: a run of model turns is kept only when every one is valid.
 fn curated(history: Vec<Value>) -> Vec<Value> {
     let mut out = Vec::with_capacity(history.len());
-    let mut i = 0;
-    while i < history.len() {
-        if role(&history[i]) == Some("user") {
-            out.push(history[i].clone());
-            i += 1;
-            continue;
+    let mut run: Vec<Value> = Vec::new();
+    let mut valid = true;
+    for turn in history {
+        if role(&turn) == Some("user") {
+            if valid {
+                out.append(&mut run);
+            }
+            run.clear();
+            valid = true;
+            out.push(turn);
+        } else {
+            valid &= valid_content(&turn);
+            run.push(turn);
         }
-        let start = i;
-        let mut valid = true;
-        while i < history.len() && role(&history[i]) != Some("user") {
-            valid &= valid_content(&history[i]);
-            i += 1;
-        }
-        if valid {
-            out.extend(history[start..i].iter().cloned());
-        }
+    }
+    if valid {
+        out.append(&mut run);
     }
     out
 }
@@ -218,36 +278,25 @@ fn curated(history: Vec<Value>) -> Vec<Value> {
 /// function call without a signature gets the synthetic one; turns left without parts
 /// go.
 fn strip_thoughts(history: Vec<Value>) -> Vec<Value> {
+    let is_thought = |p: &Value| js_truthy(Some(p)) && js_truthy(p.get("thought"));
     history
         .into_iter()
         .map(|mut turn| {
-            let Some(ps) = parts(&turn) else {
+            let model = role(&turn) == Some("model");
+            let Some(Value::Array(ps)) = turn.get_mut("parts") else {
                 return turn;
             };
-            let is_thought = |p: &Value| js_truthy(Some(p)) && js_truthy(p.get("thought"));
             if !ps.iter().any(is_thought) {
                 return turn;
             }
-            let model = role(&turn) == Some("model");
-            let mut patched = false;
-            let kept: Vec<Value> = ps
-                .iter()
-                .filter(|p| js_truthy(Some(p)) && !is_thought(p))
-                .map(|p| {
-                    if model && !patched && js_truthy(p.get("functionCall")) {
-                        patched = true;
-                        if !js_truthy(p.get("thoughtSignature")) {
-                            let mut p = p.clone();
-                            if let Value::Object(o) = &mut p {
-                                o.insert("thoughtSignature".into(), json!(SIGNATURE));
-                            }
-                            return p;
-                        }
-                    }
-                    p.clone()
-                })
-                .collect();
-            turn["parts"] = Value::Array(kept);
+            ps.retain(|p| js_truthy(Some(p)) && !is_thought(p));
+            if model
+                && let Some(p) = ps.iter_mut().find(|p| js_truthy(p.get("functionCall")))
+                && !js_truthy(p.get("thoughtSignature"))
+                && let Value::Object(o) = p
+            {
+                o.insert("thoughtSignature".into(), json!(SIGNATURE));
+            }
             turn
         })
         .filter(|t| parts(t).is_none_or(|p| !p.is_empty()))
@@ -257,7 +306,7 @@ fn strip_thoughts(history: Vec<Value>) -> Vec<Value> {
 /// `coalesceConsecutiveRoles`: consecutive turns of one role become one.
 fn coalesce(history: Vec<Value>) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(history.len());
-    for turn in history {
+    for mut turn in history {
         if let Some(last) = out.last_mut()
             && role(last).is_some_and(|r| !r.is_empty())
             && role(last) == role(&turn)
@@ -265,9 +314,16 @@ fn coalesce(history: Vec<Value>) -> Vec<Value> {
             let has = last.get("parts").is_some_and(|p| !p.is_null())
                 || turn.get("parts").is_some_and(|p| !p.is_null());
             if has {
-                let mut all = parts(last).cloned().unwrap_or_default();
-                all.extend(parts(&turn).cloned().unwrap_or_default());
-                last["parts"] = Value::Array(all);
+                let more = match turn.get_mut("parts").map(Value::take) {
+                    Some(Value::Array(a)) => a,
+                    _ => Vec::new(),
+                };
+                if !matches!(last.get("parts"), Some(Value::Array(_))) {
+                    last["parts"] = Value::Array(Vec::new());
+                }
+                if let Some(Value::Array(all)) = last.get_mut("parts") {
+                    all.extend(more);
+                }
             } else if let Value::Object(o) = last {
                 o.remove("parts");
             }
@@ -308,128 +364,131 @@ fn sign_active_loop(contents: &mut [Value]) {
 
 /// `stripToolCallIdPrefixes`: a call's or a response's id loses its `<name>__`
 /// prefix; empty text leaves a part that has other fields, and a part that has none.
-fn strip_prefixes(contents: Vec<Value>) -> Vec<Value> {
-    let strip = |v: &Value, keys: [&str; 3]| -> Option<Value> {
-        let name = v.get("name");
-        let n = match name {
+fn strip_prefixes(contents: &mut [Value]) {
+    let strip = |v: &mut Value, keys: [&str; 3]| {
+        let n = match v.get("name") {
             Some(Value::String(n)) if !crate::model::core::reply::js_trim(n).is_empty() => {
                 crate::model::core::reply::js_trim(n).to_string()
             }
             _ => "generic_tool".to_string(),
         };
-        let id = v.get("id").and_then(Value::as_str)?;
-        let rest = id.strip_prefix(&format!("{n}__"))?;
+        let Some(rest) = v
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|id| id.strip_prefix(&format!("{n}__")))
+            .map(str::to_string)
+        else {
+            return;
+        };
         let mut o = Map::new();
         for k in keys {
             let val = if k == "id" {
                 Some(json!(rest))
             } else {
-                v.get(k).cloned()
+                v.get_mut(k).map(Value::take)
             };
             if let Some(val) = val {
                 o.insert(k.into(), val);
             }
         }
-        Some(Value::Object(o))
+        *v = Value::Object(o);
     };
-    contents
-        .into_iter()
-        .map(|mut c| {
-            let ps: Vec<Value> = parts(&c)
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .filter_map(|mut p| {
-                    if let Value::Object(o) = &mut p {
-                        if let Some(fc) = o.get("functionCall").filter(|v| js_truthy(Some(v)))
-                            && let Some(n) = strip(fc, ["name", "args", "id"])
-                        {
-                            o.insert("functionCall".into(), n);
-                        }
-                        if let Some(fr) = o.get("functionResponse").filter(|v| js_truthy(Some(v)))
-                            && let Some(n) = strip(fr, ["name", "response", "id"])
-                        {
-                            o.insert("functionResponse".into(), n);
-                        }
-                        let other = o
-                            .keys()
-                            .any(|k| !matches!(k.as_str(), "text" | "thought" | "callIndex"));
-                        if o.get("text") == Some(&json!("")) {
-                            if other {
-                                o.remove("text");
-                            } else {
-                                return None;
-                            }
-                        }
-                    }
-                    Some(p)
-                })
-                .collect();
-            if let Value::Object(o) = &mut c {
-                o.insert("parts".into(), Value::Array(ps));
+    for c in contents.iter_mut() {
+        let Some(Value::Array(ps)) = c.get_mut("parts") else {
+            if let Value::Object(o) = c {
+                o.insert("parts".into(), Value::Array(Vec::new()));
             }
-            c
-        })
-        .collect()
+            continue;
+        };
+        ps.retain_mut(|p| {
+            let Value::Object(o) = p else {
+                return true;
+            };
+            if let Some(fc) = o.get_mut("functionCall").filter(|v| js_truthy(Some(v))) {
+                strip(fc, ["name", "args", "id"]);
+            }
+            if let Some(fr) = o.get_mut("functionResponse").filter(|v| js_truthy(Some(v))) {
+                strip(fr, ["name", "response", "id"]);
+            }
+            let other = o
+                .keys()
+                .any(|k| !matches!(k.as_str(), "text" | "thought" | "callIndex"));
+            if o.get("text") == Some(&json!("")) {
+                if !other {
+                    return false;
+                }
+                o.remove("text");
+            }
+            true
+        });
+    }
 }
 
 /// A part as the `@google/genai` client writes it for the Gemini API
 /// (`partToMldev`): its known fields, in the client's order, `null`s left out.
-fn part_to_api(p: &Value) -> Value {
-    let Value::Object(o) = p else {
+fn part_to_api(p: Value) -> Value {
+    let Value::Object(mut o) = p else {
         return Value::Object(Map::new());
     };
     let mut out = Map::new();
-    let mut put = |k: &str, v: Option<Value>| {
-        if let Some(v) = v.filter(|v| !v.is_null()) {
-            out.insert(k.into(), v);
-        }
-    };
-    let pick = |v: &Value, keys: &[&str]| -> Value {
+    let mut take = |k: &str| o.remove(k).filter(|v| !v.is_null());
+    let pick = |v: Value, keys: &[&str]| -> Value {
+        let Value::Object(mut from) = v else {
+            return Value::Object(Map::new());
+        };
         let mut m = Map::new();
         for k in keys {
-            if let Some(x) = v.get(*k).filter(|x| !x.is_null()) {
-                m.insert((*k).into(), x.clone());
+            if let Some(x) = from.remove(*k).filter(|x| !x.is_null()) {
+                m.insert((*k).into(), x);
             }
         }
         Value::Object(m)
     };
-    let get = |k: &str| o.get(k).filter(|v| !v.is_null());
-    put("mediaResolution", get("mediaResolution").cloned());
-    put("codeExecutionResult", get("codeExecutionResult").cloned());
-    put("executableCode", get("executableCode").cloned());
-    put(
-        "fileData",
-        get("fileData").map(|v| pick(v, &["fileUri", "mimeType"])),
-    );
-    put(
-        "functionCall",
-        get("functionCall").map(|v| pick(v, &["id", "args", "name"])),
-    );
-    put("functionResponse", get("functionResponse").cloned());
-    put(
-        "inlineData",
-        get("inlineData").map(|v| pick(v, &["data", "mimeType"])),
-    );
-    put("text", get("text").cloned());
-    put("thought", get("thought").cloned());
-    put("thoughtSignature", get("thoughtSignature").cloned());
-    put("videoMetadata", get("videoMetadata").cloned());
+    let fields: [(&str, Option<Value>); 11] = [
+        ("mediaResolution", take("mediaResolution")),
+        ("codeExecutionResult", take("codeExecutionResult")),
+        ("executableCode", take("executableCode")),
+        (
+            "fileData",
+            take("fileData").map(|v| pick(v, &["fileUri", "mimeType"])),
+        ),
+        (
+            "functionCall",
+            take("functionCall").map(|v| pick(v, &["id", "args", "name"])),
+        ),
+        ("functionResponse", take("functionResponse")),
+        (
+            "inlineData",
+            take("inlineData").map(|v| pick(v, &["data", "mimeType"])),
+        ),
+        ("text", take("text")),
+        ("thought", take("thought")),
+        ("thoughtSignature", take("thoughtSignature")),
+        ("videoMetadata", take("videoMetadata")),
+    ];
+    for (k, v) in fields {
+        if let Some(v) = v {
+            out.insert(k.into(), v);
+        }
+    }
     Value::Object(out)
 }
 
 /// A content as the client writes it (`contentToMldev`): `parts`, then `role`.
-fn content_to_api(c: &Value) -> Value {
+fn content_to_api(c: Value) -> Value {
+    let Value::Object(mut c) = c else {
+        return Value::Object(Map::new());
+    };
     let mut out = Map::new();
-    if let Some(ps) = c.get("parts").filter(|v| !v.is_null()) {
+    if let Some(ps) = c.remove("parts").filter(|v| !v.is_null()) {
         let ps = match ps {
-            Value::Array(a) => Value::Array(a.iter().map(part_to_api).collect()),
-            other => other.clone(),
+            Value::Array(a) => Value::Array(a.into_iter().map(part_to_api).collect()),
+            other => other,
         };
         out.insert("parts".into(), ps);
     }
-    if let Some(r) = c.get("role").filter(|v| !v.is_null()) {
-        out.insert("role".into(), r.clone());
+    if let Some(r) = c.remove("role").filter(|v| !v.is_null()) {
+        out.insert("role".into(), r);
     }
     Value::Object(out)
 }
@@ -437,8 +496,8 @@ fn content_to_api(c: &Value) -> Value {
 /// The request's `contents` when the conversation continues after the path whose
 /// records are `records` (in list order, as the file held them then), without the new
 /// prompt and the fresh `<session_context>`. Empty when the CLI would not resume it.
-pub fn contents(records: &[Value]) -> Vec<Value> {
-    if !resumable(records) {
+pub fn contents(records: Vec<Value>) -> Vec<Value> {
+    if !resumable(&records) {
         return Vec::new();
     }
     let mut history = vec![json!({"role": "user", "parts": [{"text": SESSION_CONTEXT}]})];
@@ -455,10 +514,8 @@ pub fn contents(records: &[Value]) -> Vec<Value> {
     let history = coalesce(strip_thoughts(curated(history)));
     let mut contents = coalesce(history);
     sign_active_loop(&mut contents);
-    let mut contents: Vec<Value> = strip_prefixes(contents)
-        .iter()
-        .map(content_to_api)
-        .collect();
+    strip_prefixes(&mut contents);
+    let mut contents: Vec<Value> = contents.into_iter().map(content_to_api).collect();
     // The prompt and the session context, as the kit takes them out.
     if let Some(last) = contents.last_mut() {
         let mut empty = false;
@@ -507,7 +564,7 @@ mod tests {
             json!({"id":"e","type":"gemini","content":[{"text":"7 + 1 = 8."}]}),
         ];
         assert_eq!(
-            Value::Array(contents(&recs)),
+            Value::Array(contents(recs)),
             json!([{"parts":[{"text":"[[AFTER]] First turn after rewinding everything."}],"role":"user"},
                    {"parts":[{"text":"A turn after the rewind."}],"role":"model"},
                    {"parts":[{"text":"[[QA4]] Add one."}],"role":"user"},
@@ -525,21 +582,21 @@ mod tests {
         ];
         let fr = json!({"functionResponse":{"name":"ls","response":{"output":"o"},"id":"c1"}});
         assert_eq!(
-            Value::Array(contents(&recs)),
+            Value::Array(contents(recs)),
             json!([{"parts":[{"text":"go"}],"role":"user"},
                    {"parts":[{"text":"Look."},{"functionCall":{"id":"c1","args":{"a":1},"name":"ls"},"thoughtSignature":SIGNATURE}],"role":"model"},
                    {"parts":[fr, fr],"role":"user"},
                    {"parts":[{"text":INTERRUPTED}],"role":"model"}])
         );
         // Nothing the CLI sends: no contents, as it does not resume.
-        assert!(contents(&[json!({"id":"i","type":"info","content":"x"})]).is_empty());
+        assert!(contents(vec![json!({"id":"i","type":"info","content":"x"})]).is_empty());
         // An empty reply is curated out.
         let recs = vec![
             json!({"id":"u","type":"user","content":[{"text":"go"}]}),
             json!({"id":"g","type":"gemini","content":[{"text":""}]}),
         ];
         assert_eq!(
-            Value::Array(contents(&recs)),
+            Value::Array(contents(recs)),
             json!([{"parts":[{"text":"go"}],"role":"user"}])
         );
     }
