@@ -637,7 +637,9 @@ fn recorded_tokens(home: &Path) -> (u64, u64) {
             if p.extension().is_none_or(|x| x != "jsonl") {
                 continue;
             }
-            let mut here: BTreeMap<String, ((String, String), (u64, u64))> = BTreeMap::new();
+            // id → ((id, time), (total, output)) of its last live record in this file.
+            type Last = ((String, String), (u64, u64));
+            let mut here: BTreeMap<String, Last> = BTreeMap::new();
             for l in fs::read_to_string(&p).unwrap().lines() {
                 let Ok(v) = serde_json::from_str::<Value>(l) else {
                     continue;

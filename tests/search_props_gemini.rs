@@ -359,7 +359,7 @@ fn record(kind: u8, id: &str, x: &Spec, flag: bool, st: &Style) -> String {
 /// Writes one line of kind `x.kind`. `ids` are the record ids written so far.
 fn line(x: &Spec, ids: &mut Vec<String>, st: &Style) -> String {
     let s = |v: &str| st.string(v);
-    let mut next_id = |reuse: Option<usize>, ids: &mut Vec<String>| match reuse {
+    let next_id = |reuse: Option<usize>, ids: &mut Vec<String>| match reuse {
         Some(k) if !ids.is_empty() => ids[k % ids.len()].clone(),
         _ => {
             let id = format!("r{}", ids.len());

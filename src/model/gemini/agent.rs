@@ -267,10 +267,10 @@ impl Gemini {
         for (k, v) in &r.meta {
             o.insert(k.clone(), v.clone());
         }
-        if let Some((home, slug)) = super::files::home_of(&s.path) {
-            if let Some(p) = super::files::project_of(&home, &slug) {
-                o.insert("project".into(), Value::from(p));
-            }
+        if let Some((home, slug)) = super::files::home_of(&s.path)
+            && let Some(p) = super::files::project_of(&home, &slug)
+        {
+            o.insert("project".into(), Value::from(p));
         }
         let mut j = crate::model::core::js::js_stringify(&Value::Object(o)).into_bytes();
         j.push(b'\n');

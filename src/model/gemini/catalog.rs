@@ -141,11 +141,14 @@ pub fn head(path: &Path) -> Option<Head> {
     Some(h)
 }
 
+/// A file's size and modification time (ns) when its head was read, and its head.
+type Seen = (u64, i64, Option<Head>);
+
 /// Lists `tmp/` folders, remembering what it read of each file.
 #[derive(Debug, Default)]
 pub struct Scanner {
     /// Path → (size, mtime ns, what it said).
-    heads: Mutex<HashMap<PathBuf, (u64, i64, Option<Head>)>>,
+    heads: Mutex<HashMap<PathBuf, Seen>>,
 }
 
 impl Scanner {

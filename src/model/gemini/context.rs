@@ -352,12 +352,11 @@ fn sign_active_loop(contents: &mut [Value]) {
         let Some(Value::Array(ps)) = c.get_mut("parts") else {
             continue;
         };
-        if let Some(p) = ps.iter_mut().find(|p| js_truthy(p.get("functionCall"))) {
-            if !js_truthy(p.get("thoughtSignature"))
-                && let Value::Object(o) = p
-            {
-                o.insert("thoughtSignature".into(), json!(SIGNATURE));
-            }
+        if let Some(p) = ps.iter_mut().find(|p| js_truthy(p.get("functionCall")))
+            && !js_truthy(p.get("thoughtSignature"))
+            && let Value::Object(o) = p
+        {
+            o.insert("thoughtSignature".into(), json!(SIGNATURE));
         }
     }
 }

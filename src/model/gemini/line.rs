@@ -304,15 +304,9 @@ mod tests {
             head(r#"{"id":"a","type":"user","content":[{"text":"  <session_context>\nx"}]}"#),
             ("a".into(), Flavor::User, true)
         );
-        assert_eq!(
-            head(r#"{"id":"a","type":"user","content":"/help"}"#).2,
-            true
-        );
-        assert_eq!(head(r#"{"id":"a","type":"user","content":[]}"#).2, true);
-        assert_eq!(
-            head(r#"{"id":"a","type":"user","content":[{"text":"   "},{"text":"hi"}]}"#).2,
-            false
-        );
+        assert!(head(r#"{"id":"a","type":"user","content":"/help"}"#).2);
+        assert!(head(r#"{"id":"a","type":"user","content":[]}"#).2);
+        assert!(!head(r#"{"id":"a","type":"user","content":[{"text":"   "},{"text":"hi"}]}"#).2);
         assert_eq!(
             head(r#"{"id":"a","type":"user","content":[{"functionResponse":{"name":"x"}}]}"#),
             ("a".into(), Flavor::ToolResult, false)

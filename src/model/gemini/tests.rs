@@ -98,13 +98,11 @@ pub(crate) fn check_set(set: &Path) -> usize {
                 failures.push(format!("{name}: point {id} is no entry"));
                 continue;
             };
-            if want.get("leaf") == Some(&Value::Bool(true)) {
-                if s.leaf() != Some(i) {
-                    failures.push(format!(
-                        "{name}: leaf is {:?}, the kit says {id}",
-                        s.leaf().map(|l| s.id_string(l))
-                    ));
-                }
+            if want.get("leaf") == Some(&Value::Bool(true)) && s.leaf() != Some(i) {
+                failures.push(format!(
+                    "{name}: leaf is {:?}, the kit says {id}",
+                    s.leaf().map(|l| s.id_string(l))
+                ));
             }
             if let Some(path) = want
                 .get("point")
