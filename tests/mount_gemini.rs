@@ -499,6 +499,22 @@ fn one_session_the_tmp_folder_and_the_every_agent_mount() {
         fs::read_to_string(qa.join("name")).unwrap(),
         "[[QA1]] What is 2+2?\n"
     );
+    drop(m);
+
+    // Without GEMINI_CLI_HOME: ~/.gemini.
+    let dir = tempdir();
+    let h = dir.path().join("home");
+    fs::create_dir_all(&h).unwrap();
+    home_copy(&h, "samples");
+    let m = Mount::sessions_dir(dir, None, &[], &[("HOME", h.as_os_str())]);
+    assert!(try_ls(&m.mnt).unwrap().contains(&"gemini".to_string()));
+    assert!(
+        m.mnt
+            .join("gemini/-home-dev-src-qa")
+            .join(QA)
+            .join("leaf")
+            .exists()
+    );
 }
 
 /// Appends `lines` (each a JSON line) to `file`, as the CLI does: one write each.
