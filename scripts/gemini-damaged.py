@@ -2,7 +2,7 @@
 """Make tests/fixtures/gemini/damaged/: damaged copies of the Gemini CLI samples, and what the
 real CLI 0.61.0 sends when it resumes each (the kit's context.py at every point).
 
-usage: scripts/gemini-damaged.py [--no-contexts]
+usage: scripts/gemini-damaged.py [--no-contexts] [--only VARIANT...]
 
 Each file is a copy of a sample session (tests/fixtures/gemini/samples/) under a session id of
 its own (every occurrence of the sample's id replaced), damaged one way (GEMINI-FORMAT.md §10):
@@ -16,6 +16,8 @@ its own (every occurrence of the sample's id replaced), damaged one way (GEMINI-
   no-metadata     every metadata line removed (no sessionId or projectHash: the CLI cannot
                   read it; no contexts)
   stub            a start-up stub alone (metadata and <session_context>: no conversation)
+  no-call-ids     the tool session with every call's and response's id removed (the CLI
+                  derives ids from a hash of where they are, `ensureStableToolIds`)
 
 The kit: $GEMINI_ORACLE_DIR (with its node_modules), else ../kits/gemini*. Contexts are
 measured with `context.py FILE --all --home-as /home/dev`, 2 jobs at a time.
@@ -76,9 +78,10 @@ def write(variant, slug, lines, old_sid, torn_tail=None):
 
 
 def main():
-    if os.path.isdir(OUT):
+    only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else None
+    if os.path.isdir(OUT) and not only:
         shutil.rmtree(OUT)
-    os.makedirs(os.path.join(OUT, "gemini-home"))
+    os.makedirs(os.path.join(OUT, "gemini-home"), exist_ok=True)
     projects = {}
     made = []
 
@@ -117,6 +120,11 @@ def main():
     stub = lines_of("compress", "session-2026-12-05T07-38-76c200a5.jsonl")
     made.append(("stub",) + write("stub", "compress", stub, stub_sid))
 
+    # no-call-ids
+    import re
+    nid = [re.sub(rb'"id":"[a-z_]+__call_tools_[0-9]+",', b"", l) for l in tools]
+    made.append(("no-call-ids",) + write("no-call-ids", "tools", nid, tools_sid))
+
     for variant, path, proj, slug in made:
         projects[proj] = slug
     with open(os.path.join(OUT, "gemini-home", "projects.json"), "w") as f:
@@ -128,7 +136,7 @@ def main():
     k = kit()
     os.makedirs(os.path.join(OUT, "contexts"), exist_ok=True)
     for variant, path, proj, slug in made:
-        if variant in ("no-metadata", "stub"):
+        if variant in ("no-metadata", "stub") or (only and variant not in only):
             continue
         sid = new_sid(variant)
         out = os.path.join(OUT, "contexts", sid + ".contexts.json")

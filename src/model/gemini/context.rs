@@ -112,10 +112,13 @@ fn nonempty(v: Option<&Value>) -> bool {
     }
 }
 
-/// `convertSessionToClientHistory`: the records as `{role, parts}` contents.
-pub fn client_history(records: Vec<Value>) -> Vec<Value> {
+/// `convertSessionToClientHistory`: the records as `{role, parts}` contents, each
+/// with the id the CLI keeps for it (the record's; `<id>_response` for a reply's tool
+/// results).
+pub fn client_history(records: Vec<Value>) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for mut m in records {
+        let id = js_to_string(m.get("id"));
         let ty = s(&m, "type").and_then(Value::as_str).map(str::to_string);
         match ty.as_deref() {
             Some("user") => {
@@ -123,7 +126,7 @@ pub fn client_history(records: Vec<Value>) -> Vec<Value> {
                 if ignored(&c) {
                     continue;
                 }
-                out.push(json!({"role": "user", "parts": into_part_list(c)}));
+                out.push((id, json!({"role": "user", "parts": into_part_list(c)})));
             }
             Some("gemini") => {
                 let c = m.get_mut("content").map(Value::take).unwrap_or(Value::Null);
@@ -170,7 +173,7 @@ pub fn client_history(records: Vec<Value>) -> Vec<Value> {
                 if parts.is_empty() {
                     continue;
                 }
-                out.push(json!({"role": "model", "parts": parts}));
+                out.push((id.clone(), json!({"role": "model", "parts": parts})));
                 let mut responses = Vec::new();
                 for c in calls {
                     let Some(r) = c.get("result").filter(|r| js_truthy(Some(r))) else {
@@ -192,7 +195,10 @@ pub fn client_history(records: Vec<Value>) -> Vec<Value> {
                     }
                 }
                 if !responses.is_empty() {
-                    out.push(json!({"role": "user", "parts": responses}));
+                    out.push((
+                        format!("{id}_response"),
+                        json!({"role": "user", "parts": responses}),
+                    ));
                 }
             }
             _ => {}
@@ -214,6 +220,89 @@ fn into_part_list(content: Value) -> Vec<Value> {
             .collect(),
         Value::String(s) => vec![json!({ "text": s })],
         other => vec![other],
+    }
+}
+
+/// `deriveStableId`: the first 32 hex digits of the SHA-256 of the ids, sorted as
+/// JavaScript sorts strings (by UTF-16 code units), joined with `|`.
+fn derive_id(ids: &[&str]) -> String {
+    let mut v: Vec<&str> = ids.to_vec();
+    v.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    super::sha256::hex(v.join("|").as_bytes())[..32].to_string()
+}
+
+/// `ensureStableToolIds`: a function call or response without an id (the CLI
+/// always writes one; another program may not) gets one made from a hash of where
+/// it is, paired with its response (or call) by name in the next (or previous) turn.
+fn stable_tool_ids(turns: &mut [(String, Value)]) {
+    // Only objects get an id (the CLI would fail on a call that is a string).
+    let has = |p: &Value, k: &str| p.get(k).is_some_and(Value::is_object);
+    let no_id = |v: &Value| !js_truthy(v.get("id"));
+    for i in 0..turns.len() {
+        let n = turns[i]
+            .1
+            .get("parts")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        for k in 0..n {
+            let part = turns[i].1["parts"][k].clone();
+            if has(&part, "functionCall") && no_id(&part["functionCall"]) {
+                let name = part["functionCall"].get("name").cloned();
+                let name_s = js_to_string(name.as_ref());
+                let id = format!(
+                    "synth_{name_s}_{}",
+                    derive_id(&[&turns[i].0, &i.to_string(), &k.to_string()])
+                );
+                if let Some((_, next)) = turns.get_mut(i + 1)
+                    && role(next) == Some("user")
+                    && let Some(Value::Array(ps)) = next.get_mut("parts")
+                    && let Some(r) = ps.iter_mut().find(|p| {
+                        has(p, "functionResponse")
+                            && crate::model::core::js::js_strict_eq(
+                                p["functionResponse"].get("name"),
+                                name.as_ref(),
+                            )
+                            && no_id(&p["functionResponse"])
+                    })
+                {
+                    r["functionResponse"]["id"] = json!(id);
+                }
+                turns[i].1["parts"][k]["functionCall"]["id"] = json!(id);
+            }
+            let part = turns[i].1["parts"][k].clone();
+            if has(&part, "functionResponse") && no_id(&part["functionResponse"]) {
+                let name = part["functionResponse"].get("name").cloned();
+                let name_s = js_to_string(name.as_ref());
+                let mut paired = None;
+                if i > 0 && role(&turns[i - 1].1) == Some("model") {
+                    let prev_id = turns[i - 1].0.clone();
+                    if let Some(Value::Array(ps)) = turns[i - 1].1.get_mut("parts")
+                        && let Some(c) = ps.iter_mut().find(|p| {
+                            has(p, "functionCall")
+                                && crate::model::core::js::js_strict_eq(
+                                    p["functionCall"].get("name"),
+                                    name.as_ref(),
+                                )
+                                && no_id(&p["functionCall"])
+                        })
+                    {
+                        let id = format!(
+                            "synth_{name_s}_{}",
+                            derive_id(&[&prev_id, &(i - 1).to_string(), &k.to_string()])
+                        );
+                        c["functionCall"]["id"] = json!(id);
+                        paired = Some(id);
+                    }
+                }
+                let id = paired.unwrap_or_else(|| {
+                    format!(
+                        "synth_orph_{name_s}_{}",
+                        derive_id(&[&turns[i].0, &i.to_string(), &k.to_string()])
+                    )
+                });
+                turns[i].1["parts"][k]["functionResponse"]["id"] = json!(id);
+            }
+        }
     }
 }
 
@@ -499,8 +588,13 @@ pub fn contents(records: Vec<Value>) -> Vec<Value> {
     if !resumable(&records) {
         return Vec::new();
     }
-    let mut history = vec![json!({"role": "user", "parts": [{"text": SESSION_CONTEXT}]})];
-    history.extend(client_history(records));
+    let mut turns = vec![(
+        derive_id(&["environment-context"]),
+        json!({"role": "user", "parts": [{"text": SESSION_CONTEXT}]}),
+    )];
+    turns.extend(client_history(records));
+    stable_tool_ids(&mut turns);
+    let mut history: Vec<Value> = turns.into_iter().map(|(_, c)| c).collect();
     // closeUnansweredToolResponseTurn
     if history.last().is_some_and(|c| {
         role(c) == Some("user")

@@ -32,6 +32,7 @@ pub mod line;
 pub mod names;
 pub mod render;
 pub mod search;
+pub mod sha256;
 pub mod system;
 pub mod usage;
 
