@@ -53,8 +53,10 @@
 //!    (pages filed by day, a folder per session, a database) gives the entry a
 //!    [`catalog::CatalogOf`]: which folders are the agent's roots, and a
 //!    [`catalog::Lister`] that lists a root's sessions by project, names the file
-//!    each is opened from, the folders to watch, and which session a changed file
-//!    belongs to. The mount (`view::MultiView`), `sessionfs grep`, `usage` and `check`
+//!    each is opened from, the folders to watch, which session a changed file
+//!    belongs to, and whether a write to a file can change the listing
+//!    ([`catalog::Lister::changes_listing`]: a file that becomes a session only once
+//!    something is written to it). The mount (`view::MultiView`), `sessionfs grep`, `usage` and `check`
 //!    list every agent through it.
 //! 5. What differs per agent in the mount is asked of the trait, never of the
 //!    [`format::Format`] tag: `labels_writable`, `writes_side_folder`, `entry_file`,
@@ -63,7 +65,8 @@
 //!    format (or version) the agent writes: what its renderer adds to a raw line
 //!    (decorations and their triggers, computed numbers, rewritten lines, binary
 //!    content), whether a line renders alone (`line_content`), side files, text taken
-//!    from a parent, spilled files; optionally [`grep::HitPaths`], how a hit is placed
+//!    from a parent, spilled files (a candidate line yields every entry whose bytes
+//!    lie inside it, so a line may hold several entries' records); optionally [`grep::HitPaths`], how a hit is placed
 //!    without the index (a map of the file's lines the search builds and caches, or
 //!    the lines before the hits). Its rules go in `crate::model::agents::SEARCH`
 //!    (`rules`, and its detection from the first parsed line in `detect`). Until then
