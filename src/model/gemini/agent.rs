@@ -15,7 +15,6 @@ use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
 use serde_json::Value;
 use std::any::Any;
-use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -72,7 +71,7 @@ impl Gemini {
             return Ok(buf);
         }
         match s.source(loc.file) {
-            Some(src) => src.read(loc.off, loc.len),
+            Some(src) => src.read(s.homes(), loc.off, loc.len),
             None => Err(io::Error::other("no such file in the session")),
         }
     }
@@ -202,7 +201,8 @@ impl Gemini {
         let max = crate::model::core::input::max_line();
         for k in 1..self.files.len() {
             let path = self.files[k].path.clone();
-            let Ok(file) = File::open(&path) else {
+            // Inside the session's folder (`chats/`), never blocking.
+            let Ok(file) = s.open_side(&path) else {
                 continue;
             };
             if let Ok(md) = file.metadata() {

@@ -59,13 +59,54 @@ pub fn sessions_root_of(dir: &Path) -> Option<PathBuf> {
     None
 }
 
-/// A project folder's name for the project at `path`: every `/` and `.` becomes `-`.
+/// A project folder's name for the project at `path`: every `/` and `.` becomes `-`
+/// (as Claude Code names its project folders), a control character (a NUL, which no
+/// name may hold; a newline or an escape sequence, which must not reach a terminal
+/// raw) its percent-encoded UTF-8 bytes (`%00`). `projects.json` is only the CLI's
+/// file, and anyone who can write it names the folder.
 pub fn project_name(path: &str) -> OsString {
-    OsString::from(
-        path.chars()
-            .map(|c| if c == '/' || c == '.' { '-' } else { c })
-            .collect::<String>(),
-    )
+    let mut s = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '/' | '.' => s.push('-'),
+            c if c.is_control() => push_percent(&mut s, c),
+            c => s.push(c),
+        }
+    }
+    OsString::from(s)
+}
+
+fn push_percent(s: &mut String, c: char) {
+    let mut b = [0u8; 4];
+    for byte in c.encode_utf8(&mut b).bytes() {
+        s.push_str(&format!("%{byte:02X}"));
+    }
+}
+
+/// A session's directory name for the id its file holds: the id itself, or, when it
+/// cannot be a file name as it is (empty, `.`, `..`, a `/`, a control character, a
+/// leading `%`), `%` and the id with `%`, `/` and control characters percent-encoded,
+/// as the mount escapes an entry's id.
+pub fn session_name(id: &str) -> OsString {
+    let plain = !(id.is_empty()
+        || id == "."
+        || id == ".."
+        || id.starts_with('%')
+        || id.contains('/')
+        || id.chars().any(char::is_control));
+    if plain {
+        return OsString::from(id);
+    }
+    let mut s = String::from("%");
+    for c in id.chars() {
+        match c {
+            '%' => s.push_str("%25"),
+            '/' => s.push_str("%2F"),
+            c if c.is_control() => push_percent(&mut s, c),
+            c => s.push(c),
+        }
+    }
+    OsString::from(s)
 }
 
 /// What a session file's first lines say.
@@ -81,10 +122,8 @@ pub struct Head {
 /// Reads a session file until its first message the CLI counts (or its end), taking
 /// the metadata's `sessionId` and `kind` on the way.
 pub fn head(path: &Path) -> Option<Head> {
-    let f = fs::File::open(path).ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    // A regular file only, never blocking (a FIFO in a sessions folder).
+    let f = crate::model::core::input::open_regular(path).ok()?;
     let mut h = Head::default();
     let mut r = BufReader::new(f);
     let mut buf = Vec::new();
@@ -189,7 +228,18 @@ impl Scanner {
                 .into_owned();
             let project = match super::files::project_of(home, &slug) {
                 Some(p) => project_name(&p),
-                None => OsString::from(&slug),
+                // A folder's own name, its control characters escaped.
+                None => {
+                    let mut s = String::new();
+                    for c in slug.chars() {
+                        if c.is_control() {
+                            push_percent(&mut s, c);
+                        } else {
+                            s.push(c);
+                        }
+                    }
+                    OsString::from(s)
+                }
             };
             // Session id → (has conversation, file name, path): the file to show.
             let mut best: HashMap<String, (bool, OsString, PathBuf)> = HashMap::new();
@@ -222,7 +272,7 @@ impl Scanner {
             let list = cat.projects.entry(project.clone()).or_default();
             for (sid, (_, _, path)) in best {
                 list.push(SessionRef {
-                    name: OsString::from(sid),
+                    name: session_name(&sid),
                     path,
                 });
             }
@@ -295,7 +345,10 @@ impl Lister for FolderLister {
         if path.is_dir() {
             return Some(changed.to_os_string());
         }
-        self.scanner.head(&path)?.session_id.map(OsString::from)
+        self.scanner
+            .head(&path)?
+            .session_id
+            .map(|id| session_name(&id))
     }
 
     /// A file not yet known to hold a message may just have got its first.
@@ -362,5 +415,17 @@ mod tests {
         );
         // Subagents are not sessions of the project.
         assert_eq!(cat.projects[OsStr::new("-home-dev-src-sub")].len(), 1);
+    }
+
+    #[test]
+    fn names_hold_no_slash_and_no_control_character() {
+        assert_eq!(project_name("/home/dev/src/qa"), "-home-dev-src-qa");
+        assert_eq!(project_name("/p\0q"), "-p%00q");
+        assert_eq!(project_name("/x\u{1b}]0;t\u{7}"), "-x%1B]0;t%07");
+        let id = "7fb7d652-217c-47ce-af29-36bb75378f8d";
+        assert_eq!(session_name(id), id);
+        assert_eq!(session_name(".."), "%..");
+        assert_eq!(session_name(""), "%");
+        assert_eq!(session_name("a/b\u{1b}%"), "%a%2Fb%1B%25");
     }
 }

@@ -34,7 +34,10 @@ pub fn home_of(path: &Path) -> Option<(PathBuf, String)> {
 /// The project folder of slug `slug` of the CLI folder `home`: from `projects.json`
 /// (the path that maps to it), else `tmp/<slug>/.project_root`.
 pub fn project_of(home: &Path, slug: &str) -> Option<String> {
-    if let Ok(b) = std::fs::read(home.join("projects.json"))
+    use crate::model::core::input::read_beneath;
+    // Both files are opened inside the CLI folder, bounded: a link out of it or a
+    // FIFO in its place is not followed.
+    if let Ok(b) = read_beneath(home, &home.join("projects.json"), 64 << 20)
         && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b)
         && let Some(p) = v.get("projects").and_then(|p| p.as_object())
     {
@@ -44,7 +47,13 @@ pub fn project_of(home: &Path, slug: &str) -> Option<String> {
             return Some(k.clone());
         }
     }
-    let root = std::fs::read_to_string(home.join("tmp").join(slug).join(".project_root")).ok()?;
+    let root = read_beneath(
+        home,
+        &home.join("tmp").join(slug).join(".project_root"),
+        1 << 20,
+    )
+    .ok()?;
+    let root = String::from_utf8(root).ok()?;
     let root = root.trim();
     (!root.is_empty()).then(|| root.to_string())
 }

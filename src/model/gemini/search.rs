@@ -145,7 +145,7 @@ pub fn detect(line: &[u8], _head: &LineHead) -> Option<&'static Rules> {
 /// session id read from its metadata line (the first line that has one).
 pub fn side_files(path: &Path) -> Vec<PathBuf> {
     use std::io::{BufRead, BufReader};
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok(f) = crate::model::core::input::open_regular(path) else {
         return Vec::new();
     };
     let mut r = BufReader::new(f);
