@@ -445,9 +445,16 @@ fn a_subagent_is_read_inside_the_session_that_ran_it() {
             .unwrap()
             .contains(&format!("[subagent agent-{SUBAGENT}]"))
     );
+    // Known to fail, so refused at open: the file shows no write bit.
     let r = sh("echo hi > reply", &agent);
     assert_ne!(r.code(), Some(0));
-    assert!(r.stderr.contains("not supported"), "{}", r.stderr);
+    assert!(r.stderr.contains("Permission denied"), "{}", r.stderr);
+    assert!(
+        fs::metadata(agent.join("reply"))
+            .unwrap()
+            .permissions()
+            .readonly()
+    );
     // The subagent's replies cost something: the call's running total includes them.
     let cost = fs::read_to_string(call.join("cost")).unwrap();
     assert!(cost.contains("subagents"), "{cost}");
@@ -842,9 +849,10 @@ fn name_fork_and_images() {
             .unwrap()
             .contains("→ image-1.png]")
     );
+    // No fork: refused at open (no write bit), and the file says why.
     let r = sh(": > fork", &e);
     assert_ne!(r.code(), Some(0));
-    assert!(r.stderr.contains("not supported"), "{}", r.stderr);
+    assert!(r.stderr.contains("Permission denied"), "{}", r.stderr);
     assert!(
         fs::read_to_string(e.join("fork"))
             .unwrap()

@@ -56,8 +56,8 @@
 //!    each is opened from, the folders to watch, which session a changed file
 //!    belongs to, and whether a write to a file can change the listing
 //!    ([`catalog::Lister::changes_listing`]: a file that becomes a session only once
-//!    something is written to it). The mount (`view::MultiView`), `sessionfs grep`, `usage` and `check`
-//!    list every agent through it.
+//!    something is written to it). The mount (`view::MultiView`), `sessionfs grep`,
+//!    `usage` and `check` list every agent through it.
 //! 5. What differs per agent in the mount is asked of the trait, never of the
 //!    [`format::Format`] tag: `labels_writable`, `writes_side_folder`, `entry_file`,
 //!    `watched_dirs`, `forked_from`/`forks_at` and the rest of the table in [`agent`].
@@ -66,9 +66,9 @@
 //!    (decorations and their triggers, computed numbers, rewritten lines, binary
 //!    content), whether a line renders alone (`line_content`), side files, text taken
 //!    from a parent, spilled files (a candidate line yields every entry whose bytes
-//!    lie inside it, so a line may hold several entries' records); optionally [`grep::HitPaths`], how a hit is placed
-//!    without the index (a map of the file's lines the search builds and caches, or
-//!    the lines before the hits). Its rules go in `crate::model::agents::SEARCH`
+//!    lie inside it, so a line may hold several entries' records); optionally
+//!    [`grep::HitPaths`], how a hit is placed without the index (a map of the file's
+//!    lines the search builds and caches, or the lines before the hits). Its rules go in `crate::model::agents::SEARCH`
 //!    (`rules`, and its detection from the first parsed line in `detect`). Until then
 //!    its files are searched without prefilter: every entry rendered, slower, never
 //!    wrong. The search's tests check every agent's rules against every fixture
