@@ -8,8 +8,9 @@
 //! printable runs of its decoded payloads go into the trigrams of the unit being
 //! filled. A unit is closed when its blocks come to [`UNIT_TARGET`] bytes, so a big
 //! file makes units of its own and small files share one. A line longer than
-//! [`LONG_LINE`] is not held: it is read through and recorded under probe
-//! [`HUGE`], which every query asks for (the exact path decides what it is).
+//! [`LONG_LINE`] is not held: the index of the file stops before it, and the exact
+//! path reads the rest of the file at every search. (Probe [`HUGE`], which every query
+//! asks for, holds the long lines an index of an earlier build read through.)
 //!
 //! Memory: per thread, the extractor (2 MiB), one piece of the file and the line being
 //! read (up to [`LONG_LINE`]); shared, the segment being built, which is written out
@@ -176,8 +177,8 @@ pub type EachLine<'a> = dyn FnMut(u64, Result<&[u8], u64>) + 'a;
 
 /// A file's lines from `from` on, up to `to` (its size when looked at): each complete
 /// line is handed to `each` with its newline, and hashed into `h`; a line longer than
-/// [`LONG_LINE`] is read through and given as its length alone. Returns where the
-/// last complete line ends (the next indexing starts there).
+/// [`LONG_LINE`] stops the reading before it. Returns where the last complete line
+/// ends (the next indexing starts there).
 pub fn read_lines(
     f: &File,
     from: u64,
@@ -194,41 +195,11 @@ pub fn read_lines(
             return Ok(end);
         }
         if buf.len() > LONG_LINE {
-            // A line too long: read on to its end, hashing into a copy, which is
-            // kept only if the line ends.
-            let mut hh = h.clone();
-            hh.update(&buf);
-            let start = base;
-            let mut pos = base + buf.len() as u64;
-            buf.clear();
-            let mut piece = vec![0u8; PIECE];
-            loop {
-                let want = ((to - pos) as usize).min(PIECE);
-                let n = if want == 0 {
-                    0
-                } else {
-                    read_at(f, &mut piece[..want], pos)?
-                };
-                if n == 0 {
-                    // It has no end yet: the index stops before it.
-                    return Ok(end);
-                }
-                match memchr::memchr(b'\n', &piece[..n]) {
-                    Some(i) => {
-                        hh.update(&piece[..=i]);
-                        *h = hh;
-                        each(start, Err(pos + i as u64 - start));
-                        end = pos + i as u64 + 1;
-                        base = end;
-                        break;
-                    }
-                    None => {
-                        hh.update(&piece[..n]);
-                        pos += n as u64;
-                    }
-                }
-            }
-            continue;
+            // A line too long: what the index covers of the file ends before it. The
+            // exact path reads the rest at every search, as it does without the index
+            // (it skips such a line); reading through it here would cost its whole
+            // length, gigabytes for a line that never ends, at every refresh.
+            return Ok(end);
         }
         let have = buf.len();
         let want = ((to - base - have as u64) as usize).min(PIECE.max(have));
