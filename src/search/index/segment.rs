@@ -443,7 +443,7 @@ pub struct Segment {
 impl Segment {
     /// Opens the segment at `path`, which must be `len` bytes long.
     pub fn open(path: &Path, len: u64) -> io::Result<Segment> {
-        let file = File::open(path)?;
+        let file = crate::model::core::input::open_regular(path)?;
         let real = file.metadata()?.len();
         if real != len || len < HEADER as u64 {
             return Err(damaged("a segment's length"));

@@ -30,6 +30,7 @@
 //! scans the rest); `sessionfs index` waits for it.
 
 use super::segment::damaged;
+use crate::model::core::input;
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -38,6 +39,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"SFSIXM01";
+/// The largest manifest read (a few hundred bytes per session file).
+const MANIFEST_MAX: u64 = 4 << 30;
 
 /// The directory's name under the cache directory: a new layout gets a new one.
 pub const DIR_NAME: &str = "index-1";
@@ -309,7 +312,11 @@ impl Store {
     /// The published manifest: `Ok(None)` when there is none, an error when it cannot
     /// be read or trusted.
     pub fn read_manifest(&self) -> io::Result<Option<Manifest>> {
-        match fs::read(self.manifest_path()) {
+        // Through the core's opener: a FIFO or a device put in its place is refused, not
+        // waited on.
+        let read = input::open_regular(&self.manifest_path())
+            .and_then(|f| input::read_bounded(f, MANIFEST_MAX));
+        match read {
             Ok(b) => Manifest::decode(&b).map(Some),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
