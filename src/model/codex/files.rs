@@ -343,18 +343,15 @@ pub fn dedupe(found: Vec<PageFile>) -> Vec<PageFile> {
         .collect()
 }
 
-/// The most a compressed page may expand to. Real pages are megabytes; a decompression
-/// bomb must not take the machine's memory with it.
-pub const MAX_DECOMPRESSED: u64 = 1 << 30;
-
-/// Reads a page's bytes, decompressing a `.jsonl.zst`. When the named file is gone, the
-/// other form is tried: Codex swaps a page between plain and compressed without notice
-/// (§1, §8).
+/// Reads a page's bytes whole, decompressing a `.jsonl.zst` (at most to its
+/// allowance, `zst::allowance`). When the named file is gone, the other form is tried:
+/// Codex swaps a page between plain and compressed without notice (§1, §8). For tests
+/// and tools only: the index never holds a page (`page::Index::read`).
 pub fn read_page(path: &Path) -> io::Result<Vec<u8>> {
-    read_page_bounded(path, MAX_DECOMPRESSED)
+    read_page_bounded(path, u64::MAX)
 }
 
-/// [`read_page`] with an explicit bound on the decompressed size.
+/// [`read_page`], failing past `limit` bytes (and past a compressed page's allowance).
 pub fn read_page_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     match read_one(path, limit) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => match other_form(path) {
@@ -381,38 +378,34 @@ pub fn other_form(path: &Path) -> Option<PathBuf> {
 }
 
 fn read_one(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let f = crate::model::core::input::open_regular(path)?;
+    let len = f.metadata()?.len();
     let compressed = path.extension().is_some_and(|e| e == "zst");
+    let too_big = |limit: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: holds more than {limit} bytes", path.display()),
+        )
+    };
     if !compressed {
-        return fs::read(path);
+        if len > limit {
+            return Err(too_big(limit));
+        }
+        let mut out = Vec::new();
+        crate::model::core::input::grow(&mut out, len as usize)?;
+        out.clear();
+        (&f).take(limit).read_to_end(&mut out)?;
+        return Ok(out);
     }
-    let file = fs::File::open(path)?;
-    decompress(file, limit)
+    decompress(f, limit.min(super::zst::allowance(len)))
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// Decompresses a zstd stream (all its frames, as `zstd -d` does), failing past `limit`
 /// bytes.
 pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
-    let mut src = io::BufReader::new(src);
     let mut out = Vec::new();
-    loop {
-        if io::BufRead::fill_buf(&mut src)?.is_empty() {
-            break;
-        }
-        let dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("not a zstd page: {e}"))
-        })?;
-        let room = limit + 1 - out.len() as u64;
-        dec.take(room).read_to_end(&mut out)?;
-        if out.len() as u64 > limit {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "decompresses to more than {limit} bytes; decompress it by hand (zstd -d) to read it"
-                ),
-            ));
-        }
-    }
+    super::zst::Stream::new(src, limit).read_to_end(&mut out)?;
     Ok(out)
 }
 
@@ -421,11 +414,10 @@ pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
 /// `\n` within them. What the catalog (`cwd`) and the agents' table (is it Codex?)
 /// need of a page, without reading the rest.
 pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
-    let f = fs::File::open(path).ok()?;
     let src: Box<dyn Read> = if path.extension().is_some_and(|e| e == "zst") {
-        Box::new(ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(f)).ok()?)
+        Box::new(super::zst::Stream::open(path).ok()?)
     } else {
-        Box::new(f)
+        Box::new(crate::model::core::input::open_regular(path).ok()?)
     };
     let mut r = src.take(max);
     // Read as far as the line goes, not much further: a `session_meta` line is some
@@ -434,7 +426,7 @@ pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
     let mut searched = 0;
     loop {
         if line.len() == line.capacity() {
-            line.reserve(line.capacity());
+            line.try_reserve(line.capacity()).ok()?;
         }
         let end = line.len();
         let room = line.capacity() - end;

@@ -44,6 +44,7 @@ pub mod state;
 pub mod store;
 pub mod usage;
 pub mod write;
+pub mod zst;
 
 #[cfg(test)]
 mod compressed_tests;
@@ -56,4 +57,4 @@ mod usage_tests;
 
 pub use context::{Context, context_at};
 pub use files::{PageFile, PageName, Root};
-pub use store::{Codex, History, LineRef, NodeIx, PageIx, Problem, Thread};
+pub use store::{Codex, History, LineRef, NodeIx, PageIx, Problem, Reader, Thread};

@@ -276,7 +276,7 @@ pub fn read_line_batches<E: From<io::Error>>(
                 Some(n) => n.min(max + 1),
                 None => (buf.len() * 2).max(chunk).min(max + 1),
             };
-            buf.resize(want, 0);
+            grow(&mut buf, want)?;
         }
         let n = match file.read_at(&mut buf[filled..], base + filled as u64) {
             Ok(n) => n,
@@ -333,6 +333,130 @@ pub fn read_line_batches<E: From<io::Error>>(
         offset: base,
         len: filled as u64,
         bytes: Some(buf),
+    })
+}
+
+/// Resizes `buf` to `len` bytes (zeros), failing with `OutOfMemory` rather than
+/// aborting the process when the memory cannot be had: the size comes from the input
+/// (a line's length, up to [`max_line`]), and Rust aborts on a failed allocation, which
+/// a mount must never do for one file (see `docs/INPUT.md`).
+pub fn grow(buf: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    if len > buf.len() {
+        buf.try_reserve_exact(len - buf.len()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {} to read a line", human_bytes(len as u64)),
+            )
+        })?;
+    }
+    buf.resize(len, 0);
+    Ok(())
+}
+
+/// [`read_line_batches`] for a stream (a decompressor) rather than a file: its
+/// complete lines from its start, in batches, a line longer than `max` bytes handed on
+/// as [`Line::TooLong`] without being held, and what follows the last `\n` as the
+/// [`Tail`] (its bytes are not kept). Offsets count the stream's bytes. Memory: one
+/// line of at most `max` bytes plus one read of `chunk`, whatever the stream holds.
+pub fn read_stream_lines<E: From<io::Error>>(
+    mut src: impl io::Read,
+    max: usize,
+    chunk: usize,
+    mut each: impl FnMut(&[Line<'_>]) -> Result<(), E>,
+) -> Result<Tail, E> {
+    let chunk = chunk.max(1);
+    let mut buf: Vec<u8> = Vec::new();
+    // `buf[..filled]` holds the stream's bytes from offset `base`, no `\n` among them.
+    let mut filled = 0usize;
+    let mut base = 0u64;
+    // Passing a line longer than `max` that starts at `base`: how much of it was read.
+    let mut passing: Option<u64> = None;
+    loop {
+        if passing.is_none() && filled == buf.len() {
+            if filled > max {
+                // One line longer than the bound: pass it without keeping it.
+                passing = Some(filled as u64);
+                filled = 0;
+                buf.truncate(chunk);
+                buf.shrink_to_fit();
+            } else {
+                let want = (buf.len() * 2).max(chunk).min(max + 1);
+                grow(&mut buf, want)?;
+            }
+        }
+        if passing.is_some() && buf.len() < chunk {
+            grow(&mut buf, chunk)?;
+        }
+        let at = if passing.is_some() { 0 } else { filled };
+        let n = match src.read(&mut buf[at..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if n == 0 {
+            break;
+        }
+        let scan_from = if let Some(passed) = passing {
+            let Some(i) = memchr::memchr(b'\n', &buf[..n]) else {
+                passing = Some(passed + n as u64);
+                continue;
+            };
+            each(&[Line::TooLong {
+                offset: base,
+                len: passed + i as u64,
+            }])?;
+            base += passed + i as u64 + 1;
+            passing = None;
+            buf.copy_within(i + 1..n, 0);
+            filled = n - i - 1;
+            0
+        } else {
+            filled += n;
+            at
+        };
+        let mut start = 0usize;
+        let mut search = scan_from;
+        let mut lines = Vec::new();
+        while let Some(nl) = memchr::memchr(b'\n', &buf[search..filled]) {
+            let end = search + nl;
+            let offset = base + start as u64;
+            if end - start > max {
+                lines.push(Line::TooLong {
+                    offset,
+                    len: (end - start) as u64,
+                });
+            } else {
+                lines.push(Line::Whole {
+                    bytes: &buf[start..end],
+                    offset,
+                });
+            }
+            start = end + 1;
+            search = start;
+        }
+        if !lines.is_empty() {
+            each(&lines)?;
+        }
+        drop(lines);
+        buf.copy_within(start..filled, 0);
+        filled -= start;
+        base += start as u64;
+        if buf.len() > chunk && filled < chunk / 2 {
+            buf.truncate(chunk.max(filled));
+            buf.shrink_to_fit();
+        }
+    }
+    if let Some(passed) = passing {
+        return Ok(Tail {
+            offset: base,
+            len: passed,
+            bytes: None,
+        });
+    }
+    Ok(Tail {
+        offset: base,
+        len: filled as u64,
+        bytes: None,
     })
 }
 

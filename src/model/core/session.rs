@@ -261,8 +261,17 @@ pub struct Source {
 pub enum SourceData {
     /// A plain file, read with `pread` when a line is needed.
     File(PathBuf),
-    /// Bytes held in memory (a decompressed `.jsonl.zst` page), for the file named.
+    /// Bytes held in memory, for the file named.
     Bytes(PathBuf, std::sync::Arc<[u8]>),
+    /// Bytes an agent reads for the file named, by offset (a compressed Codex page,
+    /// decompressed as far as the bytes asked for: never held whole).
+    Reader(PathBuf, std::sync::Arc<dyn ReadRange>),
+}
+
+/// How an agent reads a [`SourceData::Reader`]'s bytes.
+pub trait ReadRange: std::fmt::Debug + Send + Sync {
+    /// The `len` bytes at `offset` of the (decoded) file at `path`.
+    fn read_range(&self, path: &Path, offset: u64, len: u32) -> io::Result<Vec<u8>>;
 }
 
 impl Source {
@@ -277,7 +286,7 @@ impl Source {
     /// The file (or the file the bytes were read from).
     pub fn path(&self) -> &Path {
         match &self.data {
-            SourceData::File(p) | SourceData::Bytes(p, _) => p,
+            SourceData::File(p) | SourceData::Bytes(p, _) | SourceData::Reader(p, _) => p,
         }
     }
 
@@ -295,10 +304,12 @@ impl Source {
         }
         match &self.data {
             SourceData::File(p) => {
-                let mut buf = vec![0u8; len as usize];
-                File::open(p)?.read_exact_at(&mut buf, offset)?;
+                let mut buf = Vec::new();
+                crate::model::core::input::grow(&mut buf, len as usize)?;
+                crate::model::core::input::open_regular(p)?.read_exact_at(&mut buf, offset)?;
                 Ok(buf)
             }
+            SourceData::Reader(p, r) => r.read_range(p, offset, len),
             SourceData::Bytes(p, b) => b
                 .get(offset as usize..end as usize)
                 .map(<[u8]>::to_vec)
