@@ -883,7 +883,11 @@ impl Agent for CodexThread {
             + self.pages.len() * (std::mem::size_of::<Indexed>() + 160)
             + self.session_json.capacity()
             + self.name.capacity()
-            + self.dirs.iter().map(|d| d.as_os_str().len() + 24).sum::<usize>()
+            + self
+                .dirs
+                .iter()
+                .map(|d| d.as_os_str().len() + 24)
+                .sum::<usize>()
     }
 
     fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {

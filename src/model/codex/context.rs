@@ -92,7 +92,10 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> io::Result<Context> {
         let line = codex.line(r);
         match line.kind {
             LineKind::ResponseItem
-                if line.has_ts && codex.payload_type(r).is_some_and(|t| SENT_TYPES.contains(&t)) =>
+                if line.has_ts
+                    && codex
+                        .payload_type(r)
+                        .is_some_and(|t| SENT_TYPES.contains(&t)) =>
             {
                 let mut v = reader.value(r)?;
                 items.push(sent_payload(&v["payload"].take()));

@@ -182,17 +182,15 @@ impl Links {
                 _ => {
                     let mut map = ByPoint::new();
                     for f in forks_of(codex, t, &Root::Home(home.to_path_buf())) {
-                        map.entry(codex.id(f.node))
-                            .or_default()
-                            .push(SessionLink {
-                                session: f.thread,
-                                folder: Some(
-                                    super::catalog::project_name(&f.cwd)
-                                        .to_string_lossy()
-                                        .into_owned(),
-                                ),
-                                entry: None,
-                            });
+                        map.entry(codex.id(f.node)).or_default().push(SessionLink {
+                            session: f.thread,
+                            folder: Some(
+                                super::catalog::project_name(&f.cwd)
+                                    .to_string_lossy()
+                                    .into_owned(),
+                            ),
+                            entry: None,
+                        });
                     }
                     let map = Arc::new(map);
                     *found = Some((Instant::now(), map.clone()));

@@ -552,7 +552,10 @@ impl Index {
             input::Line::Whole { bytes, offset } => (bytes, offset),
             input::Line::TooLong { offset, len } => {
                 self.len = offset + len + 1;
-                self.damaged(Damage::TooLong { line: number, bytes: len });
+                self.damaged(Damage::TooLong {
+                    line: number,
+                    bytes: len,
+                });
                 return;
             }
         };
@@ -645,9 +648,7 @@ impl Index {
 
     /// The line kept whose 1-based number is `number`.
     pub fn by_number(&self, number: u64) -> Option<usize> {
-        self.recs
-            .binary_search_by_key(&number, |r| r.number)
-            .ok()
+        self.recs.binary_search_by_key(&number, |r| r.number).ok()
     }
 
     /// Approximate heap bytes held.
@@ -681,10 +682,7 @@ impl Index {
         let f = input::open_regular(path)?;
         let mut ix = old.unwrap_or_default();
         let from = ix.len;
-        let long = ix
-            .torn_tail
-            .filter(|_| ix.long_tail)
-            .map(|(a, b)| b - a);
+        let long = ix.torn_tail.filter(|_| ix.long_tail).map(|(a, b)| b - a);
         let tail = input::read_line_batches::<io::Error>(&f, from, long, max, 1 << 20, |lines| {
             lines.iter().for_each(|&l| ix.push(l));
             Ok(())

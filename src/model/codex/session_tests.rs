@@ -350,7 +350,10 @@ fn a_compressed_base_page_made_plain_is_followed() {
         .collect();
     assert!(!from_zst.is_empty());
     let src = s.entry(from_zst[0]).file;
-    assert!(matches!(s.source(src).unwrap().data, SourceData::Reader(..)));
+    assert!(matches!(
+        s.source(src).unwrap().data,
+        SourceData::Reader(..)
+    ));
     let before: Vec<(Vec<u8>, Vec<Value>)> = (0..s.entries().len() as u32)
         .map(|i| (s.entry_bytes(i).unwrap(), s.context_messages(i).unwrap()))
         .collect();

@@ -238,7 +238,11 @@ fn read_db(path: &Path, ids: Option<&[&str]>) -> Result<Tables, String> {
         let mut seen = std::collections::HashSet::new();
         let mut keep = |e: rusqlite::Result<SpawnEdge>| -> Result<(), String> {
             let e = e.map_err(err)?;
-            if seen.insert((e.parent_thread_id.clone(), e.child_thread_id.clone(), e.status.clone())) {
+            if seen.insert((
+                e.parent_thread_id.clone(),
+                e.child_thread_id.clone(),
+                e.status.clone(),
+            )) {
                 edges.push(e);
             }
             Ok(())

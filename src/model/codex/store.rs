@@ -645,8 +645,7 @@ impl Codex {
         let &p = self.page_by_id.get(page)?;
         if let Some(num) = rest.strip_prefix('L') {
             // Digits only, as the id was written.
-            if num.is_empty() || num.starts_with('0') || !num.bytes().all(|b| b.is_ascii_digit())
-            {
+            if num.is_empty() || num.starts_with('0') || !num.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
             let ix = &self.pages[p].index;

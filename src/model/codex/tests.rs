@@ -836,7 +836,12 @@ fn kinds_texts_and_previews() {
         assert!(!render::line_kind(l).is_empty());
         // What the index keeps gives the same KIND as the line read whole.
         assert_eq!(codex.kind_key(n).1, render::line_kind(l), "{}", codex.id(n));
-        assert_eq!(codex.kind_key(n).0, render::kind_key(l).0, "{}", codex.id(n));
+        assert_eq!(
+            codex.kind_key(n).0,
+            render::kind_key(l).0,
+            "{}",
+            codex.id(n)
+        );
         assert!(
             !render::line_text(l).text.trim().is_empty(),
             "{}",
@@ -947,8 +952,14 @@ fn base_cycles_are_reported() {
         )
     };
     let (_dir, codex) = built(vec![
-        (format!("rollout-2026-12-01T00-00-01-{t}.jsonl"), line(p2, 1)),
-        (format!("rollout-2026-12-01T00-00-02-{t}_{p2}.jsonl"), line(t, 2)),
+        (
+            format!("rollout-2026-12-01T00-00-01-{t}.jsonl"),
+            line(p2, 1),
+        ),
+        (
+            format!("rollout-2026-12-01T00-00-02-{t}_{p2}.jsonl"),
+            line(t, 2),
+        ),
     ]);
     let h = codex.history(codex.page(p2).unwrap(), None);
     assert!(matches!(h.error, Some(Problem::BaseCycle { .. })), "{h:?}");

@@ -209,10 +209,7 @@ impl Pages {
         // page when it makes it plain again) is dropped.
         let found = found.filter(|k| {
             identity_of(k.stream.src.get_ref()).ok() == Some(k.id)
-                && input::open_regular(path)
-                    .and_then(|f| identity_of(&f))
-                    .ok()
-                    == Some(k.id)
+                && input::open_regular(path).and_then(|f| identity_of(&f)).ok() == Some(k.id)
         });
         let mut k = match found {
             Some(k) => k,

@@ -126,6 +126,42 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The message of a load error that was a panic (see [`unless_panic`]).
+const PANICKED: &str = "sessionfs failed while reading this file";
+
+impl LoadError {
+    /// Whether reading the file panicked ([`unless_panic`]).
+    pub fn is_panic(&self) -> bool {
+        matches!(self, LoadError::Io(e) if e.to_string().starts_with(PANICKED))
+    }
+}
+
+/// Runs `f`, which reads the session file at `path`, turning a panic into its load
+/// error: a file that makes sessionfs panic (a bug, never meant to happen) is then a
+/// session that cannot be read, shown as such (an `ERROR` file in a sessions mount, a
+/// problem for `check`), and never takes the process down with it. Allocation failures
+/// are not panics (Rust aborts on them): those are kept away by bounds instead (see
+/// `core::input`).
+pub fn unless_panic<T>(
+    path: &std::path::Path,
+    f: impl FnOnce() -> Result<T, LoadError>,
+) -> Result<T, LoadError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let why = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into());
+            log::error!("{}: {PANICKED}: {why}", path.display());
+            Err(LoadError::Io(io::Error::other(format!(
+                "{PANICKED} ({why}); please report this bug"
+            ))))
+        }
+    }
+}
+
 impl From<io::Error> for LoadError {
     fn from(e: io::Error) -> Self {
         LoadError::Io(e)

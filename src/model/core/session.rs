@@ -505,7 +505,7 @@ impl Session {
         if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
         }
-        s.scan(true)?;
+        crate::model::core::problem::unless_panic(&s.path.clone(), || s.scan(true))?;
         s.entries.shrink_to_fit();
         Ok(s)
     }
@@ -1089,7 +1089,17 @@ impl Session {
         let before = self.entries.len() as u32;
         let name_before = self.name_entry();
         let labels_before = self.agent.labels_mark();
-        let (rebuilt, parents) = self.scan(false)?;
+        let path = self.path.clone();
+        let scanned = crate::model::core::problem::unless_panic(&path, || self.scan(false));
+        let (rebuilt, parents) = match scanned {
+            Ok(r) => r,
+            // What the scan had built is not to be trusted: index the file again.
+            Err(e) if e.is_panic() => {
+                let fresh = Session::open_reading(&self.path, self.table, self.reading)?;
+                return Ok(self.replace_with(fresh));
+            }
+            Err(e) => return Err(e),
+        };
         let after = self.entries.len() as u32;
         // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
         // the name and the leaf.
