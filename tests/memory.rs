@@ -145,7 +145,10 @@ fn through(m: &Mount, script: &str) -> String {
     assert!(out.status.success(), "{script}: {said} {}", out.stderr);
     let kb = vm_hwm(m.pid()).expect("the mount is alive");
     eprintln!("mount, {script}: peak {} MiB", kb >> 10);
-    assert!(kb < PEAK_KB, "mount, {script}: peak {kb} KiB, over {PEAK_KB} KiB");
+    assert!(
+        kb < PEAK_KB,
+        "mount, {script}: peak {kb} KiB, over {PEAK_KB} KiB"
+    );
     let err = m.stderr_text();
     assert!(
         !err.contains("panicked") && !err.contains("memory allocation"),
@@ -185,7 +188,10 @@ fn page(home: &Path, n: u32) -> (String, PathBuf) {
     let d = home.join("sessions/2026/12/01");
     fs::create_dir_all(&d).unwrap();
     let tid = thread_id(n);
-    let p = d.join(format!("rollout-2026-12-01T10-00-{:02}-{tid}.jsonl", n % 60));
+    let p = d.join(format!(
+        "rollout-2026-12-01T10-00-{:02}-{tid}.jsonl",
+        n % 60
+    ));
     (tid, p)
 }
 
@@ -254,7 +260,8 @@ fn a_codex_page_of_big_lines_is_read_a_line_at_a_time() {
             .unwrap();
     }
     let huge = "h".repeat(80 << 20);
-    f.write_all(item(13, &huge, "assistant").as_bytes()).unwrap();
+    f.write_all(item(13, &huge, "assistant").as_bytes())
+        .unwrap();
     drop(huge);
     for o in 14..=25u64 {
         f.write_all(item(o, &format!("big {o} {big}"), "assistant").as_bytes())
@@ -267,7 +274,8 @@ fn a_codex_page_of_big_lines_is_read_a_line_at_a_time() {
 
     let r = measure(&["check", "home"], dir.path());
     assert!(
-        r.out.contains("line of 80 MiB, longer than the 64 MiB a line may hold"),
+        r.out
+            .contains("line of 80 MiB, longer than the 64 MiB a line may hold"),
         "{}",
         r.out
     );
@@ -362,9 +370,16 @@ fn decompression_bombs_read_at_once() {
     let r = measure(&["check", "home"], dir.path());
     assert_eq!(r.out.matches("decompression bomb").count(), 6, "{}", r.out);
     assert!(r.out.contains(&format!("{other}.jsonl: ok")), "{}", r.out);
-    let r = measure(&["grep", "-l", "-e", "ordinary", "-e", "entry", "home"], dir.path());
+    let r = measure(
+        &["grep", "-l", "-e", "ordinary", "-e", "entry", "home"],
+        dir.path(),
+    );
     assert!(r.err.contains("decompression bomb"), "{}", r.err);
-    assert!(r.out.contains(&format!("{other}/{other}:1/user")), "{}", r.out);
+    assert!(
+        r.out.contains(&format!("{other}/{other}:1/user")),
+        "{}",
+        r.out
+    );
 
     let m = mount(tempdir(), home.clone(), &[]);
     let said = through(

@@ -37,7 +37,9 @@ use super::pattern::Pattern;
 use super::prefilter::Prefilter;
 use super::rules::{self, Rules};
 use crate::model::core::content::{self, Content, FULL_OUTPUT};
-use crate::model::core::grep::{DirectPaths, HitMap, HitPath, HitPaths, MapBuilder, MapFormat};
+use crate::model::core::grep::{
+    DirectPaths, HitMap, HitPath, HitPaths, MapBuilder, MapFormat, PATH_MAX,
+};
 use crate::model::core::input;
 use crate::model::core::session::{LoadError, Session};
 use crate::model::sessions_dir::io_message as io_msg;
@@ -106,7 +108,10 @@ impl Searchable for Session {
     }
 
     fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
-        if sides.is_empty() {
+        // A session of several files (offsets not in order) is matched through one map
+        // of every node's place, not a walk over the nodes per line (`node_at`): a
+        // Codex page of a million lines, all candidates, took hours that way.
+        if sides.is_empty() && !self.has_side_files() {
             return lines
                 .iter()
                 .map(|&(f, o, l)| if f == 0 { self.node_at(o, l) } else { None })
@@ -943,9 +948,17 @@ fn walk(
         let kind = s.kind(i).to_string();
         for r in &results {
             let name = r.image.as_deref().unwrap_or(&kind);
+            // Past PATH_MAX, the entry's `.id/` path (see `PATH_MAX`): what the mount
+            // could open, and output that grows with the entries, not their depth.
+            let short = (dir_len + 1 + name.len() >= PATH_MAX)
+                .then(|| id_path(&job.prefix, &s.dir_name(i), name));
             path.truncate(dir_len);
             path.push(b'/');
             path.extend_from_slice(name.as_bytes());
+            let path = match &short {
+                Some(p) => p,
+                None => &path,
+            };
             let found = &r.found;
             if found.count > 0 {
                 report.matched = true;
@@ -964,21 +977,27 @@ fn walk(
                     let end = ends.as_ref().expect("computed with --json")[at];
                     let a = leaves.partition_point(|&p| p < at);
                     let b = leaves.partition_point(|&p| p < end);
-                    let leaf_ids: Vec<String> =
-                        leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect();
+                    // At most MAX_LEAVES of them: a hit near the root of a session of
+                    // many branches would otherwise list them all, each hit again.
+                    let leaf_ids: Vec<String> = leaves[a..b]
+                        .iter()
+                        .take(MAX_LEAVES)
+                        .map(|&p| s.id(order[p].0))
+                        .collect();
                     let hit = Hit {
                         job,
                         entry: s.id(i),
                         dir_name: s.dir_name(i),
                         kind: &kind,
                         file: name,
-                        path: &path,
+                        path,
                         leaves: &leaf_ids,
+                        more_leaves: (b - a).saturating_sub(leaf_ids.len()),
                     };
                     json_hits(&mut out, &hit, &r.bytes, found);
                 }
             } else {
-                print_plain(search, &path, r, &mut out, emit);
+                print_plain(search, path, r, &mut out, emit);
             }
             if out.len() >= CHUNK {
                 emit(Chunk::Out(std::mem::take(&mut out)));
@@ -1105,10 +1124,15 @@ fn print_hit_paths(
             path.extend_from_slice(escape_id(d).as_bytes());
         }
         let dir_len = path.len();
+        let own = hp.dirs.last().map(|d| escape_id(d)).unwrap_or_default();
         for r in &rs {
             path.truncate(dir_len);
             path.push(b'/');
-            path.extend_from_slice(r.image.as_deref().unwrap_or(&hp.kind).as_bytes());
+            let name = r.image.as_deref().unwrap_or(&hp.kind);
+            path.extend_from_slice(name.as_bytes());
+            if hp.deep || path.len() >= PATH_MAX {
+                path = id_path(prefix, &own, name);
+            }
             report.matched |= r.found.count > 0;
             print_plain(search, &path, r, &mut out, emit);
             if out.len() >= CHUNK {
@@ -1203,6 +1227,22 @@ fn subtree_ends(order: &[(u32, u32)]) -> Vec<usize> {
     ends
 }
 
+/// The most leaves a `--json` hit lists (`more_leaves` counts the others).
+const MAX_LEAVES: usize = 100;
+
+/// `PREFIX/.id/DIR/FILE`: an entry's file by the path that is short at any depth.
+fn id_path(prefix: &[u8], dir: &str, file: &str) -> Vec<u8> {
+    let mut p = prefix.to_vec();
+    if !p.is_empty() {
+        p.push(b'/');
+    }
+    p.extend_from_slice(b".id/");
+    p.extend_from_slice(dir.as_bytes());
+    p.push(b'/');
+    p.extend_from_slice(file.as_bytes());
+    p
+}
+
 /// A content file with a match, for `--json`.
 struct Hit<'a> {
     job: &'a Job,
@@ -1212,25 +1252,25 @@ struct Hit<'a> {
     file: &'a str,
     path: &'a [u8],
     leaves: &'a [String],
+    /// The leaves past the first [`MAX_LEAVES`], not listed.
+    more_leaves: usize,
 }
 
 /// One JSON object per matching line (one for a binary file that matches).
 fn json_hits(out: &mut Vec<u8>, h: &Hit, bytes: &[u8], found: &Found) {
-    let session_root = String::from_utf8_lossy(&h.job.prefix);
-    let id_path = if session_root.is_empty() {
-        format!(".id/{}/{}", h.dir_name, h.file)
-    } else {
-        format!("{session_root}/.id/{}/{}", h.dir_name, h.file)
-    };
-    let base = json!({
+    let id_path = id_path(&h.job.prefix, &h.dir_name, h.file);
+    let mut base = json!({
         "session": h.job.path.to_string_lossy(),
         "entry": h.entry,
         "leaves": h.leaves,
         "kind": h.kind,
         "file": h.file,
         "path": String::from_utf8_lossy(h.path),
-        "id_path": id_path,
+        "id_path": String::from_utf8_lossy(&id_path),
     });
+    if h.more_leaves > 0 {
+        base["more_leaves"] = json!(h.more_leaves);
+    }
     let mut emit = |line: Option<u64>, text: Option<&[u8]>| {
         let mut v = base.clone();
         let m = v.as_object_mut().expect("an object");

@@ -266,12 +266,9 @@ fn list_home(dir: &Path) -> std::sync::Arc<Home> {
 
 /// The page id a page's `session_meta.history_base` names, if any (as
 /// `page::SessionMeta` reads it: `payload.history_base.thread_id`, with an
-/// `end_byte_offset`), from its first line, read once per search (`codex::head`).
+/// `end_byte_offset`), from its first line, read once per search (`codex::head`; a
+/// compressed page is decompressed as far as that line, never whole).
 fn base_of(path: &Path) -> Option<String> {
-    if path.extension().is_some_and(|e| e == "zst") {
-        let bytes = files::read_page(path).ok()?;
-        return page::parse(&bytes).meta?.history_base.map(|h| h.page_id);
-    }
     head::head(path).base.clone()
 }
 

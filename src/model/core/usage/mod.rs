@@ -216,6 +216,8 @@ pub struct Table {
     /// the entry they hang under (Claude Code). An agent whose other files are pages
     /// of the same conversation (Codex) clears it: their entries are branches.
     pub side_files_are_subagents: bool,
+    /// The running totals, made when first asked (see `of_session.rs`).
+    pub(crate) running: std::sync::OnceLock<Running>,
 }
 
 impl Table {
@@ -271,6 +273,30 @@ impl Table {
             _ => self.prices_source.clone(),
         }
     }
+}
+
+/// Unknown models a running total tells apart by a bit each (the others are read from
+/// the path when asked).
+pub(crate) const MODEL_BITS: usize = 63;
+/// The bit of a total that met a model past [`MODEL_BITS`].
+pub(crate) const OVERFLOW: u64 = 1 << 63;
+
+/// A running total: [`Usage`] without its list of unknown models, which are bits.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sum {
+    pub(crate) tokens: Tokens,
+    pub(crate) cost: f64,
+    pub(crate) requests: u64,
+    pub(crate) unpriced: u64,
+    /// Bit `b`: the session's `b`-th unknown model ([`Running::models`]).
+    pub(crate) models: u64,
+}
+
+/// The running total of every entry, from the root to it (`of_session.rs` makes it).
+#[derive(Debug, Clone)]
+pub(crate) struct Running {
+    pub(crate) at: Vec<Sum>,
+    pub(crate) models: Vec<String>,
 }
 
 #[cfg(test)]
