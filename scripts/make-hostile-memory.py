@@ -11,7 +11,7 @@ WHAT (all by default):
   threads   a Codex home of 2,000 one-page threads and a state_5.sqlite naming them
   cost      a Pi session of ~150 MB (assistant messages with usage)
   branches  a Pi session of 100,000 branches (one root, 100,000 children)
-  keys      a Pi session holding a 58 MB line of 5.6 million distinct keys
+  keys      a Pi session holding a 58 MB line of 4.5 million distinct keys
 
 Zstd frames are written by hand (RLE blocks), so nothing but Python is needed.
 """
@@ -203,7 +203,7 @@ def keys(out):
         cut = head.index('"usage":{') + len('"usage":{')
         f.write(head[:cut])
         step = 100_000
-        for k in range(0, 5_600_000, step):
+        for k in range(0, 4_500_000, step):
             f.write(",".join(f'"k{j}":1' for j in range(k, k + step)) + ",")
         f.write(head[cut:] + "\n")
         dump(f, [pi_user(2, "a1", "after")])

@@ -100,6 +100,23 @@ fn is_content(path: &str, roots: &BTreeSet<String>) -> bool {
     !roots.contains(parent) && last != "reply"
 }
 
+/// A path through the mount as `sessionfs grep` prints it: as it is, unless it has
+/// `PATH_MAX` (4,096) bytes or more, when it is `ROOT/.id/ID/FILE` (the session's root,
+/// the entry's directory name and the file; `model::core::grep::PATH_MAX`).
+fn by_id_past_path_max(path: &str, roots: &BTreeSet<String>) -> String {
+    if path.len() < 4096 {
+        return path.to_string();
+    }
+    let root = roots
+        .iter()
+        .filter(|r| path.starts_with(&format!("{r}/")))
+        .max_by_key(|r| r.len())
+        .unwrap_or_else(|| panic!("no session root for {path}"));
+    let mut parts = path.rsplitn(3, '/');
+    let (file, dir) = (parts.next().unwrap(), parts.next().unwrap());
+    format!("{root}/.id/{dir}/{file}")
+}
+
 /// The path at the start of an output line (`-l`: the whole line).
 fn path_of(line: &str, list: bool) -> String {
     let p = plain(line);
@@ -163,10 +180,15 @@ fn grep_through_mount(mnt: &Path, args: &[&str], roots: &BTreeSet<String>) -> Ra
         .stdout
         .split_inclusive('\n')
         .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), list), roots))
+        .map(|l| {
+            let p = path_of(l.trim_end_matches('\n'), list);
+            l.replacen(&p, &by_id_past_path_max(&p, roots), 1)
+        })
         .collect();
     let binary: Vec<String> = binary_files(&out.stderr, "grep: ", args)
         .into_iter()
         .filter(|p| is_content(p, roots))
+        .map(|p| by_id_past_path_max(&p, roots))
         .collect();
     let code = if !stdout.is_empty() || !binary.is_empty() {
         0

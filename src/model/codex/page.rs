@@ -100,7 +100,12 @@ impl Line {
                 return Value::Null;
             }
             let len = (self.end - self.start - 1) as usize;
-            match serde_json::from_slice(&self.src[self.at..self.at + len]) {
+            let bytes = &self.src[self.at..self.at + len];
+            // Too many values to build (`input::check_values`): as if it had none.
+            if input::check_values(bytes).is_err() {
+                return Value::Null;
+            }
+            match serde_json::from_slice(bytes) {
                 Ok(v @ Value::Object(_)) => v,
                 // The line was checked when it was read.
                 _ => Value::Null,
@@ -224,6 +229,7 @@ impl SessionMeta {
 /// The `payload` of a `session_meta` line (without its `\n`), as the page parser reads
 /// it; `None` for another line.
 pub fn payload_of_meta_line(bytes: &[u8]) -> Option<Value> {
+    input::check_values(bytes).ok()?;
     match serde_json::from_slice::<Value>(bytes) {
         Ok(mut v) if v["type"] == "session_meta" => Some(v["payload"].take()),
         _ => None,
@@ -592,6 +598,7 @@ impl Index {
         let meta_user = kind == LineKind::ResponseItem
             && head.payload_type.as_deref() == Some("message")
             && head.payload_role.as_deref() == Some("user")
+            && input::check_values(bytes).is_ok()
             && serde_json::from_slice::<Value>(bytes).is_ok_and(|v| is_meta_user(&v["payload"]));
         let ts = head
             .timestamp

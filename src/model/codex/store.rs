@@ -869,15 +869,18 @@ impl Reader<'_> {
     /// Line `r`, parsed (the whole line: its `payload` is `["payload"]`).
     pub fn value(&mut self, r: LineRef) -> io::Result<Value> {
         let bytes = self.bytes(r)?;
-        serde_json::from_slice::<Value>(&bytes).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "{} line {}: {e}",
-                    self.codex.pages[r.page].file.path.display(),
-                    self.codex.line(r).number
-                ),
-            )
-        })
+        crate::model::core::input::check_values(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|()| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()))
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{} line {}: {e}",
+                        self.codex.pages[r.page].file.path.display(),
+                        self.codex.line(r).number
+                    ),
+                )
+            })
     }
 }

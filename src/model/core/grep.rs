@@ -57,6 +57,9 @@ pub enum Trigger {
     /// The line holds more than this many `[` and `{` together (it may be nested
     /// more deeply than the JSON parser builds).
     Openers(usize),
+    /// The line is longer than this many bytes (it may hold more values than a line
+    /// may hold parsed, `input::check_values`).
+    Longer(usize),
 }
 
 impl Trigger {
@@ -76,6 +79,7 @@ impl Trigger {
             }
             Trigger::Lacks(s) => memchr::memmem::find(line, s.as_bytes()).is_none(),
             Trigger::Openers(n) => line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n,
+            Trigger::Longer(n) => line.len() > n,
         }
     }
 }

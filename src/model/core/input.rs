@@ -460,6 +460,72 @@ pub fn read_stream_lines<E: From<io::Error>>(
     })
 }
 
+/// Lines this long or shorter are always parsed (what their values take is bounded by
+/// about 80 times their length); longer ones are counted first ([`check_values`]).
+pub const COUNTED_FROM: usize = 1 << 20;
+
+/// About what one JSON value takes once parsed (`serde_json::Value` in an ordered map,
+/// its key included): measured, 165 bytes a key on a line of 4.5 million keys.
+const VALUE_BYTES: usize = 160;
+
+/// The most values a line may hold to be parsed: as many as fit [`max_line`] bytes
+/// once parsed (about 400,000 under the default 64 MiB).
+pub fn max_values() -> usize {
+    max_line() / VALUE_BYTES
+}
+
+/// Refuses a line whose parsed form would take more than [`max_line`] bytes: a line of
+/// millions of small values (`{"k1":1,"k2":1,…}`) takes some 15 times its length once
+/// parsed, so a line within the bound could cost a gigabyte. Counts the values of a
+/// line longer than [`COUNTED_FROM`] (one pass, strings skipped); the message names
+/// the count and the bound, which `--max-line` moves.
+pub fn check_values(line: &[u8]) -> Result<(), String> {
+    if line.len() <= COUNTED_FROM {
+        return Ok(());
+    }
+    let n = count_values(line);
+    let max = max_values();
+    if n > max {
+        return Err(format!(
+            "{n} values, more than a line may hold parsed ({max}; --max-line raises it)"
+        ));
+    }
+    Ok(())
+}
+
+/// An upper bound on the values of a JSON text: one, and one more for each `,`, `[`
+/// and `{` outside strings.
+fn count_values(line: &[u8]) -> usize {
+    let count = |seg: &[u8]| {
+        seg.iter()
+            .filter(|&&b| b == b',' || b == b'[' || b == b'{')
+            .count()
+    };
+    let mut n = 1;
+    let mut at = 0;
+    while at < line.len() {
+        let Some(q) = memchr::memchr(b'"', &line[at..]) else {
+            n += count(&line[at..]);
+            break;
+        };
+        n += count(&line[at..at + q]);
+        // The string: to its closing quote, escapes passed.
+        let mut i = at + q + 1;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &line[i.min(line.len())..]) {
+                None => return n,
+                Some(k) if line[i + k] == b'\\' => i += k + 2,
+                Some(k) => {
+                    i += k + 1;
+                    break;
+                }
+            }
+        }
+        at = i;
+    }
+    n
+}
+
 /// An I/O error as one phrase (`No such file or directory`), without Rust's
 /// `(os error N)`.
 pub fn io_message(e: &io::Error) -> String {
@@ -601,6 +667,26 @@ mod tests {
         // Not a timing assertion: 9 GiB read as zeros would take tens of seconds,
         // long enough for a reader of the test to notice; this only logs it.
         eprintln!("passed 9 GiB of holes in {:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_line_of_too_many_values_is_refused_before_it_is_parsed() {
+        let small = br#"{"a":[1,2,{"b":"x,y,[{"}],"c":"\",{"}"#;
+        assert_eq!(count_values(small), 7);
+        assert!(check_values(small).is_ok());
+        let many: Vec<u8> = std::iter::once(b'{')
+            .chain((0..600_000).flat_map(|k| format!("\"k{k}\":1,").into_bytes()))
+            .chain(*b"\"z\":0}")
+            .collect();
+        assert!(many.len() > COUNTED_FROM);
+        let e = check_values(&many).unwrap_err();
+        assert!(
+            e.starts_with("600001 values, more than a line may hold parsed"),
+            "{e}"
+        );
+        // As long, but one string: parsed.
+        let text = format!("{{\"t\":\"{}\"}}", ",".repeat(COUNTED_FROM * 2));
+        assert!(check_values(text.as_bytes()).is_ok());
     }
 
     #[test]
