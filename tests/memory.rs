@@ -117,10 +117,14 @@ fn measure(args: &[&str], cwd: &Path) -> Ran {
     r
 }
 
-/// A mount of the sessions folder (or Codex home) `src` under [`LIMIT`] (set on the
-/// harness's mount with `prlimit`).
+/// A mount of `src` (a session file, or a sessions folder or Codex home) under
+/// [`LIMIT`] (set on the harness's mount with `prlimit`).
 fn mount(dir: tempfile::TempDir, src: PathBuf, args: &[&str]) -> Mount {
-    let m = Mount::sessions_dir(dir, Some(&src), args, &[]);
+    let m = if src.is_dir() {
+        Mount::sessions_dir(dir, Some(&src), args, &[])
+    } else {
+        Mount::start(dir, src, args)
+    };
     let lim = libc::rlimit {
         rlim_cur: LIMIT,
         rlim_max: LIMIT,
@@ -439,4 +443,234 @@ fn threads_keep_their_own_state_and_count_it() {
     };
     assert!(stat("evictions") > 0, "{said}");
     assert!(stat("loaded_bytes") <= 5 << 20, "{said}");
+}
+
+// ----- Output and memory in the depth (Pi sessions) ----------------------------------
+
+const PI_HEADER: &str = r#"{"type":"session","version":3,"id":"deep","timestamp":"2026-01-05T09:00:00.000Z","cwd":"/p"}"#;
+
+fn pi_user(id: &str, parent: Option<&str>, text: &str) -> String {
+    let p = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"2026-01-05T09:00:01.000Z","message":{{"role":"user","content":[{{"type":"text","text":"{text}"}}],"timestamp":1}}}}"#
+    )
+}
+
+fn pi_assistant(id: &str, parent: &str, text: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-05T09:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"stop","timestamp":2,"usage":{{"input":100,"output":20,"cacheRead":5,"cacheWrite":1,"totalTokens":126,"cost":{{"input":0.001,"output":0.001,"cacheRead":0,"cacheWrite":0,"total":0.002}}}}}}}}"#
+    )
+}
+
+/// A Pi session in `dir`: `lines` after the header.
+fn pi_session(dir: &Path, name: &str, lines: impl Iterator<Item = String>) -> PathBuf {
+    let p = dir.join(name);
+    let mut f = std::io::BufWriter::new(File::create(&p).unwrap());
+    writeln!(f, "{PI_HEADER}").unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+    drop(f);
+    p
+}
+
+/// Point 2: `sessionfs grep` over a chain 20,000 deep where every entry matches. Each
+/// hit's path named every ancestor (a chain 200,000 deep gave 69 GB): now a path that
+/// would pass PATH_MAX is printed as `.id/ID/KIND`, and the output is linear in the
+/// entries, with `-l`, `-c` and `--json` alike.
+#[test]
+fn grep_output_is_linear_in_a_deep_chain() {
+    let dir = tempdir();
+    let n = 20_000u32;
+    let id = |i: u32| format!("{:08x}", 0x1000_0000 + i);
+    pi_session(
+        dir.path(),
+        "deep.jsonl",
+        (0..n).map(|i| {
+            pi_user(
+                &id(i),
+                (i > 0).then(|| id(i - 1)).as_deref(),
+                &format!("needle {i}"),
+            )
+        }),
+    );
+    for args in [
+        &["grep", "-l", "needle", "deep.jsonl"][..],
+        &["grep", "-c", "needle", "deep.jsonl"],
+        &["grep", "--json", "needle", "deep.jsonl"],
+    ] {
+        let r = measure(args, dir.path());
+        assert_eq!(r.code, 0, "{}", r.err);
+        let lines = r.out.lines().count();
+        assert_eq!(lines, n as usize, "{args:?}");
+        // Each line names its entry once: some 40 bytes a line, 300 with --json.
+        assert!(
+            r.out.len() < 400 * n as usize,
+            "{args:?}: {} bytes",
+            r.out.len()
+        );
+        // No line past PATH_MAX (and --json's two paths, its text and leaves).
+        let longest = r.out.lines().map(str::len).max().unwrap();
+        assert!(longest < 4096 + 400, "{args:?}: a line of {longest} bytes");
+        let last = format!(".id/{}/user", id(n - 1));
+        assert!(r.out.contains(&last), "{args:?}");
+    }
+    // Shallow hits keep their nested paths.
+    let r = measure(&["grep", "-l", "needle 3$", "deep.jsonl"], dir.path());
+    assert_eq!(
+        r.out,
+        format!("{}/{}/{}/{}/user\n", id(0), id(1), id(2), id(3))
+    );
+}
+
+/// Point 2: `tree` of a comb 3,000 forks deep (each entry has a leaf and the next
+/// fork as children). Indentation grew at every fork: line k held 3k columns, and the
+/// gutters kept for the forks grew with the square of the depth. Now indentation stops
+/// at 64 columns and counts the rest.
+#[test]
+fn tree_lines_stay_short_in_a_deep_fork_chain() {
+    let dir = tempdir();
+    let n = 3000u32;
+    let id = |i: u32| format!("{:08x}", 0x1000_0000 + i);
+    let leaf = |i: u32| format!("{:08x}", 0x2000_0000 + i);
+    let p = pi_session(
+        dir.path(),
+        "comb.jsonl",
+        (0..n).flat_map(|i| {
+            let parent = (i > 0).then(|| id(i - 1));
+            [
+                pi_user(&id(i), parent.as_deref(), &format!("fork {i}")),
+                pi_user(&leaf(i), Some(&id(i)), &format!("leaf {i}")),
+            ]
+        }),
+    );
+    let home = dir.path().to_path_buf();
+    drop(p);
+    let m = mount(tempdir(), home.join("comb.jsonl"), &[]);
+    let said = through(
+        &m,
+        "wc -lc < tree; awk '{ if (length($0) > m) m = length($0) } END { print m }' tree",
+    );
+    let nums: Vec<usize> = said
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(nums[0], 2 * n as usize, "{said}");
+    assert!(nums[2] < 400, "longest tree line: {} characters", nums[2]);
+    assert!(nums[1] < 400 * 2 * n as usize, "tree of {} bytes", nums[1]);
+}
+
+/// Point 7: a Pi session of one root and 20,000 branches. `cost.json` summed each
+/// branch's path and built all of it as JSON values (100,000 branches: 12 s and 600 MB
+/// a read, 1.6 GB kept); each entry's `cost` summed its path again. Now the totals are
+/// made once, `cost.json` is written a branch at a time, and reading every cost file
+/// (`find` through `.id/`) keeps the mount small.
+#[test]
+fn cost_of_a_session_of_many_branches() {
+    let dir = tempdir();
+    let n = 20_000u32;
+    let p = pi_session(
+        dir.path(),
+        "branches.jsonl",
+        std::iter::once(pi_user("00000000", None, "the root"))
+            .chain((0..n).map(|i| {
+                pi_assistant(&format!("{:08x}", 0x3000_0000 + i), "00000000", "a branch")
+            })),
+    );
+    let m = mount(tempdir(), p, &[]);
+    let said = through(
+        &m,
+        "cat cost.json | grep -c '\"leaf\"'; cat cost.json cost | wc -c; \
+         for i in $(seq 805306368 805326367); do printf '.id/%08x/cost\\n' $i; done | \
+         xargs cat | grep -c '^to here'",
+    );
+    let nums: Vec<usize> = said
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(nums[0], n as usize + 1, "{said}");
+    assert_eq!(nums[2], n as usize, "{said}");
+}
+
+/// Point 7: after the session's usage was read, every entry's `cost` file of a chain
+/// 20,000 deep (what `find` or `grep -r` through the mount reads): each summed the
+/// whole path to its entry, quadratic in the depth. Now each is read from the totals
+/// made once.
+#[test]
+fn cost_files_of_a_deep_chain() {
+    let dir = tempdir();
+    let n = 20_000u32;
+    let id = |i: u32| format!("{:08x}", 0x1000_0000 + i);
+    let p = pi_session(
+        dir.path(),
+        "chain.jsonl",
+        (0..n).map(|i| {
+            let parent = (i > 0).then(|| id(i - 1));
+            if i % 2 == 0 {
+                pi_user(&id(i), parent.as_deref(), "q")
+            } else {
+                pi_assistant(&id(i), parent.as_deref().unwrap(), "a")
+            }
+        }),
+    );
+    let m = mount(tempdir(), p, &[]);
+    let said = through(
+        &m,
+        "cat cost | head -1; for i in $(seq 268435456 268455455); do printf '.id/%08x/cost\\n' $i; \
+         done | xargs cat | grep -c '^to here'",
+    );
+    assert!(said.contains("10000 requests"), "{said}");
+    assert!(said.ends_with(&format!("\n{n}\n")), "{said}");
+}
+
+/// Point 7: a Pi session holding a 58 MB line of 4.5 million distinct keys (in the
+/// usage of an assistant message), searched and read. Parsed, such a line took 745 MB
+/// where a line was promised to cost about its length. Now a line whose values would
+/// take more than `--max-line` once parsed is not built: its entry says why, the same
+/// through the mount and in `sessionfs grep`.
+#[test]
+fn a_line_of_millions_of_keys_is_not_built() {
+    let dir = tempdir();
+    let a = pi_assistant("0000000a", "00000000", "many keys");
+    let cut = a.find(r#""usage":{"#).unwrap() + r#""usage":{"#.len();
+    let mut keys = String::with_capacity(60 << 20);
+    for k in 0..4_500_000u32 {
+        keys.push_str(&format!("\"k{k}\":1,"));
+    }
+    let big = format!("{}{keys}{}", &a[..cut], &a[cut..]);
+    assert!(big.len() > 50 << 20 && big.len() < 64 << 20);
+    drop(keys);
+    let p = pi_session(
+        dir.path(),
+        "keys.jsonl",
+        [
+            pi_user("00000000", None, "before"),
+            big,
+            pi_user("0000000b", Some("0000000a"), "after"),
+        ]
+        .into_iter(),
+    );
+    let r = measure(&["grep", "-c", "k4499999", "keys.jsonl"], dir.path());
+    assert_eq!(r.code, 1, "{}", r.out);
+    let r = measure(
+        &[
+            "grep",
+            "-l",
+            "values, more than a line may hold",
+            "keys.jsonl",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.out, "00000000/0000000a/assistant\n", "{}", r.err);
+    let m = mount(tempdir(), p, &[]);
+    let said = through(
+        &m,
+        "cat 00000000/0000000a/assistant; cat 00000000/0000000a/0000000b/user",
+    );
+    assert!(
+        said.starts_with("[this entry cannot be shown: line 3: 45000")
+            && said.contains(" values, more than a line may hold parsed ("),
+        "{said}"
+    );
+    assert!(said.ends_with("after\n"), "{said}");
 }
