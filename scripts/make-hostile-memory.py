@@ -12,6 +12,9 @@ WHAT (all by default):
   cost      a Pi session of ~150 MB (assistant messages with usage)
   branches  a Pi session of 100,000 branches (one root, 100,000 children)
   keys      a Pi session holding a 58 MB line of 4.5 million distinct keys
+  deep      a Pi session: a chain of 200,000 entries, each holding "needle"
+  comb      a Pi session: 20,000 forks deep (each entry a leaf and the next fork)
+  chain     a Pi session: a chain of 100,000 entries, every other one with usage
 
 Zstd frames are written by hand (RLE blocks), so nothing but Python is needed.
 """
@@ -209,9 +212,43 @@ def keys(out):
         dump(f, [pi_user(2, "a1", "after")])
 
 
+def deep(out, n=200_000):
+    d = os.path.join(out, "pi")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "deep-200k.jsonl"), "w") as f:
+        dump(f, [PI_HEADER])
+        for k in range(0, n, 10_000):
+            dump(f, [pi_user(i, f"u{i - 1}" if i else None, f"needle {i}")
+                     for i in range(k, k + 10_000)])
+
+
+def comb(out, n=20_000):
+    d = os.path.join(out, "pi")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "comb-20k.jsonl"), "w") as f:
+        dump(f, [PI_HEADER])
+        for i in range(n):
+            fork = pi_user(i, f"u{i - 1}" if i else None, f"fork {i}")
+            leaf = pi_user(i, f"u{i}", f"leaf {i}")
+            leaf["id"] = f"l{i}"
+            dump(f, [fork, leaf])
+
+
+def chain(out, n=100_000):
+    d = os.path.join(out, "pi")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "chain-100k.jsonl"), "w") as f:
+        dump(f, [PI_HEADER])
+        parent = None
+        for i in range(n // 2):
+            dump(f, [pi_user(i, parent, "q"), pi_assistant(i, f"u{i}", "a")])
+            parent = f"a{i}"
+
+
 def main():
     out = sys.argv[1]
-    what = sys.argv[2:] or ["sparse", "million", "bombs", "threads", "cost", "branches", "keys"]
+    what = sys.argv[2:] or ["sparse", "million", "bombs", "threads", "cost", "branches", "keys",
+                            "deep", "comb", "chain"]
     for w in what:
         globals()[w](out)
 

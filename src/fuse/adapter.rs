@@ -717,3 +717,29 @@ impl Filesystem for Adapter {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler that panics is answered (its reply dropped: EIO) and the thread goes on.
+    #[test]
+    fn a_panicking_handler_does_not_end_its_thread() {
+        struct Reply(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Reply {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reply = Reply(dropped.clone());
+        guard("lookup", move || {
+            let _r = reply;
+            panic!("a bug");
+        });
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+        let mut ran = false;
+        guard("getattr", || ran = true);
+        assert!(ran);
+    }
+}

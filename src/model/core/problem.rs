@@ -167,3 +167,24 @@ impl From<io::Error> for LoadError {
         LoadError::Io(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_while_reading_is_the_files_load_error() {
+        let p = std::path::Path::new("s.jsonl");
+        let r: Result<(), LoadError> = unless_panic(p, || panic!("a bug"));
+        let e = r.unwrap_err();
+        assert!(e.is_panic());
+        assert!(
+            e.to_string().contains("(a bug); please report this bug"),
+            "{e}"
+        );
+        let r: Result<u8, LoadError> = unless_panic(p, || Err(LoadError::Empty));
+        assert!(matches!(r, Err(LoadError::Empty)));
+        assert!(!LoadError::Empty.is_panic());
+        assert_eq!(unless_panic(p, || Ok(7)).unwrap(), 7);
+    }
+}
