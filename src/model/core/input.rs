@@ -681,7 +681,7 @@ mod tests {
         assert!(many.len() > COUNTED_FROM);
         let e = check_values(&many).unwrap_err();
         assert!(
-            e.starts_with("600001 values, more than a line may hold parsed"),
+            e.starts_with("600002 values, more than a line may hold parsed"),
             "{e}"
         );
         // As long, but one string: parsed.
