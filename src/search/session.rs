@@ -161,9 +161,10 @@ fn nodes_by_path(
     // Paths compared as the file system resolves them: the index and the scan may
     // name a page differently (relative, through a link).
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // Each file of the index once, by its number; nodes keyed by (number, offset).
     let mut files: std::collections::HashMap<u16, Option<PathBuf>> =
         std::collections::HashMap::new();
-    let mut by_place: std::collections::HashMap<(PathBuf, u64), (u32, usize)> =
+    let mut by_place: std::collections::HashMap<(u16, u64), (u32, usize)> =
         std::collections::HashMap::new();
     for i in 0..s.entries().len() as u32 {
         let e = s.entry(i);
@@ -173,19 +174,26 @@ fn nodes_by_path(
         let p = files
             .entry(e.file)
             .or_insert_with(|| s.entry_file(i).map(|p| real(&p)));
-        if let Some(p) = p {
-            by_place.insert((p.clone(), e.offset), (i, e.len as usize));
+        if p.is_some() {
+            by_place.insert((e.file, e.offset), (i, e.len as usize));
         }
     }
-    let scanned: Vec<PathBuf> = std::iter::once(real(s.path()))
+    // The index's number of each file scanned.
+    let numbers: Vec<Option<u16>> = std::iter::once(real(s.path()))
         .chain(sides.iter().map(|p| real(p)))
+        .map(|p| {
+            files
+                .iter()
+                .find(|(_, f)| f.as_ref() == Some(&p))
+                .map(|(&n, _)| n)
+        })
         .collect();
     lines
         .iter()
         .map(|&(f, o, l)| {
-            let p = scanned.get(f)?;
+            let n = (*numbers.get(f)?)?;
             by_place
-                .get(&(p.clone(), o))
+                .get(&(n, o))
                 .filter(|(_, len)| *len == l)
                 .map(|(i, _)| *i)
         })
