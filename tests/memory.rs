@@ -16,7 +16,7 @@ mod common;
 
 use common::{Mount, tempdir};
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,14 +41,14 @@ fn vm_hwm(pid: u32) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
-/// Limits the child's address space to [`LIMIT`].
-fn limited(cmd: &mut Command) -> &mut Command {
+/// Limits the child's address space to `limit` bytes.
+fn limited(cmd: &mut Command, limit: u64) -> &mut Command {
     // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let r = libc::rlimit {
-                rlim_cur: LIMIT,
-                rlim_max: LIMIT,
+                rlim_cur: limit,
+                rlim_max: limit,
             };
             if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -65,8 +65,26 @@ struct Ran {
     peak_kb: u64,
 }
 
-/// Runs `sessionfs ARGS` in `cwd` under [`LIMIT`], polling its peak.
+/// Runs `sessionfs ARGS` in `cwd` under [`LIMIT`], polling its peak, and checks that
+/// it neither panicked nor aborted and that its peak is under [`PEAK_KB`].
 fn measure(args: &[&str], cwd: &Path) -> Ran {
+    let r = run_under(args, cwd, LIMIT);
+    assert!(
+        !r.err.contains("panicked") && !r.err.contains("memory allocation"),
+        "{args:?}: {}",
+        r.err
+    );
+    assert!(
+        r.peak_kb < PEAK_KB,
+        "sessionfs {args:?}: peak {} KiB, over {PEAK_KB} KiB",
+        r.peak_kb
+    );
+    r
+}
+
+/// Runs `sessionfs ARGS` in `cwd` under an address-space limit of `limit` bytes,
+/// polling its peak.
+fn run_under(args: &[&str], cwd: &Path, limit: u64) -> Ran {
     let tmp = tempfile::tempdir().unwrap();
     let (o, e) = (tmp.path().join("out"), tmp.path().join("err"));
     let mut cmd = Command::new(common::bin());
@@ -75,7 +93,7 @@ fn measure(args: &[&str], cwd: &Path) -> Ran {
         .stdin(Stdio::null())
         .stdout(File::create(&o).unwrap())
         .stderr(File::create(&e).unwrap());
-    let mut child = limited(&mut cmd).spawn().unwrap();
+    let mut child = limited(&mut cmd, limit).spawn().unwrap();
     let start = Instant::now();
     let mut peak_kb = 0;
     let status = loop {
@@ -104,30 +122,25 @@ fn measure(args: &[&str], cwd: &Path) -> Ran {
         r.code,
         r.peak_kb >> 10
     );
-    assert!(
-        !r.err.contains("panicked") && !r.err.contains("memory allocation"),
-        "{args:?}: {}",
-        r.err
-    );
-    assert!(
-        r.peak_kb < PEAK_KB,
-        "sessionfs {args:?}: peak {} KiB, over {PEAK_KB} KiB",
-        r.peak_kb
-    );
     r
 }
 
 /// A mount of `src` (a session file, or a sessions folder or Codex home) under
 /// [`LIMIT`] (set on the harness's mount with `prlimit`).
 fn mount(dir: tempfile::TempDir, src: PathBuf, args: &[&str]) -> Mount {
+    mount_under(dir, src, args, LIMIT)
+}
+
+/// A mount of `src` under an address-space limit of `limit` bytes.
+fn mount_under(dir: tempfile::TempDir, src: PathBuf, args: &[&str], limit: u64) -> Mount {
     let m = if src.is_dir() {
         Mount::sessions_dir(dir, Some(&src), args, &[])
     } else {
         Mount::start(dir, src, args)
     };
     let lim = libc::rlimit {
-        rlim_cur: LIMIT,
-        rlim_max: LIMIT,
+        rlim_cur: limit,
+        rlim_max: limit,
     };
     // SAFETY: prlimit on a child we started, with a valid struct.
     let r = unsafe {
@@ -294,6 +307,60 @@ fn a_codex_page_of_big_lines_is_read_a_line_at_a_time() {
          cat ./*/*/leaf/user; cat ./*/*/cost | head -1",
     );
     assert!(said.starts_with("6\nthe last one\n"), "{said}");
+}
+
+/// Point 3: memory that cannot be had is the file's error, never the process's end
+/// (Rust aborts on a failed allocation, so a line's buffer is reserved fallibly). A
+/// Codex page holding a line of 1,000 MiB (a sparse file: nothing on disk), read with
+/// `--max-line 1G` by processes limited to 1 GiB of address space: the line cannot be
+/// had, `check` says so of that page and reads the thread beside it, and a mount shows
+/// the page's `ERROR`, reads the other thread, and lives on.
+#[test]
+fn an_allocation_that_fails_is_the_files_error() {
+    const SMALL: u64 = 1 << 30;
+    let dir = tempdir();
+    let home = dir.path().join("home");
+    let (tid, p) = page(&home, 4);
+    let head = r#"{"timestamp":"2026-12-01T10:00:01.000Z","ordinal":1,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"big "#;
+    let mut f = File::create(&p).unwrap();
+    f.write_all((meta(&tid) + head).as_bytes()).unwrap();
+    f.seek(SeekFrom::Current(1000 << 20)).unwrap();
+    f.write_all(b"\"}]}}\n").unwrap();
+    f.write_all(item(2, "after the big line", "assistant").as_bytes())
+        .unwrap();
+    drop(f);
+    let other = ordinary(&home, 5);
+
+    let r = run_under(&["check", "--max-line", "1G", "home"], dir.path(), SMALL);
+    assert!(
+        !r.err.contains("panicked") && !r.err.contains("memory allocation"),
+        "{}",
+        r.err
+    );
+    let said = r.out + &r.err;
+    assert!(
+        said.contains(&format!("{tid}.jsonl: error: cannot read: cannot allocate")),
+        "{said}"
+    );
+    assert!(said.contains(&format!("{other}.jsonl: ok")), "{said}");
+
+    let m = mount_under(tempdir(), home.clone(), &["--max-line", "1G"], SMALL);
+    let out = common::sh(
+        &format!("cat ./*/{tid}/ERROR; cat ./*/{other}/leaf/assistant"),
+        &m.mnt,
+    );
+    assert!(out.stdout.contains("cannot allocate"), "{out:?}");
+    assert!(out.stdout.contains("its answer"), "{out:?}");
+    assert!(
+        vm_hwm(m.pid()).is_some(),
+        "the mount is gone: {}",
+        m.stderr_text()
+    );
+    let err = m.stderr_text();
+    assert!(
+        !err.contains("panicked") && !err.contains("memory allocation"),
+        "{err}"
+    );
 }
 
 // ----- Compressed pages ------------------------------------------------------------
