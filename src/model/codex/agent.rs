@@ -47,7 +47,7 @@ use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::id::IdKey;
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::session::{
     LoadError, NIL, ProblemKind, Session, Severity, Source, SourceData,
 };
@@ -61,6 +61,17 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Why a Codex thread's name is not written.
+const NAME_REFUSED: &str =
+    "a Codex thread's name is Codex's (`/rename` in the TUI); sessionfs does not write it";
+/// Why a Codex thread shows no labels to set.
+const LABELS_REFUSED: &str = "Codex threads have no labels";
+/// Why the root `reply` of a thread is refused.
+const ROOT_REPLY_REFUSED: &str = "a Codex thread has no reply at its root: reply under an entry";
+/// Why `fork` is refused.
+const FORK_REFUSED: &str = "sessionfs does not fork Codex threads yet: reply at the entry \
+     instead (a new page of the thread, as a TUI rewind makes), or run `codex fork`";
 
 /// Is `raw`, the first line of a file, a Codex `session_meta` line?
 pub fn looks_like_codex(raw: &[u8]) -> bool {
@@ -474,6 +485,15 @@ impl Agent for CodexThread {
     fn after_scan(&mut self, s: &mut Session) -> Result<(), LoadError> {
         let main = s.path().to_path_buf();
         let pages = self.read_pages(&main)?;
+        // The thread's other pages, its database and name index are opened inside
+        // its home.
+        if let Some(h) = &self.home {
+            s.set_homes(vec![
+                h.clone(),
+                h.join("sessions"),
+                h.join("archived_sessions"),
+            ]);
+        }
         // The state of the threads shown (this one, the threads whose pages its
         // history reads), not the whole table.
         let state = match self.home.as_deref() {
@@ -790,10 +810,8 @@ impl Agent for CodexThread {
     ) -> Result<(String, Vec<u8>), AppendError> {
         Err(AppendError::Unsupported(match what {
             NewEntry::Reply { .. } => "a Codex reply is written by the Codex writer",
-            NewEntry::Name(_) => {
-                "a Codex thread's name is Codex's (`/rename` in the TUI); sessionfs does not write it"
-            }
-            NewEntry::Label { .. } => "Codex threads have no labels",
+            NewEntry::Name(_) => NAME_REFUSED,
+            NewEntry::Label { .. } => LABELS_REFUSED,
         }))
     }
 
@@ -855,11 +873,19 @@ impl Agent for CodexThread {
     }
 
     fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
-        Err(ForkError::Unsupported(
-            "sessionfs does not fork Codex threads yet: reply at the entry instead (a new \
-             page of the thread, as a TUI rewind makes), or run `codex fork`"
-                .into(),
-        ))
+        Err(ForkError::Unsupported(FORK_REFUSED.into()))
+    }
+
+    /// The root reply, the name, labels and forks are Codex's own (nothing sessionfs
+    /// writes): refused before anything is written.
+    fn refuses(&self, _s: &Session, w: Write) -> Option<String> {
+        Some(match w {
+            Write::Reply(None) => ROOT_REPLY_REFUSED.into(),
+            Write::Reply(Some(_)) => return None,
+            Write::Name => NAME_REFUSED.into(),
+            Write::Label => LABELS_REFUSED.into(),
+            Write::Fork(_) => FORK_REFUSED.into(),
+        })
     }
 
     fn forked_from(&self, _s: &Session) -> Option<SessionLink> {
@@ -910,9 +936,7 @@ impl CodexThread {
     /// leaf, or a new page of the thread at an earlier entry.
     fn reply(&self, s: &Session, parent: Option<u32>, text: &str) -> Result<String, AppendError> {
         let Some(p) = parent else {
-            return Err(AppendError::Unsupported(
-                "a Codex thread has no reply at its root: reply under an entry",
-            ));
+            return Err(AppendError::Unsupported(ROOT_REPLY_REFUSED));
         };
         let n = self.node_of[p as usize];
         if n == usize::MAX {

@@ -377,8 +377,23 @@ pub fn other_form(path: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Opens a page: only a regular file, never waiting (a FIFO named like a page), and
+/// inside its `sessions/` (or `archived_sessions/`) folder when it lies in one (which
+/// may itself be a link; a link out of it is not followed, see
+/// [`crate::model::core::input::open_beneath`]).
+pub fn open_page(path: &Path) -> io::Result<fs::File> {
+    let folder = path.ancestors().skip(1).find(|a| {
+        a.file_name()
+            .is_some_and(|n| n == "sessions" || n == "archived_sessions")
+    });
+    match folder {
+        Some(f) => crate::model::core::input::open_beneath(f, path),
+        None => crate::model::core::input::open_regular(path),
+    }
+}
+
 fn read_one(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let f = crate::model::core::input::open_regular(path)?;
+    let f = open_page(path)?;
     let len = f.metadata()?.len();
     let compressed = path.extension().is_some_and(|e| e == "zst");
     let too_big = |limit: u64| {
@@ -417,7 +432,7 @@ pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
     let src: Box<dyn Read> = if path.extension().is_some_and(|e| e == "zst") {
         Box::new(super::zst::Stream::open(path).ok()?)
     } else {
-        Box::new(crate::model::core::input::open_regular(path).ok()?)
+        Box::new(open_page(path).ok()?)
     };
     let mut r = src.take(max);
     // Read as far as the line goes, not much further: a `session_meta` line is some

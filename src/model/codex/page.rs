@@ -686,7 +686,7 @@ impl Index {
             ix.recs.shrink_to_fit();
             return Ok(ix);
         }
-        let f = input::open_regular(path)?;
+        let f = super::files::open_page(path)?;
         let mut ix = old.unwrap_or_default();
         let from = ix.len;
         let long = ix.torn_tail.filter(|_| ix.long_tail).map(|(a, b)| b - a);

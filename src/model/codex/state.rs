@@ -150,14 +150,44 @@ impl State {
 
 type Tables = (HashMap<String, ThreadRow>, Vec<SpawnEdge>);
 
+/// Refuses the database at `path` unless it (and its `-wal` and `-shm`, when they are
+/// there) is a regular file inside the Codex home, its folder: SQLite opens them by
+/// name and would wait forever on a FIFO, and follow a link anywhere. Checked right
+/// before each open (see [`crate::model::core::input::open_beneath`]), and the open
+/// itself follows no link (`SQLITE_OPEN_NOFOLLOW`).
+pub fn check_db_files(path: &Path) -> std::io::Result<()> {
+    let home = path.parent().unwrap_or(Path::new("."));
+    crate::model::core::input::open_beneath(home, path)?;
+    for ext in ["-wal", "-shm"] {
+        let mut p = path.as_os_str().to_os_string();
+        p.push(ext);
+        match crate::model::core::input::open_beneath(home, Path::new(&p)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn read_db(path: &Path, ids: Option<&[&str]>) -> Result<Tables, String> {
-    if !path.is_file() {
-        return Err(format!("{} does not exist", path.display()));
+    match check_db_files(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{} does not exist", path.display()));
+        }
+        Err(e) => {
+            return Err(format!(
+                "{}: {}",
+                path.display(),
+                crate::model::core::input::io_message(&e)
+            ));
+        }
+        Ok(()) => {}
     }
     let uri = format!("file:{}?mode=ro", uri_escape(&path.to_string_lossy()));
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
     let conn = Connection::open_with_flags(uri, flags).map_err(err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
@@ -293,7 +323,8 @@ pub fn read_session_index(path: &Path) -> HashMap<String, String> {
 /// bounded buffer at a time, as any file: the index only grows.
 fn read_session_index_of(path: &Path, ids: Option<&[&str]>) -> HashMap<String, String> {
     let mut names = HashMap::new();
-    let Ok(f) = crate::model::core::input::open_regular(path) else {
+    let home = path.parent().unwrap_or(Path::new("."));
+    let Ok(f) = crate::model::core::input::open_beneath(home, path) else {
         return names;
     };
     let max = crate::model::core::input::max_line();

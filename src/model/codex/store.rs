@@ -89,8 +89,7 @@ impl Page {
         crate::model::core::input::grow(&mut buf, len)?;
         match file {
             Some(f) => f.read_exact_at(&mut buf, offset)?,
-            None => crate::model::core::input::open_regular(&self.file.path)?
-                .read_exact_at(&mut buf, offset)?,
+            None => super::files::open_page(&self.file.path)?.read_exact_at(&mut buf, offset)?,
         }
         Ok(buf)
     }
@@ -857,10 +856,7 @@ impl Reader<'_> {
         let l = self.codex.line(r);
         let len = (l.end - l.start - 1) as usize;
         if !page.file.name.compressed && self.open.as_ref().is_none_or(|o| o.0 != r.page) {
-            self.open = Some((
-                r.page,
-                crate::model::core::input::open_regular(&page.file.path)?,
-            ));
+            self.open = Some((r.page, super::files::open_page(&page.file.path)?));
         }
         let file = self.open.as_ref().filter(|o| o.0 == r.page).map(|o| &o.1);
         page.bytes(file, l.start, len)
