@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use super::open::open_page;
+
 /// What a page's file name says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageName {
@@ -375,21 +377,6 @@ pub fn other_form(path: &Path) -> Option<PathBuf> {
         Some(plain) => PathBuf::from(plain),
         None => PathBuf::from(format!("{s}.zst")),
     })
-}
-
-/// Opens a page: only a regular file, never waiting (a FIFO named like a page), and
-/// inside its `sessions/` (or `archived_sessions/`) folder when it lies in one (which
-/// may itself be a link; a link out of it is not followed, see
-/// [`crate::model::core::input::open_beneath`]).
-pub fn open_page(path: &Path) -> io::Result<fs::File> {
-    let folder = path.ancestors().skip(1).find(|a| {
-        a.file_name()
-            .is_some_and(|n| n == "sessions" || n == "archived_sessions")
-    });
-    match folder {
-        Some(f) => crate::model::core::input::open_beneath(f, path),
-        None => crate::model::core::input::open_regular(path),
-    }
 }
 
 fn read_one(path: &Path, limit: u64) -> io::Result<Vec<u8>> {

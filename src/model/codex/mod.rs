@@ -38,6 +38,7 @@ pub mod files;
 pub mod forks;
 pub mod head;
 pub mod hitpath;
+pub mod open;
 pub mod page;
 pub mod render;
 pub mod search;

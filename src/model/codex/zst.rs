@@ -64,7 +64,7 @@ impl Stream<File> {
     /// The page at `path`, opened as a regular file without blocking, expanding to at
     /// most [`allowance`] of its size.
     pub fn open(path: &Path) -> io::Result<Stream<File>> {
-        let f = super::files::open_page(path)?;
+        let f = super::open::open_page(path)?;
         let len = f.metadata()?.len();
         Ok(Stream::new(f, allowance(len)))
     }
@@ -209,7 +209,7 @@ impl Pages {
         // page when it makes it plain again) is dropped.
         let found = found.filter(|k| {
             identity_of(k.stream.src.get_ref()).ok() == Some(k.id)
-                && super::files::open_page(path)
+                && super::open::open_page(path)
                     .and_then(|f| identity_of(&f))
                     .ok()
                     == Some(k.id)
