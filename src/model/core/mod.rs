@@ -6,7 +6,8 @@
 //! * [`scan`] and [`json_view`] read fields of a JSON line from its bytes ([`strict`]:
 //!   as a `serde_json::Value` would); [`js`] is
 //!   JavaScript's JSON semantics (`JSON.stringify`, truthiness, `Date`); [`text`] the
-//!   rendering helpers agents share; [`id`], [`kind`], [`time`], [`base64`].
+//!   rendering helpers agents share; [`genai`] the Gemini-style `Content` (`role`,
+//!   `parts`) that Gemini CLI and Qwen Code store; [`id`], [`kind`], [`time`], [`base64`].
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
@@ -48,7 +49,7 @@
 //!
 //! 1. leaves: [`format`], [`problem`] (what indexing reports, [`problem::LoadError`]),
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
-//!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]);
+//!    [`input`], [`text`], [`genai`], [`usage::prices`] (with [`usage::Tokens`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
 //!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
 //!    [`usage`]'s tables (`usage/mod.rs`: [`usage::Table`] and what it holds);
@@ -76,6 +77,7 @@ pub mod content;
 pub mod fork;
 pub mod fork_file;
 pub mod format;
+pub mod genai;
 pub mod id;
 pub mod input;
 pub mod js;
