@@ -20,7 +20,7 @@
 //! | after a scan (other files of the session) | [`Agent::after_scan`], [`Agent::sources_moved`] |
 //! | linking quirks | [`Agent::after_link`], [`Agent::root_is_fine`] |
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |
-//! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`] |
+//! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`]; `tree`'s runs: [`Agent::joins_tree_runs`], [`Agent::tree_run_noun`] |
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
 //! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |

@@ -678,6 +678,11 @@ impl Session {
         self.agent.joins_tree_runs(i)
     }
 
+    /// What a run of entries [`Session::joins_tree_runs`] joins is called in `tree`.
+    pub fn tree_run_noun(&self) -> &'static str {
+        self.agent.tree_run_noun()
+    }
+
     pub fn is_piece(&self, i: u32) -> bool {
         self.entries[i as usize].flags & flags::PIECE != 0
     }
@@ -1911,6 +1916,10 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     }
     fn joins_tree_runs(&self, _i: u32) -> bool {
         false
+    }
+    /// What a run of entries joined on one `tree` line is called (`attachments ×N`).
+    fn tree_run_noun(&self) -> &'static str {
+        "attachments"
     }
     fn alias(&self, _i: u32) -> Option<&str> {
         None
