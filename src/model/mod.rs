@@ -21,6 +21,7 @@ pub mod claude;
 pub mod codex;
 pub mod core;
 pub mod pi;
+pub mod qwen;
 pub mod sessions_dir;
 
 // The paths from before the split into core/ and one folder per agent, kept so

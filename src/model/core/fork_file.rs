@@ -50,6 +50,7 @@ impl Fresh {
                 Format::Pi => crate::model::core::id::uuid_v7(now),
                 Format::Claude => crate::model::core::id::uuid_v4(),
                 Format::Codex => crate::model::core::id::uuid_v7(now),
+                Format::Qwen => crate::model::core::id::uuid_v4(),
             },
             now_ms: now,
             prompt_id: crate::model::core::id::uuid_v4(),

@@ -11,6 +11,8 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// Qwen Code (`~/.qwen/projects/<project>/chats`).
+    Qwen,
 }
 
 impl Format {
@@ -20,6 +22,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Qwen => "qwen-code",
         }
     }
 }
