@@ -77,6 +77,56 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
+/// Qwen Code's projects folder: `$QWEN_RUNTIME_DIR/projects` (where it writes its
+/// runtime output when that is set), else `$QWEN_HOME/projects`, else
+/// `~/.qwen/projects` (a leading `~` expanded in either variable). Each project keeps
+/// its sessions in its `chats/` folder ([`sessions_folder`]).
+pub fn default_qwen_dir() -> Option<PathBuf> {
+    env_dir("QWEN_RUNTIME_DIR", "projects")
+        .or_else(|| env_dir("QWEN_HOME", "projects"))
+        .unwrap_or_else(|| home().map(|h| h.join(".qwen/projects")))
+}
+
+/// Where a project folder's sessions are: its `chats/` folder when it has one (Qwen
+/// Code keeps `chats/`, `subagents/` and memory files in a project folder), else the
+/// folder itself.
+pub fn sessions_folder(project: &Path) -> PathBuf {
+    let chats = project.join(CHATS);
+    if chats.is_dir() {
+        chats
+    } else {
+        project.to_path_buf()
+    }
+}
+
+/// The folder of a project that holds its sessions, when not the project itself.
+pub const CHATS: &str = "chats";
+
+/// Whether the projects of the sessions directory `dir` keep their sessions in a
+/// `chats/` folder: some project has one, or `dir` is Qwen Code's (by where it is).
+pub fn projects_keep_chats(dir: &Path) -> bool {
+    if agent_of(dir) == "Qwen Code" {
+        return true;
+    }
+    fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten()
+            .take(10_000)
+            .any(|e| e.path().join(CHATS).is_dir())
+    })
+}
+
+/// The sessions directory a home folder holds: `DIR/projects` when its projects keep
+/// their sessions in `chats/` (a Qwen Code home, `~/.qwen`), else `None`.
+pub fn projects_root_of(dir: &Path) -> Option<PathBuf> {
+    let projects = dir.join("projects");
+    let rd = fs::read_dir(&projects).ok()?;
+    let holds = rd
+        .flatten()
+        .take(10_000)
+        .any(|e| e.path().join(CHATS).is_dir());
+    holds.then_some(projects)
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -92,8 +142,8 @@ pub struct Agent {
     pub dir: fn() -> Option<PathBuf>,
 }
 
-/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 3] = [
+/// Pi, Claude Code, Codex and Qwen Code, in the order a mount of every agent lists them.
+pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -114,6 +164,13 @@ pub const AGENTS: [Agent; 3] = [
         var: "CODEX_HOME",
         program: "Codex",
         dir: default_codex_dir,
+    },
+    Agent {
+        folder: "qwen",
+        what: "Qwen Code's projects folder",
+        var: "QWEN_HOME",
+        program: "Qwen Code",
+        dir: default_qwen_dir,
     },
 ];
 
@@ -173,11 +230,13 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR and CODEX_HOME move them); \
+             nor Qwen Code's projects folder {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and QWEN_HOME move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
+            shown(&AGENTS[3], "~/.qwen/projects"),
         ));
     }
     Ok(found)
@@ -196,10 +255,11 @@ pub fn agent_of(dir: &Path) -> &'static str {
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
-    match (has(".pi"), has(".claude"), has(".codex")) {
-        (true, false, false) => "Pi",
-        (false, true, false) => "Claude Code",
-        (false, false, true) => "Codex",
+    match (has(".pi"), has(".claude"), has(".codex"), has(".qwen")) {
+        (true, false, false, false) => "Pi",
+        (false, true, false, false) => "Claude Code",
+        (false, false, true, false) => "Codex",
+        (false, false, false, true) => "Qwen Code",
         _ => "Pi or Claude Code",
     }
 }
@@ -208,6 +268,9 @@ pub fn agent_of(dir: &Path) -> &'static str {
 /// Codex page in its day folders).
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
+    if let Some(root) = projects_root_of(dir) {
+        return holds_sessions(&root);
+    }
     // Codex files its pages by day, three folders down.
     if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
         fs::read_dir(&root).ok()?;
@@ -225,7 +288,7 @@ fn holds_sessions(dir: &Path) -> Option<bool> {
             return Some(true);
         }
         if e.path().is_dir()
-            && fs::read_dir(e.path())
+            && fs::read_dir(sessions_folder(&e.path()))
                 .into_iter()
                 .flatten()
                 .flatten()
@@ -339,6 +402,12 @@ pub fn is_side_folder_on_disk(dir: &Path, d: &OsStr) -> bool {
         })
 }
 
+/// Whether a `.jsonl` file is an agent's side file beside its sessions, not a
+/// session: Qwen Code's `<sessionId>.ledger.jsonl` in `chats/`.
+pub fn is_side_file(name: &OsStr) -> bool {
+    name.as_bytes().ends_with(b".ledger.jsonl")
+}
+
 /// One level of a sessions directory, as a sessions mount lists it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
@@ -368,6 +437,7 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
             out.projects.push(name);
         } else if ft.is_file()
             && let Some(stem) = session_stem(&name)
+            && !is_side_file(&name)
         {
             out.sessions.push(stem.to_os_string());
         }
@@ -386,6 +456,9 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 /// with the thread's project as a mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
+    if let Some(root) = projects_root_of(dir) {
+        return files_of_dir(&root);
+    }
     if let Some(root) = codex_catalog::sessions_root_of(dir) {
         let cat = codex_catalog::Scanner::default().scan(&root)?;
         for (project, threads) in cat.projects {
@@ -400,7 +473,7 @@ pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
         out.push((dir.join(with_ext(f)), String::new()));
     }
     for p in &top.projects {
-        let pdir = dir.join(p);
+        let pdir = sessions_folder(&dir.join(p));
         let Ok(l) = list(&pdir, false) else {
             continue;
         };
