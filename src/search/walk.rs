@@ -89,6 +89,10 @@ pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>
 /// A sessions directory: its projects' sessions, then its loose sessions. A Codex home
 /// or `sessions/` folder: its threads by project, as a mount lists them.
 fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
+    // A home whose projects keep their sessions in `chats/` (Qwen Code's): its projects.
+    if let Some(root) = sessions_dir::projects_root_of(dir) {
+        return dir_jobs(&root, prefix, jobs, problems);
+    }
     let codex = codex_catalog::sessions_root_of(dir)
         .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()));
     if let Some(root) = codex {
@@ -122,7 +126,7 @@ fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<P
         d.join(n)
     };
     for p in &top.projects {
-        let pdir = dir.join(p);
+        let pdir = sessions_dir::sessions_folder(&dir.join(p));
         let pprefix = join(prefix, p);
         match sessions_dir::list(&pdir, false) {
             Ok(l) => {

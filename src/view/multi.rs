@@ -238,6 +238,10 @@ struct Container {
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
     /// How the folder is listed: as on disk, or from a Codex catalog.
     lister: Lister,
+    /// A root or agent folder: its projects keep their sessions in a `chats/` folder
+    /// (Qwen Code). A project: `path` is that `chats/` folder (which may not be there
+    /// yet).
+    chats: bool,
 }
 
 /// How a folder's content is found.
@@ -411,6 +415,15 @@ impl Container {
     fn holds_projects(&self) -> bool {
         matches!(self.kind, Kind::Root | Kind::Agent)
     }
+
+    /// The folder on disk it stands for: a project whose sessions lie in a `chats/`
+    /// folder not created yet is its project folder.
+    fn folder(&self) -> &Path {
+        match self.path.parent() {
+            Some(p) if self.chats && self.kind == Kind::Project && !self.path.is_dir() => p,
+            _ => &self.path,
+        }
+    }
 }
 
 impl MultiView {
@@ -421,7 +434,9 @@ impl MultiView {
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        let root = codex_catalog::sessions_root_of(root)
+            .or_else(|| sessions_dir::projects_root_of(root))
+            .unwrap_or_else(|| root.to_path_buf());
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
@@ -468,6 +483,7 @@ impl MultiView {
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
                     lister: Self::lister_for(path, *name == "codex"),
+                    chats: sessions_dir::projects_keep_chats(path),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -493,6 +509,7 @@ impl MultiView {
             } else {
                 Lister::Disk
             },
+            chats: kind == Kind::Root && sessions_dir::projects_keep_chats(root),
         });
         MultiView {
             root: root.to_path_buf(),
@@ -555,10 +572,14 @@ impl MultiView {
             return;
         }
         let w = self.watch.lock().clone();
-        if let Some(w) = w
-            && w.watch_dir(c.idx, &c.path)
-        {
-            c.watched.store(true, Ordering::Relaxed);
+        if let Some(w) = w {
+            if c.folder() != c.path {
+                // Its `chats/` is not there yet: watch the project folder for it (and
+                // try again once it appears).
+                w.watch_dir(c.idx, c.folder());
+            } else if w.watch_dir(c.idx, &c.path) {
+                c.watched.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -635,7 +656,12 @@ impl MultiView {
                     parent: parent.idx,
                     parent_ino: parent.ino,
                     name: Some(name.to_os_string()),
-                    path: parent.path.join(name),
+                    path: if parent.chats {
+                        parent.path.join(name).join(sessions_dir::CHATS)
+                    } else {
+                        parent.path.join(name)
+                    },
+                    chats: parent.chats,
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
                     // A Codex project is no folder on disk: its root's watches cover it.
@@ -1150,7 +1176,7 @@ impl MultiView {
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
             Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
-            _ => self.dir_attr(c.ino, &c.path),
+            _ => self.dir_attr(c.ino, c.folder()),
         }
     }
 
@@ -1279,7 +1305,13 @@ impl MultiView {
                     .collect());
             }
         }
-        let listing = sessions_dir::list(&c.path, c.holds_projects()).map_err(not_found_or)?;
+        let listing = match sessions_dir::list(&c.path, c.holds_projects()) {
+            // A project whose `chats/` is not there yet holds no session.
+            Err(e) if c.folder() != c.path && e.kind() == io::ErrorKind::NotFound => {
+                Default::default()
+            }
+            l => l.map_err(not_found_or)?,
+        };
         let (dirs, files) = (listing.projects, listing.sessions);
         let mut out = Vec::with_capacity(dirs.len() + files.len());
         for d in &dirs {
@@ -1395,6 +1427,14 @@ impl MultiView {
         };
         if let Lister::CodexRoot(r) = &c.lister {
             self.codex_changed(&c, r, name, listing);
+            return;
+        }
+        if c.chats && c.kind == Kind::Project && name == sessions_dir::CHATS {
+            // The project's `chats/` appeared (or went): list and watch it now.
+            *c.listing.lock() = None;
+            c.watched.store(false, Ordering::Relaxed);
+            self.sink.send(vec![Invalidation::Inode(c.ino)]);
+            self.ensure_watched(&c);
             return;
         }
         let mut invs = Vec::new();
@@ -2166,7 +2206,7 @@ impl MultiView {
                     && !is_side_folder_on_disk(&c.path, name)
                 {
                     let pc = self.project(c, name);
-                    return self.dir_attr(pc.ino, &pc.path);
+                    return self.dir_attr(pc.ino, pc.folder());
                 }
                 self.session_in(c, name)
             }
