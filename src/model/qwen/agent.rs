@@ -20,13 +20,6 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
-impl Session {
-    /// Qwen Code's own index state, for a Qwen Code file.
-    pub(crate) fn qwen(&self) -> Option<&State> {
-        self.agent().as_any().downcast_ref()
-    }
-}
-
 /// Qwen Code's agent for a file whose first parsed line is `raw`, if it is one of
 /// Qwen Code's.
 pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {

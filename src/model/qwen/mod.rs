@@ -480,8 +480,8 @@ impl State {
             }
         }
         let st = self.intern_subtype(subtype);
-        let (key, name) = kind_of(rtype, ty, subtype);
-        let kind = kinds.intern_named(ty, key, &name);
+        let name = kind_of(rtype, ty, subtype);
+        let kind = kinds.intern_named(ty, subtype, &name);
         let mut flags = 0u8;
         if rtype == RType::Other {
             flags |= eflags::UNKNOWN_TYPE;
@@ -598,17 +598,16 @@ pub fn side_dir(path: &Path) -> Option<PathBuf> {
     Some(path.parent()?.parent()?.join("subagents").join(stem))
 }
 
-/// The kind key (type and sub-key) and the KIND file name of a record.
-fn kind_of(rtype: RType, ty: &str, subtype: &str) -> (&'static str, String) {
+/// The KIND file name of a record (its kind is keyed by its type and subtype).
+fn kind_of(rtype: RType, ty: &str, subtype: &str) -> String {
     match rtype {
-        RType::User if subtype.is_empty() => ("", "user".into()),
-        RType::User => ("sub", subtype.to_string()),
-        RType::Assistant => ("", "assistant".into()),
-        RType::ToolResult => ("", "toolResult".into()),
-        RType::System if subtype.is_empty() => ("", "system".into()),
-        RType::System => ("sub", subtype.to_string()),
-        RType::Other if ty.is_empty() => ("", "entry".into()),
-        RType::Other => ("", ty.to_string()),
+        RType::User if subtype.is_empty() => "user".into(),
+        RType::Assistant => "assistant".into(),
+        RType::ToolResult => "toolResult".into(),
+        RType::System if subtype.is_empty() => "system".into(),
+        RType::User | RType::System => subtype.to_string(),
+        RType::Other if ty.is_empty() => "entry".into(),
+        RType::Other => ty.to_string(),
     }
 }
 
