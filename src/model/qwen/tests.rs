@@ -78,3 +78,126 @@ fn every_point_of_the_samples_reads_as_the_cli_sends_it() {
         bad.join("\n")
     );
 }
+
+/// The damaged files (`tests/fixtures/qwen/damaged`): where the CLI loads the file, the
+/// leaf's context is what it sends; where it refuses it, `check` says why.
+#[test]
+fn damaged_files_read_as_the_cli_reads_them() {
+    let set = fixtures().join("damaged");
+    let want: Value =
+        serde_json::from_slice(&std::fs::read(set.join("contexts.json")).unwrap()).unwrap();
+    let mut seen = 0;
+    for path in sessions(&set.join("qwen-home")) {
+        let sid = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let w = &want[&sid];
+        let name = w["name"].as_str().unwrap();
+        seen += 1;
+        let report = crate::model::core::check::check(&path);
+        let text = crate::model::core::check::to_text(&path, &report);
+        match w.get("messages") {
+            Some(m) => {
+                let s = Session::open(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let l = s.leaf().unwrap_or_else(|| panic!("{name}: no leaf"));
+                let got =
+                    serde_json::to_string(&Value::Array(s.context_messages(l).unwrap())).unwrap();
+                assert_eq!(got, serde_json::to_string(m).unwrap(), "{name}");
+            }
+            None => match name {
+                "empty" => assert!(Session::open(&path).is_err(), "{name}"),
+                "mixed-session-ids" => {
+                    assert!(
+                        text.contains("refuses to load a file that mixes session ids"),
+                        "{text}"
+                    )
+                }
+                other => panic!("{other}: the CLI refused it, and no test says why"),
+            },
+        }
+        let expect: &[&str] = match name {
+            "torn-last-line" => &["torn last line"],
+            "garbage-line" => &["malformed line, skipped by Qwen Code"],
+            "not-an-object-and-blank" => &["JSON that is not an object", "blank line"],
+            "record-without-session-id" => &[
+                "without a sessionId: Qwen Code skips it",
+                "is not in the file",
+            ],
+            "orphan-tail" => &["is not in the file"],
+            "self-parent-tail" => &["its own parent"],
+            "crlf" => &["CRLF"],
+            _ => &[],
+        };
+        for e in expect {
+            assert!(text.contains(e), "{name}: no {e:?} in\n{text}");
+        }
+    }
+    assert!(seen >= 9, "only {seen} damaged files");
+}
+
+/// The system prompt shown first in `context`: the measured base prompt for the model,
+/// then the context files Qwen Code appends, as the real CLI sent them (the kit's
+/// samples, made with each model family).
+#[test]
+fn the_system_prompt_is_the_one_the_cli_sends() {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("h");
+    let qh = home.join(".qwen");
+    let cwd = home.join("src/qa");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(&qh).unwrap();
+    let lang = fixtures().join("own/qwen-home/output-language.md");
+    std::fs::copy(&lang, qh.join("output-language.md")).unwrap();
+    let files = super::prompt::context_files(&qh, &home, &cwd);
+    assert!(
+        files.starts_with("--- Context from: ../../.qwen/output-language.md ---\n"),
+        "{files}"
+    );
+    // What the CLI sent for the qa sample (non-interactive, default approval mode).
+    let set = fixtures().join("own");
+    let ctx: Value = serde_json::from_slice(
+        &std::fs::read(set.join("contexts").join(qa_contexts(&set))).unwrap(),
+    )
+    .unwrap();
+    let (_, c) = ctx.as_object().unwrap().iter().next().unwrap();
+    let sent = std::fs::read_to_string(
+        set.join("contexts")
+            .join(c["system"]["file"].as_str().unwrap()),
+    )
+    .unwrap();
+    let ours = format!(
+        "{}\n\n---\n\n{}",
+        super::prompt::base_prompt("qwen3-coder-plus"),
+        files
+    );
+    assert_eq!(ours, sent);
+    let tools_sent: Value = serde_json::from_slice(
+        &std::fs::read(
+            set.join("contexts")
+                .join(c["tools"]["file"].as_str().unwrap()),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_string(super::prompt::tools("qwen3-coder-plus")).unwrap(),
+        serde_json::to_string(&tools_sent).unwrap()
+    );
+}
+
+/// The contexts file of the `qa` session of a set (its first, unforked one).
+fn qa_contexts(set: &Path) -> String {
+    let qa = set.join("qwen-home/projects/-home-dev-src-qa/chats");
+    let mut names: Vec<String> = std::fs::read_dir(&qa)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    names.sort();
+    for n in names {
+        let text = std::fs::read_to_string(qa.join(&n)).unwrap();
+        if !text.contains("forkedFrom") {
+            return format!("{}.contexts.json", n.trim_end_matches(".jsonl"));
+        }
+    }
+    panic!("no qa session");
+}
