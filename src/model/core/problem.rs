@@ -112,12 +112,12 @@ impl std::fmt::Display for LoadError {
             LoadError::Io(e) => write!(f, "{e}"),
             LoadError::Empty => write!(
                 f,
-                "the file is empty: not a Pi, Claude Code, Codex or Qwen Code session yet"
+                "the file is empty: not a Pi, Claude Code or Codex session yet"
             ),
             LoadError::NotASession { line, reason } => {
                 write!(
                     f,
-                    "not a Pi, Claude Code, Codex or Qwen Code session: line {line}: {reason}"
+                    "not a Pi, Claude Code or Codex session: line {line}: {reason}"
                 )
             }
         }
