@@ -25,4 +25,14 @@ impl Format {
             Format::Qwen => "qwen-code",
         }
     }
+
+    /// The agent's name, as messages name it ("Claude Code").
+    pub fn program(self) -> &'static str {
+        match self {
+            Format::Pi => "Pi",
+            Format::Claude => "Claude Code",
+            Format::Codex => "Codex",
+            Format::Qwen => "Qwen Code",
+        }
+    }
 }

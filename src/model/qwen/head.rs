@@ -6,7 +6,9 @@
 //! `functionCall` parts: a subagent hangs under the call that spawned it) and whether
 //! a `chat_compression`'s `systemPayload.compressedHistory` is there; everything else
 //! is skipped but validated, so a line is accepted exactly when `JSON.parse` accepts
-//! it. Keys that occur twice keep their last value, as in JavaScript.
+//! it. Keys that occur twice keep their last value, as in JavaScript. The few records
+//! whose text the index keeps (the session picker's first prompt, a title) are parsed
+//! whole ([`first_prompt`], [`custom_title`]).
 
 use crate::model::core::scan::{
     Field, FieldSeed, LineError, parse_line, parse_object, skip_other_values, skip_scalar_values,
@@ -383,6 +385,41 @@ impl<'de> Visitor<'de> for HeadVisitor {
         Ok(Some(h))
     }
     skip_other_values!(None);
+}
+
+/// `truncatePromptForDisplay`: at most 200 characters, then `...`.
+fn truncate_prompt(t: &str) -> String {
+    let mut it = t.chars();
+    let head: String = it.by_ref().take(200).collect();
+    if it.next().is_some() {
+        format!("{head}...")
+    } else {
+        head
+    }
+}
+
+/// The picker's prompt of a user record without a subtype: `systemPayload.displayText`
+/// when there is one (an empty one: none), else its first text part.
+pub fn first_prompt(raw: &[u8]) -> Option<String> {
+    let v = crate::model::core::js::parse_line(raw).ok()?;
+    if let Some(d) = v.get("systemPayload").and_then(|p| p.get("displayText")) {
+        return d.as_str().filter(|d| !d.is_empty()).map(truncate_prompt);
+    }
+    let p = crate::model::core::genai::parts(v.get("message"))
+        .iter()
+        .find(|p| p.get("text").is_some())?;
+    let t = crate::model::core::text::text_of(p.get("text"));
+    (!t.is_empty()).then(|| truncate_prompt(&t))
+}
+
+/// The `customTitle` of a `custom_title` record (`None` when empty or missing).
+pub fn custom_title(raw: &[u8]) -> Option<String> {
+    let v = crate::model::core::js::parse_line(raw).ok()?;
+    v.get("systemPayload")?
+        .get("customTitle")?
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
 }
 
 #[cfg(test)]

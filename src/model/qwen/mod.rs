@@ -51,11 +51,13 @@
 
 pub mod agent;
 pub mod append;
+pub mod catalog;
 pub mod fork;
 pub mod head;
 pub mod history;
 pub mod prompt;
 pub mod render;
+pub mod search;
 pub mod usage;
 
 use crate::model::core::id::{IdKey, IdTable};
@@ -471,11 +473,11 @@ impl State {
                 && rtype == RType::User
                 && h.subtype == Field::Missing
             {
-                self.first_prompt = render::first_prompt(raw);
+                self.first_prompt = head::first_prompt(raw);
             }
             if rtype == RType::System && subtype == "custom_title" {
                 // The session list shows the last one; an empty title is none.
-                let t = render::custom_title(raw);
+                let t = head::custom_title(raw);
                 self.title = t.map(|t| (t, next));
             }
         }

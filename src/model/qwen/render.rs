@@ -358,38 +358,3 @@ pub fn session_json(s: &Session, st: &State) -> String {
     out.push('\n');
     out
 }
-
-/// `truncatePromptForDisplay`: at most 200 characters, then `...`.
-fn truncate_prompt(t: &str) -> String {
-    let mut it = t.chars();
-    let head: String = it.by_ref().take(200).collect();
-    if it.next().is_some() {
-        format!("{head}...")
-    } else {
-        head
-    }
-}
-
-/// The picker's prompt of a user record without a subtype: `systemPayload.displayText`
-/// when there is one (an empty one: none), else its first text part.
-pub fn first_prompt(raw: &[u8]) -> Option<String> {
-    let v = crate::model::core::js::parse_line(raw).ok()?;
-    if let Some(d) = v.get("systemPayload").and_then(|p| p.get("displayText")) {
-        return d.as_str().filter(|d| !d.is_empty()).map(truncate_prompt);
-    }
-    let p = genai::parts(v.get("message"))
-        .iter()
-        .find(|p| p.get("text").is_some())?;
-    let t = text_of(p.get("text"));
-    (!t.is_empty()).then(|| truncate_prompt(&t))
-}
-
-/// The `customTitle` of a `custom_title` record (`None` when empty or missing).
-pub fn custom_title(raw: &[u8]) -> Option<String> {
-    let v = crate::model::core::js::parse_line(raw).ok()?;
-    v.get("systemPayload")?
-        .get("customTitle")?
-        .as_str()
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-}
