@@ -150,13 +150,15 @@ pub fn render_entry(_s: &Session, st: &State, i: u32, v: &Value) -> (String, Vec
     let body = match n.rtype {
         RType::User | RType::Assistant | RType::ToolResult => {
             let mut chunks = genai::part_chunks(message_parts(v), true, &mut n_image);
-            if n.rtype == RType::User && !subtype.is_empty() {
-                chunks.insert(0, format!("[{subtype}]"));
-            }
             if !n.has(nflags::MESSAGE) {
                 chunks.push("[no message: Qwen Code sends nothing for this record]".into());
             }
-            join_chunks(&chunks)
+            let body = join_chunks(&chunks);
+            if n.rtype == RType::User && !subtype.is_empty() {
+                format!("[{subtype}]\n{body}")
+            } else {
+                body
+            }
         }
         RType::System => render_system(v, subtype),
         RType::Other => format!(
