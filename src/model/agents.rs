@@ -42,6 +42,7 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::pi::search::PI_V1,
         &crate::model::claude::search::CLAUDE,
         &crate::model::codex::search::CODEX,
+        &crate::model::qwen::search::QWEN,
     ],
     detect: search_detect,
     known: crate::model::codex::search::known,
