@@ -1152,7 +1152,10 @@ mod tests {
         assert!(sides > 10, "only {sides} subagent entries checked");
         let (qwen, qwen_sides, _) = get("qwen-code");
         assert!(qwen > 500, "only {qwen} Qwen Code entries checked");
-        assert!(qwen_sides >= 5, "only {qwen_sides} Qwen Code subagent entries checked");
+        assert!(
+            qwen_sides >= 5,
+            "only {qwen_sides} Qwen Code subagent entries checked"
+        );
         let (codex, _, always) = get("codex");
         assert!(codex > 200, "only {codex} Codex entries checked");
         assert!(

@@ -92,15 +92,20 @@ impl Searchable for Session {
         if self.has_side_files() {
             // Lines of other files (a Claude Code session's subagents) are indexed
             // too, so offsets are not in order.
-            return (0..self.entries().len() as u32).find(|&i| {
-                let e = self.entry(i);
-                self.in_main_file(i) && e.offset == offset && e.is_node() && e.len as usize == len
-            });
+            return (0..self.entries().len() as u32)
+                .find(|&i| {
+                    let e = self.entry(i);
+                    self.in_main_file(i)
+                        && e.offset == offset
+                        && e.is_node()
+                        && e.len as usize == len
+                })
+                .or_else(|| self.line_owner(0, offset));
         }
-        let i = self
-            .entries()
-            .binary_search_by_key(&offset, |e| e.offset)
-            .ok()?;
+        let Ok(i) = self.entries().binary_search_by_key(&offset, |e| e.offset) else {
+            // A line that shows in another entry's files (a fragment).
+            return self.line_owner(0, offset);
+        };
         let e = &self.entries()[i];
         (e.is_node() && e.len as usize == len).then_some(i as u32)
     }
@@ -175,6 +180,11 @@ fn nodes_by_path(
     let scanned: Vec<PathBuf> = std::iter::once(real(s.path()))
         .chain(sides.iter().map(|p| real(p)))
         .collect();
+    // A line that shows in another entry's files (a fragment), by its file's number.
+    let number: std::collections::HashMap<PathBuf, u16> = files
+        .iter()
+        .filter_map(|(n, p)| Some((p.clone()?, *n)))
+        .collect();
     lines
         .iter()
         .map(|&(f, o, l)| {
@@ -183,6 +193,7 @@ fn nodes_by_path(
                 .get(&(p.clone(), o))
                 .filter(|(_, len)| *len == l)
                 .map(|(i, _)| *i)
+                .or_else(|| s.line_owner(*number.get(p)?, o))
         })
         .collect()
 }

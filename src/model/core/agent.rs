@@ -24,6 +24,7 @@
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
 //! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
+//! | lines that are no entry of their own (fragments) | [`Agent::line_owner`] |
 //! | other sessions this one continues or that continue it | [`Agent::forked_from`], [`Agent::forks_at`] |
 //! | entries of other files | [`Session::add_source`](super::session::Session::add_source), [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |

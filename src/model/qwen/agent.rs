@@ -282,6 +282,11 @@ impl Agent for State {
         State::alias(self, i)
     }
 
+    /// A fragment's line shows in the files of its record's first line.
+    fn line_owner(&self, file: u16, offset: u64) -> Option<u32> {
+        self.fragment_of.get(&(file, offset)).copied()
+    }
+
     fn find_alias(&self, id: &str) -> Option<u32> {
         self.by_alias(id)
     }

@@ -221,6 +221,8 @@ pub struct State {
     pub last_conv: Option<u32>,
     /// Fragments of an entry, by entry.
     pub fragments: HashMap<u32, Vec<Fragment>>,
+    /// The entry each fragment's line joins, by `(source, offset)`.
+    pub fragment_of: HashMap<(u16, u64), u32>,
     /// The last `custom_title` of the session file: `(customTitle, entry)`.
     pub title: Option<(String, u32)>,
     /// The first prompt the picker shows (from the first records).
@@ -405,6 +407,7 @@ impl State {
             by_id(id).filter(|&f| self.nodes.get(f as usize).is_some_and(|n| n.file == side))
         {
             // A fragment: Qwen Code appends its parts to the first record's.
+            self.fragment_of.insert((side, off), first);
             self.fragments.entry(first).or_default().push(Fragment {
                 file: side,
                 offset: off,
