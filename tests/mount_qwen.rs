@@ -231,6 +231,18 @@ fn a_tui_session_shows_its_rewind_as_a_branch_and_its_records_as_files() {
     let call =
         fs::read_to_string(tools.join("50f3b32f-3915-4591-adee-a921c18d9fea/assistant")).unwrap();
     assert!(call.contains("[tool call read_file ("), "{call}");
+    // A call's id names the answer that made it.
+    let id = call
+        .split("[tool call read_file (")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(tools.join(id).join("assistant")).unwrap(),
+        call
+    );
 
     // The image of a prompt, decoded.
     let img = m

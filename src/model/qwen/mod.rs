@@ -232,6 +232,9 @@ pub struct State {
     pub sides: Vec<Side>,
     /// `functionCall` id → the uuid of the record that made the call (session file).
     calls: HashMap<String, IdKey>,
+    /// `functionCall` id → the entry that made the call first (session file): its
+    /// name in `.id/` too.
+    call_entries: HashMap<String, u32>,
     aliases: HashMap<u32, String>,
     by_alias: HashMap<String, u32>,
 }
@@ -307,9 +310,13 @@ impl State {
         self.aliases.get(&i).map(String::as_str)
     }
 
-    /// The entry shown under `name` instead of its uuid.
+    /// The entry shown under `name` instead of its uuid (a subagent's first record),
+    /// or the answer that made the tool call `name`.
     pub fn by_alias(&self, name: &str) -> Option<u32> {
-        self.by_alias.get(name).copied()
+        self.by_alias
+            .get(name)
+            .or_else(|| self.call_entries.get(name))
+            .copied()
     }
 
     /// Indexes one line of source `side` (0: the session file) as entry `next`.
@@ -463,6 +470,7 @@ impl State {
             if side == 0 {
                 for c in &h.call_ids {
                     self.calls.insert(c.clone(), id);
+                    self.call_entries.entry(c.clone()).or_insert(next);
                 }
             }
         }
@@ -562,6 +570,7 @@ impl State {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.fragments.len() * 64
             + self.calls.len() * 64
+            + self.call_entries.len() * 48
             + self.aliases.len() * 64
     }
 }
