@@ -4,7 +4,7 @@ the sessions a run_all.sh run wrote (scripts/qwen-fixtures runs this).
 
 usage: qwen-edge.py QROOT
 
-QROOT is the root of a qwen-oracle run (its sessions in QROOT/.qwen/projects). Two
+QROOT is the root of a qwen-oracle run (its sessions in QROOT/.qwen/projects). Three
 project folders are (re)made beside the run's:
 
   src/edge     sessions Qwen Code loads: fragments (a second line of a uuid), a gap (a
@@ -16,6 +16,10 @@ project folders are (re)made beside the run's:
                real CLI (package.py runs context.py on every point).
   src/damaged  files Qwen Code refuses or mangles; check reports them (tests compare
                the leaf's context where the CLI loads the file).
+  src/edge-images  22 prompts with an image each (one repeated, two more from a tool,
+               reference texts naming earlier ones), for a vision model and a text
+               model: past 20 images Qwen Code sends references and attaches the last
+               three again.
 
 Every record keeps the shape the CLI writes; each session gets a fresh id, and the
 records their cwd in the new project, so that the CLI loads them. Deterministic: ids
@@ -365,10 +369,61 @@ def damaged(root):
     w.write("empty", [])
 
 
+def images(root):
+    """src/edge-images: past 20 inline images Qwen Code sends references and attaches
+    the last three again; with a model that takes no images, placeholders."""
+    import hashlib
+    w = Writer(root, "edge-images")
+    image = first_session(root, "image")
+    rng = random.Random(3020)
+
+    def pic():
+        return base64.b64encode(bytes(rng.getrandbits(8) for _ in range(24))).decode()
+
+    def ref(data, mime="image/png"):
+        h = hashlib.sha256(mime.encode() + b"\0" + data.encode()).hexdigest()[:12]
+        n = len(data)
+        pad = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
+        return "[Image #%s: %s, %d bytes]" % (h, mime, n * 3 // 4 - pad)
+
+    for name, model in (("twenty-images", "qwen3.6-plus"), ("twenty-images-text-model", "qwen3-coder-plus")):
+        sid = w.new()
+        base = w.rebase(image, sid)[0]
+        lines, parent, seen = [], None, []
+        for n in range(22):
+            data = seen[3] if n == 12 else pic()   # turn 12 repeats turn 3's image
+            seen.append(data)
+            parts = [{"text": "[[PIC%d]] what is this?" % n},
+                     {"inlineData": {"mimeType": "image/png", "data": data}}]
+            if n == 15:
+                parts.insert(1, {"text": "compare with %s" % ref(seen[1])})
+            u = user(base, parent, "")
+            u["message"]["parts"] = parts
+            lines.append(u)
+            if n == 8:
+                # a tool returns two images (nested in its response)
+                a = assistant(u, u["uuid"], [{"functionCall": {"id": "call_pics", "name": "read_many_files",
+                                                                 "args": {"paths": ["a.png", "b.png"]}}}], model=model)
+                t = tool_result(a, a["uuid"], "call_pics", "read_many_files", {"output": "Read 2 images"},
+                                parts=[{"inlineData": {"mimeType": "image/png", "data": pic()}},
+                                       {"inlineData": {"mimeType": "image/jpeg", "data": pic()}}])
+                lines += [a, t]
+                u = t
+            d = assistant(u, u["uuid"], [{"text": "Picture %d." % n}], model=model)
+            lines.append(d)
+            parent = d["uuid"]
+        last = user(base, parent, "")
+        last["message"]["parts"] = [{"text": "[[PICEND]] and this one, again like %s" % ref(seen[20])},
+                                    {"inlineData": {"mimeType": "image/png", "data": pic()}}]
+        lines.append(last)
+        w.write(name, lines)
+
+
 def main():
     root = os.path.abspath(sys.argv[1])
     edge(root)
     damaged(root)
+    images(root)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,10 @@
 //!    (`repairOrphanedToolUseTurns`, done on every resume), consecutive user contents
 //!    are merged into one, and a run of model contents with an empty part is dropped
 //!    (`extractCuratedHistory`).
-//! 4. **The OpenAI messages** (`convertLlmRequestToOpenAI` of the OpenAI-compatible
+//! 4. **Media** (`super::media`): from 20 inline images on, each becomes a reference
+//!    and the last three are attached again at the end; media the model does not take
+//!    become `[image: …]`/`[document: …]` placeholders.
+//! 5. **The OpenAI messages** (`convertLlmRequestToOpenAI` of the OpenAI-compatible
 //!    provider): a model content becomes one `assistant` message (`content` the texts
 //!    joined, `null` for tool calls alone, `reasoning_content` from thought parts,
 //!    `tool_calls` from `functionCall` parts); a user content becomes one `tool`
@@ -32,7 +35,7 @@
 //!
 //! The model is the one of the chain's last `assistant` record (the model a resume of
 //! that session uses): it decides which media a message may carry (an image for a
-//! model that takes none becomes Qwen Code's placeholder text) and the `reasoning`
+//! model that takes none becomes a placeholder, `super::media`) and the `reasoning`
 //! mirror. The system prompt, the tools, the startup context Qwen Code puts in front
 //! of the first user message and the date reminder in front of a new prompt are made
 //! at each run, not read from the file: they are not part of `context.json`
@@ -1303,7 +1306,9 @@ pub fn context(s: &Session, st: &State, i: u32) -> io::Result<Vec<Value>> {
         model
     };
     repair(&mut history);
-    let history = curate(history);
+    let mut history = curate(history);
+    super::media::replace_image_payloads(&mut history);
+    super::media::slim(&mut history, modalities(&model));
     Ok(to_openai(&history, &model))
 }
 

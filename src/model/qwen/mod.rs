@@ -55,6 +55,7 @@ pub mod catalog;
 pub mod fork;
 pub mod head;
 pub mod history;
+mod media;
 pub mod prompt;
 pub mod render;
 pub mod search;
