@@ -195,7 +195,18 @@ pub fn api_history(s: &Session, st: &State, chain: &[u32]) -> io::Result<(Vec<Va
     let mut last_material: Option<Value> = None;
     let mut completed: HashSet<String> = HashSet::new();
     let mut stopped = false;
-    for &i in chain {
+    // A compression sets everything this walk keeps (the history, the completed calls,
+    // whether records still count): the records before the last one matter only for
+    // the model.
+    let from = chain
+        .iter()
+        .rposition(|&i| {
+            st.nodes[i as usize].rtype == super::RType::System
+                && st.nodes[i as usize].has(nflags::COMPRESSION)
+                && st.subtype(i) == "chat_compression"
+        })
+        .unwrap_or(0);
+    for &i in &chain[from..] {
         let v = s.entry_value(i)?;
         let n = &st.nodes[i as usize];
         let subtype = st.subtype(i);
@@ -288,6 +299,11 @@ pub fn api_history(s: &Session, st: &State, chain: &[u32]) -> io::Result<(Vec<Va
             history.push(message);
         }
         last_material = Some(v);
+    }
+    if model.is_empty()
+        && let Some(m) = last_model(s, st, chain[..from].iter().copied())
+    {
+        model = m;
     }
     Ok((history, model))
 }
@@ -498,40 +514,36 @@ fn is_valid_content(c: &Value) -> bool {
 /// `extractCuratedHistory`: consecutive user contents merged; a run of model contents
 /// kept only when each is valid, without the degraded placeholders.
 pub fn curate(history: Vec<Value>) -> Vec<Value> {
+    fn take_parts(c: &mut Value) -> Vec<Value> {
+        match c.get_mut("parts").map(Value::take) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
+        }
+    }
     let mut out: Vec<Value> = Vec::new();
-    let mut i = 0;
-    while i < history.len() {
-        match role_of(&history[i]) {
-            Some("user") => {
-                match out.last_mut() {
-                    Some(last) if role_of(last) == Some("user") => {
-                        let mut parts = parts_of(last).to_vec();
-                        parts.extend(parts_of(&history[i]).iter().cloned());
-                        last["parts"] = Value::Array(parts);
-                    }
-                    _ => out.push(history[i].clone()),
+    let mut it = history.into_iter().peekable();
+    while let Some(mut c) = it.next() {
+        match role_of(&c) {
+            Some("user") => match out.last_mut() {
+                Some(last) if role_of(last) == Some("user") => {
+                    let mut parts = take_parts(last);
+                    parts.extend(take_parts(&mut c));
+                    last["parts"] = Value::Array(parts);
                 }
-                i += 1;
-            }
+                _ => out.push(c),
+            },
             Some("model") => {
-                let start = i;
-                let mut valid = true;
-                while i < history.len() && role_of(&history[i]) == Some("model") {
-                    valid &= is_valid_content(&history[i]);
-                    i += 1;
+                let mut run = vec![c];
+                while let Some(next) = it.next_if(|n| role_of(n) == Some("model")) {
+                    run.push(next);
                 }
-                if valid {
-                    out.extend(
-                        history[start..i]
-                            .iter()
-                            .filter(|c| !is_degraded_placeholder(c))
-                            .cloned(),
-                    );
+                if run.iter().all(is_valid_content) {
+                    out.extend(run.into_iter().filter(|c| !is_degraded_placeholder(c)));
                 }
             }
             // Qwen Code refuses a history with any other role; such a content is
             // left out.
-            _ => i += 1,
+            _ => {}
         }
     }
     out
@@ -1195,25 +1207,23 @@ fn clean_orphans(messages: Vec<Value>) -> Vec<Value> {
         responses.insert(idx, resp);
         split.insert(idx, media);
     }
+    let mut slots: Vec<Option<Value>> = messages.into_iter().map(Some).collect();
     let mut out = Vec::new();
-    let mut emitted: HashSet<usize> = HashSet::new();
-    for (idx, m) in messages.iter().enumerate() {
-        if emitted.contains(&idx) {
+    for idx in 0..slots.len() {
+        let Some(mut m) = slots[idx].take() else {
+            // Emitted after its call.
             continue;
-        }
-        if has_tool_calls(m) {
+        };
+        if has_tool_calls(&m) {
             let valid = valid_calls.remove(&idx).unwrap_or_default();
             if !valid.is_empty() {
-                let mut cm = m.clone();
-                cm["tool_calls"] = Value::Array(valid);
-                out.push(cm);
+                m["tool_calls"] = Value::Array(valid);
+                out.push(m);
                 for j in responses.remove(&idx).unwrap_or_default() {
-                    out.push(messages[j].clone());
-                    emitted.insert(j);
+                    out.extend(slots[j].take());
                 }
                 for j in split.remove(&idx).unwrap_or_default() {
-                    out.push(messages[j].clone());
-                    emitted.insert(j);
+                    out.extend(slots[j].take());
                 }
             } else if m
                 .get("content")
@@ -1221,18 +1231,17 @@ fn clean_orphans(messages: Vec<Value>) -> Vec<Value> {
                 .is_some_and(|c| !c.trim().is_empty())
                 || js_truthy(m.get("reasoning_content"))
             {
-                let mut cm = m.clone();
-                if let Value::Object(o) = &mut cm {
+                if let Value::Object(o) = &mut m {
                     o.shift_remove("tool_calls");
                 }
-                out.push(cm);
+                out.push(m);
             }
         } else if m.get("role").and_then(Value::as_str) == Some("tool")
             && m.get("tool_call_id").is_some()
         {
-        } else if is_split_media(m) {
+        } else if is_split_media(&m) {
         } else {
-            out.push(m.clone());
+            out.push(m);
         }
     }
     out
