@@ -273,7 +273,7 @@ fn a_tui_session_shows_its_rewind_as_a_branch_and_its_records_as_files() {
         .join(".id/13ee2bcd-b16e-4cd4-ac74-5c6e014b0f00");
     let user = fs::read_to_string(img.join("user")).unwrap();
     assert!(
-        user.contains("[image 1 pic.png: image/jpeg, 349 bytes → image-1.jpg]"),
+        user.contains("[image 1: image/jpeg, 349 bytes → image-1.jpg]"),
         "{user}"
     );
     let jpg = fs::read(img.join("image-1.jpg")).unwrap();

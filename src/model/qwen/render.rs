@@ -167,7 +167,13 @@ pub fn render_entry(_s: &Session, st: &State, i: u32, v: &Value) -> (String, Vec
         ),
     };
     let images = match n.rtype {
-        RType::User | RType::Assistant | RType::ToolResult => genai::images(message_parts(v)),
+        RType::User | RType::Assistant | RType::ToolResult => {
+            let parts = v.get("message").and_then(|m| m.get("parts"));
+            match parts {
+                Some(ps @ Value::Array(_)) => genai::images(ps),
+                _ => Vec::new(),
+            }
+        }
         _ => Vec::new(),
     };
     let text = if body.trim().is_empty() {

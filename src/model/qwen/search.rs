@@ -46,7 +46,9 @@ const CALL: &[Trigger] = has!("functionCall");
 const RESPONSE: &[Trigger] = has!("functionResponse");
 const INLINE: &[Trigger] = has!("inlineData");
 const FILE: &[Trigger] = has!("fileData");
-const SIGNATURE: &[Trigger] = has!("thoughtSignature");
+const CODE: &[Trigger] = has!("executableCode");
+const CODE_RESULT: &[Trigger] = has!("codeExecutionResult");
+const VIDEO: &[Trigger] = has!("videoMetadata");
 const SUBTYPE: &[Trigger] = has!("subtype");
 const SYSTEM: &[Trigger] = has!("system");
 const COMPRESSION: &[Trigger] = has!("chat_compression");
@@ -78,8 +80,9 @@ const DECORATIONS: &[Decoration] = &[
     d(" (", RESPONSE),
     d(")]", RESPONSE),
     d("[error]", RESPONSE),
-    // `[image N NAME: MIME, SIZE bytes → image-N.EXT]`, `[inline data NAME: MIME, SIZE bytes]`
+    // `[image N: MIME, SIZE bytes → image-N.EXT]`, `[file N: …]` for other data
     d("[image ", INLINE),
+    d("[file ", INLINE),
     d(" ", INLINE),
     d(": ", INLINE),
     d(", ", INLINE),
@@ -92,11 +95,17 @@ const DECORATIONS: &[Decoration] = &[
     d("gif", INLINE),
     d("webp", INLINE),
     d("bin", INLINE),
-    d("[inline data", INLINE),
-    d("[file ", FILE),
-    d(": ", FILE),
+    // `[file data: URI (MIME)]`
+    d("[file data: ", FILE),
+    d(" (", FILE),
+    d(")]", FILE),
     d("]", FILE),
-    d("[thought signature]", SIGNATURE),
+    // `[code LANGUAGE]`, `[code result OUTCOME]`, `[video metadata]`
+    d("[code ", CODE),
+    d("]", CODE),
+    d("[code result ", CODE_RESULT),
+    d("]", CODE_RESULT),
+    d("[video metadata]", VIDEO),
     d(
         "[no message: Qwen Code sends nothing for this record]",
         NO_MESSAGE,
