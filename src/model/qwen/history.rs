@@ -636,9 +636,8 @@ pub fn modalities(model: &str) -> Modalities {
         image
     } else if starts("qwen") {
         Modalities::default()
-    } else if starts("deepseek-") && m.contains("vision") {
-        image
-    } else if starts("glm-5.3-flash")
+    } else if (starts("deepseek-") && m.contains("vision"))
+        || starts("glm-5.3-flash")
         || (starts("glm-") && {
             let rest = &m[4..];
             let v = rest.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -932,10 +931,10 @@ fn process_content(c: &Value, m: Modalities, out: &mut Vec<Value>) {
                 .get("id")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty());
-            if let Some(id) = id {
-                if !call_ids.insert(id.to_string()) {
-                    continue;
-                }
+            if let Some(id) = id
+                && !call_ids.insert(id.to_string())
+            {
+                continue;
             }
             let name = fc.get("name").and_then(Value::as_str).unwrap_or("");
             let args = match fc.get("args") {
@@ -1236,11 +1235,11 @@ fn clean_orphans(messages: Vec<Value>) -> Vec<Value> {
                 }
                 out.push(m);
             }
-        } else if m.get("role").and_then(Value::as_str) == Some("tool")
+        } else if !(m.get("role").and_then(Value::as_str) == Some("tool")
             && m.get("tool_call_id").is_some()
+            || is_split_media(&m))
         {
-        } else if is_split_media(&m) {
-        } else {
+            // A result goes with its call, a tool's media after its result.
             out.push(m);
         }
     }
