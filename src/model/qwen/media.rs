@@ -16,7 +16,7 @@
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 
-use super::history::Modalities;
+use super::modalities::Modalities;
 use crate::model::core::js::{js_to_string, js_truthy};
 
 /// `DEFAULT_IMAGE_PAYLOAD_THRESHOLD`.

@@ -18,6 +18,8 @@
 //! * [`history`] rebuilds what Qwen Code sends the model from a record: its chain,
 //!   the API history (compressions replace what came before), the history as the chat
 //!   curates and repairs it, and the OpenAI chat messages (`context.json`);
+//!   [`media`] what it does to the media of that history before sending it, and
+//!   [`modalities`] which media a model takes;
 //! * [`render`] writes the KIND files, images, previews and the readable context, and
 //!   [`prompt`] the system prompt and tools that context starts with;
 //! * [`append`] writes a reply or a title the way Qwen Code does, [`fork`] a fork the
@@ -56,6 +58,7 @@ pub mod fork;
 pub mod head;
 pub mod history;
 mod media;
+mod modalities;
 pub mod prompt;
 pub mod render;
 pub mod search;

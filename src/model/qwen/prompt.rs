@@ -80,7 +80,7 @@ pub fn base_prompt(model: &str) -> String {
 pub fn tools(model: &str) -> &'static [Value] {
     static TEXT: OnceLock<Vec<Value>> = OnceLock::new();
     static VIDEO: OnceLock<Vec<Value>> = OnceLock::new();
-    let (cell, src) = if super::history::modalities(model).video {
+    let (cell, src) = if super::modalities::modalities(model).video {
         (&VIDEO, TOOLS_VIDEO)
     } else {
         (&TEXT, TOOLS_TEXT)
