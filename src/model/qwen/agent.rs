@@ -15,7 +15,6 @@ use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
 use serde_json::Value;
 use std::any::Any;
-use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -131,11 +130,16 @@ impl Agent for State {
     /// Indexes what the subagent transcripts gained (and any new one), after the
     /// session file itself.
     fn after_scan(&mut self, s: &mut Session) -> Result<(), LoadError> {
+        // A session's subagents lie in its project's `subagents/`, beside its `chats/`:
+        // the project's folder is the agent's folder its other files are opened in.
+        if let Some(project) = super::project_of(&s.path) {
+            s.set_homes(vec![project.to_path_buf()]);
+        }
         for p in side_files(&s.path) {
             if self.sides.iter().any(|sd| sd.path == p) {
                 continue;
             }
-            let side = self.add_side(p.clone())?;
+            let side = self.add_side(s, p.clone())?;
             let src = s.add_source(Source::file(p))?;
             debug_assert_eq!(
                 side, src,
@@ -144,7 +148,7 @@ impl Agent for State {
         }
         let max = crate::model::core::input::max_line();
         for k in 0..self.sides.len() {
-            let Ok(file) = File::open(&self.sides[k].path) else {
+            let Ok(file) = s.open_side(&self.sides[k].path) else {
                 continue;
             };
             let from = self.sides[k].scanned;

@@ -109,7 +109,10 @@ pub fn aggregate(s: &Session, frags: &[Fragment], v: &mut Value) {
                 Err(_) => continue,
             }
         } else {
-            match s.source(f.file).map(|src| src.read(f.offset, f.len)) {
+            match s
+                .source(f.file)
+                .map(|src| src.read(s.homes(), f.offset, f.len))
+            {
                 Some(Ok(b)) => b,
                 _ => continue,
             }

@@ -67,7 +67,9 @@ pub mod usage;
 use crate::model::core::id::{IdKey, IdTable};
 use crate::model::core::kind::{KindId, KindTable};
 use crate::model::core::scan::{Field, LineError};
-use crate::model::core::session::{Entry, NIL, NO_TIME, ProblemKind, Severity, flags as eflags};
+use crate::model::core::session::{
+    Entry, NIL, NO_TIME, ProblemKind, Session, Severity, flags as eflags,
+};
 use head::{Head, truthy};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -538,7 +540,7 @@ impl State {
     }
 
     /// Starts indexing the subagent transcript at `path` as source `k` (its number).
-    pub fn add_side(&mut self, path: PathBuf) -> std::io::Result<u16> {
+    pub fn add_side(&mut self, s: &Session, path: PathBuf) -> std::io::Result<u16> {
         use std::os::unix::fs::MetadataExt;
         let md = std::fs::metadata(&path)?;
         let stem = path
@@ -547,7 +549,9 @@ impl State {
             .unwrap_or_default();
         let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
         let agent_id = stem.strip_prefix("agent-").unwrap_or(stem).to_string();
-        let tool_use_id = std::fs::read(meta_path(&path))
+        // A `.meta.json` is a few hundred bytes.
+        let tool_use_id = s
+            .read_side(&meta_path(&path), 1 << 20)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .and_then(|v| {
@@ -584,13 +588,17 @@ pub fn meta_path(path: &Path) -> PathBuf {
     path.with_extension("meta.json")
 }
 
+/// The project folder of a session file `<project>/chats/<id>.jsonl` (none for a file
+/// that lies elsewhere: its subagents, if any, are not where Qwen Code puts them).
+pub fn project_of(path: &Path) -> Option<&Path> {
+    let chats = path.parent()?;
+    (chats.file_name()? == "chats").then(|| chats.parent())?
+}
+
 /// The subagent transcripts of the session file `path`:
 /// `<project>/subagents/<sessionId>/agent-*.jsonl`, sorted.
 pub fn side_files(path: &Path) -> Vec<PathBuf> {
-    let (Some(chats), Some(stem)) = (path.parent(), path.file_stem()) else {
-        return Vec::new();
-    };
-    let Some(project) = chats.parent() else {
+    let (Some(project), Some(stem)) = (project_of(path), path.file_stem()) else {
         return Vec::new();
     };
     let dir = project.join("subagents").join(stem);

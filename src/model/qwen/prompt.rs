@@ -102,8 +102,21 @@ fn relative(from: &Path, to: &Path) -> String {
     parts.join("/")
 }
 
+/// The most of a context file read (Qwen Code reads it whole; a context file is a
+/// page or two of notes).
+const CONTEXT_FILE_MAX: u64 = 1 << 20;
+
+/// A context file's text: opened as the core opens a side file (only a regular file,
+/// not through a link out of its folder, never blocking, bounded).
+fn read_context_file(p: &Path) -> Option<String> {
+    let dir = p.parent()?;
+    let bytes = crate::model::core::input::read_beneath(dir, p, CONTEXT_FILE_MAX).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 fn readable(p: &Path) -> bool {
-    std::fs::File::open(p).is_ok_and(|f| f.metadata().is_ok_and(|m| m.is_file()))
+    p.parent()
+        .is_some_and(|dir| crate::model::core::input::open_beneath(dir, p).is_ok())
 }
 
 /// The context files Qwen Code reads for a run in `cwd` with Qwen home `qwen_home`
@@ -174,7 +187,7 @@ pub fn context_files(qwen_home: &Path, home: &Path, cwd: &Path) -> String {
             continue;
         }
         seen.push(id);
-        let Ok(text) = std::fs::read_to_string(&p) else {
+        let Some(text) = read_context_file(&p) else {
             continue;
         };
         let text = text.trim();
