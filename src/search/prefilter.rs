@@ -1180,6 +1180,8 @@ mod tests {
         let (claude, sides, _) = get("claude");
         assert!(claude > 900, "only {claude} Claude Code entries checked");
         assert!(sides > 10, "only {sides} subagent entries checked");
+        let (gemini, _, _) = get("gemini-cli");
+        assert!(gemini > 150, "only {gemini} Gemini CLI entries checked");
         let (qwen, qwen_sides, _) = get("qwen-code");
         assert!(qwen > 500, "only {qwen} Qwen Code entries checked");
         assert!(

@@ -11,6 +11,8 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
+    Gemini,
     /// Qwen Code (`~/.qwen/projects/<project>/chats`).
     Qwen,
 }
@@ -22,6 +24,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Gemini => "gemini-cli",
             Format::Qwen => "qwen-code",
         }
     }
@@ -32,6 +35,7 @@ impl Format {
             Format::Pi => "Pi",
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
+            Format::Gemini => "Gemini CLI",
             Format::Qwen => "Qwen Code",
         }
     }
