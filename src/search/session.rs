@@ -117,7 +117,8 @@ impl Searchable for Session {
             // too, so offsets are not in order.
             return (0..self.entries().len() as u32)
                 .filter(|&i| self.in_main_file(i) && inside(self.entry(i)))
-                .collect();
+                .collect::<Vec<_>>()
+                .or_owner(|| self.line_owner(0, offset));
         }
         let from = self.entries().partition_point(|e| e.offset < offset);
         self.entries()[from..]
@@ -126,7 +127,9 @@ impl Searchable for Session {
             .enumerate()
             .filter(|(_, e)| inside(e))
             .map(|(k, _)| (from + k) as u32)
-            .collect()
+            .collect::<Vec<_>>()
+            // A line that shows in another entry's files (a fragment).
+            .or_owner(|| self.line_owner(0, offset))
     }
 
     fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Vec<u32>> {
@@ -222,12 +225,10 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
     lines
         .iter()
         .map(|&(f, o, l)| {
-            let Some(v) = numbers
-                .get(f)
-                .copied()
-                .flatten()
-                .and_then(|n| by_file.get(&n))
-            else {
+            let Some(n) = numbers.get(f).copied().flatten() else {
+                return Vec::new();
+            };
+            let Some(v) = by_file.get(&n) else {
                 return Vec::new();
             };
             let end = o + l as u64;
@@ -237,9 +238,27 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
                 .take_while(|&&(off, _, _)| off < end)
                 .filter(|&&(off, len, _)| off + len as u64 <= end)
                 .map(|&(_, _, i)| i)
-                .collect()
+                .collect::<Vec<_>>()
+                // A line that shows in another entry's files (a fragment).
+                .or_owner(|| s.line_owner(n, o))
         })
         .collect()
+}
+
+/// The entries a line shows in, else the one entry that shows it though it is no
+/// entry of its own (a fragment: [`Session::line_owner`]).
+trait OrOwner {
+    fn or_owner(self, owner: impl FnOnce() -> Option<u32>) -> Self;
+}
+
+impl OrOwner for Vec<u32> {
+    fn or_owner(self, owner: impl FnOnce() -> Option<u32>) -> Self {
+        if self.is_empty() {
+            owner().into_iter().collect()
+        } else {
+            self
+        }
+    }
 }
 
 /// Opens a session file for searching: the format seam.
