@@ -19,7 +19,9 @@ pub static TABLE: AgentTable = AgentTable {
 
 /// The agent of a file whose first parsed line, `raw`, is no Pi header.
 fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
-    crate::model::codex::agent::detect(raw).or_else(|| crate::model::claude::agent::detect(raw))
+    crate::model::codex::agent::detect(raw)
+        .or_else(|| crate::model::claude::agent::detect(raw))
+        .or_else(|| crate::model::copilot::agent::detect(raw))
 }
 
 impl Session {

@@ -2305,7 +2305,7 @@ impl SessionView {
             let planned = fork::plan(s, idx, &fork::Fresh::random(s.format()));
             (s.id_string(idx), planned, fork::mode_of(s.format()))
         };
-        let made = planned.and_then(|f| Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?));
+        let made = planned.and_then(|f| Ok(fork::write_fork(&f, mode)?));
         let (text, result) = match made {
             Ok(path) => {
                 let mut t = format!("{}\n", path.display());

@@ -11,6 +11,9 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// GitHub Copilot CLI (`$COPILOT_HOME/session-state/<id>/events.jsonl`): a log of
+    /// events per session folder.
+    Copilot,
 }
 
 impl Format {
@@ -20,6 +23,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Copilot => "copilot",
         }
     }
 }

@@ -1,0 +1,250 @@
+//! The [`Agent`] interface over a Copilot CLI session's index ([`super::index`]): the
+//! agents' table's detection, and each seam point answered by the folder's files (the
+//! context, rendering, usage, replies and forks, fork links).
+
+use super::events::{self, Ev, Line};
+use super::index::{Copilot, Mark, Node};
+use super::{render, usage, write};
+use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
+use crate::model::core::fork::{ForkError, ForkFile, Fresh};
+use crate::model::core::format::Format;
+use crate::model::core::json_view::{Json, JsonObj, Tape};
+use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::scan::{LineError, LineHead};
+use crate::model::core::session::{LoadError, Session};
+use crate::model::core::text::Image;
+use crate::model::core::usage::Table;
+use crate::model::core::usage::prices::Prices;
+use serde_json::Value;
+use std::any::Any;
+use std::io;
+
+/// Is `raw`, the first line of a file that parses, a Copilot CLI event?
+pub fn looks_like_copilot(raw: &[u8]) -> bool {
+    let Ok(h) = LineHead::parse(raw) else {
+        return false;
+    };
+    let Some(ty) = h.ty.as_str() else {
+        return false;
+    };
+    // Pi's header, Claude Code's and Codex's lines have other types (no `.` in them, and
+    // no `data` object); an unknown type is not taken for Copilot's.
+    if matches!(events::classify(ty), Line::Entry(Ev::Unknown)) {
+        return false;
+    }
+    Tape::new(raw)
+        .and_then(|t| {
+            t.root()
+                .obj()
+                .and_then(|o| o.get("data"))
+                .map(|d| d.obj().is_some())
+        })
+        .unwrap_or(false)
+}
+
+/// The agents' table's detection: a file whose first line is a Copilot CLI event.
+pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
+    looks_like_copilot(raw).then(|| Box::<Copilot>::default() as Box<dyn Agent>)
+}
+
+impl Agent for Copilot {
+    fn format(&self) -> Format {
+        Format::Copilot
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn indexes_lines(&self) -> bool {
+        true
+    }
+    fn indexes_heads(&self) -> bool {
+        true
+    }
+
+    fn begin(&mut self, s: &mut Session) {
+        // Until a `session.start` says otherwise: the folder's name is the session id.
+        s.header.session_id = Self::folder(s)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+
+    fn index_line(&mut self, s: &mut Session, raw: &[u8], off: u64, line_no: u32) {
+        let head = LineHead::parse(raw);
+        self.index_head(s, raw, &head, off, line_no);
+    }
+
+    fn index_head(
+        &mut self,
+        s: &mut Session,
+        raw: &[u8],
+        head: &Result<LineHead<'_>, LineError>,
+        off: u64,
+        line_no: u32,
+    ) {
+        self.index_head_of(s, raw, head, off, line_no);
+    }
+
+    fn after_scan(&mut self, s: &mut Session) -> Result<(), LoadError> {
+        // New lines may change the first prompt or the header: cheap to redo.
+        self.read_workspace(s);
+        self.update_name();
+        self.session_json = render::session_json(s, self);
+        Ok(())
+    }
+
+    fn sources_moved(&self, s: &Session) -> SourcesMoved {
+        if self.workspace_moved(s) {
+            SourcesMoved::Grew
+        } else {
+            SourcesMoved::No
+        }
+    }
+
+    /// `workspace.yaml` names the session and changes without a line of the file.
+    fn meta_moves(&self) -> bool {
+        true
+    }
+
+    fn leaf(&self, s: &Session) -> Option<u32> {
+        (!s.entries().is_empty()).then(|| s.entries().len() as u32 - 1)
+    }
+
+    fn name<'a>(&'a self, _s: &'a Session) -> Option<&'a str> {
+        self.name.as_deref()
+    }
+
+    fn session_json(&self, _s: &Session) -> io::Result<Vec<u8>> {
+        Ok(self.session_json.clone())
+    }
+
+    fn session_json_len(&self, _s: &Session) -> u64 {
+        self.session_json.len() as u64
+    }
+
+    /// No: the readable context shows the system prompt of the request made from an
+    /// entry, which the CLI writes after a prompt.
+    fn contexts_settled(&self) -> bool {
+        false
+    }
+
+    fn render(&self, s: &Session, i: u32, v: &Value) -> (String, Vec<Image>) {
+        render::entry(s, self, i, v)
+    }
+
+    fn preview(&self, _s: &Session, i: u32, v: &Value) -> String {
+        render::preview(self.nodes[i as usize], v)
+    }
+
+    fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>> {
+        self.context_at(s, i)
+    }
+
+    fn context_preamble(&self, s: &Session, i: u32) -> Option<String> {
+        Some(render::preamble(s, self, i))
+    }
+
+    fn context_renderer(&self) -> fn(&[Value]) -> String {
+        render::render_context
+    }
+
+    /// A reply of the main agent answered the request made from the main entry before it.
+    fn request_of(&self, s: &Session, i: u32) -> Option<u32> {
+        let n = self.nodes[i as usize];
+        if n.ev != Ev::Assistant || n.sub {
+            return None;
+        }
+        s.parent(i)
+    }
+
+    fn build_line(
+        &self,
+        s: &Session,
+        what: &NewEntry<'_>,
+        now: i64,
+        _batch: &[String],
+    ) -> Result<(String, Vec<u8>), AppendError> {
+        match what {
+            NewEntry::Reply { .. } => {
+                let parent = self.last_event_id.as_deref().unwrap_or("");
+                let (id, line) = write::user_line(
+                    match what {
+                        NewEntry::Reply { text, .. } => text,
+                        _ => "",
+                    },
+                    Some(parent).filter(|p| !p.is_empty()),
+                    now,
+                );
+                let _ = s;
+                Ok((id, line))
+            }
+            NewEntry::Name(_) => Err(AppendError::Unsupported(
+                "a Copilot CLI session's name is in its workspace.yaml, which the CLI rewrites: \
+                 rename it with /rename in Copilot CLI",
+            )),
+            NewEntry::Label { .. } => Err(AppendError::Unsupported(
+                "Copilot CLI sessions have no labels",
+            )),
+        }
+    }
+
+    /// At the leaf: one `user.message` appended (the core's path). At an earlier entry: a
+    /// new session folder, as `/fork` writes it, cut after the entry, with the reply.
+    fn write_reply(
+        &self,
+        s: &Session,
+        parent: Option<&str>,
+        text: &str,
+    ) -> Option<Result<String, AppendError>> {
+        let Some(p) = parent else {
+            return Some(Err(AppendError::Unsupported(
+                "a Copilot CLI session holds one conversation: reply under an entry \
+                 (an earlier one makes a new session, as /fork does)",
+            )));
+        };
+        let Some(i) = s.find(p) else {
+            return Some(Err(AppendError::NoSuchEntry(p.to_string())));
+        };
+        if Some(i) == self.leaf(s) {
+            return None;
+        }
+        Some(
+            write::reply_in_new_session(s, self, i, text)
+                .map(|w| {
+                    self.links.forget();
+                    w.reply_id
+                })
+                .map_err(|e| AppendError::Refused {
+                    errno: e.errno(),
+                    message: e.to_string(),
+                }),
+        )
+    }
+
+    fn fill_usage(&self, s: &Session, prices: &Prices, t: &mut Table) {
+        usage::fill(s, self, prices, t);
+    }
+
+    fn fork(&self, s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+        write::fork_file(s, self, i, fresh)
+    }
+
+    fn forked_from(&self, s: &Session) -> Option<SessionLink> {
+        self.links.forked_from(s, &self.infos())
+    }
+
+    fn forks_at(&self, s: &Session, i: u32) -> Vec<SessionLink> {
+        self.links.forks_at(s, &self.infos(), i)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.marks.capacity() * std::mem::size_of::<Mark>()
+            + self.assets.len() * 96
+            + self.event_ids.capacity() * 9
+            + self.session_json.capacity()
+    }
+}
