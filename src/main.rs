@@ -466,14 +466,14 @@ fn looks_like_a_session_file(p: &std::path::Path) -> bool {
     p.extension().is_some_and(|e| e == "jsonl") || p.is_file()
 }
 
-/// The threads of a Codex home or `sessions/` folder, each once (the file it opens
-/// from, which brings its other pages and the base pages its history reads), as a
-/// mount lists them; `None` for a folder that is not Codex's.
-fn codex_threads(dir: &std::path::Path) -> Option<Vec<PathBuf>> {
-    use sessionfs::model::sessions_dir::{self, codex_catalog};
-    let root = codex_catalog::sessions_root_of(dir)
-        .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()))?;
-    let cat = codex_catalog::Scanner::default().scan(&root).ok()?;
+/// The sessions of a catalog's root (a Codex home or `sessions/` folder: each thread once,
+/// by the file it opens from, which brings its other pages and the base pages its history
+/// reads; a Copilot CLI home or `session-state/` folder: each session's `events.jsonl`),
+/// as a mount lists them; `None` for a folder that is neither.
+fn catalog_sessions(dir: &std::path::Path) -> Option<Vec<PathBuf>> {
+    use sessionfs::model::sessions_dir;
+    let (kind, root) = sessions_dir::catalog_root_within(dir)?;
+    let cat = sessions_dir::CatalogScanner::new(kind).scan(&root).ok()?;
     Some(
         cat.projects
             .values()
@@ -489,9 +489,16 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
         match input::argument(a) {
-            Ok(input::Argument::Dir) if let Some(found) = codex_threads(a) => {
+            // A session that is a folder (Copilot CLI's): its file.
+            Ok(input::Argument::Dir)
+                if let Some(f) = sessionfs::model::sessions_dir::session_folder_file(a) =>
+            {
+                files.push((f, None))
+            }
+            Ok(input::Argument::Dir) if let Some(found) = catalog_sessions(a) => {
                 if found.is_empty() {
-                    let why = "a Codex sessions folder with no thread in it".to_string();
+                    let why =
+                        "a Codex or Copilot CLI sessions folder with no session in it".to_string();
                     files.push((a.clone(), Some(check::Report::Unreadable(why))));
                 }
                 files.extend(found.into_iter().map(|f| (f, None)));
@@ -539,6 +546,8 @@ fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
         eprintln!("sessionfs: {msg}");
         ExitCode::from(code)
     };
+    let folder_file = sessionfs::model::sessions_dir::session_folder_file(path);
+    let path = folder_file.as_deref().unwrap_or(path);
     match sessionfs::model::input::argument(path) {
         Ok(sessionfs::model::input::Argument::File) => {}
         Ok(sessionfs::model::input::Argument::Dir) => {
@@ -625,6 +634,9 @@ fn run_usage(
         }
     }
     for p in paths {
+        // A session that is a folder (Copilot CLI's): its file.
+        let folder_file = sessionfs::model::sessions_dir::session_folder_file(p);
+        let p = folder_file.as_ref().unwrap_or(p);
         // What every command refuses (a FIFO or a device would block or never end).
         let is_dir = match sessionfs::model::input::argument(p) {
             Ok(arg) => arg == sessionfs::model::input::Argument::Dir,

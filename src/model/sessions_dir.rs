@@ -23,6 +23,9 @@ use std::collections::HashSet;
 /// Codex threads listed by project (a Codex home has no per-project folders): the
 /// view and the search reach Codex's listing only through this table.
 pub use crate::model::codex::catalog as codex_catalog;
+/// Copilot CLI's session folders (`session-state/<id>/`), listed by project.
+pub use crate::model::copilot::home as copilot_home;
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -77,6 +80,15 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
+/// Copilot CLI's session folders: `$COPILOT_HOME/session-state` (a leading `~`
+/// expanded), else `~/.copilot/session-state`. Each session is a folder there, named by
+/// its id, whatever its project: a mount groups them by project itself (see
+/// [`super::copilot::home`]).
+pub fn default_copilot_dir() -> Option<PathBuf> {
+    env_dir("COPILOT_HOME", "session-state")
+        .unwrap_or_else(|| home().map(|h| h.join(".copilot/session-state")))
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -92,8 +104,8 @@ pub struct Agent {
     pub dir: fn() -> Option<PathBuf>,
 }
 
-/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 3] = [
+/// Pi, Claude Code, Codex and Copilot CLI, in the order a mount of every agent lists them.
+pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -114,6 +126,13 @@ pub const AGENTS: [Agent; 3] = [
         var: "CODEX_HOME",
         program: "Codex",
         dir: default_codex_dir,
+    },
+    Agent {
+        folder: "copilot",
+        what: "Copilot CLI's session-state folder",
+        var: "COPILOT_HOME",
+        program: "Copilot CLI",
+        dir: default_copilot_dir,
     },
 ];
 
@@ -173,11 +192,13 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR and CODEX_HOME move them); \
-             give a sessions directory or a session file",
+             nor Copilot CLI's session-state folder {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and COPILOT_HOME \
+             move them); give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
+            shown(&AGENTS[3], "~/.copilot/session-state"),
         ));
     }
     Ok(found)
@@ -196,6 +217,9 @@ pub fn agent_of(dir: &Path) -> &'static str {
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
+    if has(".copilot") && !has(".pi") && !has(".claude") && !has(".codex") {
+        return "Copilot CLI";
+    }
     match (has(".pi"), has(".claude"), has(".codex")) {
         (true, false, false) => "Pi",
         (false, true, false) => "Claude Code",
@@ -216,6 +240,15 @@ fn holds_sessions(dir: &Path) -> Option<bool> {
     if agent_of(dir) == "Codex" {
         fs::read_dir(dir).ok()?;
         return Some(super::codex::catalog::holds_pages(dir, 3));
+    }
+    // Copilot CLI keeps one folder per session, `<id>/events.jsonl`.
+    if let Some(root) = copilot_home::sessions_root_of(dir) {
+        fs::read_dir(&root).ok()?;
+        return Some(copilot_home::holds_sessions(&root));
+    }
+    if agent_of(dir) == "Copilot CLI" {
+        fs::read_dir(dir).ok()?;
+        return Some(copilot_home::holds_sessions(dir));
     }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
@@ -386,10 +419,10 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 /// with the thread's project as a mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
-    if let Some(root) = codex_catalog::sessions_root_of(dir) {
-        let cat = codex_catalog::Scanner::default().scan(&root)?;
-        for (project, threads) in cat.projects {
-            for t in threads {
+    if let Some((kind, root)) = catalog_root_of(dir) {
+        let cat = CatalogScanner::new(kind).scan(&root)?;
+        for (project, sessions) in cat.projects {
+            for t in sessions {
                 out.push((t.path, project.to_string_lossy().into_owned()));
             }
         }
@@ -409,6 +442,168 @@ pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
         }
     }
     Ok(out)
+}
+
+/// The session file of `dir` when `dir` is a session of its own agent's kind (a Copilot
+/// CLI session folder, `<id>/` holding `events.jsonl`): commands given such a folder read
+/// that file, as if it had been named.
+pub fn session_folder_file(dir: &Path) -> Option<PathBuf> {
+    copilot_home::session_folder(dir)
+}
+
+/// An agent whose sessions a mount lists from a catalog, not as `PROJECT/SESSION.jsonl`
+/// files: its files are not kept by project, so the projects are made from what the
+/// sessions say (their `cwd`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogKind {
+    /// Codex: thread pages in day folders ([`codex_catalog`]).
+    Codex,
+    /// Copilot CLI: one folder per session ([`copilot_home`]).
+    Copilot,
+}
+
+impl CatalogKind {
+    /// The session that a name changed in one of the root's watched folders belongs to
+    /// (a Codex page's thread; a Copilot session folder), if any.
+    pub fn session_of_name(self, name: &OsStr) -> Option<OsString> {
+        match self {
+            CatalogKind::Codex => {
+                codex_catalog::parse_page_name(name).map(|p| OsString::from(p.thread))
+            }
+            CatalogKind::Copilot => copilot_home::is_session_id(name).then(|| name.to_os_string()),
+        }
+    }
+
+    /// Whether `name` names a session in the root `root` on disk right now, which a scan
+    /// made before it was written would not list (a Copilot CLI session folder).
+    pub fn may_hold(self, root: &Path, name: &OsStr) -> bool {
+        match self {
+            CatalogKind::Codex => false,
+            CatalogKind::Copilot => {
+                copilot_home::is_session_id(name)
+                    && root.join(name).join(copilot_home::EVENTS).is_file()
+            }
+        }
+    }
+
+    /// The catalog an agent's folder of the every-agent mount is listed from (`codex`,
+    /// `copilot`), even before its root holds a session.
+    pub fn of_agent(folder: &str) -> Option<CatalogKind> {
+        match folder {
+            "codex" => Some(CatalogKind::Codex),
+            "copilot" => Some(CatalogKind::Copilot),
+            _ => None,
+        }
+    }
+}
+
+/// A session as a catalog lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRef {
+    /// Its directory's name in its project (a Codex thread's id, a Copilot session's id).
+    pub id: OsString,
+    /// The file it is opened from.
+    pub path: PathBuf,
+    /// A folder of its own, to watch for it (a Copilot session folder), if it has one.
+    pub folder: Option<PathBuf>,
+}
+
+/// Every session of a catalog's root, by project.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Project folder name → its sessions, sorted by id.
+    pub projects: BTreeMap<OsString, Vec<SessionRef>>,
+    /// The folders whose changes add, remove or change sessions (to watch).
+    pub folders: Vec<PathBuf>,
+}
+
+/// Lists a catalog's root (see [`CatalogKind`]), remembering what it read.
+#[derive(Debug)]
+pub struct CatalogScanner {
+    pub kind: CatalogKind,
+    codex: codex_catalog::Scanner,
+    copilot: copilot_home::Scanner,
+}
+
+impl CatalogScanner {
+    pub fn new(kind: CatalogKind) -> CatalogScanner {
+        CatalogScanner {
+            kind,
+            codex: codex_catalog::Scanner::default(),
+            copilot: copilot_home::Scanner::default(),
+        }
+    }
+
+    /// The sessions under `root`, by project.
+    pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
+        match self.kind {
+            CatalogKind::Codex => {
+                let c = self.codex.scan(root)?;
+                Ok(Catalog {
+                    projects: c
+                        .projects
+                        .into_iter()
+                        .map(|(p, ts)| {
+                            let v = ts
+                                .into_iter()
+                                .map(|t| SessionRef {
+                                    id: t.id,
+                                    path: t.path,
+                                    folder: None,
+                                })
+                                .collect();
+                            (p, v)
+                        })
+                        .collect(),
+                    folders: c.folders,
+                })
+            }
+            CatalogKind::Copilot => {
+                let c = self.copilot.scan(root)?;
+                Ok(Catalog {
+                    projects: c
+                        .projects
+                        .into_iter()
+                        .map(|(p, ss)| {
+                            let v = ss
+                                .into_iter()
+                                .map(|s| SessionRef {
+                                    folder: s.path.parent().map(Path::to_path_buf),
+                                    id: s.id,
+                                    path: s.path,
+                                })
+                                .collect();
+                            (p, v)
+                        })
+                        .collect(),
+                    // Only the root: each session's own folder is watched for it.
+                    folders: vec![root.to_path_buf()],
+                })
+            }
+        }
+    }
+}
+
+/// The root of a catalog that `dir` is, or holds: a Codex home or its `sessions/`
+/// folder, a Copilot CLI home or its `session-state/` folder.
+pub fn catalog_root_of(dir: &Path) -> Option<(CatalogKind, PathBuf)> {
+    if let Some(r) = codex_catalog::sessions_root_of(dir) {
+        return Some((CatalogKind::Codex, r));
+    }
+    copilot_home::sessions_root_of(dir).map(|r| (CatalogKind::Copilot, r))
+}
+
+/// [`catalog_root_of`], or a folder under an agent's own directory (`agent_of`): a part
+/// of a Codex home, an empty `session-state/` folder.
+pub fn catalog_root_within(dir: &Path) -> Option<(CatalogKind, PathBuf)> {
+    if let Some(r) = catalog_root_of(dir) {
+        return Some(r);
+    }
+    match agent_of(dir) {
+        "Codex" => Some((CatalogKind::Codex, dir.to_path_buf())),
+        "Copilot CLI" => Some((CatalogKind::Copilot, dir.to_path_buf())),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

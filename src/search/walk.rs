@@ -4,7 +4,6 @@
 
 use super::session::Job;
 use crate::model::input;
-use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -59,6 +58,13 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
         };
         // A device or a FIFO is refused: reading it would never end, or never start.
         match input::argument(a) {
+            // A session that is a folder (Copilot CLI's): its file.
+            Ok(input::Argument::Dir) if let Some(f) = sessions_dir::session_folder_file(a) => jobs
+                .push(Job {
+                    path: f,
+                    prefix,
+                    explicit: true,
+                }),
             Ok(input::Argument::Dir) => dir_jobs(a, &prefix, &mut jobs, &mut problems),
             Ok(input::Argument::File) => jobs.push(Job {
                 path: a.clone(),
@@ -86,13 +92,12 @@ pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>
     (jobs, problems)
 }
 
-/// A sessions directory: its projects' sessions, then its loose sessions. A Codex home
-/// or `sessions/` folder: its threads by project, as a mount lists them.
+/// A sessions directory: its projects' sessions, then its loose sessions. A catalog's
+/// root (a Codex home, a Copilot CLI home, or their sessions folders): its sessions by
+/// project, as a mount lists them.
 fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
-    let codex = codex_catalog::sessions_root_of(dir)
-        .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()));
-    if let Some(root) = codex {
-        match codex_catalog::Scanner::default().scan(&root) {
+    if let Some((kind, root)) = sessions_dir::catalog_root_within(dir) {
+        match sessions_dir::CatalogScanner::new(kind).scan(&root) {
             Ok(cat) => {
                 for (p, threads) in &cat.projects {
                     let pprefix = join(prefix, p);

@@ -97,8 +97,8 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
+use crate::model::sessions_dir::{Catalog, CatalogKind, CatalogScanner, SessionRef};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
@@ -236,7 +236,7 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
-    /// How the folder is listed: as on disk, or from a Codex catalog.
+    /// How the folder is listed: as on disk, or from a catalog (Codex, Copilot CLI).
     lister: Lister,
 }
 
@@ -245,20 +245,25 @@ struct Container {
 enum Lister {
     /// Folders and `.jsonl` files on disk (Pi, Claude Code).
     Disk,
-    /// A Codex `sessions/` folder: its projects, from the catalog.
-    CodexRoot(Arc<CodexRoot>),
-    /// A Codex project: its threads, from the catalog.
-    CodexProject(Arc<CodexRoot>),
+    /// A catalog's root (a Codex `sessions/` folder, a Copilot CLI `session-state/`
+    /// folder): its projects, from the catalog.
+    CatalogRoot(Arc<CatalogRoot>),
+    /// A catalog's project: its sessions, from the catalog.
+    CatalogProject(Arc<CatalogRoot>),
 }
 
-/// A Codex `sessions/` folder: projects are made from its pages' `cwd`s, not read
-/// from folders (see [`codex_catalog`]).
-struct CodexRoot {
+/// A catalog's root: projects are made from its sessions' `cwd`s, not read from
+/// folders (see [`CatalogScanner`]).
+struct CatalogRoot {
     path: PathBuf,
-    scanner: codex_catalog::Scanner,
+    scanner: CatalogScanner,
     /// The last scan; `None` once something changed on disk.
-    catalog: Mutex<Option<Arc<codex_catalog::Catalog>>>,
+    catalog: Mutex<Option<Arc<Catalog>>>,
 }
+
+/// The watch of a session's own folder (a Copilot CLI session's) reports as this bit
+/// and the session's slot, not as a folder of the view.
+const SESSION_WATCH: u32 = 1 << 31;
 
 #[derive(Clone)]
 struct Listed {
@@ -272,10 +277,14 @@ struct SlotEntry {
     num: u32,
     container: Arc<Container>,
     container_ino: u64,
-    /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
+    /// The directory's name: the file name without `.jsonl` (a Codex thread's id, a
+    /// Copilot CLI session's id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page, a
+    /// Copilot CLI session's `events.jsonl`).
     file: Mutex<Option<PathBuf>>,
+    /// Its own folder is watched for it (a Copilot CLI session's).
+    folder_watched: AtomicBool,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -415,27 +424,34 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
-    /// A Codex home (or its `sessions/` folder) shows its threads by project.
+    /// A Codex home (or its `sessions/` folder), or a Copilot CLI home (or its
+    /// `session-state/` folder), shows its sessions by project.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        let root = crate::model::sessions_dir::catalog_root_of(root)
+            .map(|(_, r)| r)
+            .unwrap_or_else(|| root.to_path_buf());
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
-    /// How the folder at `path` is listed: a Codex `sessions/` folder from its catalog,
-    /// anything else as on disk.
-    fn lister_for(path: &Path, codex: bool) -> Lister {
-        if codex || codex_catalog::sessions_root_of(path).as_deref() == Some(path) {
-            Lister::CodexRoot(Arc::new(CodexRoot {
+    /// How the folder at `path` is listed: a catalog's root (`kind`, else as its content
+    /// says) from its catalog, anything else as on disk.
+    fn lister_for(path: &Path, kind: Option<CatalogKind>) -> Lister {
+        let kind = kind.or_else(|| {
+            crate::model::sessions_dir::catalog_root_of(path)
+                .filter(|(_, r)| r == path)
+                .map(|(k, _)| k)
+        });
+        match kind {
+            Some(k) => Lister::CatalogRoot(Arc::new(CatalogRoot {
                 path: path.to_path_buf(),
-                scanner: codex_catalog::Scanner::default(),
+                scanner: CatalogScanner::new(k),
                 catalog: Mutex::new(None),
-            }))
-        } else {
-            Lister::Disk
+            })),
+            None => Lister::Disk,
         }
     }
 
@@ -467,7 +483,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
-                    lister: Self::lister_for(path, *name == "codex"),
+                    lister: Self::lister_for(path, CatalogKind::of_agent(name)),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -489,7 +505,7 @@ impl MultiView {
             watched: AtomicBool::new(false),
             listing: Mutex::new(None),
             lister: if kind == Kind::Root {
-                Self::lister_for(root, false)
+                Self::lister_for(root, None)
             } else {
                 Lister::Disk
             },
@@ -542,12 +558,12 @@ impl MultiView {
     }
 
     fn ensure_watched(&self, c: &Container) {
-        if let Lister::CodexRoot(r) = &c.lister {
-            // Pages lie in day folders that appear as days go by: every scan watches
-            // the folders it found (adding a watch twice is harmless).
+        if let Lister::CatalogRoot(r) = &c.lister {
+            // Codex pages lie in day folders that appear as days go by: every scan
+            // watches the folders it found (adding a watch twice is harmless).
             if !c.watched.load(Ordering::Relaxed) {
                 // A folder that cannot be read is reported by the listing that needs it.
-                let _ = self.codex_catalog(c, r);
+                let _ = self.catalog(c, r);
             }
             return;
         }
@@ -626,7 +642,7 @@ impl MultiView {
             } else {
                 let idx = cs.list.len() as u32;
                 let lister = match &parent.lister {
-                    Lister::CodexRoot(r) => Lister::CodexProject(r.clone()),
+                    Lister::CatalogRoot(r) => Lister::CatalogProject(r.clone()),
                     _ => Lister::Disk,
                 };
                 let c = Arc::new(Container {
@@ -638,8 +654,8 @@ impl MultiView {
                     path: parent.path.join(name),
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
-                    // A Codex project is no folder on disk: its root's watches cover it.
-                    watched: AtomicBool::new(matches!(lister, Lister::CodexProject(_))),
+                    // A catalog's project is no folder on disk: its root's watches cover it.
+                    watched: AtomicBool::new(matches!(lister, Lister::CatalogProject(_))),
                     listing: Mutex::new(None),
                     lister,
                 });
@@ -690,6 +706,7 @@ impl MultiView {
                 container_ino: c.ino,
                 name: n.clone(),
                 file: Mutex::new(None),
+                folder_watched: AtomicBool::new(false),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -1146,10 +1163,10 @@ impl MultiView {
 
     // ----- attributes --------------------------------------------------------------
 
-    /// A folder's attributes: its own on disk; a Codex project's are its root's.
+    /// A folder's attributes: its own on disk; a catalog's project's are its root's.
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
-            Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
+            Lister::CatalogProject(r) => self.dir_attr(c.ino, &r.path),
             _ => self.dir_attr(c.ino, &c.path),
         }
     }
@@ -1251,8 +1268,8 @@ impl MultiView {
         }
         match &c.lister {
             Lister::Disk => {}
-            Lister::CodexRoot(r) => {
-                let cat = self.codex_catalog(c, r)?;
+            Lister::CatalogRoot(r) => {
+                let cat = self.catalog(c, r)?;
                 return Ok(cat
                     .projects
                     .keys()
@@ -1263,13 +1280,13 @@ impl MultiView {
                     })
                     .collect());
             }
-            Lister::CodexProject(r) => {
+            Lister::CatalogProject(r) => {
                 let root = self.container(c.parent).ok_or(Error::NotFound)?;
-                let cat = self.codex_catalog(&root, r)?;
+                let cat = self.catalog(&root, r)?;
                 let name = c.name.clone().unwrap_or_default();
                 let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
                 return Ok(self
-                    .codex_slots(c, threads)
+                    .catalog_slots(c, threads)
                     .into_iter()
                     .map(|e| Listed {
                         name: e.name.clone(),
@@ -1300,9 +1317,9 @@ impl MultiView {
         Ok(out)
     }
 
-    /// The threads of a Codex root `c` by project, scanned again after a change; every
-    /// folder found is watched.
-    fn codex_catalog(&self, c: &Container, r: &CodexRoot) -> Result<Arc<codex_catalog::Catalog>> {
+    /// The sessions of a catalog's root `c` by project, scanned again after a change;
+    /// every folder found is watched.
+    fn catalog(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<Catalog>> {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
@@ -1319,18 +1336,24 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of Codex threads in project `c`, their files noted.
-    fn codex_slots(
-        &self,
-        c: &Arc<Container>,
-        threads: &[codex_catalog::ThreadRef],
-    ) -> Vec<Arc<SlotEntry>> {
+    /// The slots of a catalog's sessions in project `c`, their files noted; a session
+    /// with a folder of its own has that folder watched for it.
+    fn catalog_slots(&self, c: &Arc<Container>, threads: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
         let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
         let slots = self.slots_for(c, &names);
+        let w = self.watch.lock().clone();
         for (e, t) in slots.iter().zip(threads) {
-            let mut f = e.file.lock();
-            if f.as_ref() != Some(&t.path) {
-                *f = Some(t.path.clone());
+            {
+                let mut f = e.file.lock();
+                if f.as_ref() != Some(&t.path) {
+                    *f = Some(t.path.clone());
+                }
+            }
+            if let (Some(dir), Some(w)) = (&t.folder, &w)
+                && !e.folder_watched.load(Ordering::Relaxed)
+                && w.watch_dir(SESSION_WATCH | e.num, dir)
+            {
+                e.folder_watched.store(true, Ordering::Relaxed);
             }
         }
         slots
@@ -1390,11 +1413,19 @@ impl MultiView {
     /// `listing`, it was created, deleted or renamed; otherwise its content or
     /// attributes changed. Called by the watcher.
     pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
+        if container & SESSION_WATCH != 0 {
+            // In a session's own folder: that session changed (a Copilot CLI session's
+            // events.jsonl appended or rewritten, its workspace.yaml renamed).
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
-        if let Lister::CodexRoot(r) = &c.lister {
-            self.codex_changed(&c, r, name, listing);
+        if let Lister::CatalogRoot(r) = &c.lister {
+            self.catalog_changed(&c, r, name, listing);
             return;
         }
         let mut invs = Vec::new();
@@ -1451,18 +1482,19 @@ impl MultiView {
         }
     }
 
-    /// Something happened to `name` in one of a Codex root's folders. A new or gone
-    /// file or folder means a new scan (new day folders are watched by it, and the
-    /// listings of the root and its projects are invalidated); a page that changed,
-    /// appeared or went makes its thread's loaded session catch up (a new page is a
-    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending).
-    fn codex_changed(&self, c: &Arc<Container>, r: &CodexRoot, name: &OsStr, listing: bool) {
+    /// Something happened to `name` in one of a catalog root's folders. A new or gone
+    /// file or folder means a new scan (new Codex day folders are watched by it, and the
+    /// listings of the root and its projects are invalidated); a session file that
+    /// changed, appeared or went makes its session catch up (a new Codex page is a
+    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending; a Copilot
+    /// CLI session folder appears, or goes).
+    fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
         let mut invs = Vec::new();
         if listing {
             *r.catalog.lock() = None;
             // The scan watches new folders at once: a day folder made for a new
             // thread must not wait for someone to list the mount.
-            let cat = self.codex_catalog(c, r).ok();
+            let cat = self.catalog(c, r).ok();
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
@@ -1502,16 +1534,15 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
-        let Some(page) = codex_catalog::parse_page_name(name) else {
+        let Some(thread) = r.scanner.kind.session_of_name(name) else {
             return;
         };
-        let thread = OsString::from(&page.thread);
         let slots: Vec<Arc<SlotEntry>> = self
             .slots
             .read()
             .list
             .iter()
-            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CodexProject(_)))
+            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CatalogProject(_)))
             .cloned()
             .collect();
         for e in slots {
@@ -1528,6 +1559,15 @@ impl MultiView {
 
     /// The watch on folder `container` ended (it was deleted or moved away).
     pub fn dir_gone(&self, container: u32) {
+        if container & SESSION_WATCH != 0 {
+            // A session's own folder went (or moved): the session went with it; a folder
+            // of that name made again is watched when its project is listed again.
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                e.folder_watched.store(false, Ordering::Relaxed);
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
@@ -1965,9 +2005,14 @@ impl FsView for MultiView {
                 self.forward(&e, &l);
                 // A fork made by the open is a new session beside this one: shown now.
                 if write {
+                    // A catalog's project is no folder: its root's listing changed.
+                    let c = match e.container.lister {
+                        Lister::CatalogProject(_) => e.container.parent,
+                        _ => e.container.idx,
+                    };
                     for p in l.view.take_created() {
                         if let Some(n) = p.file_name() {
-                            self.dir_changed(e.container.idx, n, true);
+                            self.dir_changed(c, n, true);
                         }
                     }
                 }
@@ -2144,8 +2189,18 @@ impl MultiView {
                 self.container_attr(&a)
             }
             _ if !matches!(c.lister, Lister::Disk) => {
-                // Codex: the catalog decides what is there.
-                let list = self.read_listing(c)?;
+                // A catalog decides what is there.
+                let mut list = self.read_listing(c)?;
+                if !list.iter().any(|l| l.name == name)
+                    && let Lister::CatalogProject(r) = &c.lister
+                    && r.scanner.kind.may_hold(&r.path, name)
+                {
+                    // A session made a moment ago (a fork, a reply at an earlier entry)
+                    // that the watcher has not reported yet: scan again now.
+                    *r.catalog.lock() = None;
+                    *c.listing.lock() = None;
+                    list = self.read_listing(c)?;
+                }
                 let l = list
                     .iter()
                     .find(|l| l.name == name)

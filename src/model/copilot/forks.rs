@@ -71,10 +71,12 @@ pub fn parent_named(v: &serde_json::Value) -> Option<String> {
     notice_ids(m).into_iter().next()
 }
 
-/// The fork notice of the session file at `path`, read line by line up to it.
+/// The fork notice of the session file at `path`: its **last** "Forked from" notice (a
+/// fork of a fork also holds the notice its parent copied from its own parent).
 pub fn read_notice(path: &Path) -> Option<Notice> {
     let f = BufReader::new(File::open(path).ok()?);
     let mut ids = Vec::new();
+    let mut found: Option<(String, usize)> = None;
     for line in f.split(b'\n') {
         let line = line.ok()?;
         if memchr::memmem::find(&line, b"\"infoType\":\"fork\"").is_some()
@@ -82,11 +84,7 @@ pub fn read_notice(path: &Path) -> Option<Notice> {
             && v.get("type").and_then(|t| t.as_str()) == Some("session.info")
             && let Some(parent) = parent_named(&v)
         {
-            ids.reverse();
-            return Some(Notice {
-                parent,
-                copied: ids,
-            });
+            found = Some((parent, ids.len()));
         }
         if let Ok(h) = crate::model::core::scan::LineHead::parse(&line)
             && let Some(id) = h.id.as_str()
@@ -94,7 +92,13 @@ pub fn read_notice(path: &Path) -> Option<Notice> {
             ids.push(id.to_string());
         }
     }
-    None
+    let (parent, k) = found?;
+    ids.truncate(k);
+    ids.reverse();
+    Some(Notice {
+        parent,
+        copied: ids,
+    })
 }
 
 /// The `id` of a session file's first line (its `session.start`), from its first 4 KiB.
@@ -177,8 +181,9 @@ fn folder_of(root: &Path, id: &str) -> String {
 
 /// For a fork: its parent (a session folder of `root`) and the parent's entry it continues.
 fn from(s: &Session, infos: &[u32], root: &Path) -> Option<SessionLink> {
-    // The notice in this session's own file: the first main `session.info` fork notice.
-    let (k, parent) = infos.iter().copied().find_map(|i| {
+    // The notice in this session's own file: its last "Forked from" notice (a fork of
+    // a fork also holds the one its parent copied).
+    let (k, parent) = infos.iter().rev().copied().find_map(|i| {
         let v = s.entry_value(i).ok()?;
         parent_named(&v).map(|p| (i, p))
     })?;
