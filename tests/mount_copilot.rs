@@ -221,3 +221,251 @@ fn every_heldout_point_reads_through_the_mount_as_copilot_sends_it() {
 fn every_own_point_reads_through_the_mount_as_copilot_sends_it() {
     assert_eq!(every_point_reads_as_copilot_sends_it("own"), (8, 66));
 }
+
+// §7, LAYOUT.md: the readable `context` shows the system prompt the CLI recorded for the
+// request, then the tools of its mode, then one `## ROLE` heading per message.
+#[test]
+fn the_readable_context_shows_the_system_prompt_and_tools_first() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-tools").join(TOOLS);
+    let ctx = fs::read_to_string(t.join("leaf/context")).unwrap();
+    assert!(
+        ctx.starts_with("## system\n[the system prompt recorded on line 3,"),
+        "{ctx:.300}"
+    );
+    assert!(ctx.contains("You are running in non-interactive mode"));
+    let tools = ctx.find("\n## tools\n").expect("## tools");
+    let user = ctx.find("\n## user\n").expect("## user");
+    assert!(tools < user);
+    assert!(ctx[tools..user].contains("[the 17 tools Copilot CLI 1.0.102 sends in prompt mode"));
+    assert!(ctx[tools..user].contains("[tool bash]\n"));
+    assert!(ctx.contains("## tool (view, call_tools_02)\n# Notes\n- one\n"));
+    assert!(
+        ctx.trim_end()
+            .ends_with("created new.txt, edited hello.txt.")
+    );
+    // An interactive session: the interactive prompt, and `ask_user` among 18 tools.
+    let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
+    let ctx =
+        fs::read_to_string(tui.join(".id/7e9fb7ec-c3c3-4967-864a-72e4fc572489/context")).unwrap();
+    assert!(ctx.contains("You are an interactive tool"), "{ctx:.300}");
+    assert!(ctx.contains("[the 18 tools Copilot CLI 1.0.102 sends interactively"));
+    assert!(ctx.contains("[tool ask_user]"));
+    // After the compaction, the summary opens the messages.
+    assert!(ctx.contains("## user\nSome of the conversation history has been summarized"));
+    // `request` of an answer is the context of the entry it answered.
+    let req = fs::read_link(t.join(".id/c048964b-f098-4df5-9602-2fd38258290c/request")).unwrap();
+    assert_eq!(
+        req.to_string_lossy(),
+        "../ccdd93b7-e0dd-4b63-aff2-cde199476e4f/context"
+    );
+}
+
+// §1, LAYOUT.md: `name` is what the CLI's picker shows (workspace.yaml), `session.json`
+// the session.start data with the workspace; KIND files read as text.
+#[test]
+fn names_session_json_and_kind_files() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let name = |p: &str, s: &str| fs::read_to_string(m.mnt.join(p).join(s).join("name")).unwrap();
+    assert_eq!(name("-home-dev-src-tui", TUI), "TUI rewind demo\n");
+    assert_eq!(name("-home-dev-src-named", NAMED), "Arithmetic by name\n");
+    assert_eq!(name("-home-dev-src-qa", QA), "[[QA1]] What is 2+2?\n");
+    let sj: Value = serde_json::from_slice(
+        &fs::read(
+            m.mnt
+                .join("-home-dev-src-tui")
+                .join(TUI)
+                .join("session.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sj["format"], "copilot");
+    assert_eq!(sj["sessionId"], TUI);
+    assert_eq!(sj["copilotVersion"], "1.0.102");
+    assert_eq!(sj["workspace"]["name"], "TUI rewind demo");
+    assert_eq!(sj["workspace"]["user_named"], true);
+    assert_eq!(sj["workspace"]["summary_count"], 1);
+    let t = m.mnt.join("-home-dev-src-tools").join(TOOLS);
+    let read =
+        |id: &str, kind: &str| fs::read_to_string(t.join(".id").join(id).join(kind)).unwrap();
+    // Reasoning, text, a call.
+    let a = read("c8c0ff01-fe1e-4004-8f00-a13ee2db7b6e", "assistant");
+    assert!(a.starts_with("[reasoning]\nI will look at the files first.\n\nLet me look at the project.\n\n[call bash (call_tools_01): List files and read hello.txt]\n{\n"), "{a}");
+    // A tool result, named after its call, with the CLI's details.
+    let r = read("efc390de-49e7-426d-b324-c23eb61986f1", "toolResult");
+    assert!(
+        r.starts_with("[result view (call_tools_02)]\n# Notes\n- one\n[details]\ndiff --git"),
+        "{r}"
+    );
+    // A tool error.
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "heldout");
+    let m2 = mount_home(dir, &home);
+    let pf = m2
+        .mnt
+        .join("-home-dev-src-parfail/fc32edd7-ea06-47c6-9b68-69963b1ffd01");
+    let e =
+        fs::read_to_string(pf.join(".id/cac56697-ed1e-4337-8e1d-811a6185bdc7/toolResult")).unwrap();
+    assert_eq!(
+        e,
+        "[error no_such_tool (call_pf_03): failure]\nTool 'no_such_tool' does not exist.\n"
+    );
+    // The other kinds: an abort, an API error, a rewind's notice, a compaction.
+    let intr = m
+        .mnt
+        .join("-home-dev-src-interrupt/267e40f0-7bfe-4b9b-bf57-c7d300419f2b");
+    assert_eq!(
+        fs::read_to_string(intr.join(".id/b891c081-7856-4949-9461-6a63c43c9b17/abort")).unwrap(),
+        "[interrupted: user_abort]\n"
+    );
+    let ae = m
+        .mnt
+        .join("-home-dev-src-apierr/9ad2c9de-0dea-4bfa-a604-ea9d74458f65");
+    assert_eq!(
+        fs::read_to_string(ae.join(".id/1b2c29d8-43c4-49bd-86c8-dccb04d739fb/error")).unwrap(),
+        "[error query (HTTP 400)]\n400 fake: this request is rejected\n"
+    );
+    let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
+    assert_eq!(
+        fs::read_to_string(tui.join(".id/4b3a4602-f4e6-4416-ad4a-1da1da089012/info")).unwrap(),
+        "[info rewind]\nRewound the conversation. Your files were left unchanged.\n"
+    );
+    let c = fs::read_to_string(tui.join(".id/2afdeea8-10a7-4d62-aca1-03f27a51e1e8/compaction"))
+        .unwrap();
+    assert!(c.starts_with("[compaction: checkpoint 1 (001-arithmetic-questions.md), 5 of 6 messages summarized, 12,440 -> 12,428 tokens]\n<overview>"), "{c}");
+    // `tree`: one line per entry, the leaf marked.
+    let tree = fs::read_to_string(t.join("tree")).unwrap();
+    assert_eq!(tree.lines().count(), 13);
+    assert!(tree.lines().last().unwrap().ends_with("← leaf"), "{tree}");
+    assert!(tree.contains("call view /home/dev/src/tools/notes.md, bash wc -l hello.txt"));
+}
+
+// §6.4: an image a prompt attached is decoded from its `session.binary_asset`, beside the
+// prompt, and named on the prompt's own line; two images in one prompt are two files.
+#[test]
+fn images_are_decoded_from_their_assets() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let u = m
+        .mnt
+        .join("-home-dev-src-image")
+        .join(IMAGE)
+        .join(".id/b8267c0b-77a5-4ca0-aff6-f339817b92e9");
+    let png = fs::read(u.join("image-1.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(png.len(), 88);
+    assert_eq!(
+        fs::read_to_string(u.join("user")).unwrap(),
+        "[[IMG]] What is in this image?\n[image-1.png: /home/dev/src/image/pic.png (image/png, 88 bytes)]\n"
+    );
+    drop(m);
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let m = mount_home(dir, &home);
+    let s = m.mnt.join("-home-dev-src-imgs").join(IMGS);
+    let first = fs::read_to_string(s.join("tree"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let id = first.split(' ').next().unwrap();
+    let names = try_ls(&s.join(".id").join(id)).unwrap();
+    assert!(
+        names.contains(&"image-1.png".into()) && names.contains(&"image-2.png".into()),
+        "{names:?}"
+    );
+    let a = fs::read(s.join(".id").join(id).join("image-1.png")).unwrap();
+    let b = fs::read(s.join(".id").join(id).join("image-2.png")).unwrap();
+    assert_ne!(a, b);
+}
+
+// §6.5: a subagent's events hang under the call that started it, one chain per
+// subagent; they are no branch, and their context is the main agent's at that point.
+#[test]
+fn subagents_hang_under_their_call_and_are_no_branch() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let s = m.mnt.join("-home-dev-src-sub").join(SUB);
+    let call = s.join(".id/a3b416f3-1d8d-42a9-9f79-597bfa0d8146");
+    let kids = try_ls(&call).unwrap();
+    // The subagent's prompt and the task's result both hang under the call.
+    assert!(
+        kids.contains(&"cb3f8c9f-91b7-446e-863a-a5ad70102a76".into()),
+        "{kids:?}"
+    );
+    assert!(
+        kids.contains(&"1024302a-9ca9-406e-a620-22a3dc2a45bd".into()),
+        "{kids:?}"
+    );
+    assert_eq!(try_ls(&s.join("branches")).unwrap().len(), 1);
+    assert_eq!(
+        link_id(&s.join("leaf")),
+        "0f784699-70ad-4211-a176-d69ea1495834"
+    );
+    let tree = fs::read_to_string(s.join("tree")).unwrap();
+    assert!(tree.contains("(subagent) user: [[SUBTASK]]"), "{tree}");
+    assert_eq!(
+        fs::read_to_string(s.join(".id/37267643-28ad-42b4-878c-aa9059d0af08/subagent")).unwrap(),
+        "[subagent counter (general-purpose) completed: 1 tool call, 23,369 tokens, 202 ms]\n"
+    );
+    drop(m);
+    // Two subagents at once: two chains under the one call message.
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let m = mount_home(dir, &home);
+    let s = m.mnt.join("-home-dev-src-subpar").join(SUBPAR);
+    let tree = fs::read_to_string(s.join("tree")).unwrap();
+    assert!(tree.contains("(subagent) user: [[SUBTASK]]"), "{tree}");
+    assert!(tree.contains("(subagent) user: [[SUBHELLO]]"), "{tree}");
+    assert_eq!(try_ls(&s.join("branches")).unwrap().len(), 1, "{tree}");
+}
+
+// §6.2, §6.1: a fork links to the entry of its parent it continues from, and that entry
+// lists it in `forks/`; after the parent was rewound, the link goes to the last entry
+// both still hold; a fork of a fork links to the middle session.
+#[test]
+fn forks_link_both_ways_even_after_the_parent_was_rewound() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let m = mount_home(dir, &home);
+    let p = m.mnt.join("-home-dev-src-forkrew");
+    assert_eq!(
+        readlink(&p.join(FORK_B).join("forked-from")),
+        format!("../../-home-dev-src-forkrew/{FORK_A}/.id/6d688fae-d118-421a-b9fd-72c0f49129f0")
+    );
+    assert_eq!(
+        readlink(&p.join(FORK_C).join("forked-from")),
+        format!("../../-home-dev-src-forkrew/{FORK_B}/.id/1dd19c23-ac67-491b-907a-20159c7cb94c")
+    );
+    assert!(!p.join(FORK_A).join("forked-from").exists());
+    let at = p
+        .join(FORK_A)
+        .join(".id/6d688fae-d118-421a-b9fd-72c0f49129f0/forks");
+    assert_eq!(try_ls(&at).unwrap(), vec![FORK_B.to_string()]);
+    // Through the link: the fork, and its copy of the turns the rewind deleted.
+    let tree = fs::read_to_string(at.join(FORK_B).join("tree")).unwrap();
+    assert!(tree.contains("user: [[QA3]] Subtract 5."), "{tree}");
+    assert!(
+        !fs::read_to_string(p.join(FORK_A).join("tree"))
+            .unwrap()
+            .contains("[[QA3]]")
+    );
+    assert_eq!(
+        try_ls(
+            &p.join(FORK_B)
+                .join(".id/1dd19c23-ac67-491b-907a-20159c7cb94c/forks")
+        )
+        .unwrap(),
+        vec![FORK_C.to_string()]
+    );
+    // The parent keeps one branch: what its file holds.
+    assert_eq!(try_ls(&p.join(FORK_A).join("branches")).unwrap().len(), 1);
+}

@@ -1704,6 +1704,15 @@ impl SessionView {
             if self.opts.read_only || st.s.is_v1() {
                 return Err(Error::ReadOnly);
             }
+            // What the agent knows already cannot be written (another program holds the
+            // session): refused at `open`, which the shell reports.
+            if let WriteTarget::Reply(p) = &target {
+                let at = p.as_deref().and_then(|id| st.s.find(id));
+                if let Some((errno, why)) = st.s.reply_refusal(at) {
+                    log::warn!("{}: a reply refused: {why}", self.path.display());
+                    return Err(Error::Io(errno));
+                }
+            }
             if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
                 self.writers.fetch_sub(1, Ordering::Relaxed);
                 return Err(Error::TooManyOpen);

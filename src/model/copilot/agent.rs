@@ -11,7 +11,7 @@ use crate::model::core::format::Format;
 use crate::model::core::json_view::{Json, JsonObj, Tape};
 use crate::model::core::reply::{AppendError, NewEntry};
 use crate::model::core::scan::{LineError, LineHead};
-use crate::model::core::session::{LoadError, Session};
+use crate::model::core::session::{LoadError, ProblemKind, Session, Severity};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
@@ -45,6 +45,21 @@ pub fn looks_like_copilot(raw: &[u8]) -> bool {
 /// The agents' table's detection: a file whose first line is a Copilot CLI event.
 pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
     looks_like_copilot(raw).then(|| Box::<Copilot>::default() as Box<dyn Agent>)
+}
+
+/// Why a reply at the root is refused.
+const ROOT_REPLY: &str = "a Copilot CLI session holds one conversation: reply under an entry \
+     (at an earlier one it makes a new session, as /fork does)";
+
+/// Why the session cannot take a line now: a Copilot CLI process has it open.
+fn in_use(s: &Session) -> Option<String> {
+    let pid = super::home::in_use_by(&Copilot::folder(s))?;
+    Some(format!(
+        "Copilot CLI (process {pid}) has this session open: a line appended now would be \
+         unknown to it, and its own next lines would go on without it; type the message \
+         there, or quit it first (a reply at an earlier entry makes a new session, and is \
+         taken meanwhile)"
+    ))
 }
 
 impl Agent for Copilot {
@@ -89,6 +104,26 @@ impl Agent for Copilot {
     }
 
     fn after_scan(&mut self, s: &mut Session) -> Result<(), LoadError> {
+        // A session without its `session.start` line is one the CLI does not load (§10,
+        // measured: "Session file is corrupted or incompatible").
+        if s.header().len == 0
+            && !s.entries().is_empty()
+            && !s
+                .problems()
+                .iter()
+                .any(|p| matches!(&p.what, ProblemKind::Agent { code, .. } if *code == "no-start"))
+        {
+            s.note(
+                1,
+                Severity::Warning,
+                ProblemKind::Agent {
+                    code: "no-start",
+                    what: "no session.start line: Copilot CLI refuses to load the session \
+                           (\"Session file is corrupted or incompatible\")"
+                        .into(),
+                },
+            );
+        }
         // New lines may change the first prompt or the header: cheap to redo.
         self.read_workspace(s);
         self.update_name();
@@ -191,6 +226,18 @@ impl Agent for Copilot {
         }
     }
 
+    /// Refused at `open`: a reply at the root (a session holds one conversation), and a
+    /// reply at the leaf while a Copilot CLI process has the session open (its lock
+    /// file): that process would go on from what it holds in memory, its next lines
+    /// after the reply, which it never saw.
+    fn reply_refusal(&self, s: &Session, parent: Option<u32>) -> Option<(i32, String)> {
+        match parent {
+            None => Some((libc::EOPNOTSUPP, ROOT_REPLY.to_string())),
+            Some(i) if Some(i) == self.leaf(s) => in_use(s).map(|why| (libc::EBUSY, why)),
+            Some(_) => None,
+        }
+    }
+
     /// At the leaf: one `user.message` appended (the core's path). At an earlier entry: a
     /// new session folder, as `/fork` writes it, cut after the entry, with the reply.
     fn write_reply(
@@ -200,16 +247,19 @@ impl Agent for Copilot {
         text: &str,
     ) -> Option<Result<String, AppendError>> {
         let Some(p) = parent else {
-            return Some(Err(AppendError::Unsupported(
-                "a Copilot CLI session holds one conversation: reply under an entry \
-                 (an earlier one makes a new session, as /fork does)",
-            )));
+            return Some(Err(AppendError::Unsupported(ROOT_REPLY)));
         };
         let Some(i) = s.find(p) else {
             return Some(Err(AppendError::NoSuchEntry(p.to_string())));
         };
         if Some(i) == self.leaf(s) {
-            return None;
+            // Asked again at the write: the CLI may have opened it since `open`.
+            return in_use(s).map(|why| {
+                Err(AppendError::Refused {
+                    errno: libc::EBUSY,
+                    message: why,
+                })
+            });
         }
         Some(
             write::reply_in_new_session(s, self, i, text)

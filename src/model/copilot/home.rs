@@ -188,6 +188,35 @@ pub fn session_folder(path: &Path) -> Option<PathBuf> {
     .then_some(events)
 }
 
+/// The Copilot CLI process that has the session folder `dir` open, if one does: the CLI
+/// marks a session it has open with `inuse.<pid>.lock` (holding the pid) and
+/// `inuse.<pid>.hold`, removed when it exits. A file whose process is gone (a crash), or
+/// whose pid now belongs to a program that is no Copilot CLI, does not count.
+pub fn in_use_by(dir: &Path) -> Option<u32> {
+    for e in fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("inuse."))
+            .and_then(|n| n.strip_suffix(".lock"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: a plain syscall; signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            continue;
+        }
+        match fs::read(format!("/proc/{pid}/cmdline")) {
+            Ok(cmd) if memchr::memmem::find(&cmd, b"copilot").is_none() => continue,
+            _ => return Some(pid),
+        }
+    }
+    None
+}
+
 /// A session as a mount lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRef {

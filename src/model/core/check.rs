@@ -214,9 +214,23 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("skipped by Pi", "skipped by Codex")
             .replace("Pi's next append", "Codex's next append")
             .replace("not in any context", "not sent to the model"),
+        // Copilot CLI repairs a file it cannot read whole: it rewrites it without the
+        // broken lines and keeps the old bytes beside it (COPILOT-FORMAT.md §10).
         crate::model::core::format::Format::Copilot => text
-            .replace("skipped by Pi", "skipped by Copilot CLI")
-            .replace("Pi's next append", "Copilot CLI's next append")
+            .replace(
+                "skipped by Pi",
+                "dropped by Copilot CLI, which rewrites the file without it when it next \
+                 loads it (keeping the old bytes in events.jsonl.backup-before-recovery-*)",
+            )
+            .replace(
+                "Pi's next append would glue onto it",
+                "Copilot CLI's next load drops it if it is still unfinished",
+            )
+            .replace(
+                "Pi's next append would be lost with it",
+                "Copilot CLI drops it when it next loads the session, rewriting the file \
+                 (the old bytes kept in events.jsonl.backup-before-recovery-*)",
+            )
             .replace("not in any context", "not sent to the model"),
     }
 }
