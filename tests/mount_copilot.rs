@@ -469,3 +469,593 @@ fn forks_link_both_ways_even_after_the_parent_was_rewound() {
     // The parent keeps one branch: what its file holds.
     assert_eq!(try_ls(&p.join(FORK_A).join("branches")).unwrap().len(), 1);
 }
+
+/// The lines of a `written.txt` of `accepts/` that are JSON (the events).
+fn accepted_events(case: &str) -> Vec<Value> {
+    fs::read_to_string(
+        copilot_dir()
+            .join("accepts")
+            .join(format!("{case}.written.txt")),
+    )
+    .unwrap()
+    .lines()
+    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    .collect()
+}
+
+/// The key paths of a JSON value (`data.content`, `id`, …), in order: a line's shape.
+fn shape(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, at: &str, out: &mut Vec<String>) {
+        if let Value::Object(m) = v {
+            for (k, x) in m {
+                let p = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                out.push(p.clone());
+                walk(x, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, "", &mut out);
+    out
+}
+
+// §9, LAYOUT.md "Copilot CLI sessions": a reply at the leaf appends one user.message, the
+// line the CLI took (`accepts/leaf-qa`), whose parentId is the file's last line; the leaf
+// moves to it, its context ends with it.
+#[test]
+fn a_reply_at_the_leaf_appends_the_line_the_cli_takes() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let f = events(&home, QA);
+    let old = fs::read(&f).unwrap();
+    let last_id = serde_json::from_slice::<Value>(
+        old.trim_ascii_end().rsplit(|&b| b == b'\n').next().unwrap(),
+    )
+    .unwrap()["id"]
+        .clone();
+    let m = mount_home(dir, &home);
+    let s = m.mnt.join("-home-dev-src-qa").join(QA);
+    let text = "[[APPENDED]] through the mount: é — 日本語";
+    sh(&format!("echo '{text}' > leaf/reply"), &s).ok();
+    let now = fs::read(&f).unwrap();
+    assert_eq!(&now[..old.len()], &old[..], "old bytes changed");
+    let added: Vec<Value> = now[old.len()..]
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(added.len(), 1);
+    let line = &added[0];
+    assert_eq!(shape(line), shape(&accepted_events("leaf-qa")[0]));
+    assert_eq!(line["parentId"], last_id);
+    assert_eq!(line["data"]["content"], text);
+    let tc = line["data"]["transformedContent"].as_str().unwrap();
+    assert!(
+        tc.starts_with("<current_datetime>")
+            && tc.ends_with(&format!("</current_datetime>\n\n{text}")),
+        "{tc}"
+    );
+    let id = line["id"].as_str().unwrap().to_string();
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(s.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().ends_with(&id))),
+        "the leaf is not {id}"
+    );
+    assert_eq!(
+        fs::read_to_string(s.join("leaf/user")).unwrap(),
+        format!("{text}\n")
+    );
+    let ctx: Value =
+        serde_json::from_slice(&fs::read(s.join("leaf/context.json")).unwrap()).unwrap();
+    assert_eq!(ctx.as_array().unwrap().last().unwrap()["content"], tc);
+    // No new session.
+    assert_eq!(
+        fs::read_dir(home.join("session-state")).unwrap().count(),
+        13
+    );
+}
+
+// §9, §6.2: a reply at an earlier entry writes what /fork writes, cut at the entry, plus
+// the reply (the shape the CLI took, `accepts/assistant-qa`): a new session folder with
+// the events up to the entry, same ids, the fork notice, the reply, and workspace.yaml;
+// the session replied in is untouched, and links to the new one at once.
+#[test]
+fn a_reply_at_an_earlier_entry_writes_a_new_session_as_fork_does() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let f = events(&home, QA);
+    let old = fs::read(&f).unwrap();
+    let m = mount_home(dir, &home);
+    let p = m.mnt.join("-home-dev-src-qa");
+    let s = p.join(QA);
+    let at = "0c888d44-54dd-4f1b-ab40-d237104209da";
+    let text = "[[EARLIER]] a reply at an earlier entry";
+    sh(&format!("echo '{text}' > .id/{at}/reply"), &s).ok();
+    assert_eq!(fs::read(&f).unwrap(), old, "the session replied in changed");
+    let new: Vec<String> = fs::read_dir(home.join("session-state"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.len() == 36 && !expected("samples").contains_key(n))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    let nid = &new[0];
+    // Listed in `forks/` of the entry at once, and reachable through the link.
+    assert_eq!(
+        try_ls(&s.join(".id").join(at).join("forks")).unwrap(),
+        vec![nid.clone()]
+    );
+    let fork = s.join(".id").join(at).join("forks").join(nid);
+    assert_eq!(link_id(&fork.join("leaf")), {
+        let ev = fs::read_to_string(events(&home, nid)).unwrap();
+        let last: Value = serde_json::from_str(ev.lines().last().unwrap()).unwrap();
+        last["id"].as_str().unwrap().to_string()
+    });
+    assert_eq!(
+        fs::read_to_string(fork.join("leaf/user")).unwrap(),
+        format!("{text}\n")
+    );
+    assert_eq!(
+        readlink(&p.join(nid).join("forked-from")),
+        format!("../../-home-dev-src-qa/{QA}/.id/{at}")
+    );
+    assert_eq!(
+        fs::read_to_string(p.join(nid).join("name")).unwrap(),
+        "[[QA1]] What is 2+2? (fork)\n"
+    );
+    // The events: the source's up to the entry, same ids; the notice; the reply.
+    let src: Vec<Value> = String::from_utf8(old)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let cut = src.iter().position(|e| e["id"] == at).unwrap() + 1;
+    let got: Vec<Value> = fs::read_to_string(events(&home, nid))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), cut + 2);
+    for (g, w) in got.iter().zip(&src[..cut]) {
+        assert_eq!(g["id"], w["id"]);
+        assert_eq!(g["type"], w["type"]);
+    }
+    assert_eq!(got[0]["data"]["sessionId"], nid.as_str());
+    assert!(got[0]["data"].get("remoteSteerable").is_none());
+    let want = accepted_events("assistant-qa");
+    let (notice, reply) = (&got[cut], &got[cut + 1]);
+    assert_eq!(shape(notice), shape(&want[want.len() - 2]));
+    assert_eq!(shape(reply), shape(&want[want.len() - 1]));
+    assert_eq!(
+        notice["data"]["message"],
+        format!(
+            "Forked from \"[[QA1]] What is 2+2?\" ({QA}) as \"[[QA1]] What is 2+2? (fork)\" ({nid})."
+        )
+    );
+    assert_eq!(notice["parentId"], at);
+    assert_eq!(reply["parentId"], notice["id"]);
+    assert_eq!(reply["data"]["content"], text);
+    // workspace.yaml, in the keys and order /fork writes.
+    let ws =
+        fs::read_to_string(home.join("session-state").join(nid).join("workspace.yaml")).unwrap();
+    let keys: Vec<&str> = ws.lines().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "summary_count",
+            "fork_count",
+            "cwd",
+            "client_name",
+            "name",
+            "user_named",
+            "created_at",
+            "updated_at"
+        ]
+    );
+    assert!(ws.contains("name: '[[QA1]] What is 2+2? (fork)'\n"), "{ws}");
+}
+
+// `fork` writes the same folder without a reply; `cat fork` names it; a root reply, a
+// name and labels are refused (a session holds one conversation; the name is the CLI's).
+#[test]
+fn fork_writes_a_session_folder_and_the_rest_is_refused() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let p = m.mnt.join("-home-dev-src-qa");
+    let s = p.join(QA);
+    let at = "7954ade0-25e4-469b-ae20-5c0872e6168d";
+    let out = sh(&format!(": > .id/{at}/fork && cat .id/{at}/fork"), &s).ok();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{out:?}");
+    let nid = lines[0].rsplit('/').next().unwrap();
+    assert!(
+        Path::new(lines[0]).join("events.jsonl").is_file(),
+        "{}",
+        lines[0]
+    );
+    assert!(Path::new(lines[0]).join("workspace.yaml").is_file());
+    assert_eq!(lines[1], p.join(nid).to_string_lossy());
+    assert_eq!(link_id(&Path::new(lines[1]).join("leaf")), {
+        // The fork notice is the new session's last entry: the fork waits for a prompt.
+        let ev = fs::read_to_string(Path::new(lines[0]).join("events.jsonl")).unwrap();
+        let last: Value = serde_json::from_str(ev.lines().last().unwrap()).unwrap();
+        assert_eq!(last["data"]["infoType"], "fork");
+        last["id"].as_str().unwrap().to_string()
+    });
+    let ctx: Value =
+        serde_json::from_slice(&fs::read(Path::new(lines[1]).join("leaf/context.json")).unwrap())
+            .unwrap();
+    assert_eq!(ctx, expected("samples")[QA][at]["messages"]);
+    // A root reply fails at open.
+    let out = sh("echo hi > reply", &s);
+    assert!(
+        !out.status.success() && out.stderr.contains("not supported"),
+        "{out:?}"
+    );
+    // The name and labels are refused; nothing is written.
+    let before = fs::read(events(&home, QA)).unwrap();
+    assert!(write_then_close(&s.join("name"), b"renamed\n").is_err());
+    let out = sh(&format!("ln -s .id/{at} labels/x"), &s);
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(fs::read(events(&home, QA)).unwrap(), before);
+}
+
+// The CLI's own lock: a reply at the leaf while a Copilot CLI process has the session
+// open is refused at open (EBUSY), and nothing is written; at an earlier entry it is
+// taken (a new session).
+#[test]
+fn a_reply_at_the_leaf_is_refused_while_the_cli_holds_the_session() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let sdir = home.join("session-state").join(QA);
+    // This test's own process stands for the CLI: alive, and "copilot" is in its name.
+    let me = std::process::id();
+    assert!(
+        fs::read_to_string(format!("/proc/{me}/cmdline"))
+            .unwrap()
+            .contains("copilot")
+    );
+    fs::write(sdir.join(format!("inuse.{me}.lock")), me.to_string()).unwrap();
+    let before = fs::read(events(&home, QA)).unwrap();
+    let m = mount_home(dir, &home);
+    let s = m.mnt.join("-home-dev-src-qa").join(QA);
+    let out = sh("echo hi > leaf/reply", &s);
+    assert!(
+        !out.status.success() && out.stderr.contains("busy"),
+        "{out:?}"
+    );
+    assert_eq!(fs::read(events(&home, QA)).unwrap(), before);
+    sh(
+        "echo hi > .id/0c888d44-54dd-4f1b-ab40-d237104209da/reply",
+        &s,
+    )
+    .ok();
+    // Its lock gone (the CLI exited), the reply is taken.
+    fs::remove_file(sdir.join(format!("inuse.{me}.lock"))).unwrap();
+    sh("echo hi > leaf/reply", &s).ok();
+    assert!(fs::read(events(&home, QA)).unwrap().len() > before.len());
+}
+
+/// Appends `lines` to `file` with one write, as the CLI appends.
+fn append(file: &Path, lines: &str) {
+    let mut f = fs::OpenOptions::new().append(true).open(file).unwrap();
+    std::io::Write::write_all(&mut f, lines.as_bytes()).unwrap();
+}
+
+// §8, §6.1, §1: lines the CLI appends show up; a /rewind (the file cut and a notice
+// appended, rewritten in place or replaced) is followed; a new session folder appears in
+// its project; a rename (workspace.yaml rewritten) changes `name`.
+#[test]
+fn what_the_cli_writes_and_rewrites_while_mounted_shows_up() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    // The tools session is held back and made by "the CLI" once mounted.
+    let held = dir.path().join("held");
+    fs::rename(home.join("session-state").join(TOOLS), &held).unwrap();
+    let f = events(&home, QA);
+    let m = mount_home(dir, &home);
+    let s = m.mnt.join("-home-dev-src-qa").join(QA);
+    assert_eq!(
+        link_id(&s.join("leaf")),
+        "58b8cabc-c472-4659-a1d6-0c500de412ce"
+    );
+    // Appended: a prompt and its answer, as a resume writes them.
+    let user = r#"{"type":"user.message","data":{"content":"[[LIVE]] appended"},"id":"11111111-1111-4111-8111-111111111111","timestamp":"2026-12-05T08:00:00.000Z","parentId":"483919c2-e0b6-4001-bddf-a121b3f9b504"}"#;
+    let answer = r#"{"type":"assistant.message","data":{"messageId":"m","content":"Live answer."},"id":"22222222-2222-4222-8222-222222222222","timestamp":"2026-12-05T08:00:01.000Z","parentId":"11111111-1111-4111-8111-111111111111"}"#;
+    append(&f, &format!("{user}\n"));
+    assert!(
+        wait_until(DEADLINE, || link_id(&s.join("leaf"))
+            == "11111111-1111-4111-8111-111111111111"),
+        "the appended prompt is not the leaf"
+    );
+    append(&f, &format!("{answer}\n"));
+    assert!(wait_until(DEADLINE, || link_id(&s.join("leaf"))
+        == "22222222-2222-4222-8222-222222222222"));
+    assert_eq!(
+        fs::read_to_string(s.join("leaf/assistant")).unwrap(),
+        "Live answer.\n"
+    );
+    // A /rewind to before [[QA3]]: the file is cut before its prompt, a notice appended.
+    let text = fs::read_to_string(&f).unwrap();
+    let keep: Vec<&str> = text.lines().take(16).collect();
+    let notice = r#"{"type":"session.info","data":{"message":"Rewound the conversation. Your files were left unchanged.","infoType":"rewind"},"id":"33333333-3333-4333-8333-333333333333","timestamp":"2026-12-05T08:01:00.000Z","parentId":"x"}"#;
+    // Replaced by a rename, as an atomic rewrite does.
+    let tmp = f.with_extension("tmp");
+    fs::write(&tmp, format!("{}\n{notice}\n", keep.join("\n"))).unwrap();
+    fs::rename(&tmp, &f).unwrap();
+    assert!(
+        wait_until(DEADLINE, || try_ls(&s).is_some_and(|_| fs::read_link(
+            s.join("leaf")
+        )
+        .is_ok_and(|l| l
+            .to_string_lossy()
+            .ends_with("33333333-3333-4333-8333-333333333333")))),
+        "the rewind was not followed"
+    );
+    let tree = fs::read_to_string(s.join("tree")).unwrap();
+    assert!(
+        !tree.contains("[[QA3]]") && !tree.contains("[[LIVE]]"),
+        "{tree}"
+    );
+    assert_eq!(try_ls(&s.join("branches")).unwrap().len(), 1);
+    // Cut again in place (truncated and rewritten), shorter still.
+    let keep: Vec<&str> = text.lines().take(9).collect();
+    fs::write(&f, format!("{}\n", keep.join("\n"))).unwrap();
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(s.join("leaf")).is_ok_and(|l| l
+            .to_string_lossy()
+            .ends_with("7954ade0-25e4-469b-ae20-5c0872e6168d"))),
+        "the cut in place was not followed"
+    );
+    // A new session folder appears in its project.
+    let tp = m.mnt.join("-home-dev-src-tools");
+    assert!(
+        !try_ls(&m.mnt)
+            .unwrap()
+            .contains(&"-home-dev-src-tools".to_string())
+    );
+    fs::rename(&held, home.join("session-state").join(TOOLS)).unwrap();
+    assert!(
+        wait_until(DEADLINE, || try_ls(&tp)
+            .is_some_and(|l| l == [TOOLS.to_string()])),
+        "the new session is not listed"
+    );
+    // A rename in the CLI rewrites workspace.yaml: `name` follows.
+    let ws = home.join("session-state").join(QA).join("workspace.yaml");
+    let renamed = fs::read_to_string(&ws)
+        .unwrap()
+        .replace("name: '[[QA1]] What is 2+2?'", "name: Renamed live")
+        .replace("user_named: false", "user_named: true");
+    let tmp = ws.with_extension("tmp");
+    fs::write(&tmp, renamed).unwrap();
+    fs::rename(&tmp, &ws).unwrap();
+    assert!(
+        wait_until(DEADLINE, || fs::read_to_string(s.join("name"))
+            .is_ok_and(|n| n == "Renamed live\n")),
+        "the name did not follow"
+    );
+}
+
+// §1: a Copilot home, its session-state/ folder, one session folder, its events.jsonl,
+// and copilot/ in the every-agent mount (COPILOT_HOME).
+#[test]
+fn the_home_its_session_state_one_session_and_the_every_agent_mount() {
+    // session-state/
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = Mount::sessions_dir(dir, Some(&home.join("session-state")), &[], &[]);
+    let listed = try_ls(&m.mnt).unwrap();
+    assert!(
+        listed.contains(&"-home-dev-src-tui".to_string()),
+        "{listed:?}"
+    );
+    assert_eq!(
+        try_ls(&m.mnt.join("-home-dev-src-tuifork")).unwrap(),
+        vec![
+            "1d454d2d-f43a-424c-999f-b086faf1cb56".to_string(),
+            "4dd125e9-76d7-476c-8f81-d85f6275dab8".to_string()
+        ]
+    );
+    drop(m);
+    // One session folder, and its events.jsonl: the session alone.
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let folder = home.join("session-state").join(TUI);
+    let m = Mount::start(dir, folder, &[]);
+    assert_eq!(
+        fs::read_to_string(m.mnt.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
+    assert!(
+        m.mnt
+            .join(".id/2afdeea8-10a7-4d62-aca1-03f27a51e1e8/compaction")
+            .is_file()
+    );
+    drop(m);
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = Mount::start(dir, events(&home, TUI), &[]);
+    assert_eq!(
+        fs::read_to_string(m.mnt.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
+    // Alone, a session shows no links to others.
+    assert!(!m.mnt.join("forked-from").exists());
+    drop(m);
+    // The every-agent mount: copilot/ beside pi/.
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let pi = dir.path().join("pi-agent");
+    fs::create_dir_all(pi.join("sessions/--w--")).unwrap();
+    fs::copy(
+        fixture("small.jsonl"),
+        pi.join(
+            "sessions/--w--/2026-01-01T00-00-00-000Z_aaaaaaaa-0000-0000-0000-000000000001.jsonl",
+        ),
+    )
+    .unwrap();
+    let h = dir.path().to_path_buf();
+    let m = Mount::sessions_dir(
+        dir,
+        None,
+        &[],
+        &[
+            ("HOME", h.as_os_str()),
+            ("PI_CODING_AGENT_DIR", pi.as_os_str()),
+            ("COPILOT_HOME", home.as_os_str()),
+        ],
+    );
+    let top = try_ls(&m.mnt).unwrap();
+    assert!(
+        top.contains(&"copilot".to_string()) && top.contains(&"pi".to_string()),
+        "{top:?}"
+    );
+    let tui = m.mnt.join("copilot/-home-dev-src-tui").join(TUI);
+    assert_eq!(
+        fs::read_to_string(tui.join("name")).unwrap(),
+        "TUI rewind demo\n"
+    );
+    // Links work from inside copilot/ too.
+    let back = m
+        .mnt
+        .join("copilot/-home-dev-src-tuifork/1d454d2d-f43a-424c-999f-b086faf1cb56/forked-from");
+    assert!(try_ls(&back).is_some(), "{}", readlink(&back));
+    drop(m);
+    // ~/.copilot found without COPILOT_HOME.
+    let dir = tempdir();
+    let h = dir.path().to_path_buf();
+    copy_tree(
+        &copilot_dir().join("samples/copilot-home"),
+        &h.join(".copilot"),
+    );
+    let m = Mount::sessions_dir(dir, None, &[], &[("HOME", h.as_os_str())]);
+    assert!(try_ls(&m.mnt).unwrap().contains(&"copilot".to_string()));
+}
+
+// §10: every damaged session mounts (an empty file is a directory holding `ERROR`), reads
+// up to its damage, and `sessionfs check` says what the CLI does with it
+// (`damaged/expected.json`, from the real CLI).
+#[test]
+fn damaged_sessions_mount_and_check_says_what_the_cli_does() {
+    let exp: Value =
+        serde_json::from_slice(&fs::read(copilot_dir().join("damaged/expected.json")).unwrap())
+            .unwrap();
+    let sessions = exp["sessions"].as_object().unwrap();
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "damaged");
+    let check = |sid: &str| {
+        let out = sessionfs(
+            &[
+                std::ffi::OsStr::new("check"),
+                events(&home, sid).as_os_str(),
+            ],
+            dir.path(),
+        );
+        (out.code(), format!("{}{}", out.stdout, out.stderr))
+    };
+    let said = |name: &str| check(sessions[name].as_str().unwrap());
+    // What the CLI refuses, check reports as a warning; what it takes, as a note at most.
+    for name in ["no-id-user", "no-timestamp-user", "no-start"] {
+        assert_ne!(exp["cli"][name]["rc"], 0, "{name}");
+        let (code, text) = said(name);
+        assert_eq!(code, Some(1), "{name}: {text}");
+        assert!(text.contains("Copilot CLI refuses"), "{name}: {text}");
+    }
+    for name in ["torn-last-line", "garbage-middle"] {
+        assert_eq!(
+            exp["cli"][name]["backups"].as_array().unwrap().len(),
+            1,
+            "{name}"
+        );
+        let (_, text) = said(name);
+        assert!(text.contains("backup-before-recovery"), "{name}: {text}");
+    }
+    for name in [
+        "unknown-type",
+        "missing-parent",
+        "null-parent",
+        "blank-line",
+        "crlf",
+        "only-start",
+    ] {
+        assert_eq!(exp["cli"][name]["rc"], 0, "{name}");
+        let (code, text) = said(name);
+        assert_eq!(code, Some(0), "{name}: {text}");
+    }
+    let (code, text) = said("duplicate-id");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("both are shown"), "{text}");
+    let (code, text) = said("empty-file");
+    assert_eq!(code, Some(1), "{text}");
+    // Mounted: each reads; where the CLI sent messages, the leaf's context is those.
+    let m = mount_home(dir, &home);
+    let project = m.mnt.join("-home-dev-src-qa");
+    for (name, sid) in sessions {
+        let sid = sid.as_str().unwrap();
+        let s = project.join(sid);
+        let listed = try_ls(&s).unwrap_or_else(|| panic!("{name}: cannot list"));
+        if name == "empty-file" {
+            assert_eq!(listed, ["ERROR"], "{name}");
+            continue;
+        }
+        let msgs = &exp["cli"][name.as_str()]["messages"];
+        if msgs.is_array() && name != "only-start" {
+            let got: Value =
+                serde_json::from_slice(&fs::read(s.join("leaf/context.json")).unwrap()).unwrap();
+            assert_eq!(&got, msgs, "{name}");
+        }
+    }
+}
+
+// §11: `cost` counts each usage record once, at the reply it paid for; a compaction's
+// call at the compaction; `sessionfs usage` of a home counts a request a fork copied once.
+#[test]
+fn cost_counts_each_request_once() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "samples");
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-tools").join(TOOLS);
+    let cost = fs::read_to_string(t.join("cost")).unwrap();
+    assert!(cost.starts_with("session: tokens 74,216 (input 73,916, output 300, cache read 0, cache write 0), cost unknown, 6 requests"), "{cost}");
+    let c: Value = serde_json::from_slice(
+        &fs::read(t.join(".id/c8c0ff01-fe1e-4004-8f00-a13ee2db7b6e/cost.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c["entry"]["usage"]["requests"], 1);
+    assert_eq!(c["entry"]["model"], "fake-model");
+    let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
+    let c: Value = serde_json::from_slice(
+        &fs::read(tui.join(".id/2afdeea8-10a7-4d62-aca1-03f27a51e1e8/cost.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c["entry"]["source"], "summary");
+    assert_eq!(c["entry"]["usage"]["inputTokens"], 15805);
+    drop(m);
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let out = sessionfs(
+        &[
+            std::ffi::OsStr::new("usage"),
+            std::ffi::OsStr::new("--json"),
+            home.as_os_str(),
+        ],
+        dir.path(),
+    )
+    .ok();
+    let u: Value = serde_json::from_str(&out.stdout).unwrap();
+    let rows = u["sessions"].as_array().unwrap();
+    let b = rows.iter().find(|r| r["sessionId"] == FORK_B).unwrap();
+    assert!(
+        b["copiedFromOtherSessions"]["requests"].as_u64().unwrap() > 0,
+        "{b}"
+    );
+    assert_eq!(b["agent"], "copilot");
+    // Every request once over the home: the sessions' own, without the copies.
+    let own: u64 = rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+    assert_eq!(u["totals"]["requests"].as_u64().unwrap(), own);
+}
