@@ -466,21 +466,15 @@ fn looks_like_a_session_file(p: &std::path::Path) -> bool {
     p.extension().is_some_and(|e| e == "jsonl") || p.is_file()
 }
 
-/// The sessions of a catalog's root (a Codex home or `sessions/` folder: each thread once,
-/// by the file it opens from, which brings its other pages and the base pages its history
-/// reads; a Copilot CLI home or `session-state/` folder: each session's `events.jsonl`),
-/// as a mount lists them; `None` for a folder that is neither.
-fn catalog_sessions(dir: &std::path::Path) -> Option<Vec<PathBuf>> {
-    use sessionfs::model::sessions_dir;
-    let (kind, root) = sessions_dir::catalog_root_within(dir)?;
-    let cat = sessions_dir::CatalogScanner::new(kind).scan(&root).ok()?;
-    Some(
-        cat.projects
-            .values()
-            .flatten()
-            .map(|t| t.path.clone())
-            .collect(),
-    )
+/// The sessions of the root of an agent that lists its sessions itself (a Codex
+/// home or `sessions/` folder: each thread once, by the file it opens from, which
+/// brings its other pages and the base pages its history reads), as a mount lists
+/// them; `None` for a folder listed as on disk.
+fn catalog_sessions(dir: &std::path::Path) -> Option<(Vec<PathBuf>, &'static str)> {
+    let (_, lister, agent) = sessionfs::model::sessions_dir::catalog_of(dir, None)?;
+    let cat = lister.scan().ok()?;
+    let files = cat.projects.values().flatten().map(|t| t.path.clone());
+    Some((files.collect(), agent.program))
 }
 
 fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
@@ -495,10 +489,9 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
             {
                 files.push((f, None))
             }
-            Ok(input::Argument::Dir) if let Some(found) = catalog_sessions(a) => {
+            Ok(input::Argument::Dir) if let Some((found, program)) = catalog_sessions(a) => {
                 if found.is_empty() {
-                    let why =
-                        "a Codex or Copilot CLI sessions folder with no session in it".to_string();
+                    let why = format!("a {program} sessions folder with no session in it");
                     files.push((a.clone(), Some(check::Report::Unreadable(why))));
                 }
                 files.extend(found.into_iter().map(|f| (f, None)));

@@ -20,12 +20,10 @@
 
 use std::collections::HashSet;
 
-/// Codex threads listed by project (a Codex home has no per-project folders): the
-/// view and the search reach Codex's listing only through this table.
+/// Codex's own listing (threads by project), for tests that compare with it; the
+/// view and the search reach every agent's listing through [`catalog_of`].
 pub use crate::model::codex::catalog as codex_catalog;
-/// Copilot CLI's session folders (`session-state/<id>/`), listed by project.
-pub use crate::model::copilot::home as copilot_home;
-use std::collections::BTreeMap;
+pub use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -82,8 +80,8 @@ pub fn default_codex_dir() -> Option<PathBuf> {
 
 /// Copilot CLI's session folders: `$COPILOT_HOME/session-state` (a leading `~`
 /// expanded), else `~/.copilot/session-state`. Each session is a folder there, named by
-/// its id, whatever its project: a mount groups them by project itself (see
-/// [`super::copilot::home`]).
+/// its id, whatever its project: its lister groups them by project
+/// (`crate::model::copilot::home`).
 pub fn default_copilot_dir() -> Option<PathBuf> {
     env_dir("COPILOT_HOME", "session-state")
         .unwrap_or_else(|| home().map(|h| h.join(".copilot/session-state")))
@@ -102,9 +100,16 @@ pub struct Agent {
     pub program: &'static str,
     /// Where its directory is.
     pub dir: fn() -> Option<PathBuf>,
+    /// The folder its files live in by default (`.pi`, `.claude`): a directory below
+    /// one is taken for this agent's.
+    pub marker: &'static str,
+    /// How its sessions are listed when they are not one `.jsonl` file per session in
+    /// project folders (Codex: threads by project, from its day folders); `None`: as
+    /// on disk ([`list`]).
+    pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code, Codex and Copilot CLI, in the order a mount of every agent lists them.
+/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
 pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
@@ -112,6 +117,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "PI_CODING_AGENT_DIR",
         program: "Pi",
         dir: default_dir,
+        marker: ".pi",
+        catalog: None,
     },
     Agent {
         folder: "claude",
@@ -119,6 +126,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "CLAUDE_CONFIG_DIR",
         program: "Claude Code",
         dir: default_claude_dir,
+        marker: ".claude",
+        catalog: None,
     },
     Agent {
         folder: "codex",
@@ -126,6 +135,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "CODEX_HOME",
         program: "Codex",
         dir: default_codex_dir,
+        marker: ".codex",
+        catalog: Some(crate::model::codex::catalog::CATALOG),
     },
     Agent {
         folder: "copilot",
@@ -133,6 +144,8 @@ pub const AGENTS: [Agent; 4] = [
         var: "COPILOT_HOME",
         program: "Copilot CLI",
         dir: default_copilot_dir,
+        marker: ".copilot",
+        catalog: Some(crate::model::copilot::home::CATALOG),
     },
 ];
 
@@ -193,8 +206,9 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
              nor Copilot CLI's session-state folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and COPILOT_HOME \
-             move them); give a sessions directory or a session file",
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and COPILOT_HOME move \
+             them); \
+             give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
@@ -204,51 +218,79 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
     Ok(found)
 }
 
-/// Whose sessions `dir` is meant to hold, by where it is: "Pi" under Pi's sessions
-/// directory, "Claude Code" under Claude Code's projects directory (or any
-/// `.claude`/`.pi` folder), else "Pi or Claude Code".
+/// Whose sessions `dir` is meant to hold, by where it is: the agent whose directory
+/// it is in, or whose folder (`.pi`, `.claude`, …) is one of its ancestors (when
+/// only one is); else "Pi or Claude Code".
 pub fn agent_of(dir: &Path) -> &'static str {
+    agent_by_place(dir).map_or("Pi or Claude Code", |a| a.program)
+}
+
+/// [`agent_of`]'s agent, when the place says.
+fn agent_by_place(dir: &Path) -> Option<&'static Agent> {
     let abs = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     for a in &AGENTS {
         if let Some(d) = (a.dir)().map(|d| fs::canonicalize(&d).unwrap_or(d))
             && abs.starts_with(&d)
         {
-            return a.program;
+            return Some(a);
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
-    if has(".copilot") && !has(".pi") && !has(".claude") && !has(".codex") {
-        return "Copilot CLI";
-    }
-    match (has(".pi"), has(".claude"), has(".codex")) {
-        (true, false, false) => "Pi",
-        (false, true, false) => "Claude Code",
-        (false, false, true) => "Codex",
-        _ => "Pi or Claude Code",
+    let mut found = AGENTS.iter().filter(|a| has(a.marker));
+    match (found.next(), found.next()) {
+        (Some(a), None) => Some(a),
+        _ => None,
     }
 }
 
-/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (a
-/// Codex page in its day folders).
+/// The root and the lister of `dir` when an agent lists its sessions itself
+/// ([`Agent::catalog`]), and that agent: `dir` is such an agent's root (its home, or
+/// the sessions folder in it), or is meant for that agent (`agent`, the agent's folder
+/// in a mount of every agent, or by where `dir` is: [`agent_of`]). `None`: listed as
+/// on disk.
+pub fn catalog_of(
+    dir: &Path,
+    agent: Option<&str>,
+) -> Option<(PathBuf, Box<dyn Lister>, &'static Agent)> {
+    let listed = |a: &'static Agent, root: PathBuf| {
+        let l = (a.catalog?.lister)(&root);
+        Some((root, l, a))
+    };
+    if let Some(folder) = agent {
+        let a = AGENTS.iter().find(|a| a.folder == folder)?;
+        let root = (a.catalog?.root_of)(dir).unwrap_or_else(|| dir.to_path_buf());
+        return listed(a, root);
+    }
+    for a in &AGENTS {
+        if let Some(root) = a.catalog.and_then(|c| (c.root_of)(dir)) {
+            return listed(a, root);
+        }
+    }
+    listed(agent_by_place(dir)?, dir.to_path_buf())
+}
+
+/// The root `dir` stands for when an agent lists its sessions itself (its home names
+/// the sessions folder in it); `dir` otherwise.
+pub fn root_of(dir: &Path) -> PathBuf {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .find_map(|c| (c.root_of)(dir))
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (or
+/// one its agent's lister finds: a Codex page in its day folders).
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
-    // Codex files its pages by day, three folders down.
-    if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
-        fs::read_dir(&root).ok()?;
-        return Some(super::codex::catalog::holds_pages(&root, 3));
-    }
-    if agent_of(dir) == "Codex" {
-        fs::read_dir(dir).ok()?;
-        return Some(super::codex::catalog::holds_pages(dir, 3));
-    }
-    // Copilot CLI keeps one folder per session, `<id>/events.jsonl`.
-    if let Some(root) = copilot_home::sessions_root_of(dir) {
-        fs::read_dir(&root).ok()?;
-        return Some(copilot_home::holds_sessions(&root));
-    }
-    if agent_of(dir) == "Copilot CLI" {
-        fs::read_dir(dir).ok()?;
-        return Some(copilot_home::holds_sessions(dir));
+    for a in &AGENTS {
+        let Some(c) = a.catalog else { continue };
+        let root = match (c.root_of)(dir) {
+            Some(r) => r,
+            None if agent_by_place(dir).is_some_and(|b| b.folder == a.folder) => dir.to_path_buf(),
+            None => continue,
+        };
+        return (c.holds_sessions)(&root).ok();
     }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
@@ -414,13 +456,18 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 }
 
 /// The session files of a sessions directory, as a mount shows them: `*.jsonl` at the
-/// top and in each project folder, with the project's name. A Codex home or its
-/// `sessions/` folder gives one page per thread (any page opens the whole thread),
-/// with the thread's project as a mount names it.
+/// top and in each project folder, with the project's name. The root of an agent that
+/// lists its sessions itself ([`Agent::catalog`]) gives the file each session opens
+/// from (a Codex thread: one page, which opens the whole thread), with its project as a
+/// mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
-    if let Some((kind, root)) = catalog_root_of(dir) {
-        let cat = CatalogScanner::new(kind).scan(&root)?;
+    let listed = AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .find_map(|c| (c.root_of)(dir).map(|r| (c.lister)(&r)));
+    if let Some(lister) = listed {
+        let cat = lister.scan()?;
         for (project, sessions) in cat.projects {
             for t in sessions {
                 out.push((t.path, project.to_string_lossy().into_owned()));
@@ -444,166 +491,11 @@ pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     Ok(out)
 }
 
-/// The session file of `dir` when `dir` is a session of its own agent's kind (a Copilot
-/// CLI session folder, `<id>/` holding `events.jsonl`): commands given such a folder read
-/// that file, as if it had been named.
+/// The session file of `dir` when `dir` is a session of its own (a Copilot CLI session
+/// folder, `<id>/` holding `events.jsonl`): commands given such a folder read that
+/// file, as if it had been named.
 pub fn session_folder_file(dir: &Path) -> Option<PathBuf> {
-    copilot_home::session_folder(dir)
-}
-
-/// An agent whose sessions a mount lists from a catalog, not as `PROJECT/SESSION.jsonl`
-/// files: its files are not kept by project, so the projects are made from what the
-/// sessions say (their `cwd`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CatalogKind {
-    /// Codex: thread pages in day folders ([`codex_catalog`]).
-    Codex,
-    /// Copilot CLI: one folder per session ([`copilot_home`]).
-    Copilot,
-}
-
-impl CatalogKind {
-    /// The session that a name changed in one of the root's watched folders belongs to
-    /// (a Codex page's thread; a Copilot session folder), if any.
-    pub fn session_of_name(self, name: &OsStr) -> Option<OsString> {
-        match self {
-            CatalogKind::Codex => {
-                codex_catalog::parse_page_name(name).map(|p| OsString::from(p.thread))
-            }
-            CatalogKind::Copilot => copilot_home::is_session_id(name).then(|| name.to_os_string()),
-        }
-    }
-
-    /// Whether `name` names a session in the root `root` on disk right now, which a scan
-    /// made before it was written would not list (a Copilot CLI session folder).
-    pub fn may_hold(self, root: &Path, name: &OsStr) -> bool {
-        match self {
-            CatalogKind::Codex => false,
-            CatalogKind::Copilot => {
-                copilot_home::is_session_id(name)
-                    && root.join(name).join(copilot_home::EVENTS).is_file()
-            }
-        }
-    }
-
-    /// The catalog an agent's folder of the every-agent mount is listed from (`codex`,
-    /// `copilot`), even before its root holds a session.
-    pub fn of_agent(folder: &str) -> Option<CatalogKind> {
-        match folder {
-            "codex" => Some(CatalogKind::Codex),
-            "copilot" => Some(CatalogKind::Copilot),
-            _ => None,
-        }
-    }
-}
-
-/// A session as a catalog lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRef {
-    /// Its directory's name in its project (a Codex thread's id, a Copilot session's id).
-    pub id: OsString,
-    /// The file it is opened from.
-    pub path: PathBuf,
-    /// A folder of its own, to watch for it (a Copilot session folder), if it has one.
-    pub folder: Option<PathBuf>,
-}
-
-/// Every session of a catalog's root, by project.
-#[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    /// Project folder name → its sessions, sorted by id.
-    pub projects: BTreeMap<OsString, Vec<SessionRef>>,
-    /// The folders whose changes add, remove or change sessions (to watch).
-    pub folders: Vec<PathBuf>,
-}
-
-/// Lists a catalog's root (see [`CatalogKind`]), remembering what it read.
-#[derive(Debug)]
-pub struct CatalogScanner {
-    pub kind: CatalogKind,
-    codex: codex_catalog::Scanner,
-    copilot: copilot_home::Scanner,
-}
-
-impl CatalogScanner {
-    pub fn new(kind: CatalogKind) -> CatalogScanner {
-        CatalogScanner {
-            kind,
-            codex: codex_catalog::Scanner::default(),
-            copilot: copilot_home::Scanner::default(),
-        }
-    }
-
-    /// The sessions under `root`, by project.
-    pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
-        match self.kind {
-            CatalogKind::Codex => {
-                let c = self.codex.scan(root)?;
-                Ok(Catalog {
-                    projects: c
-                        .projects
-                        .into_iter()
-                        .map(|(p, ts)| {
-                            let v = ts
-                                .into_iter()
-                                .map(|t| SessionRef {
-                                    id: t.id,
-                                    path: t.path,
-                                    folder: None,
-                                })
-                                .collect();
-                            (p, v)
-                        })
-                        .collect(),
-                    folders: c.folders,
-                })
-            }
-            CatalogKind::Copilot => {
-                let c = self.copilot.scan(root)?;
-                Ok(Catalog {
-                    projects: c
-                        .projects
-                        .into_iter()
-                        .map(|(p, ss)| {
-                            let v = ss
-                                .into_iter()
-                                .map(|s| SessionRef {
-                                    folder: s.path.parent().map(Path::to_path_buf),
-                                    id: s.id,
-                                    path: s.path,
-                                })
-                                .collect();
-                            (p, v)
-                        })
-                        .collect(),
-                    // Only the root: each session's own folder is watched for it.
-                    folders: vec![root.to_path_buf()],
-                })
-            }
-        }
-    }
-}
-
-/// The root of a catalog that `dir` is, or holds: a Codex home or its `sessions/`
-/// folder, a Copilot CLI home or its `session-state/` folder.
-pub fn catalog_root_of(dir: &Path) -> Option<(CatalogKind, PathBuf)> {
-    if let Some(r) = codex_catalog::sessions_root_of(dir) {
-        return Some((CatalogKind::Codex, r));
-    }
-    copilot_home::sessions_root_of(dir).map(|r| (CatalogKind::Copilot, r))
-}
-
-/// [`catalog_root_of`], or a folder under an agent's own directory (`agent_of`): a part
-/// of a Codex home, an empty `session-state/` folder.
-pub fn catalog_root_within(dir: &Path) -> Option<(CatalogKind, PathBuf)> {
-    if let Some(r) = catalog_root_of(dir) {
-        return Some(r);
-    }
-    match agent_of(dir) {
-        "Codex" => Some((CatalogKind::Codex, dir.to_path_buf())),
-        "Copilot CLI" => Some((CatalogKind::Copilot, dir.to_path_buf())),
-        _ => None,
-    }
+    crate::model::copilot::home::session_folder(dir)
 }
 
 #[cfg(test)]

@@ -92,19 +92,19 @@ pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>
     (jobs, problems)
 }
 
-/// A sessions directory: its projects' sessions, then its loose sessions. A catalog's
-/// root (a Codex home, a Copilot CLI home, or their sessions folders): its sessions by
-/// project, as a mount lists them.
+/// A sessions directory: its projects' sessions, then its loose sessions. The root of
+/// an agent that lists its sessions itself (a Codex home or `sessions/` folder): its
+/// sessions by project, as a mount lists them.
 fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
-    if let Some((kind, root)) = sessions_dir::catalog_root_within(dir) {
-        match sessions_dir::CatalogScanner::new(kind).scan(&root) {
+    if let Some((_, lister, _)) = sessions_dir::catalog_of(dir, None) {
+        match lister.scan() {
             Ok(cat) => {
-                for (p, threads) in &cat.projects {
+                for (p, sessions) in &cat.projects {
                     let pprefix = join(prefix, p);
-                    for t in threads {
+                    for t in sessions {
                         jobs.push(Job {
                             path: t.path.clone(),
-                            prefix: join(&pprefix, &t.id),
+                            prefix: join(&pprefix, &t.name),
                             explicit: false,
                         });
                     }

@@ -98,7 +98,7 @@ use super::{
 };
 use super::{ROOT_INO, SessionView};
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
-use crate::model::sessions_dir::{Catalog, CatalogKind, CatalogScanner, SessionRef};
+use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
@@ -236,32 +236,37 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
-    /// How the folder is listed: as on disk, or from a catalog (Codex, Copilot CLI).
+    /// How the folder is listed: as on disk, or from its agent's catalog.
     lister: Lister,
 }
 
 /// How a folder's content is found.
 #[derive(Clone)]
 enum Lister {
-    /// Folders and `.jsonl` files on disk (Pi, Claude Code).
+    /// Folders and `.jsonl` files on disk.
     Disk,
-    /// A catalog's root (a Codex `sessions/` folder, a Copilot CLI `session-state/`
-    /// folder): its projects, from the catalog.
+    /// The root of an agent that lists its sessions itself: its projects, from the
+    /// catalog (`model::core::catalog`).
     CatalogRoot(Arc<CatalogRoot>),
-    /// A catalog's project: its sessions, from the catalog.
+    /// A project of such a root: its sessions, from the catalog.
     CatalogProject(Arc<CatalogRoot>),
 }
 
-/// A catalog's root: projects are made from its sessions' `cwd`s, not read from
-/// folders (see [`CatalogScanner`]).
+/// The root of an agent that lists its sessions itself (a Codex `sessions/` folder:
+/// projects made from its pages' `cwd`s): projects are not read from folders.
 struct CatalogRoot {
     path: PathBuf,
-    scanner: CatalogScanner,
+    lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
     catalog: Mutex<Option<Arc<Catalog>>>,
+    /// The root folder's modification time at the last scan: a name missing from the
+    /// scan is looked for again once the folder changed (a session made a moment ago,
+    /// which the watcher has not reported yet).
+    scanned_mtime: Mutex<Option<SystemTime>>,
 }
 
-/// The watch of a session's own folder (a Copilot CLI session's) reports as this bit
+/// The watch of a session's own folder (a session whose file lies in a folder the
+/// catalog does not watch, as Copilot CLI's `<id>/events.jsonl`) reports as this bit
 /// and the session's slot, not as a folder of the view.
 const SESSION_WATCH: u32 = 1 << 31;
 
@@ -277,13 +282,11 @@ struct SlotEntry {
     num: u32,
     container: Arc<Container>,
     container_ino: u64,
-    /// The directory's name: the file name without `.jsonl` (a Codex thread's id, a
-    /// Copilot CLI session's id).
+    /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page, a
-    /// Copilot CLI session's `events.jsonl`).
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
     file: Mutex<Option<PathBuf>>,
-    /// Its own folder is watched for it (a Copilot CLI session's).
+    /// Its file's own folder is watched for it (see [`SESSION_WATCH`]).
     folder_watched: AtomicBool,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
@@ -424,32 +427,27 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
-    /// A Codex home (or its `sessions/` folder), or a Copilot CLI home (or its
-    /// `session-state/` folder), shows its sessions by project.
+    /// The root of an agent that lists its sessions itself (a Codex home, or its
+    /// `sessions/` folder) shows them by project, as its lister says.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = crate::model::sessions_dir::catalog_root_of(root)
-            .map(|(_, r)| r)
-            .unwrap_or_else(|| root.to_path_buf());
+        let root = sessions_dir::root_of(root);
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
-    /// How the folder at `path` is listed: a catalog's root (`kind`, else as its content
-    /// says) from its catalog, anything else as on disk.
-    fn lister_for(path: &Path, kind: Option<CatalogKind>) -> Lister {
-        let kind = kind.or_else(|| {
-            crate::model::sessions_dir::catalog_root_of(path)
-                .filter(|(_, r)| r == path)
-                .map(|(k, _)| k)
-        });
-        match kind {
-            Some(k) => Lister::CatalogRoot(Arc::new(CatalogRoot {
+    /// How the folder at `path` (the folder of agent `agent` in a mount of every
+    /// agent) is listed: from its agent's catalog when the agent lists its sessions
+    /// itself, else as on disk.
+    fn lister_for(path: &Path, agent: Option<&str>) -> Lister {
+        match sessions_dir::catalog_of(path, agent) {
+            Some((_, lister, _)) => Lister::CatalogRoot(Arc::new(CatalogRoot {
                 path: path.to_path_buf(),
-                scanner: CatalogScanner::new(k),
+                lister,
                 catalog: Mutex::new(None),
+                scanned_mtime: Mutex::new(None),
             })),
             None => Lister::Disk,
         }
@@ -483,7 +481,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
-                    lister: Self::lister_for(path, CatalogKind::of_agent(name)),
+                    lister: Self::lister_for(path, Some(name)),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -559,8 +557,8 @@ impl MultiView {
 
     fn ensure_watched(&self, c: &Container) {
         if let Lister::CatalogRoot(r) = &c.lister {
-            // Codex pages lie in day folders that appear as days go by: every scan
-            // watches the folders it found (adding a watch twice is harmless).
+            // A catalog's folders appear as sessions do (Codex's day folders): every
+            // scan watches the folders it found (adding a watch twice is harmless).
             if !c.watched.load(Ordering::Relaxed) {
                 // A folder that cannot be read is reported by the listing that needs it.
                 let _ = self.catalog(c, r);
@@ -654,7 +652,8 @@ impl MultiView {
                     path: parent.path.join(name),
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
-                    // A catalog's project is no folder on disk: its root's watches cover it.
+                    // A catalog's project is no folder on disk: its root's watches
+                    // cover it.
                     watched: AtomicBool::new(matches!(lister, Lister::CatalogProject(_))),
                     listing: Mutex::new(None),
                     lister,
@@ -1284,9 +1283,9 @@ impl MultiView {
                 let root = self.container(c.parent).ok_or(Error::NotFound)?;
                 let cat = self.catalog(&root, r)?;
                 let name = c.name.clone().unwrap_or_default();
-                let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
+                let sessions = cat.projects.get(&name).ok_or(Error::NotFound)?;
                 return Ok(self
-                    .catalog_slots(c, threads)
+                    .catalog_slots(c, sessions)
                     .into_iter()
                     .map(|e| Listed {
                         name: e.name.clone(),
@@ -1317,13 +1316,15 @@ impl MultiView {
         Ok(out)
     }
 
-    /// The sessions of a catalog's root `c` by project, scanned again after a change;
+    /// The sessions of a catalog root `c` by project, scanned again after a change;
     /// every folder found is watched.
     fn catalog(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<Catalog>> {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
-        let cat = Arc::new(r.scanner.scan(&r.path).map_err(not_found_or)?);
+        let mtime = fs::metadata(&r.path).ok().map(|m| mtime_of(&m));
+        let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
+        *r.scanned_mtime.lock() = mtime;
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1336,21 +1337,30 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of a catalog's sessions in project `c`, their files noted; a session
-    /// with a folder of its own has that folder watched for it.
-    fn catalog_slots(&self, c: &Arc<Container>, threads: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
-        let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
+    /// The slots of a catalog's sessions in project `c`, their files noted. A session
+    /// whose file lies in a folder the catalog does not watch (a folder of its own, as a
+    /// Copilot CLI session's) has that folder watched for it: its changes are its own.
+    fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
+        let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
         let w = self.watch.lock().clone();
-        for (e, t) in slots.iter().zip(threads) {
+        let root = self.container(c.parent);
+        let cat = root.as_ref().and_then(|r| match &r.lister {
+            Lister::CatalogRoot(cr) => cr.catalog.lock().clone(),
+            _ => None,
+        });
+        for (e, t) in slots.iter().zip(sessions) {
             {
                 let mut f = e.file.lock();
                 if f.as_ref() != Some(&t.path) {
                     *f = Some(t.path.clone());
                 }
             }
-            if let (Some(dir), Some(w)) = (&t.folder, &w)
+            if let (Some(w), Some(dir)) = (&w, t.path.parent())
                 && !e.folder_watched.load(Ordering::Relaxed)
+                && cat
+                    .as_ref()
+                    .is_some_and(|cat| !cat.folders.iter().any(|f| f == dir))
                 && w.watch_dir(SESSION_WATCH | e.num, dir)
             {
                 e.folder_watched.store(true, Ordering::Relaxed);
@@ -1415,7 +1425,7 @@ impl MultiView {
     pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
         if container & SESSION_WATCH != 0 {
             // In a session's own folder: that session changed (a Copilot CLI session's
-            // events.jsonl appended or rewritten, its workspace.yaml renamed).
+            // events.jsonl appended or rewritten, its workspace.yaml rewritten).
             if let Some(e) = self.slot(container & !SESSION_WATCH) {
                 self.session_changed(&e);
             }
@@ -1482,18 +1492,17 @@ impl MultiView {
         }
     }
 
-    /// Something happened to `name` in one of a catalog root's folders. A new or gone
-    /// file or folder means a new scan (new Codex day folders are watched by it, and the
-    /// listings of the root and its projects are invalidated); a session file that
-    /// changed, appeared or went makes its session catch up (a new Codex page is a
-    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending; a Copilot
-    /// CLI session folder appears, or goes).
+    /// Something happened to `name` in one of a catalog root's folders. A new or
+    /// gone file or folder means a new scan (new folders are watched by it, and the
+    /// listings of the root and its projects are invalidated); a file of a session
+    /// that changed, appeared or went ([`CatalogLister::session_of`]) makes the
+    /// session catch up (a new Codex page is a rewind).
     fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
         let mut invs = Vec::new();
         if listing {
             *r.catalog.lock() = None;
-            // The scan watches new folders at once: a day folder made for a new
-            // thread must not wait for someone to list the mount.
+            // The scan watches new folders at once: a folder made for a new session
+            // (a Codex day folder) must not wait for someone to list the mount.
             let cat = self.catalog(c, r).ok();
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
@@ -1523,7 +1532,7 @@ impl MultiView {
                     let here = cat.projects.get(p.name.as_deref().unwrap_or_default());
                     let s = self.slots.read();
                     for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
-                        if here.is_none_or(|v| !v.iter().any(|t| t.id == e.name)) {
+                        if here.is_none_or(|v| !v.iter().any(|t| t.name == e.name)) {
                             invs.push(Invalidation::Entry {
                                 parent: p.ino,
                                 name: e.name.clone(),
@@ -1534,7 +1543,7 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
-        let Some(thread) = r.scanner.kind.session_of_name(name) else {
+        let Some(session) = r.lister.session_of(name) else {
             return;
         };
         let slots: Vec<Arc<SlotEntry>> = self
@@ -1542,14 +1551,17 @@ impl MultiView {
             .read()
             .list
             .iter()
-            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CatalogProject(_)))
+            .filter(|e| {
+                e.name == session
+                    && matches!(&e.container.lister, Lister::CatalogProject(p) if std::ptr::eq(&**p, r))
+            })
             .cloned()
             .collect();
         for e in slots {
             if listing && let Some(cat) = r.catalog.lock().clone() {
-                // The file a thread is opened from may have changed (a first page
-                // compressed, or written after a later one).
-                if let Some(t) = cat.projects.values().flatten().find(|t| t.id == thread) {
+                // The file a session is opened from may have changed (a Codex first
+                // page compressed, or written after a later one).
+                if let Some(t) = cat.find(&session) {
                     *e.file.lock() = Some(t.path.clone());
                 }
             }
@@ -2189,11 +2201,11 @@ impl MultiView {
                 self.container_attr(&a)
             }
             _ if !matches!(c.lister, Lister::Disk) => {
-                // A catalog decides what is there.
+                // An agent that lists its sessions itself: the catalog decides.
                 let mut list = self.read_listing(c)?;
                 if !list.iter().any(|l| l.name == name)
                     && let Lister::CatalogProject(r) = &c.lister
-                    && r.scanner.kind.may_hold(&r.path, name)
+                    && fs::metadata(&r.path).ok().map(|m| mtime_of(&m)) != *r.scanned_mtime.lock()
                 {
                     // A session made a moment ago (a fork, a reply at an earlier entry)
                     // that the watcher has not reported yet: scan again now.

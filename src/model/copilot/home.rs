@@ -14,8 +14,9 @@
 //! the first bytes of each `workspace.yaml` not seen before (a session's `cwd` never
 //! changes), kept for the life of the [`Scanner`].
 
+use crate::model::core::catalog::{Catalog, SessionRef};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, Read};
@@ -217,24 +218,43 @@ pub fn in_use_by(dir: &Path) -> Option<u32> {
     None
 }
 
-/// A session as a mount lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRef {
-    /// The session id: its folder's and its directory's name.
-    pub id: OsString,
-    /// Its `events.jsonl`.
-    pub path: PathBuf,
+/// Copilot CLI's entry in the agents' table: its roots (a home or its `session-state/`
+/// folder), and its lister (session folders by project).
+pub const CATALOG: crate::model::core::catalog::CatalogOf =
+    crate::model::core::catalog::CatalogOf {
+        root_of: sessions_root_of,
+        holds_sessions: holds_any,
+        lister,
+    };
+
+fn holds_any(root: &Path) -> io::Result<bool> {
+    fs::read_dir(root)?;
+    Ok(holds_sessions(root))
 }
 
-/// Every session under a `session-state/` folder, by project.
-#[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    /// Project folder name → its sessions, sorted by id.
-    pub projects: BTreeMap<OsString, Vec<SessionRef>>,
-    /// Session id → its project folder name.
-    pub project_of: HashMap<OsString, OsString>,
-    /// The folders to watch: `session-state/` and every session folder.
-    pub folders: Vec<PathBuf>,
+fn lister(root: &Path) -> Box<dyn crate::model::core::catalog::Lister> {
+    Box::new(Lister {
+        root: root.to_path_buf(),
+        scanner: Scanner::default(),
+    })
+}
+
+/// The sessions under one `session-state/` folder, for the agents' table.
+struct Lister {
+    root: PathBuf,
+    scanner: Scanner,
+}
+
+impl crate::model::core::catalog::Lister for Lister {
+    fn scan(&self) -> io::Result<Catalog> {
+        self.scanner.scan(&self.root)
+    }
+
+    /// A session folder, made or removed in `session-state/`, is its session. (Its
+    /// files change in its own folder, which the mount watches for it.)
+    fn session_of(&self, changed: &OsStr) -> Option<OsString> {
+        is_session_id(changed).then(|| changed.to_os_string())
+    }
 }
 
 /// Lists `session-state/` folders, remembering the `cwd` of each session it has read.
@@ -244,7 +264,9 @@ pub struct Scanner {
 }
 
 impl Scanner {
-    /// The sessions under `root` (a `session-state/` folder).
+    /// The sessions under `root` (a `session-state/` folder), by project. The folder to
+    /// watch is `root` (sessions made and removed); each session's own folder holds its
+    /// files.
     pub fn scan(&self, root: &Path) -> io::Result<Catalog> {
         let mut cat = Catalog {
             folders: vec![root.to_path_buf()],
@@ -261,15 +283,13 @@ impl Scanner {
                 continue;
             }
             let project = project_name(&self.cwd_of(&dir));
-            cat.project_of.insert(id.clone(), project.clone());
-            cat.folders.push(dir);
-            cat.projects
-                .entry(project)
-                .or_default()
-                .push(SessionRef { id, path: events });
+            cat.projects.entry(project).or_default().push(SessionRef {
+                name: id,
+                path: events,
+            });
         }
         for v in cat.projects.values_mut() {
-            v.sort_by(|a, b| a.id.cmp(&b.id));
+            v.sort_by(|a, b| a.name.cmp(&b.name));
         }
         Ok(cat)
     }

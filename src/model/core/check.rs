@@ -210,10 +210,6 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
             .replace("Pi's next append", "Claude Code's next append")
             .replace("not in any context", "not sent to the model"),
-        crate::model::core::format::Format::Codex => text
-            .replace("skipped by Pi", "skipped by Codex")
-            .replace("Pi's next append", "Codex's next append")
-            .replace("not in any context", "not sent to the model"),
         // Copilot CLI repairs a file it cannot read whole: it rewrites it without the
         // broken lines and keeps the old bytes beside it (COPILOT-FORMAT.md §10).
         crate::model::core::format::Format::Copilot => text
@@ -230,6 +226,13 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
                 "Pi's next append would be lost with it",
                 "Copilot CLI drops it when it next loads the session, rewriting the file \
                  (the old bytes kept in events.jsonl.backup-before-recovery-*)",
+            )
+            .replace("not in any context", "not sent to the model"),
+        other => text
+            .replace("skipped by Pi", &format!("skipped by {}", other.program()))
+            .replace(
+                "Pi's next append",
+                &format!("{}'s next append", other.program()),
             )
             .replace("not in any context", "not sent to the model"),
     }

@@ -104,7 +104,7 @@ pub fn write_fork(f: &ForkFile, mode: u32) -> io::Result<PathBuf> {
 pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
-        Format::Claude | Format::Codex | Format::Copilot => 0o600,
+        _ => 0o600,
     }
 }
 
