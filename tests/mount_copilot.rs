@@ -296,10 +296,10 @@ fn names_session_json_and_kind_files() {
     // Reasoning, text, a call.
     let a = read("c8c0ff01-fe1e-4004-8f00-a13ee2db7b6e", "assistant");
     assert!(a.starts_with("[reasoning]\nI will look at the files first.\n\nLet me look at the project.\n\n[call bash (call_tools_01): List files and read hello.txt]\n{\n"), "{a}");
-    // A tool result, named after its call, with the CLI's details.
+    // A tool result, with the CLI's details.
     let r = read("efc390de-49e7-426d-b324-c23eb61986f1", "toolResult");
     assert!(
-        r.starts_with("[result view (call_tools_02)]\n# Notes\n- one\n[details]\ndiff --git"),
+        r.starts_with("[result (call_tools_02)]\n# Notes\n- one\n[details]\ndiff --git"),
         "{r}"
     );
     // A tool error.
@@ -313,7 +313,7 @@ fn names_session_json_and_kind_files() {
         fs::read_to_string(pf.join(".id/cac56697-ed1e-4337-8e1d-811a6185bdc7/toolResult")).unwrap();
     assert_eq!(
         e,
-        "[error no_such_tool (call_pf_03): failure]\nTool 'no_such_tool' does not exist.\n"
+        "[error (call_pf_03): failure]\nTool 'no_such_tool' does not exist.\n"
     );
     // The other kinds: an abort, an API error, a rewind's notice, a compaction.
     let intr = m

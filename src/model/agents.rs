@@ -41,6 +41,7 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::pi::search::PI_V1,
         &crate::model::claude::search::CLAUDE,
         &crate::model::codex::search::CODEX,
+        &crate::model::copilot::search::COPILOT,
     ],
     detect: search_detect,
     known: crate::model::codex::search::known,
@@ -53,4 +54,5 @@ fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
     crate::model::pi::search::detect(line, head)
         .or_else(|| crate::model::codex::search::detect(line, head))
         .or_else(|| crate::model::claude::search::detect(line, head))
+        .or_else(|| crate::model::copilot::search::detect(line, head))
 }

@@ -29,6 +29,7 @@
 //! * §6.5 subagents write into the parent's file (events with a top-level `agentId`):
 //!   each subagent is a side chain under the call that started it → [`agent`].
 //! * §11 `session.usage_record` per model call → [`usage`].
+//! * What the renderer adds to a line, for `sessionfs grep`'s prefilter → [`search`].
 
 pub mod agent;
 pub mod context;
@@ -37,6 +38,7 @@ pub mod forks;
 pub mod home;
 pub mod index;
 pub mod render;
+pub mod search;
 pub mod usage;
 pub mod write;
 

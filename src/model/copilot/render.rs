@@ -7,8 +7,10 @@
 //!   (image/png, 88 bytes)]`, the image itself decoded from its `session.binary_asset`);
 //! * `assistant`: `[reasoning]` and the reasoning (stored, not sent again, §6.8), the text,
 //!   and each call as `[call NAME (ID): SUMMARY]` with its arguments as JSON;
-//! * `toolResult`: `[result NAME (ID)]` (or `[error NAME (ID): CODE]`), the text sent to
-//!   the model, and the CLI's `[details]` (a diff) when it keeps them;
+//! * `toolResult`: `[result (ID)]` (or `[error (ID): CODE]`), the text sent to the
+//!   model, and the CLI's `[details]` (a diff) when it keeps them; the tool's name is in
+//!   its call, not in this line: every KIND file follows from its own line (and the
+//!   images it names), which `sessionfs grep` relies on;
 //! * `compaction`: the checkpoint and what it removed, then the summary; `abort`, `error`,
 //!   `warning`, `info`, `notification`, `subagent`: what the event says, on a first line
 //!   in brackets, then its message.
@@ -20,11 +22,11 @@
 //! mode of that system prompt (17 in prompt mode, 18 interactive: `ask_user` too), as
 //! measured; MCP servers and custom agents add theirs.
 
-use super::context::{is_image, tool_text};
+use super::context::{Assets, is_image, tool_text};
 use super::events::{Ev, Line};
 use super::index::{Copilot, Node, parse};
 use crate::model::core::js::{js_stringify, js_stringify_pretty};
-use crate::model::core::session::{NIL, Session};
+use crate::model::core::session::Session;
 use crate::model::core::text::{Image, finish, image_ext, one_line, render_tool};
 use crate::model::core::usage::group;
 use serde_json::Value;
@@ -40,10 +42,15 @@ fn s_of<'a>(v: &'a Value, k: &str) -> &'a str {
 
 /// The KIND file's text and the images of entry `i` (its line parsed as `v`).
 pub fn entry(s: &Session, c: &Copilot, i: u32, v: &Value) -> (String, Vec<Image>) {
-    let n = c.node(i);
+    entry_text(c.node(i).ev, v, &|id| c.asset(s, id))
+}
+
+/// The KIND file's text and the images of an entry of kind `ev`, from its line alone
+/// (parsed as `v`) and, for an image, the asset it names (`assets`, by `assetId`).
+pub fn entry_text(ev: Ev, v: &Value, assets: &Assets<'_>) -> (String, Vec<Image>) {
     let d = data(v);
     let mut images = Vec::new();
-    let text = match n.ev {
+    let text = match ev {
         Ev::User => {
             let mut t = finish(s_of(d, "content").to_string());
             for a in d
@@ -55,10 +62,8 @@ pub fn entry(s: &Session, c: &Copilot, i: u32, v: &Value) -> (String, Vec<Image>
                 let path = s_of(a, "path");
                 let mime = s_of(a, "mimeType");
                 if is_image(a)
-                    && let Some((m, b64)) = a
-                        .get("assetId")
-                        .and_then(Value::as_str)
-                        .and_then(|id| c.asset(s, id))
+                    && let Some((m, b64)) =
+                        a.get("assetId").and_then(Value::as_str).and_then(assets)
                 {
                     let m = if m.is_empty() { mime.to_string() } else { m };
                     let ext = image_ext(Some(&Value::String(m.clone())));
@@ -94,18 +99,14 @@ pub fn entry(s: &Session, c: &Copilot, i: u32, v: &Value) -> (String, Vec<Image>
         }
         Ev::Assistant => assistant_text(d),
         Ev::ToolResult => {
+            // The tool's name is in its call's line, not in this one: not shown here
+            // (the `context` names it), so that this file follows from this line alone.
             let id = s_of(d, "toolCallId");
-            let name = call_name(s, c, i, id).unwrap_or_default();
-            let name = if name.is_empty() {
-                "?".to_string()
-            } else {
-                name
-            };
             let failed = d.get("success") == Some(&Value::Bool(false));
             let mut t = if failed {
                 let code = d.get("error").map(|e| s_of(e, "code")).unwrap_or_default();
                 format!(
-                    "[error {name} ({id}){}]\n",
+                    "[error ({id}){}]\n",
                     if code.is_empty() {
                         String::new()
                     } else {
@@ -113,7 +114,7 @@ pub fn entry(s: &Session, c: &Copilot, i: u32, v: &Value) -> (String, Vec<Image>
                     }
                 )
             } else {
-                format!("[result {name} ({id})]\n")
+                format!("[result ({id})]\n")
             };
             let body = tool_text(d);
             t.push_str(&finish(match &body {
@@ -251,7 +252,7 @@ fn assistant_text(d: &Value) -> String {
             if summary.is_empty() {
                 String::new()
             } else {
-                format!(": {}", one_line(summary))
+                format!(": {summary}")
             },
             finish(args)
         ));
@@ -260,32 +261,6 @@ fn assistant_text(d: &Value) -> String {
         return "(no content)\n".into();
     }
     crate::model::core::text::join_chunks(&chunks)
-}
-
-/// The name of the tool call `id` answered by entry `i`: found in the reply before it
-/// that made the call (its own chain, at most 256 entries back).
-pub fn call_name(s: &Session, c: &Copilot, i: u32, id: &str) -> Option<String> {
-    let needle = format!("\"toolCallId\":{}", serde_json::to_string(id).ok()?);
-    let finder = memchr::memmem::Finder::new(needle.as_bytes());
-    let mut cur = s.entry(i).parent;
-    let mut steps = 0;
-    while cur != NIL && steps < 256 {
-        if c.node(cur).ev == Ev::Assistant
-            && let Ok(b) = s.entry_bytes(cur)
-            && finder.find(&b).is_some()
-        {
-            let v = parse(&b).ok()?;
-            return data(&v)
-                .get("toolRequests")?
-                .as_array()?
-                .iter()
-                .find(|r| s_of(r, "toolCallId") == id)
-                .map(|r| s_of(r, "name").to_string());
-        }
-        cur = s.entry(cur).parent;
-        steps += 1;
-    }
-    None
 }
 
 /// The one-line preview of an entry in `tree`.
