@@ -174,7 +174,7 @@ fn event(st: &Style, k: usize, ty: &str, data: String, agent: bool) -> String {
 fn line(x: &Spec, k: usize, st: &Style) -> String {
     let s = |v: &str| st.string(v);
     let (a, b, n, flag) = (x.a.as_str(), x.b.as_str(), x.n, x.flag);
-    let e = |ty: &str, data: String| event(st, k, ty, data, flag && k % 3 == 0);
+    let e = |ty: &str, data: String| event(st, k, ty, data, flag && k.is_multiple_of(3));
     match x.kind {
         0 => e(
             "user.message",
