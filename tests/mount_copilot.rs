@@ -1059,3 +1059,51 @@ fn cost_counts_each_request_once() {
     let own: u64 = rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
     assert_eq!(u["totals"]["requests"].as_u64().unwrap(), own);
 }
+
+// §10, §6.1, LAYOUT.md: the copy the CLI kept when it repaired a torn file still holds
+// the turn a later /rewind deleted. The session's `session.json` names it; mounted, it
+// reads as a session, and a reply at its leaf makes a new session (the copy is never
+// written), which the CLI resumes from there.
+#[test]
+fn a_repair_backup_holds_what_a_rewind_deleted_and_a_reply_there_is_a_new_session() {
+    const TORN: &str = "f5590a53-b675-42d8-8357-088553581a71";
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let folder = home.join("session-state").join(TORN);
+    let backup = fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("backup-before-recovery-"))
+        .unwrap();
+    let sj: Value = serde_json::from_slice(&{
+        let m = mount_home(tempdir(), &home);
+        fs::read(
+            m.mnt
+                .join("-home-dev-src-torn")
+                .join(TORN)
+                .join("session.json"),
+        )
+        .unwrap()
+    })
+    .unwrap();
+    assert_eq!(
+        sj["backups"][0].as_str().unwrap(),
+        backup.file_name().unwrap().to_str().unwrap()
+    );
+    let before = fs::read(&backup).unwrap();
+    let m = Mount::start(dir, backup.clone(), &[]);
+    let tree = fs::read_to_string(m.mnt.join("tree")).unwrap();
+    assert!(tree.contains("user: [[QA2]] Multiply by 3."), "{tree}");
+    assert!(
+        !fs::read_to_string(events(&home, TORN))
+            .unwrap()
+            .contains("[[QA2]]")
+    );
+    let n = fs::read_dir(home.join("session-state")).unwrap().count();
+    sh("echo '[[BACK]] from the backup' > leaf/reply", &m.mnt).ok();
+    assert_eq!(fs::read(&backup).unwrap(), before, "the backup was written");
+    assert_eq!(
+        fs::read_dir(home.join("session-state")).unwrap().count(),
+        n + 1
+    );
+}

@@ -51,6 +51,16 @@ pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
 const ROOT_REPLY: &str = "a Copilot CLI session holds one conversation: reply under an entry \
      (at an earlier one it makes a new session, as /fork does)";
 
+/// Whether a reply at the leaf is appended to the file: only to a session's own
+/// `events.jsonl`. A copy the CLI kept when it repaired a file
+/// (`events.jsonl.backup-before-recovery-*`, mounted to read a branch a rewind deleted
+/// since) is never written: a reply there makes a new session, as at an earlier entry.
+fn appends(s: &Session) -> bool {
+    s.path()
+        .file_name()
+        .is_some_and(|n| n == super::home::EVENTS)
+}
+
 /// Why the session cannot take a line now: a Copilot CLI process has it open.
 fn in_use(s: &Session) -> Option<String> {
     let pid = super::home::in_use_by(&Copilot::folder(s))?;
@@ -233,7 +243,9 @@ impl Agent for Copilot {
     fn reply_refusal(&self, s: &Session, parent: Option<u32>) -> Option<(i32, String)> {
         match parent {
             None => Some((libc::EOPNOTSUPP, ROOT_REPLY.to_string())),
-            Some(i) if Some(i) == self.leaf(s) => in_use(s).map(|why| (libc::EBUSY, why)),
+            Some(i) if Some(i) == self.leaf(s) && appends(s) => {
+                in_use(s).map(|why| (libc::EBUSY, why))
+            }
             Some(_) => None,
         }
     }
@@ -252,7 +264,7 @@ impl Agent for Copilot {
         let Some(i) = s.find(p) else {
             return Some(Err(AppendError::NoSuchEntry(p.to_string())));
         };
-        if Some(i) == self.leaf(s) {
+        if Some(i) == self.leaf(s) && appends(s) {
             // Asked again at the write: the CLI may have opened it since `open`.
             return in_use(s).map(|why| {
                 Err(AppendError::Refused {

@@ -494,6 +494,22 @@ pub fn session_json(s: &Session, c: &Copilot) -> Vec<u8> {
             "folder".into(),
             Value::String(d.to_string_lossy().into_owned()),
         );
+        // The copies the CLI kept when it repaired the file (§10): each one the file as
+        // it was then, which a rewind since may have cut (mount one to read it).
+        let mut backups: Vec<String> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("events.jsonl.backup-before-recovery-"))
+            .collect();
+        if !backups.is_empty() {
+            backups.sort();
+            obj.insert(
+                "backups".into(),
+                Value::Array(backups.into_iter().map(Value::String).collect()),
+            );
+        }
     }
     let mut out = js_stringify(&Value::Object(obj)).into_bytes();
     out.push(b'\n');
