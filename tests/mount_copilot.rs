@@ -302,6 +302,17 @@ fn names_session_json_and_kind_files() {
         r.starts_with("[result (call_tools_02)]\n# Notes\n- one\n[details]\ndiff --git"),
         "{r}"
     );
+    // `.id/` also takes the CLI's other ids: a message's `messageId`, a result's call id.
+    let line = |id: &str| fs::read(t.join(".id").join(id).join("entry.json")).unwrap();
+    assert_eq!(
+        line("b2945dfb-6704-40f9-a9bb-7feda5008c33"),
+        line("c8c0ff01-fe1e-4004-8f00-a13ee2db7b6e")
+    );
+    assert_eq!(
+        line("call_tools_02"),
+        line("efc390de-49e7-426d-b324-c23eb61986f1")
+    );
+    assert!(!t.join(".id/no-such-id").exists());
     // A tool error.
     let dir = tempdir();
     let home = home_copy(dir.path(), "heldout");

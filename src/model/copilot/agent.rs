@@ -286,6 +286,12 @@ impl Agent for Copilot {
         )
     }
 
+    /// `.id/` also finds an entry by the CLI's other ids: a message's `messageId`, a tool
+    /// result's `toolCallId` (the first entry with it).
+    fn find_alias(&self, id: &str) -> Option<u32> {
+        self.aliases.get(id).copied()
+    }
+
     fn fill_usage(&self, s: &Session, prices: &Prices, t: &mut Table) {
         usage::fill(s, self, prices, t);
     }
@@ -307,6 +313,7 @@ impl Agent for Copilot {
             + self.marks.capacity() * std::mem::size_of::<Mark>()
             + self.assets.len() * 96
             + self.event_ids.capacity() * 9
+            + self.aliases.len() * 72
             + self.session_json.capacity()
     }
 }

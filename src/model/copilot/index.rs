@@ -96,6 +96,9 @@ pub struct Copilot {
     /// The forks of this session and the session it was forked from, found in the home
     /// (see [`super::forks`]).
     pub(crate) links: super::forks::Links,
+    /// The CLI's other ids of entries, for `.id/`: a message's `messageId` (the id the
+    /// CLI's own records use), a tool result's `toolCallId`.
+    pub(crate) aliases: HashMap<String, u32>,
 }
 
 impl Copilot {
@@ -358,6 +361,24 @@ impl Copilot {
             sub,
             main_before: self.last_main.unwrap_or(NIL),
         });
+        let other_id = match ev {
+            Ev::User | Ev::Assistant => Some("messageId"),
+            Ev::ToolResult => Some("toolCallId"),
+            _ => None,
+        };
+        if let Some(key) = other_id
+            && let Some(alias) = Tape::new(raw).and_then(|t| {
+                t.root()
+                    .obj()
+                    .and_then(|o| o.get("data"))
+                    .and_then(|d| d.obj())
+                    .and_then(|d| d.get(key))
+                    .and_then(|a| a.as_str().map(|c| c.into_owned()))
+            })
+            && !alias.is_empty()
+        {
+            self.aliases.entry(alias).or_insert(idx);
+        }
         if !sub {
             self.last_main = Some(idx);
             if ev == Ev::User && self.first_prompt.is_none() {
