@@ -700,6 +700,13 @@ const COPILOT_CASES: &[&[&str]] = &[
     &["--color=always", "-n", "--", "Multiply"],
     &["-c", "-E", "--", "^$"],
     &["-n", "-F", "--", "(HTTP 400)"],
+    // `-l` prints paths alone: a session without subagents has them read from the
+    // lines before its hits (`model::copilot::hitpath`), the others from their index.
+    &["-l", "-F", "--", "[result ("],
+    &["-l", "-w", "--", "the"],
+    &["-l", "-F", "--", "[[FORK1]]"],
+    &["-l", "-F", "--", "[subagent "],
+    &["-l", "-F", "--", "[info "],
 ];
 
 /// `sessionfs grep` over each Copilot CLI fixture home against `grep -r` through a

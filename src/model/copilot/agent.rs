@@ -137,7 +137,7 @@ impl Agent for Copilot {
         // New lines may change the first prompt or the header: cheap to redo.
         self.read_workspace(s);
         self.update_name();
-        self.session_json = render::session_json(s, self);
+        *self.session_json.lock() = None;
         Ok(())
     }
 
@@ -162,12 +162,12 @@ impl Agent for Copilot {
         self.name.as_deref()
     }
 
-    fn session_json(&self, _s: &Session) -> io::Result<Vec<u8>> {
-        Ok(self.session_json.clone())
+    fn session_json(&self, s: &Session) -> io::Result<Vec<u8>> {
+        Ok(self.session_json_bytes(s).to_vec())
     }
 
-    fn session_json_len(&self, _s: &Session) -> u64 {
-        self.session_json.len() as u64
+    fn session_json_len(&self, s: &Session) -> u64 {
+        self.session_json_bytes(s).len() as u64
     }
 
     /// No: the readable context shows the system prompt of the request made from an
@@ -314,6 +314,10 @@ impl Agent for Copilot {
             + self.assets.len() * 96
             + self.event_ids.capacity() * 9
             + self.aliases.len() * 72
-            + self.session_json.capacity()
+            + self
+                .session_json
+                .lock()
+                .as_ref()
+                .map_or(0, |j| j.capacity())
     }
 }

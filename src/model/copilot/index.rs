@@ -92,7 +92,9 @@ pub struct Copilot {
     /// `workspace.yaml` as read: (inode, size, mtime ns).
     ws_sig: Option<(u64, u64, i64)>,
     pub(crate) name: Option<String>,
-    pub(crate) session_json: Vec<u8>,
+    /// `session.json`, made when first asked for after a scan (a search that only
+    /// reads entries never needs it).
+    pub(crate) session_json: parking_lot::Mutex<Option<std::sync::Arc<Vec<u8>>>>,
     /// The forks of this session and the session it was forked from, found in the home
     /// (see [`super::forks`]).
     pub(crate) links: super::forks::Links,
@@ -102,6 +104,13 @@ pub struct Copilot {
 }
 
 impl Copilot {
+    /// `session.json` (see [`super::render::session_json`]), made once per scan.
+    pub(crate) fn session_json_bytes(&self, s: &Session) -> std::sync::Arc<Vec<u8>> {
+        let mut j = self.session_json.lock();
+        j.get_or_insert_with(|| std::sync::Arc::new(super::render::session_json(s, self)))
+            .clone()
+    }
+
     /// The entry's node.
     pub fn node(&self, i: u32) -> Node {
         self.nodes[i as usize]
@@ -540,7 +549,7 @@ pub fn parse(bytes: &[u8]) -> io::Result<Value> {
 }
 
 /// The top-level `agentId` of a line, when it has one (a subagent's event).
-fn agent_id(raw: &[u8]) -> Option<String> {
+pub(crate) fn agent_id(raw: &[u8]) -> Option<String> {
     memchr::memmem::find(raw, b"\"agentId\"")?;
     let t = Tape::new(raw)?;
     let id = t.root().obj()?.get("agentId")?.as_str()?.into_owned();

@@ -29,12 +29,14 @@
 //! * §6.5 subagents write into the parent's file (events with a top-level `agentId`):
 //!   each subagent is a side chain under the call that started it → [`agent`].
 //! * §11 `session.usage_record` per model call → [`usage`].
-//! * What the renderer adds to a line, for `sessionfs grep`'s prefilter → [`search`].
+//! * What the renderer adds to a line, for `sessionfs grep`'s prefilter → [`search`]; where
+//!   a hit is, from the lines before it → [`hitpath`].
 
 pub mod agent;
 pub mod context;
 pub mod events;
 pub mod forks;
+pub mod hitpath;
 pub mod home;
 pub mod index;
 pub mod render;

@@ -29,7 +29,7 @@
 use super::events::{self, Ev, Line};
 use super::render;
 use crate::model::core::content::Content;
-use crate::model::core::grep::{Decoration, Rules, Trigger, deco};
+use crate::model::core::grep::{Decoration, HitPaths, Rules, Trigger, deco};
 use crate::model::core::scan::LineHead;
 use serde_json::Value;
 
@@ -156,7 +156,7 @@ pub static COPILOT: Rules = Rules {
     parent_text: false,
     spilled: None,
     no_entries_before: None,
-    hit_paths: None,
+    hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a
