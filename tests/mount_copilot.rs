@@ -1121,3 +1121,155 @@ fn a_repair_backup_holds_what_a_rewind_deleted_and_a_reply_there_is_a_new_sessio
         n + 1
     );
 }
+
+/// The JSON lines and the facts a `written.txt` of `accepts/` records: the appended line
+/// (at a leaf), or the new session's `workspace.yaml` keys, its line count and its first
+/// and last two lines.
+struct Written {
+    lines: Vec<Value>,
+    count: Option<usize>,
+    ws_keys: Vec<String>,
+}
+
+fn written(case: &str) -> Written {
+    let text = fs::read_to_string(
+        copilot_dir()
+            .join("accepts")
+            .join(format!("{case}.written.txt")),
+    )
+    .unwrap();
+    let count = text.lines().find_map(|l| {
+        l.strip_prefix("events.jsonl: ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+    });
+    let ws_keys = text
+        .split("\n\n")
+        .next()
+        .filter(|b| b.starts_with("workspace.yaml:"))
+        .map(|b| {
+            b.lines()
+                .skip(1)
+                .map(|l| l.split(':').next().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    Written {
+        lines: accepted_events(case),
+        count,
+        ws_keys,
+    }
+}
+
+// §9, Deliver 4: every case of `accepts/cases.tsv` (a reply at every kind of entry, at
+// leaves, in a fork, in a repaired session and its backup; a `fork`) is one the real CLI
+// took (its recorded result), and what the mount writes for it now is what was recorded:
+// at a leaf the same appended line (its keys), elsewhere a new session folder of the same
+// length whose first and last two lines and workspace.yaml have the same keys.
+#[test]
+fn every_accepts_case_the_cli_took_is_what_the_mount_writes_now() {
+    let tsv = fs::read_to_string(copilot_dir().join("accepts/cases.tsv")).unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for row in tsv.lines().skip(1) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let (case, set, action) = (cols[0], cols[1], cols[5]);
+        assert_eq!(cols[6], "ok", "{row}");
+        let result: Value = serde_json::from_slice(
+            &fs::read(copilot_dir().join("accepts").join(format!("{case}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(result["ok"], true, "{case}: {result}");
+        let sid = result["session"].as_str().unwrap().to_string();
+        let entry = result["entry"].as_str().unwrap().to_string();
+        kinds.insert(cols[4].split(' ').next().unwrap().to_string());
+
+        let dir = tempdir();
+        let home = home_copy(dir.path(), set);
+        let state = home.join("session-state");
+        let before: std::collections::BTreeSet<String> = fs::read_dir(&state)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let old = fs::read(events(&home, &sid)).unwrap();
+        let text = format!("[[ACCEPTS {case}]] a reply written through the mount");
+        let (_m, target) = if entry == "backup" {
+            let backup = fs::read_dir(state.join(&sid))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().contains("backup-before-recovery-"))
+                .unwrap();
+            let m = Mount::start(dir, backup, &[]);
+            let t = m.mnt.join("leaf");
+            (m, t)
+        } else {
+            let m = mount_home(dir, &home);
+            let s = m.mnt.join(project_of(&home, &sid)).join(&sid);
+            let t = if entry == "leaf" {
+                s.join("leaf")
+            } else {
+                s.join(".id").join(&entry)
+            };
+            (m, t)
+        };
+        let cmd = if action == "fork" {
+            ": > fork".to_string()
+        } else {
+            format!("echo '{text}' > reply")
+        };
+        sh(&cmd, &target).ok();
+        let want = written(case);
+        let new: Vec<String> = fs::read_dir(&state)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !before.contains(n))
+            .collect();
+        if entry == "leaf" {
+            assert!(new.is_empty(), "{case}: {new:?}");
+            let now = fs::read(events(&home, &sid)).unwrap();
+            assert_eq!(&now[..old.len()], &old[..], "{case}");
+            let added: Vec<Value> = now[old.len()..]
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice(l).unwrap())
+                .collect();
+            assert_eq!(added.len(), 1, "{case}");
+            assert_eq!(shape(&added[0]), shape(&want.lines[0]), "{case}");
+            continue;
+        }
+        assert_eq!(fs::read(events(&home, &sid)).unwrap(), old, "{case}");
+        assert_eq!(new.len(), 1, "{case}: {new:?}");
+        let got: Vec<Value> = fs::read_to_string(events(&home, &new[0]))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(Some(got.len()), want.count, "{case}");
+        let n = got.len();
+        for (g, w) in [&got[0], &got[n - 2], &got[n - 1]]
+            .into_iter()
+            .zip(&want.lines)
+        {
+            assert_eq!(shape(g), shape(w), "{case}");
+            assert_eq!(g["type"], w["type"], "{case}");
+        }
+        let ws = fs::read_to_string(state.join(&new[0]).join("workspace.yaml")).unwrap();
+        let keys: Vec<String> = ws
+            .lines()
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect();
+        assert_eq!(keys, want.ws_keys, "{case}");
+    }
+    // Every kind of entry was replied at.
+    for k in [
+        "user",
+        "assistant",
+        "toolResult",
+        "compaction",
+        "info",
+        "abort",
+        "error",
+        "subagent",
+    ] {
+        assert!(kinds.contains(k), "no case replies at {k}: {kinds:?}");
+    }
+}
