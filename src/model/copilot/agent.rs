@@ -163,11 +163,11 @@ impl Agent for Copilot {
     }
 
     fn session_json(&self, s: &Session) -> io::Result<Vec<u8>> {
-        Ok(self.session_json_bytes(s).to_vec())
+        Ok(super::render::session_json_bytes(s, self).to_vec())
     }
 
     fn session_json_len(&self, s: &Session) -> u64 {
-        self.session_json_bytes(s).len() as u64
+        super::render::session_json_bytes(s, self).len() as u64
     }
 
     /// No: the readable context shows the system prompt of the request made from an

@@ -104,13 +104,6 @@ pub struct Copilot {
 }
 
 impl Copilot {
-    /// `session.json` (see [`super::render::session_json`]), made once per scan.
-    pub(crate) fn session_json_bytes(&self, s: &Session) -> std::sync::Arc<Vec<u8>> {
-        let mut j = self.session_json.lock();
-        j.get_or_insert_with(|| std::sync::Arc::new(super::render::session_json(s, self)))
-            .clone()
-    }
-
     /// The entry's node.
     pub fn node(&self, i: u32) -> Node {
         self.nodes[i as usize]

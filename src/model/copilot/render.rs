@@ -456,6 +456,13 @@ pub fn preamble(s: &Session, c: &Copilot, i: u32) -> String {
     out
 }
 
+/// `session.json` (see [`session_json`]), made once per scan and kept in the index.
+pub(crate) fn session_json_bytes(s: &Session, c: &Copilot) -> std::sync::Arc<Vec<u8>> {
+    let mut j = c.session_json.lock();
+    j.get_or_insert_with(|| std::sync::Arc::new(session_json(s, c)))
+        .clone()
+}
+
 /// `session.json`: the `session.start` event's `data` (in its key order), the session's
 /// `workspace.yaml`, and where the session is.
 pub fn session_json(s: &Session, c: &Copilot) -> Vec<u8> {
