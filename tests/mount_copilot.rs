@@ -702,11 +702,16 @@ fn fork_writes_a_session_folder_and_the_rest_is_refused() {
         serde_json::from_slice(&fs::read(Path::new(lines[1]).join("leaf/context.json")).unwrap())
             .unwrap();
     assert_eq!(ctx, expected("samples")[QA][at]["messages"]);
-    // A root reply fails at open.
+    // A root reply fails at open, and its file shows no write bit.
     let out = sh("echo hi > reply", &s);
     assert!(
-        !out.status.success() && out.stderr.contains("not supported"),
+        !out.status.success() && out.stderr.contains("Permission denied"),
         "{out:?}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(s.join("reply")).unwrap().permissions().mode() & 0o222,
+        0
     );
     // The name and labels are refused; nothing is written.
     let before = fs::read(events(&home, QA)).unwrap();

@@ -9,7 +9,7 @@ use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::json_view::{Json, JsonObj, Tape};
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::scan::{LineError, LineHead};
 use crate::model::core::session::{LoadError, ProblemKind, Session, Severity};
 use crate::model::core::text::Image;
@@ -48,6 +48,9 @@ pub fn detect(raw: &[u8]) -> Option<Box<dyn Agent>> {
 }
 
 /// Why a reply at the root is refused.
+const NAME_REFUSED: &str = "a Copilot CLI session's name is in its workspace.yaml, which the CLI \
+                            rewrites: rename it with /rename in Copilot CLI";
+const LABELS_REFUSED: &str = "Copilot CLI sessions have no labels";
 const ROOT_REPLY: &str = "a Copilot CLI session holds one conversation: reply under an entry \
      (at an earlier one it makes a new session, as /fork does)";
 
@@ -226,23 +229,32 @@ impl Agent for Copilot {
                 let _ = s;
                 Ok((id, line))
             }
-            NewEntry::Name(_) => Err(AppendError::Unsupported(
-                "a Copilot CLI session's name is in its workspace.yaml, which the CLI rewrites: \
-                 rename it with /rename in Copilot CLI",
-            )),
-            NewEntry::Label { .. } => Err(AppendError::Unsupported(
-                "Copilot CLI sessions have no labels",
-            )),
+            NewEntry::Name(_) => Err(AppendError::Unsupported(NAME_REFUSED)),
+            NewEntry::Label { .. } => Err(AppendError::Unsupported(LABELS_REFUSED)),
         }
     }
 
-    /// Refused at `open`: a reply at the root (a session holds one conversation), and a
-    /// reply at the leaf while a Copilot CLI process has the session open (its lock
-    /// file): that process would go on from what it holds in memory, its next lines
-    /// after the reply, which it never saw.
+    /// Known without planning a copy: a reply at the root, a name, a label; a fork where
+    /// the CLI could not load the copy. A reply at an entry is refused only once the
+    /// CLI is seen to hold the session ([`Agent::reply_refusal`]), which changes by the
+    /// moment and so leaves the write bit alone.
+    fn refuses(&self, s: &Session, w: Write) -> Option<String> {
+        match w {
+            Write::Reply(None) => Some(ROOT_REPLY.into()),
+            Write::Reply(Some(_)) => None,
+            Write::Name => Some(NAME_REFUSED.into()),
+            Write::Label => Some(LABELS_REFUSED.into()),
+            Write::Fork(i) => write::refusal(s, i),
+        }
+    }
+
+    /// Refused at `open` with `EBUSY`: a reply at the leaf while a Copilot CLI process
+    /// has the session open (its lock file): that process would go on from what it holds
+    /// in memory, its next lines after the reply, which it never saw.
     fn reply_refusal(&self, s: &Session, parent: Option<u32>) -> Option<(i32, String)> {
         match parent {
-            None => Some((libc::EOPNOTSUPP, ROOT_REPLY.to_string())),
+            // Refused already ([`Agent::refuses`]).
+            None => None,
             Some(i) if Some(i) == self.leaf(s) && appends(s) => {
                 in_use(s).map(|why| (libc::EBUSY, why))
             }

@@ -94,26 +94,36 @@ pub struct Written {
     pub reply_id: String,
 }
 
+/// Why a fork at entry `i` is refused, known from the index alone (no copy planned):
+/// the entry is no line of the session's file, or a line up to it is one the CLI
+/// refuses, so that a copy would not load either.
+pub fn refusal(s: &Session, i: u32) -> Option<String> {
+    if !s.in_main_file(i) {
+        return Some("the entry is not a line of the session's events.jsonl".into());
+    }
+    let e = s.entry(i);
+    s.problems()
+        .iter()
+        .find(|p| {
+            p.line <= e.line
+                && matches!(&p.what, ProblemKind::Agent { code, .. } if *code == "refused-envelope")
+        })
+        .map(|p| {
+            format!(
+                "line {} of the session is one Copilot CLI refuses (see `sessionfs check`): a copy of it would not load",
+                p.line
+            )
+        })
+}
+
 /// The new session folder that forking entry `i` makes (see the module docs), its events
 /// ending with the fork notice; the notice's id.
 fn plan(s: &Session, c: &Copilot, i: u32, fresh: &Fresh) -> Result<(ForkFile, String), ForkError> {
+    if let Some(why) = refusal(s, i) {
+        return Err(ForkError::Refused(why));
+    }
     let e = s.entry(i);
-    if !s.in_main_file(i) {
-        return Err(ForkError::Refused(
-            "the entry is not a line of the session's events.jsonl".into(),
-        ));
-    }
     let end = e.offset + e.len as u64;
-    // A line the CLI would refuse is refused here: the copy would not load either.
-    if let Some(p) = s.problems().iter().find(|p| {
-        p.line <= e.line
-            && matches!(&p.what, ProblemKind::Agent { code, .. } if *code == "refused-envelope")
-    }) {
-        return Err(ForkError::Refused(format!(
-            "line {} of the session is one Copilot CLI refuses (see `sessionfs check`): a copy of it would not load",
-            p.line
-        )));
-    }
     let mut bytes = vec![0u8; end as usize];
     s.read_exact_at(&mut bytes, 0)?;
     let now = fresh.now_ms;
