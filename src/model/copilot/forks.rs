@@ -22,7 +22,6 @@ use crate::model::core::agent::SessionLink;
 use crate::model::core::session::Session;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,7 +73,7 @@ pub fn parent_named(v: &serde_json::Value) -> Option<String> {
 /// The fork notice of the session file at `path`: its **last** "Forked from" notice (a
 /// fork of a fork also holds the notice its parent copied from its own parent).
 pub fn read_notice(path: &Path) -> Option<Notice> {
-    let f = BufReader::new(File::open(path).ok()?);
+    let f = BufReader::new(crate::model::core::input::open_regular(path).ok()?);
     let mut ids = Vec::new();
     let mut found: Option<(String, usize)> = None;
     for line in f.split(b'\n') {
@@ -104,7 +103,7 @@ pub fn read_notice(path: &Path) -> Option<Notice> {
 /// The `id` of a session file's first line (its `session.start`), from its first 4 KiB.
 pub fn start_id(path: &Path) -> Option<String> {
     let mut buf = vec![0u8; 4096];
-    let mut f = File::open(path).ok()?;
+    let mut f = crate::model::core::input::open_regular(path).ok()?;
     let mut n = 0;
     while n < buf.len() {
         match f.read(&mut buf[n..]).ok()? {
@@ -203,7 +202,7 @@ fn from(s: &Session, infos: &[u32], root: &Path) -> Option<SessionLink> {
 
 /// The ids of the entry lines of a session file.
 fn entry_ids(path: &Path) -> Option<HashSet<String>> {
-    let f = BufReader::new(File::open(path).ok()?);
+    let f = BufReader::new(crate::model::core::input::open_regular(path).ok()?);
     let mut out = HashSet::new();
     for line in f.split(b'\n') {
         let line = line.ok()?;

@@ -126,10 +126,12 @@ pub fn yaml_scalar(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// A session folder's `workspace.yaml`, read (at most 64 KiB: the CLI writes a few lines).
+/// A session folder's `workspace.yaml`, read (at most 64 KiB: the CLI writes a few lines),
+/// only inside the folder and only a regular file (a link out of it, or a FIFO, reads as
+/// no workspace: `input::open_beneath`).
 pub fn read_workspace(dir: &Path) -> Option<Workspace> {
     let mut text = String::new();
-    fs::File::open(dir.join(WORKSPACE))
+    crate::model::core::input::open_beneath(dir, &dir.join(WORKSPACE))
         .ok()?
         .take(64 << 10)
         .read_to_string(&mut text)
@@ -335,7 +337,7 @@ pub fn session_cwd(dir: &Path) -> String {
 /// The first line of a file (without its `\n`), when it ends within `max` bytes.
 pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    fs::File::open(path)
+    crate::model::core::input::open_regular(path)
         .ok()?
         .take(max)
         .read_to_end(&mut out)
@@ -372,6 +374,22 @@ mod tests {
             let back = Workspace::parse(&format!("name: {}\n", yaml_scalar(s)));
             assert_eq!(back.get("name"), Some(s), "{s:?} as {}", yaml_scalar(s));
         }
+    }
+
+    #[test]
+    fn a_workspace_yaml_read_only_inside_its_folder_and_never_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        fs::create_dir_all(&a).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        fs::write(d.path().join("secret.yaml"), "name: secret\n").unwrap();
+        std::os::unix::fs::symlink("../secret.yaml", a.join(WORKSPACE)).unwrap();
+        assert!(read_workspace(&a).is_none());
+        let c = std::ffi::CString::new(b.join(WORKSPACE).as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(read_workspace(&b).is_none());
+        assert!(first_line(&b.join(WORKSPACE), 100).is_none());
     }
 
     #[test]
