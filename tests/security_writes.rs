@@ -6,7 +6,8 @@
 //!   fork (Codex's, a Claude Code entry a compaction hid), whose `fork` says why before
 //!   anyone writes; the errno is `EACCES` ("Permission denied"), never "Read-only file
 //!   system" on a mount that is not read-only. A refusal known only at close (a blank
-//!   reply) keeps its errno and is said in the log.
+//!   reply) keeps its errno and is said in the log; bytes that are not UTF-8 fail the
+//!   write itself (`EILSEQ`), and are logged too.
 //! * Only what writes makes a fork: a lock, a `fallocate`, a `truncate -s` of `fork`
 //!   make none; `touch`, `: >` and `echo >` one each.
 //! * `touch` of a file without a write bit fails, rather than succeeding and changing
@@ -135,6 +136,26 @@ fn writes_known_to_fail_fail_at_open_and_show_no_write_bit() {
     assert_eq!(fs::read(&file).unwrap(), before);
     assert!(
         m.stderr_text().contains("refused (ENOMSG)"),
+        "{}",
+        m.stderr_text()
+    );
+    // Bytes that are not UTF-8 are refused by the write itself (EILSEQ), and logged.
+    let out = run(
+        "python3",
+        &[
+            "-c",
+            "import os,sys\nfd=os.open('reply',os.O_WRONLY)\ntry:\n    os.write(fd,b'x\\xff\\xfe\\n')\nexcept OSError as e:\n    print(e.errno)\ntry:\n    os.close(fd)\nexcept OSError as e:\n    print('close', e.errno)",
+        ],
+        &m.mnt,
+    );
+    assert_eq!(
+        out.stdout.lines().next(),
+        Some(libc::EILSEQ.to_string().as_str()),
+        "{out:?}"
+    );
+    assert_eq!(fs::read(&file).unwrap(), before);
+    assert!(
+        m.stderr_text().contains("refused (EILSEQ)"),
         "{}",
         m.stderr_text()
     );
