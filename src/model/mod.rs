@@ -21,6 +21,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod core;
+pub mod gemini;
 pub mod pi;
 pub mod sessions_dir;
 

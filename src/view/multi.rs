@@ -1587,6 +1587,8 @@ impl MultiView {
     /// session catch up (a new Codex page is a rewind).
     fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
         let mut invs = Vec::new();
+        // A write can make a file a session (see `Lister::changes_listing`).
+        let listing = listing || r.lister.changes_listing(name);
         if listing {
             *r.catalog.lock() = None;
             // The scan watches new folders at once: a folder made for a new session

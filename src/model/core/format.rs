@@ -11,6 +11,8 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
+    Gemini,
     /// GitHub Copilot CLI (`$COPILOT_HOME/session-state/<id>/events.jsonl`): a log of
     /// events per session folder.
     Copilot,
@@ -23,6 +25,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Gemini => "gemini-cli",
             Format::Copilot => "copilot",
         }
     }
@@ -33,6 +36,7 @@ impl Format {
             Format::Pi => "Pi",
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
+            Format::Gemini => "Gemini CLI",
             Format::Copilot => "Copilot CLI",
         }
     }

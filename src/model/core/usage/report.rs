@@ -414,7 +414,7 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's, Codex's and Copilot CLI's from {}",
+            "prices: Pi's as recorded; Claude Code's, Codex's, Gemini CLI's and Copilot CLI's from {}",
             self.prices
         );
         out
