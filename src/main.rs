@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "sessionfs",
     version,
-    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI, Qwen Code) as a filesystem"
+    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI) as a filesystem"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,14 +43,15 @@ enum Command {
     /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions),
     /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects), codex/
     /// ($CODEX_HOME/sessions, else ~/.codex/sessions), gemini/
-    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp) and qwen/ ($QWEN_RUNTIME_DIR
-    /// or $QWEN_HOME, then projects/, else ~/.qwen/projects); in each, one folder per
-    /// project, one per session (a Codex thread) in it, each indexed only when first
-    /// entered. `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same
-    /// way (or a Codex home, or its sessions/ folder, or a Gemini CLI folder, or its
-    /// tmp/ folder, or a Qwen Code home or its projects/ folder), and `sessionfs mount
-    /// FILE.jsonl MOUNTPOINT` one session (a Codex
-    /// rollout file: its thread).
+    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp), qwen/ ($QWEN_RUNTIME_DIR or
+    /// $QWEN_HOME, then projects/, else ~/.qwen/projects) and copilot/
+    /// ($COPILOT_HOME/session-state, else ~/.copilot/session-state); in each, one folder
+    /// per project, one per session (a Codex thread) in it, each indexed only when first
+    /// entered. `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way
+    /// (or a Codex home, or its sessions/ folder, or a Gemini CLI folder, or its tmp/
+    /// folder, or a Qwen Code home or its projects/ folder; a Copilot CLI home, or its
+    /// session-state/ folder), and `sessionfs mount FILE.jsonl MOUNTPOINT` one session (a
+    /// Codex rollout file: its thread; a Copilot CLI session folder: its session).
     ///
     /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
     /// and `ls` read it, and `echo TEXT > reply` appends a user message. The command
@@ -59,11 +60,12 @@ enum Command {
     /// are one line on standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// A session file (.jsonl: Pi's, Claude Code's, Qwen Code's, a Codex rollout
-        /// file, or a Gemini CLI session), or a directory of sessions laid out as the
-        /// agents keep them (project folders of .jsonl files, a Codex home or its
-        /// sessions/ folder, a Gemini CLI folder or its tmp/ folder, a Qwen Code home or
-        /// its projects/ folder).
+        /// A session file (.jsonl: Pi's, Claude Code's, Qwen Code's, a Codex rollout file, a
+        /// Gemini CLI session, a Copilot CLI session's events.jsonl or its folder), or a
+        /// directory of sessions laid out as the agents keep them (project folders of .jsonl
+        /// files, a Codex home or its sessions/ folder, a Gemini CLI folder or its tmp/
+        /// folder, a Qwen Code home or its projects/ folder, a Copilot CLI home or its
+        /// session-state/ folder).
         /// Default: every agent's sessions directory found.
         #[arg(value_name = "FILE|DIR")]
         file: Option<PathBuf>,
@@ -493,6 +495,12 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
         match input::argument(a) {
+            // A session that is a folder (Copilot CLI's): its file.
+            Ok(input::Argument::Dir)
+                if let Some(f) = sessionfs::model::sessions_dir::session_folder_file(a) =>
+            {
+                files.push((f, None))
+            }
             Ok(input::Argument::Dir) if let Some((found, program)) = catalog_sessions(a) => {
                 if found.is_empty() {
                     let why = format!("a {program} sessions folder with no session in it");
@@ -543,6 +551,8 @@ fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
         eprintln!("sessionfs: {msg}");
         ExitCode::from(code)
     };
+    let folder_file = sessionfs::model::sessions_dir::session_folder_file(path);
+    let path = folder_file.as_deref().unwrap_or(path);
     match sessionfs::model::input::argument(path) {
         Ok(sessionfs::model::input::Argument::File) => {}
         Ok(sessionfs::model::input::Argument::Dir) => {
@@ -629,6 +639,9 @@ fn run_usage(
         }
     }
     for p in paths {
+        // A session that is a folder (Copilot CLI's): its file.
+        let folder_file = sessionfs::model::sessions_dir::session_folder_file(p);
+        let p = folder_file.as_ref().unwrap_or(p);
         // What every command refuses (a FIFO or a device would block or never end).
         let is_dir = match sessionfs::model::input::argument(p) {
             Ok(arg) => arg == sessionfs::model::input::Argument::Dir,

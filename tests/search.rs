@@ -838,6 +838,85 @@ fn prints_what_grep_r_prints_through_a_mount_of_qwen_code_sessions() {
     }
 }
 
+/// A copy of a Copilot CLI fixture home (the kit's samples, its held-out scenarios, or
+/// ours), and its session roots (`PROJECT/SESSION`).
+fn copilot_home(dir: &Path, fixture: &str) -> (PathBuf, BTreeSet<String>) {
+    let fix = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/copilot");
+    let home = dir.join(".copilot");
+    copy_tree(&fix.join(fixture).join("copilot-home"), &home);
+    let (_, lister, _) = sessionfs::model::sessions_dir::catalog_of(&home, None).unwrap();
+    let cat = lister.scan().unwrap();
+    let mut roots = BTreeSet::new();
+    for (p, sessions) in &cat.projects {
+        for t in sessions {
+            roots.insert(format!(
+                "{}/{}",
+                p.to_str().unwrap(),
+                t.name.to_str().unwrap()
+            ));
+        }
+    }
+    assert!(roots.len() >= 4, "{roots:?}");
+    (home, roots)
+}
+
+/// Cases for the Copilot CLI fixtures: found nowhere, in one session, everywhere, and
+/// made of the text its renderer adds (`model::copilot::search`): results and errors,
+/// calls and their pretty-printed arguments, reasoning, compactions and their counts,
+/// the notices, a subagent's end, images.
+const COPILOT_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-c", "-F", "--", "zebra-nowhere-42"],
+    &["-n", "-F", "--", "[["],
+    &["-l", "-F", "--", "[[QA1]]"],
+    &["-n", "-F", "--", "[[FORK1]]"],
+    &["-c", "-F", "--", "[["],
+    &["-n", "-F", "--", "[result ("],
+    &["-n", "-F", "--", "[error ("],
+    &["-n", "-F", "--", "[call "],
+    &["-n", "-E", "--", "\\[call [a-z_]+ \\(call_"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-E", "--", "^  \"(command|path)\": "],
+    &["-n", "-F", "--", "[details]"],
+    &["-n", "-F", "--", "diff --git"],
+    &["-n", "-F", "--", "[reasoning]"],
+    &["-n", "-F", "--", "[compaction"],
+    &["-n", "-F", "--", "messages summarized"],
+    &["-n", "-E", "--", "[0-9]{2},[0-9]{3}"],
+    &["-n", "-F", "--", "[interrupted: "],
+    &["-n", "-F", "--", "[info rewind]"],
+    &["-n", "-F", "--", "Forked from"],
+    &["-n", "-F", "--", "[subagent "],
+    &["-n", "-F", "--", "(no content)"],
+    &["-n", "-F", "--", "[image-"],
+    &["-l", "--", "IHDR"],
+    &["-c", "--", "PNG"],
+    &["-n", "-i", "--", "exit code"],
+    &["-n", "-w", "--", "the"],
+    &["-n", "-E", "--", "[0-9]{5}"],
+    &["--color=always", "-n", "--", "Multiply"],
+    &["-c", "-E", "--", "^$"],
+    &["-n", "-F", "--", "(HTTP 400)"],
+    // `-l` prints paths alone: a session without subagents has them read from the
+    // lines before its hits (`model::copilot::hitpath`), the others from their index.
+    &["-l", "-F", "--", "[result ("],
+    &["-l", "-w", "--", "the"],
+    &["-l", "-F", "--", "[[FORK1]]"],
+    &["-l", "-F", "--", "[subagent "],
+    &["-l", "-F", "--", "[info "],
+];
+
+/// `sessionfs grep` over each Copilot CLI fixture home against `grep -r` through a
+/// mount of it.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_copilot_cli_sessions() {
+    for (fixture, empty) in [("samples", 2), ("heldout", 5), ("own", 4)] {
+        let dir = tempdir();
+        let (home, roots) = copilot_home(dir.path(), fixture);
+        compare_in_with(dir, &home, &roots, COPILOT_CASES, empty);
+    }
+}
+
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
 /// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
 #[test]

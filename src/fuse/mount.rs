@@ -289,6 +289,10 @@ fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
         == crate::model::input::Argument::Dir;
     let abs = fs::canonicalize(file)
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
+    // A session that is a folder (Copilot CLI's `session-state/<id>/`): its file, alone.
+    if is_dir && let Some(f) = crate::model::sessions_dir::session_folder_file(&abs) {
+        return Ok((f, false));
+    }
     if is_dir {
         fs::read_dir(&abs)
             .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;

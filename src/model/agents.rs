@@ -28,6 +28,7 @@ fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
         // Before Claude Code's: a Qwen Code record has a `uuid` too.
         .or_else(|| crate::model::qwen::agent::detect(raw))
         .or_else(|| crate::model::claude::agent::detect(raw))
+        .or_else(|| crate::model::copilot::agent::detect(raw))
 }
 
 impl Session {
@@ -47,6 +48,7 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::codex::search::CODEX,
         &crate::model::gemini::search::GEMINI,
         &crate::model::qwen::search::QWEN,
+        &crate::model::copilot::search::COPILOT,
     ],
     detect: search_detect,
     known: crate::model::codex::search::known,
@@ -67,4 +69,5 @@ fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
             }
             crate::model::claude::search::detect(line, head)
         })
+        .or_else(|| crate::model::copilot::search::detect(line, head))
 }

@@ -1202,6 +1202,12 @@ mod tests {
             always < codex / 10,
             "{always} of {codex} Codex entries always selected"
         );
+        let (copilot, _, always) = get("copilot");
+        assert!(copilot > 300, "only {copilot} Copilot CLI entries checked");
+        assert!(
+            always < copilot / 10,
+            "{always} of {copilot} Copilot CLI entries always selected"
+        );
     }
 
     /// The rules of a file from its first lines, as the search reads them.

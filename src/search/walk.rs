@@ -58,6 +58,13 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
         };
         // A device or a FIFO is refused: reading it would never end, or never start.
         match input::argument(a) {
+            // A session that is a folder (Copilot CLI's): its file.
+            Ok(input::Argument::Dir) if let Some(f) = sessions_dir::session_folder_file(a) => jobs
+                .push(Job {
+                    path: f,
+                    prefix,
+                    explicit: true,
+                }),
             Ok(input::Argument::Dir) => dir_jobs(a, &prefix, &mut jobs, &mut problems),
             Ok(input::Argument::File) => jobs.push(Job {
                 path: a.clone(),

@@ -259,7 +259,16 @@ struct CatalogRoot {
     lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
     catalog: Mutex<Option<Arc<Catalog>>>,
+    /// The root folder's modification time at the last scan: a name missing from the
+    /// scan is looked for again once the folder changed (a session made a moment ago,
+    /// which the watcher has not reported yet).
+    scanned_mtime: Mutex<Option<SystemTime>>,
 }
+
+/// The watch of a session's own folder (a session whose file lies in a folder the
+/// catalog does not watch, as Copilot CLI's `<id>/events.jsonl`) reports as this bit
+/// and the session's slot, not as a folder of the view.
+const SESSION_WATCH: u32 = 1 << 31;
 
 #[derive(Clone)]
 struct Listed {
@@ -277,6 +286,8 @@ struct SlotEntry {
     name: OsString,
     /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
     file: Mutex<Option<PathBuf>>,
+    /// Its file's own folder is watched for it (see [`SESSION_WATCH`]).
+    folder_watched: AtomicBool,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -439,6 +450,7 @@ impl MultiView {
                 path: path.to_path_buf(),
                 lister,
                 catalog: Mutex::new(None),
+                scanned_mtime: Mutex::new(None),
             })),
             None => Lister::Disk,
         }
@@ -696,6 +708,7 @@ impl MultiView {
                 container_ino: c.ino,
                 name: n.clone(),
                 file: Mutex::new(None),
+                folder_watched: AtomicBool::new(false),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -1397,7 +1410,9 @@ impl MultiView {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
+        let mtime = fs::metadata(&r.path).ok().map(|m| mtime_of(&m));
         let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
+        *r.scanned_mtime.lock() = mtime;
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1410,14 +1425,33 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of a catalog's sessions in project `c`, their files noted.
+    /// The slots of a catalog's sessions in project `c`, their files noted. A session
+    /// whose file lies in a folder the catalog does not watch (a folder of its own, as a
+    /// Copilot CLI session's) has that folder watched for it: its changes are its own.
     fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
         let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
+        let w = self.watch.lock().clone();
+        let root = self.container(c.parent);
+        let cat = root.as_ref().and_then(|r| match &r.lister {
+            Lister::CatalogRoot(cr) => cr.catalog.lock().clone(),
+            _ => None,
+        });
         for (e, t) in slots.iter().zip(sessions) {
-            let mut f = e.file.lock();
-            if f.as_ref() != Some(&t.path) {
-                *f = Some(t.path.clone());
+            {
+                let mut f = e.file.lock();
+                if f.as_ref() != Some(&t.path) {
+                    *f = Some(t.path.clone());
+                }
+            }
+            if let (Some(w), Some(dir)) = (&w, t.path.parent())
+                && !e.folder_watched.load(Ordering::Relaxed)
+                && cat
+                    .as_ref()
+                    .is_some_and(|cat| !cat.folders.iter().any(|f| f == dir))
+                && w.watch_dir(SESSION_WATCH | e.num, dir)
+            {
+                e.folder_watched.store(true, Ordering::Relaxed);
             }
         }
         slots
@@ -1477,6 +1511,14 @@ impl MultiView {
     /// `listing`, it was created, deleted or renamed; otherwise its content or
     /// attributes changed. Called by the watcher.
     pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
+        if container & SESSION_WATCH != 0 {
+            // In a session's own folder: that session changed (a Copilot CLI session's
+            // events.jsonl appended or rewritten, its workspace.yaml rewritten).
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
@@ -1619,6 +1661,15 @@ impl MultiView {
 
     /// The watch on folder `container` ended (it was deleted or moved away).
     pub fn dir_gone(&self, container: u32) {
+        if container & SESSION_WATCH != 0 {
+            // A session's own folder went (or moved): the session went with it; a folder
+            // of that name made again is watched when its project is listed again.
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                e.folder_watched.store(false, Ordering::Relaxed);
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
@@ -1756,9 +1807,14 @@ impl MultiView {
 
     /// A fork made through the view of `e` is a new session beside it: shown now.
     fn show_created(&self, e: &SlotEntry, l: &Loaded) {
+        // A catalog's project is no folder: its root's listing changed.
+        let c = match e.container.lister {
+            Lister::CatalogProject(_) => e.container.parent,
+            _ => e.container.idx,
+        };
         for p in l.view.take_created() {
             if let Some(n) = p.file_name() {
-                self.dir_changed(e.container.idx, n, true);
+                self.dir_changed(c, n, true);
             }
         }
     }
@@ -2253,7 +2309,17 @@ impl MultiView {
             }
             _ if !matches!(c.lister, Lister::Disk) => {
                 // An agent that lists its sessions itself: the catalog decides.
-                let list = self.read_listing(c)?;
+                let mut list = self.read_listing(c)?;
+                if !list.iter().any(|l| l.name == name)
+                    && let Lister::CatalogProject(r) = &c.lister
+                    && fs::metadata(&r.path).ok().map(|m| mtime_of(&m)) != *r.scanned_mtime.lock()
+                {
+                    // A session made a moment ago (a fork, a reply at an earlier entry)
+                    // that the watcher has not reported yet: scan again now.
+                    *r.catalog.lock() = None;
+                    *c.listing.lock() = None;
+                    list = self.read_listing(c)?;
+                }
                 let l = list
                     .iter()
                     .find(|l| l.name == name)

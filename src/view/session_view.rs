@@ -1808,6 +1808,15 @@ impl SessionView {
                 drop(st);
                 return self.open_fork(id, mode, pid);
             }
+            // What the agent knows already cannot be written (another program holds the
+            // session): refused at `open`, which the shell reports.
+            if let WriteTarget::Reply(p) = &target {
+                let at = p.as_deref().and_then(|id| st.s.find(id));
+                if let Some((errno, why)) = st.s.reply_refusal(at) {
+                    log::warn!("{}: a reply refused: {why}", self.path.display());
+                    return Err(Error::Io(errno));
+                }
+            }
             if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
                 self.writers.fetch_sub(1, Ordering::Relaxed);
                 return Err(Error::TooManyOpen);
@@ -2509,7 +2518,7 @@ impl SessionView {
             let planned = fork::plan(s, idx, &fork::Fresh::random(s.format()));
             (planned, fork::mode_of(s.format()))
         };
-        let made = planned.and_then(|f| Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?));
+        let made = planned.and_then(|f| Ok(fork::write_fork(&f, mode)?));
         let (text, result) = match made {
             Ok(path) => {
                 let mut t = format!("{}\n", path.display());

@@ -146,6 +146,7 @@ pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         file_name: format!("{}.jsonl", fresh.session_id),
         session_id: fresh.session_id.clone(),
         bytes: out,
+        extra: Vec::new(),
     })
 }
 

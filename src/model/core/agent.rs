@@ -22,7 +22,7 @@
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |
 //! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`]; `tree`'s runs: [`Agent::joins_tree_runs`], [`Agent::tree_run_noun`] |
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
-//! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
+//! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`], [`Agent::write_reply`], [`Agent::reply_refusal`] (refused at `open` for now, with its errno: another program holds the session) |
 //! | writes known to fail (no write bit, refused at `open`) | [`Agent::refuses`] |
 //! | other files of the session, opened inside the agent's folder | [`Session::open_side`](super::session::Session::open_side), [`Session::set_homes`](super::session::Session::set_homes) |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |

@@ -219,6 +219,24 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("(Pi hangs on it)", "(Qwen Code stops its walk there)")
             .replace("Pi's next append", "Qwen Code's next append")
             .replace("not in any context", "not sent to the model"),
+        // Copilot CLI repairs a file it cannot read whole: it rewrites it without the
+        // broken lines and keeps the old bytes beside it (COPILOT-FORMAT.md §10).
+        crate::model::core::format::Format::Copilot => text
+            .replace(
+                "skipped by Pi",
+                "dropped by Copilot CLI, which rewrites the file without it when it next \
+                 loads it (keeping the old bytes in events.jsonl.backup-before-recovery-*)",
+            )
+            .replace(
+                "Pi's next append would glue onto it",
+                "Copilot CLI's next load drops it if it is still unfinished",
+            )
+            .replace(
+                "Pi's next append would be lost with it",
+                "Copilot CLI drops it when it next loads the session, rewriting the file \
+                 (the old bytes kept in events.jsonl.backup-before-recovery-*)",
+            )
+            .replace("not in any context", "not sent to the model"),
         other => text
             .replace("skipped by Pi", &format!("skipped by {}", other.program()))
             .replace(

@@ -15,6 +15,9 @@ pub enum Format {
     Gemini,
     /// Qwen Code (`~/.qwen/projects/<project>/chats`).
     Qwen,
+    /// GitHub Copilot CLI (`$COPILOT_HOME/session-state/<id>/events.jsonl`): a log of
+    /// events per session folder.
+    Copilot,
 }
 
 impl Format {
@@ -26,6 +29,7 @@ impl Format {
             Format::Codex => "codex",
             Format::Gemini => "gemini-cli",
             Format::Qwen => "qwen-code",
+            Format::Copilot => "copilot",
         }
     }
 
@@ -37,6 +41,7 @@ impl Format {
             Format::Codex => "Codex",
             Format::Gemini => "Gemini CLI",
             Format::Qwen => "Qwen Code",
+            Format::Copilot => "Copilot CLI",
         }
     }
 }

@@ -697,6 +697,13 @@ impl Session {
         self.agent.can_reply_at(self, i)
     }
 
+    /// Why a reply under entry `parent` (`None`: at the root) cannot be written now, known
+    /// before anything is written: the errno for `open` and why (see
+    /// [`Agent::reply_refusal`]).
+    pub fn reply_refusal(&self, parent: Option<u32>) -> Option<(i32, String)> {
+        self.agent.reply_refusal(self, parent)
+    }
+
     /// Whether lines of other files are indexed with the session's own (a Claude Code
     /// session's subagents): then entries are not in offset order.
     pub fn has_side_files(&self) -> bool {
@@ -2062,6 +2069,12 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn request_of(&self, s: &Session, i: u32) -> Option<u32>;
     fn can_reply_at(&self, _s: &Session, _i: u32) -> bool {
         true
+    }
+    /// Why a reply under entry `parent` (`None`: at the root) cannot be written now, when
+    /// that is known before anything is written (a Copilot CLI process holds the
+    /// session's lock): the errno to answer `open` with, and why. `None`: go ahead.
+    fn reply_refusal(&self, _s: &Session, _parent: Option<u32>) -> Option<(i32, String)> {
+        None
     }
     fn joins_tree_runs(&self, _i: u32) -> bool {
         false

@@ -129,10 +129,17 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
             .into_iter()
             .map(|(l, u)| (s.id_string(l), Some(l) == s.leaf(), u))
             .collect();
-        let session = path
+        let mut session = path
             .file_name()
             .map(|n| n.to_string_lossy().trim_end_matches(".jsonl").to_string())
             .unwrap_or_default();
+        // A session that is a folder names its file by its role alone (Copilot CLI's
+        // `<id>/events.jsonl`): the folder is the session's name.
+        if session == "events"
+            && let Some(dir) = path.parent().and_then(|d| d.file_name())
+        {
+            session = dir.to_string_lossy().into_owned();
+        }
         loaded.push(Loaded {
             row: SessionRow {
                 path: path.clone(),
@@ -407,7 +414,7 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's, Codex's and Gemini CLI's from {}",
+            "prices: Pi's as recorded; Claude Code's, Codex's, Gemini CLI's and Copilot CLI's from {}",
             self.prices
         );
         out
