@@ -15,6 +15,7 @@ pub static TABLE: AgentTable = AgentTable {
     first: crate::model::pi::agent::first,
     detect,
     opaque: crate::model::codex::agent::detect_compressed,
+    member: crate::model::opencode::agent::detect_member,
 };
 
 /// The agent of a file whose first parsed line, `raw`, is no Pi header.

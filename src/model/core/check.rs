@@ -214,6 +214,10 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("skipped by Pi", "skipped by Codex")
             .replace("Pi's next append", "Codex's next append")
             .replace("not in any context", "not sent to the model"),
+        crate::model::core::format::Format::Opencode => text
+            .replace("skipped by Pi", "skipped by opencode")
+            .replace("Pi's next append", "opencode's next write")
+            .replace("not in any context", "not sent to the model"),
     }
 }
 

@@ -81,6 +81,10 @@ pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
 
 /// Forks `s` at entry `i` with fresh random values and writes the new file: its path.
 pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
+    // An agent whose fork is a new session in its own store writes it itself.
+    if let Some(made) = s.write_fork(i) {
+        return made;
+    }
     let f = plan(s, i, &Fresh::random(s.format()))?;
     Ok(write_new(
         &f.dir,
@@ -94,7 +98,7 @@ pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
 pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
-        Format::Claude | Format::Codex => 0o600,
+        Format::Claude | Format::Codex | Format::Opencode => 0o600,
     }
 }
 

@@ -50,6 +50,8 @@ impl Fresh {
                 Format::Pi => crate::model::core::id::uuid_v7(now),
                 Format::Claude => crate::model::core::id::uuid_v4(),
                 Format::Codex => crate::model::core::id::uuid_v7(now),
+                // Its own writer draws its ids (`Agent::write_fork`).
+                Format::Opencode => String::new(),
             },
             now_ms: now,
             prompt_id: crate::model::core::id::uuid_v4(),
@@ -73,6 +75,8 @@ pub enum ForkError {
     /// The agent does not fork (yet): why, and what to do instead.
     Unsupported(String),
     Io(io::Error),
+    /// The agent's own writer failed (a database that is busy): the errno and why.
+    Failed { errno: i32, message: String },
 }
 
 impl std::fmt::Display for ForkError {
@@ -90,6 +94,7 @@ impl std::fmt::Display for ForkError {
                 write!(f, "; give more of the id")
             }
             ForkError::Refused(why) | ForkError::Unsupported(why) => write!(f, "{why}"),
+            ForkError::Failed { message, .. } => write!(f, "{message}"),
             ForkError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -112,6 +117,7 @@ impl ForkError {
             ForkError::Refused(_) => libc::EROFS,
             ForkError::Unsupported(_) => libc::EOPNOTSUPP,
             ForkError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            ForkError::Failed { errno, .. } => *errno,
         }
     }
 }

@@ -11,6 +11,9 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// opencode (`~/.local/share/opencode/opencode.db`): every session in one SQLite
+    /// database, a session its rows.
+    Opencode,
 }
 
 impl Format {
@@ -20,6 +23,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Opencode => "opencode",
         }
     }
 }

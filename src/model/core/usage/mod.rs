@@ -269,6 +269,10 @@ impl Table {
                 self.prices_source
             ),
             Format::Claude | Format::Codex => self.prices_source.clone(),
+            Format::Opencode => format!(
+                "as opencode recorded it (the table, {}, only for a request it recorded no cost for)",
+                self.prices_source
+            ),
         }
     }
 }

@@ -1,0 +1,192 @@
+//! The opencode model against the kit's samples and sessions
+//! (`tests/fixtures/opencode/`, made by the real CLI 1.18.33).
+
+use crate::model::core::session::Session;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+pub(crate) fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode")
+}
+
+/// The database of a fixture set (`samples`, `own`, …).
+pub(crate) fn db(set: &str) -> PathBuf {
+    fixtures()
+        .join(set)
+        .join("home/.local/share/opencode/opencode.db")
+}
+
+/// The expected `context.json` of one point of the kit's `contexts/<sid>.json`: the
+/// request's messages, or (opencode compacting first) the summary request without the
+/// probe.
+pub(crate) fn expected(point: &Value) -> Value {
+    if point["compactsFirst"] == true {
+        let req = &point["summaryRequest"];
+        let probe = req["probe"].as_str().unwrap_or("");
+        let mut msgs = req["messages"].clone();
+        let content = msgs[0]["content"].as_str().unwrap_or("").to_string();
+        let without = content.replacen(&format!("\n\n[User]: {probe}"), "", 1);
+        msgs[0]["content"] = Value::String(without);
+        return msgs;
+    }
+    point["messages"].clone()
+}
+
+/// Every point of every session of fixture set `set`: (session, point id, expected).
+pub(crate) fn points(set: &str) -> Vec<(String, String, Value)> {
+    let dir = fixtures().join(set).join("contexts");
+    let mut out = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ses_"))
+        })
+        .collect();
+    files.sort();
+    for f in files {
+        let sid = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let v: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        for (k, p) in v.as_object().unwrap() {
+            out.push((sid.clone(), k.clone(), expected(p)));
+        }
+    }
+    out
+}
+
+fn open(set: &str, sid: &str) -> Session {
+    Session::open(db(set).join(sid)).unwrap_or_else(|e| panic!("{sid}: {e}"))
+}
+
+/// `context.json` of every point equals what opencode sends there.
+fn contexts_equal_the_kits(set: &str) {
+    let mut n = 0;
+    let mut bad = Vec::new();
+    let mut sessions: std::collections::HashMap<String, Session> = Default::default();
+    for (sid, point, want) in points(set) {
+        let s = sessions.entry(sid.clone()).or_insert_with(|| open(set, &sid));
+        let i = if point.starts_with("ses_") {
+            s.leaf().unwrap_or_else(|| panic!("{sid}: no leaf"))
+        } else {
+            s.find(&point)
+                .unwrap_or_else(|| panic!("{sid}: no entry {point}"))
+        };
+        let got = Value::Array(s.context_messages(i).unwrap());
+        n += 1;
+        if got != want {
+            bad.push(format!(
+                "{sid} {point}:\n  got  {}\n  want {}",
+                serde_json::to_string(&got).unwrap(),
+                serde_json::to_string(&want).unwrap()
+            ));
+        }
+    }
+    assert!(n > 0);
+    assert!(bad.is_empty(), "{} of {n} differ:\n{}", bad.len(), bad.join("\n"));
+}
+
+#[test]
+fn every_samples_context_is_the_clis() {
+    contexts_equal_the_kits("samples");
+}
+
+#[test]
+fn sessions_index_as_lists_with_their_leaf_and_name() {
+    let s = open("samples", "ses_dbae8e944ffe1iTjYgNIN5rQxf");
+    assert_eq!(s.entries().len(), 6);
+    assert_eq!(s.name(), Some("Arithmetic questions"));
+    assert_eq!(
+        s.id_string(s.leaf().unwrap()),
+        "msg_2451820c1001lwr11tSyGYxacp"
+    );
+    assert_eq!(s.leaf_count(), 1);
+    let kinds: Vec<&str> = (0..6).map(|i| s.kind_name(i)).collect();
+    assert_eq!(
+        kinds,
+        ["user", "assistant", "user", "assistant", "user", "assistant"]
+    );
+}
+
+#[test]
+fn a_pending_undo_leaves_the_leaf_before_it() {
+    let s = open("samples", "ses_dbadbd855ffeOOXs20we3SIYnB");
+    assert_eq!(
+        s.id_string(s.leaf().unwrap()),
+        "msg_245247aff001Mi8idqx3FjqJxN"
+    );
+    let (text, _) = s.render(s.find("msg_245248f8e001MHaL67Xfk7n20c").unwrap()).unwrap();
+    assert!(text.starts_with("[hidden by /undo"), "{text}");
+}
+
+#[test]
+fn the_deleted_turn_is_a_branch_from_the_event_log() {
+    let s = open("samples", "ses_dbadde9c4ffemsGYRQGq7lJzZJ");
+    // 12 rows, and the [[QA3]] turn opencode deleted.
+    assert_eq!(s.entries().len(), 14);
+    let qa3 = s.find("msg_245229be60014VwPX8KUOT9qAy").unwrap();
+    assert_eq!(
+        s.id_string(s.parent(qa3).unwrap()),
+        "msg_2452288260012P8tZ3yXcGcSFO"
+    );
+    assert_eq!(s.leaf_count(), 2);
+    let (text, _) = s.render(qa3).unwrap();
+    assert!(text.starts_with("[deleted by opencode"), "{text}");
+    assert!(text.contains("[[QA3]] Subtract 5."), "{text}");
+    // Its answer hangs under it; the turn after the undo under the message before.
+    let ans = s.find("msg_245229c03001i0JGVVYGeBnAkn").unwrap();
+    assert_eq!(s.parent(ans), Some(qa3));
+    let after = s.find("msg_24522bf78001TxmKPNGxQB3IlQ").unwrap();
+    assert_eq!(s.parent(after), s.parent(qa3));
+    assert!(s.refuse_reply_at(Some(ans)).is_some());
+}
+
+#[test]
+fn a_subagent_shows_under_its_task_call() {
+    let s = open("samples", "ses_dbae1429affeubJprCpecc8aB6");
+    assert_eq!(s.entries().len(), 6);
+    let first = s.find("msg_2451f6494001E2M9P7uTpadGqc").unwrap();
+    assert_eq!(
+        s.id_string(s.parent(first).unwrap()),
+        "msg_2451f040b001btSobUUqOdXF6M"
+    );
+    assert!(s.is_piece(first));
+    assert_eq!(
+        s.id_string(s.leaf().unwrap()),
+        "msg_2451f91b9001bamZPb6MQv1pMj"
+    );
+    let (text, _) = s.render(first).unwrap();
+    assert!(text.starts_with("[subagent session ses_dbae09d1cffepQuxIalhCyIBRh"), "{text}");
+}
+
+#[test]
+fn forks_are_found_by_their_content() {
+    let fork = open("samples", "ses_dbae7bc51ffeYfEt65TYF2lXHA");
+    let from = fork.forked_from().expect("a fork");
+    assert_eq!(from.session, "ses_dbae8e944ffe1iTjYgNIN5rQxf");
+    assert_eq!(from.entry.as_deref(), Some("msg_2451820c1001lwr11tSyGYxacp"));
+    assert_eq!(from.folder.as_deref(), Some("-home-dev-src-qa"));
+    let src = open("samples", "ses_dbae8e944ffe1iTjYgNIN5rQxf");
+    let at = src.find("msg_2451820c1001lwr11tSyGYxacp").unwrap();
+    let forks = src.forks_at(at);
+    assert_eq!(forks.len(), 1);
+    assert_eq!(forks[0].session, "ses_dbae7bc51ffeYfEt65TYF2lXHA");
+    // The TUI's fork at an earlier prompt.
+    let tui = open("samples", "ses_dbadcea81ffelIfnVcZ7htx1uF");
+    assert_eq!(
+        tui.forked_from().unwrap().entry.as_deref(),
+        Some("msg_24522e6a3001jjSf6posbqXMxE")
+    );
+}
+
+#[test]
+fn images_are_decoded() {
+    let s = open("samples", "ses_dbae53ce7fferW73D3XUXL5sAW");
+    let (text, images) = s.render(0).unwrap();
+    assert_eq!(images.len(), 1, "{text}");
+    assert_eq!(images[0].ext, "png");
+    assert!(images[0].data.starts_with(b"\x89PNG"));
+    assert!(text.contains("→ image-1.png]"), "{text}");
+}
