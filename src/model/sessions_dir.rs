@@ -77,6 +77,21 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
+/// opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder
+/// (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`). A database, not a
+/// folder: a mount lists its sessions by project itself ([`catalogue_of`]).
+pub fn default_opencode_db() -> Option<PathBuf> {
+    super::opencode::catalog::default_db()
+}
+
+/// The sessions of `path` when they are listed by their agent rather than found as
+/// files (see `core::catalog`): an opencode database, the data folder holding it, or
+/// a HOME holding that. `None` for a folder of session files.
+pub fn catalogue_of(path: &Path) -> Option<std::sync::Arc<dyn crate::model::core::catalog::Catalogue>> {
+    let db = super::opencode::catalog::db_of(path)?;
+    Some(std::sync::Arc::new(super::opencode::catalog::Sessions { db }))
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -92,8 +107,8 @@ pub struct Agent {
     pub dir: fn() -> Option<PathBuf>,
 }
 
-/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 3] = [
+/// Pi, Claude Code, Codex and opencode, in the order a mount of every agent lists them.
+pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -115,6 +130,13 @@ pub const AGENTS: [Agent; 3] = [
         program: "Codex",
         dir: default_codex_dir,
     },
+    Agent {
+        folder: "opencode",
+        what: "opencode's database",
+        var: "OPENCODE_DB",
+        program: "opencode",
+        dir: default_opencode_db,
+    },
 ];
 
 impl Agent {
@@ -134,7 +156,13 @@ impl Agent {
             ));
         };
         match fs::metadata(&dir) {
-            Ok(m) if m.is_dir() => Ok(dir),
+            // A database whose sessions its agent lists (opencode's).
+            Ok(m) if m.is_file() && catalogue_of(&dir).is_some() => Ok(dir),
+            Ok(m) if m.is_dir() && self.folder != "opencode" => Ok(dir),
+            Ok(_) if self.folder == "opencode" => Err(format!(
+                "{what} {} is not an opencode database",
+                dir.display()
+            )),
             Ok(_) => Err(format!("{what} {} is not a directory", dir.display())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
                 "{what} {} does not exist (has {} run yet? \
@@ -173,11 +201,13 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR and CODEX_HOME move them); \
+             nor opencode's database {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and OPENCODE_DB move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
+            shown(&AGENTS[3], "~/.local/share/opencode/opencode.db"),
         ));
     }
     Ok(found)
@@ -195,6 +225,9 @@ pub fn agent_of(dir: &Path) -> &'static str {
             return a.program;
         }
     }
+    if catalogue_of(&abs).is_some() || abs.ends_with(".local/share/opencode") {
+        return "opencode";
+    }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
     match (has(".pi"), has(".claude"), has(".codex")) {
         (true, false, false) => "Pi",
@@ -208,6 +241,9 @@ pub fn agent_of(dir: &Path) -> &'static str {
 /// Codex page in its day folders).
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
+    if let Some(c) = catalogue_of(dir) {
+        return Some(c.scan().ok()?.projects.values().any(|v| !v.is_empty()));
+    }
     // Codex files its pages by day, three folders down.
     if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
         fs::read_dir(&root).ok()?;
@@ -386,6 +422,14 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 /// with the thread's project as a mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
+    if let Some(c) = catalogue_of(dir) {
+        for (project, sessions) in c.scan()?.projects {
+            for s in sessions {
+                out.push((s.path, project.to_string_lossy().into_owned()));
+            }
+        }
+        return Ok(out);
+    }
     if let Some(root) = codex_catalog::sessions_root_of(dir) {
         let cat = codex_catalog::Scanner::default().scan(&root)?;
         for (project, threads) in cat.projects {

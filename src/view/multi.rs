@@ -97,6 +97,7 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
+use crate::model::core::catalog::{self as listed, Catalog, Catalogue};
 use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::{LoadError, NIL, Session};
@@ -249,6 +250,30 @@ enum Lister {
     CodexRoot(Arc<CodexRoot>),
     /// A Codex project: its threads, from the catalog.
     CodexProject(Arc<CodexRoot>),
+    /// Sessions its agent lists (a database of sessions, see `core::catalog`): its
+    /// projects.
+    Listed(Arc<ListedRoot>),
+    /// A project of such a source: its sessions.
+    ListedProject(Arc<ListedRoot>),
+}
+
+/// A source of sessions its agent lists, and the last listing read.
+struct ListedRoot {
+    cat: Arc<dyn Catalogue>,
+    /// The last scan; `None` once something changed.
+    last: Mutex<Option<Arc<Catalog>>>,
+}
+
+impl ListedRoot {
+    /// The folder the source lies in: what its folders' attributes are taken from.
+    fn folder(&self) -> PathBuf {
+        self.cat
+            .watch()
+            .into_iter()
+            .next()
+            .or_else(|| self.cat.file().parent().map(Path::to_path_buf))
+            .unwrap_or_default()
+    }
 }
 
 /// A Codex `sessions/` folder: projects are made from its pages' `cwd`s, not read
@@ -274,8 +299,12 @@ struct SlotEntry {
     container_ino: u64,
     /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page,
+    /// a session of a database: `DB/ID`).
     file: Mutex<Option<PathBuf>>,
+    /// When the session last changed, for a session its agent lists (the file it is
+    /// in says nothing of one session).
+    mtime: Mutex<Option<SystemTime>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -418,7 +447,7 @@ impl MultiView {
     /// A Codex home (or its `sessions/` folder) shows its threads by project.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
-        if !md.is_dir() {
+        if !md.is_dir() && crate::model::sessions_dir::catalogue_of(root).is_none() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
@@ -428,6 +457,12 @@ impl MultiView {
     /// How the folder at `path` is listed: a Codex `sessions/` folder from its catalog,
     /// anything else as on disk.
     fn lister_for(path: &Path, codex: bool) -> Lister {
+        if !codex && let Some(cat) = crate::model::sessions_dir::catalogue_of(path) {
+            return Lister::Listed(Arc::new(ListedRoot {
+                cat,
+                last: Mutex::new(None),
+            }));
+        }
         if codex || codex_catalog::sessions_root_of(path).as_deref() == Some(path) {
             Lister::CodexRoot(Arc::new(CodexRoot {
                 path: path.to_path_buf(),
@@ -444,7 +479,8 @@ impl MultiView {
     /// nothing but their `stat`s.
     pub fn open_agents(agents: &[(&str, PathBuf)], opts: MultiOptions) -> io::Result<MultiView> {
         for (_, p) in agents {
-            if !fs::metadata(p)?.is_dir() {
+            if !fs::metadata(p)?.is_dir() && crate::model::sessions_dir::catalogue_of(p).is_none()
+            {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
         }
@@ -542,6 +578,20 @@ impl MultiView {
     }
 
     fn ensure_watched(&self, c: &Container) {
+        if let Lister::Listed(r) = &c.lister {
+            if c.watched.load(Ordering::Relaxed) {
+                return;
+            }
+            let w = self.watch.lock().clone();
+            if let Some(w) = w {
+                let mut all = true;
+                for f in r.cat.watch() {
+                    all &= w.watch_dir(c.idx, &f);
+                }
+                c.watched.store(all, Ordering::Relaxed);
+            }
+            return;
+        }
         if let Lister::CodexRoot(r) = &c.lister {
             // Pages lie in day folders that appear as days go by: every scan watches
             // the folders it found (adding a watch twice is harmless).
@@ -627,6 +677,7 @@ impl MultiView {
                 let idx = cs.list.len() as u32;
                 let lister = match &parent.lister {
                     Lister::CodexRoot(r) => Lister::CodexProject(r.clone()),
+                    Lister::Listed(r) => Lister::ListedProject(r.clone()),
                     _ => Lister::Disk,
                 };
                 let c = Arc::new(Container {
@@ -639,7 +690,10 @@ impl MultiView {
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
                     // A Codex project is no folder on disk: its root's watches cover it.
-                    watched: AtomicBool::new(matches!(lister, Lister::CodexProject(_))),
+                    watched: AtomicBool::new(matches!(
+                        lister,
+                        Lister::CodexProject(_) | Lister::ListedProject(_)
+                    )),
                     listing: Mutex::new(None),
                     lister,
                 });
@@ -690,6 +744,7 @@ impl MultiView {
                 container_ino: c.ino,
                 name: n.clone(),
                 file: Mutex::new(None),
+                mtime: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -848,7 +903,7 @@ impl MultiView {
     /// The slot's view, loading it now if needed; the caller holds `e.loading`. The file
     /// is indexed with no lock held but that one.
     fn load_locked(&self, e: &Arc<SlotEntry>) -> Result<Got> {
-        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        let md = fs::metadata(listed::file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
@@ -1150,6 +1205,7 @@ impl MultiView {
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
             Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
+            Lister::Listed(r) | Lister::ListedProject(r) => self.dir_attr(c.ino, &r.folder()),
             _ => self.dir_attr(c.ino, &c.path),
         }
     }
@@ -1172,7 +1228,7 @@ impl MultiView {
 
     /// A session's directory, from its file's `stat` alone.
     fn session_dir_attr(&self, e: &SlotEntry) -> Result<Attr> {
-        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        let md = fs::metadata(listed::file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
@@ -1184,7 +1240,7 @@ impl MultiView {
             ino: slot_ino(e.num, ino::ROOT),
             kind: FileKind::Dir,
             size: 0,
-            mtime: mtime_of(md),
+            mtime: e.mtime.lock().unwrap_or_else(|| mtime_of(md)),
             perm: 0o555,
             nlink: 1,
             ttl: SHORT,
@@ -1251,6 +1307,32 @@ impl MultiView {
         }
         match &c.lister {
             Lister::Disk => {}
+            Lister::Listed(r) => {
+                let cat = self.listed_catalog(r)?;
+                return Ok(cat
+                    .projects
+                    .keys()
+                    .map(|d| Listed {
+                        name: d.clone(),
+                        ino: self.project(c, d).ino,
+                        kind: FileKind::Dir,
+                    })
+                    .collect());
+            }
+            Lister::ListedProject(r) => {
+                let cat = self.listed_catalog(r)?;
+                let name = c.name.clone().unwrap_or_default();
+                let sessions = cat.projects.get(&name).ok_or(Error::NotFound)?;
+                return Ok(self
+                    .listed_slots(c, sessions)
+                    .into_iter()
+                    .map(|e| Listed {
+                        name: e.name.clone(),
+                        ino: slot_ino(e.num, ino::ROOT),
+                        kind: FileKind::Dir,
+                    })
+                    .collect());
+            }
             Lister::CodexRoot(r) => {
                 let cat = self.codex_catalog(c, r)?;
                 return Ok(cat
@@ -1317,6 +1399,99 @@ impl MultiView {
         }
         *r.catalog.lock() = Some(cat.clone());
         Ok(cat)
+    }
+
+    /// The sessions of a source its agent lists, scanned again after a change.
+    fn listed_catalog(&self, r: &ListedRoot) -> Result<Arc<Catalog>> {
+        if let Some(cat) = &*r.last.lock() {
+            return Ok(cat.clone());
+        }
+        let cat = Arc::new(r.cat.scan().map_err(not_found_or)?);
+        *r.last.lock() = Some(cat.clone());
+        Ok(cat)
+    }
+
+    /// The slots of the sessions `sessions` of project `c`, their paths and times noted.
+    fn listed_slots(&self, c: &Arc<Container>, sessions: &[listed::Listed]) -> Vec<Arc<SlotEntry>> {
+        let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
+        let slots = self.slots_for(c, &names);
+        for (e, t) in slots.iter().zip(sessions) {
+            let mut f = e.file.lock();
+            if f.as_ref() != Some(&t.path) {
+                *f = Some(t.path.clone());
+            }
+            *e.mtime.lock() = Some(t.mtime);
+        }
+        slots
+    }
+
+    /// Something happened to `name` in the folder of a source its agent lists: when
+    /// it is the source's (its database, its log), the listing is read again, what
+    /// changed in it is invalidated, and every loaded session of it catches up.
+    fn listed_changed(&self, c: &Arc<Container>, r: &ListedRoot, name: &OsStr) {
+        if !r.cat.concerns(name) {
+            return;
+        }
+        let old = r.last.lock().take();
+        let new = self.listed_catalog(r).ok();
+        let projects: Vec<Arc<Container>> = self
+            .containers
+            .read()
+            .list
+            .iter()
+            .filter(|p| p.parent == c.idx && p.idx != c.idx)
+            .cloned()
+            .collect();
+        let mut invs = Vec::new();
+        if old.as_deref() != new.as_deref() {
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+            for p in &projects {
+                let pname = p.name.clone().unwrap_or_default();
+                let before = old.as_ref().and_then(|o| o.projects.get(&pname));
+                let after = new.as_ref().and_then(|n| n.projects.get(&pname));
+                if before == after {
+                    continue;
+                }
+                *p.listing.lock() = None;
+                invs.push(Invalidation::Inode(p.ino));
+                if after.is_none() {
+                    invs.push(Invalidation::Entry {
+                        parent: c.ino,
+                        name: pname.clone(),
+                    });
+                }
+                let s = self.slots.read();
+                for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
+                    let now = after.and_then(|v| v.iter().find(|t| t.name == e.name));
+                    match now {
+                        None => invs.push(Invalidation::Entry {
+                            parent: p.ino,
+                            name: e.name.clone(),
+                        }),
+                        Some(t) => {
+                            let mut m = e.mtime.lock();
+                            if *m != Some(t.mtime) {
+                                *m = Some(t.mtime);
+                                invs.push(Invalidation::Inode(slot_ino(e.num, ino::ROOT)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.sink.send(invs);
+        let loaded: Vec<Arc<SlotEntry>> = {
+            let ids: Vec<u32> = self.loaded.lock().iter().copied().collect();
+            let s = self.slots.read();
+            ids.into_iter()
+                .filter_map(|k| s.list.get(k as usize - 1).cloned())
+                .filter(|e| projects.iter().any(|p| p.idx == e.container.idx))
+                .collect()
+        };
+        for e in loaded {
+            self.session_changed(&e);
+        }
     }
 
     /// The slots of Codex threads in project `c`, their files noted.
@@ -1395,6 +1570,18 @@ impl MultiView {
         };
         if let Lister::CodexRoot(r) = &c.lister {
             self.codex_changed(&c, r, name, listing);
+            return;
+        }
+        if let Lister::Listed(r) = &c.lister {
+            self.listed_changed(&c, r, name);
+            return;
+        }
+        if let Lister::ListedProject(r) = &c.lister {
+            // A session made through the mount (a fork): the source is read again.
+            if let (Some(root), Some(db)) = (self.container(c.parent), r.cat.file().file_name()) {
+                *r.last.lock() = None;
+                self.listed_changed(&root, r, &db.to_os_string());
+            }
             return;
         }
         let mut invs = Vec::new();
@@ -1572,7 +1759,9 @@ impl MultiView {
     fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
-        let md = fs::metadata(e.path()).ok().filter(|m| m.is_file());
+        let md = fs::metadata(listed::file_of(&e.path()))
+            .ok()
+            .filter(|m| m.is_file());
         let exists = md.is_some();
         let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();
@@ -1770,7 +1959,10 @@ impl FsView for MultiView {
             Node::Root if self.container(0).is_some_and(|r| r.kind == Kind::Agents) => {
                 Ok(self.agents_root_attr())
             }
-            Node::Root => self.dir_attr(ROOT_INO, &self.root),
+            Node::Root => {
+                let root = self.container(0).ok_or(Error::NotFound)?;
+                self.container_attr(&root)
+            }
             Node::Stats => Ok(self.stats_attr()),
             Node::Container(c) => self.container_attr(&c),
             Node::SessionDir(e) => self.session_dir_attr(&e),

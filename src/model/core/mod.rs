@@ -71,6 +71,7 @@
 pub mod agent;
 pub mod append;
 pub mod base64;
+pub mod catalog;
 pub mod check;
 pub mod content;
 pub mod fork;

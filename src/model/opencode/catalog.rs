@@ -144,3 +144,44 @@ pub fn concerns(db_path: &Path, name: &std::ffi::OsStr) -> bool {
     wal.push("-wal");
     name == db_name || name == wal
 }
+
+/// An opencode database as a mount lists it (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    pub db: PathBuf,
+}
+
+impl crate::model::core::catalog::Catalogue for Sessions {
+    fn scan(&self) -> std::io::Result<crate::model::core::catalog::Catalog> {
+        let by = by_folder(&self.db).map_err(|e| {
+            std::io::Error::new(std::io::Error::from_raw_os_error(e.errno).kind(), e.reason)
+        })?;
+        let mut cat = crate::model::core::catalog::Catalog::default();
+        for (folder, list) in by {
+            let mut v: Vec<crate::model::core::catalog::Listed> = list
+                .into_iter()
+                .map(|l| crate::model::core::catalog::Listed {
+                    path: self.db.join(&l.id),
+                    name: OsString::from(l.id),
+                    mtime: std::time::UNIX_EPOCH
+                        + std::time::Duration::from_millis(l.time_updated.max(0) as u64),
+                })
+                .collect();
+            v.sort_by(|a, b| a.name.cmp(&b.name));
+            cat.projects.insert(OsString::from(folder), v);
+        }
+        Ok(cat)
+    }
+
+    fn watch(&self) -> Vec<PathBuf> {
+        self.db.parent().map(Path::to_path_buf).into_iter().collect()
+    }
+
+    fn concerns(&self, name: &std::ffi::OsStr) -> bool {
+        concerns(&self.db, name)
+    }
+
+    fn file(&self) -> &Path {
+        &self.db
+    }
+}

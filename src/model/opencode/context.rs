@@ -69,9 +69,6 @@ impl Msg {
             .and_then(Value::as_i64)
             .unwrap_or(0)
     }
-    fn has_part(&self, ty: &str) -> bool {
-        self.parts.iter().any(|p| part_type(p) == ty)
-    }
     fn finished_summary_of(&self) -> Option<&str> {
         let i = &self.info;
         (self.role() == "assistant"
@@ -187,7 +184,7 @@ pub fn model_of(msgs: &[Msg]) -> ModelRef {
 /// A UI part of `toModelMessages`, before the AI SDK converts it.
 #[derive(Debug, Clone)]
 enum Ui {
-    Text(String, Option<Value>),
+    Text(String),
     File {
         url: String,
         media: String,
@@ -200,7 +197,6 @@ enum Ui {
         call_id: String,
         input: Value,
         output: Result<Value, String>,
-        extra: Option<Value>,
     },
 }
 
@@ -228,7 +224,7 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                         "text" => {
                             let t = z.get("text").and_then(Value::as_str).unwrap_or("");
                             if !truthy(z.get("ignored")) && !t.is_empty() {
-                                parts.push(Ui::Text(t.to_string(), None));
+                                parts.push(Ui::Text(t.to_string()));
                             }
                         }
                         "file" => {
@@ -249,11 +245,10 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                             }
                         }
                         "compaction" => {
-                            parts.push(Ui::Text("What did we do so far?".into(), None))
+                            parts.push(Ui::Text("What did we do so far?".into()))
                         }
                         "subtask" => parts.push(Ui::Text(
                             "The following tool was executed by the user".into(),
-                            None,
                         )),
                         _ => {}
                     }
@@ -293,11 +288,7 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                     match part_type(n) {
                         "text" => {
                             let t = n.get("text").and_then(Value::as_str).unwrap_or("");
-                            let meta = (!differs)
-                                .then(|| n.get("metadata").cloned())
-                                .flatten()
-                                .filter(|v| !v.is_null());
-                            parts.push(Ui::Text(t.to_string(), meta));
+                            parts.push(Ui::Text(t.to_string()));
                         }
                         "step-start" => parts.push(Ui::StepStart),
                         "tool" => {
@@ -366,29 +357,18 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                                 }
                                 _ => Err("[Tool execution was interrupted]".to_string()),
                             };
-                            let extra = (!differs)
-                                .then(|| n.get("metadata").cloned())
-                                .flatten()
-                                .and_then(|m| match m {
-                                    Value::Object(mut o) => {
-                                        o.shift_remove("providerExecuted");
-                                        (!o.is_empty()).then_some(Value::Object(o))
-                                    }
-                                    _ => None,
-                                });
                             parts.push(Ui::Tool {
                                 name: name.to_string(),
                                 call_id: call_id.to_string(),
                                 input,
                                 output,
-                                extra,
                             });
                         }
                         "reasoning" => {
                             let t = n.get("text").and_then(Value::as_str).unwrap_or("");
                             if differs {
                                 if !t.trim().is_empty() {
-                                    parts.push(Ui::Text(t.to_string(), None));
+                                    parts.push(Ui::Text(t.to_string()));
                                 }
                             } else {
                                 parts.push(Ui::Reasoning(t.to_string()));
@@ -403,7 +383,7 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                         parts,
                     });
                     if !media_follow.is_empty() {
-                        let mut ps = vec![Ui::Text("Attached media from tool result:".into(), None)];
+                        let mut ps = vec![Ui::Text("Attached media from tool result:".into())];
                         ps.extend(media_follow);
                         out.push(UiMsg {
                             role: "user",
@@ -454,16 +434,16 @@ fn to_chat(ui: &[UiMsg]) -> Vec<Value> {
             let parts: Vec<&Ui> = m
                 .parts
                 .iter()
-                .filter(|p| !matches!(p, Ui::Text(t, _) if t.is_empty()))
+                .filter(|p| !matches!(p, Ui::Text(t) if t.is_empty()))
                 .collect();
-            if let [Ui::Text(t, _)] = parts.as_slice() {
+            if let [Ui::Text(t)] = parts.as_slice() {
                 out.push(json!({"role": "user", "content": t}));
                 continue;
             }
             let content: Vec<Value> = parts
                 .iter()
                 .filter_map(|p| match p {
-                    Ui::Text(t, _) => Some(json!({"type": "text", "text": t})),
+                    Ui::Text(t) => Some(json!({"type": "text", "text": t})),
                     Ui::File {
                         url,
                         media,
@@ -490,7 +470,7 @@ fn to_chat(ui: &[UiMsg]) -> Vec<Value> {
             let mut results = Vec::new();
             for p in &block {
                 match p {
-                    Ui::Text(t, _) => text.push_str(t),
+                    Ui::Text(t) => text.push_str(t),
                     Ui::Reasoning(t) => reasoning.push_str(t),
                     Ui::Tool {
                         name,
