@@ -190,3 +190,88 @@ fn images_are_decoded() {
     assert!(images[0].data.starts_with(b"\x89PNG"));
     assert!(text.contains("→ image-1.png]"), "{text}");
 }
+
+/// A copy of fixture set `set`'s database in WAL mode, as opencode keeps it.
+pub(crate) fn wal_copy(set: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("opencode.db");
+    std::fs::copy(db(set), &p).unwrap();
+    let c = rusqlite::Connection::open(&p).unwrap();
+    c.execute_batch("PRAGMA journal_mode=WAL").unwrap();
+    (d, p)
+}
+
+#[test]
+fn rows_added_and_rewritten_in_place_are_followed() {
+    let (_d, p) = wal_copy("samples");
+    let sid = "ses_dbae8e944ffe1iTjYgNIN5rQxf";
+    let mut s = Session::open(p.join(sid)).unwrap();
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let now = crate::model::core::time::now_ms();
+    c.execute(
+        "INSERT INTO message VALUES ('msg_fffffffffff1aaaaaaaaaaaaaa', ?1, ?2, ?2, ?3)",
+        rusqlite::params![sid, now, r#"{"role":"user","time":{"created":1}}"#],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO part VALUES ('prt_fffffffffff2aaaaaaaaaaaaaa', 'msg_fffffffffff1aaaaaaaaaaaaaa', ?1, ?2, ?2, ?3)",
+        rusqlite::params![sid, now, r#"{"type":"text","text":"one"}"#],
+    )
+    .unwrap();
+    let ch = s.refresh().unwrap();
+    assert_eq!(ch.new_entries, 6..7);
+    let i = s.find("msg_fffffffffff1aaaaaaaaaaaaaa").unwrap();
+    assert_eq!(s.render(i).unwrap().0, "one\n");
+    c.execute(
+        "UPDATE part SET data = ?1, time_updated = ?2 WHERE id = 'prt_fffffffffff2aaaaaaaaaaaaaa'",
+        rusqlite::params![r#"{"type":"text","text":"one two"}"#, now + 1],
+    )
+    .unwrap();
+    let ch = s.refresh().unwrap();
+    assert_eq!(ch.rewritten, vec![i]);
+    assert!(ch.new_entries.is_empty());
+    assert_eq!(s.render(i).unwrap().0, "one two\n");
+    // Unchanged: nothing.
+    assert!(s.refresh().unwrap().is_empty());
+    // A message deleted: read again from scratch.
+    c.execute("DELETE FROM message WHERE id = 'msg_fffffffffff1aaaaaaaaaaaaaa'", [])
+        .unwrap();
+    let ch = s.refresh().unwrap();
+    assert!(ch.reloaded);
+    assert_eq!(s.entries().len(), 6);
+}
+
+#[test]
+fn writes_of_other_connections_are_followed() {
+    let (_d, p) = wal_copy("samples");
+    let sid = "ses_dbae8e944ffe1iTjYgNIN5rQxf";
+    let mut s = Session::open(p.join(sid)).unwrap();
+    let now = crate::model::core::time::now_ms();
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute(
+            "INSERT INTO message VALUES ('msg_fffffffffff1aaaaaaaaaaaaaa', ?1, ?2, ?2, ?3)",
+            rusqlite::params![sid, now, r#"{"role":"user","time":{"created":1}}"#],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO part VALUES ('prt_fffffffffff2aaaaaaaaaaaaaa', 'msg_fffffffffff1aaaaaaaaaaaaaa', ?1, ?2, ?2, ?3)",
+            rusqlite::params![sid, now, r#"{"type":"text","text":"one"}"#],
+        )
+        .unwrap();
+    }
+    let ch = s.refresh().unwrap();
+    assert_eq!(ch.new_entries, 6..7);
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute(
+            "UPDATE part SET data = ?1, time_updated = ?2 WHERE id = 'prt_fffffffffff2aaaaaaaaaaaaaa'",
+            rusqlite::params![r#"{"type":"text","text":"one two"}"#, now + 1],
+        )
+        .unwrap();
+    }
+    let ch = s.refresh().unwrap();
+    let i = s.find("msg_fffffffffff1aaaaaaaaaaaaaa").unwrap();
+    assert_eq!(ch.rewritten, vec![i]);
+    assert_eq!(s.render(i).unwrap().0, "one two\n");
+}
