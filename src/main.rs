@@ -489,6 +489,18 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
         match input::argument(a) {
+            // A database of sessions (opencode's, or the folder holding it): each session.
+            Ok(_) if let Some(cat) = sessionfs::model::sessions_dir::catalogue_of(a) => {
+                match cat.scan() {
+                    Ok(c) => files.extend(
+                        c.projects
+                            .into_values()
+                            .flatten()
+                            .map(|s| (s.path, None)),
+                    ),
+                    Err(e) => files.push((a.clone(), Some(check::Report::Unreadable(e.to_string())))),
+                }
+            }
             Ok(input::Argument::Dir) if let Some(found) = codex_threads(a) => {
                 if found.is_empty() {
                     let why = "a Codex sessions folder with no thread in it".to_string();
@@ -627,7 +639,11 @@ fn run_usage(
     for p in paths {
         // What every command refuses (a FIFO or a device would block or never end).
         let is_dir = match sessionfs::model::input::argument(p) {
-            Ok(arg) => arg == sessionfs::model::input::Argument::Dir,
+            // A database of sessions counts as the folder of its sessions.
+            Ok(arg) => {
+                arg == sessionfs::model::input::Argument::Dir
+                    || sessionfs::model::sessions_dir::catalogue_of(p).is_some()
+            }
             Err(refusal) => {
                 eprintln!("sessionfs: {refusal}");
                 return ExitCode::from(2);

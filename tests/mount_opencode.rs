@@ -594,3 +594,13 @@ fn a_home_the_data_folder_one_session_and_the_every_agent_mount() {
     assert!(m.mnt.join("opencode/-home-dev-src-qa").join(QA).join("leaf").exists());
     let _ = Duration::ZERO;
 }
+
+// sessionfs's own sessions from the kit: a fork of a fork and the source continued
+// after both, three runs of 20 chained tool calls, a TUI /compact undone with the
+// turn after it (the deleted compaction a branch), then resumed.
+#[test]
+fn every_own_point_reads_through_the_mount_as_opencode_sends_it() {
+    let (sessions, points) = every_point_reads_as_opencode_sends_it("own");
+    assert_eq!(sessions, 5);
+    assert!(points >= 100, "{points}");
+}

@@ -457,16 +457,6 @@ impl OpencodeSession {
                         s.push_entry(off, len, i + 1, id, parent, ts, kid, fl);
                         s.entries.last_mut().expect("just pushed").file = n;
                         s.register_id(id, i, i + 1);
-                        if damaged {
-                            s.note(
-                                i + 1,
-                                Severity::Warning,
-                                ProblemKind::Agent {
-                                    code: "damaged-row",
-                                    what: damaged_text(p),
-                                },
-                            );
-                        }
                         self.live_bytes += len as u64;
                         self.by_msg.insert(p.rec.id.clone(), i);
                         self.metas.push(meta);
@@ -479,6 +469,8 @@ impl OpencodeSession {
         self.note_rows(s, &snap);
         self.fingerprint = snap.fingerprint.clone();
         self.row = snap.main.row.clone();
+        s.header.session_id = self.sid.clone();
+        s.header.timestamp_ms = self.row.time_created;
         self.project = snap.project.clone();
         self.revert = revert_message(&self.row);
         self.name = self.row.title.clone();
@@ -555,8 +547,105 @@ impl OpencodeSession {
 
     /// Notes what `check` reports about the rows besides damaged ones.
     fn note_rows(&self, s: &mut Session, snap: &Snapshot) {
-        s.problems
-            .retain(|p| !matches!(&p.what, ProblemKind::Agent { code, .. } if *code == "orphan-parts" || *code == "subagent-unplaced"));
+        const CODES: &[&str] = &[
+            "orphan-parts",
+            "subagent-unplaced",
+            "damaged-row",
+            "empty-message",
+            "unknown-role",
+            "dangling-parent",
+            "unfinished-answer",
+            "revert-missing",
+        ];
+        s.problems.retain(
+            |p| !matches!(&p.what, ProblemKind::Agent { code, .. } if CODES.contains(code)),
+        );
+        let now = crate::model::core::time::now_ms();
+        for rows in std::iter::once(&snap.main).chain(&snap.subagents) {
+            let ids: std::collections::HashSet<&str> =
+                rows.messages.iter().map(|m| m.id.as_str()).collect();
+            let last = rows.messages.last().map(|m| m.id.as_str());
+            for m in &rows.messages {
+                let Some(&i) = self.by_msg.get(&m.id) else {
+                    continue;
+                };
+                let line = i + 1;
+                let mut note = |severity, code: &'static str, what: String| {
+                    s.note(line, severity, ProblemKind::Agent { code, what })
+                };
+                let v: Option<Value> = serde_json::from_str(&m.data).ok();
+                let damaged_part = m
+                    .parts
+                    .iter()
+                    .any(|p| !serde_json::from_str::<Value>(&p.data).is_ok_and(|v| v.is_object()));
+                if !v.as_ref().is_some_and(Value::is_object) || damaged_part {
+                    note(Severity::Warning, "damaged-row", damaged_text(m));
+                    continue;
+                }
+                let v = v.unwrap_or(Value::Null);
+                let role = v.get("role").and_then(Value::as_str).unwrap_or("");
+                match role {
+                    "user" if m.parts.is_empty() => note(
+                        Severity::Note,
+                        "empty-message",
+                        format!("user message {} has no parts: opencode does not send it", m.id),
+                    ),
+                    "user" => {}
+                    "assistant" => {
+                        if let Some(p) = v.get("parentID").and_then(Value::as_str)
+                            && !ids.contains(p)
+                        {
+                            note(
+                                Severity::Note,
+                                "dangling-parent",
+                                format!(
+                                    "assistant message {}: its parentID {p} names no message \
+                                     (opencode does not use it: the message is sent in its place)",
+                                    m.id
+                                ),
+                            );
+                        }
+                        let unfinished = v.get("time").and_then(|t| t.get("completed")).is_none()
+                            && v.get("error").is_none_or(Value::is_null);
+                        if unfinished && (Some(m.id.as_str()) != last || m.time_updated < now - 600_000) {
+                            note(
+                                Severity::Note,
+                                "unfinished-answer",
+                                format!(
+                                    "assistant message {} was never finished (no completion \
+                                     time, no error): opencode stopped while writing it",
+                                    m.id
+                                ),
+                            );
+                        }
+                    }
+                    other => note(
+                        Severity::Warning,
+                        "unknown-role",
+                        format!(
+                            "message {} has the role {other:?}, which opencode neither writes \
+                             nor sends",
+                            m.id
+                        ),
+                    ),
+                }
+            }
+        }
+        if let Some(r) = revert_message(&snap.main.row)
+            && !snap.main.messages.iter().any(|m| m.id == r)
+        {
+            s.note(
+                0,
+                Severity::Note,
+                ProblemKind::Agent {
+                    code: "revert-missing",
+                    what: format!(
+                        "the pending /undo names message {r}, which is not in the session: \
+                         nothing is hidden"
+                    ),
+                },
+            );
+        }
         let orphans: usize = std::iter::once(&snap.main)
             .chain(&snap.subagents)
             .map(|r| r.orphan_parts)
@@ -607,17 +696,17 @@ impl OpencodeSession {
     }
 }
 
-fn damaged_text(p: &Planned<'_>) -> String {
-    if serde_json::from_str::<Value>(&p.rec.data).is_ok_and(|v| v.is_object()) {
+fn damaged_text(m: &MessageRec) -> String {
+    if serde_json::from_str::<Value>(&m.data).is_ok_and(|v| v.is_object()) {
         format!(
             "a part of message {} is not a JSON object; opencode cannot read it",
-            p.rec.id
+            m.id
         )
     } else {
         format!(
             "message {}: its data is not JSON; opencode fails to continue this session \
              (\"Unexpected server error\", §10) until the row is repaired or deleted",
-            p.rec.id
+            m.id
         )
     }
 }

@@ -275,3 +275,68 @@ fn writes_of_other_connections_are_followed() {
     assert_eq!(ch.rewritten, vec![i]);
     assert_eq!(s.render(i).unwrap().0, "one two\n");
 }
+
+#[test]
+fn every_own_context_is_the_clis() {
+    contexts_equal_the_kits("own");
+}
+
+/// The problems `check` reports of a session of the damaged set: (line, code).
+fn codes(sid: &str) -> Vec<(u32, &'static str)> {
+    let s = open("damaged", sid);
+    s.problems()
+        .iter()
+        .filter_map(|p| match &p.what {
+            crate::model::core::session::ProblemKind::Agent { code, .. } => Some((p.line, *code)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn damage_is_reported_and_read_as_opencode_reads_it() {
+    // A message that is not JSON: reported; opencode cannot continue past it.
+    assert_eq!(codes("ses_dbae8e944ffe1iTjYgNIN5rQxf"), [(7, "damaged-row")]);
+    let s = open("damaged", "ses_dbae8e944ffe1iTjYgNIN5rQxf");
+    let bad = s.find("msg_2455c3301001damagedXXXXXXX").unwrap();
+    assert_eq!(s.kind_name(bad), "damaged");
+    assert!(s.context_messages(bad).unwrap().is_empty());
+    assert!(s
+        .context_preamble(bad)
+        .unwrap()
+        .starts_with("[opencode cannot continue here: message msg_2455c3301001damagedXXXXXXX"));
+    // Before it, the contexts are as ever.
+    assert_eq!(s.context_messages(bad - 1).unwrap().len(), 6);
+    // A part that is not JSON; a part of no message.
+    assert_eq!(
+        codes("ses_dbae75725ffegfhIFKCRhR1guE"),
+        [(0, "orphan-parts"), (1, "damaged-row")]
+    );
+    // A user message without parts is not sent; an answer to no message is sent in its
+    // place (§10).
+    assert_eq!(
+        codes("ses_dbae6dea9ffezw5HanhHce7tlj"),
+        [(6, "empty-message"), (7, "dangling-parent")]
+    );
+    let s = open("damaged", "ses_dbae6dea9ffezw5HanhHce7tlj");
+    let ctx = s.context_messages(s.leaf().unwrap()).unwrap();
+    let last = ctx.last().unwrap();
+    assert_eq!(last["content"], "an answer to no message");
+    assert_eq!(ctx[ctx.len() - 2]["role"], "assistant");
+    // A role nobody writes; a revert naming nothing (nothing hidden: the last message
+    // is the leaf); a session with no messages; a subagent whose task call is gone; an
+    // answer opencode never finished.
+    assert_eq!(codes("ses_dbae53ce7fferW73D3XUXL5sAW"), [(5, "unknown-role")]);
+    let s = open("damaged", "ses_dbae026d1ffeLz2m5hXN4RYc9V");
+    assert_eq!(codes("ses_dbae026d1ffeLz2m5hXN4RYc9V"), [(0, "revert-missing")]);
+    assert_eq!(s.leaf(), Some(5));
+    let s = open("damaged", "ses_dbae3fbe9ffeDaBrC7I3kJYLGP");
+    assert_eq!((s.entries().len(), s.leaf()), (0, None));
+    assert_eq!(codes("ses_dbae1429affeubJprCpecc8aB6"), [(0, "subagent-unplaced")]);
+    assert_eq!(open("damaged", "ses_dbae1429affeubJprCpecc8aB6").roots().len(), 2);
+    assert_eq!(codes("ses_dbac926adffe9v8l6m35Fwx3vu"), [(9, "unfinished-answer")]);
+    let s = open("damaged", "ses_dbac926adffe9v8l6m35Fwx3vu");
+    // A pending tool part is sent as interrupted.
+    let ctx = s.context_messages(s.leaf().unwrap()).unwrap();
+    assert_eq!(ctx.last().unwrap()["content"], "[Tool execution was interrupted]");
+}

@@ -141,7 +141,11 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 agent: s.format().name(),
                 first,
                 last,
-                started: started(path).unwrap_or(first),
+                // A session without a first line (a database's rows) says when it
+                // started in its header.
+                started: started(path)
+                    .or((s.header().timestamp_ms != NO_TIME).then_some(s.header().timestamp_ms))
+                    .unwrap_or(first),
                 usage: Usage::default(),
                 copied: Usage::default(),
                 dead_ends: t.dead_ends(&s),
@@ -401,8 +405,8 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's and Codex's from {}",
-            self.prices
+            "prices: Pi's as recorded; Claude Code's and Codex's from {}; opencode's as recorded (from {} where it recorded none)",
+            self.prices, self.prices
         );
         out
     }
