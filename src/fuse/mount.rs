@@ -288,7 +288,7 @@ fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
     let is_dir = crate::model::input::argument(file).map_err(|r| Failure::new(exit::FILE, r.0))?
         == crate::model::input::Argument::Dir;
     // A database of sessions (opencode's) is mounted as a sessions directory.
-    let is_dir = is_dir || sessions_dir::catalogue_of(file).is_some();
+    let is_dir = is_dir || sessions_dir::catalog_of(file, None).is_some();
     // A session kept in a database (`DB/ID`): the database's real path, then the id.
     let canonical = |f: &Path| match (crate::model::core::catalog::file_of(f), f.file_name()) {
         (c, Some(name)) if c != f => fs::canonicalize(&c).map(|c| c.join(name)),
@@ -741,7 +741,7 @@ fn serve(
                 v.refresh()
                     .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
             };
-            // A Claude Code session's subagents write beside it.
+            // A session that writes beside its file (Claude Code's subagents).
             let dirs = view.with_session(|s| s.watched_dirs());
             let container = crate::model::core::catalog::file_of(&checked.file);
             let w = if container != checked.file {
@@ -749,7 +749,7 @@ fn serve(
                 let v = Arc::clone(view);
                 let dirs = Box::new(move || v.with_session(|s| s.watched_dirs()));
                 Watcher::spawn_with_dirs(&container, dirs, refresh)
-            } else if view.with_session(|s| s.format()) == crate::model::Format::Claude {
+            } else if view.with_session(|s| s.writes_side_folder()) {
                 Watcher::spawn_with_side(&checked.file, refresh)
             } else if dirs.len() > 1 {
                 // A session over files in several folders (a Codex thread's pages).

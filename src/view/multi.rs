@@ -97,9 +97,9 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::core::catalog::{self as listed, Catalog, Catalogue};
-use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
+use crate::model::core::catalog::{file_of, folder_of};
+use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
@@ -237,52 +237,29 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
-    /// How the folder is listed: as on disk, or from a Codex catalog.
+    /// How the folder is listed: as on disk, or from its agent's catalog.
     lister: Lister,
 }
 
 /// How a folder's content is found.
 #[derive(Clone)]
 enum Lister {
-    /// Folders and `.jsonl` files on disk (Pi, Claude Code).
+    /// Folders and `.jsonl` files on disk.
     Disk,
-    /// A Codex `sessions/` folder: its projects, from the catalog.
-    CodexRoot(Arc<CodexRoot>),
-    /// A Codex project: its threads, from the catalog.
-    CodexProject(Arc<CodexRoot>),
-    /// Sessions its agent lists (a database of sessions, see `core::catalog`): its
-    /// projects.
-    Listed(Arc<ListedRoot>),
-    /// A project of such a source: its sessions.
-    ListedProject(Arc<ListedRoot>),
+    /// The root of an agent that lists its sessions itself: its projects, from the
+    /// catalog (`model::core::catalog`).
+    CatalogRoot(Arc<CatalogRoot>),
+    /// A project of such a root: its sessions, from the catalog.
+    CatalogProject(Arc<CatalogRoot>),
 }
 
-/// A source of sessions its agent lists, and the last listing read.
-struct ListedRoot {
-    cat: Arc<dyn Catalogue>,
-    /// The last scan; `None` once something changed.
-    last: Mutex<Option<Arc<Catalog>>>,
-}
-
-impl ListedRoot {
-    /// The folder the source lies in: what its folders' attributes are taken from.
-    fn folder(&self) -> PathBuf {
-        self.cat
-            .watch()
-            .into_iter()
-            .next()
-            .or_else(|| self.cat.file().parent().map(Path::to_path_buf))
-            .unwrap_or_default()
-    }
-}
-
-/// A Codex `sessions/` folder: projects are made from its pages' `cwd`s, not read
-/// from folders (see [`codex_catalog`]).
-struct CodexRoot {
+/// The root of an agent that lists its sessions itself (a Codex `sessions/` folder:
+/// projects made from its pages' `cwd`s): projects are not read from folders.
+struct CatalogRoot {
     path: PathBuf,
-    scanner: codex_catalog::Scanner,
+    lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
-    catalog: Mutex<Option<Arc<codex_catalog::Catalog>>>,
+    catalog: Mutex<Option<Arc<Catalog>>>,
 }
 
 #[derive(Clone)]
@@ -302,8 +279,8 @@ struct SlotEntry {
     /// The file, where it is not `container/name.jsonl` (a Codex thread's first page,
     /// a session of a database: `DB/ID`).
     file: Mutex<Option<PathBuf>>,
-    /// When the session last changed, for a session its agent lists (the file it is
-    /// in says nothing of one session).
+    /// When the session last changed, when its listing says it (a session of a
+    /// database, whose file changes with every session): its directory's mtime.
     mtime: Mutex<Option<SystemTime>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
@@ -444,33 +421,29 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
-    /// A Codex home (or its `sessions/` folder) shows its threads by project.
+    /// The root of an agent that lists its sessions itself (a Codex home, or its
+    /// `sessions/` folder) shows them by project, as its lister says.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
-        if !md.is_dir() && crate::model::sessions_dir::catalogue_of(root).is_none() {
+        // A database of sessions (opencode's) is a root its agent lists too.
+        if !md.is_dir() && sessions_dir::catalog_of(root, None).is_none() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        let root = sessions_dir::root_of(root);
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
-    /// How the folder at `path` is listed: a Codex `sessions/` folder from its catalog,
-    /// anything else as on disk.
-    fn lister_for(path: &Path, codex: bool) -> Lister {
-        if !codex && let Some(cat) = crate::model::sessions_dir::catalogue_of(path) {
-            return Lister::Listed(Arc::new(ListedRoot {
-                cat,
-                last: Mutex::new(None),
-            }));
-        }
-        if codex || codex_catalog::sessions_root_of(path).as_deref() == Some(path) {
-            Lister::CodexRoot(Arc::new(CodexRoot {
+    /// How the folder at `path` (the folder of agent `agent` in a mount of every
+    /// agent) is listed: from its agent's catalog when the agent lists its sessions
+    /// itself, else as on disk.
+    fn lister_for(path: &Path, agent: Option<&str>) -> Lister {
+        match sessions_dir::catalog_of(path, agent) {
+            Some((_, lister, _)) => Lister::CatalogRoot(Arc::new(CatalogRoot {
                 path: path.to_path_buf(),
-                scanner: codex_catalog::Scanner::default(),
+                lister,
                 catalog: Mutex::new(None),
-            }))
-        } else {
-            Lister::Disk
+            })),
+            None => Lister::Disk,
         }
     }
 
@@ -479,8 +452,7 @@ impl MultiView {
     /// nothing but their `stat`s.
     pub fn open_agents(agents: &[(&str, PathBuf)], opts: MultiOptions) -> io::Result<MultiView> {
         for (_, p) in agents {
-            if !fs::metadata(p)?.is_dir() && crate::model::sessions_dir::catalogue_of(p).is_none()
-            {
+            if !fs::metadata(p)?.is_dir() && sessions_dir::catalog_of(p, None).is_none() {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
         }
@@ -503,7 +475,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
-                    lister: Self::lister_for(path, *name == "codex"),
+                    lister: Self::lister_for(path, Some(name)),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -525,7 +497,7 @@ impl MultiView {
             watched: AtomicBool::new(false),
             listing: Mutex::new(None),
             lister: if kind == Kind::Root {
-                Self::lister_for(root, false)
+                Self::lister_for(root, None)
             } else {
                 Lister::Disk
             },
@@ -578,26 +550,12 @@ impl MultiView {
     }
 
     fn ensure_watched(&self, c: &Container) {
-        if let Lister::Listed(r) = &c.lister {
-            if c.watched.load(Ordering::Relaxed) {
-                return;
-            }
-            let w = self.watch.lock().clone();
-            if let Some(w) = w {
-                let mut all = true;
-                for f in r.cat.watch() {
-                    all &= w.watch_dir(c.idx, &f);
-                }
-                c.watched.store(all, Ordering::Relaxed);
-            }
-            return;
-        }
-        if let Lister::CodexRoot(r) = &c.lister {
-            // Pages lie in day folders that appear as days go by: every scan watches
-            // the folders it found (adding a watch twice is harmless).
+        if let Lister::CatalogRoot(r) = &c.lister {
+            // A catalog's folders appear as sessions do (Codex's day folders): every
+            // scan watches the folders it found (adding a watch twice is harmless).
             if !c.watched.load(Ordering::Relaxed) {
                 // A folder that cannot be read is reported by the listing that needs it.
-                let _ = self.codex_catalog(c, r);
+                let _ = self.catalog(c, r);
             }
             return;
         }
@@ -676,8 +634,7 @@ impl MultiView {
             } else {
                 let idx = cs.list.len() as u32;
                 let lister = match &parent.lister {
-                    Lister::CodexRoot(r) => Lister::CodexProject(r.clone()),
-                    Lister::Listed(r) => Lister::ListedProject(r.clone()),
+                    Lister::CatalogRoot(r) => Lister::CatalogProject(r.clone()),
                     _ => Lister::Disk,
                 };
                 let c = Arc::new(Container {
@@ -689,11 +646,9 @@ impl MultiView {
                     path: parent.path.join(name),
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
-                    // A Codex project is no folder on disk: its root's watches cover it.
-                    watched: AtomicBool::new(matches!(
-                        lister,
-                        Lister::CodexProject(_) | Lister::ListedProject(_)
-                    )),
+                    // A catalog's project is no folder on disk: its root's watches
+                    // cover it.
+                    watched: AtomicBool::new(matches!(lister, Lister::CatalogProject(_))),
                     listing: Mutex::new(None),
                     lister,
                 });
@@ -903,7 +858,7 @@ impl MultiView {
     /// The slot's view, loading it now if needed; the caller holds `e.loading`. The file
     /// is indexed with no lock held but that one.
     fn load_locked(&self, e: &Arc<SlotEntry>) -> Result<Got> {
-        let md = fs::metadata(listed::file_of(&e.path())).map_err(not_found_or)?;
+        let md = fs::metadata(file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
@@ -1201,12 +1156,11 @@ impl MultiView {
 
     // ----- attributes --------------------------------------------------------------
 
-    /// A folder's attributes: its own on disk; a Codex project's are its root's.
+    /// A folder's attributes: its own on disk; a catalog's project's are its root's.
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
-            Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
-            Lister::Listed(r) | Lister::ListedProject(r) => self.dir_attr(c.ino, &r.folder()),
-            _ => self.dir_attr(c.ino, &c.path),
+            Lister::CatalogProject(r) => self.dir_attr(c.ino, &folder_of(&r.path)),
+            _ => self.dir_attr(c.ino, &folder_of(&c.path)),
         }
     }
 
@@ -1228,7 +1182,7 @@ impl MultiView {
 
     /// A session's directory, from its file's `stat` alone.
     fn session_dir_attr(&self, e: &SlotEntry) -> Result<Attr> {
-        let md = fs::metadata(listed::file_of(&e.path())).map_err(not_found_or)?;
+        let md = fs::metadata(file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
@@ -1307,8 +1261,8 @@ impl MultiView {
         }
         match &c.lister {
             Lister::Disk => {}
-            Lister::Listed(r) => {
-                let cat = self.listed_catalog(r)?;
+            Lister::CatalogRoot(r) => {
+                let cat = self.catalog(c, r)?;
                 return Ok(cat
                     .projects
                     .keys()
@@ -1319,39 +1273,13 @@ impl MultiView {
                     })
                     .collect());
             }
-            Lister::ListedProject(r) => {
-                let cat = self.listed_catalog(r)?;
+            Lister::CatalogProject(r) => {
+                let root = self.container(c.parent).ok_or(Error::NotFound)?;
+                let cat = self.catalog(&root, r)?;
                 let name = c.name.clone().unwrap_or_default();
                 let sessions = cat.projects.get(&name).ok_or(Error::NotFound)?;
                 return Ok(self
-                    .listed_slots(c, sessions)
-                    .into_iter()
-                    .map(|e| Listed {
-                        name: e.name.clone(),
-                        ino: slot_ino(e.num, ino::ROOT),
-                        kind: FileKind::Dir,
-                    })
-                    .collect());
-            }
-            Lister::CodexRoot(r) => {
-                let cat = self.codex_catalog(c, r)?;
-                return Ok(cat
-                    .projects
-                    .keys()
-                    .map(|d| Listed {
-                        name: d.clone(),
-                        ino: self.project(c, d).ino,
-                        kind: FileKind::Dir,
-                    })
-                    .collect());
-            }
-            Lister::CodexProject(r) => {
-                let root = self.container(c.parent).ok_or(Error::NotFound)?;
-                let cat = self.codex_catalog(&root, r)?;
-                let name = c.name.clone().unwrap_or_default();
-                let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
-                return Ok(self
-                    .codex_slots(c, threads)
+                    .catalog_slots(c, sessions)
                     .into_iter()
                     .map(|e| Listed {
                         name: e.name.clone(),
@@ -1382,13 +1310,13 @@ impl MultiView {
         Ok(out)
     }
 
-    /// The threads of a Codex root `c` by project, scanned again after a change; every
-    /// folder found is watched.
-    fn codex_catalog(&self, c: &Container, r: &CodexRoot) -> Result<Arc<codex_catalog::Catalog>> {
+    /// The sessions of a catalog root `c` by project, scanned again after a change;
+    /// every folder found is watched.
+    fn catalog(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<Catalog>> {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
-        let cat = Arc::new(r.scanner.scan(&r.path).map_err(not_found_or)?);
+        let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1401,18 +1329,8 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The sessions of a source its agent lists, scanned again after a change.
-    fn listed_catalog(&self, r: &ListedRoot) -> Result<Arc<Catalog>> {
-        if let Some(cat) = &*r.last.lock() {
-            return Ok(cat.clone());
-        }
-        let cat = Arc::new(r.cat.scan().map_err(not_found_or)?);
-        *r.last.lock() = Some(cat.clone());
-        Ok(cat)
-    }
-
-    /// The slots of the sessions `sessions` of project `c`, their paths and times noted.
-    fn listed_slots(&self, c: &Arc<Container>, sessions: &[listed::Listed]) -> Vec<Arc<SlotEntry>> {
+    /// The slots of a catalog's sessions in project `c`, their files noted.
+    fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
         let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
         for (e, t) in slots.iter().zip(sessions) {
@@ -1420,93 +1338,7 @@ impl MultiView {
             if f.as_ref() != Some(&t.path) {
                 *f = Some(t.path.clone());
             }
-            *e.mtime.lock() = Some(t.mtime);
-        }
-        slots
-    }
-
-    /// Something happened to `name` in the folder of a source its agent lists: when
-    /// it is the source's (its database, its log), the listing is read again, what
-    /// changed in it is invalidated, and every loaded session of it catches up.
-    fn listed_changed(&self, c: &Arc<Container>, r: &ListedRoot, name: &OsStr) {
-        if !r.cat.concerns(name) {
-            return;
-        }
-        let old = r.last.lock().take();
-        let new = self.listed_catalog(r).ok();
-        let projects: Vec<Arc<Container>> = self
-            .containers
-            .read()
-            .list
-            .iter()
-            .filter(|p| p.parent == c.idx && p.idx != c.idx)
-            .cloned()
-            .collect();
-        let mut invs = Vec::new();
-        if old.as_deref() != new.as_deref() {
-            *c.listing.lock() = None;
-            invs.push(Invalidation::Inode(c.ino));
-            for p in &projects {
-                let pname = p.name.clone().unwrap_or_default();
-                let before = old.as_ref().and_then(|o| o.projects.get(&pname));
-                let after = new.as_ref().and_then(|n| n.projects.get(&pname));
-                if before == after {
-                    continue;
-                }
-                *p.listing.lock() = None;
-                invs.push(Invalidation::Inode(p.ino));
-                if after.is_none() {
-                    invs.push(Invalidation::Entry {
-                        parent: c.ino,
-                        name: pname.clone(),
-                    });
-                }
-                let s = self.slots.read();
-                for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
-                    let now = after.and_then(|v| v.iter().find(|t| t.name == e.name));
-                    match now {
-                        None => invs.push(Invalidation::Entry {
-                            parent: p.ino,
-                            name: e.name.clone(),
-                        }),
-                        Some(t) => {
-                            let mut m = e.mtime.lock();
-                            if *m != Some(t.mtime) {
-                                *m = Some(t.mtime);
-                                invs.push(Invalidation::Inode(slot_ino(e.num, ino::ROOT)));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        self.sink.send(invs);
-        let loaded: Vec<Arc<SlotEntry>> = {
-            let ids: Vec<u32> = self.loaded.lock().iter().copied().collect();
-            let s = self.slots.read();
-            ids.into_iter()
-                .filter_map(|k| s.list.get(k as usize - 1).cloned())
-                .filter(|e| projects.iter().any(|p| p.idx == e.container.idx))
-                .collect()
-        };
-        for e in loaded {
-            self.session_changed(&e);
-        }
-    }
-
-    /// The slots of Codex threads in project `c`, their files noted.
-    fn codex_slots(
-        &self,
-        c: &Arc<Container>,
-        threads: &[codex_catalog::ThreadRef],
-    ) -> Vec<Arc<SlotEntry>> {
-        let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
-        let slots = self.slots_for(c, &names);
-        for (e, t) in slots.iter().zip(threads) {
-            let mut f = e.file.lock();
-            if f.as_ref() != Some(&t.path) {
-                *f = Some(t.path.clone());
-            }
+            *e.mtime.lock() = t.mtime;
         }
         slots
     }
@@ -1568,19 +1400,15 @@ impl MultiView {
         let Some(c) = self.container(container) else {
             return;
         };
-        if let Lister::CodexRoot(r) = &c.lister {
-            self.codex_changed(&c, r, name, listing);
+        if let Lister::CatalogRoot(r) = &c.lister {
+            self.catalog_changed(&c, r, name, listing);
             return;
         }
-        if let Lister::Listed(r) = &c.lister {
-            self.listed_changed(&c, r, name);
-            return;
-        }
-        if let Lister::ListedProject(r) = &c.lister {
-            // A session made through the mount (a fork): the source is read again.
-            if let (Some(root), Some(db)) = (self.container(c.parent), r.cat.file().file_name()) {
-                *r.last.lock() = None;
-                self.listed_changed(&root, r, &db.to_os_string());
+        if let Lister::CatalogProject(r) = &c.lister {
+            // A session made through the mount (a fork of a session of a database):
+            // the root is listed again.
+            if let Some(root) = self.container(c.parent) {
+                self.catalog_changed(&root, r, name, true);
             }
             return;
         }
@@ -1638,18 +1466,22 @@ impl MultiView {
         }
     }
 
-    /// Something happened to `name` in one of a Codex root's folders. A new or gone
-    /// file or folder means a new scan (new day folders are watched by it, and the
-    /// listings of the root and its projects are invalidated); a page that changed,
-    /// appeared or went makes its thread's loaded session catch up (a new page is a
-    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending).
-    fn codex_changed(&self, c: &Arc<Container>, r: &CodexRoot, name: &OsStr, listing: bool) {
+    /// Something happened to `name` in one of a catalog root's folders. A new or
+    /// gone file or folder means a new scan (new folders are watched by it, and the
+    /// listings of the root and its projects are invalidated); a file of a session
+    /// that changed, appeared or went ([`CatalogLister::session_of`]) makes the
+    /// session catch up (a new Codex page is a rewind).
+    fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
+        if r.lister.changes_every_session(name) {
+            self.catalog_changed_all(c, r);
+            return;
+        }
         let mut invs = Vec::new();
         if listing {
             *r.catalog.lock() = None;
-            // The scan watches new folders at once: a day folder made for a new
-            // thread must not wait for someone to list the mount.
-            let cat = self.codex_catalog(c, r).ok();
+            // The scan watches new folders at once: a folder made for a new session
+            // (a Codex day folder) must not wait for someone to list the mount.
+            let cat = self.catalog(c, r).ok();
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
@@ -1678,7 +1510,7 @@ impl MultiView {
                     let here = cat.projects.get(p.name.as_deref().unwrap_or_default());
                     let s = self.slots.read();
                     for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
-                        if here.is_none_or(|v| !v.iter().any(|t| t.id == e.name)) {
+                        if here.is_none_or(|v| !v.iter().any(|t| t.name == e.name)) {
                             invs.push(Invalidation::Entry {
                                 parent: p.ino,
                                 name: e.name.clone(),
@@ -1689,26 +1521,94 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
-        let Some(page) = codex_catalog::parse_page_name(name) else {
+        let Some(session) = r.lister.session_of(name) else {
             return;
         };
-        let thread = OsString::from(&page.thread);
         let slots: Vec<Arc<SlotEntry>> = self
             .slots
             .read()
             .list
             .iter()
-            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CodexProject(_)))
+            .filter(|e| {
+                e.name == session
+                    && matches!(&e.container.lister, Lister::CatalogProject(p) if std::ptr::eq(&**p, r))
+            })
             .cloned()
             .collect();
         for e in slots {
             if listing && let Some(cat) = r.catalog.lock().clone() {
-                // The file a thread is opened from may have changed (a first page
-                // compressed, or written after a later one).
-                if let Some(t) = cat.projects.values().flatten().find(|t| t.id == thread) {
+                // The file a session is opened from may have changed (a Codex first
+                // page compressed, or written after a later one).
+                if let Some(t) = cat.find(&session) {
                     *e.file.lock() = Some(t.path.clone());
                 }
             }
+            self.session_changed(&e);
+        }
+    }
+
+    /// A file every session of catalog root `c` lives in changed (a database): the
+    /// listing is read again and what changed in it invalidated (projects and sessions
+    /// that came or went, sessions whose time moved), and every loaded session of the
+    /// root catches up.
+    fn catalog_changed_all(&self, c: &Arc<Container>, r: &CatalogRoot) {
+        let old = r.catalog.lock().take();
+        let new = self.catalog(c, r).ok();
+        let projects: Vec<Arc<Container>> = self
+            .containers
+            .read()
+            .list
+            .iter()
+            .filter(|p| p.parent == c.idx && p.idx != c.idx)
+            .cloned()
+            .collect();
+        let mut invs = Vec::new();
+        if old.as_deref() != new.as_deref() {
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+            for p in &projects {
+                let pname = p.name.clone().unwrap_or_default();
+                let before = old.as_ref().and_then(|o| o.projects.get(&pname));
+                let after = new.as_ref().and_then(|n| n.projects.get(&pname));
+                if before == after {
+                    continue;
+                }
+                *p.listing.lock() = None;
+                invs.push(Invalidation::Inode(p.ino));
+                if after.is_none() {
+                    invs.push(Invalidation::Entry {
+                        parent: c.ino,
+                        name: pname.clone(),
+                    });
+                }
+                let s = self.slots.read();
+                for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
+                    match after.and_then(|v| v.iter().find(|t| t.name == e.name)) {
+                        None => invs.push(Invalidation::Entry {
+                            parent: p.ino,
+                            name: e.name.clone(),
+                        }),
+                        Some(t) => {
+                            let mut m = e.mtime.lock();
+                            if *m != t.mtime {
+                                *m = t.mtime;
+                                invs.push(Invalidation::Inode(slot_ino(e.num, ino::ROOT)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.sink.send(invs);
+        let loaded: Vec<Arc<SlotEntry>> = {
+            let ids: Vec<u32> = self.loaded.lock().iter().copied().collect();
+            let s = self.slots.read();
+            ids.into_iter()
+                .filter_map(|k| s.list.get(k as usize - 1).cloned())
+                .filter(|e| projects.iter().any(|p| p.idx == e.container.idx))
+                .collect()
+        };
+        for e in loaded {
             self.session_changed(&e);
         }
     }
@@ -1759,9 +1659,7 @@ impl MultiView {
     fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
-        let md = fs::metadata(listed::file_of(&e.path()))
-            .ok()
-            .filter(|m| m.is_file());
+        let md = fs::metadata(file_of(&e.path())).ok().filter(|m| m.is_file());
         let exists = md.is_some();
         let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();
@@ -1959,10 +1857,7 @@ impl FsView for MultiView {
             Node::Root if self.container(0).is_some_and(|r| r.kind == Kind::Agents) => {
                 Ok(self.agents_root_attr())
             }
-            Node::Root => {
-                let root = self.container(0).ok_or(Error::NotFound)?;
-                self.container_attr(&root)
-            }
+            Node::Root => self.dir_attr(ROOT_INO, &folder_of(&self.root)),
             Node::Stats => Ok(self.stats_attr()),
             Node::Container(c) => self.container_attr(&c),
             Node::SessionDir(e) => self.session_dir_attr(&e),
@@ -2336,7 +2231,7 @@ impl MultiView {
                 self.container_attr(&a)
             }
             _ if !matches!(c.lister, Lister::Disk) => {
-                // Codex: the catalog decides what is there.
+                // An agent that lists its sessions itself: the catalog decides.
                 let list = self.read_listing(c)?;
                 let l = list
                     .iter()

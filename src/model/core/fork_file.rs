@@ -47,11 +47,8 @@ impl Fresh {
         let now = now_ms();
         Fresh {
             session_id: match format {
-                Format::Pi => crate::model::core::id::uuid_v7(now),
                 Format::Claude => crate::model::core::id::uuid_v4(),
-                Format::Codex => crate::model::core::id::uuid_v7(now),
-                // Its own writer draws its ids (`Agent::write_fork`).
-                Format::Opencode => String::new(),
+                _ => crate::model::core::id::uuid_v7(now),
             },
             now_ms: now,
             prompt_id: crate::model::core::id::uuid_v4(),

@@ -26,4 +26,14 @@ impl Format {
             Format::Opencode => "opencode",
         }
     }
+
+    /// The agent's name, as messages name it ("Claude Code").
+    pub fn program(self) -> &'static str {
+        match self {
+            Format::Pi => "Pi",
+            Format::Claude => "Claude Code",
+            Format::Codex => "Codex",
+            Format::Opencode => "opencode",
+        }
+    }
 }

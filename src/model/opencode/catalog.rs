@@ -145,26 +145,55 @@ pub fn concerns(db_path: &Path, name: &std::ffi::OsStr) -> bool {
     name == db_name || name == wal
 }
 
+/// How the agents' table finds and lists opencode's sessions: the database a path
+/// names ([`db_of`]) is the root, listed by [`Sessions`].
+pub const CATALOG: crate::model::core::catalog::CatalogOf =
+    crate::model::core::catalog::CatalogOf {
+        root_of: db_of,
+        holds_sessions,
+        lister,
+    };
+
+/// Whether the database holds a session.
+fn holds_sessions(db: &Path) -> std::io::Result<bool> {
+    db::read(db, |c| {
+        c.query_row("SELECT EXISTS (SELECT 1 FROM session)", [], |r| r.get(0))
+    })
+    .map_err(|e| std::io::Error::new(std::io::Error::from_raw_os_error(e.errno).kind(), e.reason))
+}
+
+fn lister(db: &Path) -> Box<dyn crate::model::core::catalog::Lister> {
+    Box::new(Sessions {
+        db: db.to_path_buf(),
+    })
+}
+
 /// An opencode database as a mount lists it (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Sessions {
     pub db: PathBuf,
 }
 
-impl crate::model::core::catalog::Catalogue for Sessions {
+impl crate::model::core::catalog::Lister for Sessions {
     fn scan(&self) -> std::io::Result<crate::model::core::catalog::Catalog> {
+        use crate::model::core::catalog::{Catalog, SessionRef};
         let by = by_folder(&self.db).map_err(|e| {
             std::io::Error::new(std::io::Error::from_raw_os_error(e.errno).kind(), e.reason)
         })?;
-        let mut cat = crate::model::core::catalog::Catalog::default();
+        let mut cat = Catalog {
+            folders: self.db.parent().map(Path::to_path_buf).into_iter().collect(),
+            ..Catalog::default()
+        };
         for (folder, list) in by {
-            let mut v: Vec<crate::model::core::catalog::Listed> = list
+            let mut v: Vec<SessionRef> = list
                 .into_iter()
-                .map(|l| crate::model::core::catalog::Listed {
+                .map(|l| SessionRef {
                     path: self.db.join(&l.id),
                     name: OsString::from(l.id),
-                    mtime: std::time::UNIX_EPOCH
-                        + std::time::Duration::from_millis(l.time_updated.max(0) as u64),
+                    mtime: Some(
+                        std::time::UNIX_EPOCH
+                            + std::time::Duration::from_millis(l.time_updated.max(0) as u64),
+                    ),
                 })
                 .collect();
             v.sort_by(|a, b| a.name.cmp(&b.name));
@@ -173,15 +202,12 @@ impl crate::model::core::catalog::Catalogue for Sessions {
         Ok(cat)
     }
 
-    fn watch(&self) -> Vec<PathBuf> {
-        self.db.parent().map(Path::to_path_buf).into_iter().collect()
+    /// No file of one session: a change to the database is any session's.
+    fn session_of(&self, _changed: &std::ffi::OsStr) -> Option<OsString> {
+        None
     }
 
-    fn concerns(&self, name: &std::ffi::OsStr) -> bool {
-        concerns(&self.db, name)
-    }
-
-    fn file(&self) -> &Path {
-        &self.db
+    fn changes_every_session(&self, changed: &std::ffi::OsStr) -> bool {
+        concerns(&self.db, changed)
     }
 }
