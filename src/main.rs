@@ -625,7 +625,7 @@ fn run_usage(
             // A database of sessions counts as the folder of its sessions.
             Ok(arg) => {
                 arg == sessionfs::model::input::Argument::Dir
-                    || sessionfs::model::sessions_dir::catalog_of(p, None).is_some()
+                    || sessionfs::model::sessions_dir::is_listed_root(p)
             }
             Err(refusal) => {
                 eprintln!("sessionfs: {refusal}");

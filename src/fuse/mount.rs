@@ -288,7 +288,7 @@ fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
     let is_dir = crate::model::input::argument(file).map_err(|r| Failure::new(exit::FILE, r.0))?
         == crate::model::input::Argument::Dir;
     // A database of sessions (opencode's) is mounted as a sessions directory.
-    let is_dir = is_dir || sessions_dir::catalog_of(file, None).is_some();
+    let is_dir = is_dir || sessions_dir::is_listed_root(file);
     // A session kept in a database (`DB/ID`): the database's real path, then the id.
     let canonical = |f: &Path| match (crate::model::core::catalog::file_of(f), f.file_name()) {
         (c, Some(name)) if c != f => fs::canonicalize(&c).map(|c| c.join(name)),

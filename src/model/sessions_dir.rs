@@ -270,6 +270,16 @@ pub fn catalog_of(
     listed(agent_by_place(dir)?, dir.to_path_buf())
 }
 
+/// Whether `path` is itself the root of an agent that lists its sessions (a Codex
+/// `sessions/` folder or home, opencode's database or the folder holding it), as
+/// opposed to a file or folder of sessions inside one.
+pub fn is_listed_root(path: &Path) -> bool {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .any(|c| (c.root_of)(path).is_some())
+}
+
 /// The root `dir` stands for when an agent lists its sessions itself (its home names
 /// the sessions folder in it); `dir` otherwise.
 pub fn root_of(dir: &Path) -> PathBuf {

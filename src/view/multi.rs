@@ -426,7 +426,7 @@ impl MultiView {
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         // A database of sessions (opencode's) is a root its agent lists too.
-        if !md.is_dir() && sessions_dir::catalog_of(root, None).is_none() {
+        if !md.is_dir() && !sessions_dir::is_listed_root(root) {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         let root = sessions_dir::root_of(root);
@@ -452,7 +452,7 @@ impl MultiView {
     /// nothing but their `stat`s.
     pub fn open_agents(agents: &[(&str, PathBuf)], opts: MultiOptions) -> io::Result<MultiView> {
         for (_, p) in agents {
-            if !fs::metadata(p)?.is_dir() && sessions_dir::catalog_of(p, None).is_none() {
+            if !fs::metadata(p)?.is_dir() && !sessions_dir::is_listed_root(p) {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
         }

@@ -17,7 +17,7 @@
 //! a few characters of the budget could be split one message differently.
 
 use super::config::Config;
-use super::context::{ModelRef, Msg};
+use super::messages::{ModelRef, Msg};
 use crate::model::core::js::js_stringify;
 use serde_json::{Value, json};
 
@@ -194,7 +194,7 @@ fn estimate(msgs: &[Msg], model: &ModelRef) -> usize {
 
 /// The AI SDK's model messages of `msgs`, as far as their size goes.
 fn model_messages(msgs: &[Msg], model: &ModelRef) -> Vec<Value> {
-    let chat = super::context::chat_messages(msgs, model);
+    let chat = super::messages::chat_messages(msgs, model);
     chat.into_iter()
         .map(|m| match s(&m, "role") {
             "user" => match m.get("content") {

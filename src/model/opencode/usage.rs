@@ -12,7 +12,7 @@
 //! request copied into a fork keeps its `time` and tokens, which name it
 //! ([`Table::reply_keys`]), so `sessionfs usage` counts it once.
 
-use super::agent::{OpencodeSession, Role};
+use super::index::{OpencodeSession, Role};
 use crate::model::core::session::Session;
 use crate::model::core::usage::prices::{Prices, Tokens};
 use crate::model::core::usage::{Record, Source, Table};

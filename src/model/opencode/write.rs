@@ -30,7 +30,7 @@
 //! unfinished answer, or a compaction is running), or when the database cannot be
 //! written now (`EBUSY` while opencode holds its write lock, `EACCES`/`EROFS`).
 
-use super::agent::{OpencodeSession, Part};
+use super::index::{OpencodeSession, Part};
 use super::db::{self, DbError};
 use crate::model::core::fork::ForkError;
 use crate::model::core::js::js_stringify;
