@@ -340,3 +340,117 @@ fn damage_is_reported_and_read_as_opencode_reads_it() {
     let ctx = s.context_messages(s.leaf().unwrap()).unwrap();
     assert_eq!(ctx.last().unwrap()["content"], "[Tool execution was interrupted]");
 }
+
+#[test]
+fn every_reply_written_through_the_mount_was_resumed_by_the_cli() {
+    let dir = fixtures().join("accepts");
+    let cases = std::fs::read_to_string(dir.join("cases.tsv")).unwrap();
+    let mut n = 0;
+    for line in cases.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let name = line.split('\t').next().unwrap();
+        let r: Value =
+            serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(r["ok"], true, "{name}: {r}");
+        for k in ["endsWithAppendedText", "historyMatches", "rowsKept", "listed"] {
+            assert_eq!(r[k], true, "{name}: {k}");
+        }
+        n += 1;
+    }
+    assert_eq!(n, 18);
+}
+
+// The sessions sessionfs wrote (replies at the leaf, forks at every kind of message)
+// read as opencode sends them.
+#[test]
+fn every_context_of_the_sessions_sessionfs_wrote_is_the_clis() {
+    contexts_equal_the_kits("accepts");
+}
+
+/// A row's shape: its JSON's keys, recursively, with the values of `keep`.
+fn shape(v: &Value, keep: &[&str]) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| {
+                    let x = if keep.contains(&k.as_str()) {
+                        x.clone()
+                    } else {
+                        shape(x, keep)
+                    };
+                    (k.clone(), x)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|x| shape(x, keep)).collect()),
+        _ => Value::Null,
+    }
+}
+
+/// The rows of a session: (message data shapes, part data shapes, session columns
+/// that are null).
+fn rows_of(db: &Path, sid: &str) -> (Vec<Value>, Vec<Value>, Vec<String>) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = c
+        .prepare("SELECT data FROM message WHERE session_id = ?1 ORDER BY time_created, id")
+        .unwrap();
+    let keep = ["role", "type", "agent", "modelID", "providerID"];
+    let msgs = stmt
+        .query_map([sid], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|d| shape(&serde_json::from_str(&d.unwrap()).unwrap(), &keep))
+        .collect();
+    let mut stmt = c
+        .prepare("SELECT p.data FROM part p JOIN message m ON m.id = p.message_id WHERE p.session_id = ?1 ORDER BY m.time_created, m.id, p.id")
+        .unwrap();
+    let parts = stmt
+        .query_map([sid], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|d| shape(&serde_json::from_str(&d.unwrap()).unwrap(), &keep))
+        .collect();
+    let row = crate::model::opencode::store::session_row(&c, sid).unwrap().unwrap();
+    let nulls = row
+        .columns
+        .iter()
+        .filter(|(_, v)| v.is_null())
+        .map(|(k, _)| k.clone())
+        .collect();
+    (msgs, parts, nulls)
+}
+
+// What the writer writes now has the shape of what the CLI accepted (ids, times,
+// slugs and texts apart).
+#[test]
+fn replies_still_write_what_the_cli_accepted() {
+    let written: Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join("accepts/written.json")).unwrap(),
+    )
+    .unwrap();
+    let accepted_db = db("accepts");
+    for (case, src, at) in [
+        ("leaf-qa", "ses_dbae8e944ffe1iTjYgNIN5rQxf", None),
+        ("at-tool-step", "ses_dbae75725ffegfhIFKCRhR1guE", Some("msg_24518cf6c001SjrmOdVrk2a5UV")),
+        ("leaf-tuiundo", "ses_dbadbd855ffeOOXs20we3SIYnB", None),
+    ] {
+        let (_d, p) = wal_copy("samples");
+        let s = Session::open(p.join(src)).unwrap();
+        let parent = match at {
+            Some(m) => m.to_string(),
+            None => s.id_string(s.leaf().unwrap()),
+        };
+        s.write_reply(Some(&parent), "x").unwrap().unwrap();
+        let target = if at.is_none() && case == "leaf-qa" {
+            src.to_string()
+        } else {
+            // The newest session: the fork.
+            let c = rusqlite::Connection::open(&p).unwrap();
+            c.query_row("SELECT id FROM session ORDER BY time_created DESC LIMIT 1", [], |r| r.get(0))
+                .unwrap()
+        };
+        let want = rows_of(&accepted_db, written[case].as_str().unwrap());
+        let got = rows_of(&p, &target);
+        assert_eq!(got.0, want.0, "{case}: messages");
+        assert_eq!(got.1, want.1, "{case}: parts");
+        assert_eq!(got.2, want.2, "{case}: the session's null columns");
+    }
+}
