@@ -40,7 +40,7 @@
 //! contexts, count usage and write (`render`, `context`, `usage`, `write`) read it.
 
 use super::db::{self, DbError, Signature};
-use super::line::{line_of, rows_hash};
+use super::line::{Extra, line_of, rows_hash};
 use super::store::{self, Fingerprint, MessageRec, Origin, ProjectRow, SessionRow, Snapshot};
 use crate::model::core::agent::SourcesMoved;
 use crate::model::core::id::IdKey;
@@ -298,6 +298,8 @@ struct Planned<'a> {
     rec: &'a MessageRec,
     parent: Option<String>,
     part: Part,
+    /// What its line holds besides its rows.
+    extra: Extra,
 }
 
 /// The role of a message's data, whether it is a compaction request (a user message
@@ -360,6 +362,7 @@ fn plan(snap: &Snapshot) -> (Vec<Planned<'_>>, Vec<Subagent>) {
             rec: m,
             parent: prev.map(str::to_string),
             part: Part::Main,
+            extra: Extra::None,
         });
         prev = Some(&m.id);
     }
@@ -379,10 +382,15 @@ fn plan(snap: &Snapshot) -> (Vec<Planned<'_>>, Vec<Subagent>) {
                     None => true,
                 },
             });
+            let seq = match m.origin {
+                Origin::Deleted { removed_seq } => removed_seq,
+                Origin::Row => 0,
+            };
             out.push(Planned {
                 rec: m,
                 parent: parent.map(|n| n.id.clone()),
                 part: Part::Deleted,
+                extra: Extra::Deleted(seq),
             });
         }
     }
@@ -407,11 +415,16 @@ fn plan(snap: &Snapshot) -> (Vec<Planned<'_>>, Vec<Subagent>) {
             spawned_by: spawned_by.clone(),
         });
         let mut prev = spawned_by;
-        for m in &rows.messages {
+        for (j, m) in rows.messages.iter().enumerate() {
             out.push(Planned {
                 rec: m,
                 parent: prev.clone(),
                 part: Part::Subagent(k.min(u16::MAX as usize) as u16),
+                extra: if j == 0 {
+                    Extra::Subagent(rows.row.id.clone(), rows.row.title.clone())
+                } else {
+                    Extra::None
+                },
             });
             prev = Some(m.id.clone());
         }
@@ -424,17 +437,18 @@ impl OpencodeSession {
     /// Everything indexed is in `snap` with the same parent (`sources_moved` made
     /// sure, or this is the first read).
     fn apply(&mut self, s: &mut Session, snap: Snapshot) -> Result<(), LoadError> {
+        let first_read = self.by_msg.is_empty();
         let (planned, subs) = plan(&snap);
         let mut pending: Vec<(usize, String, Role, &'static str, bool)> = Vec::new();
         // (planned index, line, role, kind name, damaged) for new and changed ones.
         for (k, p) in planned.iter().enumerate() {
-            let h = rows_hash(p.rec);
+            let h = rows_hash(p.rec, &p.extra);
             if let Some(&i) = self.by_msg.get(&p.rec.id)
                 && self.metas[i as usize].hash == h
             {
                 continue;
             }
-            let (line, damaged) = line_of(p.rec);
+            let (line, damaged) = line_of(p.rec, &p.extra);
             let (role, kind) = classify(p.rec);
             pending.push((k, line, role, kind, damaged));
         }
@@ -458,7 +472,7 @@ impl OpencodeSession {
                     role,
                     created: p.rec.time_created,
                     parent: p.parent.clone(),
-                    hash: rows_hash(p.rec),
+                    hash: rows_hash(p.rec, &p.extra),
                     damaged,
                 };
                 match self.by_msg.get(&p.rec.id) {
@@ -502,7 +516,20 @@ impl OpencodeSession {
         s.header.session_id = self.sid.clone();
         s.header.timestamp_ms = self.row.time_created;
         self.project = snap.project.clone();
-        self.revert = revert_message(&self.row);
+        let revert = revert_message(&self.row);
+        if revert != self.revert && !first_read {
+            // The messages hidden by an /undo say so: those from the first message the
+            // old or the new revert names on show something else now.
+            let at = |r: &Option<String>| r.as_ref().and_then(|m| self.by_msg.get(m)).copied();
+            if let Some(from) = [at(&self.revert), at(&revert)].into_iter().flatten().min() {
+                for i in from..s.entries().len() as u32 {
+                    if self.metas[i as usize].part == Part::Main {
+                        s.entry_changed(i);
+                    }
+                }
+            }
+        }
+        self.revert = revert;
         self.name = self.row.title.clone();
         self.session_json = super::info::session_json(&self.row, self.project.as_ref());
         self.forks = super::forks::Family::read(&self.db, &self.row, &snap);

@@ -15,6 +15,13 @@
 //! a JSON object (a damaged row, §10) cannot be spliced: the message's `info` is its
 //! ids alone and the text is kept as a string under `"damaged"`; such a part is kept
 //! the same way in `"damagedParts"`.
+//!
+//! What the mount shows of a message because of where it is, when the rows of other
+//! sessions say it, goes into the line too ([`Extra`]), so that everything a KIND file
+//! shows is in its line or made up by the renderer (what `sessionfs grep`'s prefilter
+//! relies on): `"deleted"` for a message opencode deleted (from its event log),
+//! `"subagent"` (the subagent's session id and title) on the first message of a
+//! subagent's session.
 
 use super::store::MessageRec;
 use serde_json::Value;
@@ -55,8 +62,19 @@ fn splice(out: &mut String, ids: &[(&str, &str)], obj: &str) {
     out.push('}');
 }
 
+/// What a message's line holds besides its rows (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Extra {
+    #[default]
+    None,
+    /// Deleted by opencode (the `seq` of its removal in the event log).
+    Deleted(i64),
+    /// The first message of a subagent's session: its id and title.
+    Subagent(String, String),
+}
+
 /// The line of message `m` (see the module docs), and whether its data was damaged.
-pub fn line_of(m: &MessageRec) -> (String, bool) {
+pub fn line_of(m: &MessageRec, extra: &Extra) -> (String, bool) {
     let mut out = String::with_capacity(
         m.data.len() + m.parts.iter().map(|p| p.data.len() + 96).sum::<usize>() + 96,
     );
@@ -91,6 +109,17 @@ pub fn line_of(m: &MessageRec) -> (String, bool) {
         }
     }
     out.push(']');
+    match extra {
+        Extra::None => {}
+        Extra::Deleted(seq) => out.push_str(&format!(",\"deleted\":{{\"removedSeq\":{seq}}}")),
+        Extra::Subagent(id, title) => {
+            out.push_str(",\"subagent\":{\"id\":");
+            push_json_str(&mut out, id);
+            out.push_str(",\"title\":");
+            push_json_str(&mut out, title);
+            out.push('}');
+        }
+    }
     if info.is_none() {
         out.push_str(",\"damaged\":");
         push_json_str(&mut out, &m.data);
@@ -114,8 +143,9 @@ pub fn line_of(m: &MessageRec) -> (String, bool) {
 }
 
 /// A hash of what a message's line is made of: equal hashes, equal lines.
-pub fn rows_hash(m: &MessageRec) -> u64 {
+pub fn rows_hash(m: &MessageRec, extra: &Extra) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
+    extra.hash(&mut h);
     m.id.hash(&mut h);
     m.session_id.hash(&mut h);
     m.data.hash(&mut h);
@@ -157,7 +187,7 @@ mod tests {
         let (l, bad) = line_of(&msg(
             r#"{"role":"user","time":{"created":1}}"#,
             &[r#"{"type":"text","text":"a\u00e9\"b"}"#, "{}"],
-        ));
+        ), &Extra::None);
         assert!(!bad);
         assert_eq!(
             l,
@@ -169,7 +199,10 @@ mod tests {
 
     #[test]
     fn damaged_rows_are_kept_as_text() {
-        let (l, bad) = line_of(&msg("{not json", &["[1]", r#"{"type":"text","text":"x"}"#]));
+        let (l, bad) = line_of(
+            &msg("{not json", &["[1]", r#"{"type":"text","text":"x"}"#]),
+            &Extra::None,
+        );
         assert!(bad);
         let v: Value = serde_json::from_str(&l).unwrap();
         assert_eq!(v["info"]["id"], "msg_1");

@@ -218,20 +218,26 @@ fn tool_text(p: &Value, n_image: &mut usize) -> String {
     out
 }
 
-/// What is particular to where entry `i` is (see the module docs), as a first line.
-fn where_note(a: &OpencodeSession, s: &Session, i: u32) -> Option<String> {
-    let m = a.meta(i);
-    match m.part {
-        Part::Deleted => Some(
+/// What is particular to where entry `i` (whose line is `v`) is (see the module
+/// docs), as a first line: from the line where the line says it.
+fn where_note(a: &OpencodeSession, i: u32, v: &Value) -> Option<String> {
+    if v.get("deleted").is_some() {
+        return Some(
             "[deleted by opencode: an /undo, then a new prompt, removed this message; shown \
              from opencode's event log; no agent can continue from it]"
                 .into(),
-        ),
-        Part::Subagent(k) => {
-            let sub = a.subagents.get(k as usize)?;
-            let first = s.parent(i).is_none_or(|p| a.meta(p).session_id != m.session_id);
-            first.then(|| format!("[subagent session {}: {}]", sub.id, sub.title))
-        }
+        );
+    }
+    if let Some(sub) = v.get("subagent") {
+        return Some(format!(
+            "[subagent session {}: {}]",
+            st(sub, "id"),
+            st(sub, "title")
+        ));
+    }
+    let m = a.meta(i);
+    match m.part {
+        Part::Deleted | Part::Subagent(_) => None,
         Part::Main => {
             let r = a.revert_message()?;
             let ri = a.entry_of(r)?;
@@ -245,7 +251,7 @@ fn where_note(a: &OpencodeSession, s: &Session, i: u32) -> Option<String> {
 }
 
 /// The KIND file and images of entry `i`, whose line is `v`.
-pub fn render(a: &OpencodeSession, s: &Session, i: u32, v: &Value) -> (String, Vec<Image>) {
+pub fn render(a: &OpencodeSession, _s: &Session, i: u32, v: &Value) -> (String, Vec<Image>) {
     let info = v.get("info").cloned().unwrap_or(Value::Null);
     let parts: Vec<Value> = v
         .get("parts")
@@ -253,7 +259,7 @@ pub fn render(a: &OpencodeSession, s: &Session, i: u32, v: &Value) -> (String, V
         .cloned()
         .unwrap_or_default();
     let mut chunks: Vec<String> = Vec::new();
-    if let Some(n) = where_note(a, s, i) {
+    if let Some(n) = where_note(a, i, v) {
         chunks.push(n);
     }
     if let Some(d) = v.get("damaged").and_then(Value::as_str) {
@@ -314,7 +320,7 @@ pub fn preview(a: &OpencodeSession, s: &Session, i: u32, v: &Value) -> String {
     let mut bits: Vec<String> = Vec::new();
     match a.meta(i).part {
         Part::Deleted => bits.push("[deleted]".into()),
-        Part::Subagent(_) if where_note(a, s, i).is_some() => bits.push("[subagent]".into()),
+        Part::Subagent(_) if v.get("subagent").is_some() => bits.push("[subagent]".into()),
         _ => {}
     }
     if let Some(e) = info.get("error").filter(|e| !e.is_null()) {
