@@ -40,9 +40,10 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::pi::search::PI_V1,
         &crate::model::claude::search::CLAUDE,
         &crate::model::codex::search::CODEX,
+        &crate::model::opencode::search::OPENCODE,
     ],
     detect: search_detect,
-    known: crate::model::codex::search::known,
+    known: search_known,
     begin: crate::model::codex::search::begin,
 };
 
@@ -52,4 +53,10 @@ fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
     crate::model::pi::search::detect(line, head)
         .or_else(|| crate::model::codex::search::detect(line, head))
         .or_else(|| crate::model::claude::search::detect(line, head))
+        .or_else(|| crate::model::opencode::search::detect(line, head))
+}
+
+/// The rules of a file its name (and what was read of it) already say.
+fn search_known(path: &Path) -> Option<&'static crate::model::core::grep::Rules> {
+    crate::model::codex::search::known(path).or_else(|| crate::model::opencode::search::known(path))
 }

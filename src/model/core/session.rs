@@ -968,15 +968,6 @@ impl Session {
         (e.file, e.offset, e.len) = (file, offset, len);
     }
 
-    /// What entry `i` shows changed though its bytes did not (it depends on the
-    /// session: a message an `/undo` now hides): the next [`Change`] lists it in
-    /// [`Change::rewritten`], as [`Session::rewrite_entry`] does.
-    pub fn entry_changed(&mut self, i: u32) {
-        if (i as usize) < self.entries.len() {
-            self.rewritten.push(i);
-        }
-    }
-
     /// Entry `i` was rewritten in place by its agent (a database row updated): its
     /// bytes are now `len` bytes at `offset` of source `file`, its kind `kind`; its id,
     /// parent and place in the tree stay. The next [`Change`] lists it in

@@ -357,12 +357,18 @@ fn plan(snap: &Snapshot) -> (Vec<Planned<'_>>, Vec<Subagent>) {
     let mut out = Vec::new();
     let main = &snap.main;
     let mut prev: Option<&str> = None;
-    for m in &main.messages {
+    let hidden_from = revert_message(&main.row)
+        .and_then(|r| main.messages.iter().position(|m| m.id == r))
+        .unwrap_or(usize::MAX);
+    for (k, m) in main.messages.iter().enumerate() {
         out.push(Planned {
             rec: m,
             parent: prev.map(str::to_string),
             part: Part::Main,
-            extra: Extra::None,
+            extra: Extra {
+                hidden: k >= hidden_from,
+                ..Extra::default()
+            },
         });
         prev = Some(&m.id);
     }
@@ -390,7 +396,10 @@ fn plan(snap: &Snapshot) -> (Vec<Planned<'_>>, Vec<Subagent>) {
                 rec: m,
                 parent: parent.map(|n| n.id.clone()),
                 part: Part::Deleted,
-                extra: Extra::Deleted(seq),
+                extra: Extra {
+                    deleted: Some(seq),
+                    ..Extra::default()
+                },
             });
         }
     }
@@ -420,10 +429,9 @@ fn plan(snap: &Snapshot) -> (Vec<Planned<'_>>, Vec<Subagent>) {
                 rec: m,
                 parent: prev.clone(),
                 part: Part::Subagent(k.min(u16::MAX as usize) as u16),
-                extra: if j == 0 {
-                    Extra::Subagent(rows.row.id.clone(), rows.row.title.clone())
-                } else {
-                    Extra::None
+                extra: Extra {
+                    subagent: (j == 0).then(|| (rows.row.id.clone(), rows.row.title.clone())),
+                    ..Extra::default()
                 },
             });
             prev = Some(m.id.clone());
@@ -437,7 +445,6 @@ impl OpencodeSession {
     /// Everything indexed is in `snap` with the same parent (`sources_moved` made
     /// sure, or this is the first read).
     fn apply(&mut self, s: &mut Session, snap: Snapshot) -> Result<(), LoadError> {
-        let first_read = self.by_msg.is_empty();
         let (planned, subs) = plan(&snap);
         let mut pending: Vec<(usize, String, Role, &'static str, bool)> = Vec::new();
         // (planned index, line, role, kind name, damaged) for new and changed ones.
@@ -517,18 +524,6 @@ impl OpencodeSession {
         s.header.timestamp_ms = self.row.time_created;
         self.project = snap.project.clone();
         let revert = revert_message(&self.row);
-        if revert != self.revert && !first_read {
-            // The messages hidden by an /undo say so: those from the first message the
-            // old or the new revert names on show something else now.
-            let at = |r: &Option<String>| r.as_ref().and_then(|m| self.by_msg.get(m)).copied();
-            if let Some(from) = [at(&self.revert), at(&revert)].into_iter().flatten().min() {
-                for i in from..s.entries().len() as u32 {
-                    if self.metas[i as usize].part == Part::Main {
-                        s.entry_changed(i);
-                    }
-                }
-            }
-        }
         self.revert = revert;
         self.name = self.row.title.clone();
         self.session_json = super::info::session_json(&self.row, self.project.as_ref());

@@ -21,7 +21,9 @@
 //! shows is in its line or made up by the renderer (what `sessionfs grep`'s prefilter
 //! relies on): `"deleted"` for a message opencode deleted (from its event log),
 //! `"subagent"` (the subagent's session id and title) on the first message of a
-//! subagent's session.
+//! subagent's session, `"hidden":true` on a message a pending `/undo` hides (the
+//! session's `revert`: when it moves, the lines of the messages it hid or hides are
+//! written again).
 
 use super::store::MessageRec;
 use serde_json::Value;
@@ -64,13 +66,13 @@ fn splice(out: &mut String, ids: &[(&str, &str)], obj: &str) {
 
 /// What a message's line holds besides its rows (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub enum Extra {
-    #[default]
-    None,
+pub struct Extra {
     /// Deleted by opencode (the `seq` of its removal in the event log).
-    Deleted(i64),
+    pub deleted: Option<i64>,
     /// The first message of a subagent's session: its id and title.
-    Subagent(String, String),
+    pub subagent: Option<(String, String)>,
+    /// Hidden by a pending `/undo`.
+    pub hidden: bool,
 }
 
 /// The line of message `m` (see the module docs), and whether its data was damaged.
@@ -109,16 +111,18 @@ pub fn line_of(m: &MessageRec, extra: &Extra) -> (String, bool) {
         }
     }
     out.push(']');
-    match extra {
-        Extra::None => {}
-        Extra::Deleted(seq) => out.push_str(&format!(",\"deleted\":{{\"removedSeq\":{seq}}}")),
-        Extra::Subagent(id, title) => {
-            out.push_str(",\"subagent\":{\"id\":");
-            push_json_str(&mut out, id);
-            out.push_str(",\"title\":");
-            push_json_str(&mut out, title);
-            out.push('}');
-        }
+    if let Some(seq) = extra.deleted {
+        out.push_str(&format!(",\"deleted\":{{\"removedSeq\":{seq}}}"));
+    }
+    if let Some((id, title)) = &extra.subagent {
+        out.push_str(",\"subagent\":{\"id\":");
+        push_json_str(&mut out, id);
+        out.push_str(",\"title\":");
+        push_json_str(&mut out, title);
+        out.push('}');
+    }
+    if extra.hidden {
+        out.push_str(",\"hidden\":true");
     }
     if info.is_none() {
         out.push_str(",\"damaged\":");
@@ -187,7 +191,7 @@ mod tests {
         let (l, bad) = line_of(&msg(
             r#"{"role":"user","time":{"created":1}}"#,
             &[r#"{"type":"text","text":"a\u00e9\"b"}"#, "{}"],
-        ), &Extra::None);
+        ), &Extra::default());
         assert!(!bad);
         assert_eq!(
             l,
@@ -201,7 +205,7 @@ mod tests {
     fn damaged_rows_are_kept_as_text() {
         let (l, bad) = line_of(
             &msg("{not json", &["[1]", r#"{"type":"text","text":"x"}"#]),
-            &Extra::None,
+            &Extra::default(),
         );
         assert!(bad);
         let v: Value = serde_json::from_str(&l).unwrap();

@@ -35,6 +35,7 @@ pub mod info;
 pub mod line;
 pub mod messages;
 pub mod render;
+pub mod search;
 pub mod store;
 pub mod usage;
 pub mod write;

@@ -220,7 +220,7 @@ fn tool_text(p: &Value, n_image: &mut usize) -> String {
 
 /// What is particular to where entry `i` (whose line is `v`) is (see the module
 /// docs), as a first line: from the line where the line says it.
-fn where_note(a: &OpencodeSession, i: u32, v: &Value) -> Option<String> {
+fn where_note(v: &Value) -> Option<String> {
     if v.get("deleted").is_some() {
         return Some(
             "[deleted by opencode: an /undo, then a new prompt, removed this message; shown \
@@ -235,23 +235,15 @@ fn where_note(a: &OpencodeSession, i: u32, v: &Value) -> Option<String> {
             st(sub, "title")
         ));
     }
-    let m = a.meta(i);
-    match m.part {
-        Part::Deleted | Part::Subagent(_) => None,
-        Part::Main => {
-            let r = a.revert_message()?;
-            let ri = a.entry_of(r)?;
-            (i >= ri && a.meta(ri).part == Part::Main).then(|| {
-                "[hidden by /undo: opencode deletes this message at the next prompt \
-                 (/redo brings it back)]"
-                    .to_string()
-            })
-        }
-    }
+    (v.get("hidden") == Some(&Value::Bool(true))).then(|| {
+        "[hidden by /undo: opencode deletes this message at the next prompt (/redo brings \
+         it back)]"
+            .to_string()
+    })
 }
 
 /// The KIND file and images of entry `i`, whose line is `v`.
-pub fn render(a: &OpencodeSession, _s: &Session, i: u32, v: &Value) -> (String, Vec<Image>) {
+pub fn render(_a: &OpencodeSession, _s: &Session, _i: u32, v: &Value) -> (String, Vec<Image>) {
     let info = v.get("info").cloned().unwrap_or(Value::Null);
     let parts: Vec<Value> = v
         .get("parts")
@@ -259,7 +251,7 @@ pub fn render(a: &OpencodeSession, _s: &Session, i: u32, v: &Value) -> (String, 
         .cloned()
         .unwrap_or_default();
     let mut chunks: Vec<String> = Vec::new();
-    if let Some(n) = where_note(a, i, v) {
+    if let Some(n) = where_note(v) {
         chunks.push(n);
     }
     if let Some(d) = v.get("damaged").and_then(Value::as_str) {
