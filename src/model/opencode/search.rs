@@ -41,16 +41,16 @@ const DELETED: &[Trigger] = &[m(r#""deleted":\{"#)];
 const SUBAGENT: &[Trigger] = &[m(r#""subagent":\{"#)];
 const DAMAGED: &[Trigger] = &[m(r#""damaged":"#)];
 const DAMAGED_PARTS: &[Trigger] = &[m(r#""damagedParts":"#)];
-const ERROR: &[Trigger] = &[m(r#""error":"#)];
-const SUMMARY: &[Trigger] = &[m(r#""summary":true"#)];
-const SYNTHETIC: &[Trigger] = &[m(r#""synthetic":true"#)];
-const IGNORED: &[Trigger] = &[m(r#""ignored":true"#)];
+const ERROR: &[Trigger] = &[m(r#""error""#)];
+const SUMMARY: &[Trigger] = &[m(r#""summary""#)];
+const SYNTHETIC: &[Trigger] = &[m(r#""synthetic""#)];
+const IGNORED: &[Trigger] = &[m(r#""ignored""#)];
 const REASONING: &[Trigger] = &[m(r#""reasoning""#)];
-const DATA_URL: &[Trigger] = &[m(r#""url":"data:"#)];
+const DATA_URL: &[Trigger] = &[m(r#""data:"#)];
 const FILE: &[Trigger] = &[m(r#""file""#)];
 const TOOL: &[Trigger] = &[m(r#""tool""#)];
-const EXIT: &[Trigger] = &[m(r#""exit":"#)];
-const COMPACTED: &[Trigger] = &[m(r#""compacted":"#)];
+const EXIT: &[Trigger] = &[m(r#""exit""#)];
+const COMPACTED: &[Trigger] = &[m(r#""compacted""#)];
 const COMPACTION: &[Trigger] = &[m(r#""compaction""#)];
 const PATCH: &[Trigger] = &[m(r#""patch""#)];
 const SUBTASK: &[Trigger] = &[m(r#""subtask""#)];
@@ -144,10 +144,10 @@ pub static OPENCODE: Rules = Rules {
     name: "opencode",
     decorations: DECORATIONS,
     // An image's number and size.
-    derived_numbers: &[m(r#""url":"data:"#), m(r#""type":"file""#)],
+    derived_numbers: &[m(r#""data:"#), m(r#""file""#)],
     derived_ids: false,
     always: &[],
-    binary_content: &[m(r#""url":"data:image/"#)],
+    binary_content: &[m(r#""data:"#)],
     line_content: None,
     side_files: None,
     parent_text: false,
