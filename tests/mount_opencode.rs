@@ -14,6 +14,7 @@ use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -43,7 +44,8 @@ fn expected_of(point: &Value) -> Value {
         let probe = req["probe"].as_str().unwrap();
         let mut msgs = req["messages"].clone();
         let content = msgs[0]["content"].as_str().unwrap().to_string();
-        msgs[0]["content"] = Value::String(content.replacen(&format!("\n\n[User]: {probe}"), "", 1));
+        msgs[0]["content"] =
+            Value::String(content.replacen(&format!("\n\n[User]: {probe}"), "", 1));
         return msgs;
     }
     point["messages"].clone()
@@ -245,7 +247,10 @@ fn a_subagent_reads_inside_the_session_that_ran_it() {
     for (p, point) in want {
         let file = if p.starts_with("ses_") {
             // The subagent's last message.
-            format!(".id/{}/context.json", point["point"]["message"].as_str().unwrap())
+            format!(
+                ".id/{}/context.json",
+                point["point"]["message"].as_str().unwrap()
+            )
         } else {
             format!(".id/{p}/context.json")
         };
@@ -258,7 +263,10 @@ fn a_subagent_reads_inside_the_session_that_ran_it() {
     assert_eq!(link_id(&sdir.join(".id").join(first).join("parent")), task);
     assert_eq!(try_ls(&sdir.join("branches")).unwrap().len(), 1);
     let user = fs::read_to_string(sdir.join(".id").join(first).join("user")).unwrap();
-    assert!(user.starts_with(&format!("[subagent session {SUB_CHILD}")), "{user}");
+    assert!(
+        user.starts_with(&format!("[subagent session {SUB_CHILD}")),
+        "{user}"
+    );
     // Its requests count where it was spawned.
     let cost = fs::read_to_string(sdir.join("cost")).unwrap();
     assert!(cost.starts_with("session: tokens "), "{cost}");
@@ -275,12 +283,18 @@ fn undo_forks_names_and_session_json() {
     let branches = try_ls(&tui.join("branches")).unwrap();
     assert_eq!(
         branches,
-        vec!["msg_245229c03001i0JGVVYGeBnAkn", "msg_245236f80001SgNXB0JD3jyczy"]
+        vec![
+            "msg_245229c03001i0JGVVYGeBnAkn",
+            "msg_245236f80001SgNXB0JD3jyczy"
+        ]
     );
     let deleted = tui.join(".id/msg_245229be60014VwPX8KUOT9qAy/user");
     let text = fs::read_to_string(&deleted).unwrap();
     assert!(text.starts_with("[deleted by opencode"), "{text}");
-    assert_eq!(fs::read_to_string(tui.join("name")).unwrap(), "Renamed in the TUI\n");
+    assert_eq!(
+        fs::read_to_string(tui.join("name")).unwrap(),
+        "Renamed in the TUI\n"
+    );
     let sj: Value = serde_json::from_slice(&fs::read(tui.join("session.json")).unwrap()).unwrap();
     assert_eq!(sj["id"], TUI);
     assert_eq!(sj["project"]["worktree"], "/home/dev/src/tui");
@@ -289,7 +303,10 @@ fn undo_forks_names_and_session_json() {
     assert!(tree.contains("compaction: [compaction]"), "{tree}");
     // A pending /undo: the leaf is the message before the revert.
     let undo = m.mnt.join("-home-dev-src-tuiundo").join(TUIUNDO);
-    assert_eq!(link_id(&undo.join("leaf")), "msg_245247aff001Mi8idqx3FjqJxN");
+    assert_eq!(
+        link_id(&undo.join("leaf")),
+        "msg_245247aff001Mi8idqx3FjqJxN"
+    );
     // A fork links to where it came from, and its source lists it.
     let qa = m.mnt.join("-home-dev-src-qa");
     let from = qa.join(QA_FORK).join("forked-from");
@@ -305,12 +322,20 @@ fn undo_forks_names_and_session_json() {
     // The readable context: what opencode adds first, then the messages.
     let ctx = fs::read_to_string(qa.join(QA).join("leaf/context")).unwrap();
     assert!(ctx.starts_with("[system]\n"), "{ctx}");
-    assert!(ctx.contains("[tools] bash, edit, glob, grep, read, skill, task, todowrite, webfetch, write"), "{ctx}");
+    assert!(
+        ctx.contains(
+            "[tools] bash, edit, glob, grep, read, skill, task, todowrite, webfetch, write"
+        ),
+        "{ctx}"
+    );
     assert!(ctx.contains("## user\n\"[[QA1]] What is 2+2?\"\n"), "{ctx}");
     // Where opencode compacts first, the context says so.
     let cmp = m.mnt.join("-home-dev-src-compact/ses_dbae387fdffeiNDOydtH0BXklh/.id/msg_2451c91a0001J2WkRCzSeMjcA2/context");
     let text = fs::read_to_string(cmp).unwrap();
-    assert!(text.starts_with("[opencode compacts first: the last answer used 97006 tokens"), "{text}");
+    assert!(
+        text.starts_with("[opencode compacts first: the last answer used 97006 tokens"),
+        "{text}"
+    );
 }
 
 /// Opens a write of `path` as a shell's `>` does: the errno of a refusal at `open`.
@@ -364,8 +389,10 @@ fn replies_are_written_as_opencode_writes_them() {
     assert_eq!(d["time"]["created"].as_i64().unwrap(), updated);
     // It shows as the new leaf.
     assert!(wait_until(DEADLINE, || {
-        fs::read_link(qa.join(QA).join("leaf"))
-            .is_ok_and(|l| l.to_string_lossy().ends_with(after.last().unwrap().as_str()))
+        fs::read_link(qa.join(QA).join("leaf")).is_ok_and(|l| {
+            l.to_string_lossy()
+                .ends_with(after.last().unwrap().as_str())
+        })
     }));
     // Earlier: a fork, beside it; the source unchanged.
     let n = try_ls(&qa).unwrap().len();
@@ -388,7 +415,8 @@ fn replies_are_written_as_opencode_writes_them() {
         "Arithmetic questions (fork #1)\n"
     );
     let ctx: Value =
-        serde_json::from_slice(&fs::read(qa.join(&fork).join("leaf/context.json")).unwrap()).unwrap();
+        serde_json::from_slice(&fs::read(qa.join(&fork).join("leaf/context.json")).unwrap())
+            .unwrap();
     assert_eq!(
         ctx,
         serde_json::json!([
@@ -397,8 +425,10 @@ fn replies_are_written_as_opencode_writes_them() {
             {"role": "user", "content": "[[EARLY]] Again from the first answer."}
         ])
     );
-    assert!(readlink(&qa.join(&fork).join("forked-from"))
-        .ends_with(&format!("{QA}/.id/msg_245173073001D9R3UeZhqJCJeW")));
+    assert!(
+        readlink(&qa.join(&fork).join("forked-from"))
+            .ends_with(&format!("{QA}/.id/msg_245173073001D9R3UeZhqJCJeW"))
+    );
 }
 
 #[test]
@@ -414,6 +444,12 @@ fn what_cannot_be_written_fails_at_open() {
     );
     // The root: a session starts with `opencode run`.
     assert_eq!(open_errno(&tui.join("reply")), Some(libc::EOPNOTSUPP));
+    // The name is opencode's title: read-only, refused where the shell shows it.
+    assert_eq!(open_errno(&tui.join("name")), Some(libc::EOPNOTSUPP));
+    assert_eq!(
+        fs::metadata(tui.join("name")).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
     // A subagent's message.
     let sub = m.mnt.join("-home-dev-src-sub").join(SUB);
     assert_eq!(
@@ -485,9 +521,8 @@ fn rows_opencode_writes_while_mounted_show_up() {
         rusqlite::params![pu, u, QA, now, r#"{"type":"text","text":"live question"}"#],
     )
     .unwrap();
-    let leaf_is = |id: &str| {
-        fs::read_link(qa.join("leaf")).is_ok_and(|l| l.to_string_lossy().ends_with(id))
-    };
+    let leaf_is =
+        |id: &str| fs::read_link(qa.join("leaf")).is_ok_and(|l| l.to_string_lossy().ends_with(id));
     assert!(wait_until(DEADLINE, || leaf_is(&u)));
     let adata = format!(
         r#"{{"parentID":"{u}","role":"assistant","mode":"build","agent":"build","path":{{"cwd":"/home/dev/src/qa","root":"/home/dev/src/qa"}},"cost":0,"tokens":{{"input":0,"output":0,"reasoning":0,"cache":{{"read":0,"write":0}}}},"modelID":"fake-model","providerID":"fake","time":{{"created":{}}}}}"#,
@@ -509,7 +544,11 @@ fn rows_opencode_writes_while_mounted_show_up() {
     // The part grows in place (the same row, rewritten).
     c.execute(
         "UPDATE part SET data = ?1, time_updated = ?2 WHERE id = ?3",
-        rusqlite::params![r#"{"type":"text","text":"streamed, then more"}"#, now + 2, pa],
+        rusqlite::params![
+            r#"{"type":"text","text":"streamed, then more"}"#,
+            now + 2,
+            pa
+        ],
     )
     .unwrap();
     assert!(wait_until(DEADLINE, || fs::read_to_string(&kind)
@@ -537,18 +576,31 @@ fn a_home_the_data_folder_one_session_and_the_every_agent_mount() {
         home_copy(dir.path(), "samples");
         let src = dir.path().join(rel);
         let m = Mount::sessions_dir(dir, Some(&src), &[], &[]);
-        assert!(try_ls(&m.mnt).unwrap().contains(&"-home-dev-src-qa".to_string()), "{rel}");
+        assert!(
+            try_ls(&m.mnt)
+                .unwrap()
+                .contains(&"-home-dev-src-qa".to_string()),
+            "{rel}"
+        );
     }
     // One session of the database, alone.
     let dir = tempdir();
     let db = home_copy(dir.path(), "samples");
     let m = Mount::start(dir, db.join(QA), &[]);
-    assert_eq!(fs::read_to_string(m.mnt.join("name")).unwrap(), "Arithmetic questions\n");
-    assert_eq!(link_id(&m.mnt.join("leaf")), "msg_2451820c1001lwr11tSyGYxacp");
+    assert_eq!(
+        fs::read_to_string(m.mnt.join("name")).unwrap(),
+        "Arithmetic questions\n"
+    );
+    assert_eq!(
+        link_id(&m.mnt.join("leaf")),
+        "msg_2451820c1001lwr11tSyGYxacp"
+    );
     // ...followed live.
     sh("echo 'and more' > leaf/reply", &m.mnt).ok();
-    assert!(wait_until(DEADLINE, || fs::read_to_string(m.mnt.join("tree"))
-        .is_ok_and(|t| t.contains("and more"))));
+    assert!(wait_until(DEADLINE, || fs::read_to_string(
+        m.mnt.join("tree")
+    )
+    .is_ok_and(|t| t.contains("and more"))));
     drop(m);
     // The every-agent mount: opencode/ beside the others, found at its default place
     // (HOME) and through OPENCODE_DB.
@@ -571,7 +623,10 @@ fn a_home_the_data_folder_one_session_and_the_every_agent_mount() {
     );
     assert!(try_ls(&m.mnt).unwrap().contains(&"opencode".to_string()));
     let qa = m.mnt.join("opencode/-home-dev-src-qa").join(QA);
-    assert_eq!(fs::read_to_string(qa.join("name")).unwrap(), "Arithmetic questions\n");
+    assert_eq!(
+        fs::read_to_string(qa.join("name")).unwrap(),
+        "Arithmetic questions\n"
+    );
     drop(m);
     let dir = tempdir();
     let moved = dir.path().join("elsewhere.db");
@@ -591,7 +646,13 @@ fn a_home_the_data_folder_one_session_and_the_every_agent_mount() {
         ],
     );
     assert_eq!(try_ls(&m.mnt).unwrap(), vec!["opencode"]);
-    assert!(m.mnt.join("opencode/-home-dev-src-qa").join(QA).join("leaf").exists());
+    assert!(
+        m.mnt
+            .join("opencode/-home-dev-src-qa")
+            .join(QA)
+            .join("leaf")
+            .exists()
+    );
     let _ = Duration::ZERO;
 }
 

@@ -1271,7 +1271,7 @@ impl SessionView {
             Node::Name => file(
                 Self::name_bytes(s).len() as u64,
                 time_of(last_ts),
-                rw,
+                if s.name_writable() { rw } else { 0o444 },
                 SHORT,
             ),
             // Drawing the tree means reading every entry of the session: not something
@@ -1767,6 +1767,9 @@ impl SessionView {
                 }
 
                 Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
+                Node::Name if !st.s.name_writable() && !self.opts.read_only => {
+                    return Err(Error::Io(libc::EOPNOTSUPP));
+                }
                 Node::Name => WriteTarget::Name,
                 Node::E(idx, Slot::Fork) => {
                     let idx = *idx;
@@ -2388,7 +2391,12 @@ impl SessionView {
                 Some(made) => (s.id_string(idx), None, 0, Some(made)),
                 None => {
                     let planned = fork::plan(s, idx, &fork::Fresh::random(s.format()));
-                    (s.id_string(idx), Some(planned), fork::mode_of(s.format()), None)
+                    (
+                        s.id_string(idx),
+                        Some(planned),
+                        fork::mode_of(s.format()),
+                        None,
+                    )
                 }
             }
         };

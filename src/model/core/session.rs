@@ -248,6 +248,17 @@ impl Entry {
 /// them while it scans ([`Session::add_source`]); an entry names its source in
 /// [`Entry::file`], and [`Session::entry_bytes`] reads its line from there, by the
 /// same byte offsets whatever the source's representation.
+///
+/// A session with no file of its own (rows of a database, named `DB/ID`: see
+/// [`AgentTable::member`]) is bytes in memory only: its agent writes each record as a
+/// line into [`SourceData::Bytes`] sources and its entries index those. The core
+/// needs nothing else to show it, search it or cache what it rendered; what a file
+/// of lines never does, a record changing in place, is [`Session::rewrite_entry`].
+/// Why bytes and not a new kind of source that reads rows: every reader of an entry
+/// (render, `entry.json`, grep's prefilter, the fork and usage code) takes a line of
+/// JSON, and a row's `data` is JSON already; one line per record keeps them all
+/// agent-neutral, for a cost of about the rows' size for a session in use (and
+/// nothing for the sessions only listed).
 #[derive(Debug, Clone)]
 pub struct Source {
     pub data: SourceData,
@@ -1076,6 +1087,11 @@ impl Session {
     /// Whether labels can be set through the mount ([`Agent::labels_writable`]).
     pub fn labels_writable(&self) -> bool {
         self.agent.labels_writable()
+    }
+
+    /// Whether `name` can be written through the mount ([`Agent::name_writable`]).
+    pub fn name_writable(&self) -> bool {
+        self.agent.name_writable()
     }
 
     /// Whether the session writes in a folder beside its file
@@ -2118,6 +2134,13 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     /// Pi's label entries). An agent without labels shows `labels/` empty and read-only.
     fn labels_writable(&self) -> bool {
         false
+    }
+    /// Whether the session's name can be written through the mount (`name`). An agent
+    /// that keeps its name where sessionfs does not write (opencode's session title)
+    /// says no: `name` is read-only and an `open` for writing fails with `EOPNOTSUPP`,
+    /// which the shell shows (an error at `close` it would not).
+    fn name_writable(&self) -> bool {
+        true
     }
     /// Whether the session writes in a folder named after its file, beside it
     /// (`<stem>/`: Claude Code's subagents and custom title): a mount of the session

@@ -70,12 +70,20 @@ impl Agent for OpencodeSession {
         true
     }
 
+    /// The name is the session's title, which opencode keeps (its `/rename`).
+    fn name_writable(&self) -> bool {
+        false
+    }
+
     fn has_side_files(&self) -> bool {
         !self.subagents.is_empty()
     }
 
     fn is_subagent(&self, _s: &Session, i: u32) -> bool {
-        matches!(self.metas.get(i as usize).map(|m| m.part), Some(Part::Subagent(_)))
+        matches!(
+            self.metas.get(i as usize).map(|m| m.part),
+            Some(Part::Subagent(_))
+        )
     }
 
     fn leaf(&self, _s: &Session) -> Option<u32> {
