@@ -665,7 +665,12 @@ const OPENCODE_CASES: &[&[&str]] = &[
     &["-l", "-F", "--", "[[QA1]]"],
     &["-c", "-F", "--", "[["],
     &["-n", "-F", "--", "[tool call "],
-    &["-n", "-E", "--", "\\[tool (call|result|error) [a-z]+ \\(call_"],
+    &[
+        "-n",
+        "-E",
+        "--",
+        "\\[tool (call|result|error) [a-z]+ \\(call_",
+    ],
     &["-n", "-F", "--", "\": "],
     &["-n", "-E", "--", "^  \"(command|filePath)\": "],
     &["-n", "-F", "--", "[exit "],

@@ -891,7 +891,9 @@ fn search_in_memory(job: &Job, search: &Search, emit: &mut dyn FnMut(Chunk)) -> 
         let mut picked: Vec<(u32, Option<Vec<FileResult>>)> = offsets
             .iter()
             .filter_map(|o| {
-                let k = starts.partition_point(|(start, _)| start <= o).checked_sub(1)?;
+                let k = starts
+                    .partition_point(|(start, _)| start <= o)
+                    .checked_sub(1)?;
                 Some((starts[k].1, None))
             })
             .collect();

@@ -97,8 +97,8 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::core::catalog::{file_of, folder_of};
+use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
@@ -1659,7 +1659,9 @@ impl MultiView {
     fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
-        let md = fs::metadata(file_of(&e.path())).ok().filter(|m| m.is_file());
+        let md = fs::metadata(file_of(&e.path()))
+            .ok()
+            .filter(|m| m.is_file());
         let exists = md.is_some();
         let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();

@@ -73,7 +73,10 @@ pub enum ForkError {
     Unsupported(String),
     Io(io::Error),
     /// The agent's own writer failed (a database that is busy): the errno and why.
-    Failed { errno: i32, message: String },
+    Failed {
+        errno: i32,
+        message: String,
+    },
 }
 
 impl std::fmt::Display for ForkError {

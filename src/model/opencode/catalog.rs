@@ -181,7 +181,12 @@ impl crate::model::core::catalog::Lister for Sessions {
             std::io::Error::new(std::io::Error::from_raw_os_error(e.errno).kind(), e.reason)
         })?;
         let mut cat = Catalog {
-            folders: self.db.parent().map(Path::to_path_buf).into_iter().collect(),
+            folders: self
+                .db
+                .parent()
+                .map(Path::to_path_buf)
+                .into_iter()
+                .collect(),
             ..Catalog::default()
         };
         for (folder, list) in by {

@@ -115,7 +115,9 @@ fn message_text(m: &Msg) -> String {
     let mut lines = Vec::new();
     for o in &m.parts {
         match ty(o) {
-            "text" if !s(o, "text").is_empty() => lines.push(format!("[Assistant]: {}", s(o, "text"))),
+            "text" if !s(o, "text").is_empty() => {
+                lines.push(format!("[Assistant]: {}", s(o, "text")))
+            }
             "reasoning" if !s(o, "text").is_empty() => {
                 lines.push(format!("[Assistant reasoning]: {}", s(o, "text")))
             }
@@ -143,7 +145,8 @@ fn message_text(m: &Msg) -> String {
                                 .into_iter()
                                 .flatten()
                             {
-                                let name = a.get("filename").and_then(Value::as_str).unwrap_or("file");
+                                let name =
+                                    a.get("filename").and_then(Value::as_str).unwrap_or("file");
                                 all.push(format!("[Attached {}: {name}]", s(a, "mime")));
                             }
                             cut(&all.join("\n"))
@@ -198,7 +201,9 @@ fn model_messages(msgs: &[Msg], model: &ModelRef) -> Vec<Value> {
     chat.into_iter()
         .map(|m| match s(&m, "role") {
             "user" => match m.get("content") {
-                Some(Value::String(t)) => json!({"role": "user", "content": [{"type": "text", "text": t}]}),
+                Some(Value::String(t)) => {
+                    json!({"role": "user", "content": [{"type": "text", "text": t}]})
+                }
                 _ => m,
             },
             "tool" => json!({"role": "tool", "content": [{"type": "tool-result",
@@ -213,9 +218,15 @@ fn model_messages(msgs: &[Msg], model: &ModelRef) -> Vec<Value> {
                 if !t.is_empty() {
                     content.push(json!({"type": "text", "text": t}));
                 }
-                for c in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                for c in m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let f = c.get("function").cloned().unwrap_or(Value::Null);
-                    let input: Value = serde_json::from_str(s(&f, "arguments")).unwrap_or(Value::Null);
+                    let input: Value =
+                        serde_json::from_str(s(&f, "arguments")).unwrap_or(Value::Null);
                     content.push(json!({"type": "tool-call", "toolCallId": s(c, "id"),
                         "toolName": s(&f, "name"), "input": input}));
                 }

@@ -27,9 +27,9 @@
 //! in its own wire format; Chat Completions' is the one shown (the one the kit's
 //! `context.sh` reads off the wire).
 
+use super::config::Config;
 use super::index::{OpencodeSession, Part, Role};
 use super::messages::{Msg, chat_messages, filter_compacted, model_of, part_type, truthy};
-use super::config::Config;
 use crate::model::core::session::Session;
 use serde_json::Value;
 use std::io;
@@ -105,12 +105,14 @@ pub fn point(a: &OpencodeSession, s: &Session, i: u32) -> io::Result<Point> {
     let settings = config.compaction();
     let overflow = match (finished, config.limits(&model.provider, &model.model)) {
         (Some(f), Some(l))
-            if !truthy(f.info.get("summary"))
-                && settings.auto != Some(false)
-                && l.context > 0 =>
+            if !truthy(f.info.get("summary")) && settings.auto != Some(false) && l.context > 0 =>
         {
             let t = f.info.get("tokens");
-            let n = |k: &str| t.and_then(|t| t.get(k)).and_then(Value::as_u64).unwrap_or(0);
+            let n = |k: &str| {
+                t.and_then(|t| t.get(k))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+            };
             let cache = |k: &str| {
                 t.and_then(|t| t.get("cache"))
                     .and_then(|c| c.get(k))
@@ -175,7 +177,11 @@ pub fn tools_for(agent: &str, permission: Option<&str>) -> Vec<&'static str> {
             r.get("action").and_then(Value::as_str) == Some("deny")
                 && r.get("pattern").and_then(Value::as_str) == Some("*")
         })
-        .filter_map(|r| r.get("permission").and_then(Value::as_str).map(str::to_string))
+        .filter_map(|r| {
+            r.get("permission")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .collect();
     all.into_iter()
         .filter(|t| !denied.iter().any(|d| d == t))

@@ -87,9 +87,7 @@ impl Family {
             return Family::default();
         };
         let first_parts: Vec<&str> = first.parts.iter().map(|p| p.data.as_str()).collect();
-        let read = super::db::read(db, |c| {
-            members(c, row, first.time_created, &first_parts)
-        });
+        let read = super::db::read(db, |c| members(c, row, first.time_created, &first_parts));
         let Ok(mut all) = read else {
             return Family::default();
         };
@@ -161,7 +159,8 @@ fn members(
         }
         if id != row.id {
             // The same first message: the same parts.
-            let mut ps = c.prepare_cached("SELECT data FROM part WHERE message_id = ?1 ORDER BY id")?;
+            let mut ps =
+                c.prepare_cached("SELECT data FROM part WHERE message_id = ?1 ORDER BY id")?;
             let theirs: Vec<String> = ps
                 .query_map([&messages[0].0], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;

@@ -278,7 +278,6 @@ impl OpencodeSession {
         seen.1 = Some((sig, snap));
         SourcesMoved::Grew
     }
-
 }
 
 /// An `io::Error` carrying a [`DbError`]'s errno and words.
@@ -484,8 +483,7 @@ impl OpencodeSession {
                 };
                 match self.by_msg.get(&p.rec.id) {
                     Some(&i) => {
-                        self.live_bytes =
-                            self.live_bytes - s.entry(i).len as u64 + len as u64;
+                        self.live_bytes = self.live_bytes - s.entry(i).len as u64 + len as u64;
                         s.rewrite_entry(i, n, off, len, kid);
                         self.metas[i as usize] = meta;
                     }
@@ -640,7 +638,10 @@ impl OpencodeSession {
                     "user" if m.parts.is_empty() => note(
                         Severity::Note,
                         "empty-message",
-                        format!("user message {} has no parts: opencode does not send it", m.id),
+                        format!(
+                            "user message {} has no parts: opencode does not send it",
+                            m.id
+                        ),
                     ),
                     "user" => {}
                     "assistant" => {
@@ -659,7 +660,9 @@ impl OpencodeSession {
                         }
                         let unfinished = v.get("time").and_then(|t| t.get("completed")).is_none()
                             && v.get("error").is_none_or(Value::is_null);
-                        if unfinished && (Some(m.id.as_str()) != last || m.time_updated < now - 600_000) {
+                        if unfinished
+                            && (Some(m.id.as_str()) != last || m.time_updated < now - 600_000)
+                        {
                             note(
                                 Severity::Note,
                                 "unfinished-answer",
@@ -770,4 +773,3 @@ fn revert_message(row: &SessionRow) -> Option<String> {
         .and_then(Value::as_str)
         .map(str::to_string)
 }
-

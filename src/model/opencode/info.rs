@@ -94,4 +94,3 @@ pub fn session_json(row: &SessionRow, project: Option<&ProjectRow>) -> Vec<u8> {
     out.push(b'\n');
     out
 }
-

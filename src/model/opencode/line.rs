@@ -188,10 +188,13 @@ mod tests {
 
     #[test]
     fn rows_are_spliced_byte_for_byte() {
-        let (l, bad) = line_of(&msg(
-            r#"{"role":"user","time":{"created":1}}"#,
-            &[r#"{"type":"text","text":"a\u00e9\"b"}"#, "{}"],
-        ), &Extra::default());
+        let (l, bad) = line_of(
+            &msg(
+                r#"{"role":"user","time":{"created":1}}"#,
+                &[r#"{"type":"text","text":"a\u00e9\"b"}"#, "{}"],
+            ),
+            &Extra::default(),
+        );
         assert!(!bad);
         assert_eq!(
             l,

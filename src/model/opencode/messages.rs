@@ -218,9 +218,7 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                                 });
                             }
                         }
-                        "compaction" => {
-                            parts.push(Ui::Text("What did we do so far?".into()))
-                        }
+                        "compaction" => parts.push(Ui::Text("What did we do so far?".into())),
                         "subtask" => parts.push(Ui::Text(
                             "The following tool was executed by the user".into(),
                         )),
@@ -296,15 +294,25 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                                             .unwrap_or_default()
                                     };
                                     let mime = |a: &Value| {
-                                        a.get("mime").and_then(Value::as_str).unwrap_or("").to_string()
+                                        a.get("mime")
+                                            .and_then(Value::as_str)
+                                            .unwrap_or("")
+                                            .to_string()
                                     };
                                     // No media in a Chat Completions tool result: they
                                     // follow in a user message.
                                     for a in atts.iter().filter(|a| is_media(&mime(a))) {
                                         media_follow.push(Ui::File {
-                                            url: a.get("url").and_then(Value::as_str).unwrap_or("").to_string(),
+                                            url: a
+                                                .get("url")
+                                                .and_then(Value::as_str)
+                                                .unwrap_or("")
+                                                .to_string(),
                                             media: mime(a),
-                                            filename: a.get("filename").and_then(Value::as_str).map(str::to_string),
+                                            filename: a
+                                                .get("filename")
+                                                .and_then(Value::as_str)
+                                                .map(str::to_string),
                                         });
                                     }
                                     let rest: Vec<Value> =
@@ -316,17 +324,18 @@ fn to_ui(msgs: &[Msg], model: &ModelRef) -> Vec<UiMsg> {
                                     }
                                 }
                                 "error" => {
-                                    let interrupted = state
-                                        .get("metadata")
-                                        .and_then(|m| m.get("interrupted"))
-                                        == Some(&Value::Bool(true));
+                                    let interrupted =
+                                        state.get("metadata").and_then(|m| m.get("interrupted"))
+                                            == Some(&Value::Bool(true));
                                     let out = state
                                         .get("metadata")
                                         .and_then(|m| m.get("output"))
                                         .and_then(Value::as_str);
                                     match (interrupted, out) {
                                         (true, Some(o)) => Ok(Value::String(o.to_string())),
-                                        _ => Err(crate::model::core::text::text_of(state.get("error"))),
+                                        _ => Err(crate::model::core::text::text_of(
+                                            state.get("error"),
+                                        )),
                                     }
                                 }
                                 _ => Err("[Tool execution was interrupted]".to_string()),
@@ -384,7 +393,11 @@ fn data_url_payload(url: &str) -> &str {
 /// A user file part as Chat Completions content.
 fn file_content(url: &str, media: &str, filename: Option<&str>) -> Value {
     if media.starts_with("image/") {
-        let mt = if media == "image/*" { "image/jpeg" } else { media };
+        let mt = if media == "image/*" {
+            "image/jpeg"
+        } else {
+            media
+        };
         let u = if url.starts_with("data:") {
             format!("data:{mt};base64,{}", data_url_payload(url))
         } else {
@@ -504,4 +517,3 @@ fn tool_content(v: &Value) -> Value {
 pub fn chat_messages(msgs: &[Msg], model: &ModelRef) -> Vec<Value> {
     to_chat(&to_ui(msgs, model))
 }
-

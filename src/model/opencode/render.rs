@@ -147,7 +147,10 @@ fn part_text(p: &Value, n_image: &mut usize) -> Option<String> {
         "step-start" | "step-finish" => return None,
         "subtask" => format!("[subtask]\n{}", js_stringify_pretty(p)),
         "agent" => format!("[agent {}]", st(p, "name")),
-        "retry" => format!("[retry {}]", js_stringify(p.get("error").unwrap_or(&Value::Null))),
+        "retry" => format!(
+            "[retry {}]",
+            js_stringify(p.get("error").unwrap_or(&Value::Null))
+        ),
         "snapshot" => return None,
         other => format!("[part {other}]\n{}", js_stringify_pretty(p)),
     })
@@ -318,7 +321,12 @@ pub fn preview(a: &OpencodeSession, s: &Session, i: u32, v: &Value) -> String {
     if let Some(e) = info.get("error").filter(|e| !e.is_null()) {
         bits.push(format!("[error {}]", st(e, "name")));
     }
-    for p in v.get("parts").and_then(Value::as_array).into_iter().flatten() {
+    for p in v
+        .get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         match ty(p) {
             "text" if truthy(p.get("synthetic")) => {
                 bits.push(format!("(synthetic) {}", st(p, "text")))
@@ -331,10 +339,17 @@ pub fn preview(a: &OpencodeSession, s: &Session, i: u32, v: &Value) -> String {
                 let input = p.get("state").and_then(|st| st.get("input"));
                 let gist = input
                     .and_then(|i| {
-                        ["command", "filePath", "pattern", "description", "url", "path"]
-                            .iter()
-                            .find_map(|k| i.get(*k).and_then(Value::as_str))
-                            .map(str::to_string)
+                        [
+                            "command",
+                            "filePath",
+                            "pattern",
+                            "description",
+                            "url",
+                            "path",
+                        ]
+                        .iter()
+                        .find_map(|k| i.get(*k).and_then(Value::as_str))
+                        .map(str::to_string)
                     })
                     .unwrap_or_else(|| input.map(js_stringify).unwrap_or_default());
                 bits.push(format!("→ {} {gist}", st(p, "tool")));
@@ -400,13 +415,22 @@ pub fn render_context(msgs: &[Value]) -> String {
         if !body.is_empty() {
             chunks.push(body);
         }
-        for c in m.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        for c in m
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let f = c.get("function").cloned().unwrap_or(Value::Null);
             let args = st(&f, "arguments");
             let pretty = serde_json::from_str::<Value>(args)
                 .map(|v| js_stringify_pretty(&v))
                 .unwrap_or_else(|_| args.to_string());
-            chunks.push(format!("[tool call {} ({})]\n{pretty}", st(&f, "name"), st(c, "id")));
+            chunks.push(format!(
+                "[tool call {} ({})]\n{pretty}",
+                st(&f, "name"),
+                st(c, "id")
+            ));
         }
         let body = join_chunks(&chunks);
         out.push_str(&if body.trim().is_empty() {

@@ -373,11 +373,7 @@ fn read_deleted(c: &Connection, rows: &mut SessionRows) -> rusqlite::Result<()> 
          ('message.updated.1', 'message.part.updated.1', 'message.part.removed.1') ORDER BY seq",
     )?;
     let evs = stmt.query_map([&sid], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            text_col(r, 2)?,
-        ))
+        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, text_col(r, 2)?))
     })?;
     for e in evs {
         let (seq, ty, data) = e?;

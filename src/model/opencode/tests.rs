@@ -67,7 +67,9 @@ fn contexts_equal_the_kits(set: &str) {
     let mut bad = Vec::new();
     let mut sessions: std::collections::HashMap<String, Session> = Default::default();
     for (sid, point, want) in points(set) {
-        let s = sessions.entry(sid.clone()).or_insert_with(|| open(set, &sid));
+        let s = sessions
+            .entry(sid.clone())
+            .or_insert_with(|| open(set, &sid));
         let i = if point.starts_with("ses_") {
             s.leaf().unwrap_or_else(|| panic!("{sid}: no leaf"))
         } else {
@@ -85,7 +87,12 @@ fn contexts_equal_the_kits(set: &str) {
         }
     }
     assert!(n > 0);
-    assert!(bad.is_empty(), "{} of {n} differ:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {n} differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -106,7 +113,14 @@ fn sessions_index_as_lists_with_their_leaf_and_name() {
     let kinds: Vec<&str> = (0..6).map(|i| s.kind_name(i)).collect();
     assert_eq!(
         kinds,
-        ["user", "assistant", "user", "assistant", "user", "assistant"]
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
     );
 }
 
@@ -117,7 +131,9 @@ fn a_pending_undo_leaves_the_leaf_before_it() {
         s.id_string(s.leaf().unwrap()),
         "msg_245247aff001Mi8idqx3FjqJxN"
     );
-    let (text, _) = s.render(s.find("msg_245248f8e001MHaL67Xfk7n20c").unwrap()).unwrap();
+    let (text, _) = s
+        .render(s.find("msg_245248f8e001MHaL67Xfk7n20c").unwrap())
+        .unwrap();
     assert!(text.starts_with("[hidden by /undo"), "{text}");
 }
 
@@ -158,7 +174,10 @@ fn a_subagent_shows_under_its_task_call() {
         "msg_2451f91b9001bamZPb6MQv1pMj"
     );
     let (text, _) = s.render(first).unwrap();
-    assert!(text.starts_with("[subagent session ses_dbae09d1cffepQuxIalhCyIBRh"), "{text}");
+    assert!(
+        text.starts_with("[subagent session ses_dbae09d1cffepQuxIalhCyIBRh"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -166,7 +185,10 @@ fn forks_are_found_by_their_content() {
     let fork = open("samples", "ses_dbae7bc51ffeYfEt65TYF2lXHA");
     let from = fork.forked_from().expect("a fork");
     assert_eq!(from.session, "ses_dbae8e944ffe1iTjYgNIN5rQxf");
-    assert_eq!(from.entry.as_deref(), Some("msg_2451820c1001lwr11tSyGYxacp"));
+    assert_eq!(
+        from.entry.as_deref(),
+        Some("msg_2451820c1001lwr11tSyGYxacp")
+    );
     assert_eq!(from.folder.as_deref(), Some("-home-dev-src-qa"));
     let src = open("samples", "ses_dbae8e944ffe1iTjYgNIN5rQxf");
     let at = src.find("msg_2451820c1001lwr11tSyGYxacp").unwrap();
@@ -234,8 +256,11 @@ fn rows_added_and_rewritten_in_place_are_followed() {
     // Unchanged: nothing.
     assert!(s.refresh().unwrap().is_empty());
     // A message deleted: read again from scratch.
-    c.execute("DELETE FROM message WHERE id = 'msg_fffffffffff1aaaaaaaaaaaaaa'", [])
-        .unwrap();
+    c.execute(
+        "DELETE FROM message WHERE id = 'msg_fffffffffff1aaaaaaaaaaaaaa'",
+        [],
+    )
+    .unwrap();
     let ch = s.refresh().unwrap();
     assert!(ch.reloaded);
     assert_eq!(s.entries().len(), 6);
@@ -296,15 +321,19 @@ fn codes(sid: &str) -> Vec<(u32, &'static str)> {
 #[test]
 fn damage_is_reported_and_read_as_opencode_reads_it() {
     // A message that is not JSON: reported; opencode cannot continue past it.
-    assert_eq!(codes("ses_dbae8e944ffe1iTjYgNIN5rQxf"), [(7, "damaged-row")]);
+    assert_eq!(
+        codes("ses_dbae8e944ffe1iTjYgNIN5rQxf"),
+        [(7, "damaged-row")]
+    );
     let s = open("damaged", "ses_dbae8e944ffe1iTjYgNIN5rQxf");
     let bad = s.find("msg_2455c3301001damagedXXXXXXX").unwrap();
     assert_eq!(s.kind_name(bad), "damaged");
     assert!(s.context_messages(bad).unwrap().is_empty());
-    assert!(s
-        .context_preamble(bad)
-        .unwrap()
-        .starts_with("[opencode cannot continue here: message msg_2455c3301001damagedXXXXXXX"));
+    assert!(
+        s.context_preamble(bad)
+            .unwrap()
+            .starts_with("[opencode cannot continue here: message msg_2455c3301001damagedXXXXXXX")
+    );
     // Before it, the contexts are as ever.
     assert_eq!(s.context_messages(bad - 1).unwrap().len(), 6);
     // A part that is not JSON; a part of no message.
@@ -326,19 +355,39 @@ fn damage_is_reported_and_read_as_opencode_reads_it() {
     // A role nobody writes; a revert naming nothing (nothing hidden: the last message
     // is the leaf); a session with no messages; a subagent whose task call is gone; an
     // answer opencode never finished.
-    assert_eq!(codes("ses_dbae53ce7fferW73D3XUXL5sAW"), [(5, "unknown-role")]);
+    assert_eq!(
+        codes("ses_dbae53ce7fferW73D3XUXL5sAW"),
+        [(5, "unknown-role")]
+    );
     let s = open("damaged", "ses_dbae026d1ffeLz2m5hXN4RYc9V");
-    assert_eq!(codes("ses_dbae026d1ffeLz2m5hXN4RYc9V"), [(0, "revert-missing")]);
+    assert_eq!(
+        codes("ses_dbae026d1ffeLz2m5hXN4RYc9V"),
+        [(0, "revert-missing")]
+    );
     assert_eq!(s.leaf(), Some(5));
     let s = open("damaged", "ses_dbae3fbe9ffeDaBrC7I3kJYLGP");
     assert_eq!((s.entries().len(), s.leaf()), (0, None));
-    assert_eq!(codes("ses_dbae1429affeubJprCpecc8aB6"), [(0, "subagent-unplaced")]);
-    assert_eq!(open("damaged", "ses_dbae1429affeubJprCpecc8aB6").roots().len(), 2);
-    assert_eq!(codes("ses_dbac926adffe9v8l6m35Fwx3vu"), [(9, "unfinished-answer")]);
+    assert_eq!(
+        codes("ses_dbae1429affeubJprCpecc8aB6"),
+        [(0, "subagent-unplaced")]
+    );
+    assert_eq!(
+        open("damaged", "ses_dbae1429affeubJprCpecc8aB6")
+            .roots()
+            .len(),
+        2
+    );
+    assert_eq!(
+        codes("ses_dbac926adffe9v8l6m35Fwx3vu"),
+        [(9, "unfinished-answer")]
+    );
     let s = open("damaged", "ses_dbac926adffe9v8l6m35Fwx3vu");
     // A pending tool part is sent as interrupted.
     let ctx = s.context_messages(s.leaf().unwrap()).unwrap();
-    assert_eq!(ctx.last().unwrap()["content"], "[Tool execution was interrupted]");
+    assert_eq!(
+        ctx.last().unwrap()["content"],
+        "[Tool execution was interrupted]"
+    );
 }
 
 #[test]
@@ -346,13 +395,21 @@ fn every_reply_written_through_the_mount_was_resumed_by_the_cli() {
     let dir = fixtures().join("accepts");
     let cases = std::fs::read_to_string(dir.join("cases.tsv")).unwrap();
     let mut n = 0;
-    for line in cases.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in cases
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let name = line.split('\t').next().unwrap();
         let r: Value =
             serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.json"))).unwrap())
                 .unwrap();
         assert_eq!(r["ok"], true, "{name}: {r}");
-        for k in ["endsWithAppendedText", "historyMatches", "rowsKept", "listed"] {
+        for k in [
+            "endsWithAppendedText",
+            "historyMatches",
+            "rowsKept",
+            "listed",
+        ] {
             assert_eq!(r[k], true, "{name}: {k}");
         }
         n += 1;
@@ -408,7 +465,9 @@ fn rows_of(db: &Path, sid: &str) -> (Vec<Value>, Vec<Value>, Vec<String>) {
         .unwrap()
         .map(|d| shape(&serde_json::from_str(&d.unwrap()).unwrap(), &keep))
         .collect();
-    let row = crate::model::opencode::store::session_row(&c, sid).unwrap().unwrap();
+    let row = crate::model::opencode::store::session_row(&c, sid)
+        .unwrap()
+        .unwrap();
     let nulls = row
         .columns
         .iter()
@@ -422,14 +481,17 @@ fn rows_of(db: &Path, sid: &str) -> (Vec<Value>, Vec<Value>, Vec<String>) {
 // slugs and texts apart).
 #[test]
 fn replies_still_write_what_the_cli_accepted() {
-    let written: Value = serde_json::from_slice(
-        &std::fs::read(fixtures().join("accepts/written.json")).unwrap(),
-    )
-    .unwrap();
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("accepts/written.json")).unwrap())
+            .unwrap();
     let accepted_db = db("accepts");
     for (case, src, at) in [
         ("leaf-qa", "ses_dbae8e944ffe1iTjYgNIN5rQxf", None),
-        ("at-tool-step", "ses_dbae75725ffegfhIFKCRhR1guE", Some("msg_24518cf6c001SjrmOdVrk2a5UV")),
+        (
+            "at-tool-step",
+            "ses_dbae75725ffegfhIFKCRhR1guE",
+            Some("msg_24518cf6c001SjrmOdVrk2a5UV"),
+        ),
         ("leaf-tuiundo", "ses_dbadbd855ffeOOXs20we3SIYnB", None),
     ] {
         let (_d, p) = wal_copy("samples");
@@ -444,8 +506,12 @@ fn replies_still_write_what_the_cli_accepted() {
         } else {
             // The newest session: the fork.
             let c = rusqlite::Connection::open(&p).unwrap();
-            c.query_row("SELECT id FROM session ORDER BY time_created DESC LIMIT 1", [], |r| r.get(0))
-                .unwrap()
+            c.query_row(
+                "SELECT id FROM session ORDER BY time_created DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
         };
         let want = rows_of(&accepted_db, written[case].as_str().unwrap());
         let got = rows_of(&p, &target);

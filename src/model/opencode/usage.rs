@@ -62,7 +62,10 @@ pub fn record_of(info: &Value, prices: &Prices) -> Option<(Record, (String, Stri
             recorded: was_recorded,
         },
         (
-            format!("opencode:{}:{provider}/{model_id}", created.unwrap_or_default()),
+            format!(
+                "opencode:{}:{provider}/{model_id}",
+                created.unwrap_or_default()
+            ),
             format!(
                 "{}:{}",
                 completed.unwrap_or_default(),

@@ -30,8 +30,8 @@
 //! unfinished answer, or a compaction is running), or when the database cannot be
 //! written now (`EBUSY` while opencode holds its write lock, `EACCES`/`EROFS`).
 
-use super::index::{OpencodeSession, Part};
 use super::db::{self, DbError};
+use super::index::{OpencodeSession, Part};
 use crate::model::core::fork::ForkError;
 use crate::model::core::js::js_stringify;
 use crate::model::core::reply::AppendError;
@@ -242,7 +242,11 @@ fn user_data(upto: &[Row], now: i64) -> String {
         .and_then(|v| v.get("agent").cloned())
         .unwrap_or_else(|| json!("build"));
     d.insert("agent".into(), agent);
-    if let Some(m) = last.as_ref().and_then(|v| v.get("model")).filter(|m| m.is_object()) {
+    if let Some(m) = last
+        .as_ref()
+        .and_then(|v| v.get("model"))
+        .filter(|m| m.is_object())
+    {
         d.insert("model".into(), m.clone());
     }
     js_stringify(&Value::Object(d))
@@ -359,7 +363,9 @@ fn fork_rows(
         .into_iter()
         .map(|v| match v {
             Value::Null => rusqlite::types::Value::Null,
-            Value::Number(n) if n.is_i64() => rusqlite::types::Value::Integer(n.as_i64().unwrap_or(0)),
+            Value::Number(n) if n.is_i64() => {
+                rusqlite::types::Value::Integer(n.as_i64().unwrap_or(0))
+            }
             Value::Number(n) => rusqlite::types::Value::Real(n.as_f64().unwrap_or(0.0)),
             Value::String(t) => rusqlite::types::Value::Text(t),
             other => rusqlite::types::Value::Text(other.to_string()),
@@ -371,8 +377,7 @@ fn fork_rows(
     for r in rows {
         map.insert(&r.id, ids.ascending("msg"));
     }
-    let mut parts_stmt =
-        c.prepare("SELECT data FROM part WHERE message_id = ?1 ORDER BY id")?;
+    let mut parts_stmt = c.prepare("SELECT data FROM part WHERE message_id = ?1 ORDER BY id")?;
     for r in rows {
         let mut v: Value = serde_json::from_str(&r.data).map_err(|_| {
             Failed::Refused(
@@ -427,7 +432,8 @@ fn write(
     at_id: &str,
     text: Option<&str>,
 ) -> Result<(String, Option<String>), Failed> {
-    let mut c = db::open_write(&a.db, db::WRITE_BUSY).map_err(|e| Failed::Refused(e.errno, e.reason))?;
+    let mut c =
+        db::open_write(&a.db, db::WRITE_BUSY).map_err(|e| Failed::Refused(e.errno, e.reason))?;
     let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if text.is_some()
         && let Some(why) = busy_in(&tx, &a.sid)?
@@ -442,7 +448,9 @@ fn write(
         ));
     };
     let revert: Option<String> = tx
-        .query_row("SELECT revert FROM session WHERE id = ?1", [&a.sid], |r| r.get(0))
+        .query_row("SELECT revert FROM session WHERE id = ?1", [&a.sid], |r| {
+            r.get(0)
+        })
         .optional()?
         .flatten();
     let now = crate::model::core::time::now_ms().max(all.last().map_or(0, |r| r.time_created));
@@ -456,7 +464,14 @@ fn write(
         (fork_rows(&tx, &a.sid, upto, &mut ids, now)?, None::<String>)
     };
     let mid = match text {
-        Some(t) => Some(insert_turn(&tx, &target, &mut ids, now, &user_data(upto, now), t)?),
+        Some(t) => Some(insert_turn(
+            &tx,
+            &target,
+            &mut ids,
+            now,
+            &user_data(upto, now),
+            t,
+        )?),
         None => mid,
     };
     tx.execute(
