@@ -520,3 +520,171 @@ fn replies_still_write_what_the_cli_accepted() {
         assert_eq!(got.2, want.2, "{case}: the session's null columns");
     }
 }
+
+/// What each session records of its own requests (`session.tokens_*`, opencode's
+/// running count over the session's message rows) equals what sessionfs counts at the
+/// entries of that session's rows: the session's own messages (a fork's copies
+/// included, as opencode's count of a fork includes them), and each subagent's
+/// messages against the subagent's own row. Messages opencode deleted are in no row's
+/// count (opencode counts the rows it keeps) and are left out here.
+#[test]
+fn every_sessions_tokens_are_those_opencode_counted() {
+    use super::index::{OpencodeSession, Part};
+    use crate::model::core::usage::Table;
+    use crate::model::core::usage::prices::{Prices, Tokens};
+    use std::collections::BTreeMap;
+    let mut checked = 0;
+    for set in ["samples", "own", "accepts"] {
+        let conn = rusqlite::Connection::open_with_flags(
+            db(set),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let mut rows: BTreeMap<String, (Tokens, f64)> = BTreeMap::new();
+        let mut q = conn
+            .prepare(
+                "SELECT id, tokens_input, tokens_output, tokens_reasoning, tokens_cache_read, \
+                 tokens_cache_write, cost FROM session",
+            )
+            .unwrap();
+        for r in q
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Tokens {
+                        input: r.get::<_, i64>(1)? as u64,
+                        output: (r.get::<_, i64>(2)? + r.get::<_, i64>(3)?) as u64,
+                        cache_read: r.get::<_, i64>(4)? as u64,
+                        cache_write: r.get::<_, i64>(5)? as u64,
+                    },
+                    r.get::<_, f64>(6)?,
+                ))
+            })
+            .unwrap()
+        {
+            let (id, t, cost) = r.unwrap();
+            rows.insert(id, (t, cost));
+        }
+        for l in super::catalog::list(&db(set)).unwrap() {
+            let s = open(set, &l.id);
+            let a = s.agent().as_any().downcast_ref::<OpencodeSession>().unwrap();
+            let t = Table::build(&s, &Prices::snapshot());
+            let mut counted: BTreeMap<String, (Tokens, f64)> = BTreeMap::new();
+            for (i, m) in a.metas().iter().enumerate() {
+                if m.part == Part::Deleted {
+                    continue;
+                }
+                let slot = counted.entry(m.session_id.clone()).or_default();
+                if let Some(r) = &t.own[i] {
+                    slot.0.add(&r.tokens);
+                    slot.1 += r.cost.unwrap_or(0.0);
+                }
+            }
+            for (sid, (tokens, cost)) in counted {
+                let (want, want_cost) = &rows[&sid];
+                assert_eq!(&tokens, want, "{set} {sid} (in {})", l.id);
+                assert!((cost - want_cost).abs() < 1e-9, "{set} {sid}: {cost} {want_cost}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 35, "only {checked} sessions checked");
+}
+
+/// A connection as opencode opens its database (its `Database` service: WAL,
+/// `synchronous = NORMAL`, `busy_timeout = 5000`, `foreign_keys = ON`).
+fn as_opencode(p: &Path) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(p).unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+         PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
+    )
+    .unwrap();
+    c
+}
+
+/// Replies go through SQLite's locking as opencode's writes do: while opencode holds
+/// the write lock, a reply waits (its busy timeout) and then fails with `EBUSY`,
+/// leaving nothing; while opencode commits turn after turn into another session, every
+/// reply and every one of opencode's rows lands, none waiting past its busy timeout.
+#[test]
+fn replies_take_turns_with_opencodes_writes() {
+    let (_d, p) = wal_copy("samples");
+    let qa = "ses_dbae8e944ffe1iTjYgNIN5rQxf";
+    let other = "ses_dbae75725ffegfhIFKCRhR1guE";
+    let count = |sid: &str| -> i64 {
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM message WHERE session_id = ?1",
+                [sid],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let (qa0, other0) = (count(qa), count(other));
+    // opencode holds the write lock: the reply fails with EBUSY, nothing written.
+    {
+        let mut oc = as_opencode(&p);
+        let tx = oc
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .unwrap();
+        let s = Session::open(p.join(qa)).unwrap();
+        let leaf = s.id_string(s.leaf().unwrap());
+        let e = s.write_reply(Some(&leaf), "blocked").unwrap().unwrap_err();
+        assert_eq!(e.errno(), libc::EBUSY, "{e}");
+        assert!(e.to_string().contains("busy"), "{e}");
+        drop(tx);
+    }
+    assert_eq!(count(qa), qa0);
+    // opencode writing turns into another session meanwhile.
+    const TURNS: i64 = 40;
+    const REPLIES: i64 = 10;
+    let writer = {
+        let p = p.clone();
+        std::thread::spawn(move || {
+            let mut oc = as_opencode(&p);
+            let base = (crate::model::core::time::now_ms() << 12) & 0xffff_ffff_ffff;
+            for k in 0..TURNS {
+                let tx = oc.transaction().unwrap();
+                let (m, pt) = (
+                    format!("msg_{:012x}oooooooooooooo", base + 2 * k + 1),
+                    format!("prt_{:012x}oooooooooooooo", base + 2 * k + 2),
+                );
+                tx.execute(
+                    "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+                    rusqlite::params![m, other, 1_900_000_000_000i64 + k, r#"{"role":"user","time":{"created":1}}"#],
+                )
+                .unwrap();
+                tx.execute(
+                    "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                    rusqlite::params![pt, m, other, 1_900_000_000_000i64 + k, r#"{"type":"text","text":"opencode"}"#],
+                )
+                .unwrap();
+                tx.execute(
+                    "UPDATE session SET time_updated = ?1 WHERE id = ?2",
+                    rusqlite::params![1_900_000_000_000i64 + k, other],
+                )
+                .unwrap();
+                tx.commit().unwrap();
+            }
+        })
+    };
+    let mut s = Session::open(p.join(qa)).unwrap();
+    for k in 0..REPLIES {
+        s.refresh().unwrap();
+        let leaf = s.id_string(s.leaf().unwrap());
+        s.write_reply(Some(&leaf), &format!("reply {k}"))
+            .unwrap()
+            .unwrap_or_else(|e| panic!("reply {k}: {e}"));
+    }
+    writer.join().unwrap();
+    assert_eq!(count(qa), qa0 + REPLIES);
+    assert_eq!(count(other), other0 + TURNS);
+    // Every reply is a message and its part, in order, at the leaf.
+    s.refresh().unwrap();
+    assert_eq!(
+        s.render(s.leaf().unwrap()).unwrap().0,
+        format!("reply {}\n", REPLIES - 1)
+    );
+}

@@ -91,3 +91,35 @@ pub fn fill(a: &OpencodeSession, s: &Session, prices: &Prices, t: &mut Table) {
         t.reply_keys.insert(i as u32, key);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// opencode's own cost stands; a request it recorded at 0 that used tokens is
+    /// priced from the table when the table knows the model, else its 0 stands;
+    /// reasoning counts as output.
+    #[test]
+    fn opencodes_cost_else_the_table() {
+        let prices = Prices::snapshot();
+        let info = |provider: &str, model: &str, cost: f64| {
+            json!({"role":"assistant","providerID":provider,"modelID":model,"cost":cost,
+                   "time":{"created":1,"completed":2},
+                   "tokens":{"input":1000,"output":200,"reasoning":50,"cache":{"read":300,"write":0}}})
+        };
+        let (r, _) = record_of(&info("anthropic", "claude-sonnet-4-5", 0.25), &prices).unwrap();
+        assert_eq!(r.cost, Some(0.25));
+        assert!(r.recorded);
+        assert_eq!(r.tokens.output, 250);
+        assert_eq!(r.model, "anthropic/claude-sonnet-4-5");
+        let (r, _) = record_of(&info("anthropic", "claude-sonnet-4-5", 0.0), &prices).unwrap();
+        let rates = prices.rates("anthropic/claude-sonnet-4-5").unwrap();
+        assert_eq!(r.cost, Some(rates.cost(&r.tokens)));
+        assert!(r.cost.unwrap() > 0.0);
+        assert!(!r.recorded);
+        let (r, _) = record_of(&info("fake", "fake-model", 0.0), &prices).unwrap();
+        assert_eq!(r.cost, Some(0.0));
+        assert!(r.recorded);
+    }
+}

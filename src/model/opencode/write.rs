@@ -10,7 +10,8 @@
 //!   next prompt would delete with anything written after it): a fork, as opencode's
 //!   `Session.fork` writes one: a new session (a new descending id and slug, the title
 //!   `<title> (fork #N)`, the source's directory, path, workspace and metadata, no
-//!   permission rules, agent, model or revert, times now), copies of the messages up to
+//!   permission rules, agent, model or revert, times now, its tokens and cost the sums
+//!   of the copied answers as opencode's running count makes them), copies of the messages up to
 //!   and including that one (new ascending ids, each its source's `time_created`,
 //!   `parentID` remapped to the copies) with copies of their parts (new ids, the same
 //!   data, a compaction's `tail_start_id` remapped), then the turn as at a leaf.
@@ -289,6 +290,42 @@ impl From<rusqlite::Error> for Failed {
     }
 }
 
+/// The cost and tokens (input, output, reasoning, cache read, cache write) of the
+/// answers among `rows`, summed as opencode's running count of a session sums them
+/// (OPENCODE-FORMAT.md §8).
+fn sums(rows: &[Row]) -> (f64, [i64; 5]) {
+    let mut cost = 0.0;
+    let mut t = [0i64; 5];
+    for r in rows {
+        let Ok(v) = serde_json::from_str::<Value>(&r.data) else {
+            continue;
+        };
+        if v.get("role").and_then(Value::as_str) != Some("assistant") {
+            continue;
+        }
+        cost += v.get("cost").and_then(Value::as_f64).unwrap_or(0.0);
+        let n = |path: &[&str]| {
+            path.iter()
+                .try_fold(&v["tokens"], |v, k| v.get(k))
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        };
+        for (k, path) in [
+            &["input"][..],
+            &["output"],
+            &["reasoning"],
+            &["cache", "read"],
+            &["cache", "write"],
+        ]
+        .iter()
+        .enumerate()
+        {
+            t[k] += n(path);
+        }
+    }
+    (cost, t)
+}
+
 /// Copies session `sid`'s messages up to and including `upto` into a new session, as
 /// opencode's fork does: the new session's id.
 fn fork_rows(
@@ -339,15 +376,21 @@ fn fork_rows(
     set("title", json!(title));
     set("version", g("version"));
     set("metadata", g("metadata"));
-    set("cost", json!(0));
-    for t in [
+    // opencode's fork writes each copy as an updated message, and its running count
+    // adds every copied answer's usage: a fork starts with the sums of its copies.
+    let (cost, tokens) = sums(rows);
+    set("cost", json!(cost));
+    for (t, n) in [
         "tokens_input",
         "tokens_output",
         "tokens_reasoning",
         "tokens_cache_read",
         "tokens_cache_write",
-    ] {
-        set(t, json!(0));
+    ]
+    .into_iter()
+    .zip(tokens)
+    {
+        set(t, json!(n));
     }
     set("time_created", json!(now));
     set("time_updated", json!(now));
