@@ -605,7 +605,7 @@ fn a_home_the_data_folder_one_session_and_the_every_agent_mount() {
     // The every-agent mount: opencode/ beside the others, found at its default place
     // (HOME) and through OPENCODE_DB.
     let dir = tempdir();
-    let db = home_copy(dir.path(), "samples");
+    home_copy(dir.path(), "samples");
     let h = dir.path().join("home");
     let none = std::ffi::OsStr::new("");
     let m = Mount::sessions_dir(
@@ -664,4 +664,73 @@ fn every_own_point_reads_through_the_mount_as_opencode_sends_it() {
     let (sessions, points) = every_point_reads_as_opencode_sends_it("own");
     assert_eq!(sessions, 5);
     assert!(points >= 100, "{points}");
+}
+
+/// `sessionfs check`, `usage` and `fork` take opencode's database or one session of it
+/// (`DB/ses_…`), as they take another agent's files.
+#[test]
+fn check_usage_and_fork_take_the_database() {
+    use std::ffi::OsStr;
+    let dir = tempdir();
+    let db = home_copy(dir.path(), "samples");
+    let out = sessionfs(&[OsStr::new("check"), db.as_os_str()], dir.path());
+    assert_eq!(out.code(), Some(0), "{out:?}");
+    // The damaged set: reported, with the message at fault.
+    let bad_dir = tempdir();
+    let bad = home_copy(bad_dir.path(), "damaged");
+    let out = sessionfs(&[OsStr::new("check"), bad.as_os_str()], bad_dir.path());
+    assert_ne!(out.code(), Some(0), "{out:?}");
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("msg_2455c3301001damagedXXXXXXX"), "{said}");
+    // usage of one session: the tokens opencode counted for it.
+    let one = db.join(QA);
+    let out = sessionfs(
+        &[OsStr::new("usage"), OsStr::new("--json"), one.as_os_str()],
+        dir.path(),
+    )
+    .ok();
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let counted: i64 = c
+        .query_row(
+            "SELECT tokens_input + tokens_output + tokens_reasoning + tokens_cache_read \
+             + tokens_cache_write FROM session WHERE id = ?1",
+            [QA],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v["totals"]["totalTokens"], counted, "{v}");
+    // fork at an answer: a new session of the database, holding copies up to it, and
+    // the tokens of the copies as opencode's own fork counts them.
+    let before = message_ids(&db, QA);
+    let out = sessionfs(
+        &[
+            OsStr::new("fork"),
+            one.as_os_str(),
+            OsStr::new("msg_245173073001D9R3UeZhqJCJeW"),
+        ],
+        dir.path(),
+    )
+    .ok();
+    let made = PathBuf::from(out.stdout.trim());
+    assert_eq!(made.parent(), Some(db.as_path()), "{out:?}");
+    let sid = made.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(message_ids(&db, &sid).len(), 2);
+    assert_eq!(message_ids(&db, QA), before);
+    let (title, input): (String, i64) = c
+        .query_row(
+            "SELECT title, tokens_input FROM session WHERE id = ?1",
+            [&sid],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(title, "Arithmetic questions (fork #1)");
+    let copied: i64 = c
+        .query_row(
+            "SELECT json_extract(data, '$.tokens.input') FROM message WHERE id = ?1",
+            ["msg_245173073001D9R3UeZhqJCJeW"],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(input, copied);
 }
