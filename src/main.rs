@@ -68,7 +68,10 @@ enum Command {
         #[arg(long)]
         read_only: bool,
         /// Let other users (and root) use the mount; non-root users need
-        /// `user_allow_other` in /etc/fuse.conf.
+        /// `user_allow_other` in /etc/fuse.conf. Each session shows its file's owner,
+        /// group and permission bits (a linked file: its target's; write bits only where
+        /// the mount writes), and the kernel checks them: another user reads through the
+        /// mount exactly the sessions the disk lets them read.
         #[arg(long)]
         allow_other: bool,
         /// Return once the mount is ready, leaving it served by a background process.

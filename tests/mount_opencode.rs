@@ -437,24 +437,27 @@ fn what_cannot_be_written_fails_at_open() {
     let db = home_copy(dir.path(), "samples");
     let m = Mount::sessions_dir(dir, Some(&db), &[], &[]);
     let tui = m.mnt.join("-home-dev-src-tui").join(TUI);
-    // A message opencode deleted: read-only.
-    assert_eq!(
-        open_errno(&tui.join(".id/msg_245229c03001i0JGVVYGeBnAkn/reply")),
-        Some(libc::EROFS)
-    );
-    // The root: a session starts with `opencode run`.
-    assert_eq!(open_errno(&tui.join("reply")), Some(libc::EOPNOTSUPP));
-    // The name is opencode's title: read-only, refused where the shell shows it.
-    assert_eq!(open_errno(&tui.join("name")), Some(libc::EOPNOTSUPP));
-    assert_eq!(
-        fs::metadata(tui.join("name")).unwrap().permissions().mode() & 0o777,
-        0o444
-    );
+    // What is never written shows no write bit and is refused at open (EACCES):
+    // a message opencode deleted (only its event log keeps it), the root (a session
+    // starts with `opencode run`), the name (opencode's title).
+    for refused in [
+        tui.join(".id/msg_245229c03001i0JGVVYGeBnAkn/reply"),
+        tui.join(".id/msg_245229c03001i0JGVVYGeBnAkn/fork"),
+        tui.join("reply"),
+        tui.join("name"),
+    ] {
+        assert_eq!(open_errno(&refused), Some(libc::EACCES), "{refused:?}");
+        assert_eq!(
+            fs::metadata(&refused).unwrap().permissions().mode() & 0o222,
+            0,
+            "{refused:?}"
+        );
+    }
     // A subagent's message.
     let sub = m.mnt.join("-home-dev-src-sub").join(SUB);
     assert_eq!(
         open_errno(&sub.join(".id/msg_2451f81480017lUlbu6N2KDv1J/reply")),
-        Some(libc::EOPNOTSUPP)
+        Some(libc::EACCES)
     );
     // The database locked by a writer: EBUSY, and nothing written.
     let qa = m.mnt.join("-home-dev-src-qa").join(QA);

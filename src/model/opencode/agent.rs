@@ -8,7 +8,7 @@ use super::index::{Meta, OpencodeSession, Part, Role};
 use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::session::{LoadError, Session};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
@@ -70,9 +70,21 @@ impl Agent for OpencodeSession {
         true
     }
 
-    /// The name is the session's title, which opencode keeps (its `/rename`).
-    fn name_writable(&self) -> bool {
-        false
+    /// What is refused before anything is written (no write bit, `EACCES` at `open`):
+    /// the root's reply, replies and forks under a deleted or a subagent's message,
+    /// the name (opencode's title, changed by its `/rename`), labels. Whether the
+    /// database can be written now is asked at `open` ([`Agent::refuse_reply_at`]).
+    fn refuses(&self, s: &Session, w: Write) -> Option<String> {
+        match w {
+            Write::Reply(at) => super::write::fixed_refusal(self, s, at).map(|e| e.to_string()),
+            Write::Fork(i) => super::write::fork_refusal(self, s, i).map(|e| e.to_string()),
+            Write::Name => Some(
+                "the name of an opencode session is its title, which opencode keeps: \
+                 change it with opencode's /rename"
+                    .into(),
+            ),
+            Write::Label => Some("opencode sessions have no labels".into()),
+        }
     }
 
     fn has_side_files(&self) -> bool {

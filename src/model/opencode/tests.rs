@@ -567,7 +567,11 @@ fn every_sessions_tokens_are_those_opencode_counted() {
         }
         for l in super::catalog::list(&db(set)).unwrap() {
             let s = open(set, &l.id);
-            let a = s.agent().as_any().downcast_ref::<OpencodeSession>().unwrap();
+            let a = s
+                .agent()
+                .as_any()
+                .downcast_ref::<OpencodeSession>()
+                .unwrap();
             let t = Table::build(&s, &Prices::snapshot());
             let mut counted: BTreeMap<String, (Tokens, f64)> = BTreeMap::new();
             for (i, m) in a.metas().iter().enumerate() {
@@ -583,7 +587,10 @@ fn every_sessions_tokens_are_those_opencode_counted() {
             for (sid, (tokens, cost)) in counted {
                 let (want, want_cost) = &rows[&sid];
                 assert_eq!(&tokens, want, "{set} {sid} (in {})", l.id);
-                assert!((cost - want_cost).abs() < 1e-9, "{set} {sid}: {cost} {want_cost}");
+                assert!(
+                    (cost - want_cost).abs() < 1e-9,
+                    "{set} {sid}: {cost} {want_cost}"
+                );
                 checked += 1;
             }
         }
@@ -653,12 +660,23 @@ fn replies_take_turns_with_opencodes_writes() {
                 );
                 tx.execute(
                     "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
-                    rusqlite::params![m, other, 1_900_000_000_000i64 + k, r#"{"role":"user","time":{"created":1}}"#],
+                    rusqlite::params![
+                        m,
+                        other,
+                        1_900_000_000_000i64 + k,
+                        r#"{"role":"user","time":{"created":1}}"#
+                    ],
                 )
                 .unwrap();
                 tx.execute(
                     "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-                    rusqlite::params![pt, m, other, 1_900_000_000_000i64 + k, r#"{"type":"text","text":"opencode"}"#],
+                    rusqlite::params![
+                        pt,
+                        m,
+                        other,
+                        1_900_000_000_000i64 + k,
+                        r#"{"type":"text","text":"opencode"}"#
+                    ],
                 )
                 .unwrap();
                 tx.execute(

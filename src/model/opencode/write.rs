@@ -23,13 +23,15 @@
 //! rows, and a failure leaves nothing. Ids are opencode's (§2.1), made after the last
 //! message's so that a new message sorts last.
 //!
-//! **Refused at `open`** (the shell's redirection fails, nothing written), each with
-//! its errno: a reply at the root (`EOPNOTSUPP`: a session starts with `opencode run`),
-//! under a message opencode deleted (`EROFS`: only its event log keeps it) or a
-//! subagent's (`EOPNOTSUPP`: opencode runs a subagent from its `task` call), while
-//! opencode is writing a reply in the session (`EBUSY`: its last message is an
-//! unfinished answer, or a compaction is running), or when the database cannot be
-//! written now (`EBUSY` while opencode holds its write lock, `EACCES`/`EROFS`).
+//! **Refused at `open`** (the shell's redirection fails, nothing written): never
+//! written ([`fixed_refusal`], [`fork_refusal`]: the file shows no write bit and the
+//! mount answers `EACCES`): a reply at the root (a session starts with `opencode
+//! run`), under a message opencode deleted (only its event log keeps it) or a
+//! subagent's (opencode runs a subagent from its `task` call); not now ([`refusal`],
+//! asked at every `open`), with its errno: while opencode is writing a reply in the
+//! session (`EBUSY`: its last message is an unfinished answer, or a compaction is
+//! running), or when the database cannot be written now (`EBUSY` while opencode holds
+//! its write lock past [`db::PROBE_BUSY`], `EACCES`/`EROFS`).
 
 use super::db::{self, DbError};
 use super::index::{OpencodeSession, Part};
@@ -55,6 +57,12 @@ fn from_db(e: DbError) -> AppendError {
 
 /// Why a reply under entry `i` (`None`: the root) cannot be written now.
 pub fn refusal(a: &OpencodeSession, s: &Session, i: Option<u32>) -> Option<AppendError> {
+    fixed_refusal(a, s, i).or_else(|| probe(a).err())
+}
+
+/// Why a reply under entry `i` (`None`: the root) can never be written, whatever the
+/// database's state.
+pub fn fixed_refusal(a: &OpencodeSession, s: &Session, i: Option<u32>) -> Option<AppendError> {
     let Some(i) = i else {
         return Some(refused(
             libc::EOPNOTSUPP,
@@ -86,7 +94,7 @@ pub fn refusal(a: &OpencodeSession, s: &Session, i: Option<u32>) -> Option<Appen
         }
         Part::Main => {}
     }
-    probe(a).err()
+    None
 }
 
 /// Whether the session can be written now: opencode is not writing a reply in it, and
@@ -557,24 +565,27 @@ pub fn reply(
     }
 }
 
+/// Why the session can never be forked at entry `i`.
+pub fn fork_refusal(a: &OpencodeSession, s: &Session, i: u32) -> Option<ForkError> {
+    match a.meta(i).part {
+        Part::Main => None,
+        Part::Deleted => Some(ForkError::Refused(format!(
+            "message {} was deleted by opencode; only its event log keeps it, and opencode \
+             cannot fork from it",
+            s.id_string(i)
+        ))),
+        Part::Subagent(_) => Some(ForkError::Unsupported(format!(
+            "message {} is a subagent's: fork the session that ran it",
+            s.id_string(i)
+        ))),
+    }
+}
+
 /// Forks the session at entry `i`: a new session holding copies of its messages up to
 /// and including `i`'s. Its path (`DB/ses_…`).
 pub fn fork(a: &OpencodeSession, s: &Session, i: u32) -> Result<PathBuf, ForkError> {
-    match a.meta(i).part {
-        Part::Main => {}
-        Part::Deleted => {
-            return Err(ForkError::Refused(format!(
-                "message {} was deleted by opencode; only its event log keeps it, and opencode \
-                 cannot fork from it",
-                s.id_string(i)
-            )));
-        }
-        Part::Subagent(_) => {
-            return Err(ForkError::Unsupported(format!(
-                "message {} is a subagent's: fork the session that ran it",
-                s.id_string(i)
-            )));
-        }
+    if let Some(e) = fork_refusal(a, s, i) {
+        return Err(e);
     }
     let id = a.meta(i).id.clone();
     match write(a, &id, None) {

@@ -198,7 +198,7 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
 fn started(path: &Path) -> Option<i64> {
     use std::io::Read;
     let mut buf = Vec::new();
-    std::fs::File::open(path)
+    crate::model::core::input::open_regular(path)
         .ok()?
         .take(1 << 20)
         .read_to_end(&mut buf)
@@ -367,6 +367,11 @@ impl Report {
         }
         let total = self.total();
         rows.push(cells("Total".into(), &total, String::new()));
+        // Names, projects and models come from the files: shown, never obeyed by the
+        // terminal.
+        let esc = |c: &String| crate::model::core::text::escape_controls(c).into_owned();
+        let rows: Vec<[String; 8]> = rows.iter().map(|r| r.each_ref().map(esc)).collect();
+        let notes: Vec<String> = notes.iter().map(esc).collect();
         let mut w = [0usize; 8];
         for r in &rows {
             for (i, c) in r.iter().enumerate() {
@@ -401,7 +406,8 @@ impl Report {
             let _ = writeln!(out, "{n}");
         }
         for s in &self.skipped {
-            let _ = writeln!(out, "skipped {}: {}", s.path.display(), s.why);
+            let line = format!("skipped {}: {}", s.path.display(), s.why);
+            let _ = writeln!(out, "{}", crate::model::core::text::escape_controls(&line));
         }
         let _ = writeln!(
             out,
