@@ -621,7 +621,6 @@ fn write_db(dir: &Path, c: &Case, st: &Style) -> PathBuf {
             format!("{{\"sessionID\":\"{SID}\",\"messageID\":\"{id}\"}}"),
         );
     }
-    drop(event);
     conn.commit().unwrap();
     db
 }

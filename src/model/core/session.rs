@@ -2000,8 +2000,12 @@ pub struct AgentTable {
     /// agent that reads the session from it; `None` for a path that names a file.
     /// The session's path stays `CONTAINER/NAME`; its source 0 is the container,
     /// which the core never reads ([`Agent::opaque_main_file`]).
-    pub member: fn(&Path) -> Option<(PathBuf, Box<dyn Agent>)>,
+    pub member: fn(&Path) -> Option<Member>,
 }
+
+/// A session kept in a container file ([`AgentTable::member`]): that file, and the
+/// agent that reads the session from it.
+pub type Member = (PathBuf, Box<dyn Agent>);
 
 /// Another session, as a sessions mount lists it: for the links between a session and
 /// the sessions that continue it (a Codex fork, made by Codex, reads its parent's

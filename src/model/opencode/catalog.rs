@@ -115,15 +115,12 @@ pub fn db_of(path: &Path) -> Option<PathBuf> {
     if md.is_file() {
         return (db::is_sqlite(path) && holds_sessions_table(path)).then(|| path.to_path_buf());
     }
-    for cand in [
+    [
         path.join(DB_NAME),
         path.join(".local/share/opencode").join(DB_NAME),
-    ] {
-        if cand.is_file() && db::is_sqlite(&cand) {
-            return Some(cand);
-        }
-    }
-    None
+    ]
+    .into_iter()
+    .find(|cand| cand.is_file() && db::is_sqlite(cand))
 }
 
 /// Whether the SQLite file `path` has opencode's `session` and `message` tables.
