@@ -114,8 +114,12 @@ pub fn strip_jsonc(text: &str) -> String {
     out
 }
 
+/// A config file: a regular file only, never blocking, at most 4 MiB (opencode's
+/// configs are a few KB).
 fn read_json(p: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(p).ok()?;
+    use crate::model::core::input::{open_regular, read_bounded};
+    let bytes = read_bounded(open_regular(p).ok()?, 4 << 20).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
     serde_json::from_str(&strip_jsonc(&text)).ok()
 }
 

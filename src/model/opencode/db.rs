@@ -151,7 +151,7 @@ pub fn signature(db: &Path) -> Signature {
 /// Whether `path` is a SQLite database (by its first 16 bytes).
 pub fn is_sqlite(path: &Path) -> bool {
     use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::model::core::input::open_regular(path) else {
         return false;
     };
     let mut head = [0u8; 16];
