@@ -78,6 +78,16 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
+/// Gemini CLI's sessions folder: the `tmp/` folder of its CLI folder,
+/// `$GEMINI_CLI_HOME/.gemini` (the variable stands for the home directory, as the CLI
+/// reads it; a leading `~` expanded), else `~/.gemini`. Its sessions lie in project
+/// folders named by slugs, beside start-up stubs and subagents: a mount lists them by
+/// project itself (see [`super::gemini::catalog`]).
+pub fn default_gemini_dir() -> Option<PathBuf> {
+    env_dir("GEMINI_CLI_HOME", ".gemini/tmp")
+        .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
+}
+
 /// opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder
 /// (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`). A database, not a
 /// folder: its lister lists its sessions by project ([`super::opencode::catalog`]).
@@ -107,8 +117,8 @@ pub struct Agent {
     pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code, Codex and opencode, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 4] = [
+/// Pi, Claude Code, Codex, Gemini CLI and opencode, in the order a mount of every agent lists them.
+pub const AGENTS: [Agent; 5] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -135,6 +145,15 @@ pub const AGENTS: [Agent; 4] = [
         dir: default_codex_dir,
         marker: ".codex",
         catalog: Some(crate::model::codex::catalog::CATALOG),
+    },
+    Agent {
+        folder: "gemini",
+        what: "Gemini CLI's sessions folder",
+        var: "GEMINI_CLI_HOME",
+        program: "Gemini CLI",
+        dir: default_gemini_dir,
+        marker: ".gemini",
+        catalog: Some(crate::model::gemini::catalog::CATALOG),
     },
     Agent {
         folder: "opencode",
@@ -207,13 +226,16 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
+             nor Gemini CLI's sessions folder {} \
              nor opencode's database {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and OPENCODE_DB move them); \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, \
+             GEMINI_CLI_HOME and OPENCODE_DB move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
-            shown(&AGENTS[3], "~/.local/share/opencode/opencode.db"),
+            shown(&AGENTS[3], "~/.gemini/tmp"),
+            shown(&AGENTS[4], "~/.local/share/opencode/opencode.db"),
         ));
     }
     Ok(found)

@@ -1165,6 +1165,8 @@ mod tests {
         let (claude, sides, _) = get("claude");
         assert!(claude > 900, "only {claude} Claude Code entries checked");
         assert!(sides > 10, "only {sides} subagent entries checked");
+        let (gemini, _, _) = get("gemini-cli");
+        assert!(gemini > 150, "only {gemini} Gemini CLI entries checked");
         let (opencode, _, always) = get("opencode");
         assert!(opencode > 400, "only {opencode} opencode entries checked");
         assert_eq!(always, 0, "opencode entries always selected");

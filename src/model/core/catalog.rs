@@ -62,6 +62,14 @@ pub trait Lister: Send + Sync {
     /// written or removed in one of the catalog's folders, belongs to: that session
     /// catches up with its files. `None` for a name that is no session's.
     fn session_of(&self, changed: &OsStr) -> Option<OsString>;
+    /// Whether a write to the file named `changed` in one of the catalog's folders
+    /// (neither created nor removed) can change the listing, so that it is scanned
+    /// again: a Gemini CLI session file becomes a session once its first message is
+    /// written (before that it is a start-up stub). Creations, removals and renames
+    /// always lead to a new scan.
+    fn changes_listing(&self, _changed: &OsStr) -> bool {
+        false
+    }
     /// Whether a change to `changed` may change every session under the root and the
     /// listing (a database every session lives in, or its journal): then the listing
     /// is read again and every loaded session catches up.

@@ -11,6 +11,8 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
+    Gemini,
     /// opencode (`~/.local/share/opencode/opencode.db`): every session in one SQLite
     /// database, a session its rows.
     Opencode,
@@ -23,6 +25,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Gemini => "gemini-cli",
             Format::Opencode => "opencode",
         }
     }
@@ -33,6 +36,7 @@ impl Format {
             Format::Pi => "Pi",
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
+            Format::Gemini => "Gemini CLI",
             Format::Opencode => "opencode",
         }
     }

@@ -411,7 +411,7 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's and Codex's from {}; opencode's as recorded (from {} where it recorded none)",
+            "prices: Pi's as recorded; Claude Code's, Codex's and Gemini CLI's from {}; opencode's as recorded (from {} where it recorded none)",
             self.prices, self.prices
         );
         out
