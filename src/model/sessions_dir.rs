@@ -88,6 +88,17 @@ pub fn default_gemini_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
 }
 
+/// Qwen Code's projects folder: `$QWEN_RUNTIME_DIR/projects` (where it writes its
+/// runtime output when that is set), else `$QWEN_HOME/projects`, else
+/// `~/.qwen/projects` (a leading `~` expanded in either). Each project keeps its
+/// sessions in its `chats/` folder: Qwen Code lists them itself
+/// ([`super::qwen::catalog`]).
+pub fn default_qwen_dir() -> Option<PathBuf> {
+    env_dir("QWEN_RUNTIME_DIR", "projects")
+        .or_else(|| env_dir("QWEN_HOME", "projects"))
+        .unwrap_or_else(|| home().map(|h| h.join(".qwen/projects")))
+}
+
 /// opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder
 /// (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`). A database, not a
 /// folder: its lister lists its sessions by project ([`super::opencode::catalog`]).
@@ -117,8 +128,9 @@ pub struct Agent {
     pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code, Codex, Gemini CLI and opencode, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 5] = [
+/// Pi, Claude Code, Codex, Gemini CLI, Qwen Code and opencode, in the order a mount of
+/// every agent lists them.
+pub const AGENTS: [Agent; 6] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -154,6 +166,15 @@ pub const AGENTS: [Agent; 5] = [
         dir: default_gemini_dir,
         marker: ".gemini",
         catalog: Some(crate::model::gemini::catalog::CATALOG),
+    },
+    Agent {
+        folder: "qwen",
+        what: "Qwen Code's projects folder",
+        var: "QWEN_HOME",
+        program: "Qwen Code",
+        dir: default_qwen_dir,
+        marker: ".qwen",
+        catalog: Some(crate::model::qwen::catalog::CATALOG),
     },
     Agent {
         folder: "opencode",
@@ -227,15 +248,17 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
              nor Gemini CLI's sessions folder {} \
+             nor Qwen Code's projects folder {} \
              nor opencode's database {} \
              exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, \
-             GEMINI_CLI_HOME and OPENCODE_DB move them); \
+             GEMINI_CLI_HOME, QWEN_HOME and OPENCODE_DB move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
             shown(&AGENTS[3], "~/.gemini/tmp"),
-            shown(&AGENTS[4], "~/.local/share/opencode/opencode.db"),
+            shown(&AGENTS[4], "~/.qwen/projects"),
+            shown(&AGENTS[5], "~/.local/share/opencode/opencode.db"),
         ));
     }
     Ok(found)

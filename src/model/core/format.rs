@@ -13,6 +13,8 @@ pub enum Format {
     Codex,
     /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
     Gemini,
+    /// Qwen Code (`~/.qwen/projects/<project>/chats`).
+    Qwen,
     /// opencode (`~/.local/share/opencode/opencode.db`): every session in one SQLite
     /// database, a session its rows.
     Opencode,
@@ -26,6 +28,7 @@ impl Format {
             Format::Claude => "claude-code",
             Format::Codex => "codex",
             Format::Gemini => "gemini-cli",
+            Format::Qwen => "qwen-code",
             Format::Opencode => "opencode",
         }
     }
@@ -37,6 +40,7 @@ impl Format {
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
             Format::Gemini => "Gemini CLI",
+            Format::Qwen => "Qwen Code",
             Format::Opencode => "opencode",
         }
     }
