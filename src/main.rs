@@ -501,7 +501,8 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
             {
                 files.push((f, None))
             }
-            Ok(input::Argument::Dir) if let Some((found, program)) = catalog_sessions(a) => {
+            // A folder its agent lists, or a database of sessions (opencode's).
+            Ok(_) if let Some((found, program)) = catalog_sessions(a) => {
                 if found.is_empty() {
                     let why = format!("a {program} sessions folder with no session in it");
                     files.push((a.clone(), Some(check::Report::Unreadable(why))));
@@ -644,7 +645,11 @@ fn run_usage(
         let p = folder_file.as_ref().unwrap_or(p);
         // What every command refuses (a FIFO or a device would block or never end).
         let is_dir = match sessionfs::model::input::argument(p) {
-            Ok(arg) => arg == sessionfs::model::input::Argument::Dir,
+            // A database of sessions counts as the folder of its sessions.
+            Ok(arg) => {
+                arg == sessionfs::model::input::Argument::Dir
+                    || sessionfs::model::sessions_dir::is_listed_root(p)
+            }
             Err(refusal) => {
                 eprintln!("sessionfs: {refusal}");
                 return ExitCode::from(2);

@@ -650,6 +650,88 @@ fn prints_what_grep_r_prints_through_a_mount_of_the_codex_samples() {
     compare_in_with(dir, &home, &roots, CODEX_CASES, 2);
 }
 
+/// A copy of an opencode fixture's database (in WAL mode, as opencode keeps it) and its
+/// session roots (`PROJECT/SESSION`, from its catalog).
+fn opencode_db(dir: &Path, fixture: &str) -> (PathBuf, BTreeSet<String>) {
+    let fix = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/opencode");
+    let home = dir.join("home");
+    copy_tree(&fix.join(fixture).join("home"), &home);
+    let db = home.join(".local/share/opencode/opencode.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+        .unwrap();
+    drop(c);
+    let (_, lister, _) = sessionfs::model::sessions_dir::catalog_of(&db, None).unwrap();
+    let mut roots = BTreeSet::new();
+    for (p, sessions) in &lister.scan().unwrap().projects {
+        for t in sessions {
+            roots.insert(format!(
+                "{}/{}",
+                p.to_str().unwrap(),
+                t.name.to_str().unwrap()
+            ));
+        }
+    }
+    assert!(roots.len() >= 5, "{roots:?}");
+    (db, roots)
+}
+
+/// Cases for the opencode fixtures: found nowhere, in one session, everywhere, and made
+/// of the text opencode's renderer adds (`model::opencode::search`): tool calls and
+/// results, pretty-printed input, reasoning, images, compactions, deleted and hidden
+/// messages, subagents, errors, damage.
+const OPENCODE_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-c", "-F", "--", "zebra-nowhere-42"],
+    &["-n", "-F", "--", "[["],
+    &["-l", "-F", "--", "[[QA1]]"],
+    &["-c", "-F", "--", "[["],
+    &["-n", "-F", "--", "[tool call "],
+    &[
+        "-n",
+        "-E",
+        "--",
+        "\\[tool (call|result|error) [a-z]+ \\(call_",
+    ],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-E", "--", "^  \"(command|filePath)\": "],
+    &["-n", "-F", "--", "[exit "],
+    &["-n", "-F", "--", "[image 1: "],
+    &["-l", "--", "IHDR"],
+    &["-c", "--", "PNG"],
+    &["-n", "-F", "--", "[reasoning]"],
+    &["-n", "-F", "--", "[synthetic]"],
+    &["-n", "-F", "--", "[compaction: "],
+    &["-n", "-F", "--", "[compaction summary]"],
+    &["-n", "-F", "--", "[deleted by opencode"],
+    &["-n", "-F", "--", "[hidden by /undo"],
+    &["-n", "-F", "--", "[subagent session "],
+    &["-n", "-F", "--", "Count files"],
+    &["-n", "-F", "--", "[error "],
+    &["-n", "-F", "--", "[patch: "],
+    &["-n", "-F", "--", "[damaged"],
+    &["-n", "-F", "--", "(no content)"],
+    &["-n", "-i", "--", "what did we do"],
+    &["-n", "-w", "--", "the"],
+    &["-n", "-E", "--", "[0-9]{5}"],
+    &["-n", "-F", "--", "×"],
+    &["--color=always", "-n", "--", "Multiply"],
+    &["-c", "-E", "--", "^$"],
+    &["-n", "-F", "--", "output truncated"],
+];
+
+/// `sessionfs grep` over opencode's databases (the samples, ours, the replies written
+/// through a mount, the damaged one) against `grep -r` through a mount of each: the
+/// lines the index holds in memory, prefiltered with opencode's rules.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_opencode_databases() {
+    for (fixture, empty) in [("samples", 2), ("own", 5), ("accepts", 3), ("damaged", 3)] {
+        let dir = tempdir();
+        let (db, roots) = opencode_db(dir.path(), fixture);
+        compare_in_with(dir, &db, &roots, OPENCODE_CASES, empty);
+    }
+}
+
 /// The same over our own Codex threads (forks, rewinds inside forks, a tool loop, a
 /// non-ASCII prompt), and over the copy whose base page is compressed (searched
 /// without the prefilter).

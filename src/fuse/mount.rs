@@ -287,13 +287,20 @@ fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
     // The check every command makes of what it is given to read.
     let is_dir = crate::model::input::argument(file).map_err(|r| Failure::new(exit::FILE, r.0))?
         == crate::model::input::Argument::Dir;
-    let abs = fs::canonicalize(file)
+    // A database of sessions (opencode's) is mounted as a sessions directory.
+    let is_dir = is_dir || sessions_dir::is_listed_root(file);
+    // A session kept in a database (`DB/ID`): the database's real path, then the id.
+    let canonical = |f: &Path| match (crate::model::core::catalog::file_of(f), f.file_name()) {
+        (c, Some(name)) if c != f => fs::canonicalize(&c).map(|c| c.join(name)),
+        _ => fs::canonicalize(f),
+    };
+    let abs = canonical(file)
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
     // A session that is a folder (Copilot CLI's `session-state/<id>/`): its file, alone.
     if is_dir && let Some(f) = crate::model::sessions_dir::session_folder_file(&abs) {
         return Ok((f, false));
     }
-    if is_dir {
+    if abs.is_dir() {
         fs::read_dir(&abs)
             .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
     }
@@ -740,7 +747,13 @@ fn serve(
             };
             // A session that writes beside its file (Claude Code's subagents).
             let dirs = view.with_session(|s| s.watched_dirs());
-            let w = if view.with_session(|s| s.writes_side_folder()) {
+            let container = crate::model::core::catalog::file_of(&checked.file);
+            let w = if container != checked.file {
+                // A session of a database: the database, and its folder (its `-wal`).
+                let v = Arc::clone(view);
+                let dirs = Box::new(move || v.with_session(|s| s.watched_dirs()));
+                Watcher::spawn_with_dirs(&container, dirs, refresh)
+            } else if view.with_session(|s| s.writes_side_folder()) {
                 Watcher::spawn_with_side(&checked.file, refresh)
             } else if dirs.len() > 1 {
                 // A session over files in several folders (a Codex thread's pages).

@@ -17,6 +17,7 @@ pub static TABLE: AgentTable = AgentTable {
     first: crate::model::pi::agent::first,
     detect,
     opaque: crate::model::codex::agent::detect_compressed,
+    member: crate::model::opencode::agent::detect_member,
 };
 
 /// The agent of a file whose first parsed line, `raw`, is no Pi header.
@@ -49,9 +50,10 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::gemini::search::GEMINI,
         &crate::model::qwen::search::QWEN,
         &crate::model::copilot::search::COPILOT,
+        &crate::model::opencode::search::OPENCODE,
     ],
     detect: search_detect,
-    known: crate::model::codex::search::known,
+    known: search_known,
     begin: crate::model::codex::search::begin,
 };
 
@@ -70,4 +72,10 @@ fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
             crate::model::claude::search::detect(line, head)
         })
         .or_else(|| crate::model::copilot::search::detect(line, head))
+        .or_else(|| crate::model::opencode::search::detect(line, head))
+}
+
+/// The rules of a file its name (and what was read of it) already say.
+fn search_known(path: &Path) -> Option<&'static crate::model::core::grep::Rules> {
+    crate::model::codex::search::known(path).or_else(|| crate::model::opencode::search::known(path))
 }

@@ -22,6 +22,7 @@ pub mod codex;
 pub mod copilot;
 pub mod core;
 pub mod gemini;
+pub mod opencode;
 pub mod pi;
 pub mod qwen;
 pub mod sessions_dir;

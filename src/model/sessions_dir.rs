@@ -108,6 +108,13 @@ pub fn default_copilot_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| home().map(|h| h.join(".copilot/session-state")))
 }
 
+/// opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder
+/// (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`). A database, not a
+/// folder: its lister lists its sessions by project ([`super::opencode::catalog`]).
+pub fn default_opencode_db() -> Option<PathBuf> {
+    super::opencode::catalog::default_db()
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -130,9 +137,9 @@ pub struct Agent {
     pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code, Codex, Gemini CLI, Qwen Code and Copilot CLI, in the order a mount of
+/// Pi, Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI and opencode, in the order a mount of
 /// every agent lists them.
-pub const AGENTS: [Agent; 6] = [
+pub const AGENTS: [Agent; 7] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -187,6 +194,15 @@ pub const AGENTS: [Agent; 6] = [
         marker: ".copilot",
         catalog: Some(crate::model::copilot::home::CATALOG),
     },
+    Agent {
+        folder: "opencode",
+        what: "opencode's database",
+        var: "OPENCODE_DB",
+        program: "opencode",
+        dir: default_opencode_db,
+        marker: "opencode.db",
+        catalog: Some(crate::model::opencode::catalog::CATALOG),
+    },
 ];
 
 impl Agent {
@@ -206,6 +222,10 @@ impl Agent {
             ));
         };
         match fs::metadata(&dir) {
+            // A database its agent lists (opencode's): its root is the file.
+            Ok(m) if m.is_file() && self.catalog.is_some_and(|c| (c.root_of)(&dir).is_some()) => {
+                Ok(dir)
+            }
             Ok(m) if m.is_dir() => Ok(dir),
             Ok(_) => Err(format!("{what} {} is not a directory", dir.display())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
@@ -248,8 +268,9 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
              nor Gemini CLI's sessions folder {} \
              nor Qwen Code's projects folder {} \
              nor Copilot CLI's session-state folder {} \
+             nor opencode's database {} \
              exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, \
-             GEMINI_CLI_HOME, QWEN_HOME and COPILOT_HOME move them); \
+             GEMINI_CLI_HOME, QWEN_HOME, COPILOT_HOME and OPENCODE_DB move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
@@ -257,6 +278,7 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
             shown(&AGENTS[3], "~/.gemini/tmp"),
             shown(&AGENTS[4], "~/.qwen/projects"),
             shown(&AGENTS[5], "~/.copilot/session-state"),
+            shown(&AGENTS[6], "~/.local/share/opencode/opencode.db"),
         ));
     }
     Ok(found)
@@ -311,6 +333,16 @@ pub fn catalog_of(
         }
     }
     listed(agent_by_place(dir)?, dir.to_path_buf())
+}
+
+/// Whether `path` is itself the root of an agent that lists its sessions (a Codex
+/// `sessions/` folder or home, opencode's database or the folder holding it), as
+/// opposed to a file or folder of sessions inside one.
+pub fn is_listed_root(path: &Path) -> bool {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .any(|c| (c.root_of)(path).is_some())
 }
 
 /// The root `dir` stands for when an agent lists its sessions itself (its home names

@@ -592,10 +592,11 @@ impl Prefilter {
 
 /// Whether `literals` occur in the decoded bytes of a `"data"` string of `line` (as
 /// Pi's and Claude Code's images are decoded) or of the base64 part of an
-/// `"image_url"` `data:` URL (as Codex's are), or such a string holds an escape.
+/// `"image_url"` or `"url"` `data:` URL (as Codex's and opencode's are), or such a
+/// string holds an escape.
 fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
-    for key in [&b"\"data\""[..], &b"\"image_url\""[..]] {
+    for key in [&b"\"data\""[..], &b"\"image_url\""[..], &b"\"url\""[..]] {
         for h in memmem::find_iter(line, key) {
             let mut i = h + key.len();
             while line.get(i).is_some_and(ws) {
@@ -1083,6 +1084,13 @@ mod tests {
                     || p.to_string_lossy().ends_with(".jsonl.zst")
                 {
                     out.push(p);
+                } else if crate::model::sessions_dir::is_listed_root(&p) {
+                    // A database of sessions: each of its sessions.
+                    if let Some((_, l, _)) = crate::model::sessions_dir::catalog_of(&p, None)
+                        && let Ok(cat) = l.scan()
+                    {
+                        out.extend(cat.projects.into_values().flatten().map(|s| s.path));
+                    }
                 }
             }
         }
@@ -1118,7 +1126,8 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for f in fixture_files() {
             let Ok(s) = Session::open(&f) else { continue };
-            let head = std::fs::read(&f).unwrap();
+            // A session of a database (`DB/ID`) has no bytes of its own to read.
+            let head = std::fs::read(&f).unwrap_or_default();
             let Some(rules) = crate::search::rules::known(&f).or_else(|| rules_of(&f, &head))
             else {
                 continue;
@@ -1196,6 +1205,9 @@ mod tests {
             qwen_sides >= 5,
             "only {qwen_sides} Qwen Code subagent entries checked"
         );
+        let (opencode, _, always) = get("opencode");
+        assert!(opencode > 400, "only {opencode} opencode entries checked");
+        assert_eq!(always, 0, "opencode entries always selected");
         let (codex, _, always) = get("codex");
         assert!(codex > 200, "only {codex} Codex entries checked");
         assert!(

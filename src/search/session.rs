@@ -804,6 +804,11 @@ pub fn search_file(
             hits: 0,
         }
     };
+    // A session kept with others in one file (a database): its lines are in memory
+    // once it is read, and are scanned there.
+    if crate::model::core::catalog::file_of(&job.path) != job.path {
+        return search_in_memory(job, search, emit);
+    }
     let scanned = scan(&job.path, search, buf);
     if buf.len() > 4 * BLOCK {
         // A long line grew the buffer: give the room back before the next file.
@@ -909,6 +914,84 @@ pub fn search_file(
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_millis() as i64);
+        let path = if job.prefix.is_empty() {
+            job.path.display().to_string()
+        } else {
+            String::from_utf8_lossy(&job.prefix).into_owned()
+        };
+        emit(Chunk::Session(SessionHits {
+            path,
+            file: job.path.clone(),
+            name: s.session_name(),
+            last_ms,
+            hits: report.hits,
+        }));
+    }
+    report
+}
+
+/// Searches a session that is no file of its own (a session of a database, `DB/ID`):
+/// it is read (`Session::open`), its entries' lines, which the index holds in memory,
+/// are scanned with its format's prefilter ([`rules::known`] by its path), and only
+/// the candidates are rendered. The same text is searched as through a mount: the
+/// lines are what the mount's entries show.
+fn search_in_memory(job: &Job, search: &Search, emit: &mut dyn FnMut(Chunk)) -> Report {
+    let s = match Session::open(&job.path) {
+        Ok(s) => s,
+        Err(e) => {
+            let what = match &e {
+                LoadError::Io(e) => io_msg(e),
+                other => other.to_string(),
+            };
+            if !job.explicit && !matches!(e, LoadError::Io(_)) {
+                return Report::default();
+            }
+            emit(Chunk::Err(format!("{}: {what}", job.path.display())));
+            return Report {
+                matched: false,
+                error: true,
+                hits: 0,
+            };
+        }
+    };
+    let selected = rules::known(&job.path).and_then(|r| {
+        let p = search.prefilter(r);
+        if p.selects_everything() {
+            return None;
+        }
+        // Every node's line, one after the other, each ending in `\n`.
+        let nodes: Vec<u32> = (0..s.entries().len() as u32)
+            .filter(|&i| s.entry(i).is_node())
+            .collect();
+        let mut buf = Vec::new();
+        let mut starts = Vec::with_capacity(nodes.len());
+        s.for_each_entry_bytes(&nodes, |i, b| {
+            starts.push((buf.len() as u64, i));
+            buf.extend_from_slice(b);
+            buf.push(b'\n');
+        });
+        let mut offsets = Vec::new();
+        p.scan_in(&buf, 0, &mut offsets, Some(&job.path));
+        let mut picked: Vec<(u32, Option<Vec<FileResult>>)> = offsets
+            .iter()
+            .filter_map(|o| {
+                let k = starts
+                    .partition_point(|(start, _)| start <= o)
+                    .checked_sub(1)?;
+                Some((starts[k].1, None))
+            })
+            .collect();
+        picked.sort_unstable_by_key(|(i, _)| *i);
+        picked.dedup_by_key(|(i, _)| *i);
+        Some(picked)
+    });
+    if selected.as_ref().is_some_and(Vec::is_empty) && search.mode != Mode::Count {
+        return Report::default();
+    }
+    let report = walk(job, search, &s, selected, false, emit);
+    if search.sessions && report.hits > 0 {
+        // The newest message: when the session was last written to.
+        let last_ms = s.entries().iter().map(|e| e.ts).max().unwrap_or(0).max(0);
         let path = if job.prefix.is_empty() {
             job.path.display().to_string()
         } else {

@@ -66,6 +66,10 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
                     explicit: true,
                 }),
             Ok(input::Argument::Dir) => dir_jobs(a, &prefix, &mut jobs, &mut problems),
+            // A database of sessions (opencode's): its sessions, as a mount lists them.
+            Ok(input::Argument::File) if sessions_dir::is_listed_root(a) => {
+                dir_jobs(a, &prefix, &mut jobs, &mut problems)
+            }
             Ok(input::Argument::File) => jobs.push(Job {
                 path: a.clone(),
                 prefix,

@@ -97,6 +97,7 @@ use super::{
     OpenMode, Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
+use crate::model::core::catalog::{file_of, folder_of};
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
@@ -284,10 +285,14 @@ struct SlotEntry {
     container_ino: u64,
     /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page,
+    /// a session of a database: `DB/ID`).
     file: Mutex<Option<PathBuf>>,
     /// Its file's own folder is watched for it (see [`SESSION_WATCH`]).
     folder_watched: AtomicBool,
+    /// When the session last changed, when its listing says it (a session of a
+    /// database, whose file changes with every session): its directory's mtime.
+    mtime: Mutex<Option<SystemTime>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -434,7 +439,8 @@ impl MultiView {
     /// `sessions/` folder) shows them by project, as its lister says.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
-        if !md.is_dir() {
+        // A database of sessions (opencode's) is a root its agent lists too.
+        if !md.is_dir() && !sessions_dir::is_listed_root(root) {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         let root = sessions_dir::root_of(root);
@@ -461,7 +467,7 @@ impl MultiView {
     /// nothing but their `stat`s.
     pub fn open_agents(agents: &[(&str, PathBuf)], opts: MultiOptions) -> io::Result<MultiView> {
         for (_, p) in agents {
-            if !fs::metadata(p)?.is_dir() {
+            if !fs::metadata(p)?.is_dir() && !sessions_dir::is_listed_root(p) {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
         }
@@ -709,6 +715,7 @@ impl MultiView {
                 name: n.clone(),
                 file: Mutex::new(None),
                 folder_watched: AtomicBool::new(false),
+                mtime: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -867,7 +874,7 @@ impl MultiView {
     /// The slot's view, loading it now if needed; the caller holds `e.loading`. The file
     /// is indexed with no lock held but that one.
     fn load_locked(&self, e: &Arc<SlotEntry>) -> Result<Got> {
-        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        let md = fs::metadata(file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
@@ -1169,8 +1176,8 @@ impl MultiView {
     /// A folder's attributes: its own on disk; a catalog's project's are its root's.
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
-            Lister::CatalogProject(r) => self.dir_attr(c.ino, &r.path),
-            _ => self.dir_attr(c.ino, &c.path),
+            Lister::CatalogProject(r) => self.dir_attr(c.ino, &folder_of(&r.path)),
+            _ => self.dir_attr(c.ino, &folder_of(&c.path)),
         }
     }
 
@@ -1196,10 +1203,12 @@ impl MultiView {
     /// bits); once the session is indexed, the view's own root (narrowed by the other
     /// files it shows, see `Session::access`).
     fn session_dir_attr(&self, e: &SlotEntry) -> Result<Attr> {
-        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        let md = fs::metadata(file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
+        // The listing's time where it knows better (a session of a database).
+        let mtime = e.mtime.lock().unwrap_or_else(|| mtime_of(&md));
         let (loaded, failed) = {
             let st = e.state.lock();
             (st.loaded.clone(), st.failed.is_some())
@@ -1210,7 +1219,7 @@ impl MultiView {
                 slot_ino(e.num, ino::ROOT),
                 FileKind::Dir,
                 0,
-                mtime_of(&md),
+                mtime,
                 SHORT,
                 self.failed_access(e),
                 false,
@@ -1221,7 +1230,7 @@ impl MultiView {
         {
             return Ok(Attr {
                 ino: slot_ino(e.num, ino::ROOT),
-                mtime: mtime_of(&md),
+                mtime,
                 ttl: SHORT,
                 ..a
             });
@@ -1234,7 +1243,7 @@ impl MultiView {
     /// bits (see `failed_access`), and is shown so from the start, so that the user
     /// can enter it and read why.
     fn session_dir_attr_of(&self, e: &SlotEntry, md: &fs::Metadata) -> Attr {
-        let readable = std::ffi::CString::new(e.path().as_os_str().as_bytes())
+        let readable = std::ffi::CString::new(file_of(&e.path()).as_os_str().as_bytes())
             // SAFETY: a valid C string; access(2) only looks.
             .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0);
         let access = if readable {
@@ -1252,7 +1261,7 @@ impl MultiView {
             slot_ino(e.num, ino::ROOT),
             FileKind::Dir,
             0,
-            mtime_of(md),
+            e.mtime.lock().unwrap_or_else(|| mtime_of(md)),
             SHORT,
             access,
             false,
@@ -1283,7 +1292,7 @@ impl MultiView {
         let path = if unopened {
             e.container.path.clone()
         } else {
-            e.path()
+            file_of(&e.path())
         };
         match fs::metadata(&path) {
             Ok(md) => Access::of(&md),
@@ -1453,6 +1462,7 @@ impl MultiView {
             {
                 e.folder_watched.store(true, Ordering::Relaxed);
             }
+            *e.mtime.lock() = t.mtime;
         }
         slots
     }
@@ -1526,6 +1536,14 @@ impl MultiView {
             self.catalog_changed(&c, r, name, listing);
             return;
         }
+        if let Lister::CatalogProject(r) = &c.lister {
+            // A session made through the mount (a fork of a session of a database):
+            // the root is listed again.
+            if let Some(root) = self.container(c.parent) {
+                self.catalog_changed(&root, r, name, true);
+            }
+            return;
+        }
         let mut invs = Vec::new();
         let mut rewatch = None;
         if listing {
@@ -1586,6 +1604,10 @@ impl MultiView {
     /// that changed, appeared or went ([`CatalogLister::session_of`]) makes the
     /// session catch up (a new Codex page is a rewind).
     fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
+        if r.lister.changes_every_session(name) {
+            self.catalog_changed_all(c, r);
+            return;
+        }
         let mut invs = Vec::new();
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
@@ -1659,6 +1681,72 @@ impl MultiView {
         }
     }
 
+    /// A file every session of catalog root `c` lives in changed (a database): the
+    /// listing is read again and what changed in it invalidated (projects and sessions
+    /// that came or went, sessions whose time moved), and every loaded session of the
+    /// root catches up.
+    fn catalog_changed_all(&self, c: &Arc<Container>, r: &CatalogRoot) {
+        let old = r.catalog.lock().take();
+        let new = self.catalog(c, r).ok();
+        let projects: Vec<Arc<Container>> = self
+            .containers
+            .read()
+            .list
+            .iter()
+            .filter(|p| p.parent == c.idx && p.idx != c.idx)
+            .cloned()
+            .collect();
+        let mut invs = Vec::new();
+        if old.as_deref() != new.as_deref() {
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+            for p in &projects {
+                let pname = p.name.clone().unwrap_or_default();
+                let before = old.as_ref().and_then(|o| o.projects.get(&pname));
+                let after = new.as_ref().and_then(|n| n.projects.get(&pname));
+                if before == after {
+                    continue;
+                }
+                *p.listing.lock() = None;
+                invs.push(Invalidation::Inode(p.ino));
+                if after.is_none() {
+                    invs.push(Invalidation::Entry {
+                        parent: c.ino,
+                        name: pname.clone(),
+                    });
+                }
+                let s = self.slots.read();
+                for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
+                    match after.and_then(|v| v.iter().find(|t| t.name == e.name)) {
+                        None => invs.push(Invalidation::Entry {
+                            parent: p.ino,
+                            name: e.name.clone(),
+                        }),
+                        Some(t) => {
+                            let mut m = e.mtime.lock();
+                            if *m != t.mtime {
+                                *m = t.mtime;
+                                invs.push(Invalidation::Inode(slot_ino(e.num, ino::ROOT)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.sink.send(invs);
+        let loaded: Vec<Arc<SlotEntry>> = {
+            let ids: Vec<u32> = self.loaded.lock().iter().copied().collect();
+            let s = self.slots.read();
+            ids.into_iter()
+                .filter_map(|k| s.list.get(k as usize - 1).cloned())
+                .filter(|e| projects.iter().any(|p| p.idx == e.container.idx))
+                .collect()
+        };
+        for e in loaded {
+            self.session_changed(&e);
+        }
+    }
+
     /// The watch on folder `container` ended (it was deleted or moved away).
     pub fn dir_gone(&self, container: u32) {
         if container & SESSION_WATCH != 0 {
@@ -1714,7 +1802,9 @@ impl MultiView {
     fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
-        let md = fs::metadata(e.path()).ok().filter(|m| m.is_file());
+        let md = fs::metadata(file_of(&e.path()))
+            .ok()
+            .filter(|m| m.is_file());
         let exists = md.is_some();
         let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();
@@ -1926,7 +2016,7 @@ impl FsView for MultiView {
             Node::Root if self.container(0).is_some_and(|r| r.kind == Kind::Agents) => {
                 Ok(self.agents_root_attr())
             }
-            Node::Root => self.dir_attr(ROOT_INO, &self.root),
+            Node::Root => self.dir_attr(ROOT_INO, &folder_of(&self.root)),
             Node::Stats => Ok(self.stats_attr()),
             Node::Container(c) => self.container_attr(&c),
             Node::SessionDir(e) => self.session_dir_attr(&e),

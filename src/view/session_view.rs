@@ -293,6 +293,12 @@ impl<V: Weight> Lru<V> {
         self.order.clear();
         self.bytes = 0;
     }
+    fn remove(&mut self, k: (u64, u32)) {
+        if let Some(v) = self.map.remove(&k) {
+            self.bytes -= v.bytes();
+            self.order.retain(|x| *x != k);
+        }
+    }
 }
 
 struct State {
@@ -737,6 +743,9 @@ impl SessionView {
             }
             return invs;
         }
+        if !change.rewritten.is_empty() {
+            invs.extend(self.forget_rewritten(st, &change.rewritten));
+        }
         let s = &st.s;
         if !s.contexts_settled() {
             // The old and the new leaf get new contexts; others may (short TTL).
@@ -821,6 +830,62 @@ impl SessionView {
                     name: "edited-by".into(),
                 });
                 invs.push(Invalidation::Inode(entry_ino(st.base, t, link)));
+            }
+        }
+        invs
+    }
+
+    /// Entries rewritten in place (a database row updated as its agent wrote it): what
+    /// was rendered of them is dropped, and the kernel forgets their files (content,
+    /// images, `entry.json`, listings, the names their KIND may have had) and the
+    /// contexts and costs of everything below them, which include them.
+    fn forget_rewritten(&self, st: &State, rewritten: &[u32]) -> Vec<Invalidation> {
+        let s = &st.s;
+        let mut invs = Vec::new();
+        {
+            let mut r = self.rendered.lock();
+            let mut k = self.kind_sizes.lock();
+            for &i in rewritten {
+                r.remove((st.base, i));
+                if k.0 == st.base
+                    && let Some(sz) = k.1.get_mut(i as usize)
+                {
+                    *sz = UNKNOWN;
+                }
+            }
+        }
+        let kinds: Vec<String> = (0..s.kinds().len())
+            .map(|k| s.kinds().name(k as u16).to_string())
+            .collect();
+        let mut below: Vec<u32> = Vec::new();
+        for &i in rewritten {
+            if i as usize >= s.entries().len() {
+                continue;
+            }
+            let mut slots = vec![Slot::Kind, Slot::EntryJson, Slot::NestedDir, Slot::FlatDir];
+            slots.extend((1..=MAX_IMAGES).map(Slot::Image));
+            for slot in slots {
+                invs.push(Invalidation::Inode(entry_ino(st.base, i, slot)));
+            }
+            for dir in [Slot::NestedDir, Slot::FlatDir] {
+                for k in &kinds {
+                    invs.push(Invalidation::Entry {
+                        parent: entry_ino(st.base, i, dir),
+                        name: k.into(),
+                    });
+                }
+            }
+            let mut stack = vec![i];
+            while let Some(j) = stack.pop() {
+                below.push(j);
+                stack.extend(s.children(j));
+            }
+        }
+        below.sort_unstable();
+        below.dedup();
+        for j in below {
+            for slot in [Slot::Context, Slot::ContextJson, Slot::Cost, Slot::CostJson] {
+                invs.push(Invalidation::Inode(entry_ino(st.base, j, slot)));
             }
         }
         invs
@@ -1803,6 +1868,14 @@ impl SessionView {
                 }
                 return Err(Error::Access);
             }
+            // What only now can say (the agent's database is busy, or the agent is
+            // writing to the session itself): the open fails with the agent's errno.
+            if let Write::Reply(at) = w
+                && let Some(r) = st.s.refuse_reply_at(at)
+            {
+                log::info!("{}: reply refused at open: {r}", self.path.display());
+                return Err(Error::Io(r.errno()));
+            }
             if let WriteTarget::Fork { id, .. } = &target {
                 let id = id.clone();
                 drop(st);
@@ -2511,14 +2584,28 @@ impl SessionView {
         if self.opts.read_only {
             return Err(Error::ReadOnly);
         }
-        let (planned, mode) = {
+        // An agent whose fork is a new session in its own store writes it itself
+        // (under the read lock: its writer reads the store, never this index's file).
+        let (planned, mode, own) = {
             let st = self.state.read();
             let s = &st.s;
             let idx = s.find(id).ok_or(Error::Stale)?;
-            let planned = fork::plan(s, idx, &fork::Fresh::random(s.format()));
-            (planned, fork::mode_of(s.format()))
+            match s.write_fork(idx) {
+                Some(made) => (None, 0, Some(made)),
+                None => (
+                    Some(fork::plan(s, idx, &fork::Fresh::random(s.format()))),
+                    fork::mode_of(s.format()),
+                    None,
+                ),
+            }
         };
-        let made = planned.and_then(|f| Ok(fork::write_fork(&f, mode)?));
+        let made = match (own, planned) {
+            (Some(made), _) => made,
+            (None, Some(planned)) => {
+                planned.and_then(|f| Ok(fork::write_fork(&f, mode)?))
+            }
+            (None, None) => unreachable!("a fork is planned or written"),
+        };
         let (text, result) = match made {
             Ok(path) => {
                 let mut t = format!("{}\n", path.display());

@@ -277,6 +277,7 @@ impl crate::model::core::catalog::Lister for Lister {
                         .map(|t| SessionRef {
                             name: t.id,
                             path: t.path,
+                            mtime: None,
                         })
                         .collect();
                     (p, v)

@@ -82,6 +82,10 @@ pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
 /// Forks `s` at entry `i` with fresh random values and writes the new file: its path
 /// (for a session that is a folder, the new folder's).
 pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
+    // An agent whose fork is a new session in its own store writes it itself.
+    if let Some(made) = s.write_fork(i) {
+        return made;
+    }
     let f = plan(s, i, &Fresh::random(s.format()))?;
     Ok(write_fork(&f, mode_of(s.format()))?)
 }

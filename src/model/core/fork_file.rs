@@ -85,6 +85,11 @@ pub enum ForkError {
     /// The agent does not fork (yet): why, and what to do instead.
     Unsupported(String),
     Io(io::Error),
+    /// The agent's own writer failed (a database that is busy): the errno and why.
+    Failed {
+        errno: i32,
+        message: String,
+    },
 }
 
 impl std::fmt::Display for ForkError {
@@ -102,6 +107,7 @@ impl std::fmt::Display for ForkError {
                 write!(f, "; give more of the id")
             }
             ForkError::Refused(why) | ForkError::Unsupported(why) => write!(f, "{why}"),
+            ForkError::Failed { message, .. } => write!(f, "{message}"),
             ForkError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -124,6 +130,7 @@ impl ForkError {
             ForkError::Refused(_) => libc::EROFS,
             ForkError::Unsupported(_) => libc::EOPNOTSUPP,
             ForkError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            ForkError::Failed { errno, .. } => *errno,
         }
     }
 }

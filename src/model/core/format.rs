@@ -18,6 +18,9 @@ pub enum Format {
     /// GitHub Copilot CLI (`$COPILOT_HOME/session-state/<id>/events.jsonl`): a log of
     /// events per session folder.
     Copilot,
+    /// opencode (`~/.local/share/opencode/opencode.db`): every session in one SQLite
+    /// database, a session its rows.
+    Opencode,
 }
 
 impl Format {
@@ -30,6 +33,7 @@ impl Format {
             Format::Gemini => "gemini-cli",
             Format::Qwen => "qwen-code",
             Format::Copilot => "copilot",
+            Format::Opencode => "opencode",
         }
     }
 
@@ -42,6 +46,7 @@ impl Format {
             Format::Gemini => "Gemini CLI",
             Format::Qwen => "Qwen Code",
             Format::Copilot => "Copilot CLI",
+            Format::Opencode => "opencode",
         }
     }
 }

@@ -115,6 +115,16 @@ pub fn argument(path: &Path) -> Result<Argument, Refusal> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Ok(Argument::Dir),
         Ok(m) if m.is_file() => Ok(Argument::File),
+        // A session kept with others in one file (`DB/ID`, see
+        // `core::session::AgentTable::member`): the session is what is read.
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOTDIR)
+                && path
+                    .parent()
+                    .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file())) =>
+        {
+            Ok(Argument::File)
+        }
         Ok(_) => Err(Refusal(format!(
             "{shown} is neither a regular file nor a directory"
         ))),

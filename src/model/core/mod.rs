@@ -44,6 +44,26 @@
 //!    [`agent::Agent::after_scan`] and says in [`agent::Agent::sources_moved`] when
 //!    they grew or were rewritten; [`session::Session::replace_source`] swaps a
 //!    source's representation (same bytes, offsets stay valid).
+//!
+//!    A session that is **rows of a database**, not lines of a file (opencode), fits
+//!    the same index: it is named `CONTAINER/NAME` (the database file, then the
+//!    session's id) and found by the agents' table's `member`, so a path names it as
+//!    if the file were a folder (`Session::open`, `sessionfs check`, `grep`, `usage`,
+//!    `fork` and the mount's single-session form take it). Its source 0 is the
+//!    container, which the core never reads ([`agent::Agent::opaque_main_file`]); the
+//!    agent reads the session's rows in one snapshot in `after_scan`, writes each
+//!    record as one JSON line into a byte source in memory ([`session::SourceData::Bytes`])
+//!    and pushes an entry per line, so the core renders, searches and caches it by byte
+//!    ranges like any other. A row the other program updates in place (a message
+//!    streaming) is not an appended line: the agent writes its new line into a new
+//!    byte source and calls [`session::Session::rewrite_entry`] (same id, parent and
+//!    place; the next [`session::Change`] lists it in `rewritten`, and the view forgets
+//!    what it showed of it and the contexts below it); [`session::Session::move_entry`]
+//!    repacks sources without changing anything shown. A row deleted or inserted
+//!    before others is a rewrite of the session (`SourcesMoved::Rewritten`), which
+//!    reloads it. Only the sessions in use hold their rows' bytes: listing a
+//!    database's thousands of sessions is the lister's one query
+//!    ([`catalog::Lister`]), and a session is read when entered.
 //! 3. A variant of [`format::Format`] (a tag: it names agents, imports none; its
 //!    [`format::Format::name`] and [`format::Format::program`]) and the agent's
 //!    detection in `crate::model::agents`.

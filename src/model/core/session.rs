@@ -248,6 +248,17 @@ impl Entry {
 /// them while it scans ([`Session::add_source`]); an entry names its source in
 /// [`Entry::file`], and [`Session::entry_bytes`] reads its line from there, by the
 /// same byte offsets whatever the source's representation.
+///
+/// A session with no file of its own (rows of a database, named `DB/ID`: see
+/// [`AgentTable::member`]) is bytes in memory only: its agent writes each record as a
+/// line into [`SourceData::Bytes`] sources and its entries index those. The core
+/// needs nothing else to show it, search it or cache what it rendered; what a file
+/// of lines never does, a record changing in place, is [`Session::rewrite_entry`].
+/// Why bytes and not a new kind of source that reads rows: every reader of an entry
+/// (render, `entry.json`, grep's prefilter, the fork and usage code) takes a line of
+/// JSON, and a row's `data` is JSON already; one line per record keeps them all
+/// agent-neutral, for a cost of about the rows' size for a session in use (and
+/// nothing for the sessions only listed).
 #[derive(Debug, Clone)]
 pub struct Source {
     pub data: SourceData,
@@ -355,11 +366,18 @@ pub struct Change {
     pub rebuilt: bool,
     pub labels_changed: bool,
     pub name_changed: bool,
+    /// Entries whose bytes changed in place, keeping their id, place and parent (a
+    /// database row updated as its agent writes it: see [`Session::rewrite_entry`]).
+    /// Their content and the contexts below them are stale.
+    pub rewritten: Vec<u32>,
 }
 
 impl Change {
     pub fn is_empty(&self) -> bool {
-        !self.reloaded && self.new_entries.is_empty() && !self.name_changed
+        !self.reloaded
+            && self.new_entries.is_empty()
+            && !self.name_changed
+            && self.rewritten.is_empty()
     }
 }
 
@@ -424,6 +442,8 @@ pub struct Session {
     pub(crate) reading: Reading,
     /// Batches still to parse on one thread, the helper having been short of CPU.
     pub(crate) alone: u32,
+    /// Entries rewritten in place since the last refresh ([`Session::rewrite_entry`]).
+    pub(crate) rewritten: Vec<u32>,
     /// The agent's folders: every other file of the session is opened inside one of
     /// them ([`Session::open_side`]). The session file's own folder unless the agent
     /// says otherwise ([`Session::set_homes`]).
@@ -477,8 +497,18 @@ impl Session {
         reading: Reading,
     ) -> Result<Session, LoadError> {
         let path = path.as_ref().to_path_buf();
+        // A session kept with others in one file (a database) is opened through that
+        // file; its agent reads it (see `AgentTable::member`).
+        let member = (table.member)(&path);
+        let file_path = member.as_ref().map_or(path.as_path(), |(f, _)| f.as_path());
         // A device or a FIFO is refused, never read (or waited on).
-        let file = crate::model::core::input::open_regular(&path)?;
+        let file = crate::model::core::input::open_regular(file_path)?;
+        // The folder of the file read: for a session kept in a database (`DB/ID`),
+        // the database's folder.
+        let home = file_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         let md = file.metadata()?;
         let mut s = Session {
             path,
@@ -513,16 +543,14 @@ impl Session {
             table,
             reading,
             alone: 0,
+            rewritten: Vec::new(),
             homes: Vec::new(),
             sources_access: Vec::new(),
         };
-        s.homes = vec![
-            s.path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from(".")),
-        ];
-        if let Some(a) = (table.opaque)(&s.path) {
+        s.homes = vec![home];
+        if let Some((_, a)) = member {
+            s.agent = a;
+        } else if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
         }
         crate::model::core::problem::unless_panic(&s.path.clone(), || s.scan(true))?;
@@ -713,6 +741,12 @@ impl Session {
     /// Whether entry `i` is a line of the session file itself (not of a side file).
     pub fn in_main_file(&self, i: u32) -> bool {
         self.entries[i as usize].file == 0
+    }
+
+    /// Whether entry `i` is a subagent's (see [`Agent::is_subagent`]): its usage counts
+    /// where the subagent was spawned.
+    pub fn is_subagent(&self, i: u32) -> bool {
+        self.agent.is_subagent(self, i)
     }
 
     /// The name entry `i` is shown under instead of its id, if any.
@@ -1066,6 +1100,25 @@ impl Session {
         Ok(self.sources.len() as u16)
     }
 
+    /// Moves entry `i`'s bytes to `len` bytes at `offset` of source `file`, the same
+    /// record as before in another place (sources repacked): nothing the view shows
+    /// changes.
+    pub fn move_entry(&mut self, i: u32, file: u16, offset: u64, len: u32) {
+        let e = &mut self.entries[i as usize];
+        (e.file, e.offset, e.len) = (file, offset, len);
+    }
+
+    /// Entry `i` was rewritten in place by its agent (a database row updated): its
+    /// bytes are now `len` bytes at `offset` of source `file`, its kind `kind`; its id,
+    /// parent and place in the tree stay. The next [`Change`] lists it in
+    /// [`Change::rewritten`], so that what was shown of it, and the contexts below
+    /// it, are read again.
+    pub fn rewrite_entry(&mut self, i: u32, file: u16, offset: u64, len: u32, kind: KindId) {
+        self.move_entry(i, file, offset, len);
+        self.entries[i as usize].kind = kind;
+        self.rewritten.push(i);
+    }
+
     /// Source `n` (from 1; 0 is the session file itself).
     pub fn source(&self, n: u16) -> Option<&Source> {
         n.checked_sub(1).and_then(|k| self.sources.get(k as usize))
@@ -1206,6 +1259,18 @@ impl Session {
         self.agent.write_reply(self, parent, text)
     }
 
+    /// Why a reply under entry `i` cannot be written now (see
+    /// [`Agent::refuse_reply_at`]).
+    pub fn refuse_reply_at(&self, i: Option<u32>) -> Option<AppendError> {
+        self.agent.refuse_reply_at(self, i)
+    }
+
+    /// Forks at entry `i` with the agent's own writer, when it has one (see
+    /// [`Agent::write_fork`]).
+    pub fn write_fork(&self, i: u32) -> Option<Result<PathBuf, ForkError>> {
+        self.agent.write_fork(self, i)
+    }
+
     // ----- loading -------------------------------------------------------------------
 
     /// Catches up with the file: indexes lines appended since the last call, or reloads
@@ -1250,6 +1315,7 @@ impl Session {
                 || (before..after)
                     .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
             name_changed: meta_moved || self.name_entry() != name_before,
+            rewritten: std::mem::take(&mut self.rewritten),
         })
     }
 
@@ -1283,6 +1349,7 @@ impl Session {
             labels_changed: true,
             name_changed: true,
             parents: Vec::new(),
+            rewritten: Vec::new(),
         }
     }
 
@@ -1967,7 +2034,17 @@ pub struct AgentTable {
     /// its name and what it decompresses to; `None` for a file of lines. Such a file
     /// is not scanned: its agent reads it (see [`Agent::opaque_main_file`]).
     pub opaque: fn(&Path) -> Option<Box<dyn Agent>>,
+    /// A session kept with others in one file (an agent's database), named
+    /// `CONTAINER/NAME` as if that file were a folder: the container file and the
+    /// agent that reads the session from it; `None` for a path that names a file.
+    /// The session's path stays `CONTAINER/NAME`; its source 0 is the container,
+    /// which the core never reads ([`Agent::opaque_main_file`]).
+    pub member: fn(&Path) -> Option<Member>,
 }
+
+/// A session kept in a container file ([`AgentTable::member`]): that file, and the
+/// agent that reads the session from it.
+pub type Member = (PathBuf, Box<dyn Agent>);
 
 /// Another session, as a sessions mount lists it: for the links between a session and
 /// the sessions that continue it (a Codex fork, made by Codex, reads its parent's
@@ -2038,6 +2115,13 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     /// Whether lines of other files are indexed with the session's own.
     fn has_side_files(&self) -> bool {
         false
+    }
+    /// Whether entry `i` is a subagent's rather than the session's own: by default, an
+    /// entry of a side file when the agent has side files (a Claude Code subagent's
+    /// transcript); an agent whose subagents' entries are told otherwise (rows of
+    /// another session of the same database) says so.
+    fn is_subagent(&self, s: &Session, i: u32) -> bool {
+        s.has_side_files() && !s.in_main_file(i)
     }
     /// Whether the session file's bytes are no lines (a compressed Codex page, chosen
     /// by [`AgentTable::opaque`]): the core then reads none of it, and the agent
@@ -2235,6 +2319,19 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     /// What the readable `context` of entry `i` shows before its messages (Codex's
     /// base instructions), if anything.
     fn context_preamble(&self, _s: &Session, _i: u32) -> Option<String> {
+        None
+    }
+    /// Why a reply under entry `i` (`None`: at the root) cannot be written now, known
+    /// before anything is: asked when `reply` is opened for writing, so that the
+    /// shell's `open` fails with the errno (a database that is busy, a session its
+    /// agent is writing to). `None`: go ahead.
+    fn refuse_reply_at(&self, _s: &Session, _i: Option<u32>) -> Option<AppendError> {
+        None
+    }
+    /// Forks at entry `i` itself, for an agent whose fork is no new file beside the
+    /// session (a new session in its database): the new session's path. `None`: the
+    /// core writes the file [`Agent::fork`] plans.
+    fn write_fork(&self, _s: &Session, _i: u32) -> Option<Result<PathBuf, ForkError>> {
         None
     }
     /// Whether labels can be set through the mount (its `labels/` folder is writable;

@@ -69,7 +69,11 @@ fn sessions_in(chats: &Path) -> Vec<SessionRef> {
             // A regular file, or a link to one.
             fs::metadata(&path)
                 .is_ok_and(|m| m.is_file())
-                .then_some(SessionRef { name, path })
+                .then_some(SessionRef {
+                    name,
+                    path,
+                    mtime: None,
+                })
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -270,6 +270,10 @@ impl Table {
                 "as recorded in the file (the table, {}, only for a record without a cost)",
                 self.prices_source
             ),
+            Format::Opencode => format!(
+                "as opencode recorded it (the table, {}, only for a request it recorded no cost for)",
+                self.prices_source
+            ),
             _ => self.prices_source.clone(),
         }
     }

@@ -28,11 +28,11 @@ impl Table {
         // main file; its whole subtree is what that spawn cost.
         if t.side_files_are_subagents {
             for i in 0..n as u32 {
-                if !s.entry(i).is_node() || s.in_main_file(i) {
+                if !s.entry(i).is_node() || !s.is_subagent(i) {
                     continue;
                 }
                 let Some(p) = s.parent(i) else { continue };
-                if !s.in_main_file(p) {
+                if s.is_subagent(p) {
                     continue;
                 }
                 let mut u = Usage::default();
@@ -98,7 +98,7 @@ impl Table {
             let Some(r) = r else { continue };
             // A subagent's line belongs where the line that spawned it is.
             let mut j = i as u32;
-            while self.side_files_are_subagents && !s.in_main_file(j) {
+            while self.side_files_are_subagents && s.is_subagent(j) {
                 match s.parent(j) {
                     Some(p) => j = p,
                     None => break,

@@ -148,7 +148,11 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 agent: s.format().name(),
                 first,
                 last,
-                started: started(path).unwrap_or(first),
+                // A session without a first line (a database's rows) says when it
+                // started in its header.
+                started: started(path)
+                    .or((s.header().timestamp_ms != NO_TIME).then_some(s.header().timestamp_ms))
+                    .unwrap_or(first),
                 usage: Usage::default(),
                 copied: Usage::default(),
                 dead_ends: t.dead_ends(&s),
@@ -414,8 +418,8 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's, Codex's, Gemini CLI's and Copilot CLI's from {}",
-            self.prices
+            "prices: Pi's as recorded; Claude Code's, Codex's, Gemini CLI's and Copilot CLI's from {}; opencode's as recorded (from {} where it recorded none)",
+            self.prices, self.prices
         );
         out
     }
