@@ -462,6 +462,7 @@ const OWN: &str = "01a23400-e6d3-71a0-9a66-4dd95b7695d2";
 const OWN_FORK: &str = "01a23400-f640-7c03-91ec-79c99c0b6e60";
 const PARFAIL: &str = "01a233fd-8e4f-7f93-83c7-b38d978b73dc";
 const FF_A: &str = "01a233fc-f62c-79e0-b2f3-257e7f73df38";
+const FF_B: &str = "01a233fd-2142-7c21-82a7-deda48f72fc4";
 const TUI2: &str = "01a233fd-df11-70f1-ad16-33bfb8c9f2c5";
 
 // §7: `name` is the thread's name in state_5.sqlite, else its title (the first prompt);
@@ -899,8 +900,10 @@ fn a_reply_at_the_leaf_appends_what_codex_resumes() {
 
 // §9.2, LAYOUT.md "Replies": a reply at an earlier entry writes a new page shaped like a
 // TUI rewind (the lines of `accepts/rewind-page1`), based on the entry's page up to the
-// end of its line, and makes it current in state_5.sqlite; the mount shows the new
-// branch and its leaf.
+// start of the next turn (the answer's turn closes with its token_usage_record,
+// token_count and task_complete, which the base keeps, as Codex's own rewind does), and
+// makes it current in state_5.sqlite; the mount shows the new branch and its leaf, whose
+// `cost` counts the turn's request as Codex's running sum does.
 #[test]
 fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     let dir = tempdir();
@@ -930,19 +933,23 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
     let hb = &meta["payload"]["history_base"];
     assert_eq!(hb["thread_id"], FF_A);
-    assert_eq!(hb["end_ordinal_exclusive"], 11);
-    let end = {
-        let mut at = 0;
-        for l in old.split_inclusive(|&b| b == b'\n') {
-            at += l.len();
-            if serde_json::from_slice::<Value>(l).unwrap()["ordinal"] == 10 {
-                break;
-            }
+    // Ordinals 11-14 (token_usage_record, token_count, task_complete, the next turn's
+    // thread_settings_applied) stay in the base; 15 is the next turn's task_started.
+    assert_eq!(hb["end_ordinal_exclusive"], 15);
+    let mut end = 0;
+    let mut sum = None;
+    for l in old.split_inclusive(|&b| b == b'\n') {
+        let v: Value = serde_json::from_slice(l).unwrap();
+        if v["ordinal"] == 15 {
+            break;
         }
-        at as u64
-    };
+        end += l.len() as u64;
+        if v["type"] == "token_usage_record" {
+            sum = v["payload"]["thread_token_usage"]["total_tokens"].as_u64();
+        }
+    }
     assert_eq!(hb["end_byte_offset"], end);
-    assert_eq!(meta["ordinal"], 11);
+    assert_eq!(meta["ordinal"], 15);
     assert_eq!(meta["payload"]["id"], FF_A);
     // Current in the database (the row names the new file by its full path).
     assert_eq!(rollout_path(&home, FF_A), new[0].to_string_lossy());
@@ -965,6 +972,72 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     );
     let parent = link_id(&t.join("leaf/parent"));
     assert_eq!(parent, point);
+    // What the new branch cost so far is Codex's own running sum at the cut.
+    let cost = fs::read_to_string(t.join("leaf/cost")).unwrap();
+    let to_here = cost.lines().find(|l| l.starts_with("to here:")).unwrap();
+    let sum = sum.unwrap().to_string();
+    let sum = sum
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    assert!(to_here.contains(&format!("tokens {sum} ")), "{to_here} (Codex: {sum})");
+}
+
+// LAYOUT.md "Replies": in a fork's directory, a reply at an entry the fork inherited
+// from its parent's page continues the fork: a new page of the fork (named by the
+// fork's thread id, its `session_meta` the fork's) based on the parent's page, cut
+// where the fork's own base ends; the parent's files and row are untouched, and the
+// fork's leaf is the reply. Codex resumed the same lines (`accepts/fork-inherited`).
+#[test]
+fn a_reply_at_an_inherited_entry_of_a_fork_continues_the_fork() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let parent_page = page(&home, &format!("{FF_A}.jsonl"));
+    let old = fs::read(&parent_page).unwrap();
+    let parent_row = rollout_path(&home, FF_A);
+    let before = pages(&home);
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-forkfork");
+    let a = proj.join(FF_A);
+    let b = proj.join(FF_B);
+    let a_leaf = readlink(&a.join("leaf"));
+    let point = format!("{FF_A}:20");
+    assert!(b.join(".id").join(&point).is_dir(), "B inherits {point}");
+    let text = "[[APPENDED]] in the fork, at an inherited entry";
+    sh(&format!("echo '{text}' > '.id/{point}/reply'"), &b).ok();
+    assert_eq!(fs::read(&parent_page).unwrap(), old, "the parent's page changed");
+    assert_eq!(rollout_path(&home, FF_A), parent_row, "the parent's row changed");
+    let new: Vec<PathBuf> = pages(&home)
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    let name = new[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.contains(&format!("-{FF_B}_")), "a page of the fork: {name}");
+    let bytes = fs::read(&new[0]).unwrap();
+    assert_eq!(shapes(&bytes), shapes(&accepted("fork-inherited")));
+    let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(meta["payload"]["id"], FF_B);
+    assert_eq!(meta["payload"]["forked_from_id"], FF_A);
+    let hb = &meta["payload"]["history_base"];
+    assert_eq!(hb["thread_id"], FF_A);
+    // B was forked at ordinal 24 of A: A's later lines are not B's history.
+    assert_eq!(hb["end_ordinal_exclusive"], 24);
+    assert_eq!(rollout_path(&home, FF_B), new[0].to_string_lossy());
+    let page_id = name.trim_end_matches(".jsonl").rsplit('_').next().unwrap().to_string();
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(b.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().contains(&page_id))),
+        "the fork's leaf is not on its new page"
+    );
+    assert_eq!(fs::read_to_string(b.join("leaf/user")).unwrap(), format!("{text}\n"));
+    assert_eq!(link_id(&b.join("leaf/parent")), point);
+    assert_eq!(readlink(&a.join("leaf")), a_leaf, "the parent's leaf moved");
+    let reply_id = link_id(&b.join("leaf"));
+    assert!(!a.join(".id").join(&reply_id).exists(), "the reply shows in the parent");
 }
 
 // §3.1, §10: a thread whose base page is missing and a page whose last line is torn

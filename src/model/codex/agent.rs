@@ -951,6 +951,9 @@ impl CodexThread {
         let point = super::write::Point {
             page: page.file.path.clone(),
             ordinal: line.ordinal.and_then(|o| u64::try_from(o).ok()),
+            // An entry a fork inherited lies on its parent's page: the reply continues
+            // this thread (the fork) all the same.
+            thread: Some(self.thread_id.clone()),
         };
         let w =
             super::write::reply(&point, text, &super::write::Options::default()).map_err(|e| {
