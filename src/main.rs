@@ -249,9 +249,10 @@ struct GrepArgs {
     /// below it, KIND, file, paths, line number and text.
     #[arg(long, conflicts_with_all = ["files_with_matches", "count"])]
     json: bool,
-    /// List each matching session once, newest first: its last activity (when its file
-    /// was last written), the number of matching lines, its path as a mount shows it,
-    /// and its name. With --json: one object per session.
+    /// List each matching session once, newest first: its last activity (the newest
+    /// time the agent wrote in its files, not their modification time), the number of
+    /// matching lines, its path as a mount shows it, and its name. With --json: one
+    /// object per session, whose `session` is the file of its last activity.
     #[arg(long, conflicts_with_all = ["files_with_matches", "count", "line_number"])]
     sessions: bool,
     /// Colour matches, paths and line numbers: auto (on a terminal, the default),

@@ -1125,3 +1125,178 @@ fn archived_threads_are_listed_and_read() {
         assert_eq!(differs(&got, point), None, "{thread}");
     }
 }
+
+/// The newest `timestamp` of the lines of the page files `pages`, and the page.
+fn newest_line(pages: &[PathBuf]) -> (i64, PathBuf) {
+    let mut best = (i64::MIN, PathBuf::new());
+    for p in pages {
+        for l in fs::read(p).unwrap().split(|&b| b == b'\n') {
+            let Ok(v) = serde_json::from_slice::<Value>(l) else {
+                continue;
+            };
+            if let Some(t) = v["timestamp"]
+                .as_str()
+                .and_then(sessionfs::model::core::js::js_date_ms)
+                && t >= best.0
+            {
+                best = (t, p.clone());
+            }
+        }
+    }
+    best
+}
+
+/// Every page file of `thread` in `home`.
+fn pages_of(home: &Path, thread: &str) -> Vec<PathBuf> {
+    pages(home)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(thread))
+        .filter(|p| {
+            // Its own pages: the thread id right after the time, not a fork's base.
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.get(28..64) == Some(thread)
+        })
+        .collect()
+}
+
+/// Sets every file under `dir` to the same old modification time (what a copy, a
+/// restore or a checkout does to them, in one way or another).
+fn reset_times(dir: &Path) {
+    sh(
+        "find . -type f -exec touch -m -d '2020-01-01 00:00:00' {} +",
+        dir,
+    )
+    .ok();
+}
+
+// docs/LAYOUT.md "Codex threads", docs/COMMANDS.md `--sessions`: "newest first" is the
+// thread's newest activity by Codex's own clock, over all its pages (tui2 has four),
+// not a page's modification time: after the files' times were reset, the thread's
+// directory carries the newest time its pages' lines hold, `ls -t` lists by it, and
+// `sessionfs grep --sessions` prints it, its `--json` naming the page that holds it.
+#[test]
+fn newest_first_is_each_threads_newest_line_over_all_its_pages() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    reset_times(&home);
+    let (want, newest_page) = newest_line(&pages_of(&home, TUI2));
+    let first_page = page(&home, &format!("{TUI2}.jsonl"));
+    assert_ne!(newest_page, first_page, "the fixture's newest line is on a later page");
+    // Without a mount.
+    let out = sessionfs(
+        &["grep", "--sessions", "--json", "-F", "[[QA1]]", home.to_str().unwrap()],
+        dir.path(),
+    )
+    .ok();
+    let rows: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let row = rows
+        .iter()
+        .find(|r| r["path"].as_str().unwrap().ends_with(TUI2))
+        .unwrap_or_else(|| panic!("no {TUI2} in {rows:?}"));
+    let iso = sessionfs::model::core::time::format_iso_ms(want);
+    assert_eq!(row["last_activity"], iso.as_str());
+    assert_eq!(row["session"], newest_page.to_str().unwrap());
+    let times: Vec<i64> = rows
+        .iter()
+        .map(|r| sessionfs::model::core::js::js_date_ms(r["last_activity"].as_str().unwrap()).unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "not newest first: {times:?}");
+    // Through a mount: the thread directory's time, and `ls -t` by it.
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-tui2");
+    let st = sh(&format!("stat -c %Y {TUI2}"), &proj).ok();
+    assert_eq!(st.stdout.trim().parse::<i64>().unwrap(), want / 1000);
+    let all = sh("ls -td -- */*", &m.mnt).ok();
+    let listed: Vec<&str> = all.stdout.lines().collect();
+    assert!(listed.len() > 5, "{listed:?}");
+    let mut by_time: Vec<(i64, String)> = listed
+        .iter()
+        .map(|p| {
+            let id = p.rsplit('/').next().unwrap();
+            (newest_line(&pages_of(&home, id)).0 / 1000, p.to_string())
+        })
+        .collect();
+    let got = by_time.clone();
+    by_time.sort_by(|a, b| b.0.cmp(&a.0));
+    let secs = |v: &[(i64, String)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(secs(&got), secs(&by_time), "ls -t order: {listed:?}");
+}
+
+/// The pickers fixture (`scripts/codex-pickers`): what `codex resume --all
+/// --include-non-interactive` listed, newest first: each row's name, as the picker
+/// prints it (without its time column and its `●` mark).
+fn picker_rows() -> Vec<String> {
+    let screen = fs::read_to_string(codex_dir().join("pickers/picker.txt")).unwrap();
+    screen
+        .lines()
+        .filter(|l| l.contains(" ago "))
+        .map(|l| {
+            let rest = l.split(" ago ").nth(1).unwrap().trim();
+            rest.trim_start_matches('●').trim().to_string()
+        })
+        .collect()
+}
+
+// docs/LAYOUT.md "Codex threads": the mount lists, names and orders threads as Codex's
+// own picker does (measured: tests/fixtures/codex/pickers): a fork is named by the first
+// prompt it inherited (Codex's `preview`), a TUI thread by its name; the empty thread
+// the picker left (a page of its session_meta alone, no row) is listed nowhere (the
+// mount, `sessionfs grep`, `sessionfs usage`) until its first line comes.
+#[test]
+fn threads_are_listed_named_and_ordered_as_codex_resume_shows_them() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "pickers");
+    let rows = picker_rows();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let threads: Value =
+        serde_json::from_slice(&fs::read(codex_dir().join("pickers/threads.json")).unwrap())
+            .unwrap();
+    let empty_page = pages(&home)
+        .into_iter()
+        .find(|p| fs::read(p).unwrap().iter().filter(|&&b| b == b'\n').count() == 1)
+        .expect("the fixture has an empty thread");
+    let empty_id = session_meta(&empty_page)["payload"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u = sessionfs(&["usage", "--json", home.to_str().unwrap()], dir.path()).ok();
+    assert!(!u.stdout.contains(&empty_id), "usage lists the empty thread");
+    let g = sessionfs(&["grep", "-c", "", home.to_str().unwrap()], dir.path());
+    assert!(!g.stdout.contains(&empty_id), "grep lists the empty thread");
+    let m = mount_home(dir, &home);
+    let all = sh("ls -td -- */*", &m.mnt).ok();
+    let listed: Vec<String> = all.stdout.lines().map(str::to_string).collect();
+    assert!(!listed.iter().any(|p| p.contains(&empty_id)), "{listed:?}");
+    assert!(!try_ls(&m.mnt).unwrap().contains(&"-home-dev-src-empty".to_string()));
+    // The same names, in the same order (the picker's: last updated first).
+    let names = cat_all(
+        &m.mnt,
+        &listed.iter().map(|p| format!("./{p}/name")).collect::<Vec<_>>(),
+    );
+    let names: Vec<String> = names.iter().map(|n| n.trim_end().to_string()).collect();
+    assert_eq!(names, rows, "ls -t order and names: {listed:?}");
+    let ids: Vec<&str> = listed.iter().map(|p| p.rsplit('/').next().unwrap()).collect();
+    let order: Vec<&str> = threads
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, order, "the picker's order (threads.json: updated_at desc)");
+    // Codex writes the first prompt: the thread is listed.
+    let user = "{\"timestamp\":\"2026-12-05T10:00:00.000Z\",\"ordinal\":1,\"type\":\"response_item\",\
+        \"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n";
+    let mut f = fs::OpenOptions::new().append(true).open(&empty_page).unwrap();
+    std::io::Write::write_all(&mut f, user.as_bytes()).unwrap();
+    drop(f);
+    assert!(
+        wait_until(DEADLINE, || sh("ls -d -- */*", &m.mnt)
+            .stdout
+            .contains(&empty_id)),
+        "the thread did not appear after its first line"
+    );
+}

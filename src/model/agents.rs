@@ -28,3 +28,37 @@ impl Session {
         Session::open_with(path, &TABLE)
     }
 }
+
+/// When the session of `files` (a session file, or a Codex thread's pages) was last
+/// active, read from the files' last lines without indexing them: the agent of the
+/// first file (told by its first line, as [`Session::open`] tells it) reads each
+/// tail ([`crate::model::core::agent::Agent::activity_in_tail`]). The same answer as
+/// [`Session::last_activity`] of the session once loaded.
+pub fn last_activity(files: &[std::path::PathBuf]) -> Option<(i64, std::path::PathBuf)> {
+    let agent = agent_of_file(files.first()?);
+    crate::model::core::session::activity_of(files, &|t| agent.activity_in_tail(t))
+}
+
+/// The agent of the file at `path`, by its first complete line (read from its first
+/// MiB; a longer or missing one: the table's first agent, whose reading of times is
+/// the default one).
+fn agent_of_file(path: &Path) -> Box<dyn crate::model::core::agent::Agent> {
+    use std::io::Read;
+    if let Some(a) = (TABLE.opaque)(path) {
+        return a;
+    }
+    let mut buf = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut buf));
+    let first = (TABLE.first)();
+    if read.is_err() {
+        return first;
+    }
+    let line = buf
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()));
+    match line {
+        Some(l) if !first.accepts_first_line(l) => (TABLE.detect)(l).unwrap_or(first),
+        _ => first,
+    }
+}

@@ -363,7 +363,7 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
     (b.matched, b.errors)
 }
 
-/// `--sessions`: the matching sessions, newest first (last written), one line each:
+/// `--sessions`: the matching sessions, newest first (by last activity), one line each:
 /// last activity, hits, path, name; or one JSON object each with `json`.
 fn print_sessions(
     out: &mut impl Write,

@@ -276,6 +276,13 @@ struct SlotEntry {
     name: OsString,
     /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
     file: Mutex<Option<PathBuf>>,
+    /// A session over several files (a Codex thread's pages): all of them, where its
+    /// last activity is read; empty for a session of one file.
+    files: Mutex<Vec<PathBuf>>,
+    /// The session's last activity (ms; `None`: its files hold no time) and the
+    /// sizes and modification times of its files when it was read
+    /// (`model::agents::last_activity`): its directory's time in `stat`.
+    activity: Mutex<Option<(Vec<(u64, i64)>, Option<i64>)>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -690,6 +697,8 @@ impl MultiView {
                 container_ino: c.ino,
                 name: n.clone(),
                 file: Mutex::new(None),
+                files: Mutex::new(Vec::new()),
+                activity: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -1179,16 +1188,49 @@ impl MultiView {
         Ok(Self::session_dir_attr_of(e, &md))
     }
 
+    /// Its time is the session's last activity, by the agent's own clock (the newest
+    /// time its files' last lines hold: `model::core::activity`), so that `ls -t` and
+    /// `ls -l` list the newest first whatever a copy did to the files' times; read
+    /// again when a file's size or time changes, and the file's modification time
+    /// when they hold none.
     fn session_dir_attr_of(e: &SlotEntry, md: &fs::Metadata) -> Attr {
+        let mtime = Self::activity(e)
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+            .unwrap_or_else(|| mtime_of(md));
         Attr {
             ino: slot_ino(e.num, ino::ROOT),
             kind: FileKind::Dir,
             size: 0,
-            mtime: mtime_of(md),
+            mtime,
             perm: 0o555,
             nlink: 1,
             ttl: SHORT,
         }
+    }
+
+    /// The session's last activity (see [`Self::session_dir_attr_of`]), kept while its
+    /// files keep their sizes and times.
+    fn activity(e: &SlotEntry) -> Option<i64> {
+        let files = {
+            let f = e.files.lock();
+            if f.is_empty() { vec![e.path()] } else { f.clone() }
+        };
+        let sig: Vec<(u64, i64)> = files
+            .iter()
+            .map(|p| {
+                fs::metadata(p)
+                    .map(|m| (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
+                    .unwrap_or((0, 0))
+            })
+            .collect();
+        if let Some((old, ms)) = &*e.activity.lock()
+            && *old == sig
+        {
+            return *ms;
+        }
+        let ms = crate::model::agents::last_activity(&files).map(|(ms, _)| ms);
+        *e.activity.lock() = Some((sig, ms));
+        ms
     }
 
     fn own_file_attr(ino: u64, size: usize, mtime: SystemTime) -> Attr {
@@ -1332,6 +1374,11 @@ impl MultiView {
             if f.as_ref() != Some(&t.path) {
                 *f = Some(t.path.clone());
             }
+            drop(f);
+            let mut p = e.files.lock();
+            if *p != t.pages {
+                *p = t.pages.clone();
+            }
         }
         slots
     }
@@ -1457,6 +1504,14 @@ impl MultiView {
     /// appeared or went makes its thread's loaded session catch up (a new page is a
     /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending).
     fn codex_changed(&self, c: &Arc<Container>, r: &CodexRoot, name: &OsStr, listing: bool) {
+        // A page of a thread not listed because it was empty: its first prompt lists it.
+        let listing = listing
+            || codex_catalog::parse_page_name(name).is_some_and(|p| {
+                r.catalog
+                    .lock()
+                    .as_ref()
+                    .is_some_and(|cat| cat.empty.contains(OsStr::new(&p.thread)))
+            });
         let mut invs = Vec::new();
         if listing {
             *r.catalog.lock() = None;

@@ -917,6 +917,28 @@ impl Agent for CodexThread {
             + self.session_json.capacity()
     }
 
+    /// The thread's own pages: its activity is the newest line of any of them (a
+    /// rewind page, or an older page a reply went on from), never a parent's page a
+    /// fork reads.
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        let pages: Vec<PathBuf> = self
+            .codex
+            .threads
+            .get(self.t)
+            .map(|t| {
+                t.pages
+                    .iter()
+                    .map(|&p| self.codex.pages[p].file.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if pages.is_empty() {
+            vec![s.path().to_path_buf()]
+        } else {
+            pages
+        }
+    }
+
     fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {
         let mut v = self.dirs.clone();
         if let Some(h) = &self.home

@@ -42,8 +42,9 @@ pub fn session_json(codex: &Codex, t: usize) -> Value {
     Value::Object(out)
 }
 
-/// The thread's name: `threads.name`, else `threads.title`, else `session_index.jsonl`
-/// (§7), else the first prompt typed in the thread's own pages, else its id.
+/// The thread's name as Codex's picker shows it ([`super::state::State::name`]: its
+/// name, else its `preview`), else (no row: a thread Codex has not listed yet) the
+/// first prompt typed in its whole history, as `preview` would hold it, else its id.
 pub fn name(codex: &Codex, t: usize) -> String {
     let id = &codex.threads[t].id;
     if let Some(n) = codex.state.name(id) {
@@ -52,16 +53,17 @@ pub fn name(codex: &Codex, t: usize) -> String {
     first_prompt(codex, t).unwrap_or_else(|| id.clone())
 }
 
-/// The first prompt a user typed in the thread's own lines (a fork's: its own, as
-/// `threads.title` has it, §7).
+/// The first prompt a user typed in the thread's history: a fork's is the one it
+/// inherited from its parent (as Codex's `preview`, §7), read from the parent's page.
 pub fn first_prompt(codex: &Codex, t: usize) -> Option<String> {
-    codex.threads[t].pages.iter().find_map(|&p| {
-        codex.pages[p]
-            .lines
-            .lines
-            .iter()
-            .filter(|l| l.kind == LineKind::ResponseItem)
-            .find_map(|l| render::typed_prompt(l.payload()))
+    let th = &codex.threads[t];
+    let earliest = th.first_page.or_else(|| th.pages.first().copied())?;
+    let hist = codex.history(earliest, None);
+    hist.lines.iter().find_map(|&r| {
+        let l = codex.line(r);
+        (l.kind == LineKind::ResponseItem)
+            .then(|| render::typed_prompt(l.payload()))
+            .flatten()
     })
 }
 

@@ -517,14 +517,15 @@ fn missing_or_corrupt_db_falls_back() {
     let s = State::load(dir.path());
     assert!(s.db_error.is_some());
     let codex = Codex::load_with_state(&Root::of(&home()).unwrap(), s);
-    // No row: names from the index, else the first prompt; newest page current.
+    // No row: names from the index, else the first prompt of the whole history (a
+    // fork's is the one it inherited, as Codex's picker shows it); newest page current.
     assert_eq!(
         session::name(&codex, codex.thread(TUI).unwrap()),
         "TUI rewind demo"
     );
     assert_eq!(
         session::name(&codex, codex.thread(QA_FORK).unwrap()),
-        "[[FORK1]] Fork it."
+        "[[QA1]] What is 2+2?"
     );
     assert_eq!(
         session::name(&codex, codex.thread(IMG).unwrap()),

@@ -37,6 +37,15 @@
 //!    source's representation (same bytes, offsets stay valid).
 //! 3. A variant of [`format::Format`] (a tag: it names agents, imports none) and the
 //!    agent's detection in `crate::model::agents`.
+//! 4. "Newest first" ([`activity`]): the time a session was last active is the newest
+//!    time the agent wrote in its files, never their modification time (a copy resets
+//!    it). The default reads the top-level `timestamp` of the last JSON lines of the
+//!    session file; an agent that keeps its times elsewhere (another key, a JSON
+//!    document, a database) overrides [`agent::Agent::activity_in_tail`], and one
+//!    whose session spans several files lists them in
+//!    [`agent::Agent::activity_files`]. `sessionfs grep --sessions`, `sessionfs
+//!    usage`'s `lastActivity` and a mount's session directories (`ls -t`) all read it,
+//!    the mount without indexing the session (`crate::model::agents::last_activity`).
 //!
 //! What is shared between two agents moves here; `model::architecture`'s tests fail
 //! when the core names an agent or one agent names another.
@@ -48,7 +57,7 @@
 //!
 //! 1. leaves: [`format`], [`problem`] (what indexing reports, [`problem::LoadError`]),
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
-//!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]);
+//!    [`input`], [`text`], [`activity`], [`usage::prices`] (with [`usage::Tokens`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
 //!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
 //!    [`usage`]'s tables (`usage/mod.rs`: [`usage::Table`] and what it holds);
@@ -68,6 +77,7 @@
 //! out of the session for the call (`Session::with_agent`), so the agent cannot reach
 //! itself through the session during them.
 
+pub mod activity;
 pub mod agent;
 pub mod append;
 pub mod base64;

@@ -1032,6 +1032,14 @@ impl Session {
         self.agent.context_preamble(self, i)
     }
 
+    /// When the session was last active, by the agent's own clock: the newest time
+    /// its files' last lines hold (see [`super::activity`]), and the file that holds it;
+    /// a file without one counts with its modification time.
+    pub fn last_activity(&self) -> Option<(i64, PathBuf)> {
+        let agent = &*self.agent;
+        activity_of(&agent.activity_files(self), &|t| agent.activity_in_tail(t))
+    }
+
     /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
     pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
         let messages = self.context_messages(i)?;
@@ -2013,6 +2021,33 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_preamble(&self, _s: &Session, _i: u32) -> Option<String> {
         None
     }
+    /// The files whose last lines say when the session was last active
+    /// ([`super::activity`]): the session file (default), or a session over several
+    /// files its own ones (a Codex thread's pages, not the parent pages a fork reads).
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        vec![s.path().to_path_buf()]
+    }
+    /// The newest time the agent wrote in `tail`, complete lines at the end of one of
+    /// [`Agent::activity_files`] (ms since the epoch). The default reads the JSON
+    /// lines' top-level `timestamp` ([`super::activity::newest_timestamp`]); an agent
+    /// that keeps its times elsewhere reads them here. It is called on an agent that
+    /// indexed nothing too (a mount's listing reads every session's time this way).
+    fn activity_in_tail(&self, tail: &[u8]) -> Option<i64> {
+        super::activity::newest_timestamp(tail)
+    }
+}
+
+/// The newest time `read` finds in the tails of `files`, and its file; a file whose
+/// tail holds none counts with its modification time (see [`super::activity`]).
+pub fn activity_of(files: &[PathBuf], read: &dyn Fn(&[u8]) -> Option<i64>) -> Option<(i64, PathBuf)> {
+    files
+        .iter()
+        .filter_map(|f| {
+            super::activity::of_file(f, read)
+                .or_else(|| super::activity::mtime_ms(f))
+                .map(|t| (t, f.clone()))
+        })
+        .max_by_key(|(t, _)| *t)
 }
 
 /// Stands in for a session's agent while that agent's `&mut self` hook runs with the

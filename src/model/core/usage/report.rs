@@ -35,7 +35,8 @@ pub struct SessionRow {
     /// The file name without `.jsonl`.
     pub session: String,
     pub agent: &'static str,
-    /// The earliest and latest timestamps of its entries.
+    /// The earliest timestamp of its entries, and its last activity
+    /// (`Session::last_activity`, never before its last entry).
     pub first: i64,
     pub last: i64,
     /// When the file was started: the timestamp of its first line that has one
@@ -115,6 +116,11 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 first = first.min(e.ts);
                 last = last.max(e.ts);
             }
+        }
+        // The last activity is the agent's own word (its files' last lines), as
+        // `sessionfs grep --sessions` and a mount's directory times say it.
+        if let Some((t, _)) = s.last_activity() {
+            last = last.max(t);
         }
         let mut keyed = Vec::new();
         for (i, r) in t.own.iter().enumerate() {
