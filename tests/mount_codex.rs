@@ -1300,3 +1300,45 @@ fn threads_are_listed_named_and_ordered_as_codex_resume_shows_them() {
         "the thread did not appear after its first line"
     );
 }
+
+// docs/LAYOUT.md "Codex threads": the model's answer to `/compact` is marked as such
+// (KIND `compaction_summary`, and so in `tree`), and its `request` is what Codex sent
+// for it: the history up to the last answer, then Codex's compaction prompt (the
+// request the real CLI sent: tests/fixtures/codex/pickers/compact-requests), not an
+// earlier entry's context.
+#[test]
+fn a_compaction_summary_is_marked_and_its_request_is_what_codex_sent() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "pickers");
+    let sent: Value = {
+        let d = codex_dir().join("pickers/compact-requests");
+        let f = fs::read_dir(&d).unwrap().next().unwrap().unwrap().path();
+        serde_json::from_slice(&fs::read(f).unwrap()).unwrap()
+    };
+    // The first item is the base instructions, which context.json leaves out.
+    let input = sent["body"]["input"].as_array().unwrap()[1..].to_vec();
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-tuiq");
+    let t = try_ls(&proj).unwrap().pop().unwrap();
+    let t = proj.join(t);
+    let found = sh("find . -name compaction_summary", &t).ok();
+    let path = found.stdout.lines().next().expect("a compaction_summary entry").to_string();
+    let entry = t.join(Path::new(&path).parent().unwrap());
+    let text = fs::read_to_string(entry.join("compaction_summary")).unwrap();
+    assert!(text.starts_with("Summary:"), "{text}");
+    let tree = fs::read_to_string(t.join("tree")).unwrap();
+    assert!(tree.contains("compaction_summary: Summary:"), "{tree}");
+    let got: Value = serde_json::from_slice(&fs::read(entry.join("request.json")).unwrap()).unwrap();
+    assert_eq!(got.as_array().unwrap(), &input, "request.json");
+    // The readable form ends with the prompt; both are files in .id/ID/, linked from
+    // the nested directory.
+    let req = fs::read_to_string(entry.join("request")).unwrap();
+    assert!(req.trim_end().ends_with("seamlessly continue the work."), "{req}");
+    let id = entry.file_name().unwrap();
+    let flat = t.join(".id").join(id);
+    assert!(fs::symlink_metadata(flat.join("request")).unwrap().is_file());
+    assert_eq!(
+        readlink(&entry.join("request.json")),
+        readlink(&entry.join("cost")).replace("cost", "request.json")
+    );
+}

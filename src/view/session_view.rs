@@ -1009,6 +1009,28 @@ impl SessionView {
         Ok(c)
     }
 
+    /// Whether answer `idx`'s request held more than the context of the entry it
+    /// answered (`Session::request_tail`: a Codex compaction summary's request ended
+    /// with the compaction prompt). Then `.id/ID/request` and `request.json` are files
+    /// of their own, and the nested `request` links lead to them.
+    fn request_is_file(st: &State, idx: u32) -> bool {
+        st.s.request_of(idx).is_some() && !st.s.request_tail(idx).is_empty()
+    }
+
+    /// Such a request: the context of the entry answered, then what followed it.
+    fn request_ctx(&self, st: &State, idx: u32, json: bool) -> Result<Arc<Ctx>> {
+        let r = st.s.request_of(idx).ok_or(Error::NotFound)?;
+        let mut messages = st.s.context_messages(r)?;
+        messages.extend(st.s.request_tail(idx));
+        let preamble = st.s.context_preamble(r);
+        Ok(Arc::new(Ctx::new(
+            messages,
+            st.s.context_renderer(),
+            preamble,
+            json,
+        )))
+    }
+
     /// The `tree` file, rendered once per change of the session.
     /// With `hold`, a drawing made now is kept until it has been read whole (see
     /// [`TreeCache::held`]).
@@ -1142,6 +1164,13 @@ impl SessionView {
     /// directory or from `.id/`: to the `context` of the entry it answered.
     fn request_link(&self, st: &State, idx: u32, flat: bool, json: bool) -> Result<Vec<u8>> {
         let r = st.s.request_of(idx).ok_or(Error::NotFound)?;
+        if Self::request_is_file(st, idx) {
+            if flat {
+                return Err(Error::Invalid);
+            }
+            let file = if json { "request.json" } else { "request" };
+            return Ok(self.symlink_to_id(st, idx, file));
+        }
         let file = if json { "context.json" } else { "context" };
         let id = entry_name(&st.s, r);
         Ok(if flat {
@@ -1320,6 +1349,15 @@ impl SessionView {
                     }
                     Slot::ChildLink => link(3 + entry_name(s, idx).len() as u64, mtime, FOREVER),
                     Slot::BranchLink => link(7 + entry_name(s, idx).len() as u64, mtime, SHORT),
+                    // A request of its own (see `request_is_file`): a file in `.id/ID/`.
+                    Slot::RequestFlatLink | Slot::RequestJsonFlatLink
+                        if Self::request_is_file(st, idx) =>
+                    {
+                        let json = *slot == Slot::RequestJsonFlatLink;
+                        let c = self.request_ctx(st, idx, json)?;
+                        let len = if json { c.json().len() } else { c.text().len() };
+                        file(len as u64, mtime, 0o444, context_ttl)
+                    }
                     // The request an answer answered never changes.
                     Slot::RequestLink
                     | Slot::RequestJsonLink
@@ -1586,6 +1624,11 @@ impl SessionView {
                 let files = self.entry_files(st, idx, flat)?;
                 for (n, sl) in files {
                     let kind = match sl {
+                        Slot::RequestFlatLink | Slot::RequestJsonFlatLink
+                            if Self::request_is_file(st, idx) =>
+                        {
+                            FileKind::File
+                        }
                         Slot::EntryJsonLink
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
@@ -1785,6 +1828,11 @@ impl SessionView {
             | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply | Slot::EntryJson) => true,
             // A Claude Code context can change as lines are appended.
             Node::E(_, Slot::Context | Slot::ContextJson) => st.s.contexts_settled(),
+            Node::E(idx, Slot::RequestFlatLink | Slot::RequestJsonFlatLink)
+                if Self::request_is_file(&st, idx) =>
+            {
+                st.s.contexts_settled()
+            }
             Node::Root
             | Node::IdDir
             | Node::Branches
@@ -1832,6 +1880,12 @@ impl SessionView {
             }
             Node::E(idx, Slot::Context) => Content::Bytes(self.context(st, idx, false)?.text()),
             Node::E(idx, Slot::ContextJson) => Content::Bytes(self.context(st, idx, true)?.json()),
+            Node::E(idx, Slot::RequestFlatLink) if Self::request_is_file(st, idx) => {
+                Content::Bytes(self.request_ctx(st, idx, false)?.text())
+            }
+            Node::E(idx, Slot::RequestJsonFlatLink) if Self::request_is_file(st, idx) => {
+                Content::Bytes(self.request_ctx(st, idx, true)?.json())
+            }
             Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson) => {
                 bytes(self.cost_bytes(st, node)?)
             }

@@ -797,11 +797,27 @@ impl Agent for CodexThread {
         if !super::usage::is_output(self.line(i)) {
             return None;
         }
+        // A compaction summary answered the whole history before it, the last answer
+        // included, and the compaction prompt (see `request_tail`).
+        if render::is_compaction_output(self.line(i)) {
+            let p = s.entry(i).parent;
+            return (p != NIL).then_some(p);
+        }
         let mut cur = s.entry(i).parent;
         while cur != NIL && super::usage::is_output(self.line(cur)) {
             cur = s.entry(cur).parent;
         }
         (cur != NIL).then_some(cur)
+    }
+
+    /// A compaction summary's request held Codex's compaction prompt after the history
+    /// (measured: `tests/fixtures/codex/pickers/compact-requests`, §5.3).
+    fn request_tail(&self, _s: &Session, i: u32) -> Vec<Value> {
+        if render::is_compaction_output(self.line(i)) {
+            vec![super::context::compaction_prompt_item()]
+        } else {
+            Vec::new()
+        }
     }
 
     fn alias(&self, _i: u32) -> Option<&str> {

@@ -118,6 +118,12 @@ impl Line {
     pub fn timestamp(&self) -> Option<&str> {
         self.head.timestamp.as_deref()
     }
+
+    /// The line's bytes, without its `\n` (for a look at a key without building its
+    /// value).
+    pub fn bytes(&self) -> &[u8] {
+        &self.src[self.at..self.at + (self.end - self.start - 1) as usize]
+    }
 }
 
 /// `session_meta.history_base` (§3.1).

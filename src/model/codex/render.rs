@@ -4,8 +4,10 @@
 //! KIND is the role for messages (`user`, `assistant`, `developer`), except that a user
 //! message Codex wrote rather than the user typed (`<environment_context>`,
 //! `<turn_aborted>`, `<subagent_notification>`, a compaction summary) is `meta`, as for
-//! Claude Code; other items are their `payload.type` (`reasoning`, `function_call`,
-//! `function_call_output`, …) and a `compacted` line is `compacted`.
+//! Claude Code, and the model's answer to a compaction request (`/compact`, or the
+//! automatic one; its line's `metadata.compaction_output`, §5.3) is
+//! `compaction_summary`; other items are their `payload.type` (`reasoning`,
+//! `function_call`, `function_call_output`, …) and a `compacted` line is `compacted`.
 
 use serde_json::Value;
 
@@ -80,6 +82,21 @@ pub fn item_kind(p: &Value) -> String {
     ty.to_string()
 }
 
+/// The KIND of a compaction's summary (see the module doc).
+pub const COMPACTION_SUMMARY: &str = "compaction_summary";
+
+/// Whether the line is the model's answer to a compaction request: an assistant
+/// message whose line's `metadata.compaction_output` is `true` (§5.3). Its request was
+/// the history so far and Codex's compaction prompt ([`super::context::COMPACTION_PROMPT`]).
+pub fn is_compaction_output(line: &Line) -> bool {
+    line.kind == LineKind::ResponseItem
+        && line.payload_type_str() == Some("message")
+        && line.payload_role() == Some("assistant")
+        // Only a line that says so is read whole.
+        && memchr::memmem::find(line.bytes(), b"\"compaction_output\"").is_some()
+        && line.value()["metadata"]["compaction_output"] == true
+}
+
 /// The KIND of a node's line.
 pub fn line_kind(line: &Line) -> String {
     match line.kind {
@@ -89,6 +106,7 @@ pub fn line_kind(line: &Line) -> String {
         _ => match line.payload_type_str().unwrap_or("unknown") {
             "message" => match line.payload_role().unwrap_or("unknown") {
                 "user" if is_meta_user(line.payload()) => "meta".to_string(),
+                "assistant" if is_compaction_output(line) => COMPACTION_SUMMARY.to_string(),
                 role => role.to_string(),
             },
             ty => ty.to_string(),
@@ -256,6 +274,10 @@ pub fn preview(line: &Line) -> String {
                     .unwrap_or(""),
                 70
             )
+        ),
+        _ if is_compaction_output(line) => format!(
+            "{COMPACTION_SUMMARY}: {}",
+            one_line(&message_texts(line.payload()).join(" "), 70)
         ),
         _ => item_preview(line.payload()),
     }

@@ -1040,6 +1040,13 @@ impl Session {
         activity_of(&agent.activity_files(self), &|t| agent.activity_in_tail(t))
     }
 
+    /// What answer `i`'s request held after the context of its [`Session::request_of`]
+    /// entry (see [`Agent::request_tail`]); empty for an ordinary answer, whose
+    /// `request` is that entry's context.
+    pub fn request_tail(&self, i: u32) -> Vec<serde_json::Value> {
+        self.agent.request_tail(self, i)
+    }
+
     /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
     pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
         let messages = self.context_messages(i)?;
@@ -1914,6 +1921,13 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>>;
     fn context_renderer(&self) -> fn(&[Value]) -> String;
     fn request_of(&self, s: &Session, i: u32) -> Option<u32>;
+    /// What the request that answer `i` answered held after the context of
+    /// [`Agent::request_of`]'s entry, when it held more than that context: messages the
+    /// agent sent without writing them as entries (Codex's compaction prompt after the
+    /// history, for a `/compact` summary). Empty (the default) for an ordinary answer.
+    fn request_tail(&self, _s: &Session, _i: u32) -> Vec<Value> {
+        Vec::new()
+    }
     fn can_reply_at(&self, _s: &Session, _i: u32) -> bool {
         true
     }
