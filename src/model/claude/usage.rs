@@ -144,6 +144,13 @@ pub fn record(v: &Value, prices: &Prices) -> Option<Record> {
 
 /// The last `cost-state` line of the session file, read as Claude Code wrote it.
 pub fn cost_state(s: &Session) -> Option<CostState> {
+    let (v, lines) = last_cost_state_line(s)?;
+    Some(cost_state_of(&v, lines))
+}
+
+/// The last `cost-state` line of the session file as written (in its key order), and
+/// how many the file holds.
+pub fn last_cost_state_line(s: &Session) -> Option<(Value, u32)> {
     let mut f = std::fs::File::open(s.path()).ok()?;
     let mut buf = Vec::new();
     (&mut f)
@@ -172,7 +179,10 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
         lines += 1;
         last = Some(v);
     }
-    let v = last?;
+    Some((last?, lines))
+}
+
+fn cost_state_of(v: &Value, lines: u32) -> CostState {
     let mut tokens = Tokens::default();
     let mut models = Vec::new();
     if let Some(mu) = v.get("modelUsage").and_then(Value::as_object) {
@@ -188,7 +198,7 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
             ));
         }
     }
-    Some(CostState {
+    CostState {
         cost: v.get("totalCostUSD").and_then(Value::as_f64).unwrap_or(0.0),
         tokens,
         models,
@@ -197,5 +207,5 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         lines,
-    })
+    }
 }
