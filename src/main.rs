@@ -467,21 +467,15 @@ fn looks_like_a_session_file(p: &std::path::Path) -> bool {
     p.extension().is_some_and(|e| e == "jsonl") || p.is_file()
 }
 
-/// The threads of a Codex home or `sessions/` folder, each once (the file it opens
-/// from, which brings its other pages and the base pages its history reads), as a
-/// mount lists them; `None` for a folder that is not Codex's.
-fn codex_threads(dir: &std::path::Path) -> Option<Vec<PathBuf>> {
-    use sessionfs::model::sessions_dir::{self, codex_catalog};
-    let root = codex_catalog::sessions_root_of(dir)
-        .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()))?;
-    let cat = codex_catalog::Scanner::default().scan(&root).ok()?;
-    Some(
-        cat.projects
-            .values()
-            .flatten()
-            .map(|t| t.path.clone())
-            .collect(),
-    )
+/// The sessions of the root of an agent that lists its sessions itself (a Codex
+/// home or `sessions/` folder: each thread once, by the file it opens from, which
+/// brings its other pages and the base pages its history reads), as a mount lists
+/// them; `None` for a folder listed as on disk.
+fn catalog_sessions(dir: &std::path::Path) -> Option<(Vec<PathBuf>, &'static str)> {
+    let (_, lister, agent) = sessionfs::model::sessions_dir::catalog_of(dir, None)?;
+    let cat = lister.scan().ok()?;
+    let files = cat.projects.values().flatten().map(|t| t.path.clone());
+    Some((files.collect(), agent.program))
 }
 
 fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
@@ -490,9 +484,9 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
         match input::argument(a) {
-            Ok(input::Argument::Dir) if let Some(found) = codex_threads(a) => {
+            Ok(input::Argument::Dir) if let Some((found, program)) = catalog_sessions(a) => {
                 if found.is_empty() {
-                    let why = "a Codex sessions folder with no thread in it".to_string();
+                    let why = format!("a {program} sessions folder with no session in it");
                     files.push((a.clone(), Some(check::Report::Unreadable(why))));
                 }
                 files.extend(found.into_iter().map(|f| (f, None)));

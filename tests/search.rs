@@ -510,7 +510,7 @@ fn every_claude_dir(dir: &Path) -> (PathBuf, BTreeSet<String>) {
 }
 
 /// Patterns made of the text Claude Code's renderer adds or takes from elsewhere
-/// (`search::rules_claude`): headings, labels, computed numbers, the sentences sent
+/// (`model::claude::search`): headings, labels, computed numbers, the sentences sent
 /// for attachments, a tool result's tool name (from its call's line), a spilled
 /// output's name.
 const CLAUDE_DECORATION_CASES: &[&[&str]] = &[
@@ -587,7 +587,7 @@ fn codex_home(dir: &Path, fixture: &str) -> (PathBuf, BTreeSet<String>) {
 }
 
 /// Cases for the Codex fixtures: found nowhere, in one thread, everywhere, and made of
-/// the text Codex's renderer adds (`search::rules_codex`): call and output headings,
+/// the text Codex's renderer adds (`model::codex::search`): call and output headings,
 /// pretty-printed arguments, images, reasoning, compactions and their previews.
 const CODEX_CASES: &[&[&str]] = &[
     &["-l", "--", "."],

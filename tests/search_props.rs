@@ -14,11 +14,11 @@ mod props;
 
 use props::{Cut, Style, base64};
 use proptest::prelude::*;
+use sessionfs::model::pi::search::PI;
 use sessionfs::model::{migrate, render};
 use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules::PI;
 
 /// Pieces strings are made of.
 const PIECES: &[&str] = &[

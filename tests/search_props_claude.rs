@@ -29,12 +29,13 @@ mod props;
 use props::{Cut, Style, base64};
 use proptest::prelude::*;
 use sessionfs::model::Session;
+use sessionfs::model::claude::search::CLAUDE;
 use sessionfs::model::content::entry_content;
 use sessionfs::search::grepfile::Mode;
 use sessionfs::search::output::Printer;
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules::{self, CLAUDE};
+use sessionfs::search::rules;
 use sessionfs::search::session::{Chunk, Job, Search, search_file};
 use std::fs;
 use std::path::Path;
@@ -608,7 +609,7 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
 /// listed, a dropped one with a count of 0) or `-n` (a dropped one missing), with the
 /// prefilter or with every entry rendered.
 fn grep(dir: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
-    let prefilters = rules::ALL
+    let prefilters = rules::all()
         .iter()
         .map(|r| {
             // The file is Claude Code's: the other formats' prefilters are not used.

@@ -33,11 +33,12 @@ mod props;
 
 use props::{Cut, Style, base64, cut};
 use proptest::prelude::*;
+use sessionfs::model::codex::search::CODEX;
 use sessionfs::model::codex::{page, render};
 use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules::{self, CODEX};
+use sessionfs::search::rules;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -1075,7 +1076,68 @@ fn the_check_can_fail() {
             .any(|t| t.holds(&bytes[l.start as usize..]))
     );
     let mut without = Vec::new();
-    let pf = Prefilter::new(&p.required, &rules::PI, false, false);
+    let pf = Prefilter::new(&p.required, &sessionfs::model::pi::search::PI, false, false);
     pf.scan(&bytes, 0, &mut without);
     assert!(!without.contains(&l.start));
+}
+
+/// A compaction's previews re-space, cut and label the texts of its replacement
+/// history: every piece of its rendered text, searched as a fixed string, selects
+/// the line (the decorations of compaction lines cover what the previews make up).
+#[test]
+fn compaction_previews_select_their_line() {
+    let long = "word ".repeat(20);
+    let items = serde_json::json!([
+        {"type":"message","role":"user","content":[
+            {"type":"input_text","text":"alpha  beta\n\ngamma"},
+            {"type":"input_text","text":"delta"},
+            {"type":"input_image","image_url":"data:image/png;base64,aGk="}]},
+        {"type":"message","content":[{"type":"output_text","text":"no role here"}]},
+        {"type":"message","role":"user","content":[
+            {"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>"}]},
+        {"type":"message","role":"assistant","content":[{"type":"output_text","text":long}]},
+        {"type":"function_call","name":"exec","namespace":"shell",
+         "arguments":"{\"cmd\": \"ls  -la\\n| wc\"}","call_id":"c1"},
+        {"type":"function_call","arguments":"{\"path\": \"x y\", \"n\": [1,  2]}","call_id":"c2"},
+        {"type":"custom_tool_call","name":"apply","input":"not json  at all"},
+        {"type":"function_call_output","call_id":"c1","output":"Exit: 0\nOutput:\nfile one\nfile two"},
+        {"type":"function_call_output","call_id":"c2"},
+        {"type":"function_call_output","call_id":"c3","output":[{"type":"input_text","text":"list out"}]},
+        {"type":"reasoning","summary":[{"type":"summary_text","text":"thinking  hard"}]},
+        {"type":"reasoning","encrypted_content":"zz"},
+        {"type":"web_search_call","status":"completed","action":{"query":"q  r"}},
+        {"payload_without_type":true}
+    ]);
+    let line = serde_json::json!({"timestamp":"t","ordinal":9,"type":"compacted",
+        "payload":{"message":"summary\n\nof  it","replacement_history":items}})
+    .to_string();
+    let text = String::from_utf8(
+        (CODEX.line_content.expect("Codex lines render alone"))(line.as_bytes())
+            .unwrap()
+            .text,
+    )
+    .unwrap();
+    assert!(
+        text.contains("call shell.exec: ls -la | wc") && text.contains('…'),
+        "{text}"
+    );
+    let mut bytes = line.clone().into_bytes();
+    bytes.push(b'\n');
+    let chars: Vec<char> = text.chars().collect();
+    let mut tried = 0;
+    for len in [2, 3, 4, 6, 9, 14] {
+        for s in 0..chars.len().saturating_sub(len) {
+            let lit: String = chars[s..s + len].iter().collect();
+            if lit.contains('\n') {
+                continue;
+            }
+            let p = Pattern::new(&lit, Syntax::Fixed, false, false).unwrap();
+            let pf = Prefilter::new(&p.required, &CODEX, false, false);
+            let mut sel = Vec::new();
+            pf.scan(&bytes, 0, &mut sel);
+            assert_eq!(sel, [0], "{lit:?} in {text}");
+            tried += 1;
+        }
+    }
+    assert!(tried > 500);
 }

@@ -734,9 +734,9 @@ fn serve(
                 v.refresh()
                     .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
             };
-            // A Claude Code session's subagents write beside it.
+            // A session that writes beside its file (Claude Code's subagents).
             let dirs = view.with_session(|s| s.watched_dirs());
-            let w = if view.with_session(|s| s.format()) == crate::model::Format::Claude {
+            let w = if view.with_session(|s| s.writes_side_folder()) {
                 Watcher::spawn_with_side(&checked.file, refresh)
             } else if dirs.len() > 1 {
                 // A session over files in several folders (a Codex thread's pages).

@@ -4,6 +4,8 @@
 //! [`Session`] and this table.
 
 use crate::model::core::agent::AgentTable;
+use crate::model::core::grep::{Rules, SearchTable};
+use crate::model::core::scan::LineHead;
 use crate::model::core::session::{LoadError, Session};
 use std::path::Path;
 
@@ -61,4 +63,26 @@ fn agent_of_file(path: &Path) -> Box<dyn crate::model::core::agent::Agent> {
         Some(l) if !first.accepts_first_line(l) => (TABLE.detect)(l).unwrap_or(first),
         _ => first,
     }
+}
+
+/// What `sessionfs grep` knows of every agent's formats (`crate::model::core::grep`).
+pub static SEARCH: SearchTable = SearchTable {
+    rules: &[
+        &crate::model::pi::search::PI,
+        &crate::model::pi::search::PI_V2,
+        &crate::model::pi::search::PI_V1,
+        &crate::model::claude::search::CLAUDE,
+        &crate::model::codex::search::CODEX,
+    ],
+    detect: search_detect,
+    known: crate::model::codex::search::known,
+    begin: crate::model::codex::search::begin,
+};
+
+/// The rules of a file whose first parsed line is `line`, as [`detect`] (and Pi's
+/// header before it) choose the agent.
+fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
+    crate::model::pi::search::detect(line, head)
+        .or_else(|| crate::model::codex::search::detect(line, head))
+        .or_else(|| crate::model::claude::search::detect(line, head))
 }

@@ -541,3 +541,119 @@ fn the_checker_sees_a_wrong_reference() {
     assert_eq!(t.len(), 1);
     assert_eq!(t[0].0, "claude");
 }
+
+/// The folders of `src/model/` that are agents (every folder but `core`).
+fn agent_folders() -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
+    std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| n != "core")
+        .collect()
+}
+
+/// What a file above the model names of it that it must not: an agent's folder, an
+/// old path that re-exports an agent's items, or a variant of the `Format` tag.
+fn wrong_names_above_the_model(code: &str, agents: &BTreeSet<String>) -> Vec<String> {
+    // Old paths (`crate::model::X`) that hold an agent's items (`model/mod.rs`).
+    const AGENT_REEXPORTS: &[&str] = &["context", "migrate", "render", "content", "session"];
+    let mut wrong = Vec::new();
+    let bytes = code.as_bytes();
+    for prefix in ["crate::model::", "sessionfs::model::"] {
+        for (start, _) in code.match_indices(prefix) {
+            if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+                continue;
+            }
+            let rest = &code[start + prefix.len()..];
+            let seg: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if agents.contains(&seg) || AGENT_REEXPORTS.contains(&seg.as_str()) {
+                wrong.push(format!("{prefix}{seg}"));
+            }
+            // `crate::model::{…}` lists: each name in it.
+            if seg.is_empty() && rest.starts_with('{') {
+                let list = &rest[1..rest.find('}').unwrap_or(rest.len())];
+                for name in list.split(',').map(str::trim) {
+                    let first = name.split("::").next().unwrap_or("");
+                    if agents.contains(first) || AGENT_REEXPORTS.contains(&first) {
+                        wrong.push(format!("{prefix}{{{first}}}"));
+                    }
+                }
+            }
+        }
+    }
+    for (start, _) in code.match_indices("Format::") {
+        if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            continue;
+        }
+        if code[start + "Format::".len()..].starts_with(|c: char| c.is_ascii_uppercase()) {
+            let v: String = code[start..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            wrong.push(v);
+        }
+    }
+    wrong
+}
+
+/// `src/search/`, `src/view/`, `src/fuse/` and the files beside them (`main.rs`,
+/// `lib.rs`, `prio.rs`) name no agent: they reach an agent only through the core's
+/// seams (`core::agent::Agent`, `core::grep`, `core::catalog`) and the agents' tables
+/// (`model::agents`, `model::sessions_dir`), so that adding an agent is adding its
+/// folder and a line to each table.
+#[test]
+fn the_layers_above_the_model_name_no_agent() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let agents = agent_folders();
+    assert!(
+        agents.contains("pi") && agents.contains("codex"),
+        "{agents:?}"
+    );
+    let mut files = Vec::new();
+    for d in ["search", "view", "fuse"] {
+        rust_files(&src.join(d), &mut files);
+    }
+    for f in ["main.rs", "lib.rs", "prio.rs"] {
+        files.push(src.join(f));
+    }
+    assert!(files.len() > 15, "{files:?}");
+    let mut wrong = Vec::new();
+    for f in &files {
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        for w in wrong_names_above_the_model(&code, &agents) {
+            wrong.push(format!(
+                "{} names {w}",
+                f.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a layer above the model names an agent (ask the Agent trait, the search's rules \
+         in core::grep or the lister in core::catalog, through the tables in \
+         model/agents.rs and model/sessions_dir.rs):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_check_above_the_model_sees_a_wrong_name() {
+    let agents: BTreeSet<String> = ["pi".to_string(), "codex".to_string()].into();
+    let code = "use crate::model::codex::files;\nuse crate::model::{render, core::x};\n\
+                let a = crate::model::core::grep::Rules;\nif f == Format::Pi {}\n\
+                let n = Format::name(f);\n";
+    let got = wrong_names_above_the_model(code, &agents);
+    assert_eq!(
+        got,
+        [
+            "crate::model::codex",
+            "crate::model::{render}",
+            "Format::Pi"
+        ]
+    );
+}

@@ -20,9 +20,10 @@
 
 use std::collections::HashSet;
 
-/// Codex threads listed by project (a Codex home has no per-project folders): the
-/// view and the search reach Codex's listing only through this table.
+/// Codex's own listing (threads by project), for tests that compare with it; the
+/// view and the search reach every agent's listing through [`catalog_of`].
 pub use crate::model::codex::catalog as codex_catalog;
+pub use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
@@ -90,6 +91,13 @@ pub struct Agent {
     pub program: &'static str,
     /// Where its directory is.
     pub dir: fn() -> Option<PathBuf>,
+    /// The folder its files live in by default (`.pi`, `.claude`): a directory below
+    /// one is taken for this agent's.
+    pub marker: &'static str,
+    /// How its sessions are listed when they are not one `.jsonl` file per session in
+    /// project folders (Codex: threads by project, from its day folders); `None`: as
+    /// on disk ([`list`]).
+    pub catalog: Option<CatalogOf>,
 }
 
 /// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
@@ -100,6 +108,8 @@ pub const AGENTS: [Agent; 3] = [
         var: "PI_CODING_AGENT_DIR",
         program: "Pi",
         dir: default_dir,
+        marker: ".pi",
+        catalog: None,
     },
     Agent {
         folder: "claude",
@@ -107,6 +117,8 @@ pub const AGENTS: [Agent; 3] = [
         var: "CLAUDE_CONFIG_DIR",
         program: "Claude Code",
         dir: default_claude_dir,
+        marker: ".claude",
+        catalog: None,
     },
     Agent {
         folder: "codex",
@@ -114,6 +126,8 @@ pub const AGENTS: [Agent; 3] = [
         var: "CODEX_HOME",
         program: "Codex",
         dir: default_codex_dir,
+        marker: ".codex",
+        catalog: Some(crate::model::codex::catalog::CATALOG),
     },
 ];
 
@@ -183,39 +197,79 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
     Ok(found)
 }
 
-/// Whose sessions `dir` is meant to hold, by where it is: "Pi" under Pi's sessions
-/// directory, "Claude Code" under Claude Code's projects directory (or any
-/// `.claude`/`.pi` folder), else "Pi or Claude Code".
+/// Whose sessions `dir` is meant to hold, by where it is: the agent whose directory
+/// it is in, or whose folder (`.pi`, `.claude`, …) is one of its ancestors (when
+/// only one is); else "Pi or Claude Code".
 pub fn agent_of(dir: &Path) -> &'static str {
+    agent_by_place(dir).map_or("Pi or Claude Code", |a| a.program)
+}
+
+/// [`agent_of`]'s agent, when the place says.
+fn agent_by_place(dir: &Path) -> Option<&'static Agent> {
     let abs = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     for a in &AGENTS {
         if let Some(d) = (a.dir)().map(|d| fs::canonicalize(&d).unwrap_or(d))
             && abs.starts_with(&d)
         {
-            return a.program;
+            return Some(a);
         }
     }
     let has = |name: &str| abs.components().any(|c| c.as_os_str() == name);
-    match (has(".pi"), has(".claude"), has(".codex")) {
-        (true, false, false) => "Pi",
-        (false, true, false) => "Claude Code",
-        (false, false, true) => "Codex",
-        _ => "Pi or Claude Code",
+    let mut found = AGENTS.iter().filter(|a| has(a.marker));
+    match (found.next(), found.next()) {
+        (Some(a), None) => Some(a),
+        _ => None,
     }
 }
 
-/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (a
-/// Codex page in its day folders).
+/// The root and the lister of `dir` when an agent lists its sessions itself
+/// ([`Agent::catalog`]), and that agent: `dir` is such an agent's root (its home, or
+/// the sessions folder in it), or is meant for that agent (`agent`, the agent's folder
+/// in a mount of every agent, or by where `dir` is: [`agent_of`]). `None`: listed as
+/// on disk.
+pub fn catalog_of(
+    dir: &Path,
+    agent: Option<&str>,
+) -> Option<(PathBuf, Box<dyn Lister>, &'static Agent)> {
+    let listed = |a: &'static Agent, root: PathBuf| {
+        let l = (a.catalog?.lister)(&root);
+        Some((root, l, a))
+    };
+    if let Some(folder) = agent {
+        let a = AGENTS.iter().find(|a| a.folder == folder)?;
+        let root = (a.catalog?.root_of)(dir).unwrap_or_else(|| dir.to_path_buf());
+        return listed(a, root);
+    }
+    for a in &AGENTS {
+        if let Some(root) = a.catalog.and_then(|c| (c.root_of)(dir)) {
+            return listed(a, root);
+        }
+    }
+    listed(agent_by_place(dir)?, dir.to_path_buf())
+}
+
+/// The root `dir` stands for when an agent lists its sessions itself (its home names
+/// the sessions folder in it); `dir` otherwise.
+pub fn root_of(dir: &Path) -> PathBuf {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .find_map(|c| (c.root_of)(dir))
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+/// Whether `dir` holds a session: a `.jsonl` file at its top or in a folder of it (or
+/// one its agent's lister finds: a Codex page in its day folders).
 /// `None` when it cannot be read.
 fn holds_sessions(dir: &Path) -> Option<bool> {
-    // Codex files its pages by day, three folders down.
-    if let Some(root) = super::codex::catalog::sessions_root_of(dir) {
-        fs::read_dir(&root).ok()?;
-        return Some(super::codex::catalog::holds_pages(&root, 3));
-    }
-    if agent_of(dir) == "Codex" {
-        fs::read_dir(dir).ok()?;
-        return Some(super::codex::catalog::holds_pages(dir, 3));
+    for a in &AGENTS {
+        let Some(c) = a.catalog else { continue };
+        let root = match (c.root_of)(dir) {
+            Some(r) => r,
+            None if agent_by_place(dir).is_some_and(|b| b.folder == a.folder) => dir.to_path_buf(),
+            None => continue,
+        };
+        return (c.holds_sessions)(&root).ok();
     }
     let is_session = |e: &fs::DirEntry| {
         e.file_name().as_bytes().ends_with(SESSION_EXT.as_bytes()) && e.path().is_file()
@@ -381,15 +435,20 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
 }
 
 /// The session files of a sessions directory, as a mount shows them: `*.jsonl` at the
-/// top and in each project folder, with the project's name. A Codex home or its
-/// `sessions/` folder gives one page per thread (any page opens the whole thread),
-/// with the thread's project as a mount names it.
+/// top and in each project folder, with the project's name. The root of an agent that
+/// lists its sessions itself ([`Agent::catalog`]) gives the file each session opens
+/// from (a Codex thread: one page, which opens the whole thread), with its project as a
+/// mount names it.
 pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
     let mut out = Vec::new();
-    if let Some(root) = codex_catalog::sessions_root_of(dir) {
-        let cat = codex_catalog::Scanner::default().scan(&root)?;
-        for (project, threads) in cat.projects {
-            for t in threads {
+    let listed = AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .find_map(|c| (c.root_of)(dir).map(|r| (c.lister)(&r)));
+    if let Some(lister) = listed {
+        let cat = lister.scan()?;
+        for (project, sessions) in cat.projects {
+            for t in sessions {
                 out.push((t.path, project.to_string_lossy().into_owned()));
             }
         }

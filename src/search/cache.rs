@@ -1,5 +1,8 @@
-//! An on-disk cache of [`RawIndex`]es, so that a second search of an unchanged big
-//! session does not rebuild its map of ids.
+//! An on-disk cache of hit-path maps ([`HitMap`]s: a format's map of a file's lines,
+//! `crate::model::core::grep`), so that a second search of an unchanged big session
+//! does not rebuild its map. What a map holds is its format's business (it writes and
+//! reads its own bytes: [`HitMap::encode`], [`MapFormat::decode`]); the cache keeps
+//! them, keyed by the file, checked, bounded and safe against crashes.
 //!
 //! Building the map costs a structural pass over every byte of the file; loading it
 //! costs reading a few MB (about 28 bytes a line) and checking them. Only files of
@@ -17,15 +20,15 @@
 //! it was built is the key after: a file written during the build is not cached. And
 //! the map covers exactly the key's size, so a line being written (no newline yet) is
 //! in neither the map nor its key. Even so, a cached map is only a map: the lines on a
-//! hit's path are still validated against the file as it is ([`super::hitpath`]).
+//! hit's path are still validated against the file as it is (the format's map does it).
 //!
 //! # What the cache survives
 //!
 //! * **Corruption.** Each file ends with a checksum of everything before it; a file
 //!   that is short, garbled, of another version or for another key is ignored (and
-//!   replaced by the next store), never trusted. Its contents are checked as they are
-//!   read (offsets in order and within the file, ids within their table) even when
-//!   the checksum matches.
+//!   replaced by the next store), never trusted. The format checks the map's contents
+//!   as it reads them (offsets in order and within the file, ids within their table)
+//!   even when the checksum matches.
 //! * **Crashes.** A map is written to a temporary file in the cache directory and
 //!   renamed over the old one: a reader sees the old file or the new one, whole.
 //! * **Growth.** The directory is bounded to [`MAX_BYTES`]: after a store, the files
@@ -40,8 +43,7 @@
 //! off. Errors (a read-only home, a full disk) turn it off for that file, silently:
 //! the cache only ever saves time.
 
-use super::hitpath::{RawIndex, RawLine};
-use crate::model::id::{IdKey, IdTable};
+use crate::model::core::grep::{HitMap, MapFormat};
 use std::fs::{self, File, Metadata};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -57,8 +59,6 @@ pub const MAX_BYTES: u64 = 256 << 20;
 const MAGIC: &[u8; 8] = b"SFSHPv01";
 /// How much of each end of a file the key hashes, at most.
 const END_BYTES: u64 = 64 << 10;
-/// Bytes of one line in a cache file.
-const LINE_BYTES: usize = 8 + 4 + 8 + 8;
 
 /// Where maps are kept, and which files are worth it.
 #[derive(Debug, Clone)]
@@ -206,8 +206,8 @@ impl Cache {
         Key::with(f, &m).ok()
     }
 
-    /// The map stored under `key`, if there is one, intact.
-    pub fn load(&self, key: &Key) -> Option<RawIndex> {
+    /// The map stored under `key`, in `format`, if there is one, intact.
+    pub fn load(&self, key: &Key, format: &dyn MapFormat) -> Option<Box<dyn HitMap>> {
         let p = self.dir.join(key.file_name());
         let f = File::open(&p).ok()?;
         let len = f.metadata().ok()?.len();
@@ -216,7 +216,7 @@ impl Cache {
         }
         let mut bytes = vec![0; len as usize];
         f.read_exact_at(&mut bytes, 0).ok()?;
-        let ix = decode(&bytes, key)?;
+        let ix = decode(&bytes, key, format)?;
         // Used now: last to be evicted.
         let _ = f.set_modified(SystemTime::now());
         Some(ix)
@@ -225,7 +225,7 @@ impl Cache {
     /// Stores `ix`, built from `f` under `key`, if `f` has not changed since; then
     /// trims the directory to its bound. Errors are ignored: the cache is only a
     /// saving.
-    pub fn store(&self, f: &File, key: &Key, ix: &RawIndex) {
+    pub fn store(&self, f: &File, key: &Key, ix: &dyn HitMap) {
         if Key::of(f).ok().as_ref() != Some(key) {
             return;
         }
@@ -282,132 +282,53 @@ impl Cache {
     }
 }
 
-/// A cache file: [`MAGIC`], the key, the number of lines and of interned ids, the
-/// lines, the interned ids (each its length and bytes), and the checksum of all that.
-fn encode(ix: &RawIndex, key: &Key) -> Vec<u8> {
-    let lines = ix.lines();
-    // The interned ids, in the order the table numbered them (each is some line's id
-    // or parent: the map interns nothing else).
-    let mut keys: Vec<IdKey> = lines
-        .iter()
-        .flat_map(|l| [l.id, l.parent])
-        .filter(|k| !k.is_none() && k.raw() >= 1 << 32)
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    let strings: Vec<String> = keys
-        .iter()
-        .map(|&k| ix.id_str(k).unwrap_or_default())
-        .collect();
-    let mut b = Vec::with_capacity(96 + lines.len() * LINE_BYTES + strings.len() * 40);
+/// A cache file: [`MAGIC`], the key, the map as its format writes it, and the
+/// checksum of all that.
+fn encode(ix: &dyn HitMap, key: &Key) -> Vec<u8> {
+    let payload = ix.encode();
+    let mut b = Vec::with_capacity(8 + 64 + payload.len() + 8);
     b.extend_from_slice(MAGIC);
     b.extend_from_slice(&key.bytes());
-    b.extend_from_slice(&(lines.len() as u64).to_le_bytes());
-    b.extend_from_slice(&(strings.len() as u64).to_le_bytes());
-    for l in lines {
-        b.extend_from_slice(&l.offset.to_le_bytes());
-        b.extend_from_slice(&l.len.to_le_bytes());
-        b.extend_from_slice(&l.id.raw().to_le_bytes());
-        b.extend_from_slice(&l.parent.raw().to_le_bytes());
-    }
-    for s in &strings {
-        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        b.extend_from_slice(s.as_bytes());
-    }
+    b.extend_from_slice(&payload);
     let sum = checksum(&b);
     b.extend_from_slice(&sum.to_le_bytes());
     b
 }
 
-/// Reads [`encode`]'s bytes back, if they are intact and for `key`.
-fn decode(b: &[u8], key: &Key) -> Option<RawIndex> {
+/// Reads [`encode`]'s bytes back, if they are intact, for `key` and in `format`.
+fn decode(b: &[u8], key: &Key, format: &dyn MapFormat) -> Option<Box<dyn HitMap>> {
     let (body, sum) = b.split_at_checked(b.len().checked_sub(8)?)?;
     if checksum(body).to_le_bytes() != sum {
         return None;
     }
-    let mut r = Reader(body);
-    if r.take(8)? != MAGIC || r.take(64)? != key.bytes() {
+    let (magic, rest) = body.split_at_checked(8)?;
+    let (k, payload) = rest.split_at_checked(64)?;
+    if magic != MAGIC || k != key.bytes() {
         return None;
     }
-    let n_lines = usize::try_from(r.u64()?).ok()?;
-    let n_strings = usize::try_from(r.u64()?).ok()?;
-    if n_lines.checked_mul(LINE_BYTES)? > r.0.len() {
-        return None;
-    }
-    let mut raw = Vec::with_capacity(n_lines);
-    for _ in 0..n_lines {
-        raw.push((r.u64()?, r.u32()?, r.u64()?, r.u64()?));
-    }
-    let mut ids = IdTable::default();
-    let mut interned = Vec::with_capacity(n_strings.min(r.0.len() / 4));
-    for _ in 0..n_strings {
-        let n = r.u32()? as usize;
-        let s = std::str::from_utf8(r.take(n)?).ok()?;
-        if IdKey::from_hex8(s).is_some() {
-            return None; // never interned
-        }
-        interned.push(ids.intern(s));
-    }
-    if !r.0.is_empty() {
-        return None;
-    }
-    // An id's raw value: a hex id's value (below 2^32), or the interning table's flag
-    // and index, as `IdTable` makes them; checked against the table just rebuilt.
-    let id_of = |v: u64| -> Option<IdKey> {
-        if v == IdKey::NONE.raw() {
-            Some(IdKey::NONE)
-        } else if v < 1 << 32 {
-            Some(IdKey::from_u32(v as u32))
-        } else {
-            let first = interned.first()?.raw();
-            let k = *interned.get(usize::try_from(v.checked_sub(first)?).ok()?)?;
-            (k.raw() == v).then_some(k)
-        }
-    };
-    let mut lines = Vec::with_capacity(n_lines);
-    let mut end = 0u64;
-    for (offset, len, id, parent) in raw {
-        // In order, not overlapping, within the file the key describes.
-        if offset < end {
-            return None;
-        }
-        end = offset.checked_add(len as u64)?.checked_add(1)?;
-        if end > key.size {
-            return None;
-        }
-        let id = id_of(id).filter(|k| !k.is_none())?;
-        lines.push(RawLine {
-            offset,
-            len,
-            id,
-            parent: id_of(parent)?,
-        });
-    }
-    Some(RawIndex::from_parts(lines, ids))
-}
-
-/// Reads a cache file's fields in order; `None` past its end.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (a, b) = self.0.split_at_checked(n)?;
-        self.0 = b;
-        Some(a)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
+    format.decode(payload, key.size)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::hitpath::LineSource;
+    use crate::model::core::grep::{HitPaths, LineSource};
     use std::fs::OpenOptions;
+
+    /// The map format of Pi's current files, whose sessions these tests write.
+    fn pi_map() -> &'static dyn MapFormat {
+        match crate::search::rules::named("pi").and_then(|r| r.hit_paths) {
+            Some(HitPaths::Map(m)) => m,
+            _ => panic!("Pi's rules place hits with a map"),
+        }
+    }
+
+    /// The map of the first `size` bytes of `f`, built.
+    fn build(f: &File, size: u64) -> Box<dyn HitMap> {
+        let mut b = pi_map().builder(size);
+        b.read(f, size, &mut Vec::new()).unwrap();
+        b.finish().unwrap()
+    }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
 
@@ -445,20 +366,18 @@ mod tests {
 
     /// What a search would do: the cached map if its key is the file's, else one
     /// built and stored. Returns the map and whether it came from the cache.
-    fn lookup(c: &Cache, f: &File) -> (RawIndex, bool) {
+    fn lookup(c: &Cache, f: &File) -> (Box<dyn HitMap>, bool) {
         let key = c.key(f).unwrap();
-        if let Some(ix) = c.load(&key) {
+        if let Some(ix) = c.load(&key, pi_map()) {
             return (ix, true);
         }
-        let ix = RawIndex::build(f, key.size(), &mut Vec::new())
-            .unwrap()
-            .unwrap();
-        c.store(f, &key, &ix);
+        let ix = build(f, key.size());
+        c.store(f, &key, &*ix);
         (ix, false)
     }
 
     /// The path of the line at `offset` (its directory names).
-    fn path_at(ix: &RawIndex, f: &File, text: &str, nth: usize) -> Vec<String> {
+    fn path_at(ix: &dyn HitMap, f: &File, text: &str, nth: usize) -> Vec<String> {
         let line = text.lines().nth(nth).unwrap();
         let offset = text.lines().take(nth).map(|l| l.len() + 1).sum::<usize>() as u64;
         let mut src: &File = f;
@@ -479,14 +398,14 @@ mod tests {
         assert!(!hit);
         let (loaded, hit) = lookup(&c, &f);
         assert!(hit, "the second lookup is served from the cache");
-        assert_eq!(built.lines().len(), loaded.lines().len());
+        assert_eq!(built.lines(), loaded.lines());
         for n in [1, 4, 5, 50] {
             assert_eq!(
-                path_at(&built, &f, &text, n),
-                path_at(&loaded, &f, &text, n)
+                path_at(&*built, &f, &text, n),
+                path_at(&*loaded, &f, &text, n)
             );
         }
-        assert_eq!(path_at(&loaded, &f, &text, 5)[3], "not-hex");
+        assert_eq!(path_at(&*loaded, &f, &text, 5)[3], "not-hex");
         // Nothing is written beside the session.
         let beside: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
         assert_eq!(beside.len(), 2, "{beside:?}");
@@ -508,16 +427,16 @@ mod tests {
         let f = File::open(&p).unwrap();
         let (ix, hit) = lookup(&c, &f);
         assert!(!hit, "appended");
-        assert_eq!(ix.lines().len(), 21);
+        assert_eq!(ix.lines(), 21);
         a.write_all(b"{\"type\":\"message\",\"id\":\"b0000001\"")
             .unwrap();
         let (ix, hit) = lookup(&c, &File::open(&p).unwrap());
         assert!(!hit, "a line being written");
-        assert_eq!(ix.lines().len(), 21, "the line being written is no entry");
+        assert_eq!(ix.lines(), 21, "the line being written is no entry");
         a.write_all(b",\"parentId\":\"b0000000\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"y\"}}\n").unwrap();
         let (ix, hit) = lookup(&c, &File::open(&p).unwrap());
         assert!(!hit, "the line finished");
-        assert_eq!(ix.lines().len(), 22);
+        assert_eq!(ix.lines(), 22);
 
         // Rewritten in place, same size, first and last lines kept, mtime set back:
         // the ctime still differs.
@@ -604,16 +523,19 @@ mod tests {
         damaged.push(g);
         for (n, bad) in damaged.iter().enumerate() {
             fs::write(&stored, bad).unwrap();
-            assert!(c.load(&key).is_none(), "damaged file {n} was trusted");
+            assert!(
+                c.load(&key, pi_map()).is_none(),
+                "damaged file {n} was trusted"
+            );
             let (ix, hit) = lookup(&c, &f);
             assert!(!hit);
-            assert_eq!(path_at(&ix, &f, &text, 30).len(), 30);
+            assert_eq!(path_at(&*ix, &f, &text, 30).len(), 30);
             assert_eq!(fs::read(&stored).unwrap(), good, "rebuilt");
         }
         // Another key's map is not this file's.
         let mut other = key.clone();
         other.size += 1;
-        assert!(c.load(&other).is_none());
+        assert!(c.load(&other, pi_map()).is_none());
     }
 
     #[test]

@@ -10,24 +10,29 @@
 //!
 //! # How
 //!
+//! The search owns the mechanism; each agent supplies what its format means, from its
+//! own folder, as a [`rules::Rules`] (`crate::model::core::grep`), chosen for a file
+//! through the agents' table (`crate::model::agents::SEARCH`). The search names no
+//! agent.
+//!
 //! Each session file is read once, raw, and a [`prefilter`] picks the lines that can
 //! hold a match, looking for a fragment of the pattern's literals with the `regex`
-//! crate's vectorised literal search. The entries on those lines are rendered with
-//! the renderer the mount uses ([`crate::model::content`]) and searched line by line
-//! as grep would ([`grepfile`]): in Pi's current format straight from the line, so a
-//! file is indexed ([`crate::model::Session`], for the paths) only when something in
-//! it matches, and then, for a Pi file, only as far as its hits' paths need
-//! ([`hitpath`]); in older formats and Claude Code's after indexing. A Codex thread is
-//! several files (its pages and the base pages its history reads): all are scanned
-//! raw ([`rules_codex`]), its candidate lines rendered from the line alone, and the
-//! thread indexed only when one matches. Files are searched
-//! on every CPU (one thread each, `--threads`), and printed in order, each file's
-//! output as it comes.
+//! crate's vectorised literal search; the format's rules say what its renderer adds
+//! to a line, so that only lines that can match are picked. The entries on those lines
+//! are rendered with the renderer the mount uses (`core::content`) and searched line
+//! by line as grep would ([`grepfile`]): straight from the line where the format
+//! renders a line alone, so a file is indexed (`Session`, for the paths) only when
+//! something in it matches, and then, where the format places hits without the index
+//! (a map of the file's ids built from its raw bytes and kept in the [`cache`]; the
+//! lines before the hits in a one-page Codex thread), not even then. Other formats are
+//! rendered after indexing. A session over several files (a Claude Code session's
+//! subagents, a Codex thread's pages and the base pages its history reads) has them
+//! all scanned raw. Files are searched on every CPU (one thread each, `--threads`),
+//! and printed in order, each file's output as it comes.
 //!
 //! The search sees a session through [`session::Searchable`] (its entries in order,
 //! each entry's directory name, id, KIND name and content files) and a format through
-//! [`rules::Rules`] (what its renderer adds, whether a line renders on its own): a
-//! second format plugs in by providing both.
+//! its [`rules::Rules`].
 //!
 //! # Guarantees
 //!
@@ -52,10 +57,10 @@
 //!   through a mount does not read either (they are symbolic links).
 //! * A file written while it is searched is searched as it was read, up to its last
 //!   complete line; lines appended meanwhile may or may not be found.
-//! * A session with a match is indexed whole to know its paths, except in Pi's
-//!   current format, where a hit's path costs a map of ids from one pass over the
-//!   raw bytes (kept on disk for big files between searches, [`cache`]) and the
-//!   validation of the lines on the path ([`hitpath`]); not with
+//! * A session with a match is indexed whole to know its paths, except where its
+//!   format places hits without the index (Pi's current format: a map of ids from one
+//!   pass over the raw bytes, kept on disk for big files between searches, [`cache`],
+//!   and the validation of the lines on the path; a one-page Codex thread); not with
 //!   `-c` (every entry is printed), `--json` (a hit's leaves) or `--sessions`.
 //! * In a directory with more than 10,000 entries, `grep -r` through a mount visits
 //!   them in inode order (gnulib's fts sorts large directories); the order here is the
@@ -63,16 +68,11 @@
 
 pub mod cache;
 pub mod grepfile;
-pub mod hitpath;
-pub mod hitpath_codex;
 pub mod output;
 pub mod pattern;
 pub mod prefilter;
 pub mod rules;
-pub mod rules_claude;
-pub mod rules_codex;
 pub mod session;
-pub mod structure;
 pub mod walk;
 
 use grepfile::Mode;
@@ -177,7 +177,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
     } else {
         Mode::Lines
     };
-    let prefilters = rules::ALL
+    let prefilters = rules::all()
         .iter()
         .map(|r| {
             (
@@ -203,9 +203,9 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         prefilters,
         scans: Default::default(),
     };
-    // A search takes the files as they are when it starts: each Codex home is listed
-    // once, not once per thread opened.
-    crate::model::codex::files::list_once();
+    // A search takes the files as they are when it starts (each Codex home is listed
+    // once, not once per thread opened).
+    (crate::model::agents::SEARCH.begin)();
     let (jobs, problems) = match &agents {
         Some(a) => walk::agent_jobs(a),
         None => walk::jobs(&opts.paths),

@@ -718,8 +718,12 @@ fn odd_numbers(line: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rules::PI;
     use super::*;
+
+    /// Pi's rules, the richest set: these tests' lines are Pi's.
+    static PI: std::sync::LazyLock<&'static Rules> = std::sync::LazyLock::new(|| {
+        crate::search::rules::named("pi").expect("Pi's rules in the agents' table")
+    });
 
     fn cands(p: &Prefilter, lines: &[&str]) -> Vec<usize> {
         let mut buf = String::new();
@@ -737,7 +741,7 @@ mod tests {
     }
 
     fn pf(lit: &str, icase: bool) -> Prefilter {
-        Prefilter::new(&[vec![lit.to_string()]], &PI, icase, false)
+        Prefilter::new(&[vec![lit.to_string()]], *PI, icase, false)
     }
 
     #[test]
@@ -903,7 +907,7 @@ mod tests {
     /// changed), and [`choose`] picks what the definition picks.
     #[test]
     fn the_overlap_table_agrees_with_the_definition() {
-        use super::super::rules::ALL;
+        let all = crate::search::rules::all();
         let mut lits: Vec<String> = vec![
             "error".into(),
             "] x".into(),
@@ -915,7 +919,7 @@ mod tests {
             "turn took 1.5 s, 3 messages".into(),
             "[image 1: image/png, 12 bytes → image-1.png]".into(),
         ];
-        for r in ALL {
+        for r in all {
             let ds = r.decorations;
             for k in (0..ds.len()).step_by(9) {
                 let (a, b): (Vec<char>, Vec<char>) = (
@@ -932,7 +936,7 @@ mod tests {
             }
         }
         let mut fragments = 0;
-        for r in ALL {
+        for r in all {
             for lit in &lits {
                 for icase in [false, true] {
                     let cs: Vec<char> = lit.chars().collect();
@@ -1049,52 +1053,9 @@ mod tests {
         bad
     }
 
-    /// Every entry of every committed fixture whose lines the prefilter reads: the
-    /// rendered KIND file is explained by the line and the format's rules. This is
-    /// the test that fails when the renderer learns a new decoration the rules lack.
-    #[test]
-    fn the_rules_explain_every_fixture_entry() {
-        use crate::model::Session;
-        use crate::model::content::entry_content;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = vec![root.join("examples/demo.jsonl")];
-        for sub in ["sessions", "damaged", "search"] {
-            for e in std::fs::read_dir(root.join("tests/fixtures").join(sub)).unwrap() {
-                let p = e.unwrap().path();
-                if p.extension().is_some_and(|x| x == "jsonl") {
-                    files.push(p);
-                }
-            }
-        }
-        let mut checked = 0;
-        let mut failures = Vec::new();
-        for f in files {
-            let bytes = std::fs::read(&f).unwrap();
-            let Some(rules) = super::super::rules::detect(&bytes) else {
-                continue;
-            };
-            let Ok(s) = Session::open(&f) else { continue };
-            for i in 0..s.entries().len() as u32 {
-                let raw = s.entry_bytes(i).unwrap();
-                if has_odd_escape(&raw) || rules.always.iter().any(|t| t.holds(&raw)) {
-                    continue;
-                }
-                let c = entry_content(&s, i).unwrap();
-                let text = String::from_utf8(c.text).unwrap();
-                let bad = unexplained(&text, &raw, rules);
-                if !bad.is_empty() {
-                    failures.push(format!("{}:{}: {bad:?}", f.display(), s.entry(i).line));
-                }
-                checked += 1;
-            }
-        }
-        assert!(checked > 3000, "only {checked} entries checked");
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    /// Every Claude Code file under `tests/fixtures/claude*` (not a subagent's
-    /// transcript, which its session indexes).
-    fn claude_fixture_files() -> Vec<std::path::PathBuf> {
+    /// Every session file under `tests/fixtures` (not a subagent's transcript, which
+    /// its session indexes), and the bundled example.
+    fn fixture_files() -> Vec<std::path::PathBuf> {
         fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
             let Ok(rd) = std::fs::read_dir(d) else { return };
             for e in rd {
@@ -1103,79 +1064,6 @@ mod tests {
                     if !p.ends_with("subagents") {
                         walk(&p, out);
                     }
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    out.push(p);
-                }
-            }
-        }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(&root).unwrap() {
-            let p = e.unwrap().path();
-            if p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("claude"))
-            {
-                walk(&p, &mut out);
-            }
-        }
-        out.sort();
-        out
-    }
-
-    /// Every entry of every Claude Code fixture (its subagents' included): the
-    /// rendered KIND file is explained by the line, its parent's line (a tool result's
-    /// tool name) and Claude Code's rules.
-    #[test]
-    fn the_claude_code_rules_explain_every_fixture_entry() {
-        use super::super::rules::CLAUDE;
-        use crate::model::Session;
-        use crate::model::content::entry_content;
-        let mut checked = 0;
-        let mut sides = 0;
-        let mut failures = Vec::new();
-        for f in claude_fixture_files() {
-            let bytes = std::fs::read(&f).unwrap();
-            let Some(rules) = super::super::rules::detect(&bytes) else {
-                continue;
-            };
-            assert_eq!(rules.name, "claude", "{}", f.display());
-            let Ok(s) = Session::open(&f) else { continue };
-            for i in 0..s.entries().len() as u32 {
-                if !s.entry(i).is_node() {
-                    continue;
-                }
-                let raw = s.entry_bytes(i).unwrap();
-                if has_odd_escape(&raw) || CLAUDE.always.iter().any(|t| t.holds(&raw)) {
-                    continue;
-                }
-                let parent = match s.parent(i) {
-                    Some(p) if CLAUDE.parent_text => s.entry_bytes(p).unwrap(),
-                    _ => Vec::new(),
-                };
-                let c = entry_content(&s, i).unwrap();
-                let text = String::from_utf8(c.text).unwrap();
-                let bad = unexplained_with(&text, &raw, &parent, &CLAUDE);
-                if !bad.is_empty() {
-                    failures.push(format!("{}:{}: {bad:?}", f.display(), s.entry(i).line));
-                }
-                checked += 1;
-                sides += usize::from(!s.in_main_file(i));
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-        assert!(checked > 900, "only {checked} entries checked");
-        assert!(sides > 10, "only {sides} subagent entries checked");
-    }
-
-    /// Every page of every Codex fixture (plain and compressed, and the lines the
-    /// accepts wrote).
-    fn codex_fixture_pages() -> Vec<std::path::PathBuf> {
-        fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-            let Ok(rd) = std::fs::read_dir(d) else { return };
-            for e in rd {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    walk(&p, out);
                 } else if p.to_string_lossy().ends_with(".jsonl")
                     || p.to_string_lossy().ends_with(".jsonl.zst")
                 {
@@ -1183,62 +1071,105 @@ mod tests {
                 }
             }
         }
-        let mut out = Vec::new();
-        walk(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex"),
-            &mut out,
-        );
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out = vec![root.join("examples/demo.jsonl")];
+        walk(&root.join("tests/fixtures"), &mut out);
         out.sort();
         out
     }
 
-    /// Every entry of every Codex fixture: the rendered KIND file is explained by the
-    /// line and Codex's rules; the lines the rules always select are counted apart.
+    /// What the explanation test found for one format.
+    #[derive(Debug, Default)]
+    struct Checked {
+        entries: usize,
+        /// Entries of other files of their session (subagents, other pages).
+        sides: usize,
+        /// Entries the rules always select (not checked).
+        always: usize,
+    }
+
+    /// Every entry of every committed fixture whose lines the prefilter reads, for
+    /// every agent: the rendered KIND file (as the mount serves it) is explained by the
+    /// line, its parent's line where the format takes text from it (a Claude Code tool
+    /// result's tool name), and the format's rules. This is the test that fails when a
+    /// renderer learns a new decoration its rules lack; a new agent's fixtures are
+    /// checked as soon as its rules are in the agents' table.
     #[test]
-    fn the_codex_rules_explain_every_fixture_entry() {
-        use super::super::rules::{CODEX, detect};
-        use crate::model::codex::{files, page, render};
-        let mut checked = 0;
-        let mut always = 0;
+    fn every_agents_rules_explain_every_fixture_entry() {
+        use crate::model::core::content::entry_content;
+        use crate::model::core::session::Session;
+        let mut by_format: std::collections::BTreeMap<&str, Checked> = Default::default();
         let mut failures = Vec::new();
-        for f in codex_fixture_pages() {
-            let bytes = files::read_page(&f).unwrap();
-            let parsed = page::parse(&bytes);
-            if parsed.meta.is_some() {
-                assert_eq!(
-                    detect(&bytes).map(|r| r.name),
-                    Some("codex"),
-                    "{}",
-                    f.display()
-                );
-            }
-            for l in parsed.lines.iter().filter(|l| l.kind.is_node()) {
-                let raw = &bytes[l.start as usize..l.end as usize - 1];
-                if has_odd_escape(raw) || CODEX.always.iter().any(|t| t.holds(raw)) {
-                    always += 1;
+        let mut seen = std::collections::HashSet::new();
+        for f in fixture_files() {
+            let Ok(s) = Session::open(&f) else { continue };
+            let head = std::fs::read(&f).unwrap();
+            let Some(rules) = crate::search::rules::known(&f).or_else(|| rules_of(&f, &head))
+            else {
+                continue;
+            };
+            let c = by_format.entry(rules.name).or_default();
+            for i in 0..s.entries().len() as u32 {
+                let e = s.entry(i);
+                if !e.is_node() {
                     continue;
                 }
-                let text = render::line_text(l).text;
-                let bad = unexplained(&text, raw, &CODEX);
-                if !bad.is_empty() {
-                    failures.push(format!("{}:{}: {bad:?}", f.display(), l.number));
+                // An entry several sessions show (a Codex base page) is checked once.
+                let file = s.entry_file(i).unwrap_or_default();
+                if !seen.insert((std::fs::canonicalize(&file).unwrap_or(file), e.offset)) {
+                    continue;
                 }
-                checked += 1;
+                let raw = s.entry_bytes(i).unwrap();
+                if has_odd_escape(&raw) || rules.always.iter().any(|t| t.holds(&raw)) {
+                    c.always += 1;
+                    continue;
+                }
+                let parent = match s.parent(i) {
+                    Some(p) if rules.parent_text => s.entry_bytes(p).unwrap(),
+                    _ => Vec::new(),
+                };
+                let content = entry_content(&s, i).unwrap();
+                let text = String::from_utf8(content.text).unwrap();
+                let bad = unexplained_with(&text, &raw, &parent, rules);
+                if !bad.is_empty() {
+                    failures.push(format!("{}:{}: {bad:?}", f.display(), e.line));
+                }
+                c.entries += 1;
+                c.sides += usize::from(!s.in_main_file(i));
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-        assert!(checked > 200, "only {checked} entries checked");
+        let get = |n: &str| {
+            by_format
+                .get(n)
+                .map_or((0, 0, 0), |c| (c.entries, c.sides, c.always))
+        };
+        // The formats whose fixtures are many enough to say the test ran.
+        let (pi, _, _) = get("pi");
+        assert!(pi > 3000, "only {pi} Pi entries checked: {by_format:?}");
+        let (claude, sides, _) = get("claude");
+        assert!(claude > 900, "only {claude} Claude Code entries checked");
+        assert!(sides > 10, "only {sides} subagent entries checked");
+        let (codex, _, always) = get("codex");
+        assert!(codex > 200, "only {codex} Codex entries checked");
         assert!(
-            always < checked / 10,
-            "{always} of {checked} always selected"
+            always < codex / 10,
+            "{always} of {codex} Codex entries always selected"
         );
+    }
+
+    /// The rules of a file from its first lines, as the search reads them.
+    fn rules_of(f: &std::path::Path, bytes: &[u8]) -> Option<&'static Rules> {
+        let _ = f;
+        let end = memchr::memrchr(b'\n', &bytes[..bytes.len().min(1 << 20)])? + 1;
+        crate::search::rules::detect(&bytes[..end])
     }
 
     #[test]
     fn the_explanation_test_can_fail() {
         let raw =
             br#"{"type":"message","message":{"role":"toolResult","content":"x","isError":true}}"#;
-        assert!(unexplained("[error]\nx\n", raw, &PI).is_empty());
+        assert!(unexplained("[error]\nx\n", raw, *PI).is_empty());
         let bare = Rules {
             name: "bare",
             decorations: &[],
@@ -1251,6 +1182,7 @@ mod tests {
             parent_text: false,
             spilled: None,
             no_entries_before: None,
+            hit_paths: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

@@ -5,43 +5,43 @@
 //! 2. Where the format renders a line on its own ([`Rules::line_content`]), each
 //!    candidate is rendered and searched there and then, and dropped without a match;
 //!    only what grep found is kept (the lines to print), not the content.
-//! 3. In Pi's current format, the hits' paths come from a map of ids and the
-//!    validation of the lines on them ([`super::hitpath`]), the full index only when
-//!    that doubts; the scan begins that map at the first hit and feeds it the blocks
-//!    it reads after ([`EarlyMap`]). Otherwise a file with candidates left is indexed ([`open`]); the candidates become nodes
+//! 3. Where the format places hits without the index ([`Rules::hit_paths`]), the
+//!    hits' paths come from there: a map of the file's lines and the validation of
+//!    the lines on them (Pi's current format; the scan begins that map at the first
+//!    hit and feeds it the blocks it reads after, [`EarlyMap`], and the map is kept in
+//!    the [`Cache`]), or the lines before the hits (a one-page Codex thread); the full
+//!    index only when that doubts. Otherwise a file with candidates left is indexed
+//!    ([`open`]); the candidates become nodes
 //!    (by offset and length: a line that is not an entry, or changed since, is not
 //!    one). The tree is walked in the mount's order and each selected node printed,
 //!    those not rendered yet rendered now. Without a prefilter, every node is.
 //!
 //! The search sees a session through [`Searchable`]: its nodes in the order `grep -r`
 //! meets them through a mount, each node's directory name, id and KIND name, and its
-//! content files. [`open`] is where a file's format is decided; a second format plugs
-//! in by implementing [`Searchable`] (or by being one more format behind
-//! [`Session`]) and listing what its renderer adds in [`super::rules`]. Until it
-//! does, its files are found by no [`rules::detect`] and searched without prefilter:
-//! slowly, but with the right hits. Claude Code's is one more format behind
-//! [`Session`] (`model::format`): its entries' content comes from
-//! [`content::entry_content`] as Pi's does, its subagents' trees are part of the
-//! pre-order, and its rules ([`super::rules_claude`]) add what its content takes from
-//! elsewhere: its subagents' transcripts are scanned raw too ([`Rules::side_files`]),
-//! and the children of a candidate are rendered with it ([`Rules::parent_text`]).
-//! A Codex thread ([`super::rules_codex`]) is opened from one page and shows the lines
-//! of its other pages and of its base pages: those are its side files, and a candidate
-//! is matched to its node by file path and offset (`nodes_by_path`).
+//! content files. [`open`] is where a file's format is decided: every agent's format
+//! is one behind [`Session`], and its entries' content comes from
+//! [`content::entry_content`], as the mount's does. A format's rules
+//! ([`super::rules`], the agent's own) add what its content takes from elsewhere:
+//! other files whose lines are entries of the session are scanned raw too
+//! ([`Rules::side_files`]: a Claude Code session's subagents, a Codex thread's other
+//! pages and base pages), and the children of a candidate are rendered with it
+//! ([`Rules::parent_text`]). A candidate of a side file is matched to its node by
+//! file path and offset (`nodes_by_path`). A format no agent's rules claim is found
+//! by no [`rules::detect`] and searched without prefilter: slowly, but with the right
+//! hits.
 
 use super::cache::{Cache, Key};
 use super::grepfile::{self, Found, Mode};
-use super::hitpath::{HitPath, MapBuild, RawIndex};
-use super::hitpath_codex;
 use super::output::Printer;
 use super::pattern::Pattern;
 use super::prefilter::Prefilter;
 use super::rules::{self, Rules};
-use crate::model::content::{self, Content, FULL_OUTPUT};
-use crate::model::input;
+use crate::model::core::content::{self, Content, FULL_OUTPUT};
+use crate::model::core::grep::{DirectPaths, HitMap, HitPath, HitPaths, MapBuilder, MapFormat};
+use crate::model::core::input;
+use crate::model::core::session::{LoadError, Session};
 use crate::model::sessions_dir::io_message as io_msg;
-use crate::model::{LoadError, Session};
-use crate::view::{MAX_IMAGES, entry_name};
+use crate::view::{MAX_IMAGES, entry_name, escape_id};
 use serde_json::json;
 use std::fs::File;
 use std::io;
@@ -113,38 +113,13 @@ impl Searchable for Session {
     }
 
     fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
-        if self.source(1).is_some() && self.claude().is_none() {
-            return nodes_by_path(self, sides, lines);
+        if sides.is_empty() {
+            return lines
+                .iter()
+                .map(|&(f, o, l)| if f == 0 { self.node_at(o, l) } else { None })
+                .collect();
         }
-        let Some(st) = self.claude().filter(|st| !st.sides.is_empty()) else {
-            return lines.iter().map(|&(_, o, l)| self.node_at(o, l)).collect();
-        };
-        // The index's number of each side file searched (0: the session file).
-        let file_no: Vec<Option<u16>> = std::iter::once(Some(0))
-            .chain(sides.iter().map(|p| {
-                st.sides
-                    .iter()
-                    .position(|s| s.path == *p)
-                    .map(|k| k as u16 + 1)
-            }))
-            .collect();
-        let mut by_place = std::collections::HashMap::new();
-        for i in 0..self.entries().len() as u32 {
-            let e = self.entry(i);
-            if e.is_node() {
-                by_place.insert((st.file_of(i), e.offset), (i, e.len as usize));
-            }
-        }
-        lines
-            .iter()
-            .map(|&(f, o, l)| {
-                let n = file_no.get(f).copied().flatten()?;
-                by_place
-                    .get(&(n, o))
-                    .filter(|(_, len)| *len == l)
-                    .map(|(i, _)| *i)
-            })
-            .collect()
+        nodes_by_path(self, sides, lines)
     }
 
     fn preorder(&self, f: &mut dyn FnMut(u32, usize)) {
@@ -177,8 +152,9 @@ impl Searchable for Session {
 }
 
 /// [`Searchable::nodes_at`] for a session whose entries lie in several files (a Codex
-/// thread's pages and the base pages its history reads): by file path and offset, so
-/// that the index's numbering of its files does not matter.
+/// thread's pages and the base pages its history reads, a Claude Code session's
+/// subagents): by file path ([`Session::entry_file`]) and offset, so that the index's
+/// numbering of its files does not matter.
 fn nodes_by_path(
     s: &Session,
     sides: &[PathBuf],
@@ -196,10 +172,9 @@ fn nodes_by_path(
         if !e.is_node() {
             continue;
         }
-        let p = files.entry(e.file).or_insert_with(|| match e.file {
-            0 => Some(real(s.path())),
-            n => s.source(n).map(|src| real(src.path())),
-        });
+        let p = files
+            .entry(e.file)
+            .or_insert_with(|| s.entry_file(i).map(|p| real(&p)));
         if let Some(p) = p {
             by_place.insert((p.clone(), e.offset), (i, e.len as usize));
         }
@@ -437,33 +412,36 @@ struct Scanned {
     early: EarlyMap,
 }
 
-/// The hit-path map of a session file ([`hitpath`]), begun by its raw scan at the
-/// first hit and built from the blocks the scan reads after it, so that a big file
-/// with a hit is read once rather than twice (the bytes before the hit are read
-/// again for the map; Pi's hits are rarely far in). Only where the fast path may
-/// follow ([`fast_path_fits`]): a search without a hit builds nothing.
+/// The hit-path map of a session file (its format's [`HitPaths::Map`]), begun by its
+/// raw scan at the first hit and built from the blocks the scan reads after it, so
+/// that a big file with a hit is read once rather than twice (the bytes before the
+/// hit are read again for the map; hits are rarely far in). Only where the fast path
+/// may follow ([`map_fits`]): a search without a hit builds nothing.
 enum EarlyMap {
     /// Not begun: no hit yet.
-    Idle,
+    Idle(&'static dyn MapFormat),
     /// Not to be begun: the fast path cannot follow.
     Off,
     /// Loaded from the cache.
-    Cached(RawIndex),
+    Cached(Box<dyn HitMap>),
     /// Being built, under the cache key taken before it was begun.
-    Building(MapBuild, Option<Key>),
+    Building(Box<dyn MapBuilder>, Option<Key>),
+}
+
+/// The map format of `rules`, when its hits are placed by a map.
+fn map_format(rules: &Rules) -> Option<&'static dyn MapFormat> {
+    match rules.hit_paths {
+        Some(HitPaths::Map(m)) => Some(m),
+        _ => None,
+    }
 }
 
 impl EarlyMap {
     /// For a session file in `rules`' format searched by `search`.
     fn new(search: &Search, rules: &Rules) -> EarlyMap {
-        if search.mode != Mode::Count
-            && !search.json
-            && !search.sessions
-            && std::ptr::eq(rules, &rules::PI)
-        {
-            EarlyMap::Idle
-        } else {
-            EarlyMap::Off
+        match map_format(rules) {
+            Some(m) if output_is_paths(search) => EarlyMap::Idle(m),
+            _ => EarlyMap::Off,
         }
     }
 
@@ -477,8 +455,8 @@ impl EarlyMap {
         }
         match self {
             EarlyMap::Building(m, _) => m.feed(lines, base),
-            EarlyMap::Idle if !new.is_empty() => {
-                *self = EarlyMap::begin(f, base + lines.len() as u64);
+            EarlyMap::Idle(format) if !new.is_empty() => {
+                *self = EarlyMap::begin(*format, f, base + lines.len() as u64);
             }
             _ => {}
         }
@@ -486,10 +464,10 @@ impl EarlyMap {
 
     /// Begins the map of `f` (from the cache, or from its lines up to byte `to`, read
     /// again, after the key is taken).
-    fn begin(f: &File, to: u64) -> EarlyMap {
+    fn begin(format: &'static dyn MapFormat, f: &File, to: u64) -> EarlyMap {
         let cache = Cache::global();
         let key = cache.and_then(|c| c.key(f));
-        if let Some(ix) = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k)) {
+        if let Some(ix) = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k, format)) {
             return EarlyMap::Cached(ix);
         }
         // The map covers the bytes the key describes (a line written since is in
@@ -501,7 +479,7 @@ impl EarlyMap {
                 Err(_) => return EarlyMap::Off,
             },
         };
-        let mut m = MapBuild::new(size);
+        let mut m = format.builder(size);
         if m.read(f, to, &mut Vec::new()).is_err() {
             return EarlyMap::Off;
         }
@@ -519,7 +497,7 @@ impl EarlyMap {
 /// The raw scan of a session file and its side files: the candidate lines, or `None`
 /// when every entry must be rendered (a format the prefilter does not know).
 fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Scanned>> {
-    let mut early = EarlyMap::Idle;
+    let mut early = EarlyMap::Off;
     let Some((rules, p, mut candidates, file)) =
         scan_once(path, path, search, buf, None, 0, Some(&mut early))?
     else {
@@ -763,7 +741,7 @@ pub fn search_file(
     if scanned.as_ref().is_some_and(|c| c.candidates.is_empty()) && search.mode != Mode::Count {
         return Report::default();
     }
-    // A few hits in Pi's current format: their paths without the index.
+    // Hits placed without the index, where the format allows it.
     let scanned = match scanned {
         Some(Scanned {
             rules,
@@ -771,8 +749,18 @@ pub fn search_file(
             sides,
             file: Some(file),
             early,
-        }) if sides.is_empty() && fast_path_fits(search, rules, &candidates) => {
-            match hit_paths(search, candidates, &file, early, &job.prefix, buf, emit) {
+        }) if sides.is_empty() && map_fits(search, rules, &candidates) => {
+            let format = map_format(rules).expect("a format with a map");
+            match hit_paths(
+                search,
+                candidates,
+                &file,
+                format,
+                early,
+                &job.prefix,
+                buf,
+                emit,
+            ) {
                 Ok(Ok(report)) => return report,
                 Ok(Err(candidates)) => Some(Scanned {
                     rules,
@@ -790,7 +778,8 @@ pub fn search_file(
             sides,
             file,
             early,
-        }) if sides.is_empty() && codex_fast_path_fits(search, rules, &candidates) => {
+        }) if sides.is_empty() && direct_fits(search, rules, &candidates).is_some() => {
+            let direct = direct_fits(search, rules, &candidates).expect("checked");
             let f = match file {
                 Some(f) => f,
                 None => match input::open_regular(&job.path) {
@@ -798,7 +787,7 @@ pub fn search_file(
                     Err(e) => return failed(emit, io_msg(&e)),
                 },
             };
-            match codex_hit_paths(search, candidates, &job.path, f, &job.prefix, emit) {
+            match direct_hit_paths(search, direct, candidates, &job.path, f, &job.prefix, emit) {
                 Ok(Ok(report)) => return report,
                 Ok(Err((candidates, f))) => Some(Scanned {
                     rules,
@@ -1046,25 +1035,28 @@ fn print_plain(
     }
 }
 
-/// Whether a file's hits can be placed without its index ([`hitpath`]): Pi's
-/// current format, every candidate already searched (so every one left is a hit),
-/// and output that needs nothing but the hits' paths (not `-c`, which prints every
-/// entry, nor `--json` or `--sessions`, which need the tree's leaves or the name).
-fn fast_path_fits(search: &Search, r: &Rules, c: &[Candidate]) -> bool {
-    search.mode != Mode::Count
-        && !search.json
-        && !search.sessions
-        && std::ptr::eq(r, &rules::PI)
-        && c.iter().all(|c| c.results.is_some())
+/// Whether the output needs nothing but the hits' paths: not `-c`, which prints
+/// every entry, nor `--json` or `--sessions`, which need the tree's leaves or the name.
+fn output_is_paths(search: &Search) -> bool {
+    search.mode != Mode::Count && !search.json && !search.sessions
 }
 
-/// Prints a file's hits from their paths alone ([`hitpath`]), in the mount's order,
-/// with the map the scan began (`early`) or one built now; gives the candidates back
-/// when the file needs its index.
+/// Whether a file's hits can be placed by its format's map ([`HitPaths::Map`]):
+/// every candidate already searched (so every one left is a hit), and output that
+/// needs nothing but the hits' paths.
+fn map_fits(search: &Search, r: &Rules, c: &[Candidate]) -> bool {
+    output_is_paths(search) && map_format(r).is_some() && c.iter().all(|c| c.results.is_some())
+}
+
+/// Prints a file's hits from their paths alone, in the mount's order, with the map
+/// the scan began (`early`) or one built now; gives the candidates back when the file
+/// needs its index.
+#[allow(clippy::too_many_arguments)]
 fn hit_paths(
     search: &Search,
     c: Vec<Candidate>,
     f: &File,
+    format: &'static dyn MapFormat,
     early: EarlyMap,
     prefix: &[u8],
     buf: &mut Vec<u8>,
@@ -1081,11 +1073,11 @@ fn hit_paths(
                 return Ok(Err(c));
             };
             if let (Some(c), Some(k)) = (cache, &key) {
-                c.store(f, k, &ix);
+                c.store(f, k, &*ix);
             }
             ix
         }
-        EarlyMap::Idle | EarlyMap::Off => match map_now(f, cache, buf)? {
+        EarlyMap::Idle(_) | EarlyMap::Off => match map_now(f, format, cache, buf)? {
             Some(ix) => ix,
             None => return Ok(Err(c)),
         },
@@ -1117,7 +1109,8 @@ fn print_hit_paths(
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(d.as_bytes());
+            // Named as the mount names an entry's directory.
+            path.extend_from_slice(escape_id(d).as_bytes());
         }
         let dir_len = path.len();
         for r in &rs {
@@ -1137,21 +1130,22 @@ fn print_hit_paths(
     report
 }
 
-/// Whether a Codex thread's hits can be printed from their paths alone
-/// ([`hitpath_codex`]): each candidate's content is known from its line, and nothing
-/// but lines is printed.
-fn codex_fast_path_fits(search: &Search, r: &Rules, c: &[Candidate]) -> bool {
-    search.mode != Mode::Count
-        && !search.json
-        && !search.sessions
-        && std::ptr::eq(r, &super::rules_codex::CODEX)
-        && c.iter().all(|c| c.results.is_some() && c.file == 0)
+/// The function that places a file's hits from the lines before them
+/// ([`HitPaths::Direct`]), when its format has one, each candidate's content is known
+/// from its line, every candidate is in the file itself, and nothing but the hits'
+/// paths is printed.
+fn direct_fits(search: &Search, r: &Rules, c: &[Candidate]) -> Option<DirectPaths> {
+    let Some(HitPaths::Direct(f)) = r.hit_paths else {
+        return None;
+    };
+    (output_is_paths(search) && c.iter().all(|c| c.results.is_some() && c.file == 0)).then_some(f)
 }
 
-/// Prints a one-page Codex thread's hits from their paths ([`hitpath_codex`]); gives
-/// the candidates (and the file) back when the thread needs its index.
-fn codex_hit_paths(
+/// Prints a file's hits from their paths read from the lines before them; gives the
+/// candidates (and the file) back when the session needs its index.
+fn direct_hit_paths(
     search: &Search,
+    direct: DirectPaths,
     c: Vec<Candidate>,
     path: &Path,
     f: File,
@@ -1159,17 +1153,22 @@ fn codex_hit_paths(
     emit: &mut dyn FnMut(Chunk),
 ) -> io::Result<Result<Report, (Vec<Candidate>, File)>> {
     let hits: Vec<(u64, usize)> = c.iter().map(|c| (c.offset, c.len)).collect();
-    match hitpath_codex::paths(path, &f, &hits)? {
+    match direct(path, &f, &hits)? {
         Some(paths) => Ok(Ok(print_hit_paths(search, c, paths, prefix, emit))),
         None => Ok(Err((c, f))),
     }
 }
 
-/// The hit-path map of `f`, from the cache or built now (a file the scan began no
-/// map for); `None` when the file needs its index.
-fn map_now(f: &File, cache: Option<&Cache>, buf: &mut Vec<u8>) -> io::Result<Option<RawIndex>> {
+/// The hit-path map of `f` in `format`, from the cache or built now (a file the scan
+/// began no map for); `None` when the file needs its index.
+fn map_now(
+    f: &File,
+    format: &'static dyn MapFormat,
+    cache: Option<&Cache>,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<Box<dyn HitMap>>> {
     let key = cache.and_then(|c| c.key(f));
-    if let Some(ix) = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k)) {
+    if let Some(ix) = cache.zip(key.as_ref()).and_then(|(c, k)| c.load(k, format)) {
         return Ok(Some(ix));
     }
     // The map covers the bytes the key describes (a line written since is in
@@ -1178,16 +1177,18 @@ fn map_now(f: &File, cache: Option<&Cache>, buf: &mut Vec<u8>) -> io::Result<Opt
         Some(k) => k.size(),
         None => f.metadata()?.len(),
     };
-    let built = RawIndex::build(f, size, buf);
+    let mut m = format.builder(size);
+    let read = m.read(f, size, buf);
     if buf.len() > 4 * BLOCK {
         buf.truncate(BLOCK);
         buf.shrink_to_fit();
     }
-    let Some(ix) = built? else {
+    read?;
+    let Some(ix) = m.finish() else {
         return Ok(None);
     };
     if let (Some(c), Some(k)) = (cache, &key) {
-        c.store(f, k, &ix);
+        c.store(f, k, &*ix);
     }
     Ok(Some(ix))
 }

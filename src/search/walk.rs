@@ -4,7 +4,6 @@
 
 use super::session::Job;
 use crate::model::input;
-use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -86,20 +85,19 @@ pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>
     (jobs, problems)
 }
 
-/// A sessions directory: its projects' sessions, then its loose sessions. A Codex home
-/// or `sessions/` folder: its threads by project, as a mount lists them.
+/// A sessions directory: its projects' sessions, then its loose sessions. The root of
+/// an agent that lists its sessions itself (a Codex home or `sessions/` folder): its
+/// sessions by project, as a mount lists them.
 fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<Problem>) {
-    let codex = codex_catalog::sessions_root_of(dir)
-        .or_else(|| (sessions_dir::agent_of(dir) == "Codex").then(|| dir.to_path_buf()));
-    if let Some(root) = codex {
-        match codex_catalog::Scanner::default().scan(&root) {
+    if let Some((_, lister, _)) = sessions_dir::catalog_of(dir, None) {
+        match lister.scan() {
             Ok(cat) => {
-                for (p, threads) in &cat.projects {
+                for (p, sessions) in &cat.projects {
                     let pprefix = join(prefix, p);
-                    for t in threads {
+                    for t in sessions {
                         jobs.push(Job {
                             path: t.path.clone(),
-                            prefix: join(&pprefix, &t.id),
+                            prefix: join(&pprefix, &t.name),
                             explicit: false,
                         });
                     }

@@ -97,8 +97,8 @@ use super::{
     Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
-use crate::model::sessions_dir::codex_catalog;
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
+use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
 use log::debug;
 use parking_lot::{Mutex, RwLock};
@@ -236,28 +236,29 @@ struct Container {
     watched: AtomicBool,
     /// The listing read at offset 0, for the calls that continue it.
     listing: Mutex<Option<Arc<Vec<Listed>>>>,
-    /// How the folder is listed: as on disk, or from a Codex catalog.
+    /// How the folder is listed: as on disk, or from its agent's catalog.
     lister: Lister,
 }
 
 /// How a folder's content is found.
 #[derive(Clone)]
 enum Lister {
-    /// Folders and `.jsonl` files on disk (Pi, Claude Code).
+    /// Folders and `.jsonl` files on disk.
     Disk,
-    /// A Codex `sessions/` folder: its projects, from the catalog.
-    CodexRoot(Arc<CodexRoot>),
-    /// A Codex project: its threads, from the catalog.
-    CodexProject(Arc<CodexRoot>),
+    /// The root of an agent that lists its sessions itself: its projects, from the
+    /// catalog (`model::core::catalog`).
+    CatalogRoot(Arc<CatalogRoot>),
+    /// A project of such a root: its sessions, from the catalog.
+    CatalogProject(Arc<CatalogRoot>),
 }
 
-/// A Codex `sessions/` folder: projects are made from its pages' `cwd`s, not read
-/// from folders (see [`codex_catalog`]).
-struct CodexRoot {
+/// The root of an agent that lists its sessions itself (a Codex `sessions/` folder:
+/// projects made from its pages' `cwd`s): projects are not read from folders.
+struct CatalogRoot {
     path: PathBuf,
-    scanner: codex_catalog::Scanner,
+    lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
-    catalog: Mutex<Option<Arc<codex_catalog::Catalog>>>,
+    catalog: Mutex<Option<Arc<Catalog>>>,
 }
 
 #[derive(Clone)]
@@ -422,27 +423,28 @@ impl Container {
 
 impl MultiView {
     /// A view of the sessions directory `root`. Reads nothing but `root`'s `stat`.
-    /// A Codex home (or its `sessions/` folder) shows its threads by project.
+    /// The root of an agent that lists its sessions itself (a Codex home, or its
+    /// `sessions/` folder) shows them by project, as its lister says.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
         if !md.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
-        let root = codex_catalog::sessions_root_of(root).unwrap_or_else(|| root.to_path_buf());
+        let root = sessions_dir::root_of(root);
         Ok(Self::with_root(&root, Kind::Root, opts))
     }
 
-    /// How the folder at `path` is listed: a Codex `sessions/` folder from its catalog,
-    /// anything else as on disk.
-    fn lister_for(path: &Path, codex: bool) -> Lister {
-        if codex || codex_catalog::sessions_root_of(path).as_deref() == Some(path) {
-            Lister::CodexRoot(Arc::new(CodexRoot {
+    /// How the folder at `path` (the folder of agent `agent` in a mount of every
+    /// agent) is listed: from its agent's catalog when the agent lists its sessions
+    /// itself, else as on disk.
+    fn lister_for(path: &Path, agent: Option<&str>) -> Lister {
+        match sessions_dir::catalog_of(path, agent) {
+            Some((_, lister, _)) => Lister::CatalogRoot(Arc::new(CatalogRoot {
                 path: path.to_path_buf(),
-                scanner: codex_catalog::Scanner::default(),
+                lister,
                 catalog: Mutex::new(None),
-            }))
-        } else {
-            Lister::Disk
+            })),
+            None => Lister::Disk,
         }
     }
 
@@ -474,7 +476,7 @@ impl MultiView {
                     ino: CONTAINER_BASE + idx as u64,
                     watched: AtomicBool::new(false),
                     listing: Mutex::new(None),
-                    lister: Self::lister_for(path, *name == "codex"),
+                    lister: Self::lister_for(path, Some(name)),
                 });
                 cs.list.push(c);
                 cs.by_name.insert((0, OsString::from(name)), idx);
@@ -496,7 +498,7 @@ impl MultiView {
             watched: AtomicBool::new(false),
             listing: Mutex::new(None),
             lister: if kind == Kind::Root {
-                Self::lister_for(root, false)
+                Self::lister_for(root, None)
             } else {
                 Lister::Disk
             },
@@ -549,12 +551,12 @@ impl MultiView {
     }
 
     fn ensure_watched(&self, c: &Container) {
-        if let Lister::CodexRoot(r) = &c.lister {
-            // Pages lie in day folders that appear as days go by: every scan watches
-            // the folders it found (adding a watch twice is harmless).
+        if let Lister::CatalogRoot(r) = &c.lister {
+            // A catalog's folders appear as sessions do (Codex's day folders): every
+            // scan watches the folders it found (adding a watch twice is harmless).
             if !c.watched.load(Ordering::Relaxed) {
                 // A folder that cannot be read is reported by the listing that needs it.
-                let _ = self.codex_catalog(c, r);
+                let _ = self.catalog(c, r);
             }
             return;
         }
@@ -633,7 +635,7 @@ impl MultiView {
             } else {
                 let idx = cs.list.len() as u32;
                 let lister = match &parent.lister {
-                    Lister::CodexRoot(r) => Lister::CodexProject(r.clone()),
+                    Lister::CatalogRoot(r) => Lister::CatalogProject(r.clone()),
                     _ => Lister::Disk,
                 };
                 let c = Arc::new(Container {
@@ -645,8 +647,9 @@ impl MultiView {
                     path: parent.path.join(name),
                     mount_path: parent.mount_path.join(name),
                     ino: CONTAINER_BASE + idx as u64,
-                    // A Codex project is no folder on disk: its root's watches cover it.
-                    watched: AtomicBool::new(matches!(lister, Lister::CodexProject(_))),
+                    // A catalog's project is no folder on disk: its root's watches
+                    // cover it.
+                    watched: AtomicBool::new(matches!(lister, Lister::CatalogProject(_))),
                     listing: Mutex::new(None),
                     lister,
                 });
@@ -1155,10 +1158,10 @@ impl MultiView {
 
     // ----- attributes --------------------------------------------------------------
 
-    /// A folder's attributes: its own on disk; a Codex project's are its root's.
+    /// A folder's attributes: its own on disk; a catalog's project's are its root's.
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
-            Lister::CodexProject(r) => self.dir_attr(c.ino, &r.path),
+            Lister::CatalogProject(r) => self.dir_attr(c.ino, &r.path),
             _ => self.dir_attr(c.ino, &c.path),
         }
     }
@@ -1293,8 +1296,8 @@ impl MultiView {
         }
         match &c.lister {
             Lister::Disk => {}
-            Lister::CodexRoot(r) => {
-                let cat = self.codex_catalog(c, r)?;
+            Lister::CatalogRoot(r) => {
+                let cat = self.catalog(c, r)?;
                 return Ok(cat
                     .projects
                     .keys()
@@ -1305,13 +1308,13 @@ impl MultiView {
                     })
                     .collect());
             }
-            Lister::CodexProject(r) => {
+            Lister::CatalogProject(r) => {
                 let root = self.container(c.parent).ok_or(Error::NotFound)?;
-                let cat = self.codex_catalog(&root, r)?;
+                let cat = self.catalog(&root, r)?;
                 let name = c.name.clone().unwrap_or_default();
-                let threads = cat.projects.get(&name).ok_or(Error::NotFound)?;
+                let sessions = cat.projects.get(&name).ok_or(Error::NotFound)?;
                 return Ok(self
-                    .codex_slots(c, threads)
+                    .catalog_slots(c, sessions)
                     .into_iter()
                     .map(|e| Listed {
                         name: e.name.clone(),
@@ -1342,13 +1345,13 @@ impl MultiView {
         Ok(out)
     }
 
-    /// The threads of a Codex root `c` by project, scanned again after a change; every
-    /// folder found is watched.
-    fn codex_catalog(&self, c: &Container, r: &CodexRoot) -> Result<Arc<codex_catalog::Catalog>> {
+    /// The sessions of a catalog root `c` by project, scanned again after a change;
+    /// every folder found is watched.
+    fn catalog(&self, c: &Container, r: &CatalogRoot) -> Result<Arc<Catalog>> {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
-        let cat = Arc::new(r.scanner.scan(&r.path).map_err(not_found_or)?);
+        let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1361,23 +1364,19 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of Codex threads in project `c`, their files noted.
-    fn codex_slots(
-        &self,
-        c: &Arc<Container>,
-        threads: &[codex_catalog::ThreadRef],
-    ) -> Vec<Arc<SlotEntry>> {
-        let names: Vec<OsString> = threads.iter().map(|t| t.id.clone()).collect();
+    /// The slots of a catalog's sessions in project `c`, their files noted.
+    fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
+        let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
-        for (e, t) in slots.iter().zip(threads) {
+        for (e, t) in slots.iter().zip(sessions) {
             let mut f = e.file.lock();
             if f.as_ref() != Some(&t.path) {
                 *f = Some(t.path.clone());
             }
             drop(f);
             let mut p = e.files.lock();
-            if *p != t.pages {
-                *p = t.pages.clone();
+            if *p != t.files {
+                *p = t.files.clone();
             }
         }
         slots
@@ -1440,8 +1439,8 @@ impl MultiView {
         let Some(c) = self.container(container) else {
             return;
         };
-        if let Lister::CodexRoot(r) = &c.lister {
-            self.codex_changed(&c, r, name, listing);
+        if let Lister::CatalogRoot(r) = &c.lister {
+            self.catalog_changed(&c, r, name, listing);
             return;
         }
         let mut invs = Vec::new();
@@ -1498,26 +1497,27 @@ impl MultiView {
         }
     }
 
-    /// Something happened to `name` in one of a Codex root's folders. A new or gone
-    /// file or folder means a new scan (new day folders are watched by it, and the
-    /// listings of the root and its projects are invalidated); a page that changed,
-    /// appeared or went makes its thread's loaded session catch up (a new page is a
-    /// rewind; Codex swaps a `.jsonl.zst` for its `.jsonl` before appending).
-    fn codex_changed(&self, c: &Arc<Container>, r: &CodexRoot, name: &OsStr, listing: bool) {
-        // A page of a thread not listed because it was empty: its first prompt lists it.
+    /// Something happened to `name` in one of a catalog root's folders. A new or
+    /// gone file or folder means a new scan (new folders are watched by it, and the
+    /// listings of the root and its projects are invalidated); a file of a session
+    /// that changed, appeared or went ([`CatalogLister::session_of`]) makes the
+    /// session catch up (a new Codex page is a rewind).
+    fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
+        // A file of a session not listed yet (hidden: a Codex thread its picker left
+        // empty): its first line lists it.
         let listing = listing
-            || codex_catalog::parse_page_name(name).is_some_and(|p| {
+            || r.lister.session_of(name).is_some_and(|s| {
                 r.catalog
                     .lock()
                     .as_ref()
-                    .is_some_and(|cat| cat.empty.contains(OsStr::new(&p.thread)))
+                    .is_some_and(|cat| cat.hidden.contains(&s))
             });
         let mut invs = Vec::new();
         if listing {
             *r.catalog.lock() = None;
-            // The scan watches new folders at once: a day folder made for a new
-            // thread must not wait for someone to list the mount.
-            let cat = self.codex_catalog(c, r).ok();
+            // The scan watches new folders at once: a folder made for a new session
+            // (a Codex day folder) must not wait for someone to list the mount.
+            let cat = self.catalog(c, r).ok();
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
@@ -1546,7 +1546,7 @@ impl MultiView {
                     let here = cat.projects.get(p.name.as_deref().unwrap_or_default());
                     let s = self.slots.read();
                     for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
-                        if here.is_none_or(|v| !v.iter().any(|t| t.id == e.name)) {
+                        if here.is_none_or(|v| !v.iter().any(|t| t.name == e.name)) {
                             invs.push(Invalidation::Entry {
                                 parent: p.ino,
                                 name: e.name.clone(),
@@ -1557,23 +1557,25 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
-        let Some(page) = codex_catalog::parse_page_name(name) else {
+        let Some(session) = r.lister.session_of(name) else {
             return;
         };
-        let thread = OsString::from(&page.thread);
         let slots: Vec<Arc<SlotEntry>> = self
             .slots
             .read()
             .list
             .iter()
-            .filter(|e| e.name == thread && matches!(e.container.lister, Lister::CodexProject(_)))
+            .filter(|e| {
+                e.name == session
+                    && matches!(&e.container.lister, Lister::CatalogProject(p) if std::ptr::eq(&**p, r))
+            })
             .cloned()
             .collect();
         for e in slots {
             if listing && let Some(cat) = r.catalog.lock().clone() {
-                // The file a thread is opened from may have changed (a first page
-                // compressed, or written after a later one).
-                if let Some(t) = cat.projects.values().flatten().find(|t| t.id == thread) {
+                // The file a session is opened from may have changed (a Codex first
+                // page compressed, or written after a later one).
+                if let Some(t) = cat.find(&session) {
                     *e.file.lock() = Some(t.path.clone());
                 }
             }
@@ -2199,7 +2201,7 @@ impl MultiView {
                 self.container_attr(&a)
             }
             _ if !matches!(c.lister, Lister::Disk) => {
-                // Codex: the catalog decides what is there.
+                // An agent that lists its sessions itself: the catalog decides.
                 let list = self.read_listing(c)?;
                 let l = list
                     .iter()

@@ -46,10 +46,10 @@ use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, Ope
 use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
 };
-use crate::model::content::{self, FULL_OUTPUT};
-use crate::model::session::{Change, NIL, Session};
+use crate::model::core::content::{self, FULL_OUTPUT};
+use crate::model::core::session::{Change, NIL, Session};
 use crate::model::time::now_ms;
-use crate::model::{AppendError, Format, LoadError, tree, usage};
+use crate::model::{AppendError, LoadError, tree, usage};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -432,7 +432,7 @@ pub struct SessionView {
 }
 
 fn time_of(ms: i64) -> SystemTime {
-    if ms == crate::model::session::NO_TIME {
+    if ms == crate::model::core::session::NO_TIME {
         return UNIX_EPOCH;
     }
     if ms >= 0 {
@@ -1253,10 +1253,10 @@ impl SessionView {
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
             Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
-            // Claude Code has no labels: its `labels/` is empty and read-only.
+            // An agent without labels: its `labels/` is empty and read-only.
             Node::Labels => dir(
                 time_of(last_ts),
-                if writable && s.format() == Format::Pi {
+                if writable && s.labels_writable() {
                     0o755
                 } else {
                     0o555

@@ -242,6 +242,18 @@ impl Agent for State {
         !self.sides.is_empty()
     }
 
+    /// Subagents' transcripts and the custom title live in `<sessionId>/`.
+    fn writes_side_folder(&self) -> bool {
+        true
+    }
+
+    /// A subagent's line is in its transcript (`sides`), which is no source of the
+    /// session: the agent reads it itself.
+    fn entry_file(&self, _s: &Session, i: u32) -> Option<PathBuf> {
+        let k = self.file_of(i).checked_sub(1)?;
+        self.sides.get(k as usize).map(|sd| sd.path.clone())
+    }
+
     /// The chain end (CLAUDE-FORMAT.md §6).
     fn leaf(&self, s: &Session) -> Option<u32> {
         self.chain_end_with(|| super::loader::chain_end(s, self))

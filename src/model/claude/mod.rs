@@ -76,6 +76,7 @@ mod messages;
 mod nodes;
 pub mod render;
 pub mod rules;
+pub mod search;
 pub mod usage;
 
 use crate::model::core::id::{IdKey, IdTable};

@@ -265,6 +265,66 @@ impl Scanner {
     }
 }
 
+/// Codex's entry in the agents' table: its roots (a home or its `sessions/`), and its
+/// lister (threads by project, from [`Scanner`]).
+pub const CATALOG: crate::model::core::catalog::CatalogOf =
+    crate::model::core::catalog::CatalogOf {
+        root_of: sessions_root_of,
+        holds_sessions: holds_threads,
+        lister,
+    };
+
+/// Whether a `sessions/` folder holds a page (three folders down at most).
+fn holds_threads(root: &Path) -> io::Result<bool> {
+    fs::read_dir(root)?;
+    Ok(holds_pages(root, DEPTH))
+}
+
+fn lister(root: &Path) -> Box<dyn crate::model::core::catalog::Lister> {
+    Box::new(Lister {
+        root: root.to_path_buf(),
+        scanner: Scanner::default(),
+    })
+}
+
+/// The threads under one `sessions/` folder, for the agents' table.
+struct Lister {
+    root: PathBuf,
+    scanner: Scanner,
+}
+
+impl crate::model::core::catalog::Lister for Lister {
+    fn scan(&self) -> io::Result<crate::model::core::catalog::Catalog> {
+        use crate::model::core::catalog::{Catalog as Listed, SessionRef};
+        let cat = self.scanner.scan(&self.root)?;
+        Ok(Listed {
+            projects: cat
+                .projects
+                .into_iter()
+                .map(|(p, threads)| {
+                    let v = threads
+                        .into_iter()
+                        .map(|t| SessionRef {
+                            name: t.id,
+                            path: t.path,
+                            files: t.pages,
+                        })
+                        .collect();
+                    (p, v)
+                })
+                .collect(),
+            folders: cat.folders,
+            hidden: cat.empty,
+        })
+    }
+
+    /// A page belongs to its thread (a new page is a rewind; Codex swaps a
+    /// `.jsonl.zst` for its `.jsonl` before appending).
+    fn session_of(&self, changed: &OsStr) -> Option<OsString> {
+        parse_page_name(changed).map(|p| OsString::from(p.thread))
+    }
+}
+
 /// The `archived_sessions/` folder beside a `sessions/` folder `root`, if there is one.
 fn archived_beside(root: &Path) -> Option<PathBuf> {
     if root.file_name() != Some(OsStr::new("sessions")) {

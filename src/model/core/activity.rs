@@ -130,7 +130,7 @@ mod tests {
         std::fs::write(&p, &s).unwrap();
         assert_eq!(
             of_file(&p, &newest_timestamp),
-            super::super::js::js_date_ms("2026-12-01T10:00:00.000Z")
+            crate::model::core::js::js_date_ms("2026-12-01T10:00:00.000Z")
         );
         std::fs::write(&p, "").unwrap();
         assert_eq!(of_file(&p, &newest_timestamp), None);

@@ -30,7 +30,9 @@
 //! | memory | [`Agent::heap_bytes`] |
 //! | last activity ("newest first", [`super::activity`]) | [`Agent::activity_files`], [`Agent::activity_in_tail`] |
 //!
-//! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`] |
+//! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`], [`Agent::labels_writable`] |
+//! | files beside the session file | [`Agent::writes_side_folder`] (watched by a mount of the session alone), [`Agent::entry_file`] (which file an entry's line is in), [`Agent::watched_dirs`] |
+//! | where sessions are, when not one file per session in project folders | [`super::catalog::CatalogOf`] in the agents' table (`crate::model::sessions_dir::AGENTS`) |
 //!
 //! Every agent indexes its own lines: the core reads them, notes CRLF line endings,
 //! and until the file's agent is known, skips blank and malformed lines and picks

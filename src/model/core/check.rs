@@ -210,9 +210,12 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
             .replace("Pi's next append", "Claude Code's next append")
             .replace("not in any context", "not sent to the model"),
-        crate::model::core::format::Format::Codex => text
-            .replace("skipped by Pi", "skipped by Codex")
-            .replace("Pi's next append", "Codex's next append")
+        other => text
+            .replace("skipped by Pi", &format!("skipped by {}", other.program()))
+            .replace(
+                "Pi's next append",
+                &format!("{}'s next append", other.program()),
+            )
             .replace("not in any context", "not sent to the model"),
     }
 }

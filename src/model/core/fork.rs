@@ -94,7 +94,7 @@ pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
 pub fn mode_of(format: Format) -> u32 {
     match format {
         Format::Pi => 0o666,
-        Format::Claude | Format::Codex => 0o600,
+        _ => 0o600,
     }
 }
 

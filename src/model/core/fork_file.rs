@@ -47,9 +47,8 @@ impl Fresh {
         let now = now_ms();
         Fresh {
             session_id: match format {
-                Format::Pi => crate::model::core::id::uuid_v7(now),
                 Format::Claude => crate::model::core::id::uuid_v4(),
-                Format::Codex => crate::model::core::id::uuid_v7(now),
+                _ => crate::model::core::id::uuid_v7(now),
             },
             now_ms: now,
             prompt_id: crate::model::core::id::uuid_v4(),

@@ -22,4 +22,13 @@ impl Format {
             Format::Codex => "codex",
         }
     }
+
+    /// The agent's name, as messages name it ("Claude Code").
+    pub fn program(self) -> &'static str {
+        match self {
+            Format::Pi => "Pi",
+            Format::Claude => "Claude Code",
+            Format::Codex => "Codex",
+        }
+    }
 }

@@ -9,6 +9,10 @@
 //!   rendering helpers agents share; [`id`], [`kind`], [`time`], [`base64`].
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
+//! * [`catalog`] is how an agent that lays its files out otherwise than one file per
+//!   session in project folders lists its sessions; [`grep`] is what an agent tells
+//!   `sessionfs grep` about its formats; [`structure`] finds a JSON line's strings and
+//!   braces 64 bytes at a time (for a map of a big file's ids).
 //! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
 //!   the parts of forking and of usage that do not depend on the agent; [`problem`]
 //!   what indexing reports.
@@ -20,8 +24,11 @@
 //!   core/        this folder: names no agent
 //!   pi/          Pi: agent.rs implements core::agent::Agent
 //!   claude/      Claude Code: agent.rs implements core::agent::Agent
-//!   codex/       a new agent: mod.rs, agent.rs (its index state implements Agent)
-//!   agents.rs    the agents' table: detection and Session::open
+//!   codex/       Codex: agent.rs, catalog.rs (its lister), search.rs (its rules)
+//!   NAME/        a new agent: mod.rs, agent.rs (its index state implements Agent),
+//!                search.rs (its rules for sessionfs grep)
+//!   agents.rs    the agents' tables: detection, Session::open, SEARCH
+//!   sessions_dir.rs  where each agent's sessions are (AGENTS), and how they are listed
 //! ```
 //!
 //! 1. A folder `src/model/NAME/` whose index state implements [`agent::Agent`]: its
@@ -35,9 +42,36 @@
 //!    [`agent::Agent::after_scan`] and says in [`agent::Agent::sources_moved`] when
 //!    they grew or were rewritten; [`session::Session::replace_source`] swaps a
 //!    source's representation (same bytes, offsets stay valid).
-//! 3. A variant of [`format::Format`] (a tag: it names agents, imports none) and the
-//!    agent's detection in `crate::model::agents`.
-//! 4. "Newest first" ([`activity`]): the time a session was last active is the newest
+//! 3. A variant of [`format::Format`] (a tag: it names agents, imports none; its
+//!    [`format::Format::name`] and [`format::Format::program`]) and the agent's
+//!    detection in `crate::model::agents`.
+//! 4. Where its sessions are: an entry in `crate::model::sessions_dir::AGENTS` (its
+//!    folder in a mount of every agent, the environment variable that moves its
+//!    directory, the default directory, the folder its files live under). Sessions laid
+//!    out as project folders of `NAME.jsonl` files need nothing more. Any other layout
+//!    (pages filed by day, a folder per session, a database) gives the entry a
+//!    [`catalog::CatalogOf`]: which folders are the agent's roots, and a
+//!    [`catalog::Lister`] that lists a root's sessions by project, names the file
+//!    each is opened from, the folders to watch, and which session a changed file
+//!    belongs to. The mount (`view::MultiView`), `sessionfs grep`, `usage` and `check`
+//!    list every agent through it.
+//! 5. What differs per agent in the mount is asked of the trait, never of the
+//!    [`format::Format`] tag: `labels_writable`, `writes_side_folder`, `entry_file`,
+//!    `watched_dirs`, `forked_from`/`forks_at` and the rest of the table in [`agent`].
+//! 6. For `sessionfs grep`: a `search.rs` in the folder with one [`grep::Rules`] per
+//!    format (or version) the agent writes: what its renderer adds to a raw line
+//!    (decorations and their triggers, computed numbers, rewritten lines, binary
+//!    content), whether a line renders alone (`line_content`), side files, text taken
+//!    from a parent, spilled files; optionally [`grep::HitPaths`], how a hit is placed
+//!    without the index (a map of the file's lines the search builds and caches, or
+//!    the lines before the hits). Its rules go in `crate::model::agents::SEARCH`
+//!    (`rules`, and its detection from the first parsed line in `detect`). Until then
+//!    its files are searched without prefilter: every entry rendered, slower, never
+//!    wrong. The search's tests check every agent's rules against every fixture
+//!    (`search::prefilter`'s explanation test); add a property test that the prefilter
+//!    never drops a line (`tests/search_props*.rs`) and the agent's fixtures to
+//!    `tests/search.rs` (equal to `grep -r` through a mount).
+//! 7. "Newest first" ([`activity`]): the time a session was last active is the newest
 //!    time the agent wrote in its files, never their modification time (a copy resets
 //!    it). The default reads the top-level `timestamp` of the last JSON lines of the
 //!    session file; an agent that keeps its times elsewhere (another key, a JSON
@@ -47,6 +81,10 @@
 //!    usage`'s `lastActivity` and a mount's session directories (`ls -t`) all read it,
 //!    the mount without indexing the session (`crate::model::agents::last_activity`).
 //!
+//! `src/search/`, `src/view/` and `src/fuse/` name no agent: they reach one through
+//! the trait, [`grep`], [`catalog`] and the tables, which `model::architecture`
+//! checks on their source.
+//!
 //! What is shared between two agents moves here; `model::architecture`'s tests fail
 //! when the core names an agent or one agent names another.
 //!
@@ -55,7 +93,7 @@
 //! Lowest first; a file names only files on its own line or above it (never one
 //! below), which `model::architecture` checks file by file:
 //!
-//! 1. leaves: [`format`], [`problem`] (what indexing reports, [`problem::LoadError`]),
+//! 1. leaves: [`format`], [`catalog`], [`structure`], [`problem`] (what indexing reports, [`problem::LoadError`]),
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
 //!    [`input`], [`text`], [`activity`], [`usage::prices`] (with [`usage::Tokens`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
@@ -64,7 +102,8 @@
 //! 3. [`session`]: the index and the agent trait in one file, because the trait
 //!    takes `&Session` and the session holds `Box<dyn Agent>`; [`agent`] re-exports
 //!    the trait under its own name and keeps its docs;
-//! 4. on the session: [`fork`], [`append`], [`check`], [`tree`], [`content`],
+//! 4. on the session: [`fork`], [`append`], [`check`], [`tree`], [`content`], [`grep`]
+//!    (which names [`content`]),
 //!    [`usage::report`] and the tables' methods that read a session
 //!    (`usage/of_session.rs`, [`usage::Table::build`] and the rest);
 //! 5. the agents' folders (`pi/`: `index.rs` and the other files below `agent.rs`;
@@ -81,11 +120,13 @@ pub mod activity;
 pub mod agent;
 pub mod append;
 pub mod base64;
+pub mod catalog;
 pub mod check;
 pub mod content;
 pub mod fork;
 pub mod fork_file;
 pub mod format;
+pub mod grep;
 pub mod id;
 pub mod input;
 pub mod js;
@@ -96,6 +137,7 @@ pub mod reply;
 pub mod scan;
 pub mod session;
 pub mod strict;
+pub mod structure;
 pub mod text;
 pub mod time;
 pub mod tree;

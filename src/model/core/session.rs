@@ -1047,6 +1047,26 @@ impl Session {
         self.agent.request_tail(self, i)
     }
 
+    /// Whether labels can be set through the mount ([`Agent::labels_writable`]).
+    pub fn labels_writable(&self) -> bool {
+        self.agent.labels_writable()
+    }
+
+    /// Whether the session writes in a folder beside its file
+    /// ([`Agent::writes_side_folder`]).
+    pub fn writes_side_folder(&self) -> bool {
+        self.agent.writes_side_folder()
+    }
+
+    /// The file entry `i`'s line is in: the session file, or another file of the
+    /// session ([`Agent::entry_file`]). `None` for a line held in memory.
+    pub fn entry_file(&self, i: u32) -> Option<PathBuf> {
+        if self.entries[i as usize].file == 0 {
+            return Some(self.path.clone());
+        }
+        self.agent.entry_file(self, i)
+    }
+
     /// The context at entry `i`, as text (`context`) and as messages (`context.json`).
     pub fn context_files(&self, i: u32) -> io::Result<(String, String)> {
         let messages = self.context_messages(i)?;
@@ -2048,6 +2068,24 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     /// indexed nothing too (a mount's listing reads every session's time this way).
     fn activity_in_tail(&self, tail: &[u8]) -> Option<i64> {
         super::activity::newest_timestamp(tail)
+    }
+    /// Whether labels can be set through the mount (its `labels/` folder is writable;
+    /// Pi's label entries). An agent without labels shows `labels/` empty and read-only.
+    fn labels_writable(&self) -> bool {
+        false
+    }
+    /// Whether the session writes in a folder named after its file, beside it
+    /// (`<stem>/`: Claude Code's subagents and custom title): a mount of the session
+    /// alone watches that folder too.
+    fn writes_side_folder(&self) -> bool {
+        false
+    }
+    /// The file entry `i`'s line is in, when it is not the session file: by default
+    /// the session's source `Entry::file` ([`Session::add_source`]); an agent that
+    /// reads other files itself (Claude Code's subagents) says which.
+    fn entry_file(&self, s: &Session, i: u32) -> Option<PathBuf> {
+        s.source(s.entry(i).file)
+            .map(|src| src.path().to_path_buf())
     }
 }
 

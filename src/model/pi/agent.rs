@@ -30,6 +30,10 @@ impl Agent for Pi {
     fn format(&self) -> Format {
         Format::Pi
     }
+    /// Pi's `label` entries: a symbolic link made in `labels/` appends one.
+    fn labels_writable(&self) -> bool {
+        true
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -268,7 +268,7 @@ impl Table {
                 "as recorded in the file (the table, {}, only for a record without a cost)",
                 self.prices_source
             ),
-            Format::Claude | Format::Codex => self.prices_source.clone(),
+            _ => self.prices_source.clone(),
         }
     }
 }

@@ -1,20 +1,22 @@
 //! The paths of a few hits in a big Pi session, without indexing it.
 //!
 //! A hit's path in the mount is its ancestors' ids, root first. Learning it through
-//! [`crate::model::Session`] costs the whole index: every line's JSON validated by the
+//! `Session` costs the whole index: every line's JSON validated by the
 //! field scanner (`model::scan`), when only the lines on the hit's path decide where
 //! it is. This module builds a cheap map instead, `id → (parentId, line)`, from one
 //! pass over the raw bytes that reads only the top-level `type`, `id` and `parentId`
 //! (a structural pass over quotes, backslashes and braces, 64 bytes at a time
-//! ([`super::structure`]), that reads those fields as Pi's writer leaves them: plain
+//! (`core::structure`), that reads those fields as Pi's writer leaves them: plain
 //! strings, each key once), then walks each hit's ancestors through that map and
 //! validates only the lines it walks, with the index's own scanner.
 //!
 //! A search hands the map the lines its raw scan reads, from the block of the first
-//! hit on ([`MapBuild`], `super::session`), so that a big file with a hit is read once
-//! (the bytes before that block twice).
+//! hit on ([`MapBuild`], `crate::search::session`), so that a big file with a hit is
+//! read once (the bytes before that block twice). The search reaches this module only
+//! through the format's rules ([`MAP`], a [`MapFormat`]: `crate::model::core::grep`).
 //!
-//! The map of a big file is kept on disk between searches ([`super::cache`]), keyed
+//! The map of a big file is kept on disk between searches (`crate::search::cache`,
+//! which stores what [`HitMap::encode`] writes and [`MapFormat::decode`] reads), keyed
 //! so that it is never used for a file that changed; a second search of an unchanged
 //! session reads its map instead of building it. The map covers the bytes the file
 //! had when it was opened for it (its key's size): a line still being written (no
@@ -66,14 +68,14 @@
 //! the pass this module began with) on random valid and damaged lines: escapes,
 //! quotes and braces at every position of a block, long lines, `\r` before the end.
 
-use super::structure::{self, Escapes, prefix_xor};
-use crate::model::context::js_date_ms;
-use crate::model::id::{IdBuild, IdKey, IdTable};
-use crate::model::input;
-use crate::model::kind::KindTable;
-use crate::model::scan::{Field, LineError, LineHead};
-use crate::model::session::NO_TIME;
-use crate::view::escape_id;
+use crate::model::core::grep::{Doubt, HitMap, HitPath, LineSource, MapBuilder, MapFormat};
+use crate::model::core::id::{IdBuild, IdKey, IdTable};
+use crate::model::core::input;
+use crate::model::core::js::js_date_ms;
+use crate::model::core::kind::KindTable;
+use crate::model::core::scan::{Field, LineError, LineHead};
+use crate::model::core::session::NO_TIME;
+use crate::model::core::structure::{self, Escapes, prefix_xor};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -81,12 +83,12 @@ use std::os::unix::fs::FileExt;
 
 /// A line that may be an entry, as its bytes lay it out.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct RawLine {
-    pub(super) offset: u64,
-    pub(super) len: u32,
-    pub(super) id: IdKey,
+pub struct RawLine {
+    pub offset: u64,
+    pub len: u32,
+    pub id: IdKey,
     /// `IdKey::NONE` for `null`.
-    pub(super) parent: IdKey,
+    pub parent: IdKey,
 }
 
 /// The top-level `type`, `id` and `parentId` of a line.
@@ -342,17 +344,17 @@ enum Read {
 
 impl RawIndex {
     /// The lines of the map, in file order (for the cache).
-    pub(super) fn lines(&self) -> &[RawLine] {
+    pub fn lines(&self) -> &[RawLine] {
         &self.lines
     }
 
     /// The id a key of the map stands for (for the cache).
-    pub(super) fn id_str(&self, k: IdKey) -> Option<String> {
+    pub fn id_str(&self, k: IdKey) -> Option<String> {
         self.ids.resolve(k).map(|s| s.into_owned())
     }
 
     /// The map of `lines` (in file order), whose ids `ids` interned (from the cache).
-    pub(super) fn from_parts(lines: Vec<RawLine>, ids: IdTable) -> RawIndex {
+    pub fn from_parts(lines: Vec<RawLine>, ids: IdTable) -> RawIndex {
         let mut by_id = HashMap::with_capacity_and_hasher(lines.len(), IdBuild::default());
         for (k, l) in lines.iter().enumerate() {
             by_id.insert(l.id, k as u32);
@@ -568,43 +570,6 @@ struct Valid {
     name: String,
 }
 
-/// Where a hit is in the mount.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HitPath {
-    /// Which of the hits asked about.
-    pub hit: usize,
-    /// The directory names from the root down to the hit's.
-    pub dirs: Vec<String>,
-    /// The name of its KIND file.
-    pub kind: String,
-}
-
-/// The file needs the full index (a doubt on a walked line).
-#[derive(Debug)]
-pub struct Doubt;
-
-/// Reads lines of the file for validation.
-pub trait LineSource {
-    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>>;
-}
-
-impl LineSource for &File {
-    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
-        let mut v = vec![0; len as usize];
-        self.read_exact_at(&mut v, offset)?;
-        Ok(v)
-    }
-}
-
-impl LineSource for &[u8] {
-    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
-        let s = offset as usize;
-        self.get(s..s + len as usize)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
-    }
-}
-
 impl RawIndex {
     /// Builds the map of a file held in memory (tests).
     #[cfg(test)]
@@ -649,7 +614,7 @@ impl RawIndex {
                 .and_then(js_date_ms)
                 .unwrap_or(NO_TIME),
             kind: kinds.name(kind).to_string(),
-            name: escape_id(lay.id),
+            name: lay.id.to_string(),
         }))
     }
 
@@ -755,13 +720,189 @@ impl RawIndex {
     }
 }
 
+/// Pi's map, as the search asks for it ([`MapFormat`]).
+pub struct PiMap;
+
+/// The map format of Pi's current files, for its rules (`super::search::PI`).
+pub static MAP: PiMap = PiMap;
+
+impl MapFormat for PiMap {
+    fn builder(&self, size: u64) -> Box<dyn MapBuilder> {
+        Box::new(MapBuild::new(size))
+    }
+
+    fn decode(&self, payload: &[u8], size: u64) -> Option<Box<dyn HitMap>> {
+        decode(payload, size).map(|ix| Box::new(ix) as Box<dyn HitMap>)
+    }
+}
+
+impl MapBuilder for MapBuild {
+    fn feed(&mut self, lines: &[u8], base: u64) {
+        MapBuild::feed(self, lines, base)
+    }
+
+    fn refuse(&mut self) {
+        MapBuild::refuse(self)
+    }
+
+    fn read(&mut self, f: &File, to: u64, buf: &mut Vec<u8>) -> io::Result<()> {
+        MapBuild::read(self, f, to, buf)
+    }
+
+    fn finish(self: Box<Self>) -> Option<Box<dyn HitMap>> {
+        MapBuild::finish(*self).map(|ix| Box::new(ix) as Box<dyn HitMap>)
+    }
+}
+
+impl HitMap for RawIndex {
+    fn paths(
+        &self,
+        hits: &[(u64, usize)],
+        src: &mut dyn LineSource,
+    ) -> io::Result<Result<Vec<HitPath>, Doubt>> {
+        RawIndex::paths(self, hits, src)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    fn lines(&self) -> usize {
+        self.lines.len()
+    }
+}
+
+/// Bytes of one line in a stored map.
+const LINE_BYTES: usize = 8 + 4 + 8 + 8;
+
+/// A stored map: the number of lines and of interned ids, the lines, the interned ids
+/// (each its length and bytes). The cache adds its own header, the file's key, and a
+/// checksum of everything.
+fn encode(ix: &RawIndex) -> Vec<u8> {
+    let lines = ix.lines();
+    // The interned ids, in the order the table numbered them (each is some line's id
+    // or parent: the map interns nothing else).
+    let mut keys: Vec<IdKey> = lines
+        .iter()
+        .flat_map(|l| [l.id, l.parent])
+        .filter(|k| !k.is_none() && k.raw() >= 1 << 32)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let strings: Vec<String> = keys
+        .iter()
+        .map(|&k| ix.id_str(k).unwrap_or_default())
+        .collect();
+    let mut b = Vec::with_capacity(16 + lines.len() * LINE_BYTES + strings.len() * 40);
+    b.extend_from_slice(&(lines.len() as u64).to_le_bytes());
+    b.extend_from_slice(&(strings.len() as u64).to_le_bytes());
+    for l in lines {
+        b.extend_from_slice(&l.offset.to_le_bytes());
+        b.extend_from_slice(&l.len.to_le_bytes());
+        b.extend_from_slice(&l.id.raw().to_le_bytes());
+        b.extend_from_slice(&l.parent.raw().to_le_bytes());
+    }
+    for s in &strings {
+        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+    }
+    b
+}
+
+/// Reads [`encode`]'s bytes back, if they are intact and within the first `size`
+/// bytes of the file. Checked as they are read (offsets in order and within the file,
+/// ids within their table), whatever the cache's checksum said.
+fn decode(b: &[u8], size: u64) -> Option<RawIndex> {
+    let mut r = Reader(b);
+    let n_lines = usize::try_from(r.u64()?).ok()?;
+    let n_strings = usize::try_from(r.u64()?).ok()?;
+    if n_lines.checked_mul(LINE_BYTES)? > r.0.len() {
+        return None;
+    }
+    let mut raw = Vec::with_capacity(n_lines);
+    for _ in 0..n_lines {
+        raw.push((r.u64()?, r.u32()?, r.u64()?, r.u64()?));
+    }
+    let mut ids = IdTable::default();
+    let mut interned = Vec::with_capacity(n_strings.min(r.0.len() / 4));
+    for _ in 0..n_strings {
+        let n = r.u32()? as usize;
+        let s = std::str::from_utf8(r.take(n)?).ok()?;
+        if IdKey::from_hex8(s).is_some() {
+            return None; // never interned
+        }
+        interned.push(ids.intern(s));
+    }
+    if !r.0.is_empty() {
+        return None;
+    }
+    // An id's raw value: a hex id's value (below 2^32), or the interning table's flag
+    // and index, as `IdTable` makes them; checked against the table just rebuilt.
+    let id_of = |v: u64| -> Option<IdKey> {
+        if v == IdKey::NONE.raw() {
+            Some(IdKey::NONE)
+        } else if v < 1 << 32 {
+            Some(IdKey::from_u32(v as u32))
+        } else {
+            let first = interned.first()?.raw();
+            let k = *interned.get(usize::try_from(v.checked_sub(first)?).ok()?)?;
+            (k.raw() == v).then_some(k)
+        }
+    };
+    let mut lines = Vec::with_capacity(n_lines);
+    let mut end = 0u64;
+    for (offset, len, id, parent) in raw {
+        // In order, not overlapping, within the file the key describes.
+        if offset < end {
+            return None;
+        }
+        end = offset.checked_add(len as u64)?.checked_add(1)?;
+        if end > size {
+            return None;
+        }
+        let id = id_of(id).filter(|k| !k.is_none())?;
+        lines.push(RawLine {
+            offset,
+            len,
+            id,
+            parent: id_of(parent)?,
+        });
+    }
+    Some(RawIndex::from_parts(lines, ids))
+}
+
+/// Reads a stored map's fields in order; `None` past its end.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, b) = self.0.split_at_checked(n)?;
+        self.0 = b;
+        Some(a)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Session;
-    use crate::search::session::Searchable;
-    use crate::view::entry_name;
+    use crate::model::core::session::Session;
     use proptest::prelude::*;
+
+    /// The node whose line is at `offset`, `len` bytes long, as the index has it.
+    fn node_at(s: &Session, offset: u64, len: usize) -> Option<u32> {
+        let i = s
+            .entries()
+            .binary_search_by_key(&offset, |e| e.offset)
+            .ok()?;
+        let e = &s.entries()[i];
+        (e.is_node() && e.len as usize == len).then_some(i as u32)
+    }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
 
@@ -1212,7 +1353,7 @@ mod tests {
         }
         let expect = |i: u32| HitPath {
             hit: 0,
-            dirs: s.path_to(i).iter().map(|&a| entry_name(&s, a)).collect(),
+            dirs: s.path_to(i).iter().map(|&a| s.id_string(a)).collect(),
             kind: s.kind_name(i).to_string(),
         };
         let step = lines.len() / 200 + 1;
@@ -1222,7 +1363,7 @@ mod tests {
                 Err(Doubt) => tally.doubted += 1,
                 Ok(got) => {
                     tally.answered += 1;
-                    let want: Vec<HitPath> = s.node_at(o, len).map(expect).into_iter().collect();
+                    let want: Vec<HitPath> = node_at(&s, o, len).map(expect).into_iter().collect();
                     assert_eq!(got, want, "line at {o} of\n{file}");
                 }
             }

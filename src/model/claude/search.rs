@@ -1,13 +1,14 @@
-//! What Claude Code's renderer adds to the text of its lines, for the prefilter.
+//! What Claude Code's renderer adds to the text of its lines, for `sessionfs grep`'s
+//! prefilter (`crate::model::core::grep` says what each part of a [`Rules`] is for).
 //!
-//! Claude Code's KIND files (`model::claude::render::render_entry`, through
-//! `model::content`) are made of the line's own strings plus text from four other
+//! Claude Code's KIND files (`super::render::render_entry`, through
+//! `crate::model::core::content`) are made of the line's own strings plus text from four other
 //! places, each listed here so that only candidate lines are rendered:
 //!
 //! * **Made-up text** (headings, labels, placeholders, the sentences Claude Code sends
 //!   for an attachment): [`Decoration`]s, each with the raw-line conditions
 //!   ([`Trigger`]s) under which it can be written. Those of an attachment are keyed to
-//!   its type, as its templates are (`model::claude::api::attachment_messages`).
+//!   its type, as its templates are (`super::api::attachment_messages`).
 //! * **Numbers it computes**: an image's size and number, a turn's duration in
 //!   seconds, the messages a compaction keeps, the line numbers of a file an
 //!   attachment shows, a todo's position, a reply's part and part count
@@ -24,18 +25,19 @@
 //!   `<session>/tool-results/` (`persistedOutputPath`) has that file as `full-output`,
 //!   searched as is, which the line does not hold: such a line is a candidate when
 //!   that file holds one of the pattern's literals ([`Rules::spilled`]), the file
-//!   found as the mount finds it (`model::claude::full_output_path`). Its KIND file
+//!   found as the mount finds it (`super::full_output_path`). Its KIND file
 //!   names the file with text of the line and decorations, as any other.
 //!
 //! Dropped text needs nothing: the `<system-reminder>` wrapper an attachment's text
 //! loses leaves a piece of the line's string. Terminal escape sequences are dropped
 //! only from `tree`'s previews, which are not searched.
 
-use super::rules::{Decoration, Rules, Spilled, Trigger};
+use crate::model::core::grep::{Decoration, Rules, Spilled, Trigger, deco};
+use crate::model::core::scan::LineHead;
 use std::path::{Path, PathBuf};
 
 const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
-    Decoration { text, when }
+    deco(text, when)
 }
 
 const fn m(r: &'static str) -> Trigger {
@@ -86,7 +88,7 @@ const HOOK_STOPPED: &[Trigger] = ty!("hook_stopped_continuation");
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
 
-/// Claude Code's KIND files (`model::claude::render`, `model::claude::api`).
+/// Claude Code's KIND files (`super::render`, `super::api`).
 const DECORATIONS: &[Decoration] = &[
     // Indented JSON (tool inputs, unknown lines and attachments, settings).
     d("\": ", &[]),
@@ -312,17 +314,25 @@ pub static CLAUDE: Rules = Rules {
         file: spilled_file,
     }),
     no_entries_before: None,
+    hit_paths: None,
 };
+
+/// The rules of a file whose first parsed line is `line`, if it is a Claude Code line
+/// (which has no header: recognised as the index recognises it,
+/// [`super::looks_like_claude`]).
+pub fn detect(line: &[u8], _head: &LineHead) -> Option<&'static Rules> {
+    super::looks_like_claude(line).then_some(&CLAUDE)
+}
 
 /// The full output a tool result's line shows (`full-output`), found as the mount
 /// finds it; `Err` for a line that does not parse (the index may still read it: it
 /// is then a candidate).
 fn spilled_file(session: &Path, line: &[u8]) -> Result<Option<PathBuf>, ()> {
     let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| ())?;
-    Ok(crate::model::claude::full_output_path(session, &v))
+    Ok(super::full_output_path(session, &v))
 }
 
 /// The subagent transcripts whose entries the session shows.
 fn side_files(path: &Path) -> Vec<PathBuf> {
-    crate::model::claude::side_files(path)
+    super::side_files(path)
 }

@@ -1,6 +1,7 @@
-//! What Codex's renderer adds to the text of its lines, for the prefilter.
+//! What Codex's renderer adds to the text of its lines, for `sessionfs grep`'s
+//! prefilter (`crate::model::core::grep` says what each part of a [`Rules`] is for).
 //!
-//! A Codex thread's KIND files (`model::codex::render::line_text`) are made of the
+//! A Codex thread's KIND files (`super::render::line_text`) are made of the
 //! line's own strings plus text from these places, each listed here so that only
 //! candidate lines are rendered:
 //!
@@ -54,22 +55,22 @@
 //! ([`Rules::no_entries_before`]). A page several threads show (a thread's first page
 //! is the base of its forks and rewinds) is scanned once per search
 //! (`session::Scans`). A one-page thread with a hit is not opened: its hits' paths are
-//! read from the lines before them (`search::hitpath_codex`). A thread of several
+//! read from the lines before them ([`super::hitpath`]). A thread of several
 //! pages with a hit is indexed whole; with `codex::files::list_once` the threads a
 //! search opens share one listing of the home. What is left, for a word found
 //! nowhere: the head pass (reading each first line and validating it) and the scan.
 
-use super::rules::{Decoration, Rules, Trigger};
-use crate::model::codex::{files, head, page, render};
-use crate::model::content::Content;
-use crate::model::scan::LineHead;
+use super::{files, head, page, render};
+use crate::model::core::content::Content;
+use crate::model::core::grep::{Decoration, HitPaths, Rules, Trigger, deco};
+use crate::model::core::scan::LineHead;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
-    Decoration { text, when }
+    deco(text, when)
 }
 
 const fn m(r: &'static str) -> Trigger {
@@ -91,7 +92,7 @@ const COMPACTED: &[Trigger] = &[m(r#""compacted""#)];
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
 
-/// Codex's KIND files (`model::codex::render`).
+/// Codex's KIND files (`super::render`).
 const DECORATIONS: &[Decoration] = &[
     // pretty-printed JSON (a call's arguments, an unknown payload)
     d("\": ", &[]),
@@ -173,7 +174,25 @@ pub static CODEX: Rules = Rules {
     parent_text: false,
     spilled: None,
     no_entries_before: Some(meta_end),
+    hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
 };
+
+/// The rules of a file whose first parsed line is `line` (read as `head`), if it is a
+/// Codex page's `session_meta` ([`is_codex_head`]).
+pub fn detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
+    is_codex_head(line, head).then_some(&CODEX)
+}
+
+/// The rules of the file at `path` when it is surely a Codex page ([`surely_codex`]).
+pub fn known(path: &Path) -> Option<&'static Rules> {
+    surely_codex(path).then_some(&CODEX)
+}
+
+/// A search begins: each Codex home is listed once for it, not once per thread
+/// opened (`files::list_once`).
+pub fn begin() {
+    files::list_once();
+}
 
 /// Whether `line`, a file's first parsed line, read as `head`, is a Codex
 /// `session_meta`: its top-level `type`, which the scan has read already (the line,
@@ -354,63 +373,5 @@ mod tests {
         assert!(line_content(ev).unwrap().text.is_empty());
         let img = br#"{"timestamp":"t","ordinal":5,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,aGk="}]}}"#;
         assert!(line_content(img).is_none());
-    }
-
-    /// A compaction's previews re-space, cut and label the texts of its replacement
-    /// history: every piece of its rendered text, searched as a fixed string, selects
-    /// the line (the decorations of compaction lines cover what the previews make up).
-    #[test]
-    fn compaction_previews_select_their_line() {
-        use super::super::pattern::{Pattern, Syntax};
-        use super::super::prefilter::Prefilter;
-        let long = "word ".repeat(20);
-        let items = serde_json::json!([
-            {"type":"message","role":"user","content":[
-                {"type":"input_text","text":"alpha  beta\n\ngamma"},
-                {"type":"input_text","text":"delta"},
-                {"type":"input_image","image_url":"data:image/png;base64,aGk="}]},
-            {"type":"message","content":[{"type":"output_text","text":"no role here"}]},
-            {"type":"message","role":"user","content":[
-                {"type":"input_text","text":"<environment_context>\n  <cwd>/w</cwd>"}]},
-            {"type":"message","role":"assistant","content":[{"type":"output_text","text":long}]},
-            {"type":"function_call","name":"exec","namespace":"shell",
-             "arguments":"{\"cmd\": \"ls  -la\\n| wc\"}","call_id":"c1"},
-            {"type":"function_call","arguments":"{\"path\": \"x y\", \"n\": [1,  2]}","call_id":"c2"},
-            {"type":"custom_tool_call","name":"apply","input":"not json  at all"},
-            {"type":"function_call_output","call_id":"c1","output":"Exit: 0\nOutput:\nfile one\nfile two"},
-            {"type":"function_call_output","call_id":"c2"},
-            {"type":"function_call_output","call_id":"c3","output":[{"type":"input_text","text":"list out"}]},
-            {"type":"reasoning","summary":[{"type":"summary_text","text":"thinking  hard"}]},
-            {"type":"reasoning","encrypted_content":"zz"},
-            {"type":"web_search_call","status":"completed","action":{"query":"q  r"}},
-            {"payload_without_type":true}
-        ]);
-        let line = serde_json::json!({"timestamp":"t","ordinal":9,"type":"compacted",
-            "payload":{"message":"summary\n\nof  it","replacement_history":items}})
-        .to_string();
-        let text = String::from_utf8(line_content(line.as_bytes()).unwrap().text).unwrap();
-        assert!(
-            text.contains("call shell.exec: ls -la | wc") && text.contains('…'),
-            "{text}"
-        );
-        let mut bytes = line.clone().into_bytes();
-        bytes.push(b'\n');
-        let chars: Vec<char> = text.chars().collect();
-        let mut tried = 0;
-        for len in [2, 3, 4, 6, 9, 14] {
-            for s in 0..chars.len().saturating_sub(len) {
-                let lit: String = chars[s..s + len].iter().collect();
-                if lit.contains('\n') {
-                    continue;
-                }
-                let p = Pattern::new(&lit, Syntax::Fixed, false, false).unwrap();
-                let pf = Prefilter::new(&p.required, &CODEX, false, false);
-                let mut sel = Vec::new();
-                pf.scan(&bytes, 0, &mut sel);
-                assert_eq!(sel, [0], "{lit:?} in {text}");
-                tried += 1;
-            }
-        }
-        assert!(tried > 500);
     }
 }

@@ -1,10 +1,10 @@
 //! Where a hit is in a Codex thread of one page, without opening the thread.
 //!
-//! Opening a thread ([`crate::model::Session`]) reads every page it shows, parses each
+//! Opening a thread (`Session::open`) reads every page it shows, parses each
 //! line, builds the tree, names the thread and reads Codex's database: some 2 ms for a
 //! page of 128 KB, paid by every thread a search finds something in. Most threads are
 //! one page (no rewind, no fork), and there the tree is a chain: every entry hangs
-//! under the entry before it in the file (`model::codex::store`, §3.4). A hit's
+//! under the entry before it in the file (`super::store`, §3.4). A hit's
 //! directory is then the names of the node lines up to it, read in file order, so
 //! only the lines before the last hit are read, and each once, as the index reads it
 //! ([`page::parse_line`]: the same validation, the same `type` and `ordinal`), named
@@ -15,12 +15,15 @@
 //! more pages or a base page (the search's side files), a page whose first line is not
 //! surely a `session_meta` without a `history_base` ([`head`]), a compressed page, a
 //! line too long to hold.
+//!
+//! The search reaches this module only through Codex's rules
+//! (`super::search::CODEX`, [`crate::model::core::grep::HitPaths::Direct`]); it names
+//! the directories from the ids given here, as the mount does.
 
-use super::hitpath::HitPath;
-use crate::model::codex::{files, head, page, render, store};
+use super::{files, head, page, render, store};
+use crate::model::core::grep::HitPath;
 use crate::model::core::input::{self, Line};
 use crate::model::core::kind::KindTable;
-use crate::view::escape_id;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io;
@@ -82,7 +85,7 @@ pub fn paths(path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option<
             let src: Arc<[u8]> = Arc::from(bytes);
             let line = page::parse_line(&src, 0, bytes.len() + 1, number);
             if line.kind.is_node() {
-                chain.push(escape_id(&store::point_id(&name.page_id, &line, &mut seen)));
+                chain.push(store::point_id(&name.page_id, &line, &mut seen));
                 let (ty, kind) = render::kind_key(&line);
                 let k = kinds.intern_named(ty, &kind, &kind);
                 while next < hits.len() && hits[next].0 < offset {
@@ -120,10 +123,13 @@ mod tests {
     //! on random lines; the paths and KIND files must be the mount's, in its order.
 
     use super::*;
-    use crate::model::Session;
-    use crate::search::session::Searchable;
-    use crate::view::entry_name;
+    use crate::model::core::session::Session;
     use proptest::prelude::*;
+
+    /// The name entry `j` is shown under, before the mount escapes it.
+    fn raw_name(s: &Session, j: u32) -> String {
+        s.alias(j).map_or_else(|| s.id_string(j), str::to_string)
+    }
 
     const THREAD: &str = "019a0000-0000-7000-8000-000000000001";
 
@@ -218,7 +224,15 @@ mod tests {
             let got = paths(&path, &f, &hits).unwrap().expect("a one-page thread is read");
 
             let s = Session::open(&path).unwrap();
-            let nodes = s.nodes_at(&[], &hits.iter().map(|&(o, l)| (0, o, l)).collect::<Vec<_>>());
+            let nodes: Vec<Option<u32>> = hits
+                .iter()
+                .map(|&(o, l)| {
+                    (0..s.entries().len() as u32).find(|&i| {
+                        let e = s.entry(i);
+                        s.in_main_file(i) && e.offset == o && e.is_node() && e.len as usize == l
+                    })
+                })
+                .collect();
             let mut order = Vec::new();
             s.walk_preorder(|i, _| order.push(i));
             let mut want = Vec::new();
@@ -226,7 +240,7 @@ mod tests {
                 if let Some(hit) = nodes.iter().position(|n| *n == Some(i)) {
                     want.push(HitPath {
                         hit,
-                        dirs: s.path_to(i).into_iter().map(|j| entry_name(&s, j)).collect(),
+                        dirs: s.path_to(i).into_iter().map(|j| raw_name(&s, j)).collect(),
                         kind: s.kind_name(i).to_string(),
                     });
                 }

@@ -1,0 +1,265 @@
+//! What an agent tells `sessionfs grep` about its files: the search's seam.
+//!
+//! `sessionfs grep` (`crate::search`) owns the mechanism: the walk, the raw prefilter
+//! over each file's bytes, rendering the candidates, matching as grep does, the paths
+//! of the hits, the on-disk cache, the output. What a format's bytes mean belongs to
+//! the agent that writes them, in its own folder, as ripgrep's searcher is one and its
+//! formats are many. An agent supplies, for each format (or version of one) it
+//! writes, a [`Rules`]:
+//!
+//! * **what its renderer adds** to the text it takes from a raw line ([`Decoration`]s
+//!   with the raw-line conditions, [`Trigger`]s, under which it can write them; numbers
+//!   it computes; lines it rewrites rather than copies; lines with binary content
+//!   files). The prefilter looks for a fragment of the pattern in the raw bytes of each
+//!   line and renders only the lines that hold it; that is sound as long as every piece
+//!   of rendered text is either a string of the line or covered by a decoration whose
+//!   trigger holds there. The rules are knowledge about a renderer kept beside it, in
+//!   the agent's folder; the search's tests render every entry of every fixture and
+//!   check that the rules explain it, and compare `sessionfs grep` with `grep -r`
+//!   through a real mount;
+//! * **what else a line needs**: whether a line renders on its own
+//!   ([`Rules::line_content`], so candidates are confirmed before the file is
+//!   indexed), other files whose lines are entries of the session
+//!   ([`Rules::side_files`]), text taken from the parent's line
+//!   ([`Rules::parent_text`]), files an entry shows beside its KIND file
+//!   ([`Rules::spilled`]), bytes at the start of a file that hold no entry
+//!   ([`Rules::no_entries_before`]);
+//! * **where a hit is** without the full index, when the format allows it
+//!   ([`Rules::hit_paths`]): either a map of the file built from its raw lines
+//!   ([`HitPaths::Map`], which the search begins at the first hit, feeds the blocks it
+//!   reads, and keeps in its on-disk cache between searches), or the paths read
+//!   straight from the lines before the hits ([`HitPaths::Direct`]). Either may
+//!   answer "ask the full index" ([`Doubt`], `None`), which is always right.
+//!
+//! Which rules a file gets is the agents' table's business ([`SearchTable`], in
+//! `crate::model::agents`): from its first parsed line, or from its name when the agent
+//! has read that line already. A file no agent's rules claim is searched without
+//! prefilter, every entry rendered: slower, never wrong.
+
+use crate::model::core::content::Content;
+use crate::model::core::scan::LineHead;
+use parking_lot::Mutex;
+use regex::bytes::Regex;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A condition on a raw line (without its newline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The line matches this regular expression (`regex` crate syntax, on bytes).
+    Matches(&'static str),
+    /// The line does not contain this string.
+    Lacks(&'static str),
+    /// The line holds more than this many `[` and `{` together (it may be nested
+    /// more deeply than the JSON parser builds).
+    Openers(usize),
+}
+
+impl Trigger {
+    /// Whether the trigger holds on `line` (one line at a time: for tests and
+    /// checks; the prefilter compiles its triggers into one scan).
+    pub fn holds(&self, line: &[u8]) -> bool {
+        static COMPILED: OnceLock<Mutex<HashMap<&'static str, Regex>>> = OnceLock::new();
+        match *self {
+            Trigger::Matches(r) => {
+                let re = COMPILED
+                    .get_or_init(Default::default)
+                    .lock()
+                    .entry(r)
+                    .or_insert_with(|| Regex::new(r).expect("a valid trigger"))
+                    .clone();
+                re.is_match(line)
+            }
+            Trigger::Lacks(s) => memchr::memmem::find(line, s.as_bytes()).is_none(),
+            Trigger::Openers(n) => line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n,
+        }
+    }
+}
+
+/// Text a renderer may write that is not in the line it renders.
+#[derive(Debug, Clone, Copy)]
+pub struct Decoration {
+    pub text: &'static str,
+    /// The renderer can write `text` only on lines where one of these holds; empty:
+    /// anywhere.
+    pub when: &'static [Trigger],
+}
+
+/// A [`Decoration`], for the agents' tables of them.
+pub const fn deco(text: &'static str, when: &'static [Trigger]) -> Decoration {
+    Decoration { text, when }
+}
+
+/// An entry's content files from its raw line, if the line alone gives them.
+pub type LineContent = fn(&[u8]) -> Option<Content>;
+
+/// What the search must know about one session format.
+#[derive(Debug)]
+pub struct Rules {
+    /// A name for the format, unique over every agent (`pi`, `pi-v2`, `claude`).
+    pub name: &'static str,
+    pub decorations: &'static [Decoration],
+    /// Lines where the renderer may write numbers that are not in the line (counts,
+    /// sizes, positions): a fragment holding a digit also selects these lines.
+    pub derived_numbers: &'static [Trigger],
+    /// Entry ids that exist only in memory (8 lower-case hex digits) may be written
+    /// anywhere: a fragment made of hex digits alone is not used.
+    pub derived_ids: bool,
+    /// Lines the renderer rewrites rather than copies (whitespace collapsed, text cut
+    /// short): always candidates, whatever the pattern.
+    pub always: &'static [Trigger],
+    /// Lines whose entries may have binary content files (see the prefilter).
+    pub binary_content: &'static [Trigger],
+    /// An entry's content files from its raw line alone, when the format allows it
+    /// (`None` for a line that needs its session): a file whose candidate lines turn
+    /// out not to match is then not indexed at all.
+    pub line_content: Option<LineContent>,
+    /// Other files whose lines are entries of the session (Claude Code's subagent
+    /// transcripts), given the session file: scanned with the same prefilter.
+    pub side_files: Option<fn(&Path) -> Vec<PathBuf>>,
+    /// A line's rendering may take text from its parent's line (a Claude Code tool
+    /// result names the tool of its parent's call): the children of a candidate are
+    /// rendered too. The text taken is a string of the parent's line, so a fragment
+    /// of it is found there.
+    pub parent_text: bool,
+    /// Lines whose entry shows a file of its own beside its KIND file, searched as
+    /// is (a Claude Code tool result spilled to `tool-results/`): such a line is a
+    /// candidate when that file holds one of the pattern's literals.
+    pub spilled: Option<Spilled>,
+    /// Where in a file its first entry may start, as far as the search has read the
+    /// file already (a Codex page's first line, its `session_meta`, some 20 KB): the
+    /// scan passes over the bytes before it, after checking that a line ends there.
+    pub no_entries_before: Option<fn(&Path) -> Option<u64>>,
+    /// How a file's hits are placed without its index, when the format allows it.
+    pub hit_paths: Option<HitPaths>,
+}
+
+/// Lines whose entry may show a file of its own ([`Rules::spilled`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Spilled {
+    /// Where the file may be named: the line is otherwise read as its other rules say.
+    pub place: &'static [Trigger],
+    /// The file a line's entry shows, given the session file and the line: `None`
+    /// when it shows none, `Err` when that cannot be told from the line alone (the
+    /// line is then a candidate).
+    pub file: fn(&Path, &[u8]) -> Result<Option<PathBuf>, ()>,
+}
+
+/// Where a hit is in the mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HitPath {
+    /// Which of the hits asked about.
+    pub hit: usize,
+    /// The ids of the entries from the root down to the hit's, as the index names
+    /// them (the search makes directory names of them, as the mount does).
+    pub dirs: Vec<String>,
+    /// The name of its KIND file.
+    pub kind: String,
+}
+
+/// The file needs the full index (a doubt on a walked line).
+#[derive(Debug)]
+pub struct Doubt;
+
+/// Reads lines of the file for validation.
+pub trait LineSource {
+    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>>;
+}
+
+impl LineSource for &File {
+    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        let mut v = vec![0; len as usize];
+        self.read_exact_at(&mut v, offset)?;
+        Ok(v)
+    }
+}
+
+impl LineSource for &[u8] {
+    fn line(&mut self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        let s = offset as usize;
+        self.get(s..s + len as usize)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
+    }
+}
+
+/// How a format's hits are placed without the full index.
+#[derive(Clone, Copy)]
+pub enum HitPaths {
+    /// From a map of the file built from its raw lines ([`MapFormat`]).
+    Map(&'static dyn MapFormat),
+    /// Read from the lines before the hits, given the file's path, the file and the
+    /// hits (each a line's offset and length without its newline), in the order
+    /// `grep -r` meets them through a mount; `None`: ask the full index.
+    Direct(DirectPaths),
+}
+
+/// [`HitPaths::Direct`]'s function.
+pub type DirectPaths = fn(&Path, &File, &[(u64, usize)]) -> io::Result<Option<Vec<HitPath>>>;
+
+impl std::fmt::Debug for HitPaths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HitPaths::Map(_) => f.write_str("HitPaths::Map"),
+            HitPaths::Direct(_) => f.write_str("HitPaths::Direct"),
+        }
+    }
+}
+
+/// A format whose hits are placed by a map of the file built from its raw lines.
+pub trait MapFormat: Sync {
+    /// A map of the first `size` bytes of a file, to be fed its complete lines in
+    /// order from byte 0.
+    fn builder(&self, size: u64) -> Box<dyn MapBuilder>;
+    /// A map read back from the cache: `payload` as [`HitMap::encode`] wrote it, for
+    /// the first `size` bytes of the file; `None` unless it is intact.
+    fn decode(&self, payload: &[u8], size: u64) -> Option<Box<dyn HitMap>>;
+}
+
+/// A map being built from a file's complete lines, handed to it in file order.
+pub trait MapBuilder: Send {
+    /// Takes the complete lines `lines` (each ending with a newline), which start at
+    /// byte `base` of the file, where the previous ones ended.
+    fn feed(&mut self, lines: &[u8], base: u64);
+    /// No map: a line the feeder could not hand over (longer than the bound).
+    fn refuse(&mut self);
+    /// Reads the file from where the lines handed over end up to byte `to` (or the
+    /// end of the bytes the map covers), through `buf`, and takes its complete lines.
+    fn read(&mut self, f: &File, to: u64, buf: &mut Vec<u8>) -> io::Result<()>;
+    /// The map, unless a line refused it.
+    fn finish(self: Box<Self>) -> Option<Box<dyn HitMap>>;
+}
+
+/// The map of a file.
+pub trait HitMap: Send {
+    /// The paths of the hits (each a line by its offset and length, without its
+    /// newline), in the order `grep -r` meets them through a mount; hits on lines
+    /// that are no node are left out. `Err(Doubt)`: ask the full index.
+    fn paths(
+        &self,
+        hits: &[(u64, usize)],
+        src: &mut dyn LineSource,
+    ) -> io::Result<Result<Vec<HitPath>, Doubt>>;
+    /// The map as bytes, for the cache ([`MapFormat::decode`] reads them back).
+    fn encode(&self) -> Vec<u8>;
+    /// How many lines the map holds.
+    fn lines(&self) -> usize;
+}
+
+/// The search's side of the agents' table (`crate::model::agents::SEARCH`).
+pub struct SearchTable {
+    /// Every format's rules.
+    pub rules: &'static [&'static Rules],
+    /// The rules of a file whose first line that parses as a JSON object is `line`
+    /// (read as `head`); `None`: a format the prefilter does not know.
+    pub detect: fn(&[u8], &LineHead) -> Option<&'static Rules>,
+    /// The rules of the file at `path` when its name and what the search has read of
+    /// it already say them, before its first lines are read; `None`: ask `detect`.
+    pub known: fn(&Path) -> Option<&'static Rules>,
+    /// Called once when a search starts (an agent that lists a home once per search).
+    pub begin: fn(),
+}
