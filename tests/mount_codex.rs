@@ -1342,3 +1342,19 @@ fn a_compaction_summary_is_marked_and_its_request_is_what_codex_sent() {
         readlink(&entry.join("cost")).replace("cost", "request.json")
     );
 }
+
+// LAYOUT.md, `.id/`: a prefix that several ids share (a Codex page's entries all start
+// with its page id) resolves to nothing; a whole id wins over the longer ids it starts.
+#[test]
+fn an_ambiguous_id_prefix_is_not_there() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-forkfork").join(FF_A);
+    let amb = sh(&format!("ls .id/{FF_A}:1"), &t);
+    assert_ne!(amb.code(), Some(0), "{FF_A}:1 is :10, :11, …: {}", amb.stdout);
+    assert!(fs::read_link(t.join(format!(".id/{}", &FF_A[..12]))).is_err());
+    // `:3` is an id of its own, and the start of `:30` and `:32`.
+    let one = sh(&format!("cat .id/{FF_A}:3/meta"), &t).ok();
+    assert!(one.stdout.starts_with("<environment_context>"), "{}", one.stdout);
+}

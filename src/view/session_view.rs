@@ -149,6 +149,18 @@ enum Node {
     ForkedFrom,
     /// `.id/ID/forks/SESSION`: a session that continues from entry ID.
     ForkMember(u32, String),
+    /// `.id/PREFIX`: a link to the one entry whose id starts with PREFIX (as git
+    /// takes a unique prefix of a commit id).
+    IdPrefix(String),
+}
+
+/// The shortest prefix `.id/` resolves, as git's shortest abbreviation: shorter ones
+/// would resolve the names shells and tools probe for.
+const MIN_ID_PREFIX: usize = 4;
+
+/// The key of a `.id/PREFIX` link among the label numbers (labels hold no NUL).
+fn id_prefix_key(prefix: &str) -> String {
+    format!("\0prefix/{prefix}")
 }
 
 /// An entry's rendered content file and images (and the full output a Claude Code
@@ -764,6 +776,10 @@ impl SessionView {
                         .find(|(_, v)| **v == i)
                         .map(|(k, _)| k.clone());
                     match name {
+                        Some(ref n) if let Some(prefix) = n.strip_prefix("\0prefix/") => {
+                            Self::by_id_prefix(&st.s, prefix).ok_or(Error::NotFound)?;
+                            Node::IdPrefix(prefix.to_string())
+                        }
                         Some(ref n) if let Some((idx, session)) = fork_member_of_key(n) => {
                             if !self.fork_links()
                                 || !st.s.forks_at(idx).iter().any(|f| f.session == session)
@@ -867,6 +883,24 @@ impl SessionView {
 
     /// The entry a file name in a directory of entries (root, `.id`, a nested entry)
     /// stands for.
+    /// The one entry whose id (or name in the mount) starts with `prefix`, at least
+    /// [`MIN_ID_PREFIX`] characters; `None` when none or several do.
+    fn by_id_prefix(s: &Session, prefix: &str) -> Option<u32> {
+        if prefix.chars().count() < MIN_ID_PREFIX || prefix.contains('/') {
+            return None;
+        }
+        let mut found = None;
+        for i in 0..s.entries().len() as u32 {
+            if s.entry(i).is_node() && entry_name(s, i).starts_with(prefix) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(i);
+            }
+        }
+        found
+    }
+
     fn entry_by_name(s: &Session, name: &str, candidates: Option<u32>) -> Option<u32> {
         if let Some(id) = unescape_name(name) {
             return s.find(&id);
@@ -1276,6 +1310,11 @@ impl SessionView {
                 time_of(s.entry(*idx).ts),
                 SHORT,
             ),
+            // A later entry can make the prefix ambiguous: short-lived.
+            Node::IdPrefix(prefix) => {
+                let e = Self::by_id_prefix(s, prefix).ok_or(Error::NotFound)?;
+                link(entry_name(s, e).len() as u64, time_of(s.entry(e).ts), SHORT)
+            }
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
                 let t = format!("../.id/{}", entry_name(s, target));
@@ -1437,12 +1476,19 @@ impl SessionView {
                         )
                     }),
             },
-            Node::IdDir => Self::entry_by_name(s, name, None).map(|e| {
-                (
+            Node::IdDir => match Self::entry_by_name(s, name, None) {
+                Some(e) => Some((
                     entry_ino(st.base, e, Slot::FlatDir),
                     Node::E(e, Slot::FlatDir),
-                )
-            }),
+                )),
+                // A unique prefix of an id: a link to the entry.
+                None => Self::by_id_prefix(s, name).map(|_| {
+                    (
+                        self.label_ino(&id_prefix_key(name)),
+                        Node::IdPrefix(name.to_string()),
+                    )
+                }),
+            },
             // Only tips are listed, but any entry resolves: a tip that just got a
             // child must not vanish between a reader's readdir and its stat.
             Node::Branches => Self::entry_by_name(s, name, None).map(|e| {
@@ -1498,7 +1544,8 @@ impl SessionView {
             | Node::Leaf
             | Node::Label(_)
             | Node::ForkedFrom
-            | Node::ForkMember(..) => {
+            | Node::ForkMember(..)
+            | Node::IdPrefix(_) => {
                 return Err(Error::NotDir);
             }
         };
@@ -1518,6 +1565,9 @@ impl SessionView {
             }
             Node::ForkedFrom => Self::forked_from_target(s)?,
             Node::ForkMember(idx, session) => Self::fork_member_target(s, idx, &session)?,
+            Node::IdPrefix(prefix) => {
+                id_of(Self::by_id_prefix(s, &prefix).ok_or(Error::NotFound)?).into_bytes()
+            }
             Node::E(idx, slot) => match slot {
                 _ if let Some(file) = slot.file_in_id() => self.symlink_to_id(&st, idx, file),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
