@@ -22,9 +22,7 @@ fn main() -> ExitCode {
     let pos: Vec<&String> = args
         .iter()
         .enumerate()
-        .filter(|(i, a)| {
-            !a.starts_with("--") && (*i == 0 || args[i - 1] != "--thread")
-        })
+        .filter(|(i, a)| !a.starts_with("--") && (*i == 0 || args[i - 1] != "--thread"))
         .map(|(_, a)| a)
         .collect();
     if pos.len() != 3 {

@@ -465,15 +465,20 @@ fn sessions_are_named_as_claude_resume_shows_them() {
         .collect();
     assert_eq!(shown.len(), 1, "{screen}");
     let tui = try_ls(&m.mnt.join("-home-dev-src-tui")).unwrap();
-    let name = fs::read_to_string(m.mnt.join("-home-dev-src-tui").join(&tui[0]).join("name"))
-        .unwrap();
+    let name =
+        fs::read_to_string(m.mnt.join("-home-dev-src-tui").join(&tui[0]).join("name")).unwrap();
     assert_eq!(name.trim_end(), shown[0]);
     // Untitled, compacted, resumed: its last prompt, not its first.
     let qa = fs::read_to_string(m.mnt.join(format!("-home-dev-src-qa/{PICK_QA}/name"))).unwrap();
     assert_eq!(qa, "[[AFTERCOMPACT]] What do you remember?\n");
     let named = try_ls(&m.mnt.join("-home-dev-src-named")).unwrap();
-    let name =
-        fs::read_to_string(m.mnt.join("-home-dev-src-named").join(&named[0]).join("name")).unwrap();
+    let name = fs::read_to_string(
+        m.mnt
+            .join("-home-dev-src-named")
+            .join(&named[0])
+            .join("name"),
+    )
+    .unwrap();
     assert_eq!(name, "A named session\n");
 }
 
@@ -494,7 +499,11 @@ fn a_fork_through_the_mount_writes_what_fork_session_writes() {
             .unwrap()
             .to_string()
     };
-    assert_eq!(total("11-print-fork"), total("12-resume-our-fork"), "{steps}");
+    assert_eq!(
+        total("11-print-fork"),
+        total("12-resume-our-fork"),
+        "{steps}"
+    );
     let dir = tempdir();
     let projects = dir.path().join("projects");
     copy_tree(&pickers().join("claude-home/projects"), &projects);
@@ -510,11 +519,22 @@ fn a_fork_through_the_mount_writes_what_fork_session_writes() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let sid = path.file_stem().unwrap().to_str().unwrap();
-    let last_prompt = lines.iter().rev().find(|l| l["type"] == "last-prompt").unwrap();
+    let last_prompt = lines
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "last-prompt")
+        .unwrap();
     let cli = pick_lines("-home-dev-src-qa", PICK_CLI_FORK);
-    let cli_prompt = cli.iter().rev().find(|l| l["type"] == "last-prompt").unwrap();
+    let cli_prompt = cli
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "last-prompt")
+        .unwrap();
     assert_eq!(last_prompt["lastPrompt"], cli_prompt["lastPrompt"]);
-    assert_eq!(last_prompt["lastPrompt"], "[[AFTERCOMPACT]] What do you remember?");
+    assert_eq!(
+        last_prompt["lastPrompt"],
+        "[[AFTERCOMPACT]] What do you remember?"
+    );
     let mut cost = lines
         .iter()
         .rev()

@@ -983,7 +983,10 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
         .map(|c| std::str::from_utf8(c).unwrap())
         .collect::<Vec<_>>()
         .join(",");
-    assert!(to_here.contains(&format!("tokens {sum} ")), "{to_here} (Codex: {sum})");
+    assert!(
+        to_here.contains(&format!("tokens {sum} ")),
+        "{to_here} (Codex: {sum})"
+    );
 }
 
 // LAYOUT.md "Replies": in a fork's directory, a reply at an entry the fork inherited
@@ -1008,15 +1011,26 @@ fn a_reply_at_an_inherited_entry_of_a_fork_continues_the_fork() {
     assert!(b.join(".id").join(&point).is_dir(), "B inherits {point}");
     let text = "[[APPENDED]] in the fork, at an inherited entry";
     sh(&format!("echo '{text}' > '.id/{point}/reply'"), &b).ok();
-    assert_eq!(fs::read(&parent_page).unwrap(), old, "the parent's page changed");
-    assert_eq!(rollout_path(&home, FF_A), parent_row, "the parent's row changed");
+    assert_eq!(
+        fs::read(&parent_page).unwrap(),
+        old,
+        "the parent's page changed"
+    );
+    assert_eq!(
+        rollout_path(&home, FF_A),
+        parent_row,
+        "the parent's row changed"
+    );
     let new: Vec<PathBuf> = pages(&home)
         .into_iter()
         .filter(|p| !before.contains(p))
         .collect();
     assert_eq!(new.len(), 1, "{new:?}");
     let name = new[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.contains(&format!("-{FF_B}_")), "a page of the fork: {name}");
+    assert!(
+        name.contains(&format!("-{FF_B}_")),
+        "a page of the fork: {name}"
+    );
     let bytes = fs::read(&new[0]).unwrap();
     assert_eq!(shapes(&bytes), shapes(&accepted("fork-inherited")));
     let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
@@ -1027,17 +1041,28 @@ fn a_reply_at_an_inherited_entry_of_a_fork_continues_the_fork() {
     // B was forked at ordinal 24 of A: A's later lines are not B's history.
     assert_eq!(hb["end_ordinal_exclusive"], 24);
     assert_eq!(rollout_path(&home, FF_B), new[0].to_string_lossy());
-    let page_id = name.trim_end_matches(".jsonl").rsplit('_').next().unwrap().to_string();
+    let page_id = name
+        .trim_end_matches(".jsonl")
+        .rsplit('_')
+        .next()
+        .unwrap()
+        .to_string();
     assert!(
         wait_until(DEADLINE, || fs::read_link(b.join("leaf"))
             .is_ok_and(|l| l.to_string_lossy().contains(&page_id))),
         "the fork's leaf is not on its new page"
     );
-    assert_eq!(fs::read_to_string(b.join("leaf/user")).unwrap(), format!("{text}\n"));
+    assert_eq!(
+        fs::read_to_string(b.join("leaf/user")).unwrap(),
+        format!("{text}\n")
+    );
     assert_eq!(link_id(&b.join("leaf/parent")), point);
     assert_eq!(readlink(&a.join("leaf")), a_leaf, "the parent's leaf moved");
     let reply_id = link_id(&b.join("leaf"));
-    assert!(!a.join(".id").join(&reply_id).exists(), "the reply shows in the parent");
+    assert!(
+        !a.join(".id").join(&reply_id).exists(),
+        "the reply shows in the parent"
+    );
 }
 
 // §3.1, §10: a thread whose base page is missing and a page whose last line is torn
@@ -1181,10 +1206,20 @@ fn newest_first_is_each_threads_newest_line_over_all_its_pages() {
     reset_times(&home);
     let (want, newest_page) = newest_line(&pages_of(&home, TUI2));
     let first_page = page(&home, &format!("{TUI2}.jsonl"));
-    assert_ne!(newest_page, first_page, "the fixture's newest line is on a later page");
+    assert_ne!(
+        newest_page, first_page,
+        "the fixture's newest line is on a later page"
+    );
     // Without a mount.
     let out = sessionfs(
-        &["grep", "--sessions", "--json", "-F", "[[QA1]]", home.to_str().unwrap()],
+        &[
+            "grep",
+            "--sessions",
+            "--json",
+            "-F",
+            "[[QA1]]",
+            home.to_str().unwrap(),
+        ],
         dir.path(),
     )
     .ok();
@@ -1202,9 +1237,14 @@ fn newest_first_is_each_threads_newest_line_over_all_its_pages() {
     assert_eq!(row["session"], newest_page.to_str().unwrap());
     let times: Vec<i64> = rows
         .iter()
-        .map(|r| sessionfs::model::core::js::js_date_ms(r["last_activity"].as_str().unwrap()).unwrap())
+        .map(|r| {
+            sessionfs::model::core::js::js_date_ms(r["last_activity"].as_str().unwrap()).unwrap()
+        })
         .collect();
-    assert!(times.windows(2).all(|w| w[0] >= w[1]), "not newest first: {times:?}");
+    assert!(
+        times.windows(2).all(|w| w[0] >= w[1]),
+        "not newest first: {times:?}"
+    );
     // Through a mount: the thread directory's time, and `ls -t` by it.
     let m = mount_home(dir, &home);
     let proj = m.mnt.join("-home-dev-src-tui2");
@@ -1264,33 +1304,52 @@ fn threads_are_listed_named_and_ordered_as_codex_resume_shows_them() {
         .unwrap()
         .to_string();
     let u = sessionfs(&["usage", "--json", home.to_str().unwrap()], dir.path()).ok();
-    assert!(!u.stdout.contains(&empty_id), "usage lists the empty thread");
+    assert!(
+        !u.stdout.contains(&empty_id),
+        "usage lists the empty thread"
+    );
     let g = sessionfs(&["grep", "-c", "", home.to_str().unwrap()], dir.path());
     assert!(!g.stdout.contains(&empty_id), "grep lists the empty thread");
     let m = mount_home(dir, &home);
     let all = sh("ls -td -- */*", &m.mnt).ok();
     let listed: Vec<String> = all.stdout.lines().map(str::to_string).collect();
     assert!(!listed.iter().any(|p| p.contains(&empty_id)), "{listed:?}");
-    assert!(!try_ls(&m.mnt).unwrap().contains(&"-home-dev-src-empty".to_string()));
+    assert!(
+        !try_ls(&m.mnt)
+            .unwrap()
+            .contains(&"-home-dev-src-empty".to_string())
+    );
     // The same names, in the same order (the picker's: last updated first).
     let names = cat_all(
         &m.mnt,
-        &listed.iter().map(|p| format!("./{p}/name")).collect::<Vec<_>>(),
+        &listed
+            .iter()
+            .map(|p| format!("./{p}/name"))
+            .collect::<Vec<_>>(),
     );
     let names: Vec<String> = names.iter().map(|n| n.trim_end().to_string()).collect();
     assert_eq!(names, rows, "ls -t order and names: {listed:?}");
-    let ids: Vec<&str> = listed.iter().map(|p| p.rsplit('/').next().unwrap()).collect();
+    let ids: Vec<&str> = listed
+        .iter()
+        .map(|p| p.rsplit('/').next().unwrap())
+        .collect();
     let order: Vec<&str> = threads
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, order, "the picker's order (threads.json: updated_at desc)");
+    assert_eq!(
+        ids, order,
+        "the picker's order (threads.json: updated_at desc)"
+    );
     // Codex writes the first prompt: the thread is listed.
     let user = "{\"timestamp\":\"2026-12-05T10:00:00.000Z\",\"ordinal\":1,\"type\":\"response_item\",\
         \"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n";
-    let mut f = fs::OpenOptions::new().append(true).open(&empty_page).unwrap();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&empty_page)
+        .unwrap();
     std::io::Write::write_all(&mut f, user.as_bytes()).unwrap();
     drop(f);
     assert!(
@@ -1322,21 +1381,34 @@ fn a_compaction_summary_is_marked_and_its_request_is_what_codex_sent() {
     let t = try_ls(&proj).unwrap().pop().unwrap();
     let t = proj.join(t);
     let found = sh("find . -name compaction_summary", &t).ok();
-    let path = found.stdout.lines().next().expect("a compaction_summary entry").to_string();
+    let path = found
+        .stdout
+        .lines()
+        .next()
+        .expect("a compaction_summary entry")
+        .to_string();
     let entry = t.join(Path::new(&path).parent().unwrap());
     let text = fs::read_to_string(entry.join("compaction_summary")).unwrap();
     assert!(text.starts_with("Summary:"), "{text}");
     let tree = fs::read_to_string(t.join("tree")).unwrap();
     assert!(tree.contains("compaction_summary: Summary:"), "{tree}");
-    let got: Value = serde_json::from_slice(&fs::read(entry.join("request.json")).unwrap()).unwrap();
+    let got: Value =
+        serde_json::from_slice(&fs::read(entry.join("request.json")).unwrap()).unwrap();
     assert_eq!(got.as_array().unwrap(), &input, "request.json");
     // The readable form ends with the prompt; both are files in .id/ID/, linked from
     // the nested directory.
     let req = fs::read_to_string(entry.join("request")).unwrap();
-    assert!(req.trim_end().ends_with("seamlessly continue the work."), "{req}");
+    assert!(
+        req.trim_end().ends_with("seamlessly continue the work."),
+        "{req}"
+    );
     let id = entry.file_name().unwrap();
     let flat = t.join(".id").join(id);
-    assert!(fs::symlink_metadata(flat.join("request")).unwrap().is_file());
+    assert!(
+        fs::symlink_metadata(flat.join("request"))
+            .unwrap()
+            .is_file()
+    );
     assert_eq!(
         readlink(&entry.join("request.json")),
         readlink(&entry.join("cost")).replace("cost", "request.json")
@@ -1352,9 +1424,18 @@ fn an_ambiguous_id_prefix_is_not_there() {
     let m = mount_home(dir, &home);
     let t = m.mnt.join("-home-dev-src-forkfork").join(FF_A);
     let amb = sh(&format!("ls .id/{FF_A}:1"), &t);
-    assert_ne!(amb.code(), Some(0), "{FF_A}:1 is :10, :11, …: {}", amb.stdout);
+    assert_ne!(
+        amb.code(),
+        Some(0),
+        "{FF_A}:1 is :10, :11, …: {}",
+        amb.stdout
+    );
     assert!(fs::read_link(t.join(format!(".id/{}", &FF_A[..12]))).is_err());
     // `:3` is an id of its own, and the start of `:30` and `:32`.
     let one = sh(&format!("cat .id/{FF_A}:3/meta"), &t).ok();
-    assert!(one.stdout.starts_with("<environment_context>"), "{}", one.stdout);
+    assert!(
+        one.stdout.starts_with("<environment_context>"),
+        "{}",
+        one.stdout
+    );
 }

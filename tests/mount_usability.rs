@@ -716,9 +716,20 @@ fn a_unique_id_prefix_in_dot_id_leads_to_the_entry() {
     let m = Mount::new("small.jsonl");
     let out = sh(&format!("cat .id/{}/context", &BARE[..5]), &m.mnt).ok();
     assert_eq!(out.stdout, cat(&m, &format!(".id/{BARE}/context")));
-    assert_eq!(readlink(&m, &format!(".id/{}", &BARE[..4])).as_deref(), Some(BARE));
-    let out = sh(&format!("cd .id/{} && ls -d \"$(pwd -P)\"", &ALT2[..6]), &m.mnt).ok();
-    assert!(out.stdout.trim_end().ends_with(&format!(".id/{ALT2}")), "{}", out.stdout);
+    assert_eq!(
+        readlink(&m, &format!(".id/{}", &BARE[..4])).as_deref(),
+        Some(BARE)
+    );
+    let out = sh(
+        &format!("cd .id/{} && ls -d \"$(pwd -P)\"", &ALT2[..6]),
+        &m.mnt,
+    )
+    .ok();
+    assert!(
+        out.stdout.trim_end().ends_with(&format!(".id/{ALT2}")),
+        "{}",
+        out.stdout
+    );
     // Too short, and a prefix of no id: not found; nothing is listed.
     let short = sh(&format!("ls .id/{}", &BARE[..3]), &m.mnt);
     assert_ne!(short.code(), Some(0));

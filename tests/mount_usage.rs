@@ -247,8 +247,9 @@ fn claude_code_subagents_count_in_their_session_and_cost_state_is_shown_beside()
             .starts_with("cost $0.0605, tokens 14,378 "),
         "{root}"
     );
-    // claude-opus-5-5 is in no price table: its cost is unknown, never $0.
-    assert!(line(&root, "session: ").contains("cost unknown"), "{root}");
+    // claude-opus-5-5 is priced at Claude Code's own rates (scripts/claude-prices):
+    // the lines' cost is Claude Code's own count, to the cent.
+    assert!(line(&root, "session: ").contains("cost $0.0605,"), "{root}");
     // The compaction's summary request is in cost-state only (no line records it).
     let qa = cat(&m.path("-home-dev-src-qa/d01acf0b-9e63-4d85-aae9-b6c73faa23e4/cost"));
     assert!(line(&qa, "session: ").starts_with("tokens 16,200 "), "{qa}");

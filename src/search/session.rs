@@ -830,9 +830,7 @@ pub fn search_file(
     if search.sessions && report.hits > 0 {
         // The agent's own clock, not the file's time (a copy resets that), and for a
         // session of several files (a Codex thread's pages) the newest of them.
-        let (last_ms, file) = s
-            .last_activity()
-            .unwrap_or_else(|| (0, job.path.clone()));
+        let (last_ms, file) = s.last_activity().unwrap_or_else(|| (0, job.path.clone()));
         let path = if job.prefix.is_empty() {
             job.path.display().to_string()
         } else {

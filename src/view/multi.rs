@@ -1216,7 +1216,11 @@ impl MultiView {
     fn activity(e: &SlotEntry) -> Option<i64> {
         let files = {
             let f = e.files.lock();
-            if f.is_empty() { vec![e.path()] } else { f.clone() }
+            if f.is_empty() {
+                vec![e.path()]
+            } else {
+                f.clone()
+            }
         };
         let sig: Vec<(u64, i64)> = files
             .iter()

@@ -480,7 +480,11 @@ mod tests {
     fn empty_threads_are_not_listed_until_their_first_line() {
         let home = tempfile::tempdir().unwrap();
         let day = home.path().join("sessions/2026/12/01");
-        let e = empty_page(&day, &format!("rollout-2026-12-01T19-38-28-{T}.jsonl"), "/p/a");
+        let e = empty_page(
+            &day,
+            &format!("rollout-2026-12-01T19-38-28-{T}.jsonl"),
+            "/p/a",
+        );
         let sc = Scanner::default();
         let cat = sc.scan(&home.path().join("sessions")).unwrap();
         assert!(cat.projects.is_empty(), "{:?}", cat.projects);
@@ -529,7 +533,10 @@ mod tests {
             [ThreadRef {
                 id: T.into(),
                 path: first.clone(),
-                pages: vec![first, later.join(format!("rollout-2026-12-02T10-00-00-{T}_{P}.jsonl"))],
+                pages: vec![
+                    first,
+                    later.join(format!("rollout-2026-12-02T10-00-00-{T}_{P}.jsonl"))
+                ],
             }]
         );
         assert_eq!(cat.projects[OsStr::new("-q")][0].path, alone);

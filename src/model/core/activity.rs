@@ -113,10 +113,7 @@ mod tests {
         assert_eq!(newest_timestamp(tail), Some(1_796_464_099_000));
         assert_eq!(newest_timestamp(b"{\"type\":\"x\"}\n"), None);
         // Nested times are not the line's.
-        assert_eq!(
-            newest_timestamp(b"{\"message\":{\"timestamp\":5}}\n"),
-            None
-        );
+        assert_eq!(newest_timestamp(b"{\"message\":{\"timestamp\":5}}\n"), None);
     }
 
     #[test]

@@ -2091,7 +2091,10 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
 
 /// The newest time `read` finds in the tails of `files`, and its file; a file whose
 /// tail holds none counts with its modification time (see [`super::activity`]).
-pub fn activity_of(files: &[PathBuf], read: &dyn Fn(&[u8]) -> Option<i64>) -> Option<(i64, PathBuf)> {
+pub fn activity_of(
+    files: &[PathBuf],
+    read: &dyn Fn(&[u8]) -> Option<i64>,
+) -> Option<(i64, PathBuf)> {
     files
         .iter()
         .filter_map(|f| {

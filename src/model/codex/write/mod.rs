@@ -243,14 +243,18 @@ pub fn reply(at: &Point, text: &str, opts: &Options) -> Result<Written, ReplyErr
                     ),
                 )
             })?;
-        return new_page(&home, &sessions, &thread, page, idx, limit, &by_id, text, opts);
+        return new_page(
+            &home, &sessions, &thread, page, idx, limit, &by_id, text, opts,
+        );
     }
     let at_end = !page.lines[idx + 1..].iter().any(|l| l.is_node());
     if at_end && is_current(&home, &page, &all, opts)? {
         append_at_leaf(&home, page, &by_id, text, opts)
     } else {
         let limit = page.len;
-        new_page(&home, &sessions, &thread, page, idx, limit, &by_id, text, opts)
+        new_page(
+            &home, &sessions, &thread, page, idx, limit, &by_id, text, opts,
+        )
     }
 }
 

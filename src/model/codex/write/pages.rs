@@ -52,7 +52,9 @@ impl Line {
         match self.line_type() {
             Some("turn_context") => true,
             Some("event_msg") => {
-                self.payload().and_then(|p| p.get("type")).and_then(Value::as_str)
+                self.payload()
+                    .and_then(|p| p.get("type"))
+                    .and_then(Value::as_str)
                     == Some("task_started")
             }
             _ => false,

@@ -153,9 +153,19 @@ impl Table {
 
     /// The session's `usage`: the whole session, the current branch, the dead ends,
     /// every branch, by model.
+    /// The whole session's usage, models the price table lacks priced by the agent's
+    /// own record where it has one ([`Usage::price_from_own_count`]).
+    pub fn session_total(&self) -> Usage {
+        let mut total = self.total();
+        if let Some(cs) = &self.cost_state {
+            total.price_from_own_count(cs);
+        }
+        total
+    }
+
     pub fn session_text(&self, s: &Session) -> String {
         let mut out = String::new();
-        let total = self.total();
+        let total = self.session_total();
         let _ = writeln!(out, "session: {}", total.line());
         let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
         if let Some(l) = s.leaf() {
@@ -206,7 +216,7 @@ impl Table {
     }
 
     pub fn session_json(&self, s: &Session) -> String {
-        let total = self.total();
+        let total = self.session_total();
         let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
         let v = serde_json::json!({
             "session": total.to_json(),

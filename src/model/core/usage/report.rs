@@ -188,6 +188,13 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 l.row.copied.add_record(&r);
             }
         }
+        // Models the table lacks: the agent's own recorded cost, for a session that
+        // copied nothing from another (a fork's record includes its source's).
+        if l.row.copied.requests == 0
+            && let Some(cs) = &l.row.cost_state
+        {
+            l.row.usage.price_from_own_count(cs);
+        }
     }
     Report {
         sessions: loaded.into_iter().map(|l| l.row).collect(),
