@@ -176,6 +176,8 @@ enum Command {
         /// (default: the snapshot shipped with sessionfs)
         #[arg(long, value_name = "FILE")]
         prices: Option<PathBuf>,
+        #[command(flatten)]
+        limits: Limits,
     },
 }
 
@@ -187,9 +189,10 @@ Through a mount, every entry has `cost` and `cost.json` (its own usage, and the 
 from the root to it: `cat branches/LEAF/cost` is a branch's), and the session's root has \
 them for the whole session (see docs/LAYOUT.md, Usage).
 
-Exit status: 0 done, 2 a bad command line, or a FILE, DIR or the --prices table that \
+Exit status: 0 done, 2 a bad command line, a FILE, DIR or the --prices table that \
 cannot be read (missing, not permitted, not a regular file or directory, not a price \
-table).";
+table), or a session file that cannot be read (the others are reported all the same; \
+inside a directory, a .jsonl that is no session is left out, as by grep).";
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum UsageBy {
@@ -301,7 +304,21 @@ enum Color {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    // The log says what it says as every other message does: `sessionfs: warning: …`,
+    // `sessionfs: error: …` (and `info`, `debug`, `trace` with RUST_LOG).
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .format(|buf, rec| {
+            use std::io::Write;
+            let level = match rec.level() {
+                log::Level::Error => "error",
+                log::Level::Warn => "warning",
+                log::Level::Info => "info",
+                log::Level::Debug => "debug",
+                log::Level::Trace => "trace",
+            };
+            writeln!(buf, "sessionfs: {level}: {}", rec.args())
+        })
+        .init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -325,7 +342,11 @@ fn main() -> ExitCode {
             by,
             json,
             prices,
-        } => run_usage(&paths, by, json, prices.as_deref()),
+            limits,
+        } => {
+            limits.apply();
+            run_usage(&paths, by, json, prices.as_deref())
+        }
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -652,9 +673,40 @@ fn run_usage(
     if json {
         print!("{}", r.json(by));
     } else {
-        print!("{}", r.text(by));
+        print!("{}", r.text_within(by, terminal_width()));
     }
-    ExitCode::SUCCESS
+    // As grep and check: a file that cannot be read, or one named on the command line
+    // that is no session, is an error (exit status 2, after the report of the others);
+    // inside a directory a file that is no session is left out, as a mount shows it
+    // as an ERROR file rather than a session.
+    let mut code = 0;
+    for s in &r.skipped {
+        if s.unreadable || paths.contains(&s.path) {
+            eprintln!("sessionfs: {}: {}", s.path.display(), s.why);
+            code = 2;
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// The width to fit the table in: `COLUMNS` when set (as ls and ccusage take it),
+/// else the terminal's when standard output is one; none for a file or a pipe.
+fn terminal_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    // SAFETY: isatty reads nothing but the descriptor's state.
+    if unsafe { libc::isatty(libc::STDOUT_FILENO) } != 1 {
+        return None;
+    }
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given.
+    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }
 
 fn run_grep(a: GrepArgs) -> ExitCode {

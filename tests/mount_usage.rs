@@ -431,3 +431,78 @@ fn usage_cli_counts_a_pi_fork_copy_once() {
     assert_eq!(s("zz-fork")["currentBranch"]["totalTokens"], 720);
     assert_eq!(j["totals"]["totalTokens"], 1440);
 }
+
+// docs/COMMANDS.md, usage: like grep and check, `usage` reports a session file it
+// cannot read on standard error as every error is (`sessionfs: PATH: why`) and exits 2,
+// after reporting the others; it takes `--max-line` as they do; and on an 80-column
+// terminal (`COLUMNS`) its table fits, in the compact layout ccusage switches to.
+#[test]
+fn usage_exits_2_after_an_unreadable_file_takes_max_line_and_fits_80_columns() {
+    let dir = tempdir();
+    let projects = dir.path().join("projects");
+    copy_tree(&usage_fixtures().join("claude-2.1.332/projects"), &projects);
+    let a_dir = fs::read_dir(&projects)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // A file named on the command line that is no session, beside a good directory.
+    let bad = dir.path().join("not-a-session.jsonl");
+    fs::write(&bad, "{\"hello\":1}\n").unwrap();
+    let out = sessionfs(
+        &["usage", a_dir.to_str().unwrap(), bad.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(
+        out.stdout.contains("Total"),
+        "the others are reported: {}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .starts_with(&format!("sessionfs: {}: ", bad.display())),
+        "{}",
+        out.stderr
+    );
+    // --max-line, checked as every command checks it.
+    let out = sessionfs(
+        &["usage", "--max-line", "1K", a_dir.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("--max-line"), "{}", out.stderr);
+    sessionfs(
+        &["usage", "--max-line", "2MiB", a_dir.to_str().unwrap()],
+        dir.path(),
+    )
+    .ok();
+    // 80 columns.
+    let mut c = std::process::Command::new(bin());
+    c.args(["usage", "--by", "project", projects.to_str().unwrap()])
+        .env("COLUMNS", "80");
+    let narrow = run_command(c).ok();
+    let wide = sessionfs(
+        &["usage", "--by", "project", projects.to_str().unwrap()],
+        dir.path(),
+    )
+    .ok();
+    assert!(
+        wide.stdout.lines().any(|l| l.chars().count() > 80),
+        "the fixture's table is wider than 80 columns: {}",
+        wide.stdout
+    );
+    for l in narrow
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with('(') && !l.starts_with("prices:"))
+    {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    assert!(narrow.stdout.contains("compact"), "{}", narrow.stdout);
+}

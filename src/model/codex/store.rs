@@ -101,6 +101,9 @@ pub enum Problem {
     TornTail {
         page: String,
         bytes: u64,
+        /// Where they start, and the page's file: `truncate -s AT FILE` drops them.
+        at: u64,
+        file: String,
     },
     /// A `response_item`/`compacted` line without an ordinal (a last line without one
     /// makes Codex refuse to resume, §10).
@@ -127,9 +130,15 @@ impl std::fmt::Display for Problem {
             Problem::BrokenLine { page, line } => {
                 write!(f, "page {page} line {line}: not JSON (Codex skips it)")
             }
-            Problem::TornTail { page, bytes } => write!(
+            Problem::TornTail {
+                page,
+                bytes,
+                at,
+                file,
+            } => write!(
                 f,
-                "page {page}: {bytes} bytes after the last line end (a torn or unfinished line)"
+                "page {page}: {bytes} bytes after the last line end (a torn or unfinished \
+                 line); to drop them once Codex is done with it: truncate -s {at} '{file}'"
             ),
             Problem::MissingOrdinal { page, line } => {
                 write!(f, "page {page} line {line}: no ordinal")
@@ -280,6 +289,8 @@ impl Codex {
                 self.problems.push(Problem::TornTail {
                     page: id.clone(),
                     bytes: b - a,
+                    at: a,
+                    file: p.file.path.display().to_string(),
                 });
             }
             if let Some(hb) = p.lines.meta.as_ref().and_then(|m| m.history_base.as_ref())

@@ -377,7 +377,9 @@ fn damaged_lines_are_reported_and_skipped() {
             },
             Problem::TornTail {
                 page: QA.into(),
-                bytes: torn.len() as u64
+                bytes: torn.len() as u64,
+                at: (bytes.len() - torn.len()) as u64,
+                file: tmp.path().join(&name).display().to_string(),
             },
         ]
     );

@@ -1303,6 +1303,7 @@ impl Session {
                     ProblemKind::UnterminatedLastLine {
                         bytes: self.tail,
                         parses,
+                        at: self.scanned,
                     },
                 );
             }
