@@ -305,7 +305,8 @@ enum Color {
 
 fn main() -> ExitCode {
     // The log says what it says as every other message does: `sessionfs: warning: …`,
-    // `sessionfs: error: …` (and `info`, `debug`, `trace` with RUST_LOG).
+    // `sessionfs: error: …` (and `info`; `debug` and `trace` with RUST_LOG, which also
+    // name the module: `sessionfs: debug: fuser::request: FUSE(…)`).
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format(|buf, rec| {
             use std::io::Write;
@@ -316,7 +317,12 @@ fn main() -> ExitCode {
                 log::Level::Debug => "debug",
                 log::Level::Trace => "trace",
             };
-            writeln!(buf, "sessionfs: {level}: {}", rec.args())
+            if rec.level() >= log::Level::Debug {
+                // What RUST_LOG=debug asks for: where each line comes from.
+                writeln!(buf, "sessionfs: {level}: {}: {}", rec.target(), rec.args())
+            } else {
+                writeln!(buf, "sessionfs: {level}: {}", rec.args())
+            }
         })
         .init();
     let cli = match Cli::try_parse() {

@@ -91,7 +91,7 @@ fn pi_cost_of_the_session_its_branches_and_dead_ends_read_with_cat() {
     let names = run("ls", &[&warm], Path::new("/")).ok().stdout;
     assert!(names.lines().any(|l| l == "usage") && names.lines().any(|l| l == "cost"));
     assert!(cat(&warm.join("cost")).starts_with(
-        "entry: usage entry anthropic/claude-sonnet-4-5, tokens 120 (input 100, output 20, \
+        "id: f72eabfe\nentry: usage entry anthropic/claude-sonnet-4-5, tokens 120 (input 100, output 20, \
              cache read 0, cache write 0), cost $0.0030, 1 request\n"
     ));
     assert!(root.contains("source usage entry: tokens 120 "));
@@ -171,7 +171,7 @@ fn claude_code_reply_on_two_lines_counts_once_and_an_unknown_model_is_unknown() 
     let first = cat(&m.path(".id/00000000-0000-4000-8000-000000000002/cost"));
     assert!(
         first.starts_with(
-            "entry: message claude-opus-4-8, tokens 59,500 (input 1,200, output 300, cache read \
+            "id: 00000000-0000-4000-8000-000000000002\nentry: message claude-opus-4-8, tokens 59,500 (input 1,200, output 300, cache read \
              50,000, cache write 8,000), cost $0.0885, 1 request\n"
         ),
         "{first}"
@@ -180,7 +180,8 @@ fn claude_code_reply_on_two_lines_counts_once_and_an_unknown_model_is_unknown() 
     let second = cat(&m.path(".id/00000000-0000-4000-8000-000000000003/cost"));
     assert!(
         second.starts_with(
-            "entry: part of a reply counted at 00000000-0000-4000-8000-000000000002\n"
+            "id: 00000000-0000-4000-8000-000000000003\n\
+             entry: part of a reply counted at 00000000-0000-4000-8000-000000000002\n"
         ),
         "{second}"
     );
@@ -505,4 +506,33 @@ fn usage_exits_2_after_an_unreadable_file_takes_max_line_and_fits_80_columns() {
         );
     }
     assert!(narrow.stdout.contains("compact"), "{}", narrow.stdout);
+}
+
+// LAYOUT.md, cost: `ls -l` shows a cost file's real size from the first `stat`, and
+// `cat branches/*/cost` says which branch each block is (its first line names the tip).
+#[test]
+fn cost_files_have_their_size_in_ls_and_name_their_entry() {
+    let dir = tempdir();
+    let file = dir.path().join("demo.jsonl");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl"),
+        &file,
+    )
+    .unwrap();
+    let m = Mount::start(dir, file, &[]);
+    let ls = run("ls", &["-l", "cost", "cost.json"], &m.mnt).ok();
+    for (l, name) in ls.stdout.lines().zip(["cost", "cost.json"]) {
+        let size: u64 = l.split_whitespace().nth(4).unwrap().parse().unwrap();
+        assert_eq!(size, cat(&m.path(name)).len() as u64, "{l}");
+        assert!(size > 0, "{l}");
+    }
+    let tips = try_ls(&m.path("branches")).unwrap();
+    assert!(tips.len() >= 2, "{tips:?}");
+    let all = sh("cat branches/*/cost", &m.mnt).ok().stdout;
+    let ids: Vec<&str> = all.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+    assert_eq!(ids, tips, "{all}");
+    let flat = format!(".id/{}/cost", tips[0]);
+    let link = format!("branches/{}/cost", tips[0]);
+    let st = run("stat", &["-L", "-c", "%s", link.as_str()], &m.mnt);
+    assert_eq!(st.ok().stdout.trim(), cat(&m.path(&flat)).len().to_string());
 }

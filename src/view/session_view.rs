@@ -1089,18 +1089,6 @@ impl SessionView {
         t
     }
 
-    /// Whether the usage table was read for the file as it is now.
-    fn usage_cached(&self, st: &State) -> bool {
-        let s = &st.s;
-        let key = (
-            st.base,
-            s.generation(),
-            s.scanned_bytes(),
-            s.entries().len(),
-        );
-        self.usage.lock().as_ref().is_some_and(|(k, _)| *k == key)
-    }
-
     fn is_cost(node: &Node) -> bool {
         matches!(
             node,
@@ -1112,12 +1100,11 @@ impl SessionView {
     /// not something an `ls -l` should pay for. So, as `tree`'s, its size is 0 (and
     /// not cached by the kernel) until the session's usage has been read, which
     /// opening it (or, with no `open`, the first read) does.
+    /// A `cost` file's size is exact from the first `stat`: `ls -l` reads the session's
+    /// usage once (the table is then kept for every `cost` of the session until the
+    /// file changes), as `cat` would; a size of 0 until then read as an empty file.
     fn cost_attr(&self, st: &State, node: &Node, mtime: SystemTime, i: u64) -> Result<Attr> {
-        let (size, ttl) = if self.usage_cached(st) {
-            (self.cost_bytes(st, node)?.len() as u64, SHORT)
-        } else {
-            (0, Duration::ZERO)
-        };
+        let (size, ttl) = (self.cost_bytes(st, node)?.len() as u64, SHORT);
         Ok(Attr {
             ino: i,
             kind: FileKind::File,

@@ -95,9 +95,11 @@ impl Table {
             .collect()
     }
 
-    /// `usage` of an entry: its own record, then the running total.
+    /// `usage` of an entry: which entry it is (so that `cat branches/*/cost` says which
+    /// branch each block is), its own record, then the running total.
     pub fn entry_text(&self, s: &Session, i: u32) -> String {
         let mut out = String::new();
+        let _ = writeln!(out, "id: {}", s.id_string(i));
         match (&self.own[i as usize], self.counted_at[i as usize]) {
             (Some(r), _) => {
                 let _ = writeln!(

@@ -80,12 +80,12 @@ fn pi_counts_messages_usage_entries_and_summaries_each_once() {
     assert_eq!(t.path_usage(&s, c1).requests, 4);
     let text = t.entry_text(&s, c1);
     assert!(
-        text.starts_with("entry: summary unrecorded, tokens 47"),
+        text.starts_with("id: c1\nentry: summary unrecorded, tokens 47"),
         "{text}"
     );
     assert!(text.contains("to here: tokens 931 "), "{text}");
     let u1 = s.find("u1").unwrap();
-    assert!(t.entry_text(&s, u1).starts_with("entry: none\n"));
+    assert!(t.entry_text(&s, u1).starts_with("id: u1\nentry: none\n"));
     let st = t.session_text(&s);
     assert!(st.contains("dead ends: tokens "), "{st}");
     assert!(st.contains("branch a3 (current): "), "{st}");
@@ -176,7 +176,7 @@ fn claude_code_counts_a_streamed_reply_once_at_its_first_line_with_its_final_out
     assert_eq!(t.counted_at[a3 as usize], a1);
     assert!(
         t.entry_text(&s, a3)
-            .starts_with("entry: part of a reply counted at a1\n")
+            .starts_with("id: a3\nentry: part of a reply counted at a1\n")
     );
     let total = t.total();
     assert_eq!(total.requests, 2);
