@@ -278,3 +278,70 @@ fn the_readme_example_runs_and_leaves_the_clone_clean() {
         "the README example changed the clone"
     );
 }
+
+/// `grep --help` and `usage --help` name every agent whose sessions they read by
+/// default; completions offer nothing hidden; every manual page describes every option
+/// and has EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO, with no literal backticks.
+#[test]
+fn help_completions_and_manual_pages_are_complete() {
+    let agents = sessionfs::model::sessions_dir::AGENTS;
+    for cmd in ["grep", "usage"] {
+        for h in [help(&[cmd, "--help"]), help(&[cmd, "-h"])] {
+            for a in &agents {
+                assert!(
+                    h.contains(&format!("{}/", a.folder)),
+                    "{cmd}: {} missing:\n{h}",
+                    a.folder
+                );
+            }
+        }
+        let long = help(&[cmd, "--help"]);
+        for a in &agents {
+            assert!(long.contains(a.var), "{cmd} --help: {} missing", a.var);
+        }
+    }
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let s = help(&["completions", shell]);
+        for hidden in ["manpages", "ready-fd", "ready_fd"] {
+            assert!(!s.contains(hidden), "{shell} completions offer {hidden}");
+        }
+        assert!(s.contains("max-line"), "{shell}");
+    }
+    let d = tempdir();
+    let man = d.path().join("man");
+    sessionfs(&["manpages".as_ref(), man.as_os_str()], &repo()).ok();
+    for e in fs::read_dir(&man).unwrap() {
+        let p = e.unwrap().path();
+        let text = fs::read_to_string(&p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        for section in [
+            ".SH NAME",
+            ".SH SYNOPSIS",
+            ".SH DESCRIPTION",
+            ".SH \"EXIT STATUS\"",
+            ".SH ENVIRONMENT",
+            ".SH FILES",
+            ".SH \"SEE ALSO\"",
+        ] {
+            assert!(text.contains(section), "{name} lacks {section}");
+        }
+        assert!(!text.contains('`'), "{name} has a literal backtick");
+        for a in &agents {
+            assert!(text.contains(a.var), "{name}: ENVIRONMENT lacks {}", a.var);
+        }
+        // Every option has a description: in the OPTIONS section, each `.TP` item
+        // (an option's line) is followed by text before the next item.
+        if let Some(opts) = text.split(".SH OPTIONS").nth(1) {
+            let opts = opts.split("\n.SH ").next().unwrap();
+            for item in opts.split("\n.TP\n").skip(1) {
+                let mut lines = item.lines();
+                let head = lines.next().unwrap_or("");
+                let body: String = lines.collect::<Vec<_>>().join(" ");
+                assert!(
+                    body.chars().any(|c| c.is_alphabetic()),
+                    "{name}: option {head} has no description"
+                );
+            }
+        }
+    }
+}

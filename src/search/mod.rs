@@ -394,7 +394,7 @@ fn print_sessions(
 pub const HELP: &str = "\
 Examples:
   sessionfs grep -rl parser                 every content file that mentions parser,
-                                            in all of Pi's and Claude Code's sessions
+                                            in every agent's sessions on this machine
   sessionfs grep -in 'todo:' ~/.pi/agent/sessions/--home-dev-cli--
   sessionfs grep --json -F 'cargo test' s.jsonl | jq .path
   sessionfs grep --sessions -i 'flaky test'  the sessions that mention it, newest first:
