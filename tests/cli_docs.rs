@@ -67,11 +67,15 @@ fn options(command: &str) -> BTreeSet<String> {
 
 /// The README's usage synopsis: command -> its text (continuation lines included).
 fn synopsis() -> Vec<(String, String)> {
-    let text = readme();
+    synopsis_of(&readme())
+}
+
+/// The usage synopsis of a document (its code block starting with `sessionfs mount`).
+fn synopsis_of(text: &str) -> Vec<(String, String)> {
     let block = text
         .split("```\n")
         .find(|b| b.starts_with("sessionfs mount "))
-        .expect("a synopsis block starting with `sessionfs mount` in the README");
+        .expect("a synopsis block starting with `sessionfs mount`");
     let mut out: Vec<(String, String)> = Vec::new();
     for line in block.lines() {
         if let Some(rest) = line.strip_prefix("sessionfs ") {
@@ -88,20 +92,29 @@ fn synopsis() -> Vec<(String, String)> {
 
 #[test]
 fn the_readme_synopsis_lists_every_command_and_option() {
-    let syn = synopsis();
+    check_synopsis(&synopsis(), "the README");
+}
+
+#[test]
+fn the_commands_page_synopsis_lists_every_command_and_option() {
+    let text = fs::read_to_string(repo().join("docs/COMMANDS.md")).unwrap();
+    check_synopsis(&synopsis_of(&text), "docs/COMMANDS.md");
+}
+
+fn check_synopsis(syn: &[(String, String)], doc: &str) {
     let listed: Vec<&str> = syn.iter().map(|(c, _)| c.as_str()).collect();
     let cmds = commands();
     assert!(cmds.len() >= 4, "{cmds:?}");
     for c in &cmds {
         assert!(
             listed.contains(&c.as_str()),
-            "`sessionfs {c}` is missing from the README's synopsis: {listed:?}"
+            "`sessionfs {c}` is missing from {doc}'s synopsis: {listed:?}"
         );
     }
-    for (c, text) in &syn {
+    for (c, text) in syn {
         assert!(
             cmds.contains(c),
-            "the README lists `sessionfs {c}`, which --help does not"
+            "{doc} lists `sessionfs {c}`, which --help does not"
         );
         let want = options(c);
         let have: BTreeSet<String> = text
@@ -111,7 +124,7 @@ fn the_readme_synopsis_lists_every_command_and_option() {
             .collect();
         assert_eq!(
             have, want,
-            "`sessionfs {c}`: the README's synopsis and --help differ"
+            "`sessionfs {c}`: {doc}'s synopsis and --help differ"
         );
     }
     // The shells of `completions`.

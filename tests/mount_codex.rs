@@ -571,7 +571,8 @@ fn a_rewind_page_is_a_branch_where_its_base_ends() {
     }
 }
 
-// The readable `context` starts with the base instructions (§5.5), then the items.
+// The readable `context` starts with the base instructions (§5.5), then the items, each
+// under the `## ROLE` heading every agent's `context` has (LAYOUT.md).
 #[test]
 fn the_readable_context_shows_the_instructions_first() {
     let dir = tempdir();
@@ -582,6 +583,9 @@ fn the_readable_context_shows_the_instructions_first() {
     let instr = text.find("You are").expect("the instructions");
     let prompt = text.find("[[QA1]] What is 2+2?").expect("the first prompt");
     assert!(instr < prompt, "{text:.2000}");
+    // Each part under a `## ` heading, as in every agent's `context`.
+    assert!(text.starts_with("## instructions\n"), "{text:.200}");
+    assert!(text.contains("\n## user\n[[QA1]] What is 2+2?\n"), "{text:.2000}");
 }
 
 // A fork is a session of its own that shows its whole history, the inherited part read

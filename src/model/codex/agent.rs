@@ -777,7 +777,7 @@ impl Agent for CodexThread {
         let (instructions, error) = preamble_at(&self.codex, self.node_of[i as usize]);
         let mut s = String::new();
         if let Some(ins) = instructions {
-            s.push_str("[instructions]\n");
+            s.push_str("## instructions\n");
             s.push_str(&ins);
             s.push_str("\n\n");
         }
@@ -1022,11 +1022,12 @@ fn ext_of(name: &str) -> &'static str {
     }
 }
 
-/// The readable `context` after the preamble: each item as its KIND file reads.
+/// The readable `context` after the preamble: each item under `## KIND`, as its KIND
+/// file reads (the headings every agent's `context` has).
 fn render_items(items: &[Value]) -> String {
     let mut s = String::new();
     for v in items {
-        s.push_str(&format!("[{}]\n", render::item_kind(v)));
+        s.push_str(&format!("## {}\n", render::item_kind(v)));
         s.push_str(&render::item_text(v).text);
         if !s.ends_with('\n') {
             s.push('\n');

@@ -199,12 +199,12 @@ impl Context {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         if let Some(i) = &self.instructions {
-            s.push_str("[instructions]\n");
+            s.push_str("## instructions\n");
             s.push_str(i);
             s.push_str("\n\n");
         }
         for v in &self.input {
-            s.push_str(&format!("[{}]\n", render::item_kind(v)));
+            s.push_str(&format!("## {}\n", render::item_kind(v)));
             s.push_str(&render::item_text(v).text);
             if !s.ends_with('\n') {
                 s.push('\n');

@@ -762,10 +762,10 @@ fn readable_context_starts_with_the_instructions() {
     let t = codex.thread(QA_FORK).unwrap();
     let ctx = context::context_at(&codex, codex.leaf(t).unwrap());
     let text = ctx.to_text();
-    assert!(text.starts_with("[instructions]\nYou are a coding agent"));
-    assert!(text.contains("[user]\n[[QA1]] What is 2+2?\n"));
-    assert!(text.contains("[meta]\n<environment_context>"));
-    assert!(text.ends_with("[assistant]\n(fork) Second turn in the fork.\n\n"));
+    assert!(text.starts_with("## instructions\nYou are a coding agent"));
+    assert!(text.contains("## user\n[[QA1]] What is 2+2?\n"));
+    assert!(text.contains("## meta\n<environment_context>"));
+    assert!(text.ends_with("## assistant\n(fork) Second turn in the fork.\n\n"));
     let json = ctx.to_json();
     let back: Vec<Value> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, ctx.input);
