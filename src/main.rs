@@ -568,6 +568,12 @@ fn man_page(cmd: clap::Command) -> std::io::Result<(String, String)> {
         man.render_version_section(&mut v)?;
         text.push_str(&String::from_utf8_lossy(&v));
     }
+    // Each section rendered alone starts with roff's quote definition: keep the first.
+    const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+    let text = match text.split_once(PREAMBLE) {
+        Some((head, rest)) => format!("{head}{PREAMBLE}{}", rest.replace(PREAMBLE, "")),
+        None => text,
+    };
     Ok((file, bold_code(&text)))
 }
 

@@ -187,7 +187,12 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
     let mount = fs::read_to_string(man.join("sessionfs-mount.1")).unwrap();
     assert!(mount.starts_with(".ie") || mount.contains(".TH"), "{mount}");
     assert!(mount.contains("max\\-index\\-memory"), "{mount}");
-    assert!(mount.contains("Exit status"), "{mount}");
+    assert!(mount.contains(".SH \"EXIT STATUS\""), "{mount}");
+    assert_eq!(
+        mount.matches(".ds Aq").count(),
+        2,
+        "one quote definition: {mount}"
+    );
 }
 
 /// The one-session console example's commands (`$ ` lines of the `console` block

@@ -585,7 +585,10 @@ fn the_readable_context_shows_the_instructions_first() {
     assert!(instr < prompt, "{text:.2000}");
     // Each part under a `## ` heading, as in every agent's `context`.
     assert!(text.starts_with("## instructions\n"), "{text:.200}");
-    assert!(text.contains("\n## user\n[[QA1]] What is 2+2?\n"), "{text:.2000}");
+    assert!(
+        text.contains("\n## user\n[[QA1]] What is 2+2?\n"),
+        "{text:.2000}"
+    );
 }
 
 // A fork is a session of its own that shows its whole history, the inherited part read
