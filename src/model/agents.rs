@@ -41,26 +41,38 @@ pub fn last_activity(files: &[std::path::PathBuf]) -> Option<(i64, std::path::Pa
     crate::model::core::session::activity_of(files, &|t| agent.activity_in_tail(t))
 }
 
-/// The agent of the file at `path`, by its first complete line (read from its first
-/// MiB; a longer or missing one: the table's first agent, whose reading of times is
-/// the default one).
+/// The agent of the file at `path`, by its first complete line (read a few KiB at a
+/// time, up to 1 MiB; a longer or missing one: the table's first agent, whose reading
+/// of times is the default one).
 fn agent_of_file(path: &Path) -> Box<dyn crate::model::core::agent::Agent> {
     use std::io::Read;
     if let Some(a) = (TABLE.opaque)(path) {
         return a;
     }
-    let mut buf = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut buf));
     let first = (TABLE.first)();
-    if read.is_err() {
+    let Ok(mut f) = std::fs::File::open(path) else {
         return first;
-    }
-    let line = buf
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .find(|l| l.iter().any(|b| !b.is_ascii_whitespace()));
+    };
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let line = loop {
+        // The first line that is not blank, once it is complete.
+        let complete = buf
+            .split_inclusive(|&b| b == b'\n')
+            .take_while(|l| l.ends_with(b"\n"))
+            .map(|l| l.trim_ascii_end())
+            .find(|l| !l.is_empty());
+        if let Some(l) = complete {
+            break Some(l.to_vec());
+        }
+        match f.read(&mut chunk) {
+            Ok(0) | Err(_) => break None,
+            Ok(n) if buf.len() + n <= 1 << 20 => buf.extend_from_slice(&chunk[..n]),
+            Ok(_) => break None,
+        }
+    };
     match line {
-        Some(l) if !first.accepts_first_line(l) => (TABLE.detect)(l).unwrap_or(first),
+        Some(l) if !first.accepts_first_line(&l) => (TABLE.detect)(&l).unwrap_or(first),
         _ => first,
     }
 }

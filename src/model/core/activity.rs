@@ -18,24 +18,32 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// The first read of a file's tail; doubled while no time is found in it, up to
-/// [`MAX_TAIL`]. The last line of a session is nearly always shorter.
-const FIRST_TAIL: u64 = 16 << 10;
+/// The first read of a file's tail; grown while no time is found in it, up to
+/// [`MAX_TAIL`]. The last lines of a session are nearly always shorter.
+const FIRST_TAIL: u64 = 4 << 10;
+
+/// How many of the last lines that hold a time are compared (an agent may write a
+/// few lines out of order; further back, the times are older).
+const LINES_WITH_TIMES: usize = 8;
 /// The most read of a tail: a file whose last mebibyte holds no time (one huge line)
 /// falls back to its modification time.
 const MAX_TAIL: u64 = 1 << 20;
 
-/// The newest top-level `timestamp` of the complete JSON lines of `tail`: an ISO 8601
-/// string (as JavaScript's `Date` reads it) or milliseconds since the epoch. A first
-/// line that may be cut (`tail` does not start at the file's start) is for the caller
-/// to leave out.
+/// The newest top-level `timestamp` of the last complete JSON lines of `tail` (of the
+/// last [`LINES_WITH_TIMES`] that have one): an ISO 8601 string (as JavaScript's `Date`
+/// reads it) or milliseconds since the epoch. A first line that may be cut (`tail` does
+/// not start at the file's start) is for the caller to leave out.
 pub fn newest_timestamp(tail: &[u8]) -> Option<i64> {
     #[derive(serde::Deserialize)]
     struct Line {
         timestamp: Option<serde_json::Value>,
     }
     let mut newest: Option<i64> = None;
-    for line in tail.split(|&b| b == b'\n') {
+    let mut seen = 0;
+    for line in tail.rsplit(|&b| b == b'\n') {
+        if seen == LINES_WITH_TIMES {
+            break;
+        }
         if line.len() < 2 || !line.starts_with(b"{") {
             continue;
         }
@@ -52,6 +60,7 @@ pub fn newest_timestamp(tail: &[u8]) -> Option<i64> {
             _ => None,
         };
         if let Some(ms) = ms {
+            seen += 1;
             newest = Some(newest.map_or(ms, |n| n.max(ms)));
         }
     }
