@@ -424,13 +424,17 @@ fn cost_sums_each_codex_request_once_per_branch() {
     // The first answer: its request counted there, 13,457 tokens (Codex's own count).
     let answer = fs::read_to_string(t.join(format!(".id/{TUI2}:10/cost"))).unwrap();
     assert!(
-        answer.starts_with("entry: message gpt-5-codex, tokens 13,457 (input 13,410, output 47,"),
+        answer.starts_with(&format!(
+            "id: {TUI2}:10\nentry: message gpt-5-codex, tokens 13,457 (input 13,410, output 47,"
+        )),
         "{answer}"
     );
     // The second: reasoning then an answer; the request counts at the reasoning.
     let answer2 = fs::read_to_string(t.join(format!(".id/{TUI2}:22/cost"))).unwrap();
     assert!(
-        answer2.starts_with(&format!("entry: part of a reply counted at {TUI2}:20")),
+        answer2.starts_with(&format!(
+            "id: {TUI2}:22\nentry: part of a reply counted at {TUI2}:20"
+        )),
         "{answer2}"
     );
     assert!(answer2.contains("to here: tokens 27,048 "), "{answer2}");
