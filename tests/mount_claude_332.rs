@@ -510,7 +510,7 @@ fn a_fork_through_the_mount_writes_what_fork_session_writes() {
     let m = Mount::sessions_dir(dir, Some(&projects), &[], &[]);
     let s = m.mnt.join(format!("-home-dev-src-qa/{PICK_QA}"));
     let source = pick_lines("-home-dev-src-qa", PICK_QA);
-    sh(&"echo > leaf/fork".to_string(), &s).ok();
+    sh("echo > leaf/fork", &s).ok();
     let fork = fs::read_to_string(s.join("leaf/fork")).unwrap();
     let path = PathBuf::from(fork.lines().next().unwrap());
     let lines: Vec<Value> = fs::read_to_string(&path)

@@ -1272,7 +1272,7 @@ fn newest_first_is_each_threads_newest_line_over_all_its_pages() {
         })
         .collect();
     let got = by_time.clone();
-    by_time.sort_by(|a, b| b.0.cmp(&a.0));
+    by_time.sort_by_key(|x| std::cmp::Reverse(x.0));
     let secs = |v: &[(i64, String)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
     assert_eq!(secs(&got), secs(&by_time), "ls -t order: {listed:?}");
 }

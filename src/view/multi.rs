@@ -268,6 +268,10 @@ struct Listed {
     kind: FileKind,
 }
 
+/// A session's last activity as read (ms; `None`: its files hold no time), with the
+/// sizes and modification times (ns) of its files then.
+type Activity = (Vec<(u64, i64)>, Option<i64>);
+
 /// A session file, loaded or not.
 struct SlotEntry {
     num: u32,
@@ -283,7 +287,7 @@ struct SlotEntry {
     /// The session's last activity (ms; `None`: its files hold no time) and the
     /// sizes and modification times of its files when it was read
     /// (`model::agents::last_activity`): its directory's time in `stat`.
-    activity: Mutex<Option<(Vec<(u64, i64)>, Option<i64>)>>,
+    activity: Mutex<Option<Activity>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,

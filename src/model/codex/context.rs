@@ -27,8 +27,6 @@ use super::page::LineKind;
 use super::render;
 use super::store::{Codex, History, NodeIx, Problem};
 
-/// The key Codex keeps in the file and never sends (§5.1).
-
 /// The user message Codex 0.171.0 sends after the history to ask for a compaction
 /// summary (`/compact`, or the automatic compaction before a turn), with no tools; it
 /// writes it nowhere, so a summary's `request` adds it to the context of the entry
@@ -50,6 +48,7 @@ pub fn compaction_prompt_item() -> Value {
     })
 }
 
+/// The key Codex keeps in the file and never sends (§5.1).
 pub const INTERNAL_KEY: &str = "internal_chat_message_metadata_passthrough";
 
 /// `payload.type`s of `response_item` lines that are sent. Codex drops the ones it does
