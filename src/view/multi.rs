@@ -2379,8 +2379,12 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
             "type":"session_meta","payload":{"id":thread,"cwd":cwd}});
+        // A line after the session_meta: a thread of that line alone is empty, and
+        // not listed (as Codex's picker does not list it).
+        let user = serde_json::json!({"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,
+            "type":"response_item","payload":{"type":"message","role":"user","content":[]}});
         let p = dir.join(name);
-        fs::write(&p, format!("{meta}\n")).unwrap();
+        fs::write(&p, format!("{meta}\n{user}\n")).unwrap();
         p
     }
 
