@@ -68,7 +68,10 @@ enum Command {
         #[arg(long)]
         read_only: bool,
         /// Let other users (and root) use the mount; non-root users need
-        /// `user_allow_other` in /etc/fuse.conf.
+        /// `user_allow_other` in /etc/fuse.conf. Each session shows its file's owner,
+        /// group and permission bits (a linked file: its target's; write bits only where
+        /// the mount writes), and the kernel checks them: another user reads through the
+        /// mount exactly the sessions the disk lets them read.
         #[arg(long)]
         allow_other: bool,
         /// Return once the mount is ready, leaving it served by a background process.
@@ -948,7 +951,11 @@ fn run_usage(
     let mut code = 0;
     for s in &r.skipped {
         if s.unreadable || paths.contains(&s.path) {
-            eprintln!("sessionfs: {}: {}", s.path.display(), s.why);
+            let line = format!("{}: {}", s.path.display(), s.why);
+            eprintln!(
+                "sessionfs: {}",
+                sessionfs::model::core::text::escape_controls(&line)
+            );
             code = 2;
         }
     }

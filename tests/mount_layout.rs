@@ -1045,23 +1045,27 @@ fn read_only_mount_refuses_every_kind_of_write() {
 }
 
 #[test]
-fn a_v1_file_refuses_writes_as_read_only() {
+fn a_v1_file_shows_no_write_bit_and_refuses_writes_at_open() {
     let m = Mount::new("legacy-v1.jsonl");
     let before = fs::read(&m.file).unwrap();
     let root = fs::read_link(m.path("leaf")).unwrap();
+    // Nothing can be written to it: no write bit, and the open fails (the mount itself
+    // is not read-only, so not EROFS).
+    let modes = sh(
+        &format!("stat -c %A name reply '{}/reply'", root.display()),
+        &m.mnt,
+    )
+    .ok();
+    assert!(
+        modes.stdout.lines().all(|l| l == "-r--r--r--"),
+        "{}",
+        modes.stdout
+    );
     let out = sh(&format!("echo hi > '{}/reply'", root.display()), &m.mnt);
     assert!(!out.status.success(), "{out:?}");
-    assert!(
-        out.stderr.contains("Read-only file system"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("Permission denied"), "{}", out.stderr);
     let out = sh("echo n > name", &m.mnt);
-    assert!(
-        out.stderr.contains("Read-only file system"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("Permission denied"), "{}", out.stderr);
     assert_eq!(fs::read(&m.file).unwrap(), before);
 }
 

@@ -35,6 +35,9 @@ use std::time::{Duration, Instant};
 const REQUIRE: &str = "SESSIONFS_REQUIRE_NORMAL_USER";
 /// The user root switches to.
 const USER: &str = "SESSIONFS_TEST_USER";
+/// A second unprivileged user, for the test of `--allow-other` (another user of the
+/// machine reading the first one's mount); default `nobody`.
+const OTHER_USER: &str = "SESSIONFS_TEST_OTHER_USER";
 
 // ---------------------------------------------------------------------------------
 // The runner.
@@ -58,6 +61,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "dev_fuse_closed_to_the_user_is_named_with_the_fix",
         dev_fuse_closed_to_the_user_is_named_with_the_fix,
+    ),
+    (
+        "allow_other_refuses_whom_the_disk_refuses",
+        allow_other_refuses_whom_the_disk_refuses,
     ),
 ];
 
@@ -340,6 +347,12 @@ fn cstr(p: &Path) -> CString {
 
 impl PrivateDevFuse {
     fn make(mode: u32, rdev: u64) -> PrivateDevFuse {
+        PrivateDevFuse::make_with(mode, rdev, None)
+    }
+
+    /// As [`make`](Self::make), and with `fuse_conf` as `/etc/fuse.conf` (bound over
+    /// the machine's, which must exist) in the namespace too.
+    fn make_with(mode: u32, rdev: u64, fuse_conf: Option<&str>) -> PrivateDevFuse {
         let dir = tempdir();
         let devdir = dir.path().join("dev");
         fs::create_dir(&devdir).unwrap();
@@ -389,6 +402,21 @@ impl PrivateDevFuse {
                     std::ptr::null(),
                 ),
             );
+            if let Some(conf) = fuse_conf {
+                let f = devdir.join("fuse.conf");
+                fs::write(&f, conf).unwrap();
+                check("chmod fuse.conf", libc::chmod(cstr(&f).as_ptr(), 0o644));
+                check(
+                    "binding fuse.conf over /etc/fuse.conf",
+                    libc::mount(
+                        cstr(&f).as_ptr(),
+                        cstr(Path::new("/etc/fuse.conf")).as_ptr(),
+                        none,
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ),
+                );
+            }
         }
         PrivateDevFuse { dir: Some(dir) }
     }
@@ -399,6 +427,7 @@ impl Drop for PrivateDevFuse {
         if let Some(d) = self.dir.take() {
             // SAFETY: plain syscalls with valid C strings.
             unsafe {
+                libc::umount2(cstr(Path::new("/etc/fuse.conf")).as_ptr(), libc::MNT_DETACH);
                 libc::umount2(cstr(Path::new("/dev/fuse")).as_ptr(), libc::MNT_DETACH);
                 libc::umount2(cstr(&d.path().join("dev")).as_ptr(), libc::MNT_DETACH);
             }
@@ -699,4 +728,199 @@ fn dev_fuse_closed_to_the_user_is_named_with_the_fix(env: &Env) -> Result<(), St
         assert_eq!(out.code(), Some(9), "{out:?}");
         assert!(out.stderr.contains("cannot open /dev/fuse"), "{out:?}");
     })
+}
+
+/// Issue 27, point 1: with `--allow-other`, another user of the machine reads through
+/// the mount exactly what the disk lets them read. The user mounts their sessions
+/// directory (through `fusermount3`, `user_allow_other` set in a private copy of
+/// `/etc/fuse.conf`); a second unprivileged user then tries every session with `cat`,
+/// `ls` and `head`, on disk and through the mount, and must get the same answer each
+/// time: a `0600` session, a folder of `0700`, a session linked to a `0600` file of its
+/// owner's elsewhere (its target's bits), a `0640` one of the second user's group; and
+/// writes nobody but the owner may make.
+fn allow_other_refuses_whom_the_disk_refuses(env: &Env) -> Result<(), String> {
+    if !env.switch {
+        return Err("needs root, to run as two users".into());
+    }
+    let who = std::env::var(OTHER_USER).unwrap_or_else(|_| "nobody".into());
+    let (ouid, ogid) = user_ids(&who).ok_or(format!(
+        "no user {who:?} to be the second user (set {OTHER_USER} to an unprivileged user)"
+    ))?;
+    if ouid == 0 || ouid == env.uid {
+        return Err(format!(
+            "{OTHER_USER}={who} must be neither root nor {USER}"
+        ));
+    }
+    if !Path::new("/etc/fuse.conf").exists() {
+        return Err("/etc/fuse.conf is missing (the fuse3 package ships one)".into());
+    }
+    let other = Env {
+        uid: ouid,
+        gid: ogid,
+        switch: true,
+        dev_open: env.dev_open,
+        rdev: env.rdev,
+        bin: env.bin.clone(),
+        _dir: tempdir(),
+    };
+    let rdev = env.rdev;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Its own namespace: /dev/fuse open to the user, and user_allow_other.
+            let _ns = PrivateDevFuse::make_with(0o666, rdev, Some("user_allow_other\n"));
+            two_users(env, &other);
+        })
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    });
+    Ok(())
+}
+
+fn two_users(env: &Env, other: &Env) {
+    let d = env.dir(&[
+        ("small.jsonl", "sessions/proj/open.jsonl"),
+        ("small.jsonl", "sessions/proj/secret.jsonl"),
+        ("small.jsonl", "sessions/proj/group.jsonl"),
+        ("small.jsonl", "sessions/hidden/inside.jsonl"),
+        ("small.jsonl", "elsewhere/target.jsonl"),
+    ]);
+    let dir = d.path();
+    let sessions = dir.join("sessions");
+    std::os::unix::fs::symlink(
+        dir.join("elsewhere/target.jsonl"),
+        sessions.join("proj/linked.jsonl"),
+    )
+    .unwrap();
+    env.give(&sessions.join("proj/linked.jsonl"));
+    let mode = |rel: &str, m: u32| {
+        fs::set_permissions(dir.join(rel), fs::Permissions::from_mode(m)).unwrap()
+    };
+    // The other user may walk to the mount point and the folders, as on any machine.
+    for (rel, m) in [
+        (".", 0o755),
+        ("mnt", 0o755),
+        ("sessions", 0o755),
+        ("sessions/proj", 0o755),
+        ("elsewhere", 0o755),
+        ("sessions/proj/open.jsonl", 0o644),
+        ("sessions/proj/secret.jsonl", 0o600),
+        ("sessions/proj/group.jsonl", 0o640),
+        ("sessions/hidden", 0o700),
+        ("elsewhere/target.jsonl", 0o600),
+    ] {
+        mode(rel, m);
+    }
+    // group.jsonl belongs to the second user's group.
+    let c = cstr(&sessions.join("proj/group.jsonl"));
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), env.uid, other.gid) }, 0);
+    let mut m = UserMount::start(
+        env,
+        dir,
+        &["mount", "--allow-other", "sessions", "mnt"],
+        ".sessionfs-stats",
+    );
+    let may = |who: &Env, script: &str| who.sh(dir, script).status.success();
+    // Every session: the same answer on disk and through the mount, for both users.
+    for (name, other_reads) in [
+        ("open", true),
+        ("secret", false),
+        ("group", true),
+        ("linked", false),
+    ] {
+        let disk = format!("cat sessions/proj/{name}.jsonl >/dev/null");
+        assert!(may(env, &disk), "the owner cannot read {name} on disk");
+        assert_eq!(may(other, &disk), other_reads, "{name} on disk");
+        for script in [
+            format!("cat mnt/proj/{name}/session.json >/dev/null"),
+            format!("ls mnt/proj/{name} >/dev/null"),
+            format!("head -c 100 mnt/proj/{name}/tree >/dev/null"),
+            format!("cat mnt/proj/{name}/name >/dev/null"),
+            format!("grep -r -q Oracle mnt/proj/{name}"),
+        ] {
+            assert!(may(env, &script), "the owner: {script}");
+            assert_eq!(
+                may(other, &script),
+                other_reads,
+                "the second user: {script} (the disk says {other_reads})"
+            );
+        }
+        // Owner, group and bits are the file's (a link: its target's).
+        let shown = env
+            .sh(dir, &format!("stat -c '%u %g %a' mnt/proj/{name} mnt/proj/{name}/session.json mnt/proj/{name}/reply"))
+            .ok()
+            .stdout;
+        let (gid, dir_bits, file_bits, reply_bits) = match name {
+            "open" => (env.gid, "555", "444", "644"),
+            "group" => (other.gid, "550", "440", "640"),
+            _ => (env.gid, "500", "400", "600"),
+        };
+        assert_eq!(
+            shown,
+            format!(
+                "{u} {gid} {dir_bits}\n{u} {gid} {file_bits}\n{u} {gid} {reply_bits}\n",
+                u = env.uid
+            ),
+            "{name}"
+        );
+    }
+    // A session the owner cannot read (root's, 0600): its ERROR says so, to whoever may
+    // list the folder (what `ls -l` of it shows on disk), and nothing of its content.
+    // The same for a session linked to such a file elsewhere: the target decides.
+    let rootonly = sessions.join("proj/rootonly.jsonl");
+    fs::copy(common::fixture("small.jsonl"), &rootonly).unwrap();
+    fs::set_permissions(&rootonly, fs::Permissions::from_mode(0o600)).unwrap();
+    let roots = dir.join("elsewhere/roots.jsonl");
+    fs::copy(common::fixture("small.jsonl"), &roots).unwrap();
+    fs::set_permissions(&roots, fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink(&roots, sessions.join("proj/rootlink.jsonl")).unwrap();
+    for name in ["rootonly", "rootlink"] {
+        for who in [env, other] {
+            let e = who
+                .sh(
+                    dir,
+                    &format!("ls mnt/proj/{name} && cat mnt/proj/{name}/ERROR"),
+                )
+                .ok()
+                .stdout;
+            assert!(
+                e.starts_with("ERROR\ncannot read the session file: Permission denied"),
+                "{name}: {e}"
+            );
+            assert!(!e.contains("Oracle"), "{name}: {e}");
+        }
+    }
+    // A folder the other user cannot list on disk, they cannot list through the mount.
+    assert!(!may(other, "ls sessions/hidden >/dev/null"));
+    assert!(!may(other, "ls mnt/hidden >/dev/null"));
+    assert!(!may(other, "cat mnt/hidden/inside/session.json >/dev/null"));
+    assert!(may(env, "cat mnt/hidden/inside/session.json >/dev/null"));
+    // Writing: the disk lets only the owner write, and so does the mount.
+    let open = sessions.join("proj/open.jsonl");
+    let before = fs::read(&open).unwrap();
+    let out = other.sh(
+        dir,
+        &format!("echo intruder > mnt/proj/open/.id/{ENTRY}/reply"),
+    );
+    assert!(
+        !out.status.success() && out.stderr.contains("Permission denied"),
+        "{out:?}"
+    );
+    assert!(!may(other, "echo x > mnt/proj/open/name"));
+    assert!(!may(
+        other,
+        &format!("touch mnt/proj/open/.id/{ENTRY}/fork")
+    ));
+    assert_eq!(fs::read(&open).unwrap(), before, "the second user wrote");
+    env.sh(dir, &format!("echo mine > mnt/proj/open/.id/{ENTRY}/reply"))
+        .ok();
+    assert_eq!(appended(&open, &before).len(), 1);
+    // A chmod on disk shows at once.
+    mode("sessions/proj/open.jsonl", 0o600);
+    let gone = wait_until(DEADLINE, || {
+        !may(other, "cat mnt/proj/open/session.json >/dev/null")
+    });
+    assert!(gone, "the second user still reads a session made 0600");
+    env.sh(dir, "fusermount3 -u mnt").ok();
+    m.exits_cleanly();
 }

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{Mount, is_root, run_command, sh};
+use common::{DEADLINE, Mount, is_root, run_command, sh, wait_until};
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
@@ -71,6 +71,59 @@ fn allow_other_lets_others_read_but_not_write() {
         "{out:?}"
     );
     assert_eq!(std::fs::read(&m.file).unwrap(), before);
+}
+
+/// Issue 27, point 1, as root mounts it: a `0600` session is refused to another user
+/// through the mount as on disk, whatever is asked (`tests/normal_user.rs` does the same
+/// with two unprivileged users); a `chmod` to `0644` lets them in, one back to `0600`
+/// shuts them out again.
+#[test]
+fn allow_other_shows_each_file_only_to_whom_the_disk_does() {
+    if !is_root() {
+        eprintln!("skipped: needs root to switch users");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::tempdir();
+    let file = dir.path().join("secret.jsonl");
+    std::fs::copy(common::fixture("small.jsonl"), &file).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let m = Mount::start(dir, file.clone(), &["--allow-other"]);
+    let mnt = m.mnt.display().to_string();
+    let reads = |what: &str| {
+        as_nobody(&format!("{what} >/dev/null"), Path::new("/"))
+            .status
+            .success()
+    };
+    assert!(
+        !reads(&format!("cat {}", file.display())),
+        "nobody reads it on disk"
+    );
+    for what in [
+        format!("cat {mnt}/session.json"),
+        format!("head {mnt}/tree"),
+        format!("cat {mnt}/name"),
+        format!("ls {mnt}"),
+        format!("cat {mnt}/.id/22776346/context"),
+    ] {
+        assert!(!reads(&what), "nobody could: {what}");
+    }
+    let modes = sh(
+        "stat -c '%a %u' . session.json name reply .id/22776346/fork",
+        &m.mnt,
+    )
+    .ok()
+    .stdout;
+    assert_eq!(modes, "500 0\n400 0\n600 0\n600 0\n600 0\n");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let open = wait_until(DEADLINE, || reads(&format!("cat {mnt}/session.json")));
+    assert!(open, "a chmod to 0644 did not let nobody in");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let shut = wait_until(DEADLINE, || {
+        !reads(&format!("cat {mnt}/.id/22776346/context"))
+    });
+    assert!(shut, "a chmod back to 0600 did not shut nobody out");
 }
 
 #[test]

@@ -1,17 +1,19 @@
 //! The `fuser::Filesystem` implementation: a translation layer and nothing more.
 //!
 //! Every handler makes one call on the view ([`FsView`]) and turns its answer into a
-//! reply: `Ok` into the reply's payload (attributes with the TTL the view chose,
-//! generation 0, a block size of 4096, and the mounting user as owner), `Err` into the
-//! errno that [`view::Error::errno`] names, logged at debug level.
+//! reply: `Ok` into the reply's payload (attributes with the TTL, owner, group and mode
+//! the view chose, generation 0, a block size of 4096), `Err` into the errno that
+//! [`view::Error::errno`] names, logged at debug level.
 //!
 //! A few requests have no counterpart in the view, and are answered here:
 //!
-//! * `setattr` without a size: timestamps are accepted and ignored, so `touch` and
-//!   `cp -p` succeed; a `chmod` or `chown` that would change anything is refused with
-//!   `EPERM` (the mode and owner of every inode are computed, and pretending to change
-//!   them would be a lie the next `stat` exposes), while one that restates the current
-//!   values succeeds.
+//! * `setattr` without a size: timestamps are accepted (and kept nowhere) on a file
+//!   that shows a write bit, so that `touch fork` forks and `cp -p` into `reply`
+//!   succeeds, and refused with `EACCES` everywhere else (a `touch` that reports
+//!   success and changes nothing would be a lie); a `chmod` or `chown` that would
+//!   change anything is refused with `EPERM` (the mode and owner of every inode are
+//!   the session file's, and pretending to change them would be a lie the next `stat`
+//!   exposes), while one that restates the current values succeeds.
 //! * `create`, `mknod`, `mkdir`, `rmdir` and `link`: the tree is derived from the
 //!   session file and cannot be edited this way. They fail with `EROFS` on a read-only
 //!   mount and `EACCES` otherwise. (`rename` goes to the view, which relabels within
@@ -62,8 +64,6 @@ type DestroyHook = Box<dyn FnOnce() + Send + Sync>;
 /// [`MultiView`](crate::view::MultiView) of a sessions directory) to the kernel.
 pub struct Adapter {
     view: Arc<dyn FsView>,
-    uid: u32,
-    gid: u32,
     read_only: bool,
     on_destroy: Option<DestroyHook>,
     /// Where a writer's `flush` waits for its invalidations (see `notify`).
@@ -71,13 +71,12 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    /// An adapter for `view`, whose inodes all belong to `uid`/`gid`. With `read_only`,
-    /// requests that would edit the tree fail with `EROFS` rather than `EACCES`.
-    pub fn new(view: Arc<dyn FsView>, uid: u32, gid: u32, read_only: bool) -> Adapter {
+    /// An adapter for `view` (which says who owns each inode, [`Attr::uid`]). With
+    /// `read_only`, requests that would edit the tree fail with `EROFS` rather than
+    /// `EACCES`.
+    pub fn new(view: Arc<dyn FsView>, read_only: bool) -> Adapter {
         Adapter {
             view,
-            uid,
-            gid,
             read_only,
             on_destroy: None,
             delivery: None,
@@ -113,8 +112,8 @@ impl Adapter {
             kind: file_type(a.kind),
             perm: a.perm,
             nlink: a.nlink,
-            uid: self.uid,
-            gid: self.gid,
+            uid: a.uid,
+            gid: a.gid,
             rdev: 0,
             blksize: BLKSIZE,
             flags: 0,
@@ -208,14 +207,14 @@ impl Filesystem for Adapter {
 
     fn setattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         mode: Option<u32>,
         uid: Option<u32>,
         gid: Option<u32>,
         size: Option<u64>,
-        _atime: Option<TimeOrNow>,
-        _mtime: Option<TimeOrNow>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
         _ctime: Option<SystemTime>,
         fh: Option<FileHandle>,
         _crtime: Option<SystemTime>,
@@ -232,8 +231,7 @@ impl Filesystem for Adapter {
                 Err(e) => return reply.error(errno(format_args!("setattr({ino})"), &e)),
             };
             let mode_changes = mode.is_some_and(|m| (m & 0o7777) as u16 != a.perm);
-            let owner_changes =
-                uid.is_some_and(|u| u != self.uid) || gid.is_some_and(|g| g != self.gid);
+            let owner_changes = uid.is_some_and(|u| u != a.uid) || gid.is_some_and(|g| g != a.gid);
             if mode_changes || owner_changes {
                 debug!(
                     "setattr({ino}, mode {mode:?}, uid {uid:?}, gid {gid:?}): refused: \
@@ -242,9 +240,28 @@ impl Filesystem for Adapter {
                 return reply.error(Errno::EPERM);
             }
         }
-        // Times are accepted and ignored; a size truncates.
+        // A size truncates. Times alone (`touch`) change nothing the mount keeps: they
+        // are accepted on a file that shows a write bit (`touch fork` forks, `cp -p`
+        // into `reply` must not fail at its end) and refused on every other, which
+        // would otherwise report a success that did nothing.
+        let touched = mtime.is_some() || atime.is_some();
         let result = match size {
             Some(size) => self.view.truncate(ino.0, fh.map(|f| f.0), size),
+            None if touched => match self.view.getattr(ino.0) {
+                Ok(a) if a.kind == FileKind::File && a.perm & 0o222 != 0 => self
+                    .view
+                    .touch(ino.0, fh.map(|f| f.0), Some(req.pid()))
+                    .and_then(|()| self.view.getattr(ino.0)),
+                Ok(_) => {
+                    debug!("setattr({ino}, times): refused: nothing to write there");
+                    return reply.error(if self.read_only {
+                        Errno::EROFS
+                    } else {
+                        Errno::EACCES
+                    });
+                }
+                Err(e) => Err(e),
+            },
             None => self.view.getattr(ino.0),
         };
         let a = match result {

@@ -617,7 +617,7 @@ fn mount_and_serve(args: &MountArgs, ready: &mut Option<ReadyPipe>) -> Result<()
     let slot: UnmountSlot = Arc::new(parking_lot::Mutex::new(None));
     let hook_slot = Arc::clone(&slot);
     let hook_mp = checked.mount_point.clone();
-    let adapter = Adapter::new(view, uid, gid, args.read_only)
+    let adapter = Adapter::new(view, args.read_only)
         .with_delivery(Arc::clone(&delivery))
         .on_destroy(move || unmount(&hook_slot, &hook_mp));
     let mut session = Session::new(adapter, &checked.mount_point, &config).map_err(|e| {

@@ -50,7 +50,7 @@ fn agent_of_file(path: &Path) -> Box<dyn crate::model::core::agent::Agent> {
         return a;
     }
     let first = (TABLE.first)();
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::model::core::input::open_regular(path) else {
         return first;
     };
     let mut buf = Vec::new();

@@ -657,3 +657,61 @@ fn the_check_above_the_model_sees_a_wrong_name() {
         ]
     );
 }
+
+/// The files the model, the view and the search open to read go through the core's
+/// opener (`core::input`: `open_regular` for a session file named by the user or a
+/// listing, `Session::open_side`/`open_beneath` for every other file a session reads),
+/// which never blocks, opens only regular files and bounds what it reads: a FIFO, a
+/// device or a link out of the agent's folder in a sessions folder must not hang or
+/// mislead the mount. A plain `File::open`, `fs::read` or `fs::read_to_string` outside
+/// it (and outside tests) fails this test, naming the line and what to use instead.
+#[test]
+fn files_are_opened_to_read_only_through_the_core() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for d in ["model", "view", "search"] {
+        rust_files(&base.join(d), &mut files);
+    }
+    // Opens that are not of a session's files, each with why.
+    let allowed: &[(&str, &str)] = &[
+        // Directories opened to be synced after a new file was written in them.
+        ("model/core/fork.rs", "File::open(dir)"),
+        ("model/codex/write/mod.rs", "fs::File::open(dir)"),
+        // The kernel's own file about a process.
+        ("view/session_view.rs", "read_to_string(format!(\"/proc/"),
+    ];
+    let mut wrong = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&base)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if rel == "model/core/input.rs" || rel == "model/architecture.rs" || name.contains("tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Test modules sit at the end of a file.
+        let text = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code_of(text).lines().enumerate() {
+            let opens = ["File::open(", "fs::read(", "fs::read_to_string("]
+                .iter()
+                .any(|p| line.contains(p));
+            let excused = allowed
+                .iter()
+                .any(|(file, what)| rel == *file && line.contains(what));
+            if opens && !excused {
+                wrong.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "files opened to read outside the core's opener: use input::open_regular for a \
+         session file, Session::open_side / read_side (or input::open_beneath) for any other \
+         file a session reads:\n{}",
+        wrong.join("\n")
+    );
+}

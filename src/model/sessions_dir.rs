@@ -27,7 +27,7 @@ pub use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// Session files end with this; a session's directory is named without it.
@@ -349,16 +349,64 @@ pub fn no_agent_sessions(agents: &[(&'static str, PathBuf)]) -> Option<String> {
 
 pub use crate::model::core::input::io_message;
 
-/// `NAME` for a file name `NAME.jsonl` with a non-empty `NAME`.
-pub fn session_stem(file_name: &OsStr) -> Option<&OsStr> {
+/// The name a session's directory is shown under for a file name `NAME.jsonl` with a
+/// non-empty `NAME`: `NAME`, unless it cannot be a name or should not reach a terminal
+/// as it is (`.` and `..`, from the files `..jsonl` and `...jsonl`; a name starting
+/// with `%`; one holding a control character): then `%` and `NAME` with `%` and the
+/// control bytes percent-encoded, as entry ids are escaped (`..jsonl` is `%.`).
+/// [`with_ext`] gives the file name back.
+pub fn session_stem(file_name: &OsStr) -> Option<OsString> {
     let b = file_name.as_bytes();
     let ext = SESSION_EXT.as_bytes();
-    (b.len() > ext.len() && b.ends_with(ext)).then(|| OsStr::from_bytes(&b[..b.len() - ext.len()]))
+    if b.len() <= ext.len() || !b.ends_with(ext) {
+        return None;
+    }
+    let stem = &b[..b.len() - ext.len()];
+    let control = |c: u8| c < 0x20 || c == 0x7f;
+    let plain =
+        stem != b"." && stem != b".." && stem[0] != b'%' && !stem.iter().any(|&c| control(c));
+    if plain {
+        return Some(OsStr::from_bytes(stem).to_os_string());
+    }
+    let mut out = vec![b'%'];
+    for &c in stem {
+        if c == b'%' || control(c) {
+            out.extend_from_slice(format!("%{c:02X}").as_bytes());
+        } else {
+            out.push(c);
+        }
+    }
+    Some(OsString::from_vec(out))
 }
 
-/// `NAME.jsonl` for a session named `NAME`.
+/// The file name (`NAME.jsonl`) of the session shown as `name` ([`session_stem`]).
 pub fn with_ext(name: &OsStr) -> OsString {
-    let mut f = name.to_os_string();
+    let b = name.as_bytes();
+    let mut f = match b.strip_prefix(b"%") {
+        Some(rest) => {
+            let mut out = Vec::with_capacity(rest.len());
+            let mut i = 0;
+            while i < rest.len() {
+                let hex = (rest[i] == b'%')
+                    .then(|| rest.get(i + 1..i + 3))
+                    .flatten()
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(c) => {
+                        out.push(c);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(rest[i]);
+                        i += 1;
+                    }
+                }
+            }
+            OsString::from_vec(out)
+        }
+        None => name.to_os_string(),
+    };
     f.push(SESSION_EXT);
     f
 }
@@ -389,7 +437,7 @@ pub fn is_side_folder_on_disk(dir: &Path, d: &OsStr) -> bool {
     d == "memory"
         && fs::read_dir(dir).is_ok_and(|rd| {
             rd.flatten()
-                .any(|e| session_stem(&e.file_name()).is_some_and(is_uuid))
+                .any(|e| session_stem(&e.file_name()).is_some_and(|s| is_uuid(&s)))
         })
 }
 
@@ -423,7 +471,7 @@ pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
         } else if ft.is_file()
             && let Some(stem) = session_stem(&name)
         {
-            out.sessions.push(stem.to_os_string());
+            out.sessions.push(stem);
         }
     }
     out.projects.sort();
@@ -476,9 +524,22 @@ mod tests {
 
     #[test]
     fn stems() {
-        assert_eq!(session_stem(OsStr::new("a.jsonl")), Some(OsStr::new("a")));
-        assert_eq!(session_stem(OsStr::new(".jsonl")), None);
-        assert_eq!(session_stem(OsStr::new("a.json")), None);
+        let stem = |s: &str| session_stem(OsStr::new(s));
+        assert_eq!(stem("a.jsonl").as_deref(), Some(OsStr::new("a")));
+        assert_eq!(stem(".jsonl"), None);
+        assert_eq!(stem("a.json"), None);
+        // Names that cannot be shown as they are, and back.
+        for (file, shown) in [
+            ("..jsonl", "%."),
+            ("...jsonl", "%.."),
+            ("%x.jsonl", "%%25x"),
+            ("a\nb.jsonl", "%a%0Ab"),
+            ("\x1b]0;t\x07.jsonl", "%%1B]0;t%07"),
+        ] {
+            assert_eq!(stem(file).as_deref(), Some(OsStr::new(shown)), "{file:?}");
+            assert_eq!(with_ext(OsStr::new(shown)), OsStr::new(file));
+        }
+        assert_eq!(with_ext(OsStr::new("a")), OsStr::new("a.jsonl"));
     }
 
     #[test]

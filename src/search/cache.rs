@@ -209,7 +209,7 @@ impl Cache {
     /// The map stored under `key`, in `format`, if there is one, intact.
     pub fn load(&self, key: &Key, format: &dyn MapFormat) -> Option<Box<dyn HitMap>> {
         let p = self.dir.join(key.file_name());
-        let f = File::open(&p).ok()?;
+        let f = crate::model::input::open_regular(&p).ok()?;
         let len = f.metadata().ok()?.len();
         if len > self.max_bytes {
             return None;

@@ -75,6 +75,7 @@ pub mod rules;
 pub mod session;
 pub mod walk;
 
+use crate::model::core::text::escape_controls;
 use grepfile::Mode;
 use output::{Colors, Printer};
 use parking_lot::{Condvar, Mutex};
@@ -383,8 +384,10 @@ fn print_sessions(
             });
             writeln!(out, "{v}")?;
         } else {
-            let name = h.name.as_deref().unwrap_or("");
-            writeln!(out, "{last}  {:>6}  {}  {name}", h.hits, h.path)?;
+            // A line sessionfs composes: nothing of a session's drives the terminal.
+            let name = escape_controls(h.name.as_deref().unwrap_or(""));
+            let path = escape_controls(&h.path);
+            writeln!(out, "{last}  {:>6}  {path}  {name}", h.hits)?;
         }
     }
     Ok(())

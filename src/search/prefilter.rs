@@ -639,7 +639,14 @@ fn spill_may_match(sp: &Spill, line: &[u8], session: Option<&Path>) -> bool {
     match (sp.file)(session, line) {
         Err(()) => true,
         Ok(None) => false,
-        Ok(Some(p)) => std::fs::read(p).map_or(true, |data| sp.literals.is_match(&data)),
+        // Read as the mount reads it (inside the session's folder, a regular file,
+        // bounded); one that cannot be read may hold anything.
+        Ok(Some(p)) => crate::model::input::read_beneath(
+            session.parent().unwrap_or(Path::new(".")),
+            &p,
+            crate::model::input::max_line() as u64,
+        )
+        .map_or(true, |data| sp.literals.is_match(&data)),
     }
 }
 

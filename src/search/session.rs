@@ -84,9 +84,18 @@ pub trait Searchable {
     fn is_piece(&self, i: u32) -> bool;
     /// Its KIND file's text and its images, exactly as the mount serves them.
     fn content(&self, i: u32) -> io::Result<Content>;
+    /// A side file the content names (`full-output`), read as the mount reads it
+    /// (`Session::read_side`: inside the agent's folder, a regular file, bounded).
+    fn read_side(&self, p: &Path, max: u64) -> io::Result<Vec<u8>> {
+        input::read_beneath(p.parent().unwrap_or(Path::new(".")), p, max)
+    }
 }
 
 impl Searchable for Session {
+    fn read_side(&self, p: &Path, max: u64) -> io::Result<Vec<u8>> {
+        Session::read_side(self, p, max)
+    }
+
     fn session_name(&self) -> Option<String> {
         self.name().map(str::to_string)
     }
@@ -350,7 +359,11 @@ struct FileResult {
 
 /// Searches an entry's content files: its KIND file, its images, and the full output
 /// its format keeps apart (`full-output`), in the order its directory lists them.
-fn results_of(c: Content, search: &Search) -> io::Result<Vec<FileResult>> {
+fn results_of(
+    c: Content,
+    search: &Search,
+    session: Option<&dyn Searchable>,
+) -> io::Result<Vec<FileResult>> {
     let keep = |found: &Found, bytes: Vec<u8>| {
         if found.lines.is_empty() {
             Vec::new()
@@ -376,7 +389,13 @@ fn results_of(c: Content, search: &Search) -> io::Result<Vec<FileResult>> {
         });
     }
     if let Some(p) = c.full_output {
-        let data = std::fs::read(p)?;
+        // A side file: opened as the mount opens it (inside the session's folder,
+        // only a regular file, bounded).
+        let max = input::max_line() as u64;
+        let data = match session {
+            Some(s) => s.read_side(&p, max)?,
+            None => input::read_beneath(p.parent().unwrap_or(Path::new(".")), &p, max)?,
+        };
         let found = grepfile::grep(&search.pattern, &data, search.mode);
         v.push(FileResult {
             image: Some(FULL_OUTPUT.to_string()),
@@ -690,7 +709,7 @@ fn scan_file<'a>(
             let results = r
                 .line_content
                 .and_then(|f| f(line))
-                .and_then(|c| results_of(c, search).ok());
+                .and_then(|c| results_of(c, search, None).ok());
             if let Some(rs) = &results
                 && search.mode != Mode::Count
                 && rs.iter().all(|r| r.found.count == 0)
@@ -916,7 +935,7 @@ fn walk(
                 found: Found::default(),
                 bytes: Vec::new(),
             }],
-            None => match s.content(i).and_then(|c| results_of(c, search)) {
+            None => match s.content(i).and_then(|c| results_of(c, search, Some(s))) {
                 Ok(r) => r,
                 Err(e) => {
                     emit(Chunk::Out(std::mem::take(&mut out)));

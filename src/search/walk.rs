@@ -4,7 +4,7 @@
 
 use super::session::Job;
 use crate::model::input;
-use crate::model::sessions_dir::{self, SESSION_EXT, io_message as io_msg};
+use crate::model::sessions_dir::{self, io_message as io_msg};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -114,11 +114,8 @@ fn dir_jobs(dir: &Path, prefix: &[u8], jobs: &mut Vec<Job>, problems: &mut Vec<P
             return;
         }
     };
-    let file = |d: &Path, stem: &OsStr| {
-        let mut n = stem.to_os_string();
-        n.push(SESSION_EXT);
-        d.join(n)
-    };
+    // A session's shown name back to its file (`..jsonl` is shown as `%.`).
+    let file = |d: &Path, stem: &OsStr| d.join(sessions_dir::with_ext(stem));
     for p in &top.projects {
         let pdir = dir.join(p);
         let pprefix = join(prefix, p);

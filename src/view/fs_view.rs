@@ -32,6 +32,10 @@ pub trait FsView: Send + Sync {
     fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32>;
     /// `setattr` with a size.
     fn truncate(&self, ino: u64, fh: Option<u64>, size: u64) -> Result<Attr>;
+    /// `setattr` of times alone (`touch`) on a file that shows a write bit, by the
+    /// process `pid`: what it does, if anything (on `fork`, it forks; see
+    /// `SessionView::touch`).
+    fn touch(&self, ino: u64, fh: Option<u64>, pid: Option<u32>) -> Result<()>;
     fn flush(&self, ino: u64, fh: u64, pid: Option<u32>) -> Result<()>;
     fn release(&self, ino: u64, fh: u64) -> Result<()>;
     fn symlink(&self, parent: u64, name: &OsStr, target: &Path) -> Result<Attr>;
@@ -78,6 +82,9 @@ impl FsView for SessionView {
     }
     fn truncate(&self, ino: u64, fh: Option<u64>, size: u64) -> Result<Attr> {
         SessionView::truncate(self, ino, fh, size)
+    }
+    fn touch(&self, ino: u64, fh: Option<u64>, pid: Option<u32>) -> Result<()> {
+        SessionView::touch(self, ino, fh, pid)
     }
     fn flush(&self, ino: u64, fh: u64, pid: Option<u32>) -> Result<()> {
         SessionView::flush_from(self, ino, fh, pid)

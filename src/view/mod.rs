@@ -23,6 +23,7 @@ pub use multi::{
 pub use names::{entry_name, escape_id, unescape_name};
 pub use session_view::{NO_HANDLE, Opened, Options, SessionView};
 
+pub use crate::model::input::Access;
 use std::ffi::OsString;
 use std::time::{Duration, SystemTime};
 
@@ -46,9 +47,51 @@ pub struct Attr {
     pub mtime: SystemTime,
     /// Permission bits (e.g. 0o444).
     pub perm: u16,
+    /// Owner and group.
+    pub uid: u32,
+    pub gid: u32,
     pub nlink: u32,
     /// How long the kernel may cache these attributes and the name that led here.
     pub ttl: Duration,
+}
+
+impl Attr {
+    /// The attributes of an inode that shows what `access` describes: the one rule
+    /// for who may do what in the mount. Every file and directory of a session carries
+    /// the session's owner, group and permission bits (the model's [`Access`]: its
+    /// file's, narrowed by the other files it shows), so that with `--allow-other` the
+    /// kernel (`default_permissions`) refuses exactly whom the disk refuses. A file
+    /// keeps the read bits; a directory gets search with read; write bits only where
+    /// `writes` (the mount writes there and the agent would take it, see
+    /// `Session::refusal`). A symbolic link is `0777`, as links are; only its owner
+    /// matters. A sessions directory's own folders carry the folder's bits the same
+    /// way (they are never written).
+    pub fn shown(
+        ino: u64,
+        kind: FileKind,
+        size: u64,
+        mtime: SystemTime,
+        ttl: Duration,
+        access: Access,
+        writes: bool,
+    ) -> Attr {
+        let perm = match kind {
+            FileKind::Dir => access.dir_mode(writes),
+            FileKind::File => access.file_mode(writes),
+            FileKind::Symlink => 0o777,
+        };
+        Attr {
+            ino,
+            kind,
+            size,
+            mtime,
+            perm,
+            uid: access.uid,
+            gid: access.gid,
+            nlink: 1,
+            ttl,
+        }
+    }
 }
 
 /// How a file is opened for writing: the `open(2)` flags a view needs to know.
@@ -160,8 +203,22 @@ impl Error {
 }
 
 impl From<std::io::Error> for Error {
+    /// The errno of an I/O error; one made by sessionfs (no errno) by its kind. A read
+    /// past the end of a file that was cut under the mount (the bytes an inode shows
+    /// are gone) is `ESTALE`, as for an inode from before a reload, never `EIO`.
     fn from(e: std::io::Error) -> Self {
-        Error::Io(e.raw_os_error().unwrap_or(libc::EIO))
+        use std::io::ErrorKind as K;
+        if let Some(n) = e.raw_os_error() {
+            return Error::Io(n);
+        }
+        match e.kind() {
+            K::UnexpectedEof => Error::Stale,
+            K::NotFound => Error::NotFound,
+            K::PermissionDenied => Error::Access,
+            K::FileTooLarge => Error::TooBig,
+            K::InvalidInput => Error::Invalid,
+            _ => Error::Io(libc::EIO),
+        }
     }
 }
 

@@ -93,8 +93,8 @@
 
 use super::inode::{self as ino, ENTRY_BASE, LABEL_BASE, SLOTS, Slot, entry_ino};
 use super::{
-    Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, NO_HANDLE, OpenMode,
-    Opened, Options, Result,
+    Access, Attr, DirEntry, Error, FileKind, FsView, Invalidation, InvalidationSink, NO_HANDLE,
+    OpenMode, Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
@@ -336,6 +336,9 @@ struct Failed {
     text: Arc<Vec<u8>>,
     stat: (u64, u64, u64, i64, i64),
     mtime: SystemTime,
+    /// The file could not even be opened (no byte of it read): `ERROR` then says no
+    /// more than `ls -l` of the folder does, and is shown with the folder's bits.
+    unopened: bool,
 }
 
 /// The numbering of a dropped view and the file it indexed.
@@ -925,6 +928,7 @@ impl MultiView {
                         text: text.clone(),
                         stat,
                         mtime,
+                        unopened: matches!(err, LoadError::Io(_)),
                     });
                     Ok(Got::Failed(text, mtime))
                 }
@@ -1170,53 +1174,104 @@ impl MultiView {
         }
     }
 
+    /// A folder of the sessions directory: the folder's own owner, group and bits (read
+    /// and search only: the mount never writes there).
     fn dir_attr(&self, ino: u64, path: &Path) -> Result<Attr> {
         let md = fs::metadata(path).map_err(not_found_or)?;
         if !md.is_dir() {
             return Err(Error::NotFound);
         }
-        Ok(Attr {
+        Ok(Attr::shown(
             ino,
-            kind: FileKind::Dir,
-            size: 0,
-            mtime: mtime_of(&md),
-            perm: 0o555,
-            nlink: 1,
-            ttl: SHORT,
-        })
+            FileKind::Dir,
+            0,
+            mtime_of(&md),
+            SHORT,
+            Access::of(&md),
+            false,
+        ))
     }
 
-    /// A session's directory, from its file's `stat` alone.
+    /// A session's directory, from its file's `stat` alone (the file's owner, group and
+    /// bits); once the session is indexed, the view's own root (narrowed by the other
+    /// files it shows, see `Session::access`).
     fn session_dir_attr(&self, e: &SlotEntry) -> Result<Attr> {
         let md = fs::metadata(e.path()).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
-        Ok(Self::session_dir_attr_of(e, &md))
-    }
-
-    /// Its time is the session's last activity, by the agent's own clock (the newest
-    /// time its files' last lines hold: `model::core::activity`), so that `ls -t` and
-    /// `ls -l` list the newest first whatever a copy did to the files' times; read
-    /// again when a file's size or time changes, and the file's modification time
-    /// when they hold none.
-    fn session_dir_attr_of(e: &SlotEntry, md: &fs::Metadata) -> Attr {
-        let mtime = Self::activity(e)
-            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
-            .unwrap_or_else(|| mtime_of(md));
-        Attr {
-            ino: slot_ino(e.num, ino::ROOT),
-            kind: FileKind::Dir,
-            size: 0,
-            mtime,
-            perm: 0o555,
-            nlink: 1,
-            ttl: SHORT,
+        let (loaded, failed) = {
+            let st = e.state.lock();
+            (st.loaded.clone(), st.failed.is_some())
+        };
+        if failed {
+            // Its `ERROR`'s bits (see `failed_access`).
+            return Ok(Attr::shown(
+                slot_ino(e.num, ino::ROOT),
+                FileKind::Dir,
+                0,
+                mtime_of(&md),
+                SHORT,
+                self.failed_access(e),
+                false,
+            ));
         }
+        if let Some(l) = loaded
+            && let Ok(a) = l.view.getattr(ino::ROOT)
+        {
+            return Ok(Attr {
+                ino: slot_ino(e.num, ino::ROOT),
+                mtime: Self::session_time(e, &md),
+                ttl: SHORT,
+                ..a
+            });
+        }
+        Ok(self.session_dir_attr_of(e, &md))
     }
 
-    /// The session's last activity (see [`Self::session_dir_attr_of`]), kept while its
-    /// files keep their sizes and times.
+    /// A session's directory before it is indexed: its file's owner, group and bits;
+    /// a file the mounting user may not read at all will be an `ERROR` with its folder's
+    /// bits (see `failed_access`), and is shown so from the start, so that the user
+    /// can enter it and read why.
+    fn session_dir_attr_of(&self, e: &SlotEntry, md: &fs::Metadata) -> Attr {
+        let readable = std::ffi::CString::new(e.path().as_os_str().as_bytes())
+            // SAFETY: a valid C string; access(2) only looks.
+            .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0);
+        let access = if readable {
+            Access::of(md)
+        } else {
+            fs::metadata(&e.container.path).map_or(
+                Access {
+                    mode: 0o400,
+                    ..self.own_access()
+                },
+                |m| Access::of(&m),
+            )
+        };
+        Attr::shown(
+            slot_ino(e.num, ino::ROOT),
+            FileKind::Dir,
+            0,
+            Self::session_time(e, md),
+            SHORT,
+            access,
+            false,
+        )
+    }
+
+    /// A session directory's time is the session's last activity, by the agent's own
+    /// clock (the newest time its files' last lines hold: `model::core::activity`), so
+    /// that `ls -t` and `ls -l` list the newest first whatever a copy did to the files'
+    /// times; read again when a file's size or time changes, and the file's
+    /// modification time when they hold none.
+    fn session_time(e: &SlotEntry, md: &fs::Metadata) -> SystemTime {
+        Self::activity(e)
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+            .unwrap_or_else(|| mtime_of(md))
+    }
+
+    /// The session's last activity (see [`Self::session_time`]), kept while its files
+    /// keep their sizes and times.
     fn activity(e: &SlotEntry) -> Option<i64> {
         let files = {
             let f = e.files.lock();
@@ -1244,20 +1299,51 @@ impl MultiView {
         ms
     }
 
-    fn own_file_attr(ino: u64, size: usize, mtime: SystemTime) -> Attr {
-        Attr {
-            ino,
-            kind: FileKind::File,
-            size: size as u64,
-            mtime,
-            perm: 0o444,
-            nlink: 1,
-            ttl: SHORT,
+    /// The mounting user's own: what this view shows of itself (the stats file, the
+    /// root of an all-agents mount).
+    fn own_access(&self) -> Access {
+        Access {
+            uid: self.opts.session.uid,
+            gid: self.opts.session.gid,
+            mode: 0o444,
         }
     }
 
-    fn error_attr(e: &SlotEntry, text: &[u8], mtime: SystemTime) -> Attr {
-        Self::own_file_attr(slot_ino(e.num, ERROR_LOCAL), text.len(), mtime)
+    /// Who may read what a session that cannot be shown shows (its directory and
+    /// `ERROR`): its file's owner, group and bits; the mounting user alone when the file
+    /// cannot even be looked at.
+    ///
+    /// A file that could not be opened at all (the mounting user may not read it) gives
+    /// its folder's bits instead: its `ERROR` holds the file's path and why, no more
+    /// than whoever may list the folder on disk sees, so the mounting user is told why
+    /// the session is not shown rather than refused its `ERROR` too. A file that was
+    /// read but is no session keeps its own bits (the reason may quote it).
+    fn failed_access(&self, e: &SlotEntry) -> Access {
+        let unopened = e.state.lock().failed.as_ref().is_some_and(|f| f.unopened);
+        let path = if unopened {
+            e.container.path.clone()
+        } else {
+            e.path()
+        };
+        match fs::metadata(&path) {
+            Ok(md) => Access::of(&md),
+            Err(_) => Access {
+                mode: 0o400,
+                ..self.own_access()
+            },
+        }
+    }
+
+    fn error_attr(&self, e: &SlotEntry, text: &[u8], mtime: SystemTime) -> Attr {
+        Attr::shown(
+            slot_ino(e.num, ERROR_LOCAL),
+            FileKind::File,
+            text.len() as u64,
+            mtime,
+            SHORT,
+            self.failed_access(e),
+            false,
+        )
     }
 
     /// The counters change under the kernel's feet, and on a read-only mount it keeps
@@ -1268,10 +1354,15 @@ impl MultiView {
     /// (see the adapter's `init`) makes the kernel drop the cached page: a read right
     /// after a load shows it.
     fn stats_attr(&self) -> Attr {
-        Attr {
-            ttl: Duration::ZERO,
-            ..Self::own_file_attr(STATS_INO, self.stats_text().len(), SystemTime::now())
-        }
+        Attr::shown(
+            STATS_INO,
+            FileKind::File,
+            self.stats_text().len() as u64,
+            SystemTime::now(),
+            Duration::ZERO,
+            self.own_access(),
+            false,
+        )
     }
 
     fn refuse_write(&self) -> Error {
@@ -1490,7 +1581,7 @@ impl MultiView {
             {
                 invs.push(Invalidation::Entry {
                     parent: c.ino,
-                    name: stem.to_os_string(),
+                    name: stem,
                 });
             }
         }
@@ -1499,7 +1590,7 @@ impl MultiView {
             self.ensure_watched(&p);
         }
         if let Some(stem) = session_stem(name)
-            && let Some(e) = self.known_slot(container, stem)
+            && let Some(e) = self.known_slot(container, &stem)
         {
             self.session_changed(&e);
         }
@@ -1728,6 +1819,15 @@ impl MultiView {
         Ok(d[start..end].to_vec())
     }
 
+    /// A fork made through the view of `e` is a new session beside it: shown now.
+    fn show_created(&self, e: &SlotEntry, l: &Loaded) {
+        for p in l.view.take_created() {
+            if let Some(n) = p.file_name() {
+                self.dir_changed(e.container.idx, n, true);
+            }
+        }
+    }
+
     /// Runs `f` on the view of `e`, then forwards its invalidations.
     fn in_view<T>(&self, e: &Arc<SlotEntry>, f: impl FnOnce(&Loaded) -> Result<T>) -> Result<T> {
         match self.get(e)? {
@@ -1754,7 +1854,7 @@ impl SlotEntry {
 impl Kept {
     /// `(dev, ino)`, length and last bytes of the file now.
     fn stamp(path: &Path) -> Option<((u64, u64), u64, Vec<u8>)> {
-        let f = fs::File::open(path).ok()?;
+        let f = crate::model::input::open_regular(path).ok()?;
         let md = f.metadata().ok()?;
         let len = md.len();
         let k = len.min(64);
@@ -1765,7 +1865,7 @@ impl Kept {
 
     /// Is the file at `path` still this one, only appended to?
     fn still_prefix_of(&self, path: &Path) -> bool {
-        let Ok(f) = fs::File::open(path) else {
+        let Ok(f) = crate::model::input::open_regular(path) else {
             return false;
         };
         let Ok(md) = f.metadata() else { return false };
@@ -1801,7 +1901,7 @@ impl FsView for MultiView {
             Node::SessionDir(e) => match self.get(&e)? {
                 Got::Failed(text, mtime) => {
                     if name == ERROR_NAME {
-                        Ok(Self::error_attr(&e, &text, mtime))
+                        Ok(self.error_attr(&e, &text, mtime))
                     } else {
                         Err(Error::NotFound)
                     }
@@ -1840,7 +1940,7 @@ impl FsView for MultiView {
             Node::Container(c) => self.container_attr(&c),
             Node::SessionDir(e) => self.session_dir_attr(&e),
             Node::ErrorFile(e) => match self.get(&e)? {
-                Got::Failed(text, mtime) => Ok(Self::error_attr(&e, &text, mtime)),
+                Got::Failed(text, mtime) => Ok(self.error_attr(&e, &text, mtime)),
                 Got::View(_) => Err(Error::Stale),
             },
             Node::Inner(e, local) => self.in_view(&e, |l| {
@@ -1935,17 +2035,17 @@ impl FsView for MultiView {
                         .into_iter()
                         .map(|(off, d)| {
                             let a = if d.kind == FileKind::File {
-                                Self::error_attr(&e, &text, mtime)
+                                self.error_attr(&e, &text, mtime)
                             } else {
-                                Attr {
-                                    ino: d.ino,
-                                    kind: FileKind::Dir,
-                                    size: 0,
+                                Attr::shown(
+                                    d.ino,
+                                    FileKind::Dir,
+                                    0,
                                     mtime,
-                                    perm: 0o555,
-                                    nlink: 1,
-                                    ttl: SHORT,
-                                }
+                                    SHORT,
+                                    self.failed_access(&e),
+                                    false,
+                                )
                             };
                             (off, d, a)
                         })
@@ -2028,13 +2128,8 @@ impl FsView for MultiView {
                     e.state.lock().handles -= 1;
                 }
                 self.forward(&e, &l);
-                // A fork made by the open is a new session beside this one: shown now.
                 if write {
-                    for p in l.view.take_created() {
-                        if let Some(n) = p.file_name() {
-                            self.dir_changed(e.container.idx, n, true);
-                        }
-                    }
+                    self.show_created(&e, &l);
                 }
                 r
             }
@@ -2085,9 +2180,22 @@ impl FsView for MultiView {
                     .loaded
                     .clone()
                     .ok_or(Error::Io(libc::EBADF))?;
-                l.view.write(Self::to_local(&l, local)?, fh, offset, data)
+                let r = l.view.write(Self::to_local(&l, local)?, fh, offset, data);
+                self.show_created(&e, &l);
+                r
             }
             _ => Err(Error::Io(libc::EBADF)),
+        }
+    }
+
+    fn touch(&self, i: u64, fh: Option<u64>, pid: Option<u32>) -> Result<()> {
+        match self.node(i)? {
+            Node::Inner(e, local) => self.in_view(&e, |l| {
+                let r = l.view.touch(Self::to_local(l, local)?, fh, pid);
+                self.show_created(&e, l);
+                r
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -2251,15 +2359,15 @@ impl MultiView {
             .map(|m| mtime_of(&m))
             .max()
             .unwrap_or(UNIX_EPOCH);
-        Attr {
-            ino: ROOT_INO,
-            kind: FileKind::Dir,
-            size: 0,
+        Attr::shown(
+            ROOT_INO,
+            FileKind::Dir,
+            0,
             mtime,
-            perm: 0o555,
-            nlink: 1,
-            ttl: SHORT,
-        }
+            SHORT,
+            self.own_access(),
+            false,
+        )
     }
 
     /// The session `name` in folder `c`, if its file is there; with its directory's
@@ -2283,7 +2391,7 @@ impl MultiView {
             .slots_for(c, &[name.to_os_string()])
             .pop()
             .ok_or(Error::Io(libc::EOVERFLOW))?;
-        Ok(Self::session_dir_attr_of(&e, &md))
+        self.session_dir_attr(&e)
     }
 
     /// A view's listing in this mount's numbers; `..` of the session's root is its

@@ -1,10 +1,15 @@
 //! How entry ids become file names, and back.
 //!
 //! An id is used as its own name when it can be one. Otherwise (it is empty, `.` or
-//! `..`, holds `/` or NUL, is longer than a name may be, starts with `%`, or equals one
-//! of the fixed names of the layout) it is shown escaped: `%` followed by the id with
-//! `%`, `/` and NUL percent-encoded. Plain names never start with `%`, so the mapping
-//! is one-to-one and [`unescape_name`] inverts it.
+//! `..`, holds `/`, NUL or another control character, is longer than a name may be,
+//! starts with `%`, or equals one of the fixed names of the layout) it is shown
+//! escaped: `%` followed by the id with `%`, `/` and every control character
+//! percent-encoded (its UTF-8 bytes). Plain names never start with `%`, so the mapping
+//! is one-to-one and [`unescape_name`] inverts it. A control character is escaped
+//! because a name reaches terminals raw (`find`, `grep -r` and `sessionfs grep` print
+//! paths as they are): a newline would cut a path in two, an escape sequence drive
+//! the terminal. Label names ([`escape_name`]) follow the same rule, without the
+//! layout's fixed names.
 
 use crate::model::Session;
 
@@ -49,14 +54,28 @@ pub const RESERVED: &[&str] = &[
 const MAX_NAME: usize = 255;
 
 fn needs_escape(id: &str) -> bool {
-    id.is_empty()
-        || id == "."
-        || id == ".."
-        || id.starts_with('%')
-        || id.contains(['/', '\0'])
-        || id.len() > MAX_NAME
-        || RESERVED.contains(&id)
-        || is_image_name(id)
+    name_needs_escape(id) || RESERVED.contains(&id) || is_image_name(id)
+}
+
+/// A string that cannot be a file name as it is (see the module docs).
+fn name_needs_escape(s: &str) -> bool {
+    s.is_empty()
+        || s == "."
+        || s == ".."
+        || s.starts_with('%')
+        || s.contains('/')
+        || s.chars().any(char::is_control)
+        || s.len() > MAX_NAME
+}
+
+/// The file name for a name of the session's (a label's): itself when it can be one,
+/// else escaped as ids are ([`escape_id`], without the layout's fixed names, which
+/// mean nothing in `labels/`).
+pub fn escape_name(s: &str) -> String {
+    if !name_needs_escape(s) {
+        return s.to_string();
+    }
+    percent_escaped(s)
 }
 
 /// `image-N.EXT`, the names of image files.
@@ -72,19 +91,30 @@ pub fn escape_id(id: &str) -> String {
     if !needs_escape(id) {
         return id.to_string();
     }
-    let mut out = String::with_capacity(id.len() + 4);
+    percent_escaped(id)
+}
+
+/// `%` and `s` with `%`, `/`, a leading `!` and control characters percent-encoded;
+/// [`long_name`] when that is too long a name.
+fn percent_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
     out.push('%');
-    for (i, c) in id.chars().enumerate() {
+    for (i, c) in s.chars().enumerate() {
         match c {
             '!' if i == 0 => out.push_str("%21"),
             '%' => out.push_str("%25"),
             '/' => out.push_str("%2F"),
-            '\0' => out.push_str("%00"),
+            c if c.is_control() => {
+                let mut b = [0u8; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    out.push_str(&format!("%{byte:02X}"));
+                }
+            }
             c => out.push(c),
         }
     }
     if out.len() > MAX_NAME {
-        long_name(id)
+        long_name(s)
     } else {
         out
     }
@@ -113,7 +143,7 @@ pub fn long_name(id: &str) -> String {
     }
     let prefix: String = id
         .chars()
-        .filter(|&c| c != '/' && c != '\0' && c != '%')
+        .filter(|&c| c != '/' && c != '%' && !c.is_control())
         .scan(0usize, |n, c| {
             *n += c.len_utf8();
             (*n <= 200).then_some(c)
@@ -171,10 +201,13 @@ mod tests {
             "nul\0x",
             "%25",
             "%!x",
+            "line\nbreak",
+            "\u{1b}]0;owned\u{7}",
+            "csi\u{9b}31m",
         ] {
             let n = escape_id(id);
             assert!(n.starts_with('%'), "{id:?} -> {n:?}");
-            assert!(!n.contains('/') && !n.contains('\0') && n != "." && n != "..");
+            assert!(!n.contains('/') && !n.chars().any(char::is_control) && n != "." && n != "..");
             assert_eq!(unescape_name(&n).as_deref(), Some(id), "{n:?}");
         }
     }

@@ -41,13 +41,15 @@
 //! before it has reached the kernel (see `fuse::notify`), and that includes them.
 
 use super::inode::{self as ino, MAX_IMAGES, Slot, decode_entry, entry_ino};
-use super::names::{entry_name, escape_id, is_image_name, unescape_name};
+use super::names::{entry_name, escape_id, escape_name, is_image_name, unescape_name};
 use super::{Attr, DirEntry, Error, FileKind, Invalidation, InvalidationSink, OpenMode, Result};
 use crate::model::append::{
     NewEntry, Refused, merge, refuse_reply, refuse_written, sanitize_name, write_line,
 };
 use crate::model::core::content::{self, FULL_OUTPUT};
+use crate::model::core::reply::Write;
 use crate::model::core::session::{Change, NIL, Session};
+use crate::model::input::Access;
 use crate::model::time::now_ms;
 use crate::model::{AppendError, LoadError, tree, usage};
 use parking_lot::{Mutex, RwLock};
@@ -362,8 +364,13 @@ enum WriteTarget {
     /// A user message under this entry id, or a new root.
     Reply(Option<String>),
     Name,
-    /// `fork`: the fork was made when it was opened; what is written is ignored.
-    Fork,
+    /// `fork` of the entry with this id: the fork is made by the first write through
+    /// the descriptor (or by opening it with `O_TRUNC`, or by `touch`), once; what is
+    /// written is ignored. `made` once it was.
+    Fork {
+        id: String,
+        made: bool,
+    },
 }
 
 enum Handle {
@@ -400,6 +407,28 @@ enum Handle {
         opener: Option<u32>,
         failed: Option<Error>,
     },
+}
+
+/// The name of an errno, for the log (`EACCES`), or its number.
+fn errno_name(e: i32) -> String {
+    let name = match e {
+        libc::EACCES => "EACCES",
+        libc::EROFS => "EROFS",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ENOENT => "ENOENT",
+        libc::ESTALE => "ESTALE",
+        libc::EEXIST => "EEXIST",
+        libc::ENOSPC => "ENOSPC",
+        libc::EINVAL => "EINVAL",
+        libc::EIO => "EIO",
+        libc::EBUSY => "EBUSY",
+        libc::EILSEQ => "EILSEQ",
+        libc::ENOMSG => "ENOMSG",
+        libc::EFBIG => "EFBIG",
+        libc::EDQUOT => "EDQUOT",
+        _ => return format!("errno {e}"),
+    };
+    name.to_string()
 }
 
 /// The thread group (process) of thread `pid`, as FUSE reports the caller's thread.
@@ -441,6 +470,9 @@ pub struct SessionView {
     forks: Mutex<HashMap<String, Vec<u8>>>,
     /// Session files forks created, not yet reported to a sessions-directory view.
     created: Mutex<Vec<PathBuf>>,
+    /// The session's [`Access`] when last looked at by a refresh: a `chmod` or `chown`
+    /// of its file makes the kernel forget what it cached (see `access_moved`).
+    access: Mutex<Option<Access>>,
 }
 
 fn time_of(ms: i64) -> SystemTime {
@@ -456,16 +488,19 @@ fn time_of(ms: i64) -> SystemTime {
     }
 }
 
+/// A session file that can no longer be indexed (cut to nothing, or to a torn
+/// header, under the mount) no longer holds what the inodes of its last index name:
+/// they are stale (`ESTALE`), as after a reload, not an I/O error.
 fn load_err(e: LoadError) -> Error {
     match e {
         LoadError::Io(e) => e.into(),
-        _ => Error::Io(libc::EIO),
+        _ => Error::Stale,
     }
 }
 
 fn append_err(e: AppendError) -> Error {
     match e {
-        AppendError::LegacyV1 => Error::ReadOnly,
+        AppendError::LegacyV1 => Error::Access,
         AppendError::NoSuchEntry(_) => Error::NotFound,
         AppendError::BadLabel(_) => Error::Invalid,
         other => Error::Io(other.errno()),
@@ -509,6 +544,7 @@ impl SessionView {
         base: u64,
     ) -> std::result::Result<SessionView, LoadError> {
         let s = Session::open(path)?;
+        let access = s.access().ok();
         Ok(SessionView {
             path: path.to_path_buf(),
             opts,
@@ -530,6 +566,7 @@ impl SessionView {
             sink: InvalidationSink::default(),
             forks: Mutex::new(HashMap::new()),
             created: Mutex::new(Vec::new()),
+            access: Mutex::new(access),
         })
     }
 
@@ -586,7 +623,59 @@ impl SessionView {
             // Queued before `state` is let go (see "Locks").
             self.sink.send(invs);
         }
+        self.sink.send(self.access_moved(&st));
         more.map(|_| ()).map_err(load_err)
+    }
+
+    /// What the kernel must forget when the session file's owner, group or bits changed
+    /// since the last look (a `chmod` under the mount): the attributes it holds may let
+    /// someone in whom the disk now refuses. The names at the root are dropped (and
+    /// with them everything cached below: a path walked afresh gets the new bits at
+    /// each step), and the root's and fixed files' attributes.
+    fn access_moved(&self, st: &State) -> Vec<Invalidation> {
+        let Ok(now) = st.s.access() else {
+            return Vec::new();
+        };
+        let before = self.access.lock().replace(now);
+        if before.is_none_or(|b| b == now) {
+            return Vec::new();
+        }
+        let mut invs: Vec<Invalidation> = [
+            ino::ROOT,
+            ino::SESSION_JSON,
+            ino::NAME,
+            ino::TREE,
+            ino::ROOT_REPLY,
+            ino::BRANCHES,
+            ino::LABELS,
+            ino::ID_DIR,
+            ino::COST,
+            ino::COST_JSON,
+        ]
+        .into_iter()
+        .map(Invalidation::Inode)
+        .collect();
+        let s = &st.s;
+        let names = s.roots().iter().map(|&r| entry_name(s, r)).chain(
+            [
+                "session.json",
+                "name",
+                "tree",
+                "reply",
+                "leaf",
+                "branches",
+                "labels",
+                ".id",
+                "cost",
+                "cost.json",
+            ]
+            .map(String::from),
+        );
+        invs.extend(names.map(|name| Invalidation::Entry {
+            parent: ino::ROOT,
+            name: name.into(),
+        }));
+        invs
     }
 
     /// Catches up with lines appended to the file, if nothing holds the index right
@@ -609,6 +698,7 @@ impl SessionView {
             // Queued before `state` is let go (see "Locks").
             self.sink.send(invs);
         }
+        self.sink.send(self.access_moved(&st));
         true
     }
 
@@ -654,7 +744,7 @@ impl SessionView {
             for l in &before.labels {
                 invs.push(Invalidation::Entry {
                     parent: ino::LABELS,
-                    name: l.into(),
+                    name: escape_name(l).into(),
                 });
             }
             return invs;
@@ -709,7 +799,7 @@ impl SessionView {
             for l in &before.labels {
                 invs.push(Invalidation::Entry {
                     parent: ino::LABELS,
-                    name: l.into(),
+                    name: escape_name(l).into(),
                 });
                 // The same name may now point elsewhere (cached symlink target).
                 invs.push(Invalidation::Inode(self.label_ino(l)));
@@ -1096,24 +1186,28 @@ impl SessionView {
         )
     }
 
-    /// A `cost` file's attributes. Its figures need every entry of the session read:
-    /// not something an `ls -l` should pay for. So, as `tree`'s, its size is 0 (and
-    /// not cached by the kernel) until the session's usage has been read, which
-    /// opening it (or, with no `open`, the first read) does.
-    /// A `cost` file's size is exact from the first `stat`: `ls -l` reads the session's
-    /// usage once (the table is then kept for every `cost` of the session until the
-    /// file changes), as `cat` would; a size of 0 until then read as an empty file.
-    fn cost_attr(&self, st: &State, node: &Node, mtime: SystemTime, i: u64) -> Result<Attr> {
+    /// A `cost` file's attributes. Its size is exact from the first `stat`: `ls -l`
+    /// reads the session's usage once (the table is then kept for every `cost` of the
+    /// session until the file changes), as `cat` would; a size of 0 until then would
+    /// read as an empty file.
+    fn cost_attr(
+        &self,
+        st: &State,
+        node: &Node,
+        mtime: SystemTime,
+        i: u64,
+        access: Access,
+    ) -> Result<Attr> {
         let (size, ttl) = (self.cost_bytes(st, node)?.len() as u64, SHORT);
-        Ok(Attr {
-            ino: i,
-            kind: FileKind::File,
+        Ok(Attr::shown(
+            i,
+            FileKind::File,
             size,
             mtime,
-            perm: 0o444,
-            nlink: 1,
             ttl,
-        })
+            access,
+            false,
+        ))
     }
 
     /// What a `cost` file holds (root: the session; in an entry: the entry and the
@@ -1150,9 +1244,12 @@ impl SessionView {
         Ok(t)
     }
 
+    /// What `name` reads: the session's name, one line, its control characters
+    /// escaped (`\u{1b}`): a title can be written by the model (Claude Code's
+    /// `ai-title`) and must not drive the terminal of whoever `cat`s it.
     fn name_bytes(s: &Session) -> Vec<u8> {
         match s.name() {
-            Some(n) => format!("{n}\n").into_bytes(),
+            Some(n) => format!("{}\n", crate::model::core::text::escape_controls(n)).into_bytes(),
             None => Vec::new(),
         }
     }
@@ -1214,49 +1311,34 @@ impl SessionView {
 
     // ----- attributes -------------------------------------------------------------
 
+    /// Whether the mount writes through `w` here: not on a read-only mount, and only
+    /// where the agent would take it ([`Session::refusal`]).
+    fn writes(&self, s: &Session, w: Write) -> bool {
+        !self.opts.read_only && s.refusal(w).is_none()
+    }
+
     fn attr_of(&self, st: &State, i: u64, node: &Node) -> Result<Attr> {
         let s = &st.s;
-        let writable = !self.opts.read_only && !s.is_v1();
+        // Who may do what: the session's owner, group and bits, for every inode.
+        let access = s.access()?;
         let last_ts = s
             .leaf()
             .map(|l| s.entry(l).ts)
             .unwrap_or(s.header().timestamp_ms);
         let header_time = time_of(s.header().timestamp_ms);
-        let dir = |mtime, perm, ttl| Attr {
-            ino: i,
-            kind: FileKind::Dir,
-            size: 0,
-            mtime,
-            perm,
-            nlink: 1,
-            ttl,
+        let dir = |mtime, writes, ttl| Attr::shown(i, FileKind::Dir, 0, mtime, ttl, access, writes);
+        let file = |size, mtime, writes, ttl| {
+            Attr::shown(i, FileKind::File, size, mtime, ttl, access, writes)
         };
-        let file = |size, mtime, perm, ttl| Attr {
-            ino: i,
-            kind: FileKind::File,
-            size,
-            mtime,
-            perm,
-            nlink: 1,
-            ttl,
-        };
-        let link = |size, mtime, ttl| Attr {
-            ino: i,
-            kind: FileKind::Symlink,
-            size,
-            mtime,
-            perm: 0o777,
-            nlink: 1,
-            ttl,
-        };
-        let rw = if writable { 0o644 } else { 0o444 };
+        let link =
+            |size, mtime, ttl| Attr::shown(i, FileKind::Symlink, size, mtime, ttl, access, false);
         Ok(match node {
-            Node::Root => dir(header_time, 0o555, SHORT),
-            Node::SessionJson => file(s.session_json_len(), header_time, 0o444, FOREVER),
+            Node::Root => dir(header_time, false, SHORT),
+            Node::SessionJson => file(s.session_json_len(), header_time, false, FOREVER),
             Node::Name => file(
                 Self::name_bytes(s).len() as u64,
                 time_of(last_ts),
-                rw,
+                self.writes(s, Write::Name),
                 SHORT,
             ),
             // Drawing the tree means reading every entry of the session: not something
@@ -1265,28 +1347,20 @@ impl SessionView {
             Node::Tree => {
                 let size = st.tree.lock().size.unwrap_or(0);
                 // Not cached by the kernel: the size changes when it is first read.
-                file(size, time_of(last_ts), 0o444, Duration::ZERO)
+                file(size, time_of(last_ts), false, Duration::ZERO)
             }
-            Node::RootReply => file(0, header_time, rw, FOREVER),
+            Node::RootReply => file(0, header_time, self.writes(s, Write::Reply(None)), FOREVER),
             Node::Leaf => {
                 let l = s.leaf().ok_or(Error::NotFound)?;
                 let t = format!(".id/{}", entry_name(s, l));
                 link(t.len() as u64, time_of(last_ts), SHORT)
             }
-            Node::Branches => dir(time_of(last_ts), 0o555, SHORT),
-            // An agent without labels: its `labels/` is empty and read-only.
-            Node::Labels => dir(
-                time_of(last_ts),
-                if writable && s.labels_writable() {
-                    0o755
-                } else {
-                    0o555
-                },
-                SHORT,
-            ),
-            Node::IdDir => dir(header_time, 0o555, FOREVER),
+            Node::Branches => dir(time_of(last_ts), false, SHORT),
+            // Claude Code and Codex have no labels: their `labels/` is empty and read-only.
+            Node::Labels => dir(time_of(last_ts), self.writes(s, Write::Label), SHORT),
+            Node::IdDir => dir(header_time, false, FOREVER),
             // Changes with every append: read afresh (see `open_file_as`).
-            Node::Cost(_) => self.cost_attr(st, node, time_of(last_ts), i)?,
+            Node::Cost(_) => self.cost_attr(st, node, time_of(last_ts), i, access)?,
             Node::ForkedFrom => link(
                 Self::forked_from_target(s)?.len() as u64,
                 header_time,
@@ -1313,40 +1387,49 @@ impl SessionView {
                 let mtime = time_of(s.entry(idx).ts);
                 let context_ttl = if s.contexts_settled() { FOREVER } else { SHORT };
                 match slot {
-                    Slot::NestedDir => dir(mtime, 0o555, FOREVER),
-                    Slot::FlatDir => dir(mtime, 0o555, FOREVER),
+                    Slot::NestedDir => dir(mtime, false, FOREVER),
+                    Slot::FlatDir => dir(mtime, false, FOREVER),
                     // Forks are made after the entry: its listing grows.
-                    Slot::ForksDir => dir(mtime, 0o555, SHORT),
-                    Slot::Kind => file(self.kind_size(st, idx)?, mtime, 0o444, FOREVER),
+                    Slot::ForksDir => dir(mtime, false, SHORT),
+                    Slot::Kind => file(self.kind_size(st, idx)?, mtime, false, FOREVER),
                     Slot::Image(n) => {
                         let r = self.rendered(st, idx)?;
                         if *n == MAX_IMAGES
                             && let Some(p) = &r.full_output
                         {
-                            let len = std::fs::metadata(p)?.len();
-                            return Ok(file(len, mtime, 0o444, FOREVER));
+                            // A file of its own: its size, and its own bits too.
+                            let md = s.open_side(p)?.metadata()?;
+                            let own = access.narrowed_by(Access::of(&md));
+                            return Ok(Attr::shown(
+                                i,
+                                FileKind::File,
+                                md.len(),
+                                mtime,
+                                FOREVER,
+                                own,
+                                false,
+                            ));
                         }
                         let im = r.images.get(*n as usize - 1).ok_or(Error::NotFound)?;
-                        file(im.data.len() as u64, mtime, 0o444, FOREVER)
+                        file(im.data.len() as u64, mtime, false, FOREVER)
                     }
-                    Slot::Reply if !s.can_reply_at(idx) => file(0, mtime, 0o444, FOREVER),
-                    Slot::Reply => file(0, mtime, rw, FOREVER),
-                    Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, 0o444, FOREVER),
+                    Slot::Reply => file(0, mtime, self.writes(s, Write::Reply(Some(idx))), FOREVER),
+                    Slot::EntryJson => file(s.entry(idx).len as u64 + 1, mtime, false, FOREVER),
                     Slot::Context => file(
                         self.context(st, idx, false)?.text().len() as u64,
                         mtime,
-                        0o444,
+                        false,
                         context_ttl,
                     ),
                     Slot::ContextJson => file(
                         self.context(st, idx, true)?.json().len() as u64,
                         mtime,
-                        0o444,
+                        false,
                         context_ttl,
                     ),
                     // A Claude Code reply still being written changes the usage of its
                     // first line and the totals below it: short-lived.
-                    Slot::Cost | Slot::CostJson => self.cost_attr(st, node, mtime, i)?,
+                    Slot::Cost | Slot::CostJson => self.cost_attr(st, node, mtime, i, access)?,
                     Slot::EntryJsonLink
                     | Slot::ContextLink
                     | Slot::ContextJsonLink
@@ -1366,7 +1449,7 @@ impl SessionView {
                     Slot::Fork => file(
                         self.fork_text(s, idx).len() as u64,
                         mtime,
-                        rw,
+                        self.writes(s, Write::Fork(idx)),
                         Duration::ZERO,
                     ),
                     Slot::ParentLink => {
@@ -1382,7 +1465,7 @@ impl SessionView {
                         let json = *slot == Slot::RequestJsonFlatLink;
                         let c = self.request_ctx(st, idx, json)?;
                         let len = if json { c.json().len() } else { c.text().len() };
-                        file(len as u64, mtime, 0o444, context_ttl)
+                        file(len as u64, mtime, false, context_ttl)
                     }
                     // The request an answer answered never changes.
                     Slot::RequestLink
@@ -1484,9 +1567,9 @@ impl SessionView {
                     Node::E(e, Slot::BranchLink),
                 )
             }),
-            Node::Labels => s
-                .label_entry(name)
-                .map(|_| (self.label_ino(name), Node::Label(name.to_string()))),
+            Node::Labels => {
+                Self::label_named(s, name).map(|label| (self.label_ino(&label), Node::Label(label)))
+            }
             Node::E(idx, Slot::ForksDir) => s
                 .forks_at(idx)
                 .into_iter()
@@ -1641,7 +1724,7 @@ impl SessionView {
                 let skip = l.skip(names.len());
                 for name in names.into_iter().skip(skip) {
                     let li = self.label_ino(name);
-                    if !l.push(li, FileKind::Symlink, name.into()) {
+                    if !l.push(li, FileKind::Symlink, escape_name(name).into()) {
                         break;
                     }
                 }
@@ -1761,18 +1844,20 @@ impl SessionView {
         let st = self.state.read();
         let node = self.decode(&st, i)?;
         if mode.write {
-            let target = match &node {
-                Node::RootReply => WriteTarget::Reply(None),
-                Node::E(idx, Slot::Reply) if !st.s.can_reply_at(*idx) => {
-                    return Err(Error::Io(libc::EOPNOTSUPP));
-                }
-                Node::E(idx, Slot::Reply) => WriteTarget::Reply(Some(st.s.id_string(*idx))),
-                Node::Name => WriteTarget::Name,
-                Node::E(idx, Slot::Fork) => {
-                    let idx = *idx;
-                    drop(st);
-                    return self.open_fork(idx);
-                }
+            let (target, w) = match &node {
+                Node::RootReply => (WriteTarget::Reply(None), Write::Reply(None)),
+                Node::E(idx, Slot::Reply) => (
+                    WriteTarget::Reply(Some(st.s.id_string(*idx))),
+                    Write::Reply(Some(*idx)),
+                ),
+                Node::Name => (WriteTarget::Name, Write::Name),
+                Node::E(idx, Slot::Fork) => (
+                    WriteTarget::Fork {
+                        id: st.s.id_string(*idx),
+                        made: false,
+                    },
+                    Write::Fork(*idx),
+                ),
                 Node::Root | Node::IdDir | Node::Branches | Node::Labels => {
                     return Err(Error::IsDir);
                 }
@@ -1781,8 +1866,24 @@ impl SessionView {
                     return Err(self.refusal());
                 }
             };
-            if self.opts.read_only || st.s.is_v1() {
+            if self.opts.read_only {
                 return Err(Error::ReadOnly);
+            }
+            // Known to fail: fails here, where the shell sees it (the file shows no
+            // write bit, and the kernel says the same to everyone but root).
+            if let Some(why) = st.s.refusal(w) {
+                self.log_refused_open(&target, &why);
+                if let WriteTarget::Fork { id, .. } = &target {
+                    self.forks
+                        .lock()
+                        .insert(id.clone(), format!("error: {why}\n").into_bytes());
+                }
+                return Err(Error::Access);
+            }
+            if let WriteTarget::Fork { id, .. } = &target {
+                let id = id.clone();
+                drop(st);
+                return self.open_fork(id, mode, pid);
             }
             if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
                 self.writers.fetch_sub(1, Ordering::Relaxed);
@@ -1902,7 +2003,8 @@ impl SessionView {
                 if n == MAX_IMAGES
                     && let Some(p) = &r.full_output
                 {
-                    return Ok(bytes(std::fs::read(p)?));
+                    let max = crate::model::core::input::max_line() as u64;
+                    return Ok(bytes(st.s.read_side(p, max)?));
                 }
                 let k = n as usize - 1;
                 if k >= r.images.len() {
@@ -2018,6 +2120,19 @@ impl SessionView {
     /// and nothing the user did not write may reach the session, so it fails with
     /// `EINVAL` (and the descriptor appends nothing, as after any failed write).
     pub fn write(&self, _i: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32> {
+        // `fork`: the first write makes the fork (once); what is written is ignored,
+        // whatever its bytes.
+        let is_fork = matches!(
+            self.handles.lock().get(&fh),
+            Some(Handle::Write {
+                target: WriteTarget::Fork { .. },
+                ..
+            })
+        );
+        if is_fork {
+            self.fork_on_write(fh)?;
+            return Ok(data.len() as u32);
+        }
         let mut h = self.handles.lock();
         let Some(Handle::Write {
             target,
@@ -2033,11 +2148,6 @@ impl SessionView {
         };
         if let Some(e) = failed {
             return Err(e.clone());
-        }
-        // The fork was made when `fork` was opened; what is written to it is ignored,
-        // whatever its bytes.
-        if matches!(target, WriteTarget::Fork) {
-            return Ok(data.len() as u32);
         }
         let fail = |failed: &mut Option<Error>, e: Error| {
             *failed = Some(e.clone());
@@ -2095,14 +2205,37 @@ impl SessionView {
             let node = self.decode(&st, i)?;
             match node {
                 Node::RootReply | Node::Name | Node::E(_, Slot::Reply) => {
-                    if self.opts.read_only || st.s.is_v1() {
+                    if self.opts.read_only {
                         return Err(Error::ReadOnly);
                     }
+                    let w = match node {
+                        Node::RootReply => Write::Reply(None),
+                        Node::E(idx, _) => Write::Reply(Some(idx)),
+                        _ => Write::Name,
+                    };
+                    if st.s.refusal(w).is_some() {
+                        return Err(Error::Access);
+                    }
                 }
-                // `> fork` truncates before it writes: nothing to do (the open forked).
-                Node::E(_, Slot::Fork) if size == 0 => {
+                // A fork is made by writing, not by sizing: `truncate -s` of `fork` would
+                // succeed doing nothing. Only a descriptor that forked when it was opened
+                // with `O_TRUNC` may be cut to 0 (what a kernel without atomic `O_TRUNC`
+                // sends for `> fork`).
+                Node::E(_, Slot::Fork) => {
+                    let forked = fh.is_some_and(|fh| {
+                        matches!(
+                            self.handles.lock().get(&fh),
+                            Some(Handle::Write {
+                                target: WriteTarget::Fork { made: true, .. },
+                                ..
+                            })
+                        )
+                    });
                     drop(st);
-                    return self.getattr(i);
+                    if forked && size == 0 {
+                        return self.getattr(i);
+                    }
+                    return Err(Error::Invalid);
                 }
                 Node::Root
                 | Node::IdDir
@@ -2241,11 +2374,16 @@ impl SessionView {
             let target = match target {
                 WriteTarget::Reply(p) => WriteTarget::Reply(p.clone()),
                 WriteTarget::Name => WriteTarget::Name,
-                WriteTarget::Fork => return Ok(()),
+                WriteTarget::Fork { .. } => return Ok(()),
             };
             (target, text)
         };
         let text = text.strip_suffix('\n').unwrap_or(&text);
+        let what = match &target {
+            WriteTarget::Reply(Some(id)) => format!("the reply to {id}"),
+            WriteTarget::Reply(None) => "a reply at the root".to_string(),
+            _ => "the name".to_string(),
+        };
         match target {
             WriteTarget::Reply(parent) => {
                 if let Some(r) = refuse_reply(text) {
@@ -2261,9 +2399,17 @@ impl SessionView {
                 })
             }
             WriteTarget::Name => self.append_name(text),
-            WriteTarget::Fork => Ok(String::new()),
+            WriteTarget::Fork { .. } => Ok(String::new()),
         }
         .map(|_| ())
+        .inspect_err(|e| {
+            // Known only at close, which the shell ignores: the log says it.
+            log::warn!(
+                "{}: {what} failed ({}) when its file was closed; nothing appended",
+                self.path.display(),
+                errno_name(e.errno())
+            );
+        })
     }
 
     /// Says in the log why text written through a descriptor appends nothing (the
@@ -2273,7 +2419,7 @@ impl SessionView {
             WriteTarget::Reply(Some(id)) => format!("the reply to {id}"),
             WriteTarget::Reply(None) => "a reply at the root".to_string(),
             WriteTarget::Name => "the name".to_string(),
-            WriteTarget::Fork => "the fork file".to_string(),
+            WriteTarget::Fork { id, .. } => format!("the fork at {id}"),
         };
         let errno = if r == Refused::Blank {
             "ENOMSG"
@@ -2284,6 +2430,21 @@ impl SessionView {
             "{}: {file} refused ({errno}): {}; nothing appended",
             self.path.display(),
             r.reason()
+        );
+    }
+
+    /// Says in the log why a write was refused when it was opened (the shell shows
+    /// only the errno, `EACCES`).
+    fn log_refused_open(&self, target: &WriteTarget, why: &str) {
+        let file = match target {
+            WriteTarget::Reply(Some(id)) => format!("a reply to {id}"),
+            WriteTarget::Reply(None) => "a reply at the root".to_string(),
+            WriteTarget::Name => "the name".to_string(),
+            WriteTarget::Fork { id, .. } => format!("a fork at {id}"),
+        };
+        log::warn!(
+            "{}: {file} refused (EACCES): {why}; nothing written",
+            self.path.display()
         );
     }
 
@@ -2358,7 +2519,12 @@ impl SessionView {
                 && let Some(written) = st.s.write_reply(*parent, text)
             {
                 let id = written.map_err(|e| {
-                    log::info!("reply in {}: {e}", self.path.display());
+                    // The shell ignores the close that fails: the log says why.
+                    let errno = errno_name(e.errno());
+                    log::warn!(
+                        "{}: reply refused ({errno}): {e}; nothing written",
+                        self.path.display()
+                    );
                     append_err(e)
                 })?;
                 drop(st);
@@ -2377,24 +2543,59 @@ impl SessionView {
         Ok(ids)
     }
 
-    /// Why a write that is never allowed here fails: `EROFS` on a read-only mount,
-    /// `EACCES` otherwise.
-    /// Opening `fork` for writing forks the session at entry `idx` (see
-    /// [`crate::model::fork`]): the new file is written before `open` returns, so that
-    /// `touch fork`, `: > fork` and `echo > fork` each make one fork, and a fork that
-    /// cannot be made fails the `open` itself (the shell shows the error). `fork` then
-    /// reads the new file's path, or why it could not be made.
-    fn open_fork(&self, idx: u32) -> Result<Opened> {
+    /// Opens `fork` of entry `id` for writing. The fork is made by what writes: a
+    /// truncating open (`: > fork`, `echo > fork`: made now, so that a failure fails the
+    /// open, where the shell sees it), the first `write(2)` through the descriptor, or
+    /// `touch` (see [`SessionView::touch`]); an open that writes nothing (a lock, a
+    /// `fallocate`, a `truncate -s`) makes none. Each fork is one new session file,
+    /// beside the source (see [`crate::model::fork`]); `fork` then reads its path, or
+    /// why it could not be made.
+    fn open_fork(&self, id: String, mode: OpenMode, pid: Option<u32>) -> Result<Opened> {
+        if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
+            self.writers.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::TooManyOpen);
+        }
+        let made = if mode.truncate {
+            if let Err(e) = self.make_fork(&id) {
+                self.writers.fetch_sub(1, Ordering::Relaxed);
+                return Err(e);
+            }
+            true
+        } else {
+            false
+        };
+        let fh = self.new_fh(Handle::Write {
+            target: WriteTarget::Fork { id, made },
+            base: 0,
+            buf: Vec::new(),
+            start: 0,
+            append: false,
+            changed: false,
+            cleared: false,
+            opener: pid.map(tgid_of),
+            failed: None,
+        });
+        Ok(Opened {
+            fh,
+            keep_cache: false,
+            direct_io: true,
+        })
+    }
+
+    /// Forks the session at the entry with id `id` (see [`crate::model::fork`]):
+    /// planned under the index's lock, written (and synced) with no lock held. What
+    /// `fork` reads afterwards says where, or why not.
+    fn make_fork(&self, id: &str) -> Result<()> {
         use crate::model::fork;
         if self.opts.read_only {
             return Err(Error::ReadOnly);
         }
-        // Planned under the index's lock; written (and synced) with no lock held.
-        let (id, planned, mode) = {
+        let (planned, mode) = {
             let st = self.state.read();
             let s = &st.s;
+            let idx = s.find(id).ok_or(Error::Stale)?;
             let planned = fork::plan(s, idx, &fork::Fresh::random(s.format()));
-            (s.id_string(idx), planned, fork::mode_of(s.format()))
+            (planned, fork::mode_of(s.format()))
         };
         let made = planned.and_then(|f| Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?));
         let (text, result) = match made {
@@ -2410,43 +2611,104 @@ impl SessionView {
                 (t, Ok(()))
             }
             Err(e) => {
-                log::info!("fork of {id} in {}: {e}", self.path.display());
-                (format!("error: {e}\n"), Err(Error::Io(e.errno())))
+                log::warn!(
+                    "{}: fork of {id} failed ({}): {e}",
+                    self.path.display(),
+                    errno_name(e.errno())
+                );
+                let errno = match &e {
+                    // Known only now (the chain, say): refused as a known refusal is.
+                    fork::ForkError::Refused(_) | fork::ForkError::Unsupported(_) => Error::Access,
+                    other => Error::Io(other.errno()),
+                };
+                (format!("error: {e}\n"), Err(errno))
             }
         };
-        self.forks.lock().insert(id, text.into_bytes());
-        result?;
-        if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
-            self.writers.fetch_sub(1, Ordering::Relaxed);
-            return Err(Error::TooManyOpen);
+        self.forks.lock().insert(id.to_string(), text.into_bytes());
+        result
+    }
+
+    /// The fork of a descriptor of `fork` opened without `O_TRUNC`, made by its first
+    /// write or `touch`: once per descriptor. `Ok(false)` when it was made already.
+    fn fork_on_write(&self, fh: u64) -> Result<bool> {
+        let id = {
+            let mut h = self.handles.lock();
+            match h.get_mut(&fh) {
+                Some(Handle::Write {
+                    target: WriteTarget::Fork { id, made },
+                    failed,
+                    ..
+                }) => {
+                    if let Some(e) = failed {
+                        return Err(e.clone());
+                    }
+                    if *made {
+                        return Ok(false);
+                    }
+                    *made = true;
+                    id.clone()
+                }
+                _ => return Ok(false),
+            }
+        };
+        // Not under the handles' lock: forking takes the session's.
+        let r = self.make_fork(&id);
+        if let Err(e) = &r
+            && let Some(Handle::Write { failed, .. }) = self.handles.lock().get_mut(&fh)
+        {
+            *failed = Some(e.clone());
         }
-        let fh = self.new_fh(Handle::Write {
-            target: WriteTarget::Fork,
-            base: 0,
-            buf: Vec::new(),
-            start: 0,
-            append: false,
-            changed: false,
-            cleared: false,
-            opener: None,
-            failed: None,
+        r.map(|()| true)
+    }
+
+    /// `touch` (a `setattr` of times alone) of inode `i`, by the process `pid`: on
+    /// `fork`, it forks (`touch fork` opens it first, writing nothing, then sets its
+    /// times: the fork is made once, by the descriptor that process opened, if it has
+    /// one). Elsewhere it changes nothing; whether it is allowed at all the mode bits
+    /// say (the adapter refuses it on a file without a write bit).
+    pub fn touch(&self, i: u64, fh: Option<u64>, pid: Option<u32>) -> Result<()> {
+        let node = {
+            let st = self.state.read();
+            self.decode(&st, i)?
+        };
+        let Node::E(idx, Slot::Fork) = node else {
+            return Ok(());
+        };
+        let caller = pid.map(tgid_of);
+        let ino_id = {
+            let st = self.state.read();
+            st.s.id_string(idx)
+        };
+        // The descriptor this process opened on this `fork`, not forked yet.
+        let open = fh.or_else(|| {
+            let h = self.handles.lock();
+            h.iter().find_map(|(k, v)| match v {
+                Handle::Write {
+                    target: WriteTarget::Fork { id, made: false },
+                    opener,
+                    ..
+                } if *id == ino_id && (caller.is_none() || *opener == caller) => Some(*k),
+                _ => None,
+            })
         });
-        Ok(Opened {
-            fh,
-            keep_cache: false,
-            direct_io: true,
-        })
+        match open {
+            Some(fh) => self.fork_on_write(fh).map(|_| ()),
+            None => self.make_fork(&ino_id),
+        }
     }
 
     /// What `fork` of entry `idx` reads: the path of the last fork made there through
     /// this mount (and, in a sessions directory, its directory in the mount), or
-    /// `error: WHY` when it failed; empty before the first.
+    /// `error: WHY` when it failed, or would be refused; empty before the first.
     fn fork_text(&self, s: &Session, idx: u32) -> Vec<u8> {
-        self.forks
-            .lock()
-            .get(&s.id_string(idx))
-            .cloned()
-            .unwrap_or_default()
+        if let Some(t) = self.forks.lock().get(&s.id_string(idx)) {
+            return t.clone();
+        }
+        // A fork that would be refused says why before anyone tries.
+        match s.refusal(Write::Fork(idx)) {
+            Some(why) if !self.opts.read_only => format!("error: {why}\n").into_bytes(),
+            _ => Vec::new(),
+        }
     }
 
     /// The session files forks made since the last call (for a sessions-directory
@@ -2495,7 +2757,8 @@ impl SessionView {
         }
         let name = name.to_str().ok_or(Error::NotFound)?;
         self.append_all(|s| {
-            let holders = Self::holders(s, name);
+            let label = Self::label_named(s, name).ok_or(Error::NotFound)?;
+            let holders = Self::holders(s, &label);
             if holders.is_empty() {
                 return Err(Error::NotFound);
             }
@@ -2536,7 +2799,10 @@ impl SessionView {
         }
         let from = name.to_str().ok_or(Error::NotFound)?;
         let to = newname.to_str().ok_or(Error::NotUtf8)?;
+        let mut from = from.to_string();
         self.append_all(|s| {
+            from = Self::label_named(s, &from).ok_or(Error::NotFound)?;
+            let from = from.as_str();
             let (a, _) = s.label_entry(from).ok_or(Error::NotFound)?;
             if from == to {
                 return Ok(Vec::new());
@@ -2559,15 +2825,26 @@ impl SessionView {
             Ok(plan)
         })?;
         let mut m = self.label_inos.lock();
-        let moved = m.by_name.remove(from);
+        let moved = m.by_name.remove(&from);
         let replaced = m.by_name.remove(to);
         if let Some(n) = moved {
             m.by_name.insert(to.to_string(), n);
         }
         if let (true, Some(n)) = (exchange, replaced) {
-            m.by_name.insert(from.to_string(), n);
+            m.by_name.insert(from, n);
         }
         Ok(())
+    }
+
+    /// The label a name in `labels/` stands for: the label of that name, else the one
+    /// it is the escaped name of (a label holding `/` or a control character is
+    /// listed escaped, see [`escape_name`]).
+    fn label_named(s: &Session, name: &str) -> Option<String> {
+        if s.label_entry(name).is_some() {
+            return Some(name.to_string());
+        }
+        let label = unescape_name(name)?;
+        s.label_entry(&label).map(|_| label)
     }
 
     /// The entries carrying label `name` (usually one; Pi allows it on several).

@@ -8,14 +8,13 @@ use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::id::IdKey;
 use crate::model::core::input::Line;
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::session::{Entry, Header, LoadError, NIL, NO_TIME, Session, Source, flags};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
 use serde_json::Value;
 use std::any::Any;
-use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -115,8 +114,10 @@ impl Agent for State {
             if self.sides.iter().any(|sd| sd.path == p) {
                 continue;
             }
-            if std::fs::metadata(&p).is_ok() {
-                let side = self.add_side(p.clone())?;
+            // A transcript that is no regular file inside the session's folder (a
+            // FIFO, a link out of it) is not indexed: its lines are not shown.
+            if s.open_side(&p).is_ok() {
+                let side = self.add_side(&s.path, p.clone())?;
                 let src = s.add_source(Source::file(p))?;
                 debug_assert_eq!(
                     side, src,
@@ -126,7 +127,7 @@ impl Agent for State {
         }
         let max = crate::model::core::input::max_line();
         for k in 0..self.sides.len() {
-            let Ok(file) = File::open(&self.sides[k].path) else {
+            let Ok(file) = s.open_side(&self.sides[k].path) else {
                 continue;
             };
             let from = self.sides[k].scanned;
@@ -348,6 +349,25 @@ impl Agent for State {
 
     fn fork(&self, s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         super::fork::plan(s, i, fresh)
+    }
+
+    /// A fork's refusal without loading its chain; everything else as the default.
+    fn refuses(&self, s: &Session, w: Write) -> Option<String> {
+        match w {
+            Write::Fork(i) => super::fork::refusal(s, i).map(|e| e.to_string()),
+            Write::Label => Some("Claude Code sessions have no labels".into()),
+            Write::Reply(Some(i)) if !self.can_reply_at(s, i) => Some(if self.file_of(i) != 0 {
+                "a subagent's transcript cannot be continued (Claude Code does not resume \
+                 subagents)"
+                    .into()
+            } else {
+                format!(
+                    "Claude Code does not load lines of this type ({}), so it cannot resume there",
+                    s.kind_name(i)
+                )
+            }),
+            _ => None,
+        }
     }
 
     fn fill_usage(&self, s: &Session, prices: &Prices, t: &mut Table) {

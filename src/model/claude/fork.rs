@@ -9,7 +9,15 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::path::Path;
 
-pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+/// Why Claude Code's fork at entry `x` cannot be made, as far as it is known without
+/// loading the chain (the checks [`plan`] starts with): the mount shows `fork` there
+/// without a write bit, and reading it says why.
+pub fn refusal(s: &Session, x: u32) -> Option<ForkError> {
+    checks(s, x).err()
+}
+
+/// The checks a fork at `x` must pass before its chain is loaded.
+fn checks(s: &Session, x: u32) -> Result<(), ForkError> {
     let st = s
         .claude()
         .ok_or_else(|| ForkError::Refused("not a Claude Code session".into()))?;
@@ -39,6 +47,15 @@ pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
             plan.upto_line
         )));
     }
+    Ok(())
+}
+
+pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+    checks(s, x)?;
+    let st = s
+        .claude()
+        .ok_or_else(|| ForkError::Refused("not a Claude Code session".into()))?;
+    let what = || s.id_string(x);
     let Some(chain) = loader::chain_messages(s, st, Some(x), super::rules::CURRENT)? else {
         return Err(ForkError::Refused(format!(
             "cannot fork {}: Claude Code does not find it on the chain it loads (its messages \

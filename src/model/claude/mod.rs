@@ -98,6 +98,23 @@ fn file_sig(path: &std::path::Path) -> Option<FileSig> {
     Some((m.dev(), m.ino(), m.len(), mtime))
 }
 
+/// The most read of a small side file (`custom-title.json`, a subagent's
+/// `.meta.json`): a few hundred bytes in practice.
+const SMALL_SIDE_FILE: u64 = 1 << 20;
+
+/// Reads `side`, a file beside the session file `session`, only inside the session
+/// file's folder, only a regular file, at most `max` bytes
+/// ([`crate::model::core::input::read_beneath`]). For the search, which reads side
+/// files without a session; an indexed session uses `Session::read_side`, the same.
+pub fn read_side_of(
+    session: &std::path::Path,
+    side: &std::path::Path,
+    max: u64,
+) -> std::io::Result<Vec<u8>> {
+    let home = session.parent().unwrap_or(std::path::Path::new("."));
+    crate::model::core::input::read_beneath(home, side, max)
+}
+
 /// `<dir>/<sessionId>/custom-title.json` beside the session file `path`.
 pub fn title_file_path(path: &std::path::Path) -> std::path::PathBuf {
     path.with_extension("").join("custom-title.json")
@@ -211,7 +228,7 @@ impl State {
         }
         self.title_file_sig = sig;
         self.title_file = sig
-            .and_then(|_| std::fs::read(&p).ok())
+            .and_then(|_| read_side_of(path, &p, SMALL_SIDE_FILE).ok())
             .and_then(|b| parse_title_file(&b));
         self.changed();
         true
@@ -503,15 +520,20 @@ impl State {
 
     /// Starts indexing the subagent transcript at `path` (`agent-<id>.jsonl`) with this
     /// session; its `.meta.json` names the call that spawned it. Returns its file number.
-    pub fn add_side(&mut self, path: std::path::PathBuf) -> std::io::Result<u16> {
+    pub fn add_side(
+        &mut self,
+        session: &std::path::Path,
+        path: std::path::PathBuf,
+    ) -> std::io::Result<u16> {
         use std::os::unix::fs::MetadataExt;
-        let md = std::fs::metadata(&path)?;
+        let home = session.parent().unwrap_or(std::path::Path::new("."));
+        let md = crate::model::core::input::open_beneath(home, &path)?.metadata()?;
         let stem = path
             .file_stem()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let agent_id = stem.strip_prefix("agent-").unwrap_or(&stem).to_string();
-        let tool_use_id = std::fs::read(path.with_extension("meta.json"))
+        let tool_use_id = read_side_of(session, &path.with_extension("meta.json"), SMALL_SIDE_FILE)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .and_then(|v| {
@@ -558,18 +580,39 @@ pub fn side_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 /// The full output a tool result spilled to `<session>/tool-results/`, if the line
 /// names one (`toolUseResult.persistedOutputPath`, looked up beside this session
-/// file whatever directory the path was written in).
+/// file whatever directory the path was written in) and it opens as a side file
+/// ([`full_output_status`]).
 pub fn full_output_path(
     session: &std::path::Path,
     v: &serde_json::Value,
 ) -> Option<std::path::PathBuf> {
+    full_output_status(session, v)?.ok()
+}
+
+/// The spilled full output a tool result's line names, when there is such a file:
+/// its path, or why it is not shown (it is no regular file, or a link out of the
+/// session's folder, [`crate::model::core::input::open_beneath`]). `None` when the
+/// line names none or the file is not there.
+pub fn full_output_status(
+    session: &std::path::Path,
+    v: &serde_json::Value,
+) -> Option<Result<std::path::PathBuf, String>> {
     let p = v
         .get("toolUseResult")
         .and_then(|t| t.get("persistedOutputPath"))
         .and_then(serde_json::Value::as_str)?;
     let name = std::path::Path::new(p).file_name()?;
     let local = session.with_extension("").join("tool-results").join(name);
-    local.is_file().then_some(local)
+    let home = session.parent().unwrap_or(std::path::Path::new("."));
+    match crate::model::core::input::open_beneath(home, &local) {
+        Ok(_) => Some(Ok(local)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Err(format!(
+            "{} (not shown: {})",
+            name.to_string_lossy(),
+            crate::model::core::input::io_message(&e)
+        ))),
+    }
 }
 
 /// The context at entry `i`: what Claude Code sends when a new prompt follows it (the
@@ -662,11 +705,14 @@ pub fn extra(s: &Session, st: &State, i: u32, v: &serde_json::Value) -> render::
         }
     }
     if nd.has(nflags::TOOL_USE_RESULT)
-        && let Some(p) = full_output_path(s.path(), v)
+        && let Some(status) = full_output_status(s.path(), v)
     {
-        x.full_output = p
-            .file_name()
-            .map(|n| format!("{} (as full-output)", n.to_string_lossy()));
+        x.full_output = match status {
+            Ok(p) => p
+                .file_name()
+                .map(|n| format!("{} (as full-output)", n.to_string_lossy())),
+            Err(why) => Some(why),
+        };
     }
     if nd.has(nflags::TOOL_RESULT_ANY) {
         let want: Vec<&str> = v

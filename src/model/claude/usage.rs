@@ -29,7 +29,6 @@ use crate::model::core::usage::prices::Prices;
 use crate::model::core::usage::{CostState, Record, Source, Table, Tokens};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Read;
 
 /// Fills `t.own`, `t.counted_at` and `t.cost_state` for a Claude Code session.
 pub fn fill(s: &Session, prices: &Prices, t: &mut Table) {
@@ -151,12 +150,9 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
 /// The last `cost-state` line of the session file as written (in its key order), and
 /// how many the file holds.
 pub fn last_cost_state_line(s: &Session) -> Option<(Value, u32)> {
-    let mut f = std::fs::File::open(s.path()).ok()?;
-    let mut buf = Vec::new();
-    (&mut f)
-        .take(s.scanned_bytes())
-        .read_to_end(&mut buf)
-        .ok()?;
+    // Through the descriptor the session was indexed from (no second open).
+    let mut buf = vec![0u8; usize::try_from(s.scanned_bytes()).ok()?];
+    s.read_exact_at(&mut buf, 0).ok()?;
     let mut last = None;
     let mut lines = 0u32;
     // Each line that holds the word, in order: found by one search over the whole

@@ -37,7 +37,7 @@ use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::id::IdKey;
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::session::{
     LoadError, NIL, NO_TIME, ProblemKind, Session, Severity, Source, SourceData,
 };
@@ -51,6 +51,17 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Why a Codex thread's name is not written.
+const NAME_REFUSED: &str =
+    "a Codex thread's name is Codex's (`/rename` in the TUI); sessionfs does not write it";
+/// Why a Codex thread shows no labels to set.
+const LABELS_REFUSED: &str = "Codex threads have no labels";
+/// Why the root `reply` of a thread is refused.
+const ROOT_REPLY_REFUSED: &str = "a Codex thread has no reply at its root: reply under an entry";
+/// Why `fork` is refused.
+const FORK_REFUSED: &str = "sessionfs does not fork Codex threads yet: reply at the entry \
+     instead (a new page of the thread, as a TUI rewind makes), or run `codex fork`";
 
 /// Is `raw`, the first line of a file, a Codex `session_meta` line?
 pub fn looks_like_codex(raw: &[u8]) -> bool {
@@ -229,7 +240,13 @@ impl CodexThread {
             // Codex may have made it plain since (§8): then that is read.
             files::read_page(main)?
         } else {
-            std::fs::read(main)?
+            // The session file itself (a link to it is followed, as for any agent's).
+            let mut out = Vec::new();
+            io::Read::read_to_end(
+                &mut crate::model::core::input::open_regular(main)?,
+                &mut out,
+            )?;
+            out
         };
         let main_name = main
             .file_name()
@@ -449,7 +466,7 @@ fn read_more(mut p: Page, file: PageFile) -> Page {
     }
     let from = p.lines.torn_tail.map_or(p.lines.len, |(a, _)| a);
     let mut buf = Vec::new();
-    let read = std::fs::File::open(&p.file.path).and_then(|mut f| {
+    let read = files::open_page(&p.file.path).and_then(|mut f| {
         f.seek(SeekFrom::Start(from))?;
         f.read_to_end(&mut buf)
     });
@@ -531,6 +548,15 @@ impl Agent for CodexThread {
     fn after_scan(&mut self, s: &mut Session) -> Result<(), LoadError> {
         let main = s.path().to_path_buf();
         let pages = self.read_pages(&main)?;
+        // The thread's other pages, its database and name index are opened inside
+        // its home.
+        if let Some(h) = &self.home {
+            s.set_homes(vec![
+                h.clone(),
+                h.join("sessions"),
+                h.join("archived_sessions"),
+            ]);
+        }
         let state = self.home.as_deref().map(State::load).unwrap_or_default();
         self.codex = Codex::build_parsed(pages, state);
         let Some(t) = self.codex.thread(&self.thread_id) else {
@@ -837,10 +863,8 @@ impl Agent for CodexThread {
     ) -> Result<(String, Vec<u8>), AppendError> {
         Err(AppendError::Unsupported(match what {
             NewEntry::Reply { .. } => "a Codex reply is written by the Codex writer",
-            NewEntry::Name(_) => {
-                "a Codex thread's name is Codex's (`/rename` in the TUI); sessionfs does not write it"
-            }
-            NewEntry::Label { .. } => "Codex threads have no labels",
+            NewEntry::Name(_) => NAME_REFUSED,
+            NewEntry::Label { .. } => LABELS_REFUSED,
         }))
     }
 
@@ -902,11 +926,19 @@ impl Agent for CodexThread {
     }
 
     fn fork(&self, _s: &Session, _i: u32, _fresh: &Fresh) -> Result<ForkFile, ForkError> {
-        Err(ForkError::Unsupported(
-            "sessionfs does not fork Codex threads yet: reply at the entry instead (a new \
-             page of the thread, as a TUI rewind makes), or run `codex fork`"
-                .into(),
-        ))
+        Err(ForkError::Unsupported(FORK_REFUSED.into()))
+    }
+
+    /// The root reply, the name, labels and forks are Codex's own (nothing sessionfs
+    /// writes): refused before anything is written.
+    fn refuses(&self, _s: &Session, w: Write) -> Option<String> {
+        Some(match w {
+            Write::Reply(None) => ROOT_REPLY_REFUSED.into(),
+            Write::Reply(Some(_)) => return None,
+            Write::Name => NAME_REFUSED.into(),
+            Write::Label => LABELS_REFUSED.into(),
+            Write::Fork(_) => FORK_REFUSED.into(),
+        })
     }
 
     fn forked_from(&self, _s: &Session) -> Option<SessionLink> {
@@ -975,9 +1007,7 @@ impl CodexThread {
     /// leaf, or a new page of the thread at an earlier entry.
     fn reply(&self, s: &Session, parent: Option<u32>, text: &str) -> Result<String, AppendError> {
         let Some(p) = parent else {
-            return Err(AppendError::Unsupported(
-                "a Codex thread has no reply at its root: reply under an entry",
-            ));
+            return Err(AppendError::Unsupported(ROOT_REPLY_REFUSED));
         };
         let n = self.node_of[p as usize];
         if n == usize::MAX {

@@ -90,15 +90,27 @@ pub fn holds_pages(dir: &Path, depth: u32) -> bool {
     false
 }
 
-/// The project folder name for a thread's working directory.
+/// The project folder name for a thread's working directory: `/` and `.` become `-`
+/// (as Claude Code names its project folders), a control character (a NUL, which no
+/// name may hold; a newline or an escape sequence, which must not reach a terminal
+/// raw) its percent-encoded UTF-8 bytes (`%00`).
 pub fn project_name(cwd: &str) -> OsString {
     if cwd.is_empty() {
         return OsString::from("unknown-project");
     }
-    let s: String = cwd
-        .chars()
-        .map(|c| if c == '/' || c == '.' { '-' } else { c })
-        .collect();
+    let mut s = String::with_capacity(cwd.len());
+    for c in cwd.chars() {
+        match c {
+            '/' | '.' => s.push('-'),
+            c if c.is_control() => {
+                let mut b = [0u8; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    s.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            c => s.push(c),
+        }
+    }
     OsString::from(s)
 }
 
@@ -452,6 +464,9 @@ mod tests {
         assert_eq!(project_name("/home/dev/src/tui"), "-home-dev-src-tui");
         assert_eq!(project_name("/home/dev/.x"), "-home-dev--x");
         assert_eq!(project_name(""), "unknown-project");
+        // A NUL can be in no name; an escape sequence must not reach a terminal.
+        assert_eq!(project_name("/p\0q"), "-p%00q");
+        assert_eq!(project_name("/x\u{1b}]0;t\u{7}"), "-x%1B]0;t%07");
     }
 
     fn page(dir: &Path, name: &str, cwd: &str) -> PathBuf {

@@ -380,12 +380,29 @@ pub fn other_form(path: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Opens a page: only a regular file, never waiting (a FIFO named like a page), and
+/// inside its `sessions/` (or `archived_sessions/`) folder when it lies in one (which
+/// may itself be a link; a link out of it is not followed, see
+/// [`crate::model::core::input::open_beneath`]).
+pub fn open_page(path: &Path) -> io::Result<fs::File> {
+    let folder = path.ancestors().skip(1).find(|a| {
+        a.file_name()
+            .is_some_and(|n| n == "sessions" || n == "archived_sessions")
+    });
+    match folder {
+        Some(f) => crate::model::core::input::open_beneath(f, path),
+        None => crate::model::core::input::open_regular(path),
+    }
+}
+
 fn read_one(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let compressed = path.extension().is_some_and(|e| e == "zst");
+    let mut file = open_page(path)?;
     if !compressed {
-        return fs::read(path);
+        let mut out = Vec::new();
+        file.read_to_end(&mut out)?;
+        return Ok(out);
     }
-    let file = fs::File::open(path)?;
     decompress(file, limit)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
@@ -421,7 +438,7 @@ pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
 /// `\n` within them. What the catalog (`cwd`) and the agents' table (is it Codex?)
 /// need of a page, without reading the rest.
 pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
-    let f = fs::File::open(path).ok()?;
+    let f = open_page(path).ok()?;
     let src: Box<dyn Read> = if path.extension().is_some_and(|e| e == "zst") {
         Box::new(ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(f)).ok()?)
     } else {

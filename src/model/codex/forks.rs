@@ -12,7 +12,6 @@
 //! first page is decompressed (bounded) for the same test.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::Arc;
@@ -86,7 +85,7 @@ fn fork_meta(f: &PageFile, needle: &[u8]) -> io::Result<Option<SessionMeta>> {
         files::read_page_bounded(&f.path, MAX_META)?
     } else {
         let mut buf = vec![0; PREFIX];
-        let mut file = File::open(&f.path)?;
+        let mut file = files::open_page(&f.path)?;
         let mut n = 0;
         while n < PREFIX {
             match file.read(&mut buf[n..])? {
@@ -114,7 +113,9 @@ fn fork_meta(f: &PageFile, needle: &[u8]) -> io::Result<Option<SessionMeta>> {
 /// The whole first line of a plain page (without its `\n`), at most [`MAX_META`] bytes.
 fn first_line(path: &Path) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
-    File::open(path)?.take(MAX_META).read_to_end(&mut out)?;
+    files::open_page(path)?
+        .take(MAX_META)
+        .read_to_end(&mut out)?;
     let end = memchr::memchr(b'\n', &out).unwrap_or(out.len());
     out.truncate(end);
     Ok(out)

@@ -109,14 +109,47 @@ impl State {
 
 type Tables = (HashMap<String, ThreadRow>, Vec<SpawnEdge>);
 
+/// The most of `session_index.jsonl` read: a line per rename, about 150 bytes each.
+const MAX_INDEX: u64 = 64 << 20;
+
+/// Refuses the database at `path` unless it (and its `-wal` and `-shm`, when they are
+/// there) is a regular file inside the Codex home, its folder: SQLite opens them by
+/// name and would wait forever on a FIFO, and follow a link anywhere. Checked right
+/// before each open (see [`crate::model::core::input::open_beneath`]), and the open
+/// itself follows no link (`SQLITE_OPEN_NOFOLLOW`).
+pub fn check_db_files(path: &Path) -> std::io::Result<()> {
+    let home = path.parent().unwrap_or(Path::new("."));
+    crate::model::core::input::open_beneath(home, path)?;
+    for ext in ["-wal", "-shm"] {
+        let mut p = path.as_os_str().to_os_string();
+        p.push(ext);
+        match crate::model::core::input::open_beneath(home, Path::new(&p)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn read_db(path: &Path) -> Result<Tables, String> {
-    if !path.is_file() {
-        return Err(format!("{} does not exist", path.display()));
+    match check_db_files(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{} does not exist", path.display()));
+        }
+        Err(e) => {
+            return Err(format!(
+                "{}: {}",
+                path.display(),
+                crate::model::core::input::io_message(&e)
+            ));
+        }
+        Ok(()) => {}
     }
     let uri = format!("file:{}?mode=ro", uri_escape(&path.to_string_lossy()));
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
     let conn = Connection::open_with_flags(uri, flags).map_err(err)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
@@ -207,7 +240,10 @@ fn uri_escape(path: &str) -> String {
 /// an id wins (§7). Broken lines are skipped.
 pub fn read_session_index(path: &Path) -> HashMap<String, String> {
     let mut names = HashMap::new();
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let home = path.parent().unwrap_or(Path::new("."));
+    let Ok(text) = crate::model::core::input::read_beneath(home, path, MAX_INDEX)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+    else {
         return names;
     };
     for line in text.lines() {

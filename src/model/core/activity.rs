@@ -71,7 +71,8 @@ pub fn newest_timestamp(tail: &[u8]) -> Option<i64> {
 /// tail of complete lines (a first line the read may have cut is left out); `None`
 /// when the file cannot be read or its last mebibyte holds none.
 pub fn of_file(path: &Path, read: &dyn Fn(&[u8]) -> Option<i64>) -> Option<i64> {
-    let f = File::open(path).ok()?;
+    // A session file: regular, and never blocking (a FIFO put in its place).
+    let f = super::input::open_regular(path).ok()?;
     let len = f.metadata().ok()?.len();
     let mut want = FIRST_TAIL;
     loop {

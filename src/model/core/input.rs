@@ -12,12 +12,29 @@
 //!   past it with [`skip_line`], a fixed-size buffer at a time, and report it as too
 //!   long. So the memory a file costs is its index plus at most one line of
 //!   [`max_line`] bytes, whatever the file holds.
+//! * **Side files stay inside the agent's folder.** A session file is what the user (or
+//!   a sessions directory's listing) names, and a symbolic link to it is followed (its
+//!   target's owner and mode are then what the mount shows, see [`Access`]). Every other
+//!   file a session reads (a Claude Code subagent's transcript, a spilled tool result,
+//!   `custom-title.json`, a Codex thread's other pages, `session_index.jsonl`,
+//!   `state_5.sqlite`, any new agent's) is opened with [`open_beneath`]: only a regular
+//!   file, only if its path does not leave the agent's folder (a link inside the folder
+//!   is fine, one that leads out of it is refused, as `openat2`'s `RESOLVE_BENEATH`
+//!   decides), never blocking, and read with a bound ([`read_beneath`]). A session folder
+//!   is data that may come from anywhere (a copied home, an archive, a repository's
+//!   checked-in `.claude`): a link in it must not make the mount read `/etc/shadow`, and
+//!   a FIFO in it must not hang a request. This is the one place that opens them:
+//!   `model::architecture` fails when code elsewhere in the model opens a file to read.
+//! * **Who may read what the mount shows** is what the disk says of the files it shows,
+//!   [`Access`]: their owner, group and permission bits, from `fstat` of what was opened.
 
+use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The default [`max_line`]: 64 MiB.
@@ -129,6 +146,237 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         return Err(not_regular());
     }
     Ok(file)
+}
+
+/// Opens `path` for reading only if it is a regular file that lies inside `home`, the
+/// folder its agent keeps the session's files in: the one way sessionfs opens a file a
+/// session reads beside its own (see the module docs).
+///
+/// * `path` must be `home` joined with a relative path that does not climb (`..`);
+///   otherwise it is refused (`EXDEV`, [`outside`]).
+/// * Symbolic links on the way are followed only as long as they stay inside `home`
+///   (`openat2` with `RESOLVE_BENEATH`): a link to `/etc/shadow`, or one that climbs
+///   out, is refused. On a kernel without `openat2` (before Linux 5.6) no link is
+///   followed at all (each component is opened with `O_NOFOLLOW`).
+/// * It never blocks (`O_NONBLOCK`: a FIFO nobody writes, a device), and what was
+///   opened is checked with `fstat`: a directory is `EISDIR`, anything else that is not
+///   a regular file [`not_regular`].
+pub fn open_beneath(home: &Path, path: &Path) -> io::Result<File> {
+    let rel = path.strip_prefix(home).map_err(|_| outside(home, path))?;
+    if rel.as_os_str().is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(outside(home, path));
+    }
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    let dir = open_dir(home)?;
+    let fd = match openat2_beneath(&dir, rel, flags) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => open_no_links(dir, rel, flags),
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => Err(outside(home, path)),
+        r => r,
+    }?;
+    let file = File::from(fd);
+    let md = file.metadata()?;
+    if md.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    if !md.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+/// [`open_beneath`] the folder of `homes` that holds `path` (the longest that does, by
+/// its path): an agent whose files lie in several folders, each of which may itself be
+/// a link (a Codex home whose `sessions/` lives on another disk), names them all.
+pub fn open_beneath_any(homes: &[PathBuf], path: &Path) -> io::Result<File> {
+    let home = homes
+        .iter()
+        .filter(|h| path.starts_with(h))
+        .max_by_key(|h| h.as_os_str().len());
+    match home {
+        Some(h) => open_beneath(h, path),
+        None => Err(outside(
+            homes.first().map_or(Path::new("/"), PathBuf::as_path),
+            path,
+        )),
+    }
+}
+
+/// The error [`open_beneath`] gives for a path that leads out of the agent's folder.
+pub fn outside(home: &Path, path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} leads outside {} (a symbolic link out of the agent's folder is not followed)",
+            path.display(),
+            home.display()
+        ),
+    )
+}
+
+/// Reads the whole file at `path` ([`open_beneath`] `home`), refusing one of more than
+/// `max` bytes rather than holding it (`EFBIG`).
+pub fn read_beneath(home: &Path, path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_bounded(open_beneath(home, path)?, max)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {}", path.display(), io_message(&e))))
+}
+
+/// Reads `file` to its end, refusing more than `max` bytes (`EFBIG`).
+pub fn read_bounded(file: File, max: u64) -> io::Result<Vec<u8>> {
+    let hint = file.metadata().map_or(0, |m| m.len()).min(max) as usize;
+    let mut out = Vec::with_capacity(hint);
+    file.take(max.saturating_add(1)).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "larger than {}, more than sessionfs reads of such a file",
+                human_bytes(max)
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// `home` as a directory descriptor to open beneath (a link naming `home` itself is
+/// followed: the agent's folder is what the user or the environment named).
+fn open_dir(home: &Path) -> io::Result<OwnedFd> {
+    let c = CString::new(home.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `c` is a valid C string; the result is checked.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `openat2(dir, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`.
+fn openat2_beneath(dir: &OwnedFd, rel: &Path, flags: i32) -> io::Result<OwnedFd> {
+    let c = CString::new(rel.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `open_how` is plain data; zero is a valid value of every field.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u64;
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    loop {
+        // SAFETY: valid descriptor, C string and `open_how` of the size passed.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a descriptor the kernel just gave us.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        let e = io::Error::last_os_error();
+        // The kernel asks to try again when a rename raced the lookup.
+        if e.raw_os_error() != Some(libc::EAGAIN) && e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Without `openat2`: each component opened with `O_NOFOLLOW` from the last, so that no
+/// link is followed at all.
+fn open_no_links(mut dir: OwnedFd, rel: &Path, flags: i32) -> io::Result<OwnedFd> {
+    let parts: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    for (k, part) in parts.iter().enumerate() {
+        let last = k + 1 == parts.len();
+        let c = CString::new(part.as_bytes())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let f = if last {
+            flags | libc::O_NOFOLLOW
+        } else {
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC
+        };
+        // SAFETY: valid descriptor and C string; the result is checked.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), f) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor the kernel just gave us.
+        dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    }
+    Ok(dir)
+}
+
+/// Who may read what the mount shows of a session, as the disk says: the owner, the
+/// group and the permission bits of its files, from `fstat` of what was opened (a
+/// session file that is a symbolic link: its target's). A session over several files
+/// (a Codex thread's pages, a Claude Code session's subagent transcripts) takes the
+/// session file's owner and group, and each class (owner, group, others) may read it
+/// only if it may read every one of its files ([`Access::narrowed_by`]); its write
+/// bits are the session file's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub uid: u32,
+    pub gid: u32,
+    /// The permission bits (`0o777` at most).
+    pub mode: u16,
+}
+
+impl Access {
+    /// The file's, from its metadata.
+    pub fn of(md: &std::fs::Metadata) -> Access {
+        Access {
+            uid: md.uid(),
+            gid: md.gid(),
+            mode: (md.mode() & 0o777) as u16,
+        }
+    }
+
+    /// These bits, where each class keeps its read bit only if it may also read the
+    /// file `other` describes. A file of the same owner and group is compared class by
+    /// class; for one of another owner or group it is unknown which of its classes a
+    /// user of ours falls in, so only what every user may do counts (its owner, group
+    /// and others bits all allowing it).
+    pub fn narrowed_by(self, other: Access) -> Access {
+        let read = if (other.uid, other.gid) == (self.uid, self.gid) {
+            other.mode & 0o444
+        } else {
+            let all = other.mode & (other.mode >> 3) & (other.mode >> 6) & 0o4;
+            all * 0o111
+        };
+        Access {
+            mode: self.mode & (read | 0o333),
+            ..self
+        }
+    }
+
+    /// The bits of a regular file shown with this access: its read bits, and its write
+    /// bits where `writes` (the mount writes there).
+    pub fn file_mode(self, writes: bool) -> u16 {
+        self.mode & if writes { 0o666 } else { 0o444 }
+    }
+
+    /// The bits of a directory: read and search for every class that may read, and
+    /// write where `writes`.
+    pub fn dir_mode(self, writes: bool) -> u16 {
+        let r = self.mode & 0o444;
+        let w = if writes { self.mode & 0o222 } else { 0 };
+        r | (r >> 2) | w
+    }
 }
 
 /// Reads `file` from `pos` until just past the next `\n`, through a fixed buffer, and
@@ -350,6 +598,7 @@ pub fn io_message(e: &io::Error) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn arguments_that_are_not_files_or_directories_are_refused() {
@@ -389,6 +638,101 @@ mod tests {
         );
         assert!(open_regular(Path::new("/dev/zero")).is_err());
         assert!(open_regular(&f).is_ok());
+    }
+
+    fn mkfifo(p: &Path) {
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    /// The attacker's side files: links out of the folder, a FIFO, `/dev/zero`, loops,
+    /// a directory; none opens, none blocks, each says why.
+    #[test]
+    fn side_files_open_only_inside_the_agents_folder() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        let side = home.join("sid/tool-results");
+        std::fs::create_dir_all(&side).unwrap();
+        std::fs::write(side.join("ok.txt"), "fine").unwrap();
+        std::fs::write(d.path().join("secret"), "shadow").unwrap();
+        symlink(d.path().join("secret"), side.join("abs.txt")).unwrap();
+        symlink("../../../secret", side.join("rel.txt")).unwrap();
+        symlink("ok.txt", side.join("inside.txt")).unwrap();
+        symlink("/dev/zero", side.join("zero.txt")).unwrap();
+        symlink("loop.txt", side.join("loop.txt")).unwrap();
+        symlink("/proc/self/root/etc/passwd", side.join("magic.txt")).unwrap();
+        mkfifo(&side.join("fifo.txt"));
+        symlink("fifo.txt", side.join("to-fifo.txt")).unwrap();
+        symlink("/", home.join("sid/up")).unwrap();
+        let open = |name: &str| open_beneath(&home, &side.join(name));
+        assert_eq!(read_bounded(open("ok.txt").unwrap(), 100).unwrap(), b"fine");
+        assert_eq!(
+            read_bounded(open("inside.txt").unwrap(), 100).unwrap(),
+            b"fine"
+        );
+        for bad in ["abs.txt", "rel.txt", "magic.txt", "zero.txt"] {
+            let e = open(bad).unwrap_err();
+            assert!(
+                e.kind() == io::ErrorKind::PermissionDenied
+                    || e.raw_os_error() == Some(libc::ELOOP),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            open("loop.txt").unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
+        for fifo in ["fifo.txt", "to-fifo.txt"] {
+            let e = open(fifo).unwrap_err();
+            assert_eq!(e.to_string(), "neither a regular file nor a directory");
+        }
+        assert_eq!(
+            open_beneath(&home, &home.join("sid"))
+                .unwrap_err()
+                .raw_os_error(),
+            Some(libc::EISDIR)
+        );
+        assert!(open_beneath(&home, &home.join("sid/up/etc/passwd")).is_err());
+        assert!(open_beneath(&home, &home.join("sid/../../secret")).is_err());
+        assert!(open_beneath(&home, &d.path().join("secret")).is_err());
+        // Bounded: a file past the bound is refused, not held.
+        std::fs::write(side.join("big.txt"), vec![b'x'; 1000]).unwrap();
+        let e = read_beneath(&home, &side.join("big.txt"), 999).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge, "{e}");
+        assert_eq!(
+            read_beneath(&home, &side.join("big.txt"), 1000)
+                .unwrap()
+                .len(),
+            1000
+        );
+        // Without openat2, no link at all is followed.
+        let no_links = |rel: &str| {
+            let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+            open_no_links(open_dir(&home).unwrap(), Path::new(rel), flags)
+        };
+        assert!(no_links("sid/tool-results/ok.txt").is_ok());
+        assert!(no_links("sid/tool-results/inside.txt").is_err());
+        assert!(no_links("sid/up/etc/passwd").is_err());
+    }
+
+    #[test]
+    fn access_takes_what_every_file_allows() {
+        let a = |uid, gid, mode| Access { uid, gid, mode };
+        let own = a(1000, 1000, 0o644);
+        assert_eq!(own.file_mode(false), 0o444);
+        assert_eq!(own.file_mode(true), 0o644);
+        assert_eq!(own.dir_mode(false), 0o555);
+        assert_eq!(a(1000, 1000, 0o640).dir_mode(true), 0o750);
+        assert_eq!(a(1000, 1000, 0o600).dir_mode(false), 0o500);
+        // Another file of the same owner: class by class.
+        assert_eq!(own.narrowed_by(a(1000, 1000, 0o600)).mode, 0o600);
+        assert_eq!(own.narrowed_by(a(1000, 1000, 0o664)).mode, 0o644);
+        // Of another owner: only what everyone may.
+        assert_eq!(own.narrowed_by(a(1001, 1000, 0o644)).mode, 0o644);
+        assert_eq!(own.narrowed_by(a(1001, 1000, 0o640)).mode, 0o200);
+        assert_eq!(own.narrowed_by(a(1000, 1001, 0o604)).mode, 0o200);
     }
 
     #[test]

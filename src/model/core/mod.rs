@@ -71,7 +71,24 @@
 //!    (`search::prefilter`'s explanation test); add a property test that the prefilter
 //!    never drops a line (`tests/search_props*.rs`) and the agent's fixtures to
 //!    `tests/search.rs` (equal to `grep -r` through a mount).
-//! 7. "Newest first" ([`activity`]): the time a session was last active is the newest
+//! 7. **Files.** The session file is opened by the core ([`input::open_regular`]: a
+//!    regular file, never blocking). Every other file the agent reads (a transcript, a
+//!    title or index file, a database) is opened with [`session::Session::open_side`]
+//!    or [`session::Session::read_side`] ([`input::open_beneath`]): only inside the
+//!    agent's folder (the session file's folder, or the folders the agent names with
+//!    [`session::Session::set_homes`]), only a regular file, never blocking, with a
+//!    bound; a SQLite database is checked with it before SQLite opens it by name, and
+//!    opened with `SQLITE_OPEN_NOFOLLOW`. `model::architecture` fails on any other
+//!    `File::open` or `fs::read` of the model. Nothing else is needed for the mount to
+//!    show the right owner and permission bits ([`input::Access`]: the session file's,
+//!    narrowed by its sources', see [`session::Session::access`]).
+//! 8. **Writes.** [`agent::Agent::refuses`] says, before anything is written, whether a
+//!    reply, a name, a label or a fork would be refused: the file then shows no write
+//!    bit and its `open` fails. The default asks the agent's own
+//!    [`agent::Agent::build_line`] and [`agent::Agent::fork`] (refusing with
+//!    `Unsupported`, `Refused`); an agent whose fork is costly to plan, or that writes
+//!    its replies itself, answers on its own.
+//! 9. "Newest first" ([`activity`]): the time a session was last active is the newest
 //!    time the agent wrote in its files, never their modification time (a copy resets
 //!    it). The default reads the top-level `timestamp` of the last JSON lines of the
 //!    session file; an agent that keeps its times elsewhere (another key, a JSON

@@ -21,6 +21,21 @@ pub enum NewEntry<'a> {
     },
 }
 
+/// A write through the mount, named before anything is written, so that the agent
+/// can say whether it would take it (`Session::refusal`): a file it would refuse shows
+/// no write bit, and opening it for writing fails at once, where the shell sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// A reply under entry `i` (its index), or at the root (`None`).
+    Reply(Option<u32>),
+    /// The session's name.
+    Name,
+    /// A label (setting, clearing or renaming one).
+    Label,
+    /// A fork at entry `i`.
+    Fork(u32),
+}
+
 /// Why an append did not happen. Nothing was written in any of these cases, except
 /// `Io` after a partial write, which is then cut back (see the module docs).
 #[derive(Debug)]

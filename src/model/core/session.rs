@@ -38,10 +38,10 @@
 use crate::model::core::fork_file::{ForkError, ForkFile, Fresh};
 pub use crate::model::core::format::Format;
 use crate::model::core::id::{IdBuild, IdKey, IdTable};
-use crate::model::core::input::Line;
+use crate::model::core::input::{Access, Line};
 use crate::model::core::kind::{KindId, KindTable};
 pub use crate::model::core::problem::{EditProblem, LoadError, Problem, ProblemKind, Severity};
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::scan::{LineError, LineHead};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
@@ -281,8 +281,12 @@ impl Source {
         }
     }
 
-    /// The `len` bytes at `offset`, which must lie below the limit.
-    pub fn read(&self, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+    /// The `len` bytes at `offset`, which must lie below the limit. A plain file is
+    /// opened inside the agent's folders `homes` ([`input::open_beneath_any`]), each
+    /// time.
+    ///
+    /// [`input::open_beneath_any`]: crate::model::core::input::open_beneath_any
+    pub fn read(&self, homes: &[PathBuf], offset: u64, len: u32) -> io::Result<Vec<u8>> {
         let end = offset + len as u64;
         if self.limit.is_some_and(|l| end > l) {
             return Err(io::Error::new(
@@ -296,7 +300,8 @@ impl Source {
         match &self.data {
             SourceData::File(p) => {
                 let mut buf = vec![0u8; len as usize];
-                File::open(p)?.read_exact_at(&mut buf, offset)?;
+                crate::model::core::input::open_beneath_any(homes, p)?
+                    .read_exact_at(&mut buf, offset)?;
                 Ok(buf)
             }
             SourceData::Bytes(p, b) => b
@@ -408,6 +413,13 @@ pub struct Session {
     pub(crate) reading: Reading,
     /// Batches still to parse on one thread, the helper having been short of CPU.
     pub(crate) alone: u32,
+    /// The agent's folders: every other file of the session is opened inside one of
+    /// them ([`Session::open_side`]). The session file's own folder unless the agent
+    /// says otherwise ([`Session::set_homes`]).
+    pub(crate) homes: Vec<PathBuf>,
+    /// What the other files of the session allow, each as it was when last indexed
+    /// (see [`Session::access`]), without repeats.
+    pub(crate) sources_access: Vec<Access>,
 }
 
 /// How [`Session`] reads its file: the size of each read, whose lines are handed on
@@ -490,7 +502,15 @@ impl Session {
             table,
             reading,
             alone: 0,
+            homes: Vec::new(),
+            sources_access: Vec::new(),
         };
+        s.homes = vec![
+            s.path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+        ];
         if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
         }
@@ -503,6 +523,79 @@ impl Session {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The agent's folders, inside which the session's other files are opened (the
+    /// session file's folder, or what the agent set: a Codex home and its pages'
+    /// folders).
+    pub fn homes(&self) -> &[PathBuf] {
+        &self.homes
+    }
+
+    /// Says which folders the session's other files lie in (an agent whose files are
+    /// spread over a home of its own: Codex's database in its home, its pages in
+    /// `sessions/`, which may be a link to another disk). A file is opened inside the
+    /// longest of them that holds it; links inside that folder are followed only as
+    /// long as they stay in it.
+    pub fn set_homes(&mut self, homes: Vec<PathBuf>) {
+        if !homes.is_empty() {
+            self.homes = homes;
+        }
+    }
+
+    /// Opens a file the session reads beside its own (a side file: a subagent's
+    /// transcript, a spilled tool result, a title file, another page), only inside
+    /// the agent's folder, only a regular file, never blocking: see
+    /// [`input::open_beneath`](crate::model::core::input::open_beneath). Every agent
+    /// opens its side files through this (or [`Session::read_side`]).
+    pub fn open_side(&self, path: &Path) -> io::Result<File> {
+        crate::model::core::input::open_beneath_any(&self.homes, path)
+    }
+
+    /// Reads a side file whole ([`Session::open_side`]), refusing one of more than
+    /// `max` bytes.
+    pub fn read_side(&self, path: &Path, max: u64) -> io::Result<Vec<u8>> {
+        crate::model::core::input::read_bounded(self.open_side(path)?, max).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "{}: {}",
+                    path.display(),
+                    crate::model::core::input::io_message(&e)
+                ),
+            )
+        })
+    }
+
+    /// Who may read the session, as the disk says ([`Access`]): the session file's
+    /// owner, group and mode, from `fstat` of the descriptor it was opened on (so a
+    /// session file that is a symbolic link gives its target's, and a `chmod` shows at
+    /// once), narrowed by the other files whose lines it shows, as they were when last
+    /// indexed.
+    pub fn access(&self) -> io::Result<Access> {
+        let own = Access::of(&self.file.metadata()?);
+        Ok(self
+            .sources_access
+            .iter()
+            .fold(own, |a, &other| a.narrowed_by(other)))
+    }
+
+    /// [`Session::access`] of the other files alone, read again: each source opened as
+    /// it is read, and `fstat`ed. A source that cannot be opened shows nothing, and
+    /// counts for nothing.
+    fn read_sources_access(&self) -> Vec<Access> {
+        let mut out: Vec<Access> = Vec::new();
+        for src in &self.sources {
+            let Ok(f) = self.open_side(src.path()) else {
+                continue;
+            };
+            let Ok(md) = f.metadata() else { continue };
+            let a = Access::of(&md);
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        out
     }
 
     pub fn header(&self) -> &Header {
@@ -578,6 +671,12 @@ impl Session {
             return Some(*i);
         }
         self.agent.find_alias(id)
+    }
+
+    /// Why the mount would refuse write `w` before anything is written, if it would
+    /// ([`Agent::refuses`]): the reason, for the log and for `cat fork`.
+    pub fn refusal(&self, w: Write) -> Option<String> {
+        self.agent.refuses(self, w)
     }
 
     /// Can a reply be appended under entry `i`? Not under a Claude Code subagent's
@@ -840,7 +939,7 @@ impl Session {
     pub fn entry_bytes(&self, i: u32) -> io::Result<Vec<u8>> {
         let e = &self.entries[i as usize];
         if e.file != 0 {
-            return self.sources[e.file as usize - 1].read(e.offset, e.len);
+            return self.sources[e.file as usize - 1].read(&self.homes, e.offset, e.len);
         }
         self.read_range(e.offset, e.len)
     }
@@ -913,7 +1012,7 @@ impl Session {
     ) -> io::Result<std::borrow::Cow<'b, [u8]>> {
         if file != 0 {
             return self.sources[file as usize - 1]
-                .read(offset, len)
+                .read(&self.homes, offset, len)
                 .map(std::borrow::Cow::Owned);
         }
         if buf.len() < len as usize {
@@ -1321,6 +1420,9 @@ impl Session {
             }
         }
         self.with_agent(|a, s| a.after_scan(s))?;
+        if !self.sources.is_empty() {
+            self.sources_access = self.read_sources_access();
+        }
         // Link the new entries into the tree.
         let new = first_new as u32..self.entries.len() as u32;
         if initial {
@@ -2041,6 +2143,53 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
         _text: &str,
     ) -> Option<Result<String, AppendError>> {
         None
+    }
+    /// Why the mount would refuse write `w`, when that can be known before anything
+    /// is written (the file then shows no write bit, and opening it for writing fails
+    /// at once, where the shell sees it); `None` when it would be taken, or can only be
+    /// known once tried. The default asks the agent's own writers, with placeholders,
+    /// what they would say: [`Agent::build_line`] (refusing with
+    /// [`AppendError::Unsupported`]), [`Agent::can_reply_at`], and [`Agent::fork`]
+    /// (refusing with [`ForkError::Refused`] or [`ForkError::Unsupported`]). An agent
+    /// whose answer is cheaper than planning a whole fork, or that writes its replies
+    /// itself ([`Agent::write_reply`]), answers on its own.
+    fn refuses(&self, s: &Session, w: Write) -> Option<String> {
+        if self.is_v1() && !matches!(w, Write::Fork(_)) {
+            return Some(AppendError::LegacyV1.to_string());
+        }
+        let probe = |what: NewEntry<'_>| match self.build_line(s, &what, 0, &[]) {
+            Err(AppendError::Unsupported(why)) => Some(why.to_string()),
+            _ => None,
+        };
+        match w {
+            Write::Reply(Some(i)) => (!self.can_reply_at(s, i)).then(|| {
+                let id = s.id_string(i);
+                probe(NewEntry::Reply {
+                    parent: Some(&id),
+                    text: "x",
+                })
+                .unwrap_or_else(|| {
+                    format!("{id} cannot be replied to: its agent does not resume from it")
+                })
+            }),
+            Write::Reply(None) => probe(NewEntry::Reply {
+                parent: None,
+                text: "x",
+            }),
+            Write::Name => probe(NewEntry::Name("x")),
+            Write::Label if !self.labels_writable() => Some(format!(
+                "{} sessions have no labels",
+                self.format().program()
+            )),
+            Write::Label => probe(NewEntry::Label {
+                target: "",
+                label: Some("x"),
+            }),
+            Write::Fork(i) => match self.fork(s, i, &Fresh::random(self.format())) {
+                Err(e @ (ForkError::Refused(_) | ForkError::Unsupported(_))) => Some(e.to_string()),
+                _ => None,
+            },
+        }
     }
     /// The folders whose changes can change the session: the session file's own, and
     /// for a session over several files theirs (and where new ones appear).

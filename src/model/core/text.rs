@@ -8,6 +8,34 @@ use serde_json::Value;
 pub const PREVIEW_CHARS: usize = 100;
 
 /// Ends `s` with exactly the newline it needs; an empty `s` becomes `"\n"`.
+/// `s` with every control character (C0, DEL, C1: a terminal's escape and
+/// title-setting sequences start with ESC or CSI, and end with BEL) written as Rust
+/// writes it in a string literal (`\u{1b}`, `\n`, `\0`), the rest as it is: for the
+/// lines sessionfs composes for a terminal from what a session holds (a name, an id, a
+/// path), which a session file must not be able to drive. `check` quotes the same way.
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether `b` holds a control character (see [`escape_controls`]): a C0 or DEL byte,
+/// or the UTF-8 form of a C1 one.
+pub fn has_controls(b: &[u8]) -> bool {
+    b.iter().any(|&x| x < 0x20 || x == 0x7f)
+        || b.windows(2)
+            .any(|w| w[0] == 0xc2 && (0x80..0xa0).contains(&w[1]))
+}
+
 pub fn finish(mut s: String) -> String {
     if !s.ends_with('\n') {
         s.push('\n');

@@ -29,7 +29,7 @@
 
 use crate::model::core::format::Format;
 use crate::model::core::session::{Session, flags};
-use crate::model::core::text::{PREVIEW_CHARS, truncate_chars};
+use crate::model::core::text::{PREVIEW_CHARS, escape_controls, has_controls, truncate_chars};
 use std::io;
 
 /// How much of the file one read takes.
@@ -305,10 +305,18 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
             prefix_of = Some((f.gutters.clone(), display_indent, connector_pos, f.is_last));
         }
         out.extend_from_slice(&prefix);
+        let id_at = out.len();
         if let Some(a) = s.alias(f.node) {
             out.extend_from_slice(a.as_bytes());
         } else if !s.ids().write_to(s.entry(f.node).id, &mut out) {
             out.extend_from_slice(s.id_string(f.node).as_bytes());
+        }
+        // An id is the file's, not ours to print raw: a NUL, a newline or a
+        // terminal escape in it is shown escaped (the previews are made one line).
+        if has_controls(&out[id_at..]) {
+            let id = String::from_utf8_lossy(&out[id_at..]).into_owned();
+            out.truncate(id_at);
+            out.extend_from_slice(escape_controls(&id).as_bytes());
         }
         out.push(b' ');
         // A run of entries drawn as one line (Claude Code's attachments): the first
@@ -326,10 +334,10 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         if run.len() > 1 {
             let last = *run.last().expect("non-empty");
             let mut line = format!("attachments ×{} to ", run.len());
-            line.push_str(&match s.alias(last) {
+            line.push_str(&escape_controls(&match s.alias(last) {
                 Some(a) => a.to_string(),
                 None => s.id_string(last),
-            });
+            }));
             line.push_str(": ");
             let gists: Vec<String> = run
                 .iter()
@@ -351,7 +359,9 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
             out.extend_from_slice(format!("  [label: {}]", one_line(l)).as_bytes());
         }
         if let Some(&e) = (!edited.is_empty()).then(|| edited.get(&f.node)).flatten() {
-            out.extend_from_slice(format!("  [edited by {}]", s.id_string(e)).as_bytes());
+            out.extend_from_slice(
+                format!("  [edited by {}]", escape_controls(&s.id_string(e))).as_bytes(),
+            );
         }
         if Some(f.node) == leaf {
             out.extend_from_slice("  ← leaf".as_bytes());

@@ -7,7 +7,7 @@ use crate::model::core::agent::Agent;
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::problem::ProblemKind;
-use crate::model::core::reply::{AppendError, NewEntry};
+use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::scan::{LineError, LineHead};
 use crate::model::core::session::{NIL, Session};
 use crate::model::core::text::Image;
@@ -166,6 +166,17 @@ impl Agent for Pi {
 
     fn fork(&self, s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         super::fork::plan(s, i, fresh)
+    }
+
+    /// A fork's refusal without planning the file; everything else as the default.
+    fn refuses(&self, s: &Session, w: Write) -> Option<String> {
+        match w {
+            Write::Fork(i) => super::fork::refusal(s, i).map(|e| e.to_string()),
+            Write::Reply(_) | Write::Name | Write::Label if self.is_v1() => {
+                Some(AppendError::LegacyV1.to_string())
+            }
+            _ => None,
+        }
     }
 
     fn fill_usage(&self, s: &Session, prices: &Prices, t: &mut Table) {

@@ -9,7 +9,16 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::Path;
 
-pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+/// Why Pi's fork at entry `i` cannot be made, found without writing the file out
+/// (the checks [`plan`] starts with): the mount shows `fork` there without a write
+/// bit, and reading it says why.
+pub fn refusal(s: &Session, i: u32) -> Option<ForkError> {
+    checks(s, i).err()
+}
+
+/// The checks a fork at entry `i` must pass; the path from the root to it, and the
+/// session's `cwd` as Pi resolves it.
+fn checks(s: &Session, i: u32) -> Result<(Vec<u32>, String), ForkError> {
     let what = || s.id_string(i);
     if s.is_v1() {
         return Err(ForkError::Refused(format!(
@@ -56,6 +65,11 @@ pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
             ));
         }
     };
+    Ok((path, cwd))
+}
+
+pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
+    let (path, cwd) = checks(s, i)?;
     let source = lexical_absolute(s.path())?;
     let ts = format_iso_ms(fresh.now_ms);
     let mut h = Map::new();

@@ -48,8 +48,17 @@ pub enum Current {
 }
 
 fn open(db: &Path, flags: OpenFlags, busy: Duration) -> Result<Connection, DbError> {
-    let c = Connection::open_with_flags(db, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(db_error)?;
+    // Only a regular file inside the home, never a link (see `check_db_files`).
+    crate::model::codex::state::check_db_files(db).map_err(|e| DbError {
+        errno: e.raw_os_error().unwrap_or(libc::EACCES),
+        reason: format!(
+            "{}: {}",
+            db.display(),
+            crate::model::core::input::io_message(&e)
+        ),
+    })?;
+    let flags = flags | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let c = Connection::open_with_flags(db, flags).map_err(db_error)?;
     c.busy_timeout(busy).map_err(db_error)?;
     Ok(c)
 }

@@ -405,6 +405,27 @@ fn message_ordinal(lines: &[serde_json::Value]) -> u64 {
         .unwrap_or(0)
 }
 
+/// `fs::create_dir_all(dir)`, returning the folders it made, deepest last.
+fn create_folders(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    fs::create_dir_all(dir)?;
+    Ok(missing.into_iter().rev().collect())
+}
+
+/// Removes the folders [`create_folders`] made, deepest first, each only if it is
+/// still empty (another writer may have put a page there meanwhile).
+fn remove_folders(made: &[PathBuf]) {
+    for d in made.iter().rev() {
+        if fs::remove_dir(d).is_err() {
+            break;
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn new_page(
     home: &Path,
@@ -488,12 +509,15 @@ fn new_page(
 
     let iso = crate::model::core::time::format_iso_ms(now);
     let day = sessions.join(&iso[0..4]).join(&iso[5..7]).join(&iso[8..10]);
-    fs::create_dir_all(&day).map_err(|e| ReplyError::io("cannot create", &day, e))?;
+    // The day's folders made for this page go again with it when the reply fails: a
+    // failed reply leaves nothing behind, not even an empty day folder.
+    let made = create_folders(&day).map_err(|e| ReplyError::io("cannot create", &day, e))?;
     let stamp = iso[..19].replace(':', "-");
     let new_id = turn::uuid7(now);
     let path = day.join(format!("rollout-{stamp}-{thread_id}_{new_id}.jsonl"));
     write_new_file(&path, &bytes).map_err(|e| {
         let _ = fs::remove_file(&path);
+        remove_folders(&made);
         ReplyError::io("cannot write", &path, e)
     })?;
     let db_path = home.join(STATE_DB);
@@ -501,6 +525,7 @@ fn new_page(
         Ok(u) => u,
         Err(e) => {
             let removed = fs::remove_file(&path).and_then(|_| sync_dir(&day));
+            remove_folders(&made);
             let mut msg = format!(
                 "cannot make the new page current in {}: {}; the reply was not written",
                 db_path.display(),
@@ -527,6 +552,7 @@ fn new_page(
             .max_by(|a, b| a.1.order_key().cmp(&b.1.order_key()));
         if newer.is_some_and(|(p, _)| p != path) {
             let _ = fs::remove_file(&path);
+            remove_folders(&made);
             return Err(ReplyError::new(
                 libc::EEXIST,
                 format!(

@@ -88,7 +88,11 @@ impl Page {
         if name.compressed {
             return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
         }
-        let bytes = fs::read(path)?;
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(
+            &mut crate::model::codex::files::open_page(path)?,
+            &mut bytes,
+        )?;
         Ok(Page::from_bytes(path.to_path_buf(), name, &bytes))
     }
 

@@ -173,13 +173,20 @@ impl Prices {
 
     /// Reads a table from a file (`--prices FILE`).
     pub fn load(path: &Path) -> Result<Prices, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            format!(
-                "{}: {}",
-                path.display(),
-                crate::model::core::input::io_message(&e)
-            )
-        })?;
+        // LiteLLM's whole table is about 1.5 MB.
+        let text = crate::model::core::input::open_regular(path)
+            .and_then(|f| crate::model::core::input::read_bounded(f, 64 << 20))
+            .and_then(|b| {
+                String::from_utf8(b)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })
+            .map_err(|e| {
+                format!(
+                    "{}: {}",
+                    path.display(),
+                    crate::model::core::input::io_message(&e)
+                )
+            })?;
         Prices::parse(&text, &path.display().to_string())
             .map_err(|e| format!("{}: {e}", path.display()))
     }

@@ -211,7 +211,7 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
 fn started(path: &Path) -> Option<i64> {
     use std::io::Read;
     let mut buf = Vec::new();
-    std::fs::File::open(path)
+    crate::model::core::input::open_regular(path)
         .ok()?
         .take(1 << 20)
         .read_to_end(&mut buf)
@@ -397,6 +397,11 @@ impl Report {
         }
         let total = self.total();
         rows.push(cells("Total".into(), &total, String::new()));
+        // Names, projects and models come from the files: shown, never obeyed by the
+        // terminal.
+        let esc = |c: &String| crate::model::core::text::escape_controls(c).into_owned();
+        let rows: Vec<[String; 8]> = rows.iter().map(|r| r.each_ref().map(esc)).collect();
+        let notes: Vec<String> = notes.iter().map(esc).collect();
         // The columns shown: all, or the compact ones (key, input, output, cost, last).
         let shown: Vec<usize> = if compact {
             vec![0, 1, 2, 6, 7]
