@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "sessionfs",
     version,
-    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex) as a filesystem"
+    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI) as a filesystem"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,12 +41,14 @@ enum Command {
     ///
     /// `sessionfs mount MOUNTPOINT` shows every agent's sessions directory found, one
     /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions),
-    /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects) and codex/
-    /// ($CODEX_HOME/sessions, else ~/.codex/sessions); in each, one folder per project,
-    /// one per session (a Codex thread) in it, each indexed only when first entered.
-    /// `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way (or a
-    /// Codex home, or its sessions/ folder), and `sessionfs mount FILE.jsonl MOUNTPOINT`
-    /// one session (a Codex rollout file: its thread).
+    /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects), codex/
+    /// ($CODEX_HOME/sessions, else ~/.codex/sessions) and gemini/
+    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp); in each, one folder per
+    /// project, one per session (a Codex thread) in it, each indexed only when first
+    /// entered. `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same
+    /// way (or a Codex home, or its sessions/ folder, or a Gemini CLI folder, or its
+    /// tmp/ folder), and `sessionfs mount FILE.jsonl MOUNTPOINT` one session (a Codex
+    /// rollout file: its thread).
     ///
     /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
     /// and `ls` read it, and `echo TEXT > reply` appends a user message. The command
@@ -55,9 +57,10 @@ enum Command {
     /// are one line on standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// A session file (.jsonl: Pi's, Claude Code's, or a Codex rollout file), or a
-        /// directory of sessions laid out as the agents keep them (project folders of
-        /// .jsonl files, or a Codex home or its sessions/ folder).
+        /// A session file (.jsonl: Pi's, Claude Code's, a Codex rollout file, or a
+        /// Gemini CLI session), or a directory of sessions laid out as the agents keep
+        /// them (project folders of .jsonl files, a Codex home or its sessions/ folder,
+        /// a Gemini CLI folder or its tmp/ folder).
         /// Default: every agent's sessions directory found.
         #[arg(value_name = "FILE|DIR")]
         file: Option<PathBuf>,

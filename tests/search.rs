@@ -641,6 +641,105 @@ fn prints_what_grep_r_prints_through_a_mount_of_our_codex_threads() {
     }
 }
 
+/// A copy of a Gemini CLI fixture set's CLI folder (its `.zst` files decompressed), and
+/// its session roots (`PROJECT/SESSION`, as the mount lists them).
+fn gemini_home(dir: &Path, fixture: &str) -> (PathBuf, BTreeSet<String>) {
+    fn materialize(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let (p, name) = (e.path(), e.file_name());
+            if p.is_dir() {
+                materialize(&p, &to.join(&name));
+            } else if let Some(plain) = name.to_str().and_then(|n| n.strip_suffix(".zst")) {
+                let f = std::fs::File::open(&p).unwrap();
+                let mut d =
+                    ruzstd::decoding::StreamingDecoder::new(std::io::BufReader::new(f)).unwrap();
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut d, &mut out).unwrap();
+                std::fs::write(to.join(plain), out).unwrap();
+            } else {
+                std::fs::copy(&p, to.join(&name)).unwrap();
+            }
+        }
+    }
+    let fix = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemini");
+    let home = dir.join(".gemini");
+    materialize(&fix.join(fixture).join("gemini-home"), &home);
+    let cat = sessionfs::model::gemini::catalog::Scanner::default()
+        .scan(&home.join("tmp"))
+        .unwrap();
+    let mut roots = BTreeSet::new();
+    for (p, sessions) in &cat.projects {
+        for s in sessions {
+            roots.insert(format!(
+                "{}/{}",
+                p.to_str().unwrap(),
+                s.name.to_str().unwrap()
+            ));
+        }
+    }
+    assert!(roots.len() >= 3, "{roots:?}");
+    (home, roots)
+}
+
+/// Cases for the Gemini CLI fixtures: found nowhere, in one session, everywhere, and
+/// made of the text Gemini CLI's renderer adds (`model::gemini::search`): tool call
+/// and result headings, pretty-printed arguments, thoughts, images, a compaction's
+/// heading, statuses, subagents; and text of records that only a `$set.messages`
+/// line holds (the responses a resume derives, a compression's summary).
+const GEMINI_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-c", "-F", "--", "zebra-nowhere-42"],
+    &["-n", "-F", "--", "[["],
+    &["-l", "-F", "--", "[[QA1]]"],
+    &["-c", "-F", "--", "[["],
+    &["-n", "-F", "--", "[tool call "],
+    &["-n", "-E", "--", "\\[tool (call|result) [a-z_]+ \\("],
+    &["-n", "-F", "--", "[tool result "],
+    &["-n", "-F", "--", "[error]"],
+    &["-n", "-F", "--", "[thinking]"],
+    &["-n", "-F", "--", "**"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-E", "--", "^  \"(command|file_path)\": "],
+    &["-n", "-F", "--", "[image "],
+    &["-l", "--", "IHDR"],
+    &["-c", "--", "PNG"],
+    &["-n", "-F", "--", "[compaction: "],
+    &["-n", "-F", "--", "state_snapshot"],
+    &["-n", "-F", "--", "Got it"],
+    &["-n", "-F", "--", "(no content)"],
+    &["-n", "-F", "--", "[status: "],
+    &["-n", "-F", "--", "[subagent agent-"],
+    &["-n", "-F", "--", "Request cancelled"],
+    &["-n", "-w", "--", "the"],
+    &["-n", "-i", "--", "UNTRUSTED_context"],
+    &["-l", "-E", "--", "[0-9]{5}"],
+    &["--color=always", "-n", "--", "Multiply"],
+    &["-c", "-E", "--", "^$"],
+    &["-n", "-F", "--", "Output too large"],
+];
+
+/// `sessionfs grep` over the Gemini CLI samples' folder against `grep -r` through a
+/// mount of it.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_the_gemini_samples() {
+    let dir = tempdir();
+    let (home, roots) = gemini_home(dir.path(), "samples");
+    compare_in_with(dir, &home, &roots, GEMINI_CASES, 2);
+}
+
+/// The same over our own Gemini CLI sessions (rewinds, TUI tool loops, a long
+/// session with a huge output and a compression) and the damaged copies.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_our_gemini_sessions() {
+    for (fixture, empty) in [("own", 3), ("damaged", 6)] {
+        let dir = tempdir();
+        let (home, roots) = gemini_home(dir.path(), fixture);
+        compare_in_with(dir, &home, &roots, GEMINI_CASES, empty);
+    }
+}
+
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
 /// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
 #[test]

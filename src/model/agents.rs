@@ -21,7 +21,11 @@ pub static TABLE: AgentTable = AgentTable {
 
 /// The agent of a file whose first parsed line, `raw`, is no Pi header.
 fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
-    crate::model::codex::agent::detect(raw).or_else(|| crate::model::claude::agent::detect(raw))
+    // Gemini CLI's metadata line has a `sessionId`, which Claude Code's detection
+    // takes for one of its own lines: Gemini CLI is asked first.
+    crate::model::codex::agent::detect(raw)
+        .or_else(|| crate::model::gemini::agent::detect(raw))
+        .or_else(|| crate::model::claude::agent::detect(raw))
 }
 
 impl Session {
@@ -85,6 +89,7 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::pi::search::PI_V1,
         &crate::model::claude::search::CLAUDE,
         &crate::model::codex::search::CODEX,
+        &crate::model::gemini::search::GEMINI,
     ],
     detect: search_detect,
     known: crate::model::codex::search::known,
@@ -96,5 +101,6 @@ pub static SEARCH: SearchTable = SearchTable {
 fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
     crate::model::pi::search::detect(line, head)
         .or_else(|| crate::model::codex::search::detect(line, head))
+        .or_else(|| crate::model::gemini::search::detect(line, head))
         .or_else(|| crate::model::claude::search::detect(line, head))
 }

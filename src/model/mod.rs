@@ -20,6 +20,7 @@ mod architecture;
 pub mod claude;
 pub mod codex;
 pub mod core;
+pub mod gemini;
 pub mod pi;
 pub mod sessions_dir;
 

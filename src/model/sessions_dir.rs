@@ -78,6 +78,16 @@ pub fn default_codex_dir() -> Option<PathBuf> {
     env_dir("CODEX_HOME", "sessions").unwrap_or_else(|| home().map(|h| h.join(".codex/sessions")))
 }
 
+/// Gemini CLI's sessions folder: the `tmp/` folder of its CLI folder,
+/// `$GEMINI_CLI_HOME/.gemini` (the variable stands for the home directory, as the CLI
+/// reads it; a leading `~` expanded), else `~/.gemini`. Its sessions lie in project
+/// folders named by slugs, beside start-up stubs and subagents: a mount lists them by
+/// project itself (see [`super::gemini::catalog`]).
+pub fn default_gemini_dir() -> Option<PathBuf> {
+    env_dir("GEMINI_CLI_HOME", ".gemini/tmp")
+        .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -101,7 +111,7 @@ pub struct Agent {
 }
 
 /// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 3] = [
+pub const AGENTS: [Agent; 4] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -128,6 +138,15 @@ pub const AGENTS: [Agent; 3] = [
         dir: default_codex_dir,
         marker: ".codex",
         catalog: Some(crate::model::codex::catalog::CATALOG),
+    },
+    Agent {
+        folder: "gemini",
+        what: "Gemini CLI's sessions folder",
+        var: "GEMINI_CLI_HOME",
+        program: "Gemini CLI",
+        dir: default_gemini_dir,
+        marker: ".gemini",
+        catalog: Some(crate::model::gemini::catalog::CATALOG),
     },
 ];
 
@@ -187,11 +206,14 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
         return Err(format!(
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR and CODEX_HOME move them); \
+             nor Gemini CLI's sessions folder {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and \
+             GEMINI_CLI_HOME move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
+            shown(&AGENTS[3], "~/.gemini/tmp"),
         ));
     }
     Ok(found)

@@ -1157,6 +1157,8 @@ mod tests {
         let (claude, sides, _) = get("claude");
         assert!(claude > 900, "only {claude} Claude Code entries checked");
         assert!(sides > 10, "only {sides} subagent entries checked");
+        let (gemini, _, _) = get("gemini-cli");
+        assert!(gemini > 150, "only {gemini} Gemini CLI entries checked");
         let (codex, _, always) = get("codex");
         assert!(codex > 200, "only {codex} Codex entries checked");
         assert!(

@@ -50,17 +50,25 @@ use std::path::{Path, PathBuf};
 
 /// A session as the search sees it.
 pub trait Searchable {
-    /// The node whose line starts at byte `offset` of the file and is `len` bytes
-    /// long (without its newline), if that line is one.
-    fn node_at(&self, offset: u64, len: usize) -> Option<u32>;
-    /// The nodes of `lines`, each `(file, offset, len)`: file 0 is the session file,
-    /// `k` the side file `sides[k - 1]` (its format's [`Rules::side_files`]). `None`
-    /// for a line that is not one.
-    fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
+    /// The nodes of the line that starts at byte `offset` of the file and is `len`
+    /// bytes long (without its newline): the node that is the line, or those whose
+    /// bytes lie inside it (a Gemini CLI `$set.messages` line holds whole records, each
+    /// the content of an entry); none for a line that holds no node.
+    fn nodes_in(&self, offset: u64, len: usize) -> Vec<u32>;
+    /// The nodes of `lines`, each `(file, offset, len)` (see [`Self::nodes_in`]):
+    /// file 0 is the session file, `k` the side file `sides[k - 1]` (its format's
+    /// [`Rules::side_files`]).
+    fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Vec<u32>> {
         let _ = sides;
         lines
             .iter()
-            .map(|&(f, o, l)| if f == 0 { self.node_at(o, l) } else { None })
+            .map(|&(f, o, l)| {
+                if f == 0 {
+                    self.nodes_in(o, l)
+                } else {
+                    Vec::new()
+                }
+            })
             .collect()
     }
     /// Every node in pre-order (a node's own files, then its children in order, as
@@ -104,28 +112,39 @@ impl Searchable for Session {
         Session::last_activity(self)
     }
 
-    fn node_at(&self, offset: u64, len: usize) -> Option<u32> {
+    fn nodes_in(&self, offset: u64, len: usize) -> Vec<u32> {
+        let end = offset + len as u64;
+        let inside = |e: &crate::model::core::session::Entry| {
+            e.is_node() && e.offset >= offset && e.offset + e.len as u64 <= end
+        };
         if self.has_side_files() {
             // Lines of other files (a Claude Code session's subagents) are indexed
             // too, so offsets are not in order.
-            return (0..self.entries().len() as u32).find(|&i| {
-                let e = self.entry(i);
-                self.in_main_file(i) && e.offset == offset && e.is_node() && e.len as usize == len
-            });
+            return (0..self.entries().len() as u32)
+                .filter(|&i| self.in_main_file(i) && inside(self.entry(i)))
+                .collect();
         }
-        let i = self
-            .entries()
-            .binary_search_by_key(&offset, |e| e.offset)
-            .ok()?;
-        let e = &self.entries()[i];
-        (e.is_node() && e.len as usize == len).then_some(i as u32)
+        let from = self.entries().partition_point(|e| e.offset < offset);
+        self.entries()[from..]
+            .iter()
+            .take_while(|e| e.offset < end)
+            .enumerate()
+            .filter(|(_, e)| inside(e))
+            .map(|(k, _)| (from + k) as u32)
+            .collect()
     }
 
-    fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Option<u32>> {
+    fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Vec<u32>> {
         if sides.is_empty() {
             return lines
                 .iter()
-                .map(|&(f, o, l)| if f == 0 { self.node_at(o, l) } else { None })
+                .map(|&(f, o, l)| {
+                    if f == 0 {
+                        self.nodes_in(o, l)
+                    } else {
+                        Vec::new()
+                    }
+                })
                 .collect();
         }
         nodes_by_path(self, sides, lines)
@@ -164,17 +183,14 @@ impl Searchable for Session {
 /// thread's pages and the base pages its history reads, a Claude Code session's
 /// subagents): by file path ([`Session::entry_file`]) and offset, so that the index's
 /// numbering of its files does not matter.
-fn nodes_by_path(
-    s: &Session,
-    sides: &[PathBuf],
-    lines: &[(usize, u64, usize)],
-) -> Vec<Option<u32>> {
+fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Vec<u32>> {
     // Paths compared as the file system resolves them: the index and the scan may
     // name a page differently (relative, through a link).
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut files: std::collections::HashMap<u16, Option<PathBuf>> =
         std::collections::HashMap::new();
-    let mut by_place: std::collections::HashMap<(PathBuf, u64), (u32, usize)> =
+    // Per file, its nodes by offset: (offset, len, node).
+    let mut by_file: std::collections::HashMap<PathBuf, Vec<(u64, usize, u32)>> =
         std::collections::HashMap::new();
     for i in 0..s.entries().len() as u32 {
         let e = s.entry(i);
@@ -185,8 +201,14 @@ fn nodes_by_path(
             .entry(e.file)
             .or_insert_with(|| s.entry_file(i).map(|p| real(&p)));
         if let Some(p) = p {
-            by_place.insert((p.clone(), e.offset), (i, e.len as usize));
+            by_file
+                .entry(p.clone())
+                .or_default()
+                .push((e.offset, e.len as usize, i));
         }
+    }
+    for v in by_file.values_mut() {
+        v.sort_unstable();
     }
     let scanned: Vec<PathBuf> = std::iter::once(real(s.path()))
         .chain(sides.iter().map(|p| real(p)))
@@ -194,11 +216,17 @@ fn nodes_by_path(
     lines
         .iter()
         .map(|&(f, o, l)| {
-            let p = scanned.get(f)?;
-            by_place
-                .get(&(p.clone(), o))
-                .filter(|(_, len)| *len == l)
-                .map(|(i, _)| *i)
+            let Some(v) = scanned.get(f).and_then(|p| by_file.get(p)) else {
+                return Vec::new();
+            };
+            let end = o + l as u64;
+            let from = v.partition_point(|&(off, _, _)| off < o);
+            v[from..]
+                .iter()
+                .take_while(|&&(off, _, _)| off < end)
+                .filter(|&&(off, len, _)| off + len as u64 <= end)
+                .map(|&(_, _, i)| i)
+                .collect()
         })
         .collect()
 }
@@ -839,7 +867,7 @@ pub fn search_file(
             .candidates
             .into_iter()
             .zip(nodes)
-            .filter_map(|(c, n)| n.map(|i| (i, c.results)))
+            .flat_map(|(c, n)| n.into_iter().map(move |i| (i, c.results.clone())))
             .collect();
         v.sort_unstable_by_key(|(i, _)| *i);
         v.dedup_by_key(|(i, _)| *i);

@@ -1612,6 +1612,8 @@ impl MultiView {
                     .is_some_and(|cat| cat.hidden.contains(&s))
             });
         let mut invs = Vec::new();
+        // A write can make a file a session (see `Lister::changes_listing`).
+        let listing = listing || r.lister.changes_listing(name);
         if listing {
             *r.catalog.lock() = None;
             // The scan watches new folders at once: a folder made for a new session

@@ -63,6 +63,14 @@ pub trait Lister: Send + Sync {
     /// written or removed in one of the catalog's folders, belongs to: that session
     /// catches up with its files. `None` for a name that is no session's.
     fn session_of(&self, changed: &OsStr) -> Option<OsString>;
+    /// Whether a write to the file named `changed` in one of the catalog's folders
+    /// (neither created nor removed) can change the listing, so that it is scanned
+    /// again: a Gemini CLI session file becomes a session once its first message is
+    /// written (before that it is a start-up stub). Creations, removals and renames
+    /// always lead to a new scan.
+    fn changes_listing(&self, _changed: &OsStr) -> bool {
+        false
+    }
 }
 
 /// How an agent's sessions are found when it lists them itself (an entry of the

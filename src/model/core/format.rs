@@ -11,6 +11,8 @@ pub enum Format {
     Claude,
     /// Codex CLI (`$CODEX_HOME/sessions`): a thread over several page files.
     Codex,
+    /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
+    Gemini,
 }
 
 impl Format {
@@ -20,6 +22,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Claude => "claude-code",
             Format::Codex => "codex",
+            Format::Gemini => "gemini-cli",
         }
     }
 
@@ -29,6 +32,7 @@ impl Format {
             Format::Pi => "Pi",
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
+            Format::Gemini => "Gemini CLI",
         }
     }
 }

@@ -6,7 +6,8 @@
 //! * [`scan`] and [`json_view`] read fields of a JSON line from its bytes ([`strict`]:
 //!   as a `serde_json::Value` would); [`js`] is
 //!   JavaScript's JSON semantics (`JSON.stringify`, truthiness, `Date`); [`text`] the
-//!   rendering helpers agents share; [`id`], [`kind`], [`time`], [`base64`].
+//!   rendering helpers agents share; [`genai`] the Gemini API's `Content` parts, which
+//!   more than one agent stores; [`id`], [`kind`], [`time`], [`base64`].
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`catalog`] is how an agent that lays its files out otherwise than one file per
@@ -52,9 +53,11 @@
 //!    (pages filed by day, a folder per session, a database) gives the entry a
 //!    [`catalog::CatalogOf`]: which folders are the agent's roots, and a
 //!    [`catalog::Lister`] that lists a root's sessions by project, names the file
-//!    each is opened from, the folders to watch, and which session a changed file
-//!    belongs to. The mount (`view::MultiView`), `sessionfs grep`, `usage` and `check`
-//!    list every agent through it.
+//!    each is opened from, the folders to watch, which session a changed file
+//!    belongs to, and whether a write to a file can change the listing
+//!    ([`catalog::Lister::changes_listing`]: a file that becomes a session only once
+//!    something is written to it). The mount (`view::MultiView`), `sessionfs grep`,
+//!    `usage` and `check` list every agent through it.
 //! 5. What differs per agent in the mount is asked of the trait, never of the
 //!    [`format::Format`] tag: `labels_writable`, `writes_side_folder`, `entry_file`,
 //!    `watched_dirs`, `forked_from`/`forks_at` and the rest of the table in [`agent`].
@@ -62,9 +65,10 @@
 //!    format (or version) the agent writes: what its renderer adds to a raw line
 //!    (decorations and their triggers, computed numbers, rewritten lines, binary
 //!    content), whether a line renders alone (`line_content`), side files, text taken
-//!    from a parent, spilled files; optionally [`grep::HitPaths`], how a hit is placed
-//!    without the index (a map of the file's lines the search builds and caches, or
-//!    the lines before the hits). Its rules go in `crate::model::agents::SEARCH`
+//!    from a parent, spilled files (a candidate line yields every entry whose bytes
+//!    lie inside it, so a line may hold several entries' records); optionally
+//!    [`grep::HitPaths`], how a hit is placed without the index (a map of the file's
+//!    lines the search builds and caches, or the lines before the hits). Its rules go in `crate::model::agents::SEARCH`
 //!    (`rules`, and its detection from the first parsed line in `detect`). Until then
 //!    its files are searched without prefilter: every entry rendered, slower, never
 //!    wrong. The search's tests check every agent's rules against every fixture
@@ -112,7 +116,8 @@
 //!
 //! 1. leaves: [`format`], [`catalog`], [`structure`], [`problem`] (what indexing reports, [`problem::LoadError`]),
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
-//!    [`input`], [`text`], [`activity`], [`usage::prices`] (with [`usage::Tokens`]);
+//!    [`input`], [`text`], [`activity`], [`usage::prices`] (with [`usage::Tokens`]),
+//!    [`genai`] (over [`text`], [`js`], [`base64`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
 //!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
 //!    [`usage`]'s tables (`usage/mod.rs`: [`usage::Table`] and what it holds);
@@ -143,6 +148,7 @@ pub mod content;
 pub mod fork;
 pub mod fork_file;
 pub mod format;
+pub mod genai;
 pub mod grep;
 pub mod id;
 pub mod input;

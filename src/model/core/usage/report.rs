@@ -466,7 +466,7 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's and Codex's from {}",
+            "prices: Pi's as recorded; Claude Code's, Codex's and Gemini CLI's from {}",
             self.prices
         );
         out

@@ -1,0 +1,103 @@
+//! Where a session's files are (GEMINI-FORMAT §1, §2.4, §6).
+//!
+//! ```text
+//! ~/.gemini/                          $GEMINI_CLI_HOME/.gemini when that is set
+//! ├── projects.json                   {"projects": {"<project path>": "<slug>"}}
+//! └── tmp/<slug>/
+//!     ├── .project_root               the project path again
+//!     └── chats/
+//!         ├── session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl      a session
+//!         └── <sessionId>/<subagentSessionId>.jsonl          its subagents
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The CLI folder and the project slug of a session file
+/// `<CLI folder>/tmp/<slug>/chats/[<parent>/]<file>`, when it lies in one.
+pub fn home_of(path: &Path) -> Option<(PathBuf, String)> {
+    let mut chats = path.parent()?;
+    if chats.file_name()? != "chats" {
+        chats = chats.parent()?;
+        if chats.file_name()? != "chats" {
+            return None;
+        }
+    }
+    let slug_dir = chats.parent()?;
+    let tmp = slug_dir.parent()?;
+    if tmp.file_name()? != "tmp" {
+        return None;
+    }
+    let slug = slug_dir.file_name()?.to_str()?.to_string();
+    Some((tmp.parent()?.to_path_buf(), slug))
+}
+
+/// The project folder of slug `slug` of the CLI folder `home`: from `projects.json`
+/// (the path that maps to it), else `tmp/<slug>/.project_root`.
+pub fn project_of(home: &Path, slug: &str) -> Option<String> {
+    use crate::model::core::input::read_beneath;
+    // Both files are opened inside the CLI folder, bounded: a link out of it or a
+    // FIFO in its place is not followed.
+    if let Ok(b) = read_beneath(home, &home.join("projects.json"), 64 << 20)
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b)
+        && let Some(p) = v.get("projects").and_then(|p| p.as_object())
+    {
+        // The last key that maps to it, as a JavaScript object lookup would find it
+        // last when written twice.
+        if let Some((k, _)) = p.iter().rev().find(|(_, s)| s.as_str() == Some(slug)) {
+            return Some(k.clone());
+        }
+    }
+    let root = read_beneath(
+        home,
+        &home.join("tmp").join(slug).join(".project_root"),
+        1 << 20,
+    )
+    .ok()?;
+    let root = String::from_utf8(root).ok()?;
+    let root = root.trim();
+    (!root.is_empty()).then(|| root.to_string())
+}
+
+/// The folder of the subagents of session `sid` whose file is `path`:
+/// `chats/<sid>/` beside it.
+pub fn subagent_dir(path: &Path, sid: &str) -> Option<PathBuf> {
+    if sid.is_empty() || sid.contains('/') || sid == "." || sid == ".." {
+        return None;
+    }
+    Some(path.parent()?.join(sid))
+}
+
+/// The subagents' files of session `sid` (file `path`), sorted by name.
+pub fn subagent_files(path: &Path, sid: &str) -> Vec<PathBuf> {
+    let Some(dir) = subagent_dir(path, sid) else {
+        return Vec::new();
+    };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn homes_and_slugs() {
+        assert_eq!(
+            home_of(Path::new("/h/.gemini/tmp/qa/chats/session-x.jsonl")),
+            Some((PathBuf::from("/h/.gemini"), "qa".into()))
+        );
+        assert_eq!(
+            home_of(Path::new("/h/.gemini/tmp/qa/chats/sid/sub.jsonl")),
+            Some((PathBuf::from("/h/.gemini"), "qa".into()))
+        );
+        assert_eq!(home_of(Path::new("/x/session-x.jsonl")), None);
+    }
+}
