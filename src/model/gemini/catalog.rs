@@ -274,6 +274,7 @@ impl Scanner {
                 list.push(SessionRef {
                     name: session_name(&sid),
                     path,
+                    files: Vec::new(),
                 });
             }
             list.sort_by(|a, b| a.name.cmp(&b.name));
