@@ -861,7 +861,7 @@ fn demo_home_text() -> String {
 
 /// The README's example of every agent's sessions on one machine prints what the
 /// README shows, run command by command from the clone as the README says (it makes
-/// its home of every agent with `scripts/demo-home` and points the three variables at
+/// its home of every agent with `scripts/demo-home` and points the four variables at
 /// it): the demo as a Pi session, two Claude Code projects, three Codex threads. The
 /// reply it writes lands in the copy, and `leaf` follows it (its new id stands for any
 /// id).
