@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "sessionfs",
     version,
-    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI) as a filesystem"
+    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI, Qwen Code) as a filesystem"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,12 +42,14 @@ enum Command {
     /// `sessionfs mount MOUNTPOINT` shows every agent's sessions directory found, one
     /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions),
     /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects), codex/
-    /// ($CODEX_HOME/sessions, else ~/.codex/sessions) and gemini/
-    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp); in each, one folder per
+    /// ($CODEX_HOME/sessions, else ~/.codex/sessions), gemini/
+    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp) and qwen/ ($QWEN_RUNTIME_DIR
+    /// or $QWEN_HOME, then projects/, else ~/.qwen/projects); in each, one folder per
     /// project, one per session (a Codex thread) in it, each indexed only when first
     /// entered. `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same
     /// way (or a Codex home, or its sessions/ folder, or a Gemini CLI folder, or its
-    /// tmp/ folder), and `sessionfs mount FILE.jsonl MOUNTPOINT` one session (a Codex
+    /// tmp/ folder, or a Qwen Code home or its projects/ folder), and `sessionfs mount
+    /// FILE.jsonl MOUNTPOINT` one session (a Codex
     /// rollout file: its thread).
     ///
     /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
@@ -57,10 +59,11 @@ enum Command {
     /// are one line on standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// A session file (.jsonl: Pi's, Claude Code's, a Codex rollout file, or a
-        /// Gemini CLI session), or a directory of sessions laid out as the agents keep
-        /// them (project folders of .jsonl files, a Codex home or its sessions/ folder,
-        /// a Gemini CLI folder or its tmp/ folder).
+        /// A session file (.jsonl: Pi's, Claude Code's, Qwen Code's, a Codex rollout
+        /// file, or a Gemini CLI session), or a directory of sessions laid out as the
+        /// agents keep them (project folders of .jsonl files, a Codex home or its
+        /// sessions/ folder, a Gemini CLI folder or its tmp/ folder, a Qwen Code home or
+        /// its projects/ folder).
         /// Default: every agent's sessions directory found.
         #[arg(value_name = "FILE|DIR")]
         file: Option<PathBuf>,

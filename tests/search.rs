@@ -683,6 +683,33 @@ fn gemini_home(dir: &Path, fixture: &str) -> (PathBuf, BTreeSet<String>) {
     (home, roots)
 }
 
+/// A copy of a Qwen Code fixture home (`tests/fixtures/qwen/SET/qwen-home`), and its
+/// session roots (`PROJECT/SESSION`).
+fn qwen_home(dir: &Path, set: &str) -> (PathBuf, BTreeSet<String>) {
+    let fix = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qwen");
+    let home = dir.join(".qwen");
+    copy_tree(&fix.join(set).join("qwen-home"), &home);
+    let mut roots = BTreeSet::new();
+    for p in fs::read_dir(home.join("projects")).unwrap() {
+        let p = p.unwrap().path();
+        let Ok(chats) = fs::read_dir(p.join("chats")) else {
+            continue;
+        };
+        for f in chats {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "jsonl") {
+                roots.insert(format!(
+                    "{}/{}",
+                    p.file_name().unwrap().to_str().unwrap(),
+                    f.file_stem().unwrap().to_str().unwrap()
+                ));
+            }
+        }
+    }
+    assert!(roots.len() >= 3, "{roots:?}");
+    (home, roots)
+}
+
 /// Cases for the Gemini CLI fixtures: found nowhere, in one session, everywhere, and
 /// made of the text Gemini CLI's renderer adds (`model::gemini::search`): tool call
 /// and result headings, pretty-printed arguments, thoughts, images, a compaction's
@@ -737,6 +764,55 @@ fn prints_what_grep_r_prints_through_a_mount_of_our_gemini_sessions() {
         let dir = tempdir();
         let (home, roots) = gemini_home(dir.path(), fixture);
         compare_in_with(dir, &home, &roots, GEMINI_CASES, empty);
+    }
+}
+
+/// Cases for the Qwen Code fixtures: markers the scenarios typed, found nowhere and
+/// everywhere, and the text Qwen Code's renderer adds (`model::qwen::search`): part
+/// markers, images, the records' own headings and counts, indented JSON, a subagent's
+/// records, fragments.
+const QWEN_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-c", "-F", "--", "zebra-nowhere-42"],
+    &["-n", "-F", "--", "[["],
+    &["-c", "-F", "--", "[["],
+    &["-l", "-F", "--", "[[QA1]]"],
+    &["-n", "-F", "--", "[[FORK"],
+    &["-n", "-F", "--", "[thinking]"],
+    &["-n", "-F", "--", "[tool call "],
+    &["-n", "-E", "--", "tool (call|result) [a-z_]+ \\(call_"],
+    &["-n", "-F", "--", "[error]"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-E", "--", "^  \"(command|file_path)\": "],
+    &["-n", "-F", "--", "bytes → image-"],
+    &["-l", "--", "JFIF\\|Exif\\|IHDR"],
+    &["-n", "-F", "--", "[compression"],
+    &["-n", "-F", "--", "history entries dropped"],
+    &["-n", "-F", "--", "[title"],
+    &["-n", "-E", "--", "api response qwen[^:]*: input [0-9,]+"],
+    &["-n", "-E", "--", "[0-9]{2},[0-9]{3}"],
+    &["-n", "-F", "--", "[notification]"],
+    &["-n", "-F", "--", "SUBTASK"],
+    &["-n", "-F", "--", "FRAG"],
+    &["-n", "-i", "--", "qwen"],
+    &["-n", "-w", "--", "the"],
+    &["-n", "-E", "--", "[0-9]{5}"],
+    &["--color=always", "-n", "--", "Multiply"],
+    &["-c", "-E", "--", "^$"],
+    &["-l", "-F", "--", "(no content)"],
+    &["-n", "-F", "--", "[attribution_snapshot]"],
+    &["-n", "-F", "--", "Unsupported image"],
+];
+
+/// `sessionfs grep` over Qwen Code's sessions (the kit's samples; ours: every
+/// scenario, the hand-made ones, the damaged files) against `grep -r` through a mount
+/// of each home: the same lines, a subagent's included, in the same order.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_qwen_code_sessions() {
+    for (set, empty) in [("samples", 3), ("own", 2), ("damaged", 8)] {
+        let dir = tempdir();
+        let (home, roots) = qwen_home(dir.path(), set);
+        compare_in_with(dir, &home, &roots, QWEN_CASES, empty);
     }
 }
 

@@ -25,6 +25,8 @@ fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
     // takes for one of its own lines: Gemini CLI is asked first.
     crate::model::codex::agent::detect(raw)
         .or_else(|| crate::model::gemini::agent::detect(raw))
+        // Before Claude Code's: a Qwen Code record has a `uuid` too.
+        .or_else(|| crate::model::qwen::agent::detect(raw))
         .or_else(|| crate::model::claude::agent::detect(raw))
 }
 
@@ -90,6 +92,7 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::claude::search::CLAUDE,
         &crate::model::codex::search::CODEX,
         &crate::model::gemini::search::GEMINI,
+        &crate::model::qwen::search::QWEN,
     ],
     detect: search_detect,
     known: crate::model::codex::search::known,
@@ -102,5 +105,12 @@ fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
     crate::model::pi::search::detect(line, head)
         .or_else(|| crate::model::codex::search::detect(line, head))
         .or_else(|| crate::model::gemini::search::detect(line, head))
-        .or_else(|| crate::model::claude::search::detect(line, head))
+        .or_else(|| {
+            // A Qwen Code file is no Claude Code file, though its records have a uuid:
+            // its own rules, or none (every entry rendered).
+            if crate::model::qwen::looks_like_qwen(line) {
+                return crate::model::qwen::search::detect(line, head);
+            }
+            crate::model::claude::search::detect(line, head)
+        })
 }

@@ -22,6 +22,7 @@ pub mod codex;
 pub mod core;
 pub mod gemini;
 pub mod pi;
+pub mod qwen;
 pub mod sessions_dir;
 
 // The paths from before the split into core/ and one folder per agent, kept so

@@ -88,6 +88,17 @@ pub fn default_gemini_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
 }
 
+/// Qwen Code's projects folder: `$QWEN_RUNTIME_DIR/projects` (where it writes its
+/// runtime output when that is set), else `$QWEN_HOME/projects`, else
+/// `~/.qwen/projects` (a leading `~` expanded in either). Each project keeps its
+/// sessions in its `chats/` folder: Qwen Code lists them itself
+/// ([`super::qwen::catalog`]).
+pub fn default_qwen_dir() -> Option<PathBuf> {
+    env_dir("QWEN_RUNTIME_DIR", "projects")
+        .or_else(|| env_dir("QWEN_HOME", "projects"))
+        .unwrap_or_else(|| home().map(|h| h.join(".qwen/projects")))
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -110,8 +121,9 @@ pub struct Agent {
     pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 4] = [
+/// Pi, Claude Code, Codex, Gemini CLI and Qwen Code, in the order a mount of every
+/// agent lists them.
+pub const AGENTS: [Agent; 5] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -147,6 +159,15 @@ pub const AGENTS: [Agent; 4] = [
         dir: default_gemini_dir,
         marker: ".gemini",
         catalog: Some(crate::model::gemini::catalog::CATALOG),
+    },
+    Agent {
+        folder: "qwen",
+        what: "Qwen Code's projects folder",
+        var: "QWEN_HOME",
+        program: "Qwen Code",
+        dir: default_qwen_dir,
+        marker: ".qwen",
+        catalog: Some(crate::model::qwen::catalog::CATALOG),
     },
 ];
 
@@ -207,13 +228,15 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
              nor Gemini CLI's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and \
-             GEMINI_CLI_HOME move them); \
+             nor Qwen Code's projects folder {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, \
+             GEMINI_CLI_HOME and QWEN_HOME move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
             shown(&AGENTS[3], "~/.gemini/tmp"),
+            shown(&AGENTS[4], "~/.qwen/projects"),
         ));
     }
     Ok(found)

@@ -1116,6 +1116,26 @@ mod tests {
                 continue;
             };
             let c = by_format.entry(rules.name).or_default();
+            // A line that is no entry of its own (a Qwen Code fragment) shows in its
+            // owner's files: the owner is explained by both lines.
+            let mut owned: std::collections::HashMap<u32, Vec<u8>> = Default::default();
+            let starts: std::collections::HashSet<u64> = s
+                .entries()
+                .iter()
+                .filter(|e| e.file == 0)
+                .map(|e| e.offset)
+                .collect();
+            let mut off = 0u64;
+            for line in head.split_inclusive(|&b| b == b'\n') {
+                if !starts.contains(&off)
+                    && let Some(o) = s.line_owner(0, off)
+                {
+                    let v = owned.entry(o).or_default();
+                    v.push(b'\n');
+                    v.extend_from_slice(line.trim_ascii_end());
+                }
+                off += line.len() as u64;
+            }
             for i in 0..s.entries().len() as u32 {
                 let e = s.entry(i);
                 if !e.is_node() {
@@ -1126,7 +1146,10 @@ mod tests {
                 if !seen.insert((std::fs::canonicalize(&file).unwrap_or(file), e.offset)) {
                     continue;
                 }
-                let raw = s.entry_bytes(i).unwrap();
+                let mut raw = s.entry_bytes(i).unwrap();
+                if let Some(more) = owned.get(&i) {
+                    raw.extend_from_slice(more);
+                }
                 if has_odd_escape(&raw) || rules.always.iter().any(|t| t.holds(&raw)) {
                     c.always += 1;
                     continue;
@@ -1159,6 +1182,12 @@ mod tests {
         assert!(sides > 10, "only {sides} subagent entries checked");
         let (gemini, _, _) = get("gemini-cli");
         assert!(gemini > 150, "only {gemini} Gemini CLI entries checked");
+        let (qwen, qwen_sides, _) = get("qwen-code");
+        assert!(qwen > 500, "only {qwen} Qwen Code entries checked");
+        assert!(
+            qwen_sides >= 5,
+            "only {qwen_sides} Qwen Code subagent entries checked"
+        );
         let (codex, _, always) = get("codex");
         assert!(codex > 200, "only {codex} Codex entries checked");
         assert!(

@@ -122,7 +122,8 @@ impl Searchable for Session {
             // too, so offsets are not in order.
             return (0..self.entries().len() as u32)
                 .filter(|&i| self.in_main_file(i) && inside(self.entry(i)))
-                .collect();
+                .collect::<Vec<_>>()
+                .or_owner(|| self.line_owner(0, offset));
         }
         let from = self.entries().partition_point(|e| e.offset < offset);
         self.entries()[from..]
@@ -131,7 +132,9 @@ impl Searchable for Session {
             .enumerate()
             .filter(|(_, e)| inside(e))
             .map(|(k, _)| (from + k) as u32)
-            .collect()
+            .collect::<Vec<_>>()
+            // A line that shows in another entry's files (a fragment).
+            .or_owner(|| self.line_owner(0, offset))
     }
 
     fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Vec<u32>> {
@@ -213,10 +216,18 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
     let scanned: Vec<PathBuf> = std::iter::once(real(s.path()))
         .chain(sides.iter().map(|p| real(p)))
         .collect();
+    // A line that shows in another entry's files (a fragment), by its file's number.
+    let number: std::collections::HashMap<PathBuf, u16> = files
+        .iter()
+        .filter_map(|(n, p)| Some((p.clone()?, *n)))
+        .collect();
     lines
         .iter()
         .map(|&(f, o, l)| {
-            let Some(v) = scanned.get(f).and_then(|p| by_file.get(p)) else {
+            let Some(p) = scanned.get(f) else {
+                return Vec::new();
+            };
+            let Some(v) = by_file.get(p) else {
                 return Vec::new();
             };
             let end = o + l as u64;
@@ -226,9 +237,26 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
                 .take_while(|&&(off, _, _)| off < end)
                 .filter(|&&(off, len, _)| off + len as u64 <= end)
                 .map(|&(_, _, i)| i)
-                .collect()
+                .collect::<Vec<_>>()
+                .or_owner(|| s.line_owner(*number.get(p)?, o))
         })
         .collect()
+}
+
+/// The entries a line shows in, else the one entry that shows it though it is no
+/// entry of its own (a fragment: [`Session::line_owner`]).
+trait OrOwner {
+    fn or_owner(self, owner: impl FnOnce() -> Option<u32>) -> Self;
+}
+
+impl OrOwner for Vec<u32> {
+    fn or_owner(self, owner: impl FnOnce() -> Option<u32>) -> Self {
+        if self.is_empty() {
+            owner().into_iter().collect()
+        } else {
+            self
+        }
+    }
 }
 
 /// Opens a session file for searching: the format seam.

@@ -20,12 +20,13 @@
 //! | after a scan (other files of the session) | [`Agent::after_scan`], [`Agent::sources_moved`] |
 //! | linking quirks | [`Agent::after_link`], [`Agent::root_is_fine`] |
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |
-//! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`] |
+//! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`]; `tree`'s runs: [`Agent::joins_tree_runs`], [`Agent::tree_run_noun`] |
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
 //! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
 //! | writes known to fail (no write bit, refused at `open`) | [`Agent::refuses`] |
 //! | other files of the session, opened inside the agent's folder | [`Session::open_side`](super::session::Session::open_side), [`Session::set_homes`](super::session::Session::set_homes) |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
+//! | lines that are no entry of their own (fragments) | [`Agent::line_owner`] |
 //! | other sessions this one continues or that continue it | [`Agent::forked_from`], [`Agent::forks_at`] |
 //! | entries of other files | [`Session::add_source`](super::session::Session::add_source), [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |

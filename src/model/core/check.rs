@@ -210,6 +210,15 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("(Pi hangs on it)", "(Claude Code stops its walk there)")
             .replace("Pi's next append", "Claude Code's next append")
             .replace("not in any context", "not sent to the model"),
+        crate::model::core::format::Format::Qwen => text
+            .replace(
+                "is not in the file; shown as a root",
+                "is not in the file: Qwen Code sends nothing before it; shown as a root",
+            )
+            .replace("skipped by Pi", "skipped by Qwen Code")
+            .replace("(Pi hangs on it)", "(Qwen Code stops its walk there)")
+            .replace("Pi's next append", "Qwen Code's next append")
+            .replace("not in any context", "not sent to the model"),
         other => text
             .replace("skipped by Pi", &format!("skipped by {}", other.program()))
             .replace(

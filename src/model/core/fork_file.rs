@@ -48,6 +48,7 @@ impl Fresh {
         Fresh {
             session_id: match format {
                 Format::Claude => crate::model::core::id::uuid_v4(),
+                Format::Qwen => crate::model::core::id::uuid_v4(),
                 _ => crate::model::core::id::uuid_v7(now),
             },
             now_ms: now,

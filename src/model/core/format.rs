@@ -13,6 +13,8 @@ pub enum Format {
     Codex,
     /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
     Gemini,
+    /// Qwen Code (`~/.qwen/projects/<project>/chats`).
+    Qwen,
 }
 
 impl Format {
@@ -23,6 +25,7 @@ impl Format {
             Format::Claude => "claude-code",
             Format::Codex => "codex",
             Format::Gemini => "gemini-cli",
+            Format::Qwen => "qwen-code",
         }
     }
 
@@ -33,6 +36,7 @@ impl Format {
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
             Format::Gemini => "Gemini CLI",
+            Format::Qwen => "Qwen Code",
         }
     }
 }

@@ -7,7 +7,8 @@
 //!   as a `serde_json::Value` would); [`js`] is
 //!   JavaScript's JSON semantics (`JSON.stringify`, truthiness, `Date`); [`text`] the
 //!   rendering helpers agents share; [`genai`] the Gemini API's `Content` parts, which
-//!   more than one agent stores; [`id`], [`kind`], [`time`], [`base64`].
+//!   more than one agent stores (Gemini CLI, Qwen Code); [`id`], [`kind`], [`time`],
+//!   [`base64`].
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`catalog`] is how an agent that lays its files out otherwise than one file per

@@ -702,6 +702,12 @@ impl Session {
         self.agent.alias(i)
     }
 
+    /// The entry whose files show the line of source `file` (0: the session file) at
+    /// `offset`, when that line is no entry of its own (see [`Agent::line_owner`]).
+    pub fn line_owner(&self, file: u16, offset: u64) -> Option<u32> {
+        self.agent.line_owner(file, offset)
+    }
+
     /// The node with this id key.
     pub fn find_key(&self, k: IdKey) -> Option<u32> {
         self.by_id.get(&k).copied()
@@ -775,6 +781,11 @@ impl Session {
     /// it starts or continues: a Claude Code attachment.
     pub fn joins_tree_runs(&self, i: u32) -> bool {
         self.agent.joins_tree_runs(i)
+    }
+
+    /// What a run of entries [`Session::joins_tree_runs`] joins is called in `tree`.
+    pub fn tree_run_noun(&self) -> &'static str {
+        self.agent.tree_run_noun()
     }
 
     pub fn is_piece(&self, i: u32) -> bool {
@@ -2057,7 +2068,17 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn joins_tree_runs(&self, _i: u32) -> bool {
         false
     }
+    /// What a run of entries joined on one `tree` line is called (`attachments ×N`).
+    fn tree_run_noun(&self) -> &'static str {
+        "attachments"
+    }
     fn alias(&self, _i: u32) -> Option<&str> {
+        None
+    }
+    /// The entry a line that is no entry of its own belongs to, by its source (0: the
+    /// session file) and offset: a fragment (a later line of a Qwen Code record, whose
+    /// parts join the record's first line) shows in that entry's files.
+    fn line_owner(&self, _file: u16, _offset: u64) -> Option<u32> {
         None
     }
     fn find_alias(&self, _id: &str) -> Option<u32> {

@@ -319,7 +319,8 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
             out.extend_from_slice(escape_controls(&id).as_bytes());
         }
         out.push(b' ');
-        // A run of entries drawn as one line (Claude Code's attachments): the first
+        // A run of entries drawn as one line (Claude Code's attachments, Qwen Code's
+        // bookkeeping records): the first
         // entry's id, then what each of them is.
         run.clear();
         run.push(f.node);
@@ -333,7 +334,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         }
         if run.len() > 1 {
             let last = *run.last().expect("non-empty");
-            let mut line = format!("attachments ×{} to ", run.len());
+            let mut line = format!("{} ×{} to ", s.tree_run_noun(), run.len());
             line.push_str(&escape_controls(&match s.alias(last) {
                 Some(a) => a.to_string(),
                 None => s.id_string(last),
