@@ -1470,12 +1470,14 @@ fn the_output_is_the_same_on_any_number_of_threads() {
 
 /// `--sessions` lists each matching session once, newest first, with what a mount of
 /// the same directory shows for it: the path, the name, and as many hits as `grep -rc`
-/// through the mount adds up.
+/// through the mount adds up. Newest by the agent's own clock (the newest `timestamp`
+/// its file's lines hold), whatever the files' modification times say (here set in
+/// the reverse order): the mount's session directories carry the same time.
 #[test]
 fn sessions_lists_each_matching_session_once_newest_first() {
     let dir = tempdir();
     let (root, _) = claude_dir(dir.path());
-    // Last activity: the file's last write. Give each session its own, in a known order.
+    // The files' times say nothing: give each session one, in a known order.
     let mut files: Vec<PathBuf> = Vec::new();
     for p in fs::read_dir(&root).unwrap() {
         for f in fs::read_dir(p.unwrap().path()).unwrap() {
@@ -1526,7 +1528,22 @@ fn sessions_lists_each_matching_session_once_newest_first() {
         // Newest first.
         assert!(*when <= last, "{when} after {last}");
         last = when.clone();
-        assert!(when.ends_with("T10:00:00.000Z"), "{when}");
+        let file = root.join(format!("{path}.jsonl"));
+        let newest = fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["timestamp"].as_str().map(str::to_string))
+            .max()
+            .unwrap();
+        let newest_ms = sessionfs::model::core::js::js_date_ms(&newest).unwrap();
+        assert_eq!(
+            *when,
+            sessionfs::model::core::time::format_iso_ms(newest_ms),
+            "{path}"
+        );
+        let st = run("stat", &["-c", "%Y", "--", path.as_str()], &m.mnt).ok();
+        assert_eq!(st.stdout.trim(), (newest_ms / 1000).to_string(), "{path}");
         // The session as the mount shows it: its name, and every hit.
         let shown = fs::read_to_string(m.mnt.join(path).join("name")).unwrap();
         assert_eq!(name, shown.trim_end(), "{path}");

@@ -84,6 +84,9 @@ pub trait Searchable {
     fn kind(&self, i: u32) -> &str;
     /// The session's name, as its `name` file shows it.
     fn session_name(&self) -> Option<String>;
+    /// When it was last active, by the agent's own clock, and the file that says so
+    /// (`Session::last_activity`): `--sessions` sorts by it.
+    fn last_activity(&self) -> Option<(i64, PathBuf)>;
     /// Whether it is the tip of a branch, as the mount's `branches/` lists them.
     fn is_leaf(&self, i: u32) -> bool;
     /// Whether it is a piece of a turn (a dead end of parallel tool calls, a
@@ -105,6 +108,10 @@ impl Searchable for Session {
 
     fn session_name(&self) -> Option<String> {
         self.name().map(str::to_string)
+    }
+
+    fn last_activity(&self) -> Option<(i64, PathBuf)> {
+        Session::last_activity(self)
     }
 
     fn nodes_in(&self, offset: u64, len: usize) -> Vec<u32> {
@@ -378,10 +385,11 @@ pub struct SessionHits {
     /// Its path as the mount shows it (`PROJECT/SESSION`, `pi/PROJECT/SESSION`), or the
     /// file for a session file given on the command line (mounted on its own).
     pub path: String,
-    /// The session file.
+    /// The session file: for a session of several files (a Codex thread's pages), the
+    /// one its last activity is in.
     pub file: PathBuf,
     pub name: Option<String>,
-    /// When the file was last written (ms since the epoch): its last activity.
+    /// Its last activity (ms since the epoch), by the agent's own clock.
     pub last_ms: i64,
     /// Matching lines, over all its content files (as `grep -rc` would add up).
     pub hits: u64,
@@ -909,11 +917,9 @@ pub fn search_file(
     });
     let report = walk(job, search, &*s, selected, parent_text, emit);
     if search.sessions && report.hits > 0 {
-        let last_ms = std::fs::metadata(&job.path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as i64);
+        // The agent's own clock, not the file's time (a copy resets that), and for a
+        // session of several files (a Codex thread's pages) the newest of them.
+        let (last_ms, file) = s.last_activity().unwrap_or_else(|| (0, job.path.clone()));
         let path = if job.prefix.is_empty() {
             job.path.display().to_string()
         } else {
@@ -921,7 +927,7 @@ pub fn search_file(
         };
         emit(Chunk::Session(SessionHits {
             path,
-            file: job.path.clone(),
+            file,
             name: s.session_name(),
             last_ms,
             hits: report.hits,

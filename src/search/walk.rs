@@ -199,8 +199,11 @@ mod tests {
         fs::write(home.join("session_index.jsonl"), "").unwrap();
         let t = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
         let meta = r#"{"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,"type":"session_meta","payload":{"cwd":"/w/a"}}"#;
+        // A line after the session_meta: a thread of only that line is empty, and
+        // not searched (as Codex's picker does not list it).
+        let user = r#"{"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,"type":"response_item","payload":{"type":"message","role":"user","content":[]}}"#;
         let page = day.join(format!("rollout-2026-12-01T19-38-28-{t}.jsonl"));
-        fs::write(&page, format!("{meta}\n")).unwrap();
+        fs::write(&page, format!("{meta}\n{user}\n")).unwrap();
         for arg in [home.clone(), home.join("sessions")] {
             let (j, p) = jobs(&[arg]);
             assert!(p.is_empty());

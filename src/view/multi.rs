@@ -278,6 +278,10 @@ struct Listed {
     kind: FileKind,
 }
 
+/// A session's last activity as read (ms; `None`: its files hold no time), with the
+/// sizes and modification times (ns) of its files then.
+type Activity = (Vec<(u64, i64)>, Option<i64>);
+
 /// A session file, loaded or not.
 struct SlotEntry {
     num: u32,
@@ -293,6 +297,13 @@ struct SlotEntry {
     /// When the session last changed, when its listing says it (a session of a
     /// database, whose file changes with every session): its directory's mtime.
     mtime: Mutex<Option<SystemTime>>,
+    /// A session over several files (a Codex thread's pages): all of them, where its
+    /// last activity is read; empty for a session of one file.
+    files: Mutex<Vec<PathBuf>>,
+    /// The session's last activity (ms; `None`: its files hold no time) and the
+    /// sizes and modification times of its files when it was read
+    /// (`model::agents::last_activity`): its directory's time in `stat`.
+    activity: Mutex<Option<Activity>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -716,6 +727,8 @@ impl MultiView {
                 file: Mutex::new(None),
                 folder_watched: AtomicBool::new(false),
                 mtime: Mutex::new(None),
+                files: Mutex::new(Vec::new()),
+                activity: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -1207,8 +1220,7 @@ impl MultiView {
         if !md.is_file() {
             return Err(Error::NotFound);
         }
-        // The listing's time where it knows better (a session of a database).
-        let mtime = e.mtime.lock().unwrap_or_else(|| mtime_of(&md));
+        let mtime = Self::session_time(e, &md);
         let (loaded, failed) = {
             let st = e.state.lock();
             (st.loaded.clone(), st.failed.is_some())
@@ -1261,11 +1273,55 @@ impl MultiView {
             slot_ino(e.num, ino::ROOT),
             FileKind::Dir,
             0,
-            e.mtime.lock().unwrap_or_else(|| mtime_of(md)),
+            Self::session_time(e, md),
             SHORT,
             access,
             false,
         )
+    }
+
+    /// A session directory's time is the session's last activity, by the agent's own
+    /// clock (the newest time its files' last lines hold: `model::core::activity`), so
+    /// that `ls -t` and `ls -l` list the newest first whatever a copy did to the files'
+    /// times; read again when a file's size or time changes, and the file's
+    /// modification time when they hold none. A listing that knows the time better
+    /// (a session of a database, whose file changes with every session) gives it.
+    fn session_time(e: &SlotEntry, md: &fs::Metadata) -> SystemTime {
+        if let Some(t) = *e.mtime.lock() {
+            return t;
+        }
+        Self::activity(e)
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+            .unwrap_or_else(|| mtime_of(md))
+    }
+
+    /// The session's last activity (see [`Self::session_time`]), kept while its files
+    /// keep their sizes and times.
+    fn activity(e: &SlotEntry) -> Option<i64> {
+        let files = {
+            let f = e.files.lock();
+            if f.is_empty() {
+                vec![e.path()]
+            } else {
+                f.clone()
+            }
+        };
+        let sig: Vec<(u64, i64)> = files
+            .iter()
+            .map(|p| {
+                fs::metadata(p)
+                    .map(|m| (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
+                    .unwrap_or((0, 0))
+            })
+            .collect();
+        if let Some((old, ms)) = &*e.activity.lock()
+            && *old == sig
+        {
+            return *ms;
+        }
+        let ms = crate::model::agents::last_activity(&files).map(|(ms, _)| ms);
+        *e.activity.lock() = Some((sig, ms));
+        ms
     }
 
     /// The mounting user's own: what this view shows of itself (the stats file, the
@@ -1463,6 +1519,10 @@ impl MultiView {
                 e.folder_watched.store(true, Ordering::Relaxed);
             }
             *e.mtime.lock() = t.mtime;
+            let mut p = e.files.lock();
+            if *p != t.files {
+                *p = t.files.clone();
+            }
         }
         slots
     }
@@ -1608,6 +1668,15 @@ impl MultiView {
             self.catalog_changed_all(c, r);
             return;
         }
+        // A file of a session not listed yet (hidden: a Codex thread its picker left
+        // empty): its first line lists it.
+        let listing = listing
+            || r.lister.session_of(name).is_some_and(|s| {
+                r.catalog
+                    .lock()
+                    .as_ref()
+                    .is_some_and(|cat| cat.hidden.contains(&s))
+            });
         let mut invs = Vec::new();
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
@@ -2578,8 +2647,12 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
             "type":"session_meta","payload":{"id":thread,"cwd":cwd}});
+        // A line after the session_meta: a thread of that line alone is empty, and
+        // not listed (as Codex's picker does not list it).
+        let user = serde_json::json!({"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,
+            "type":"response_item","payload":{"type":"message","role":"user","content":[]}});
         let p = dir.join(name);
-        fs::write(&p, format!("{meta}\n")).unwrap();
+        fs::write(&p, format!("{meta}\n{user}\n")).unwrap();
         p
     }
 

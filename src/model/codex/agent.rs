@@ -744,7 +744,7 @@ impl Agent for CodexThread {
     }
 
     fn preview(&self, _s: &Session, i: u32, v: &Value) -> String {
-        render::node_preview(self.line(i).kind, &v["payload"])
+        render::node_preview(self.line(i).kind, &v["payload"], self.line(i).compaction_output)
     }
 
     /// The request's `input` (the base instructions apart, see
@@ -763,7 +763,7 @@ impl Agent for CodexThread {
         };
         let mut s = String::new();
         if let Some(ins) = instructions {
-            s.push_str("[instructions]\n");
+            s.push_str("## instructions\n");
             s.push_str(&ins);
             s.push_str("\n\n");
         }
@@ -784,11 +784,27 @@ impl Agent for CodexThread {
         if !out(i) {
             return None;
         }
+        // A compaction summary answered the whole history before it, the last answer
+        // included, and the compaction prompt (see `request_tail`).
+        if self.line(i).compaction_output {
+            let p = s.entry(i).parent;
+            return (p != NIL).then_some(p);
+        }
         let mut cur = s.entry(i).parent;
         while cur != NIL && out(cur) {
             cur = s.entry(cur).parent;
         }
         (cur != NIL).then_some(cur)
+    }
+
+    /// A compaction summary's request held Codex's compaction prompt after the history
+    /// (measured: `tests/fixtures/codex/pickers/compact-requests`, §5.3).
+    fn request_tail(&self, _s: &Session, i: u32) -> Vec<Value> {
+        if self.line(i).compaction_output {
+            vec![super::context::compaction_prompt_item()]
+        } else {
+            Vec::new()
+        }
     }
 
     fn alias(&self, _i: u32) -> Option<&str> {
@@ -916,6 +932,28 @@ impl Agent for CodexThread {
                 .sum::<usize>()
     }
 
+    /// The thread's own pages: its activity is the newest line of any of them (a
+    /// rewind page, or an older page a reply went on from), never a parent's page a
+    /// fork reads.
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        let pages: Vec<PathBuf> = self
+            .codex
+            .threads
+            .get(self.t)
+            .map(|t| {
+                t.pages
+                    .iter()
+                    .map(|&p| self.codex.pages[p].file.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if pages.is_empty() {
+            vec![s.path().to_path_buf()]
+        } else {
+            pages
+        }
+    }
+
     fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {
         let mut v = self.dirs.clone();
         if let Some(h) = &self.home
@@ -948,6 +986,9 @@ impl CodexThread {
         let point = super::write::Point {
             page: page.file.path.clone(),
             ordinal: line.ordinal.and_then(|o| u64::try_from(o).ok()),
+            // An entry a fork inherited lies on its parent's page: the reply continues
+            // this thread (the fork) all the same.
+            thread: Some(self.thread_id.clone()),
         };
         let w =
             super::write::reply(&point, text, &super::write::Options::default()).map_err(|e| {
@@ -989,11 +1030,12 @@ fn ext_of(name: &str) -> &'static str {
     }
 }
 
-/// The readable `context` after the preamble: each item as its KIND file reads.
+/// The readable `context` after the preamble: each item under `## KIND`, as its KIND
+/// file reads (the headings every agent's `context` has).
 fn render_items(items: &[Value]) -> String {
     let mut s = String::new();
     for v in items {
-        s.push_str(&format!("[{}]\n", render::item_kind(v)));
+        s.push_str(&format!("## {}\n", render::item_kind(v)));
         s.push_str(&render::item_text(v).text);
         if !s.ends_with('\n') {
             s.push('\n');

@@ -28,6 +28,27 @@ use super::page::LineKind;
 use super::render;
 use super::store::{Codex, History, NodeIx, Problem};
 
+/// The user message Codex 0.171.0 sends after the history to ask for a compaction
+/// summary (`/compact`, or the automatic compaction before a turn), with no tools; it
+/// writes it nowhere, so a summary's `request` adds it to the context of the entry
+/// before the summary. The text is the one the real CLI sent
+/// (`tests/fixtures/codex/pickers/compact-requests/`, §5.3).
+pub const COMPACTION_PROMPT: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION. \
+Create a handoff summary for another LLM that will resume the task.\n\nInclude:\n\
+- Current progress and key decisions made\n- Important context, constraints, or user \
+preferences\n- What remains to be done (clear next steps)\n- Any critical data, \
+examples, or references needed to continue\n\nBe concise, structured, and focused on \
+helping the next LLM seamlessly continue the work.\n";
+
+/// [`COMPACTION_PROMPT`] as the request's item.
+pub fn compaction_prompt_item() -> Value {
+    serde_json::json!({
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": COMPACTION_PROMPT}],
+    })
+}
+
 /// The key Codex keeps in the file and never sends (§5.1).
 pub const INTERNAL_KEY: &str = "internal_chat_message_metadata_passthrough";
 
@@ -188,12 +209,12 @@ impl Context {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         if let Some(i) = &self.instructions {
-            s.push_str("[instructions]\n");
+            s.push_str("## instructions\n");
             s.push_str(i);
             s.push_str("\n\n");
         }
         for v in &self.input {
-            s.push_str(&format!("[{}]\n", render::item_kind(v)));
+            s.push_str(&format!("## {}\n", render::item_kind(v)));
             s.push_str(&render::item_text(v).text);
             if !s.ends_with('\n') {
                 s.push('\n');

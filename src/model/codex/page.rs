@@ -141,6 +141,12 @@ impl Line {
     pub fn timestamp(&self) -> Option<&str> {
         self.head.timestamp.as_deref()
     }
+
+    /// The line's bytes, without its `\n` (for a look at a key without building its
+    /// value).
+    pub fn bytes(&self) -> &[u8] {
+        &self.src[self.at..self.at + (self.end - self.start - 1) as usize]
+    }
 }
 
 /// `session_meta.history_base` (§3.1).
@@ -432,6 +438,9 @@ pub struct Rec {
     role: u32,
     /// A user message Codex wrote itself ([`is_meta_user`]): its KIND is `meta`.
     pub meta_user: bool,
+    /// An assistant message answering a compaction request
+    /// (`render::is_compaction_output`): its KIND is `compaction_summary`.
+    pub compaction_output: bool,
     /// `payload.id` hashed ([`alias_hash`]), 0 when it is not a string.
     pub alias: u64,
     /// The store's node for this line (`NO_NODE`: none).
@@ -600,6 +609,14 @@ impl Index {
             && head.payload_role.as_deref() == Some("user")
             && input::check_values(bytes).is_ok()
             && serde_json::from_slice::<Value>(bytes).is_ok_and(|v| is_meta_user(&v["payload"]));
+        // Only a line that says so is read whole.
+        let compaction_output = kind == LineKind::ResponseItem
+            && head.payload_type.as_deref() == Some("message")
+            && head.payload_role.as_deref() == Some("assistant")
+            && memchr::memmem::find(bytes, b"\"compaction_output\"").is_some()
+            && input::check_values(bytes).is_ok()
+            && serde_json::from_slice::<Value>(bytes)
+                .is_ok_and(|v| v["metadata"]["compaction_output"] == true);
         let ts = head
             .timestamp
             .as_deref()
@@ -617,6 +634,7 @@ impl Index {
             ty: self.syms.intern(head.payload_type.as_deref()),
             role: self.syms.intern(head.payload_role.as_deref()),
             meta_user,
+            compaction_output,
             alias: head.payload_id.as_deref().map_or(0, alias_hash),
             node: NO_NODE,
         };

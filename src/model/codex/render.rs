@@ -4,8 +4,10 @@
 //! KIND is the role for messages (`user`, `assistant`, `developer`), except that a user
 //! message Codex wrote rather than the user typed (`<environment_context>`,
 //! `<turn_aborted>`, `<subagent_notification>`, a compaction summary) is `meta`, as for
-//! Claude Code; other items are their `payload.type` (`reasoning`, `function_call`,
-//! `function_call_output`, …) and a `compacted` line is `compacted`.
+//! Claude Code, and the model's answer to a compaction request (`/compact`, or the
+//! automatic one; its line's `metadata.compaction_output`, §5.3) is
+//! `compaction_summary`; other items are their `payload.type` (`reasoning`,
+//! `function_call`, `function_call_output`, …) and a `compacted` line is `compacted`.
 
 use serde_json::Value;
 
@@ -54,6 +56,21 @@ pub fn item_kind(p: &Value) -> String {
     ty.to_string()
 }
 
+/// The KIND of a compaction's summary (see the module doc).
+pub const COMPACTION_SUMMARY: &str = "compaction_summary";
+
+/// Whether the line is the model's answer to a compaction request: an assistant
+/// message whose line's `metadata.compaction_output` is `true` (§5.3). Its request was
+/// the history so far and Codex's compaction prompt ([`super::context::COMPACTION_PROMPT`]).
+pub fn is_compaction_output(line: &Line) -> bool {
+    line.kind == LineKind::ResponseItem
+        && line.payload_type_str() == Some("message")
+        && line.payload_role() == Some("assistant")
+        // Only a line that says so is read whole.
+        && memchr::memmem::find(line.bytes(), b"\"compaction_output\"").is_some()
+        && line.value()["metadata"]["compaction_output"] == true
+}
+
 /// The KIND of a node's line.
 pub fn line_kind(line: &Line) -> String {
     // Only a user's message is read whole (is it Codex's own?).
@@ -66,17 +83,28 @@ pub fn line_kind(line: &Line) -> String {
         line.payload_type_str(),
         line.payload_role(),
         meta,
+        is_compaction_output(line),
     )
 }
 
 /// The KIND of a node from what the index keeps of its line, as [`item_kind`] reads
 /// the payload: its kind, its payload's `type` and `role` when they are strings, and
-/// whether it is a user message Codex wrote.
-pub fn kind_name(kind: LineKind, ty: Option<&str>, role: Option<&str>, meta_user: bool) -> String {
+/// whether it is a user message Codex wrote or a compaction's summary
+/// ([`is_compaction_output`]).
+pub fn kind_name(
+    kind: LineKind,
+    ty: Option<&str>,
+    role: Option<&str>,
+    meta_user: bool,
+    compaction_output: bool,
+) -> String {
     match kind {
         LineKind::Compacted => "compacted".to_string(),
         _ => match ty.unwrap_or("unknown") {
             "message" if meta_user => "meta".to_string(),
+            "message" if compaction_output && role == Some("assistant") => {
+                COMPACTION_SUMMARY.to_string()
+            }
             "message" => role.unwrap_or("unknown").to_string(),
             ty => ty.to_string(),
         },
@@ -237,11 +265,12 @@ pub fn decode_data_url(url: &str) -> Option<(String, Vec<u8>)> {
 
 /// The one-line preview of a node for `tree`.
 pub fn preview(line: &Line) -> String {
-    node_preview(line.kind, line.payload())
+    node_preview(line.kind, line.payload(), is_compaction_output(line))
 }
 
-/// The one-line preview of a node of kind `kind` whose line's `payload` is `p`.
-pub fn node_preview(kind: LineKind, p: &Value) -> String {
+/// The one-line preview of a node of kind `kind` whose line's `payload` is `p`
+/// (`compaction_output`: the line is a compaction's summary, [`is_compaction_output`]).
+pub fn node_preview(kind: LineKind, p: &Value, compaction_output: bool) -> String {
     match kind {
         LineKind::Compacted => format!(
             "compacted: {}",
@@ -252,6 +281,10 @@ pub fn node_preview(kind: LineKind, p: &Value) -> String {
                     .unwrap_or(""),
                 70
             )
+        ),
+        _ if compaction_output => format!(
+            "{COMPACTION_SUMMARY}: {}",
+            one_line(&message_texts(p).join(" "), 70)
         ),
         _ => item_preview(p),
     }

@@ -46,8 +46,9 @@ pub fn session_json(codex: &Codex, t: usize) -> io::Result<Value> {
     Ok(Value::Object(out))
 }
 
-/// The thread's name: `threads.name`, else `threads.title`, else `session_index.jsonl`
-/// (§7), else the first prompt typed in the thread's own pages, else its id.
+/// The thread's name as Codex's picker shows it ([`super::state::State::name`]: its
+/// name, else its `preview`), else (no row: a thread Codex has not listed yet) the
+/// first prompt typed in its whole history, as `preview` would hold it, else its id.
 pub fn name(codex: &Codex, t: usize) -> String {
     let id = &codex.threads[t].id;
     if let Some(n) = codex.state.name(id) {
@@ -56,25 +57,25 @@ pub fn name(codex: &Codex, t: usize) -> String {
     first_prompt(codex, t).unwrap_or_else(|| id.clone())
 }
 
-/// The first prompt a user typed in the thread's own lines (a fork's: its own, as
-/// `threads.title` has it, §7). Only user messages are read.
+/// The first prompt a user typed in the thread's history: a fork's is the one it
+/// inherited from its parent (as Codex's `preview`, §7), read from the parent's page.
+/// Only user messages are read.
 pub fn first_prompt(codex: &Codex, t: usize) -> Option<String> {
+    let th = &codex.threads[t];
+    let earliest = th.first_page.or_else(|| th.pages.first().copied())?;
+    let hist = codex.history(earliest, None);
     let mut reader = codex.reader();
-    codex.threads[t].pages.iter().find_map(|&p| {
-        let ix = &codex.pages[p].index;
-        (0..ix.recs.len()).find_map(|line| {
-            let r = LineRef { page: p, line };
-            let l = codex.line(r);
-            if l.kind != LineKind::ResponseItem
-                || l.meta_user
-                || codex.payload_type(r) != Some("message")
-                || codex.payload_role(r) != Some("user")
-            {
-                return None;
-            }
-            let v = reader.value(r).ok()?;
-            render::typed_prompt(&v["payload"])
-        })
+    hist.lines.iter().find_map(|&r| {
+        let l = codex.line(r);
+        if l.kind != LineKind::ResponseItem
+            || l.meta_user
+            || codex.payload_type(r) != Some("message")
+            || codex.payload_role(r) != Some("user")
+        {
+            return None;
+        }
+        let v = reader.value(r).ok()?;
+        render::typed_prompt(&v["payload"])
     })
 }
 

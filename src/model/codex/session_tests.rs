@@ -117,7 +117,7 @@ fn check_home(home: &Path, contexts: &Path, only_present: bool) -> (usize, usize
             let (text, json) = s.context_files(i).unwrap();
             let back: Vec<Value> = serde_json::from_str(&json).unwrap();
             assert_eq!(back, got, "{point}: context.json");
-            assert!(text.starts_with("[instructions]\nYou are"), "{point}");
+            assert!(text.starts_with("## instructions\nYou are"), "{point}");
             if want.get("leaf") == Some(&Value::Bool(true)) {
                 assert_eq!(s.leaf(), Some(i), "{point} is the leaf");
                 leaves += 1;

@@ -31,6 +31,9 @@ pub struct ThreadRow {
     pub rollout_path: String,
     pub title: Option<String>,
     pub name: Option<String>,
+    /// The first prompt of the thread's whole history (a fork's: the one it
+    /// inherited), which the picker shows when the thread has no name (§7).
+    pub preview: Option<String>,
     /// As stored: `exec`, `vscode`, or the JSON of a subagent source.
     pub source: Option<String>,
     pub cwd: Option<String>,
@@ -134,17 +137,22 @@ fn nonempty(s: &Option<String>) -> Option<&str> {
 }
 
 impl State {
-    /// The name a user gave the thread, else its title, else the name index (§7).
+    /// The name Codex's picker (`codex resume`) shows for the thread: the name a user
+    /// gave it (`threads.name`, which the TUI sets to the first prompt and `/rename`
+    /// changes; the name index `session_index.jsonl` holds the same), else its
+    /// `preview`, the first prompt of its whole history: for a fork the prompt it
+    /// inherited, not its own first one (`threads.title`, which the picker does not
+    /// show). Measured with Codex 0.171.0: `tests/fixtures/codex/pickers` (§7).
     pub fn name(&self, thread_id: &str) -> Option<&str> {
         let row = self.threads.get(thread_id);
         row.and_then(|r| nonempty(&r.name))
-            .or_else(|| row.and_then(|r| nonempty(&r.title)))
             .or_else(|| {
                 self.index_names
                     .get(thread_id)
                     .map(String::as_str)
                     .filter(|s| !s.trim().is_empty())
             })
+            .or_else(|| row.and_then(|r| nonempty(&r.preview)))
     }
 }
 
@@ -206,11 +214,12 @@ fn read_db(path: &Path, ids: Option<&[&str]>) -> Result<Tables, String> {
         }
     };
     let sql = format!(
-        "SELECT id, rollout_path, {}, {}, {}, {} FROM threads{}",
+        "SELECT id, rollout_path, {}, {}, {}, {}, {} FROM threads{}",
         pick("title"),
         pick("name"),
         pick("source"),
         pick("cwd"),
+        pick("preview"),
         if ids.is_some() { " WHERE id = ?1" } else { "" }
     );
     let mut stmt = conn.prepare(&sql).map_err(err)?;
@@ -222,6 +231,7 @@ fn read_db(path: &Path, ids: Option<&[&str]>) -> Result<Tables, String> {
             name: r.get(3)?,
             source: r.get(4)?,
             cwd: r.get(5)?,
+            preview: r.get(6)?,
         })
     };
     let mut threads = HashMap::new();

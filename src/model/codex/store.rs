@@ -155,6 +155,9 @@ pub enum Problem {
     TornTail {
         page: String,
         bytes: u64,
+        /// Where they start, and the page's file: `truncate -s AT FILE` drops them.
+        at: u64,
+        file: String,
     },
     /// A line longer than `--max-line`: skipped, never held.
     TooLong {
@@ -187,9 +190,15 @@ impl std::fmt::Display for Problem {
             Problem::BrokenLine { page, line } => {
                 write!(f, "page {page} line {line}: not JSON (Codex skips it)")
             }
-            Problem::TornTail { page, bytes } => write!(
+            Problem::TornTail {
+                page,
+                bytes,
+                at,
+                file,
+            } => write!(
                 f,
-                "page {page}: {bytes} bytes after the last line end (a torn or unfinished line)"
+                "page {page}: {bytes} bytes after the last line end (a torn or unfinished \
+                 line); to drop them once Codex is done with it: truncate -s {at} '{file}'"
             ),
             Problem::MissingOrdinal { page, line } => {
                 write!(f, "page {page} line {line}: no ordinal")
@@ -378,6 +387,8 @@ impl Codex {
                 found.push(Problem::TornTail {
                     page: id.clone(),
                     bytes: b - a,
+                    at: a,
+                    file: p.file.path.display().to_string(),
                 });
             }
             if let Some(hb) = p.index.meta.as_ref().and_then(|m| m.history_base.as_ref())
@@ -595,6 +606,7 @@ impl Codex {
             self.payload_type(r),
             self.payload_role(r),
             l.meta_user,
+            l.compaction_output,
         );
         (ty.to_string(), name)
     }

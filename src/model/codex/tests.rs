@@ -400,7 +400,9 @@ fn damaged_lines_are_reported_and_skipped() {
             },
             Problem::TornTail {
                 page: QA.into(),
-                bytes: torn.len() as u64
+                bytes: torn.len() as u64,
+                at: (bytes.len() - torn.len()) as u64,
+                file: tmp.path().join(&name).display().to_string(),
             },
         ]
     );
@@ -544,14 +546,15 @@ fn missing_or_corrupt_db_falls_back() {
     let s = State::load(dir.path());
     assert!(s.db_error.is_some());
     let codex = Codex::load_with_state(&Root::of(&home()).unwrap(), s);
-    // No row: names from the index, else the first prompt; newest page current.
+    // No row: names from the index, else the first prompt of the whole history (a
+    // fork's is the one it inherited, as Codex's picker shows it); newest page current.
     assert_eq!(
         session::name(&codex, codex.thread(TUI).unwrap()),
         "TUI rewind demo"
     );
     assert_eq!(
         session::name(&codex, codex.thread(QA_FORK).unwrap()),
-        "[[FORK1]] Fork it."
+        "[[QA1]] What is 2+2?"
     );
     assert_eq!(
         session::name(&codex, codex.thread(IMG).unwrap()),
@@ -786,10 +789,10 @@ fn readable_context_starts_with_the_instructions() {
     let t = codex.thread(QA_FORK).unwrap();
     let ctx = context::context_at(&codex, codex.leaf(t).unwrap()).unwrap();
     let text = ctx.to_text();
-    assert!(text.starts_with("[instructions]\nYou are a coding agent"));
-    assert!(text.contains("[user]\n[[QA1]] What is 2+2?\n"));
-    assert!(text.contains("[meta]\n<environment_context>"));
-    assert!(text.ends_with("[assistant]\n(fork) Second turn in the fork.\n\n"));
+    assert!(text.starts_with("## instructions\nYou are a coding agent"));
+    assert!(text.contains("## user\n[[QA1]] What is 2+2?\n"));
+    assert!(text.contains("## meta\n<environment_context>"));
+    assert!(text.ends_with("## assistant\n(fork) Second turn in the fork.\n\n"));
     let json = ctx.to_json();
     let back: Vec<Value> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, ctx.input);

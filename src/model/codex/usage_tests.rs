@@ -37,7 +37,7 @@ fn first_pages(home: &Path) -> HashMap<String, PathBuf> {
 fn every_branch_sums_what_codex_summed_for_it() {
     let prices = Prices::snapshot();
     let mut branches = 0;
-    for set in ["samples", "own"] {
+    for set in ["samples", "own", "replies"] {
         let home = fixtures().join(set).join("codex-home");
         for (tid, page) in first_pages(&home) {
             let s = Session::open(&page).unwrap();

@@ -31,6 +31,7 @@
 //! | entries of other files | [`Session::add_source`](super::session::Session::add_source), [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
+//! | last activity ("newest first", [`super::activity`]) | [`Agent::activity_files`], [`Agent::activity_in_tail`] |
 //!
 //! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`], [`Agent::labels_writable`] |
 //! | files beside the session file | [`Agent::writes_side_folder`] (watched by a mount of the session alone), [`Agent::entry_file`] (which file an entry's line is in), [`Agent::watched_dirs`] |

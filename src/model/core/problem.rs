@@ -58,6 +58,8 @@ pub enum ProblemKind {
     UnterminatedLastLine {
         bytes: u64,
         parses: bool,
+        /// Where it starts: `truncate -s AT FILE` drops it, keeping every whole line.
+        at: u64,
     },
     /// Something only one agent's format has (a Codex page whose base page is
     /// missing): `code` for `check --json`, `what` as `check` prints it.

@@ -1213,6 +1213,21 @@ impl Session {
         self.agent.context_preamble(self, i)
     }
 
+    /// When the session was last active, by the agent's own clock: the newest time
+    /// its files' last lines hold (see [`super::activity`]), and the file that holds it;
+    /// a file without one counts with its modification time.
+    pub fn last_activity(&self) -> Option<(i64, PathBuf)> {
+        let agent = &*self.agent;
+        activity_of(&agent.activity_files(self), &|t| agent.activity_in_tail(t))
+    }
+
+    /// What answer `i`'s request held after the context of its [`Session::request_of`]
+    /// entry (see [`Agent::request_tail`]); empty for an ordinary answer, whose
+    /// `request` is that entry's context.
+    pub fn request_tail(&self, i: u32) -> Vec<serde_json::Value> {
+        self.agent.request_tail(self, i)
+    }
+
     /// Whether labels can be set through the mount ([`Agent::labels_writable`]).
     pub fn labels_writable(&self) -> bool {
         self.agent.labels_writable()
@@ -1493,6 +1508,7 @@ impl Session {
                     ProblemKind::UnterminatedLastLine {
                         bytes: self.tail,
                         parses,
+                        at: self.scanned,
                     },
                 );
             }
@@ -2151,6 +2167,13 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>>;
     fn context_renderer(&self) -> fn(&[Value]) -> String;
     fn request_of(&self, s: &Session, i: u32) -> Option<u32>;
+    /// What the request that answer `i` answered held after the context of
+    /// [`Agent::request_of`]'s entry, when it held more than that context: messages the
+    /// agent sent without writing them as entries (Codex's compaction prompt after the
+    /// history, for a `/compact` summary). Empty (the default) for an ordinary answer.
+    fn request_tail(&self, _s: &Session, _i: u32) -> Vec<Value> {
+        Vec::new()
+    }
     fn can_reply_at(&self, _s: &Session, _i: u32) -> bool {
         true
     }
@@ -2334,6 +2357,20 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn write_fork(&self, _s: &Session, _i: u32) -> Option<Result<PathBuf, ForkError>> {
         None
     }
+    /// The files whose last lines say when the session was last active
+    /// ([`super::activity`]): the session file (default), or a session over several
+    /// files its own ones (a Codex thread's pages, not the parent pages a fork reads).
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        vec![s.path().to_path_buf()]
+    }
+    /// The newest time the agent wrote in `tail`, complete lines at the end of one of
+    /// [`Agent::activity_files`] (ms since the epoch). The default reads the JSON
+    /// lines' top-level `timestamp` ([`super::activity::newest_timestamp`]); an agent
+    /// that keeps its times elsewhere reads them here. It is called on an agent that
+    /// indexed nothing too (a mount's listing reads every session's time this way).
+    fn activity_in_tail(&self, tail: &[u8]) -> Option<i64> {
+        super::activity::newest_timestamp(tail)
+    }
     /// Whether labels can be set through the mount (its `labels/` folder is writable;
     /// Pi's label entries). An agent without labels shows `labels/` empty and read-only.
     fn labels_writable(&self) -> bool {
@@ -2352,6 +2389,22 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
         s.source(s.entry(i).file)
             .map(|src| src.path().to_path_buf())
     }
+}
+
+/// The newest time `read` finds in the tails of `files`, and its file; a file whose
+/// tail holds none counts with its modification time (see [`super::activity`]).
+pub fn activity_of(
+    files: &[PathBuf],
+    read: &dyn Fn(&[u8]) -> Option<i64>,
+) -> Option<(i64, PathBuf)> {
+    files
+        .iter()
+        .filter_map(|f| {
+            super::activity::of_file(f, read)
+                .or_else(|| super::activity::mtime_ms(f))
+                .map(|t| (t, f.clone()))
+        })
+        .max_by_key(|(t, _)| *t)
 }
 
 /// Stands in for a session's agent while that agent's `&mut self` hook runs with the

@@ -71,6 +71,9 @@ pub struct Usage {
     pub unpriced: u64,
     /// The unknown models, sorted.
     pub unpriced_models: Vec<String>,
+    /// Models the price table lacks whose cost is the agent's own record (Claude
+    /// Code's `cost-state`), sorted: see [`Usage::price_from_own_count`].
+    pub own_cost_models: Vec<String>,
 }
 
 impl Usage {
@@ -98,6 +101,37 @@ impl Usage {
                 self.unpriced_models.insert(i, m.clone());
             }
         }
+        for m in &o.own_cost_models {
+            if let Err(i) = self.own_cost_models.binary_search(m) {
+                self.own_cost_models.insert(i, m.clone());
+            }
+        }
+    }
+
+    /// A whole session's usage whose requests of models the price table lacks are
+    /// priced by the agent's own record instead: Claude Code's `cost-state` holds its
+    /// own cost of each model over the session (`modelUsage.MODEL.costUSD`). Only
+    /// when it prices every such model (it knew their prices: no
+    /// `hasUnknownModelCost`), and only for a whole session (the record is not per
+    /// branch, and after `--fork-session` it includes the source's). Returns whether
+    /// it did.
+    pub fn price_from_own_count(&mut self, own: &CostState) -> bool {
+        if self.unpriced == 0 || own.unknown_model_cost {
+            return false;
+        }
+        let cost_of = |m: &str| own.models.iter().find(|(n, _)| n == m).map(|(_, c)| *c);
+        let Some(costs) = self
+            .unpriced_models
+            .iter()
+            .map(|m| cost_of(m))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            return false;
+        };
+        self.cost += costs.iter().sum::<f64>();
+        self.unpriced = 0;
+        self.own_cost_models = std::mem::take(&mut self.unpriced_models);
+        true
     }
 
     /// The cost as people read it: `$0.0123`, `unknown` (no request priced),
@@ -129,6 +163,13 @@ impl Usage {
         if !self.unpriced_models.is_empty() {
             let _ = write!(s, " (no price for {})", self.unpriced_models.join(", "));
         }
+        if !self.own_cost_models.is_empty() {
+            let _ = write!(
+                s,
+                " ({} at the agent's own recorded cost)",
+                self.own_cost_models.join(", ")
+            );
+        }
         s
     }
 
@@ -148,6 +189,7 @@ impl Usage {
             "requests": self.requests,
             "unpricedRequests": self.unpriced,
             "unpricedModels": self.unpriced_models,
+            "ownCostModels": self.own_cost_models,
         })
     }
 }

@@ -124,9 +124,11 @@ impl Table {
             .map(move |l| (l, self.path_usage(s, l)))
     }
 
-    /// `usage` of an entry: its own record, then the running total.
+    /// `usage` of an entry: which entry it is (so that `cat branches/*/cost` says which
+    /// branch each block is), its own record, then the running total.
     pub fn entry_text(&self, s: &Session, i: u32) -> String {
         let mut out = String::new();
+        let _ = writeln!(out, "id: {}", s.id_string(i));
         match (&self.own[i as usize], self.counted_at[i as usize]) {
             (Some(r), _) => {
                 let _ = writeln!(
@@ -182,9 +184,19 @@ impl Table {
 
     /// The session's `usage`: the whole session, the current branch, the dead ends,
     /// every branch, by model.
+    /// The whole session's usage, models the price table lacks priced by the agent's
+    /// own record where it has one ([`Usage::price_from_own_count`]).
+    pub fn session_total(&self) -> Usage {
+        let mut total = self.total();
+        if let Some(cs) = &self.cost_state {
+            total.price_from_own_count(cs);
+        }
+        total
+    }
+
     pub fn session_text(&self, s: &Session) -> String {
         let mut out = String::new();
-        let total = self.total();
+        let total = self.session_total();
         let _ = writeln!(out, "session: {}", total.line());
         let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
         if let Some(l) = s.leaf() {
@@ -239,7 +251,7 @@ impl Table {
     /// and not a tree of JSON values forty times its size.
     pub fn session_json(&self, s: &Session) -> String {
         use serde::Serialize;
-        let total = self.total();
+        let total = self.session_total();
         let current = s.leaf().map(|l| self.path_usage(s, l)).unwrap_or_default();
         /// The branches, serialized one at a time.
         struct Branches<'a>(
