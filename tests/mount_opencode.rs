@@ -329,6 +329,17 @@ fn undo_forks_names_and_session_json() {
         "{ctx}"
     );
     assert!(ctx.contains("## user\n\"[[QA1]] What is 2+2?\"\n"), "{ctx}");
+    // An answer's `request` is the context it answered: its user message's (`parent`).
+    let leaf = qa.join(QA).join("leaf");
+    assert_eq!(
+        fs::read(leaf.join("request.json")).unwrap(),
+        fs::read(leaf.join("parent/context.json")).unwrap()
+    );
+    assert!(
+        fs::read_to_string(leaf.join("request"))
+            .unwrap()
+            .starts_with("[system]\n")
+    );
     // Where opencode compacts first, the context says so.
     let cmp = m.mnt.join("-home-dev-src-compact/ses_dbae387fdffeiNDOydtH0BXklh/.id/msg_2451c91a0001J2WkRCzSeMjcA2/context");
     let text = fs::read_to_string(cmp).unwrap();

@@ -416,6 +416,10 @@ fn entries(bytes: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
         let Ok(v) = sessionfs::model::core::js::parse_line(raw) else {
             continue;
         };
+        // JSON that is no object (a bare `1`) is a malformed line to the index: no entry.
+        if !v.is_object() {
+            continue;
+        }
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         if ty == "session.binary_asset" {
             let d = &v["data"];
