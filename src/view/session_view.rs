@@ -2689,9 +2689,7 @@ impl SessionView {
         };
         let made = match (own, planned) {
             (Some(made), _) => made,
-            (None, Some(planned)) => {
-                planned.and_then(|f| Ok(fork::write_fork(&f, mode)?))
-            }
+            (None, Some(planned)) => planned.and_then(|f| Ok(fork::write_fork(&f, mode)?)),
             (None, None) => unreachable!("a fork is planned or written"),
         };
         let (text, result) = match made {

@@ -744,7 +744,11 @@ impl Agent for CodexThread {
     }
 
     fn preview(&self, _s: &Session, i: u32, v: &Value) -> String {
-        render::node_preview(self.line(i).kind, &v["payload"], self.line(i).compaction_output)
+        render::node_preview(
+            self.line(i).kind,
+            &v["payload"],
+            self.line(i).compaction_output,
+        )
     }
 
     /// The request's `input` (the base instructions apart, see

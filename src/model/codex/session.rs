@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::page::LineKind;
 use super::render;
-use super::store::{Codex, LineRef, NodeIx};
+use super::store::{Codex, NodeIx};
 use std::io;
 
 /// The `session_meta` fields `session.json` leaves out: the base instructions (tens of
@@ -65,7 +65,7 @@ pub fn first_prompt(codex: &Codex, t: usize) -> Option<String> {
     let earliest = th.first_page.or_else(|| th.pages.first().copied())?;
     let hist = codex.history(earliest, None);
     let mut reader = codex.reader();
-    hist.lines.iter().find_map(|&r| {
+    hist.lines().find_map(|r| {
         let l = codex.line(r);
         if l.kind != LineKind::ResponseItem
             || l.meta_user

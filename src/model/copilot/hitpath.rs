@@ -54,6 +54,8 @@ pub fn paths(_path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option
     let end = last.0 + last.1 as u64;
     let mut out = Vec::with_capacity(hits.len());
     let mut chain: Vec<String> = Vec::new();
+    // The bytes the chain's ids take with a slash each (`HitPath::of_chain`).
+    let mut chain_bytes = 0usize;
     let mut seen: HashSet<String> = HashSet::new();
     let mut kinds = KindTable::default();
     let mut parsed_one = false;
@@ -80,17 +82,19 @@ pub fn paths(_path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option
                             return Err(Stop::Doubt);
                         }
                         chain.push(id.to_string());
+                        chain_bytes += id.len() + 1;
                         let name = if ev == Ev::Unknown { ty } else { ev.kind() };
                         let k = kinds.intern_named(ty, "", name);
                         while next < hits.len() && hits[next].0 < offset {
                             next += 1;
                         }
                         if next < hits.len() && hits[next] == (offset, bytes.len()) {
-                            out.push(HitPath {
-                                hit: next,
-                                dirs: chain.clone(),
-                                kind: kinds.name(k).to_string(),
-                            });
+                            out.push(HitPath::of_chain(
+                                next,
+                                chain.iter().cloned(),
+                                chain_bytes,
+                                kinds.name(k).to_string(),
+                            ));
                             next += 1;
                         }
                     }
@@ -230,11 +234,15 @@ mod tests {
             let mut want = Vec::new();
             for i in order {
                 if let Some(hit) = nodes.iter().position(|n| *n == Some(i)) {
-                    want.push(HitPath {
+                    let dirs: Vec<String> =
+                        s.path_to(i).into_iter().map(|j| raw_name(&s, j)).collect();
+                    let bytes = dirs.iter().map(|d| d.len() + 1).sum();
+                    want.push(HitPath::of_chain(
                         hit,
-                        dirs: s.path_to(i).into_iter().map(|j| raw_name(&s, j)).collect(),
-                        kind: s.kind_name(i).to_string(),
-                    });
+                        dirs.into_iter(),
+                        bytes,
+                        s.kind_name(i).to_string(),
+                    ));
                 }
             }
             prop_assert_eq!(got, want);

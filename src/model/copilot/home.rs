@@ -288,6 +288,8 @@ impl Scanner {
             cat.projects.entry(project).or_default().push(SessionRef {
                 name: id,
                 path: events,
+                mtime: None,
+                files: Vec::new(),
             });
         }
         for v in cat.projects.values_mut() {

@@ -81,6 +81,7 @@ impl Table {
             requests: sum.requests,
             unpriced: sum.unpriced,
             unpriced_models,
+            own_cost_models: Vec::new(),
         }
     }
 
