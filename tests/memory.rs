@@ -485,7 +485,7 @@ fn threads_keep_their_own_state_and_count_it() {
         let tid = ordinary(&home, 100 + k);
         let (_, p) = page(&home, 100 + k);
         conn.execute(
-            "INSERT INTO threads VALUES (?1, ?2, ?3, NULL, 'exec', '/p/hostile')",
+            "INSERT INTO threads VALUES (?1, ?2, NULL, ?3, 'exec', '/p/hostile')",
             (
                 &tid,
                 p.to_str().unwrap(),
