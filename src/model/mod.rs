@@ -19,9 +19,12 @@ pub mod agents;
 mod architecture;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod core;
 pub mod gemini;
+pub mod opencode;
 pub mod pi;
+pub mod qwen;
 pub mod sessions_dir;
 
 // The paths from before the split into core/ and one folder per agent, kept so

@@ -88,6 +88,33 @@ pub fn default_gemini_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| home().map(|h| h.join(".gemini/tmp")))
 }
 
+/// Qwen Code's projects folder: `$QWEN_RUNTIME_DIR/projects` (where it writes its
+/// runtime output when that is set), else `$QWEN_HOME/projects`, else
+/// `~/.qwen/projects` (a leading `~` expanded in either). Each project keeps its
+/// sessions in its `chats/` folder: Qwen Code lists them itself
+/// ([`super::qwen::catalog`]).
+pub fn default_qwen_dir() -> Option<PathBuf> {
+    env_dir("QWEN_RUNTIME_DIR", "projects")
+        .or_else(|| env_dir("QWEN_HOME", "projects"))
+        .unwrap_or_else(|| home().map(|h| h.join(".qwen/projects")))
+}
+
+/// Copilot CLI's session folders: `$COPILOT_HOME/session-state` (a leading `~`
+/// expanded), else `~/.copilot/session-state`. Each session is a folder there, named by
+/// its id, whatever its project: its lister groups them by project
+/// (`crate::model::copilot::home`).
+pub fn default_copilot_dir() -> Option<PathBuf> {
+    env_dir("COPILOT_HOME", "session-state")
+        .unwrap_or_else(|| home().map(|h| h.join(".copilot/session-state")))
+}
+
+/// opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder
+/// (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`). A database, not a
+/// folder: its lister lists its sessions by project ([`super::opencode::catalog`]).
+pub fn default_opencode_db() -> Option<PathBuf> {
+    super::opencode::catalog::default_db()
+}
+
 /// An agent whose sessions sessionfs shows.
 #[derive(Debug, Clone, Copy)]
 pub struct Agent {
@@ -110,8 +137,9 @@ pub struct Agent {
     pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code and Codex, in the order a mount of every agent lists them.
-pub const AGENTS: [Agent; 4] = [
+/// Pi, Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI and opencode, in the order a mount of
+/// every agent lists them.
+pub const AGENTS: [Agent; 7] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -148,6 +176,33 @@ pub const AGENTS: [Agent; 4] = [
         marker: ".gemini",
         catalog: Some(crate::model::gemini::catalog::CATALOG),
     },
+    Agent {
+        folder: "qwen",
+        what: "Qwen Code's projects folder",
+        var: "QWEN_HOME",
+        program: "Qwen Code",
+        dir: default_qwen_dir,
+        marker: ".qwen",
+        catalog: Some(crate::model::qwen::catalog::CATALOG),
+    },
+    Agent {
+        folder: "copilot",
+        what: "Copilot CLI's session-state folder",
+        var: "COPILOT_HOME",
+        program: "Copilot CLI",
+        dir: default_copilot_dir,
+        marker: ".copilot",
+        catalog: Some(crate::model::copilot::home::CATALOG),
+    },
+    Agent {
+        folder: "opencode",
+        what: "opencode's database",
+        var: "OPENCODE_DB",
+        program: "opencode",
+        dir: default_opencode_db,
+        marker: "opencode.db",
+        catalog: Some(crate::model::opencode::catalog::CATALOG),
+    },
 ];
 
 impl Agent {
@@ -167,6 +222,10 @@ impl Agent {
             ));
         };
         match fs::metadata(&dir) {
+            // A database its agent lists (opencode's): its root is the file.
+            Ok(m) if m.is_file() && self.catalog.is_some_and(|c| (c.root_of)(&dir).is_some()) => {
+                Ok(dir)
+            }
             Ok(m) if m.is_dir() => Ok(dir),
             Ok(_) => Err(format!("{what} {} is not a directory", dir.display())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
@@ -207,13 +266,19 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
             "no agent's sessions found: neither Pi's sessions directory {} \
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
              nor Gemini CLI's sessions folder {} \
-             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME and \
-             GEMINI_CLI_HOME move them); \
+             nor Qwen Code's projects folder {} \
+             nor Copilot CLI's session-state folder {} \
+             nor opencode's database {} \
+             exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, \
+             GEMINI_CLI_HOME, QWEN_HOME, COPILOT_HOME and OPENCODE_DB move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
             shown(&AGENTS[3], "~/.gemini/tmp"),
+            shown(&AGENTS[4], "~/.qwen/projects"),
+            shown(&AGENTS[5], "~/.copilot/session-state"),
+            shown(&AGENTS[6], "~/.local/share/opencode/opencode.db"),
         ));
     }
     Ok(found)
@@ -268,6 +333,16 @@ pub fn catalog_of(
         }
     }
     listed(agent_by_place(dir)?, dir.to_path_buf())
+}
+
+/// Whether `path` is itself the root of an agent that lists its sessions (a Codex
+/// `sessions/` folder or home, opencode's database or the folder holding it), as
+/// opposed to a file or folder of sessions inside one.
+pub fn is_listed_root(path: &Path) -> bool {
+    AGENTS
+        .iter()
+        .filter_map(|a| a.catalog)
+        .any(|c| (c.root_of)(path).is_some())
 }
 
 /// The root `dir` stands for when an agent lists its sessions itself (its home names
@@ -538,6 +613,13 @@ pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
         }
     }
     Ok(out)
+}
+
+/// The session file of `dir` when `dir` is a session of its own (a Copilot CLI session
+/// folder, `<id>/` holding `events.jsonl`): commands given such a folder read that
+/// file, as if it had been named.
+pub fn session_folder_file(dir: &Path) -> Option<PathBuf> {
+    crate::model::copilot::home::session_folder(dir)
 }
 
 #[cfg(test)]

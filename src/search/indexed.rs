@@ -10,7 +10,8 @@
 //! written otherwise; a line the format always selects (its [`Rules::always`]); a line
 //! that may name a spilled file (its [`Rules::spilled`]); for every string some
 //! format's triggers ask a line to lack, the lines lacking it; for every nesting bound
-//! some trigger names, the lines past it; and, for binary content, the lines with
+//! some trigger names, the lines past it; for every length bound, the lines longer
+//! than it; and, for binary content, the lines with
 //! images and the lines whose binary content cannot be vouched for.
 //!
 //! # Payloads
@@ -52,11 +53,13 @@ const FIRST_TABLE: usize = 8;
 
 /// The probes that depend on the formats' triggers: the lines where each trigger of
 /// a decoration or of derived numbers holds (`Matches`), lacking each string a
-/// trigger names (`Lacks`), past each nesting bound (`Openers`).
+/// trigger names (`Lacks`), past each nesting bound (`Openers`), longer than each
+/// length bound (`Longer`).
 struct Table {
     matches: Vec<&'static str>,
     lacks: Vec<&'static str>,
     openers: Vec<usize>,
+    longer: Vec<usize>,
 }
 
 fn all_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
@@ -85,6 +88,7 @@ fn table() -> &'static Table {
         let mut matches = Vec::new();
         let mut lacks = Vec::new();
         let mut openers = Vec::new();
+        let mut longer = Vec::new();
         for r in rules::all() {
             for t in asked_triggers(r) {
                 if let Trigger::Matches(m) = *t
@@ -106,6 +110,11 @@ fn table() -> &'static Table {
                             openers.push(n)
                         }
                     }
+                    Trigger::Longer(n) => {
+                        if !longer.contains(&n) {
+                            longer.push(n)
+                        }
+                    }
                     Trigger::Matches(_) => {}
                 }
             }
@@ -113,17 +122,19 @@ fn table() -> &'static Table {
         matches.sort();
         lacks.sort();
         openers.sort();
+        longer.sort();
         Table {
             matches,
             lacks,
             openers,
+            longer,
         }
     })
 }
 
 impl Table {
     fn nprobes(&self) -> usize {
-        FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len()
+        FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len() + self.longer.len()
     }
     fn matches_probe(&self, m: &str) -> Option<usize> {
         self.matches
@@ -144,6 +155,14 @@ impl Table {
             .rposition(|&m| m <= n)
             .map(|k| FIRST_TABLE + self.matches.len() + self.lacks.len() + k)
     }
+    /// The probe of the largest bound at most `n`: its lines include those longer
+    /// than `n`.
+    fn longer_probe(&self, n: usize) -> Option<usize> {
+        self.longer
+            .iter()
+            .rposition(|&m| m <= n)
+            .map(|k| FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len() + k)
+    }
 }
 
 /// A format as the index reads its lines.
@@ -161,6 +180,7 @@ struct Compiled {
     re: Option<Regex>,
     lacks: Vec<&'static str>,
     openers: Option<usize>,
+    longer: Option<usize>,
 }
 
 impl Compiled {
@@ -168,6 +188,7 @@ impl Compiled {
         let mut pats: Vec<&str> = Vec::new();
         let mut lacks = Vec::new();
         let mut openers: Option<usize> = None;
+        let mut longer: Option<usize> = None;
         // Every kind of trigger, by name: a new kind must be recorded here too, or the
         // index would leave out lines the prefilter selects.
         for t in ts {
@@ -175,12 +196,14 @@ impl Compiled {
                 Trigger::Matches(r) => pats.push(r),
                 Trigger::Lacks(s) => lacks.push(s),
                 Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
+                Trigger::Longer(n) => longer = Some(longer.map_or(n, |o| o.min(n))),
             }
         }
         Compiled {
             re: (!pats.is_empty()).then(|| Regex::new(&pats.join("|")).expect("valid triggers")),
             lacks,
             openers,
+            longer,
         }
     }
 
@@ -191,6 +214,9 @@ impl Compiled {
                 .iter()
                 .any(|s| memchr::memmem::find(line, s.as_bytes()).is_none())
             || self.openers.is_some_and(|n| openers > n)
+            // With its newline: a line of exactly the bound is recorded too, whichever
+            // length the prefilter counts (more candidates, never fewer).
+            || self.longer.is_some_and(|n| line_nl.len() > n)
     }
 }
 
@@ -342,6 +368,14 @@ impl LineRules for FormatLines {
                 p.push((FIRST_TABLE + t.matches.len() + t.lacks.len() + k) as u16);
             }
         }
+        for (k, &n) in t.longer.iter().enumerate() {
+            // With its newline, as in `Compiled::holds`.
+            if line_nl.len() > n {
+                p.push(
+                    (FIRST_TABLE + t.matches.len() + t.lacks.len() + t.openers.len() + k) as u16,
+                );
+            }
+        }
         if self.binary.as_ref().is_some_and(|r| r.is_match(line)) {
             self.binary(line, facts);
         }
@@ -378,6 +412,10 @@ impl SearchFormats {
                 h.update(s.as_bytes());
             }
             for n in &t.openers {
+                h.update(&n.to_le_bytes());
+            }
+            h.update(b"longer");
+            for n in &t.longer {
                 h.update(&n.to_le_bytes());
             }
             SearchFormats {
@@ -430,6 +468,7 @@ pub fn spec_of(sel: &Selection) -> Option<Spec> {
             Trigger::Matches(r) => t.matches_probe(r)?,
             Trigger::Lacks(s) => t.lacks_probe(s)?,
             Trigger::Openers(n) => t.openers_probe(n)?,
+            Trigger::Longer(n) => t.longer_probe(n)?,
         });
     }
     if sel.slash {

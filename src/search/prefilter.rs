@@ -357,6 +357,8 @@ pub struct Prefilter {
     finder: Option<Regex>,
     lacks: Vec<memmem::Finder<'static>>,
     openers: Option<usize>,
+    /// Lines longer than this are candidates ([`Trigger::Longer`]).
+    longer: Option<usize>,
     /// A fragment holds a `/`.
     slash: bool,
     /// Where the format's binary content files may be, and what else decides.
@@ -381,6 +383,7 @@ impl Prefilter {
             finder: None,
             lacks: Vec::new(),
             openers: None,
+            longer: None,
             slash: false,
             binary: None,
             spill: None,
@@ -444,6 +447,7 @@ impl Prefilter {
         });
         let mut lacks = Vec::new();
         let mut openers: Option<usize> = None;
+        let mut longer: Option<usize> = None;
         let selection = Selection {
             fragments: fragments.clone(),
             icase,
@@ -465,6 +469,7 @@ impl Prefilter {
                 Trigger::Matches(r) => alts.push(r.to_string()),
                 Trigger::Lacks(s) => lacks.push(memmem::Finder::new(s.as_bytes()).into_owned()),
                 Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
+                Trigger::Longer(n) => longer = Some(longer.map_or(n, |o| o.min(n))),
             }
         }
         let build = |p: &str, icase: bool| {
@@ -523,6 +528,7 @@ impl Prefilter {
             text,
             lacks,
             openers,
+            longer,
             slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
             fragments,
@@ -615,7 +621,8 @@ impl Prefilter {
         marks.sort_unstable();
         marks.dedup();
         // Checks that need every line.
-        if !self.lacks.is_empty() || self.openers.is_some() || self.numbers {
+        if !self.lacks.is_empty() || self.openers.is_some() || self.longer.is_some() || self.numbers
+        {
             let mut extra = Vec::new();
             let mut next_mark = marks.iter().peekable();
             let mut start = 0;
@@ -639,16 +646,18 @@ impl Prefilter {
             || self
                 .openers
                 .is_some_and(|n| line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n)
+            || self.longer.is_some_and(|n| line.len() > n)
             || (self.numbers && odd_numbers(line))
     }
 }
 
 /// Whether `literals` occur in the decoded bytes of a `"data"` string of `line` (as
 /// Pi's and Claude Code's images are decoded) or of the base64 part of an
-/// `"image_url"` `data:` URL (as Codex's are), or such a string holds an escape.
+/// `"image_url"` or `"url"` `data:` URL (as Codex's and opencode's are), or such a
+/// string holds an escape.
 fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
-    for key in [&b"\"data\""[..], &b"\"image_url\""[..]] {
+    for key in [&b"\"data\""[..], &b"\"image_url\""[..], &b"\"url\""[..]] {
         for h in memmem::find_iter(line, key) {
             let mut i = h + key.len();
             while line.get(i).is_some_and(ws) {
@@ -1141,6 +1150,13 @@ mod tests {
                     || p.to_string_lossy().ends_with(".jsonl.zst")
                 {
                     out.push(p);
+                } else if crate::model::sessions_dir::is_listed_root(&p) {
+                    // A database of sessions: each of its sessions.
+                    if let Some((_, l, _)) = crate::model::sessions_dir::catalog_of(&p, None)
+                        && let Ok(cat) = l.scan()
+                    {
+                        out.extend(cat.projects.into_values().flatten().map(|s| s.path));
+                    }
                 }
             }
         }
@@ -1176,12 +1192,33 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for f in fixture_files() {
             let Ok(s) = Session::open(&f) else { continue };
-            let head = std::fs::read(&f).unwrap();
+            // A session of a database (`DB/ID`) has no bytes of its own to read.
+            let head = std::fs::read(&f).unwrap_or_default();
             let Some(rules) = crate::search::rules::known(&f).or_else(|| rules_of(&f, &head))
             else {
                 continue;
             };
             let c = by_format.entry(rules.name).or_default();
+            // A line that is no entry of its own (a Qwen Code fragment) shows in its
+            // owner's files: the owner is explained by both lines.
+            let mut owned: std::collections::HashMap<u32, Vec<u8>> = Default::default();
+            let starts: std::collections::HashSet<u64> = s
+                .entries()
+                .iter()
+                .filter(|e| e.file == 0)
+                .map(|e| e.offset)
+                .collect();
+            let mut off = 0u64;
+            for line in head.split_inclusive(|&b| b == b'\n') {
+                if !starts.contains(&off)
+                    && let Some(o) = s.line_owner(0, off)
+                {
+                    let v = owned.entry(o).or_default();
+                    v.push(b'\n');
+                    v.extend_from_slice(line.trim_ascii_end());
+                }
+                off += line.len() as u64;
+            }
             for i in 0..s.entries().len() as u32 {
                 let e = s.entry(i);
                 if !e.is_node() {
@@ -1192,7 +1229,10 @@ mod tests {
                 if !seen.insert((std::fs::canonicalize(&file).unwrap_or(file), e.offset)) {
                     continue;
                 }
-                let raw = s.entry_bytes(i).unwrap();
+                let mut raw = s.entry_bytes(i).unwrap();
+                if let Some(more) = owned.get(&i) {
+                    raw.extend_from_slice(more);
+                }
                 if has_odd_escape(&raw) || rules.always.iter().any(|t| t.holds(&raw)) {
                     c.always += 1;
                     continue;
@@ -1225,11 +1265,26 @@ mod tests {
         assert!(sides > 10, "only {sides} subagent entries checked");
         let (gemini, _, _) = get("gemini-cli");
         assert!(gemini > 150, "only {gemini} Gemini CLI entries checked");
+        let (qwen, qwen_sides, _) = get("qwen-code");
+        assert!(qwen > 500, "only {qwen} Qwen Code entries checked");
+        assert!(
+            qwen_sides >= 5,
+            "only {qwen_sides} Qwen Code subagent entries checked"
+        );
+        let (opencode, _, always) = get("opencode");
+        assert!(opencode > 400, "only {opencode} opencode entries checked");
+        assert_eq!(always, 0, "opencode entries always selected");
         let (codex, _, always) = get("codex");
         assert!(codex > 200, "only {codex} Codex entries checked");
         assert!(
             always < codex / 10,
             "{always} of {codex} Codex entries always selected"
+        );
+        let (copilot, _, always) = get("copilot");
+        assert!(copilot > 300, "only {copilot} Copilot CLI entries checked");
+        assert!(
+            always < copilot / 10,
+            "{always} of {copilot} Copilot CLI entries always selected"
         );
     }
 

@@ -97,6 +97,7 @@ use super::{
     OpenMode, Opened, Options, Result,
 };
 use super::{ROOT_INO, SessionView};
+use crate::model::core::catalog::{file_of, folder_of};
 use crate::model::sessions_dir::{self, is_side_folder_on_disk, session_stem, with_ext};
 use crate::model::sessions_dir::{Catalog, Lister as CatalogLister, SessionRef};
 use crate::model::{LoadError, NIL, Session};
@@ -259,7 +260,16 @@ struct CatalogRoot {
     lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
     catalog: Mutex<Option<Arc<Catalog>>>,
+    /// The root folder's modification time at the last scan: a name missing from the
+    /// scan is looked for again once the folder changed (a session made a moment ago,
+    /// which the watcher has not reported yet).
+    scanned_mtime: Mutex<Option<SystemTime>>,
 }
+
+/// The watch of a session's own folder (a session whose file lies in a folder the
+/// catalog does not watch, as Copilot CLI's `<id>/events.jsonl`) reports as this bit
+/// and the session's slot, not as a folder of the view.
+const SESSION_WATCH: u32 = 1 << 31;
 
 #[derive(Clone)]
 struct Listed {
@@ -268,6 +278,10 @@ struct Listed {
     kind: FileKind,
 }
 
+/// A session's last activity as read (ms; `None`: its files hold no time), with the
+/// sizes and modification times (ns) of its files then.
+type Activity = (Vec<(u64, i64)>, Option<i64>);
+
 /// A session file, loaded or not.
 struct SlotEntry {
     num: u32,
@@ -275,8 +289,21 @@ struct SlotEntry {
     container_ino: u64,
     /// The directory's name: the file name without `.jsonl` (a Codex thread's id).
     name: OsString,
-    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page).
+    /// The file, where it is not `container/name.jsonl` (a Codex thread's first page,
+    /// a session of a database: `DB/ID`).
     file: Mutex<Option<PathBuf>>,
+    /// Its file's own folder is watched for it (see [`SESSION_WATCH`]).
+    folder_watched: AtomicBool,
+    /// When the session last changed, when its listing says it (a session of a
+    /// database, whose file changes with every session): its directory's mtime.
+    mtime: Mutex<Option<SystemTime>>,
+    /// A session over several files (a Codex thread's pages): all of them, where its
+    /// last activity is read; empty for a session of one file.
+    files: Mutex<Vec<PathBuf>>,
+    /// The session's last activity (ms; `None`: its files hold no time) and the
+    /// sizes and modification times of its files when it was read
+    /// (`model::agents::last_activity`): its directory's time in `stat`.
+    activity: Mutex<Option<Activity>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -423,7 +450,8 @@ impl MultiView {
     /// `sessions/` folder) shows them by project, as its lister says.
     pub fn open(root: &Path, opts: MultiOptions) -> io::Result<MultiView> {
         let md = fs::metadata(root)?;
-        if !md.is_dir() {
+        // A database of sessions (opencode's) is a root its agent lists too.
+        if !md.is_dir() && !sessions_dir::is_listed_root(root) {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         let root = sessions_dir::root_of(root);
@@ -439,6 +467,7 @@ impl MultiView {
                 path: path.to_path_buf(),
                 lister,
                 catalog: Mutex::new(None),
+                scanned_mtime: Mutex::new(None),
             })),
             None => Lister::Disk,
         }
@@ -449,7 +478,7 @@ impl MultiView {
     /// nothing but their `stat`s.
     pub fn open_agents(agents: &[(&str, PathBuf)], opts: MultiOptions) -> io::Result<MultiView> {
         for (_, p) in agents {
-            if !fs::metadata(p)?.is_dir() {
+            if !fs::metadata(p)?.is_dir() && !sessions_dir::is_listed_root(p) {
                 return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
             }
         }
@@ -696,6 +725,10 @@ impl MultiView {
                 container_ino: c.ino,
                 name: n.clone(),
                 file: Mutex::new(None),
+                folder_watched: AtomicBool::new(false),
+                mtime: Mutex::new(None),
+                files: Mutex::new(Vec::new()),
+                activity: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -854,7 +887,7 @@ impl MultiView {
     /// The slot's view, loading it now if needed; the caller holds `e.loading`. The file
     /// is indexed with no lock held but that one.
     fn load_locked(&self, e: &Arc<SlotEntry>) -> Result<Got> {
-        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        let md = fs::metadata(file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
@@ -1156,8 +1189,8 @@ impl MultiView {
     /// A folder's attributes: its own on disk; a catalog's project's are its root's.
     fn container_attr(&self, c: &Container) -> Result<Attr> {
         match &c.lister {
-            Lister::CatalogProject(r) => self.dir_attr(c.ino, &r.path),
-            _ => self.dir_attr(c.ino, &c.path),
+            Lister::CatalogProject(r) => self.dir_attr(c.ino, &folder_of(&r.path)),
+            _ => self.dir_attr(c.ino, &folder_of(&c.path)),
         }
     }
 
@@ -1183,10 +1216,11 @@ impl MultiView {
     /// bits); once the session is indexed, the view's own root (narrowed by the other
     /// files it shows, see `Session::access`).
     fn session_dir_attr(&self, e: &SlotEntry) -> Result<Attr> {
-        let md = fs::metadata(e.path()).map_err(not_found_or)?;
+        let md = fs::metadata(file_of(&e.path())).map_err(not_found_or)?;
         if !md.is_file() {
             return Err(Error::NotFound);
         }
+        let mtime = Self::session_time(e, &md);
         let (loaded, failed) = {
             let st = e.state.lock();
             (st.loaded.clone(), st.failed.is_some())
@@ -1197,7 +1231,7 @@ impl MultiView {
                 slot_ino(e.num, ino::ROOT),
                 FileKind::Dir,
                 0,
-                mtime_of(&md),
+                mtime,
                 SHORT,
                 self.failed_access(e),
                 false,
@@ -1208,7 +1242,7 @@ impl MultiView {
         {
             return Ok(Attr {
                 ino: slot_ino(e.num, ino::ROOT),
-                mtime: mtime_of(&md),
+                mtime,
                 ttl: SHORT,
                 ..a
             });
@@ -1221,7 +1255,7 @@ impl MultiView {
     /// bits (see `failed_access`), and is shown so from the start, so that the user
     /// can enter it and read why.
     fn session_dir_attr_of(&self, e: &SlotEntry, md: &fs::Metadata) -> Attr {
-        let readable = std::ffi::CString::new(e.path().as_os_str().as_bytes())
+        let readable = std::ffi::CString::new(file_of(&e.path()).as_os_str().as_bytes())
             // SAFETY: a valid C string; access(2) only looks.
             .is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0);
         let access = if readable {
@@ -1239,11 +1273,55 @@ impl MultiView {
             slot_ino(e.num, ino::ROOT),
             FileKind::Dir,
             0,
-            mtime_of(md),
+            Self::session_time(e, md),
             SHORT,
             access,
             false,
         )
+    }
+
+    /// A session directory's time is the session's last activity, by the agent's own
+    /// clock (the newest time its files' last lines hold: `model::core::activity`), so
+    /// that `ls -t` and `ls -l` list the newest first whatever a copy did to the files'
+    /// times; read again when a file's size or time changes, and the file's
+    /// modification time when they hold none. A listing that knows the time better
+    /// (a session of a database, whose file changes with every session) gives it.
+    fn session_time(e: &SlotEntry, md: &fs::Metadata) -> SystemTime {
+        if let Some(t) = *e.mtime.lock() {
+            return t;
+        }
+        Self::activity(e)
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+            .unwrap_or_else(|| mtime_of(md))
+    }
+
+    /// The session's last activity (see [`Self::session_time`]), kept while its files
+    /// keep their sizes and times.
+    fn activity(e: &SlotEntry) -> Option<i64> {
+        let files = {
+            let f = e.files.lock();
+            if f.is_empty() {
+                vec![e.path()]
+            } else {
+                f.clone()
+            }
+        };
+        let sig: Vec<(u64, i64)> = files
+            .iter()
+            .map(|p| {
+                fs::metadata(p)
+                    .map(|m| (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
+                    .unwrap_or((0, 0))
+            })
+            .collect();
+        if let Some((old, ms)) = &*e.activity.lock()
+            && *old == sig
+        {
+            return *ms;
+        }
+        let ms = crate::model::agents::last_activity(&files).map(|(ms, _)| ms);
+        *e.activity.lock() = Some((sig, ms));
+        ms
     }
 
     /// The mounting user's own: what this view shows of itself (the stats file, the
@@ -1270,7 +1348,7 @@ impl MultiView {
         let path = if unopened {
             e.container.path.clone()
         } else {
-            e.path()
+            file_of(&e.path())
         };
         match fs::metadata(&path) {
             Ok(md) => Access::of(&md),
@@ -1397,7 +1475,9 @@ impl MultiView {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
+        let mtime = fs::metadata(&r.path).ok().map(|m| mtime_of(&m));
         let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
+        *r.scanned_mtime.lock() = mtime;
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1410,14 +1490,38 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of a catalog's sessions in project `c`, their files noted.
+    /// The slots of a catalog's sessions in project `c`, their files noted. A session
+    /// whose file lies in a folder the catalog does not watch (a folder of its own, as a
+    /// Copilot CLI session's) has that folder watched for it: its changes are its own.
     fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
         let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
+        let w = self.watch.lock().clone();
+        let root = self.container(c.parent);
+        let cat = root.as_ref().and_then(|r| match &r.lister {
+            Lister::CatalogRoot(cr) => cr.catalog.lock().clone(),
+            _ => None,
+        });
         for (e, t) in slots.iter().zip(sessions) {
-            let mut f = e.file.lock();
-            if f.as_ref() != Some(&t.path) {
-                *f = Some(t.path.clone());
+            {
+                let mut f = e.file.lock();
+                if f.as_ref() != Some(&t.path) {
+                    *f = Some(t.path.clone());
+                }
+            }
+            if let (Some(w), Some(dir)) = (&w, t.path.parent())
+                && !e.folder_watched.load(Ordering::Relaxed)
+                && cat
+                    .as_ref()
+                    .is_some_and(|cat| !cat.folders.iter().any(|f| f == dir))
+                && w.watch_dir(SESSION_WATCH | e.num, dir)
+            {
+                e.folder_watched.store(true, Ordering::Relaxed);
+            }
+            *e.mtime.lock() = t.mtime;
+            let mut p = e.files.lock();
+            if *p != t.files {
+                *p = t.files.clone();
             }
         }
         slots
@@ -1477,11 +1581,27 @@ impl MultiView {
     /// `listing`, it was created, deleted or renamed; otherwise its content or
     /// attributes changed. Called by the watcher.
     pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
+        if container & SESSION_WATCH != 0 {
+            // In a session's own folder: that session changed (a Copilot CLI session's
+            // events.jsonl appended or rewritten, its workspace.yaml rewritten).
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
         if let Lister::CatalogRoot(r) = &c.lister {
             self.catalog_changed(&c, r, name, listing);
+            return;
+        }
+        if let Lister::CatalogProject(r) = &c.lister {
+            // A session made through the mount (a fork of a session of a database):
+            // the root is listed again.
+            if let Some(root) = self.container(c.parent) {
+                self.catalog_changed(&root, r, name, true);
+            }
             return;
         }
         let mut invs = Vec::new();
@@ -1544,6 +1664,19 @@ impl MultiView {
     /// that changed, appeared or went ([`CatalogLister::session_of`]) makes the
     /// session catch up (a new Codex page is a rewind).
     fn catalog_changed(&self, c: &Arc<Container>, r: &CatalogRoot, name: &OsStr, listing: bool) {
+        if r.lister.changes_every_session(name) {
+            self.catalog_changed_all(c, r);
+            return;
+        }
+        // A file of a session not listed yet (hidden: a Codex thread its picker left
+        // empty): its first line lists it.
+        let listing = listing
+            || r.lister.session_of(name).is_some_and(|s| {
+                r.catalog
+                    .lock()
+                    .as_ref()
+                    .is_some_and(|cat| cat.hidden.contains(&s))
+            });
         let mut invs = Vec::new();
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
@@ -1617,8 +1750,83 @@ impl MultiView {
         }
     }
 
+    /// A file every session of catalog root `c` lives in changed (a database): the
+    /// listing is read again and what changed in it invalidated (projects and sessions
+    /// that came or went, sessions whose time moved), and every loaded session of the
+    /// root catches up.
+    fn catalog_changed_all(&self, c: &Arc<Container>, r: &CatalogRoot) {
+        let old = r.catalog.lock().take();
+        let new = self.catalog(c, r).ok();
+        let projects: Vec<Arc<Container>> = self
+            .containers
+            .read()
+            .list
+            .iter()
+            .filter(|p| p.parent == c.idx && p.idx != c.idx)
+            .cloned()
+            .collect();
+        let mut invs = Vec::new();
+        if old.as_deref() != new.as_deref() {
+            *c.listing.lock() = None;
+            invs.push(Invalidation::Inode(c.ino));
+            for p in &projects {
+                let pname = p.name.clone().unwrap_or_default();
+                let before = old.as_ref().and_then(|o| o.projects.get(&pname));
+                let after = new.as_ref().and_then(|n| n.projects.get(&pname));
+                if before == after {
+                    continue;
+                }
+                *p.listing.lock() = None;
+                invs.push(Invalidation::Inode(p.ino));
+                if after.is_none() {
+                    invs.push(Invalidation::Entry {
+                        parent: c.ino,
+                        name: pname.clone(),
+                    });
+                }
+                let s = self.slots.read();
+                for e in s.list.iter().filter(|e| e.container.idx == p.idx) {
+                    match after.and_then(|v| v.iter().find(|t| t.name == e.name)) {
+                        None => invs.push(Invalidation::Entry {
+                            parent: p.ino,
+                            name: e.name.clone(),
+                        }),
+                        Some(t) => {
+                            let mut m = e.mtime.lock();
+                            if *m != t.mtime {
+                                *m = t.mtime;
+                                invs.push(Invalidation::Inode(slot_ino(e.num, ino::ROOT)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.sink.send(invs);
+        let loaded: Vec<Arc<SlotEntry>> = {
+            let ids: Vec<u32> = self.loaded.lock().iter().copied().collect();
+            let s = self.slots.read();
+            ids.into_iter()
+                .filter_map(|k| s.list.get(k as usize - 1).cloned())
+                .filter(|e| projects.iter().any(|p| p.idx == e.container.idx))
+                .collect()
+        };
+        for e in loaded {
+            self.session_changed(&e);
+        }
+    }
+
     /// The watch on folder `container` ended (it was deleted or moved away).
     pub fn dir_gone(&self, container: u32) {
+        if container & SESSION_WATCH != 0 {
+            // A session's own folder went (or moved): the session went with it; a folder
+            // of that name made again is watched when its project is listed again.
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                e.folder_watched.store(false, Ordering::Relaxed);
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
@@ -1663,7 +1871,9 @@ impl MultiView {
     fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
-        let md = fs::metadata(e.path()).ok().filter(|m| m.is_file());
+        let md = fs::metadata(file_of(&e.path()))
+            .ok()
+            .filter(|m| m.is_file());
         let exists = md.is_some();
         let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();
@@ -1756,9 +1966,14 @@ impl MultiView {
 
     /// A fork made through the view of `e` is a new session beside it: shown now.
     fn show_created(&self, e: &SlotEntry, l: &Loaded) {
+        // A catalog's project is no folder: its root's listing changed.
+        let c = match e.container.lister {
+            Lister::CatalogProject(_) => e.container.parent,
+            _ => e.container.idx,
+        };
         for p in l.view.take_created() {
             if let Some(n) = p.file_name() {
-                self.dir_changed(e.container.idx, n, true);
+                self.dir_changed(c, n, true);
             }
         }
     }
@@ -1870,7 +2085,7 @@ impl FsView for MultiView {
             Node::Root if self.container(0).is_some_and(|r| r.kind == Kind::Agents) => {
                 Ok(self.agents_root_attr())
             }
-            Node::Root => self.dir_attr(ROOT_INO, &self.root),
+            Node::Root => self.dir_attr(ROOT_INO, &folder_of(&self.root)),
             Node::Stats => Ok(self.stats_attr()),
             Node::Container(c) => self.container_attr(&c),
             Node::SessionDir(e) => self.session_dir_attr(&e),
@@ -2253,7 +2468,17 @@ impl MultiView {
             }
             _ if !matches!(c.lister, Lister::Disk) => {
                 // An agent that lists its sessions itself: the catalog decides.
-                let list = self.read_listing(c)?;
+                let mut list = self.read_listing(c)?;
+                if !list.iter().any(|l| l.name == name)
+                    && let Lister::CatalogProject(r) = &c.lister
+                    && fs::metadata(&r.path).ok().map(|m| mtime_of(&m)) != *r.scanned_mtime.lock()
+                {
+                    // A session made a moment ago (a fork, a reply at an earlier entry)
+                    // that the watcher has not reported yet: scan again now.
+                    *r.catalog.lock() = None;
+                    *c.listing.lock() = None;
+                    list = self.read_listing(c)?;
+                }
                 let l = list
                     .iter()
                     .find(|l| l.name == name)
@@ -2422,8 +2647,12 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
             "type":"session_meta","payload":{"id":thread,"cwd":cwd}});
+        // A line after the session_meta: a thread of that line alone is empty, and
+        // not listed (as Codex's picker does not list it).
+        let user = serde_json::json!({"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,
+            "type":"response_item","payload":{"type":"message","role":"user","content":[]}});
         let p = dir.join(name);
-        fs::write(&p, format!("{meta}\n")).unwrap();
+        fs::write(&p, format!("{meta}\n{user}\n")).unwrap();
         p
     }
 

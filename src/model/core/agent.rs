@@ -20,20 +20,25 @@
 //! | after a scan (other files of the session) | [`Agent::after_scan`], [`Agent::sources_moved`] |
 //! | linking quirks | [`Agent::after_link`], [`Agent::root_is_fine`] |
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |
-//! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`] |
+//! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`]; `tree`'s runs: [`Agent::joins_tree_runs`], [`Agent::tree_run_noun`] |
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
-//! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
+//! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`], [`Agent::write_reply`], [`Agent::reply_refusal`] (refused at `open` for now, with its errno: another program holds the session) |
 //! | writes known to fail (no write bit, refused at `open`) | [`Agent::refuses`] |
 //! | other files of the session, opened inside the agent's folder | [`Session::open_side`](super::session::Session::open_side), [`Session::set_homes`](super::session::Session::set_homes) |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
+//! | lines that are no entry of their own (fragments) | [`Agent::line_owner`] |
 //! | other sessions this one continues or that continue it | [`Agent::forked_from`], [`Agent::forks_at`] |
 //! | entries of other files | [`Session::add_source`](super::session::Session::add_source), [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
+//! | last activity ("newest first", [`super::activity`]) | [`Agent::activity_files`], [`Agent::activity_in_tail`] |
 //!
 //! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`], [`Agent::labels_writable`] |
 //! | files beside the session file | [`Agent::writes_side_folder`] (watched by a mount of the session alone), [`Agent::entry_file`] (which file an entry's line is in), [`Agent::watched_dirs`] |
 //! | where sessions are, when not one file per session in project folders | [`super::catalog::CatalogOf`] in the agents' table (`crate::model::sessions_dir::AGENTS`) |
+//! | a session kept with others in one file (a database's rows) | [`AgentTable::member`] (path `CONTAINER/NAME`), [`Agent::opaque_main_file`], bytes sources, [`Session::rewrite_entry`](super::session::Session::rewrite_entry) for a record changed in place, [`super::catalog::Lister::changes_every_session`] |
+//! | replies and forks the agent writes itself (not lines appended) | [`Agent::refuse_reply_at`] (an errno at `open`), [`Agent::write_reply`], [`Agent::write_fork`] |
+//! | entries of a subagent inside the session (usage counted where it was spawned) | [`Agent::is_subagent`] |
 //!
 //! Every agent indexes its own lines: the core reads them, notes CRLF line endings,
 //! and until the file's agent is known, skips blank and malformed lines and picks

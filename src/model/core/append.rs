@@ -128,6 +128,9 @@ pub fn merge(a: &mut Change, b: Change) {
     a.rebuilt |= b.rebuilt;
     a.labels_changed |= b.labels_changed;
     a.name_changed |= b.name_changed;
+    a.rewritten.extend(b.rewritten);
+    a.rewritten.sort_unstable();
+    a.rewritten.dedup();
 }
 
 /// Appends complete lines (ending in `\n`) to the file at `path` with one `write(2)`,

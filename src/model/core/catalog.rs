@@ -21,23 +21,36 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// A session as a listing shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRef {
     /// Its directory's name in its project.
     pub name: OsString,
-    /// What the session is opened from (`Session::open`).
+    /// What the session is opened from (`Session::open`): a file, or a session kept
+    /// with others in one file, `CONTAINER/NAME` ([`file_of`]).
     pub path: PathBuf,
+    /// When it last changed, when the listing knows it better than the file it is
+    /// opened from does (a session of a database: that file changes with every
+    /// session): its directory's mtime. `None`: the file's.
+    pub mtime: Option<SystemTime>,
+    /// Every file of the session, where its last activity is read
+    /// ([`super::activity`]); empty for a session of the one file `path`.
+    pub files: Vec<PathBuf>,
 }
 
 /// Every session under a root, by project.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Catalog {
     /// Project folder name → its sessions, sorted by name.
     pub projects: BTreeMap<OsString, Vec<SessionRef>>,
     /// Every folder whose changes can change the listing or a session (to watch).
     pub folders: Vec<PathBuf>,
+    /// Sessions the agent itself does not list yet (a Codex thread whose picker left
+    /// it empty): not listed; a change of one of their files ([`Lister::session_of`])
+    /// is a change of the listing.
+    pub hidden: std::collections::HashSet<OsString>,
 }
 
 impl Catalog {
@@ -63,6 +76,34 @@ pub trait Lister: Send + Sync {
     /// always lead to a new scan.
     fn changes_listing(&self, _changed: &OsStr) -> bool {
         false
+    }
+    /// Whether a change to `changed` may change every session under the root and the
+    /// listing (a database every session lives in, or its journal): then the listing
+    /// is read again and every loaded session catches up.
+    fn changes_every_session(&self, _changed: &OsStr) -> bool {
+        false
+    }
+}
+
+/// The file a session path names: the path itself, or for a session kept with others
+/// in one file (`CONTAINER/NAME`, a database; `core::session::AgentTable::member`)
+/// that container file.
+pub fn file_of(path: &Path) -> PathBuf {
+    if let Some(parent) = path.parent()
+        && !path.exists()
+        && std::fs::metadata(parent).is_ok_and(|m| m.is_file())
+    {
+        return parent.to_path_buf();
+    }
+    path.to_path_buf()
+}
+
+/// The folder a root stands in: the root itself, or the folder of a root that is a
+/// file (a database of sessions).
+pub fn folder_of(root: &Path) -> PathBuf {
+    match root.parent() {
+        Some(p) if std::fs::metadata(root).is_ok_and(|m| m.is_file()) => p.to_path_buf(),
+        _ => root.to_path_buf(),
     }
 }
 

@@ -13,6 +13,14 @@ pub enum Format {
     Codex,
     /// Gemini CLI (`~/.gemini/tmp/<slug>/chats`): a log that replays into a list.
     Gemini,
+    /// Qwen Code (`~/.qwen/projects/<project>/chats`).
+    Qwen,
+    /// GitHub Copilot CLI (`$COPILOT_HOME/session-state/<id>/events.jsonl`): a log of
+    /// events per session folder.
+    Copilot,
+    /// opencode (`~/.local/share/opencode/opencode.db`): every session in one SQLite
+    /// database, a session its rows.
+    Opencode,
 }
 
 impl Format {
@@ -23,6 +31,9 @@ impl Format {
             Format::Claude => "claude-code",
             Format::Codex => "codex",
             Format::Gemini => "gemini-cli",
+            Format::Qwen => "qwen-code",
+            Format::Copilot => "copilot",
+            Format::Opencode => "opencode",
         }
     }
 
@@ -33,6 +44,9 @@ impl Format {
             Format::Claude => "Claude Code",
             Format::Codex => "Codex",
             Format::Gemini => "Gemini CLI",
+            Format::Qwen => "Qwen Code",
+            Format::Copilot => "Copilot CLI",
+            Format::Opencode => "opencode",
         }
     }
 }

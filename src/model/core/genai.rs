@@ -16,10 +16,16 @@
 //!   conventions (text verbatim, markers as whole lines in square brackets, tool calls
 //!   with their arguments as indented JSON, images as placeholders naming their
 //!   `image-N.EXT` file);
-//! * [`images`]: the `inlineData` parts decoded, in the placeholders' order.
+//! * [`images`]: the `inlineData` parts decoded, in the placeholders' order;
+//! * [`parts`]: a Content's parts, borrowed; [`part_gist`]: a part on one line, for
+//!   `tree`.
+//!
+//! A `functionResponse` may carry `parts` of its own (media a tool returned, as Qwen
+//! Code's `read_file` of an image stores them): they are shown after the result's
+//! output, and their images decoded in that order.
 
 use crate::model::core::base64;
-use crate::model::core::js::{js_stringify_pretty, js_to_string, js_truthy};
+use crate::model::core::js::{js_stringify, js_stringify_pretty, js_to_string, js_truthy};
 use crate::model::core::text::{Image, image_ext, text_of};
 use serde_json::Value;
 
@@ -124,6 +130,15 @@ pub fn part_list(content: &Value) -> Vec<Value> {
     }
 }
 
+/// The `parts` of a Content, borrowed (nothing when it has none, or they are not a
+/// list).
+pub fn parts(content: Option<&Value>) -> &[Value] {
+    match content.and_then(|c| c.get("parts")) {
+        Some(Value::Array(ps)) => ps,
+        _ => &[],
+    }
+}
+
 /// Whether a part is the model's thinking (`thought` truthy).
 pub fn is_thought(part: &Value) -> bool {
     js_truthy(part.get("thought"))
@@ -202,6 +217,14 @@ pub fn part_chunk(p: &Value, link: bool, n_image: &mut usize) -> String {
             s.push('\n');
             s.push_str(body.strip_suffix('\n').unwrap_or(&body));
         }
+        // Media the tool returned.
+        for q in parts(Some(r)) {
+            let t = part_chunk(q, link, n_image);
+            if !t.is_empty() {
+                s.push('\n');
+                s.push_str(&t);
+            }
+        }
         return s;
     }
     if let Some(d) = part.get("inlineData") {
@@ -271,7 +294,7 @@ pub fn images(content: &Value) -> Vec<Image> {
 
 /// Adds the `inlineData` parts of `content` to `out`, decoded.
 pub fn collect_images(content: &Value, out: &mut Vec<Image>) {
-    let mut one = |p: &Value| {
+    fn one(p: &Value, out: &mut Vec<Image>) {
         if let Some(d) = p.get("inlineData") {
             out.push(Image {
                 ext: image_ext(d.get("mimeType")),
@@ -281,13 +304,51 @@ pub fn collect_images(content: &Value, out: &mut Vec<Image>) {
                     .map(base64::decode)
                     .unwrap_or_default(),
             });
+        } else if let Some(r) = p.get("functionResponse") {
+            parts(Some(r)).iter().for_each(|q| one(q, out));
         }
-    };
+    }
     match content {
-        Value::Array(parts) => parts.iter().for_each(&mut one),
-        Value::Object(_) => one(content),
+        Value::Array(ps) => ps.iter().for_each(|p| one(p, out)),
+        Value::Object(_) => one(content, out),
         _ => {}
     }
+}
+
+/// A part's gist on one line, for `tree`: its text (`(thinking) …` for a thought),
+/// `call NAME(ARGS)`, `result NAME` (`(error)` for an error response), `[MIME]` for
+/// inline data, `[file URI]`, else the part as JSON (not cut: the caller makes it one
+/// line and cuts it).
+pub fn part_gist(p: &Value) -> String {
+    if let Some(Value::String(t)) = p.get("text") {
+        return if is_thought(p) {
+            format!("(thinking) {t}")
+        } else {
+            t.clone()
+        };
+    }
+    if let Some(fc) = p.get("functionCall") {
+        let args = fc.get("args").map(js_stringify).unwrap_or_default();
+        return format!("call {}({args})", text_of(fc.get("name")));
+    }
+    if let Some(fr) = p.get("functionResponse") {
+        let failed = fr
+            .get("response")
+            .and_then(|r| r.get("error"))
+            .is_some_and(|e| !e.is_null());
+        return format!(
+            "result {}{}",
+            text_of(fr.get("name")),
+            if failed { " (error)" } else { "" }
+        );
+    }
+    if let Some(d) = p.get("inlineData") {
+        return format!("[{}]", text_of(d.get("mimeType")));
+    }
+    if let Some(f) = p.get("fileData") {
+        return format!("[file {}]", text_of(f.get("fileUri")));
+    }
+    js_stringify(p)
 }
 
 #[cfg(test)]
@@ -363,6 +424,36 @@ mod tests {
         assert_eq!(
             content_chunks(&json!("a string"), false, &mut n),
             ["a string"]
+        );
+    }
+
+    #[test]
+    fn a_tools_media_shows_after_its_output_and_parts_have_gists() {
+        let parts = json!([
+            {"functionResponse": {"id": "r1", "name": "read_file", "response": {"output": "Read image"},
+                "parts": [{"inlineData": {"mimeType": "image/png", "data": "aGVsbG8="}}]}},
+            {"inlineData": {"mimeType": "image/jpeg", "data": "aGk="}}
+        ]);
+        let mut n = 0;
+        assert_eq!(
+            content_chunks(&parts, true, &mut n),
+            [
+                "[tool result read_file (r1)]\nRead image\n[image 1: image/png, 5 bytes → image-1.png]",
+                "[image 2: image/jpeg, 2 bytes → image-2.jpg]",
+            ]
+        );
+        let im = images(&parts);
+        assert_eq!((im[0].ext, im[1].ext), ("png", "jpg"));
+        let content = json!({"role": "user", "parts": parts});
+        assert_eq!(super::parts(Some(&content)).len(), 2);
+        assert_eq!(part_gist(&parts[0]), "result read_file");
+        assert_eq!(
+            part_gist(&json!({"text": "hm", "thought": true})),
+            "(thinking) hm"
+        );
+        assert_eq!(
+            part_gist(&json!({"functionCall": {"name": "ls", "args": {"a": 1}}})),
+            "call ls({\"a\":1})"
         );
     }
 

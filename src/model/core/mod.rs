@@ -7,7 +7,8 @@
 //!   as a `serde_json::Value` would); [`js`] is
 //!   JavaScript's JSON semantics (`JSON.stringify`, truthiness, `Date`); [`text`] the
 //!   rendering helpers agents share; [`genai`] the Gemini API's `Content` parts, which
-//!   more than one agent stores; [`id`], [`kind`], [`time`], [`base64`].
+//!   more than one agent stores (Gemini CLI, Qwen Code); [`id`], [`kind`], [`time`],
+//!   [`base64`].
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`catalog`] is how an agent that lays its files out otherwise than one file per
@@ -43,6 +44,26 @@
 //!    [`agent::Agent::after_scan`] and says in [`agent::Agent::sources_moved`] when
 //!    they grew or were rewritten; [`session::Session::replace_source`] swaps a
 //!    source's representation (same bytes, offsets stay valid).
+//!
+//!    A session that is **rows of a database**, not lines of a file (opencode), fits
+//!    the same index: it is named `CONTAINER/NAME` (the database file, then the
+//!    session's id) and found by the agents' table's `member`, so a path names it as
+//!    if the file were a folder (`Session::open`, `sessionfs check`, `grep`, `usage`,
+//!    `fork` and the mount's single-session form take it). Its source 0 is the
+//!    container, which the core never reads ([`agent::Agent::opaque_main_file`]); the
+//!    agent reads the session's rows in one snapshot in `after_scan`, writes each
+//!    record as one JSON line into a byte source in memory ([`session::SourceData::Bytes`])
+//!    and pushes an entry per line, so the core renders, searches and caches it by byte
+//!    ranges like any other. A row the other program updates in place (a message
+//!    streaming) is not an appended line: the agent writes its new line into a new
+//!    byte source and calls [`session::Session::rewrite_entry`] (same id, parent and
+//!    place; the next [`session::Change`] lists it in `rewritten`, and the view forgets
+//!    what it showed of it and the contexts below it); [`session::Session::move_entry`]
+//!    repacks sources without changing anything shown. A row deleted or inserted
+//!    before others is a rewrite of the session (`SourcesMoved::Rewritten`), which
+//!    reloads it. Only the sessions in use hold their rows' bytes: listing a
+//!    database's thousands of sessions is the lister's one query
+//!    ([`catalog::Lister`]), and a session is read when entered.
 //! 3. A variant of [`format::Format`] (a tag: it names agents, imports none; its
 //!    [`format::Format::name`] and [`format::Format::program`]) and the agent's
 //!    detection in `crate::model::agents`.
@@ -92,6 +113,15 @@
 //!    [`agent::Agent::build_line`] and [`agent::Agent::fork`] (refusing with
 //!    `Unsupported`, `Refused`); an agent whose fork is costly to plan, or that writes
 //!    its replies itself, answers on its own.
+//! 9. "Newest first" ([`activity`]): the time a session was last active is the newest
+//!    time the agent wrote in its files, never their modification time (a copy resets
+//!    it). The default reads the top-level `timestamp` of the last JSON lines of the
+//!    session file; an agent that keeps its times elsewhere (another key, a JSON
+//!    document, a database) overrides [`agent::Agent::activity_in_tail`], and one
+//!    whose session spans several files lists them in
+//!    [`agent::Agent::activity_files`]. `sessionfs grep --sessions`, `sessionfs
+//!    usage`'s `lastActivity` and a mount's session directories (`ls -t`) all read it,
+//!    the mount without indexing the session (`crate::model::agents::last_activity`).
 //!
 //! `src/search/`, `src/view/` and `src/fuse/` name no agent: they reach one through
 //! the trait, [`grep`], [`catalog`] and the tables, which `model::architecture`
@@ -107,8 +137,8 @@
 //!
 //! 1. leaves: [`format`], [`catalog`], [`structure`], [`problem`] (what indexing reports, [`problem::LoadError`]),
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
-//!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]), [`genai`] (over
-//!    [`text`], [`js`], [`base64`]);
+//!    [`input`], [`text`], [`activity`], [`usage::prices`] (with [`usage::Tokens`]),
+//!    [`genai`] (over [`text`], [`js`], [`base64`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
 //!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
 //!    [`usage`]'s tables (`usage/mod.rs`: [`usage::Table`] and what it holds);
@@ -129,6 +159,7 @@
 //! out of the session for the call (`Session::with_agent`), so the agent cannot reach
 //! itself through the session during them.
 
+pub mod activity;
 pub mod agent;
 pub mod append;
 pub mod base64;

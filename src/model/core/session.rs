@@ -248,6 +248,17 @@ impl Entry {
 /// them while it scans ([`Session::add_source`]); an entry names its source in
 /// [`Entry::file`], and [`Session::entry_bytes`] reads its line from there, by the
 /// same byte offsets whatever the source's representation.
+///
+/// A session with no file of its own (rows of a database, named `DB/ID`: see
+/// [`AgentTable::member`]) is bytes in memory only: its agent writes each record as a
+/// line into [`SourceData::Bytes`] sources and its entries index those. The core
+/// needs nothing else to show it, search it or cache what it rendered; what a file
+/// of lines never does, a record changing in place, is [`Session::rewrite_entry`].
+/// Why bytes and not a new kind of source that reads rows: every reader of an entry
+/// (render, `entry.json`, grep's prefilter, the fork and usage code) takes a line of
+/// JSON, and a row's `data` is JSON already; one line per record keeps them all
+/// agent-neutral, for a cost of about the rows' size for a session in use (and
+/// nothing for the sessions only listed).
 #[derive(Debug, Clone)]
 pub struct Source {
     pub data: SourceData,
@@ -261,8 +272,17 @@ pub struct Source {
 pub enum SourceData {
     /// A plain file, read with `pread` when a line is needed.
     File(PathBuf),
-    /// Bytes held in memory (a decompressed `.jsonl.zst` page), for the file named.
+    /// Bytes held in memory, for the file named.
     Bytes(PathBuf, std::sync::Arc<[u8]>),
+    /// Bytes an agent reads for the file named, by offset (a compressed Codex page,
+    /// decompressed as far as the bytes asked for: never held whole).
+    Reader(PathBuf, std::sync::Arc<dyn ReadRange>),
+}
+
+/// How an agent reads a [`SourceData::Reader`]'s bytes.
+pub trait ReadRange: std::fmt::Debug + Send + Sync {
+    /// The `len` bytes at `offset` of the (decoded) file at `path`.
+    fn read_range(&self, path: &Path, offset: u64, len: u32) -> io::Result<Vec<u8>>;
 }
 
 impl Source {
@@ -277,7 +297,7 @@ impl Source {
     /// The file (or the file the bytes were read from).
     pub fn path(&self) -> &Path {
         match &self.data {
-            SourceData::File(p) | SourceData::Bytes(p, _) => p,
+            SourceData::File(p) | SourceData::Bytes(p, _) | SourceData::Reader(p, _) => p,
         }
     }
 
@@ -299,11 +319,13 @@ impl Source {
         }
         match &self.data {
             SourceData::File(p) => {
-                let mut buf = vec![0u8; len as usize];
+                let mut buf = Vec::new();
+                crate::model::core::input::grow(&mut buf, len as usize)?;
                 crate::model::core::input::open_beneath_any(homes, p)?
                     .read_exact_at(&mut buf, offset)?;
                 Ok(buf)
             }
+            SourceData::Reader(p, r) => r.read_range(p, offset, len),
             SourceData::Bytes(p, b) => b
                 .get(offset as usize..end as usize)
                 .map(<[u8]>::to_vec)
@@ -344,11 +366,18 @@ pub struct Change {
     pub rebuilt: bool,
     pub labels_changed: bool,
     pub name_changed: bool,
+    /// Entries whose bytes changed in place, keeping their id, place and parent (a
+    /// database row updated as its agent writes it: see [`Session::rewrite_entry`]).
+    /// Their content and the contexts below them are stale.
+    pub rewritten: Vec<u32>,
 }
 
 impl Change {
     pub fn is_empty(&self) -> bool {
-        !self.reloaded && self.new_entries.is_empty() && !self.name_changed
+        !self.reloaded
+            && self.new_entries.is_empty()
+            && !self.name_changed
+            && self.rewritten.is_empty()
     }
 }
 
@@ -413,6 +442,8 @@ pub struct Session {
     pub(crate) reading: Reading,
     /// Batches still to parse on one thread, the helper having been short of CPU.
     pub(crate) alone: u32,
+    /// Entries rewritten in place since the last refresh ([`Session::rewrite_entry`]).
+    pub(crate) rewritten: Vec<u32>,
     /// The agent's folders: every other file of the session is opened inside one of
     /// them ([`Session::open_side`]). The session file's own folder unless the agent
     /// says otherwise ([`Session::set_homes`]).
@@ -466,8 +497,18 @@ impl Session {
         reading: Reading,
     ) -> Result<Session, LoadError> {
         let path = path.as_ref().to_path_buf();
+        // A session kept with others in one file (a database) is opened through that
+        // file; its agent reads it (see `AgentTable::member`).
+        let member = (table.member)(&path);
+        let file_path = member.as_ref().map_or(path.as_path(), |(f, _)| f.as_path());
         // A device or a FIFO is refused, never read (or waited on).
-        let file = crate::model::core::input::open_regular(&path)?;
+        let file = crate::model::core::input::open_regular(file_path)?;
+        // The folder of the file read: for a session kept in a database (`DB/ID`),
+        // the database's folder.
+        let home = file_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         let md = file.metadata()?;
         let mut s = Session {
             path,
@@ -502,19 +543,17 @@ impl Session {
             table,
             reading,
             alone: 0,
+            rewritten: Vec::new(),
             homes: Vec::new(),
             sources_access: Vec::new(),
         };
-        s.homes = vec![
-            s.path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from(".")),
-        ];
-        if let Some(a) = (table.opaque)(&s.path) {
+        s.homes = vec![home];
+        if let Some((_, a)) = member {
+            s.agent = a;
+        } else if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
         }
-        s.scan(true)?;
+        crate::model::core::problem::unless_panic(&s.path.clone(), || s.scan(true))?;
         s.entries.shrink_to_fit();
         Ok(s)
     }
@@ -686,6 +725,13 @@ impl Session {
         self.agent.can_reply_at(self, i)
     }
 
+    /// Why a reply under entry `parent` (`None`: at the root) cannot be written now, known
+    /// before anything is written: the errno for `open` and why (see
+    /// [`Agent::reply_refusal`]).
+    pub fn reply_refusal(&self, parent: Option<u32>) -> Option<(i32, String)> {
+        self.agent.reply_refusal(self, parent)
+    }
+
     /// Whether lines of other files are indexed with the session's own (a Claude Code
     /// session's subagents): then entries are not in offset order.
     pub fn has_side_files(&self) -> bool {
@@ -697,9 +743,21 @@ impl Session {
         self.entries[i as usize].file == 0
     }
 
+    /// Whether entry `i` is a subagent's (see [`Agent::is_subagent`]): its usage counts
+    /// where the subagent was spawned.
+    pub fn is_subagent(&self, i: u32) -> bool {
+        self.agent.is_subagent(self, i)
+    }
+
     /// The name entry `i` is shown under instead of its id, if any.
     pub fn alias(&self, i: u32) -> Option<&str> {
         self.agent.alias(i)
+    }
+
+    /// The entry whose files show the line of source `file` (0: the session file) at
+    /// `offset`, when that line is no entry of its own (see [`Agent::line_owner`]).
+    pub fn line_owner(&self, file: u16, offset: u64) -> Option<u32> {
+        self.agent.line_owner(file, offset)
     }
 
     /// The node with this id key.
@@ -775,6 +833,11 @@ impl Session {
     /// it starts or continues: a Claude Code attachment.
     pub fn joins_tree_runs(&self, i: u32) -> bool {
         self.agent.joins_tree_runs(i)
+    }
+
+    /// What a run of entries [`Session::joins_tree_runs`] joins is called in `tree`.
+    pub fn tree_run_noun(&self) -> &'static str {
+        self.agent.tree_run_noun()
     }
 
     pub fn is_piece(&self, i: u32) -> bool {
@@ -1037,6 +1100,25 @@ impl Session {
         Ok(self.sources.len() as u16)
     }
 
+    /// Moves entry `i`'s bytes to `len` bytes at `offset` of source `file`, the same
+    /// record as before in another place (sources repacked): nothing the view shows
+    /// changes.
+    pub fn move_entry(&mut self, i: u32, file: u16, offset: u64, len: u32) {
+        let e = &mut self.entries[i as usize];
+        (e.file, e.offset, e.len) = (file, offset, len);
+    }
+
+    /// Entry `i` was rewritten in place by its agent (a database row updated): its
+    /// bytes are now `len` bytes at `offset` of source `file`, its kind `kind`; its id,
+    /// parent and place in the tree stay. The next [`Change`] lists it in
+    /// [`Change::rewritten`], so that what was shown of it, and the contexts below
+    /// it, are read again.
+    pub fn rewrite_entry(&mut self, i: u32, file: u16, offset: u64, len: u32, kind: KindId) {
+        self.move_entry(i, file, offset, len);
+        self.entries[i as usize].kind = kind;
+        self.rewritten.push(i);
+    }
+
     /// Source `n` (from 1; 0 is the session file itself).
     pub fn source(&self, n: u16) -> Option<&Source> {
         n.checked_sub(1).and_then(|k| self.sources.get(k as usize))
@@ -1131,6 +1213,21 @@ impl Session {
         self.agent.context_preamble(self, i)
     }
 
+    /// When the session was last active, by the agent's own clock: the newest time
+    /// its files' last lines hold (see [`super::activity`]), and the file that holds it;
+    /// a file without one counts with its modification time.
+    pub fn last_activity(&self) -> Option<(i64, PathBuf)> {
+        let agent = &*self.agent;
+        activity_of(&agent.activity_files(self), &|t| agent.activity_in_tail(t))
+    }
+
+    /// What answer `i`'s request held after the context of its [`Session::request_of`]
+    /// entry (see [`Agent::request_tail`]); empty for an ordinary answer, whose
+    /// `request` is that entry's context.
+    pub fn request_tail(&self, i: u32) -> Vec<serde_json::Value> {
+        self.agent.request_tail(self, i)
+    }
+
     /// Whether labels can be set through the mount ([`Agent::labels_writable`]).
     pub fn labels_writable(&self) -> bool {
         self.agent.labels_writable()
@@ -1177,6 +1274,18 @@ impl Session {
         self.agent.write_reply(self, parent, text)
     }
 
+    /// Why a reply under entry `i` cannot be written now (see
+    /// [`Agent::refuse_reply_at`]).
+    pub fn refuse_reply_at(&self, i: Option<u32>) -> Option<AppendError> {
+        self.agent.refuse_reply_at(self, i)
+    }
+
+    /// Forks at entry `i` with the agent's own writer, when it has one (see
+    /// [`Agent::write_fork`]).
+    pub fn write_fork(&self, i: u32) -> Option<Result<PathBuf, ForkError>> {
+        self.agent.write_fork(self, i)
+    }
+
     // ----- loading -------------------------------------------------------------------
 
     /// Catches up with the file: indexes lines appended since the last call, or reloads
@@ -1197,7 +1306,17 @@ impl Session {
         let before = self.entries.len() as u32;
         let name_before = self.name_entry();
         let labels_before = self.agent.labels_mark();
-        let (rebuilt, parents) = self.scan(false)?;
+        let path = self.path.clone();
+        let scanned = crate::model::core::problem::unless_panic(&path, || self.scan(false));
+        let (rebuilt, parents) = match scanned {
+            Ok(r) => r,
+            // What the scan had built is not to be trusted: index the file again.
+            Err(e) if e.is_panic() => {
+                let fresh = Session::open_reading(&self.path, self.table, self.reading)?;
+                return Ok(self.replace_with(fresh));
+            }
+            Err(e) => return Err(e),
+        };
         let after = self.entries.len() as u32;
         // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
         // the name and the leaf.
@@ -1211,6 +1330,7 @@ impl Session {
                 || (before..after)
                     .any(|i| self.kinds.entry_type(self.entries[i as usize].kind) == "label"),
             name_changed: meta_moved || self.name_entry() != name_before,
+            rewritten: std::mem::take(&mut self.rewritten),
         })
     }
 
@@ -1244,6 +1364,7 @@ impl Session {
             labels_changed: true,
             name_changed: true,
             parents: Vec::new(),
+            rewritten: Vec::new(),
         }
     }
 
@@ -1387,6 +1508,7 @@ impl Session {
                     ProblemKind::UnterminatedLastLine {
                         bytes: self.tail,
                         parses,
+                        at: self.scanned,
                     },
                 );
             }
@@ -1928,7 +2050,17 @@ pub struct AgentTable {
     /// its name and what it decompresses to; `None` for a file of lines. Such a file
     /// is not scanned: its agent reads it (see [`Agent::opaque_main_file`]).
     pub opaque: fn(&Path) -> Option<Box<dyn Agent>>,
+    /// A session kept with others in one file (an agent's database), named
+    /// `CONTAINER/NAME` as if that file were a folder: the container file and the
+    /// agent that reads the session from it; `None` for a path that names a file.
+    /// The session's path stays `CONTAINER/NAME`; its source 0 is the container,
+    /// which the core never reads ([`Agent::opaque_main_file`]).
+    pub member: fn(&Path) -> Option<Member>,
 }
+
+/// A session kept in a container file ([`AgentTable::member`]): that file, and the
+/// agent that reads the session from it.
+pub type Member = (PathBuf, Box<dyn Agent>);
 
 /// Another session, as a sessions mount lists it: for the links between a session and
 /// the sessions that continue it (a Codex fork, made by Codex, reads its parent's
@@ -2000,6 +2132,13 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn has_side_files(&self) -> bool {
         false
     }
+    /// Whether entry `i` is a subagent's rather than the session's own: by default, an
+    /// entry of a side file when the agent has side files (a Claude Code subagent's
+    /// transcript); an agent whose subagents' entries are told otherwise (rows of
+    /// another session of the same database) says so.
+    fn is_subagent(&self, s: &Session, i: u32) -> bool {
+        s.has_side_files() && !s.in_main_file(i)
+    }
     /// Whether the session file's bytes are no lines (a compressed Codex page, chosen
     /// by [`AgentTable::opaque`]): the core then reads none of it, and the agent
     /// indexes it in [`Agent::after_scan`].
@@ -2028,13 +2167,36 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>>;
     fn context_renderer(&self) -> fn(&[Value]) -> String;
     fn request_of(&self, s: &Session, i: u32) -> Option<u32>;
+    /// What the request that answer `i` answered held after the context of
+    /// [`Agent::request_of`]'s entry, when it held more than that context: messages the
+    /// agent sent without writing them as entries (Codex's compaction prompt after the
+    /// history, for a `/compact` summary). Empty (the default) for an ordinary answer.
+    fn request_tail(&self, _s: &Session, _i: u32) -> Vec<Value> {
+        Vec::new()
+    }
     fn can_reply_at(&self, _s: &Session, _i: u32) -> bool {
         true
+    }
+    /// Why a reply under entry `parent` (`None`: at the root) cannot be written now, when
+    /// that is known before anything is written (a Copilot CLI process holds the
+    /// session's lock): the errno to answer `open` with, and why. `None`: go ahead.
+    fn reply_refusal(&self, _s: &Session, _parent: Option<u32>) -> Option<(i32, String)> {
+        None
     }
     fn joins_tree_runs(&self, _i: u32) -> bool {
         false
     }
+    /// What a run of entries joined on one `tree` line is called (`attachments ×N`).
+    fn tree_run_noun(&self) -> &'static str {
+        "attachments"
+    }
     fn alias(&self, _i: u32) -> Option<&str> {
+        None
+    }
+    /// The entry a line that is no entry of its own belongs to, by its source (0: the
+    /// session file) and offset: a fragment (a later line of a Qwen Code record, whose
+    /// parts join the record's first line) shows in that entry's files.
+    fn line_owner(&self, _file: u16, _offset: u64) -> Option<u32> {
         None
     }
     fn find_alias(&self, _id: &str) -> Option<u32> {
@@ -2182,6 +2344,33 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_preamble(&self, _s: &Session, _i: u32) -> Option<String> {
         None
     }
+    /// Why a reply under entry `i` (`None`: at the root) cannot be written now, known
+    /// before anything is: asked when `reply` is opened for writing, so that the
+    /// shell's `open` fails with the errno (a database that is busy, a session its
+    /// agent is writing to). `None`: go ahead.
+    fn refuse_reply_at(&self, _s: &Session, _i: Option<u32>) -> Option<AppendError> {
+        None
+    }
+    /// Forks at entry `i` itself, for an agent whose fork is no new file beside the
+    /// session (a new session in its database): the new session's path. `None`: the
+    /// core writes the file [`Agent::fork`] plans.
+    fn write_fork(&self, _s: &Session, _i: u32) -> Option<Result<PathBuf, ForkError>> {
+        None
+    }
+    /// The files whose last lines say when the session was last active
+    /// ([`super::activity`]): the session file (default), or a session over several
+    /// files its own ones (a Codex thread's pages, not the parent pages a fork reads).
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        vec![s.path().to_path_buf()]
+    }
+    /// The newest time the agent wrote in `tail`, complete lines at the end of one of
+    /// [`Agent::activity_files`] (ms since the epoch). The default reads the JSON
+    /// lines' top-level `timestamp` ([`super::activity::newest_timestamp`]); an agent
+    /// that keeps its times elsewhere reads them here. It is called on an agent that
+    /// indexed nothing too (a mount's listing reads every session's time this way).
+    fn activity_in_tail(&self, tail: &[u8]) -> Option<i64> {
+        super::activity::newest_timestamp(tail)
+    }
     /// Whether labels can be set through the mount (its `labels/` folder is writable;
     /// Pi's label entries). An agent without labels shows `labels/` empty and read-only.
     fn labels_writable(&self) -> bool {
@@ -2200,6 +2389,22 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
         s.source(s.entry(i).file)
             .map(|src| src.path().to_path_buf())
     }
+}
+
+/// The newest time `read` finds in the tails of `files`, and its file; a file whose
+/// tail holds none counts with its modification time (see [`super::activity`]).
+pub fn activity_of(
+    files: &[PathBuf],
+    read: &dyn Fn(&[u8]) -> Option<i64>,
+) -> Option<(i64, PathBuf)> {
+    files
+        .iter()
+        .filter_map(|f| {
+            super::activity::of_file(f, read)
+                .or_else(|| super::activity::mtime_ms(f))
+                .map(|t| (t, f.clone()))
+        })
+        .max_by_key(|(t, _)| *t)
 }
 
 /// Stands in for a session's agent while that agent's `&mut self` hook runs with the

@@ -4,6 +4,18 @@
 use crate::model::core::js::{js_stringify, js_stringify_pretty, write_json};
 use serde_json::Value;
 
+/// The folder a sessions mount lists a project's sessions in, for an agent that keeps
+/// no folder per project (Codex, opencode): its path with every `/` and `.` made `-`,
+/// as Claude Code names its project folders (`/home/dev/src/tui` → `-home-dev-src-tui`).
+pub fn path_folder_name(path: &str) -> String {
+    if path.is_empty() {
+        return "unknown-project".to_string();
+    }
+    path.chars()
+        .map(|c| if c == '/' || c == '.' { '-' } else { c })
+        .collect()
+}
+
 /// The maximum length of a [`preview`], in characters.
 pub const PREVIEW_CHARS: usize = 100;
 

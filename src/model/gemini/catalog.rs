@@ -274,6 +274,8 @@ impl Scanner {
                 list.push(SessionRef {
                     name: session_name(&sid),
                     path,
+                    mtime: None,
+                    files: Vec::new(),
                 });
             }
             list.sort_by(|a, b| a.name.cmp(&b.name));

@@ -199,6 +199,7 @@ mod parallel_index_tests {
         first: super::first,
         detect: |_| None,
         opaque: |_| None,
+        member: |_| None,
     };
 
     /// One line before it is written (`\n` added): kinds of entries over a few ids, so
