@@ -493,3 +493,41 @@ fn writers_at_once_and_a_bound_and_off() {
     assert!(!h.index_dir().exists());
     h.same(&["-n", "error"]);
 }
+
+/// A session's spilled tool results are looked at only where its `tool-results/`
+/// folder is (the index reads the lines naming one only then): a folder that appears
+/// or goes after the index was built changes what a search finds, exactly as
+/// without the index.
+#[test]
+fn a_spilled_output_that_appears_or_goes_is_found_as_without_the_index() {
+    let h = Home::new();
+    let side = h
+        .home
+        .join(".claude/projects/-home-dev-src-big/5aa252c6-78fb-47ae-af22-e00c3a1b6282");
+    let results = side.join("tool-results");
+    let away = h.home.join("tool-results-away");
+    // A word only the spilled file holds.
+    let word = "zqxspilledonly";
+    let mut f = OpenOptions::new()
+        .append(true)
+        .open(results.join("b64cy0vmt.txt"))
+        .unwrap();
+    writeln!(f, "{word}").unwrap();
+    drop(f);
+    fs::rename(&results, &away).unwrap();
+    let built = h.index(&[]);
+    assert!(built.status.success(), "{built:?}");
+    let none = h.same(&["-l", word]);
+    assert!(none.stdout.is_empty(), "{none:?}");
+    // The folder comes back: the line naming the file is read again.
+    fs::rename(&away, &results).unwrap();
+    let found = h.same(&["-l", word]);
+    assert!(!found.stdout.is_empty(), "{found:?}");
+    h.same(&["-c", word]);
+    // Indexed with it, then gone.
+    h.index(&[]);
+    h.same(&["-l", word]);
+    fs::rename(&results, &away).unwrap();
+    let gone = h.same(&["-l", word]);
+    assert!(gone.stdout.is_empty(), "{gone:?}");
+}

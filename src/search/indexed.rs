@@ -39,7 +39,7 @@ use std::sync::OnceLock;
 
 /// Bump when what the index records of a line changes in a way the fingerprint
 /// cannot see (how a format's renderer shows base64 text).
-const INDEX_VERSION: u64 = 1;
+const INDEX_VERSION: u64 = 2;
 
 // Probe numbers ([`HUGE`] is 0).
 const ODD_U: usize = 1;
@@ -49,7 +49,11 @@ const ALWAYS: usize = 4;
 const SPILL: usize = 5;
 const BINARY_UNKNOWN: usize = 6;
 const PAYLOAD: usize = 7;
-const FIRST_TABLE: usize = 8;
+/// The lines of [`SPILL`] whose file cannot be told from the line alone
+/// (`Spilled::file` gives `Err`): read whether or not the session has spilled
+/// files, when the others are read only where it may (`Spilled::any`).
+const SPILL_UNTOLD: usize = 8;
+const FIRST_TABLE: usize = 9;
 
 /// The probes that depend on the formats' triggers: the lines where each trigger of
 /// a decoration or of derived numbers holds (`Matches`), lacking each string a
@@ -352,6 +356,15 @@ impl LineRules for FormatLines {
             .is_some_and(|s| s.holds(line_nl, line, openers))
         {
             p.push(SPILL as u16);
+            // Whether the line alone tells its file: asked of a session that is not
+            // there, so that nothing but the line decides (see `Spilled::any`).
+            if self
+                .rules
+                .spilled
+                .is_some_and(|s| (s.file)(Path::new("/nonexistent/session.jsonl"), line).is_err())
+            {
+                p.push(SPILL_UNTOLD as u16);
+            }
         }
         if let Some((set, ids)) = &self.triggers {
             for k in set.matches(line_nl).iter() {
@@ -477,8 +490,12 @@ pub fn spec_of(sel: &Selection) -> Option<Spec> {
     if sel.numbers {
         probes.push(ODD_NUMBERS);
     }
-    if sel.spill {
+    let mut guarded = Vec::new();
+    if sel.spill && sel.spill_every {
         probes.push(SPILL);
+    } else if sel.spill {
+        probes.push(SPILL_UNTOLD);
+        guarded.push(SPILL);
     }
     if let Some(lits) = &sel.binary {
         probes.push(BINARY_UNKNOWN);
@@ -494,6 +511,7 @@ pub fn spec_of(sel: &Selection) -> Option<Spec> {
     Some(Spec {
         q: Q::or(parts),
         probes,
+        guarded,
     })
 }
 
@@ -524,22 +542,29 @@ pub fn parse_size(v: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok()?.checked_mul(mul)
 }
 
-/// The files a search of `jobs` reads raw: each job's file and its side files.
-fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+/// The side files a search of `jobs` reads raw, each with its job's file.
+fn side_files<'a>(ix: &Index, jobs: &'a [Job]) -> Vec<(PathBuf, &'a PathBuf)> {
+    let mut files = Vec::new();
     let formats = ix.formats_by_inode();
     for j in jobs {
-        let Ok(md) = std::fs::metadata(&j.path) else {
+        // As the refresh found it (a file it could not stat has no format).
+        let Some(st) = ix.stat_seen(&j.path) else {
             continue;
         };
-        let st = Stat::of(&md);
         let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules::named(f)) else {
             continue;
         };
         if let Some(side) = r.side_files {
-            files.extend(side(&j.path));
+            files.extend(side(&j.path).into_iter().map(|p| (p, &j.path)));
         }
     }
+    files
+}
+
+/// The files a search of `jobs` reads raw: each job's file and its side files.
+fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    files.extend(side_files(ix, jobs).into_iter().map(|(p, _)| p));
     files
 }
 
@@ -588,15 +613,39 @@ pub fn prepare(
     let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
     ix.refresh(&files, formats, &opts);
     log::debug!("index: opened and refreshed in {:?}", t.elapsed());
-    let sides: Vec<PathBuf> = files_of(&ix, jobs).split_off(jobs.len());
+    let side_of = side_files(&ix, jobs);
+    let sides: Vec<PathBuf> = side_of.iter().map(|(p, _)| p.clone()).collect();
     if !sides.is_empty() {
         ix.refresh(&sides, formats, &opts);
     }
     log::debug!("index: {} side files in {:?}", sides.len(), t.elapsed());
-    let plans = ix.plans(&|name| {
-        let r = rules::named(name)?;
-        spec(search.prefilter_of(r))
-    });
+    // The session files each file is searched as part of (itself, or the session
+    // whose side file it is), for the guarded probes: spilled files.
+    let mut sessions: std::collections::HashMap<(u64, u64), Vec<&Path>> = Default::default();
+    let pairs = jobs
+        .iter()
+        .map(|j| (&j.path, &j.path))
+        .chain(side_of.iter().map(|(p, s)| (p, *s)));
+    for (p, s) in pairs {
+        if let Some(st) = ix.stat_seen(p) {
+            sessions.entry((st.dev, st.ino)).or_default().push(s);
+        }
+    }
+    let guard = |name: &str, file: (u64, u64)| {
+        let Some(sp) = rules::named(name).and_then(|r| r.spilled) else {
+            return true;
+        };
+        sessions
+            .get(&file)
+            .is_none_or(|ss| ss.iter().any(|s| (sp.any)(s)))
+    };
+    let plans = ix.plans(
+        &|name| {
+            let r = rules::named(name)?;
+            spec(search.prefilter_of(r))
+        },
+        &guard,
+    );
     let mut nothing = std::collections::HashMap::new();
     for p in files.iter().chain(&sides) {
         if let Some(st) = ix.stat_seen(p)

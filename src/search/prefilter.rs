@@ -335,8 +335,9 @@ struct Spill {
 /// one of `triggers` holds on it, or it is of a kind the prefilter always selects
 /// (escapes `JSON.stringify` would not write; `\/` only with `slash`; numbers written
 /// otherwise only with `numbers`; the format's `always` lines; lines that may name a
-/// spilled file with `spill`), or (with `binary`) it may have binary content holding
-/// one of those literals (none: any binary content).
+/// spilled file with `spill`: every such line with `spill_every`, else only where the
+/// session may have spilled files, `Spilled::any`), or (with `binary`) it may have
+/// binary content holding one of those literals (none: any binary content).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     pub fragments: Vec<String>,
@@ -346,6 +347,7 @@ pub struct Selection {
     pub slash: bool,
     pub binary: Option<Vec<String>>,
     pub spill: bool,
+    pub spill_every: bool,
 }
 
 /// The raw-line test for one pattern and one format. See the module docs.
@@ -462,6 +464,7 @@ impl Prefilter {
                 }
             }),
             spill: rules.spilled.is_some(),
+            spill_every: rules.spilled.is_some() && every_binary,
         };
         triggers.extend_from_slice(rules.always);
         for t in &triggers {

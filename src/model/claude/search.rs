@@ -321,6 +321,7 @@ pub static CLAUDE: Rules = Rules {
     spilled: Some(Spilled {
         place: PERSISTED,
         file: spilled_file,
+        any: any_spilled,
     }),
     no_entries_before: None,
     hit_paths: None,
@@ -352,6 +353,13 @@ pub fn detect(line: &[u8], _head: &LineHead) -> Option<&'static Rules> {
 fn spilled_file(session: &Path, line: &[u8]) -> Result<Option<PathBuf>, ()> {
     let v: serde_json::Value = serde_json::from_slice(line).map_err(|_| ())?;
     Ok(super::full_output_path(session, &v))
+}
+
+/// Whether the session may show a spilled full output: its `tool-results/` folder is
+/// there. Without it [`super::full_output_path`] finds no file for any line, and
+/// [`spilled_file`]'s `Err` depends on the line alone (it does not parse).
+fn any_spilled(session: &Path) -> bool {
+    session.with_extension("").join("tool-results").exists()
 }
 
 /// The subagent transcripts whose entries the session shows.

@@ -157,6 +157,12 @@ pub struct Spilled {
     /// when it shows none, `Err` when that cannot be told from the line alone (the
     /// line is then a candidate).
     pub file: fn(&Path, &[u8]) -> Result<Option<PathBuf>, ()>,
+    /// Whether the session file at the path may show any spilled file at all.
+    /// `false` promises that `file` gives no file for any line of it: `Ok(None)`, or
+    /// `Err` for a line whose file cannot be told, which must depend on the line's
+    /// bytes alone. The search's index then reads only those lines, not every line
+    /// that names a file (a session without spilled files is the common case).
+    pub any: fn(&Path) -> bool,
 }
 
 /// The longest path `sessionfs grep` prints nested, plus one: the kernel's `PATH_MAX`
