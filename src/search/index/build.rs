@@ -26,7 +26,7 @@ use std::os::unix::fs::FileExt;
 
 /// Bytes of blocks per unit (a unit is the granularity of the postings, and what a
 /// query reads when the unit is a candidate).
-pub const UNIT_TARGET: u64 = 512 << 10;
+pub const UNIT_TARGET: u64 = 128 << 10;
 /// A line longer than this is recorded under [`HUGE`] rather than indexed.
 pub const LONG_LINE: usize = 64 << 20;
 /// The probe every query asks for: lines too long to index.
