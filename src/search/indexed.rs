@@ -8,7 +8,11 @@
 //! recorded line by line ([`PROBES`]): an escape `JSON.stringify` would not write
 //! (`\u`, and `\/` apart, which matters only to a fragment with a `/`); a number
 //! written otherwise; a line the format always selects (its [`Rules::always`]); a line
-//! that may name a spilled file (its [`Rules::spilled`]); for every string some
+//! that may name a spilled file (its [`Rules::spilled`]), and apart the ones of those
+//! whose file cannot be told from the line alone (read by every search that asks for
+//! spilled files; the others only in files whose session may have one, its
+//! `Spilled::any`: a rare literal no longer reads every Claude Code line naming a
+//! spilled tool result in sessions without a `tool-results/` folder); for every string some
 //! format's triggers ask a line to lack, the lines lacking it; for every nesting bound
 //! some trigger names, the lines past it; for every length bound, the lines longer
 //! than it; and, for binary content, the lines with

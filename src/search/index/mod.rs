@@ -738,8 +738,8 @@ impl Index {
                         let mut kept: HashMap<u64, bool> = HashMap::new();
                         for l in seg.probe_lines(k)? {
                             let key = seg.blocks[l.block as usize].key;
-                            let keep = ok(key)
-                                && (!g || *kept.entry(key).or_insert_with(|| guarded(key)));
+                            let keep =
+                                ok(key) && (!g || *kept.entry(key).or_insert_with(|| guarded(key)));
                             if keep {
                                 out.push((key, l.start, l.start + l.len + 1));
                             }
