@@ -694,10 +694,10 @@ impl Index {
                     seg: &mut seg,
                     lists: HashMap::new(),
                 };
-                let mut per_format: Vec<(&str, query::Units, Vec<(usize, bool)>)> = Vec::new();
+                let mut per_format: Vec<(&str, query::Units, Vec<Probe>)> = Vec::new();
                 for (f, sp) in &specs {
                     let units = query::eval(&sp.q, &mut cache)?;
-                    let mut probes: Vec<(usize, bool)> = sp
+                    let mut probes: Vec<Probe> = sp
                         .probes
                         .iter()
                         .map(|&k| (k, false))
@@ -810,6 +810,10 @@ impl Index {
 }
 
 /// A segment's posting lists, each read once per query.
+/// A probe, and whether its lines are read only where the guard of [`Index::plans`]
+/// says.
+type Probe = (usize, bool);
+
 struct Cached<'a> {
     seg: &'a mut Segment,
     lists: HashMap<u32, Vec<u32>>,
