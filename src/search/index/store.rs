@@ -363,11 +363,15 @@ impl Store {
         let tmp = self.temp_path();
         let done = File::create(&tmp)
             .and_then(|mut f| f.write_all(&m.encode()))
-            .and_then(|()| fs::rename(&tmp, self.manifest_path()));
+            .and_then(|()| {
+                super::crash_point("manifest-written");
+                fs::rename(&tmp, self.manifest_path())
+            });
         if done.is_err() {
             let _ = fs::remove_file(&tmp);
             return done;
         }
+        super::crash_point("manifest-renamed");
         self.sweep(m);
         Ok(())
     }
