@@ -117,7 +117,12 @@ struct Pools {
 
 impl Pools {
     fn files(&self, agent: Agent) -> &[PathBuf] {
-        &self.files.iter().find(|(a, _)| *a == agent).expect("a pool").1
+        &self
+            .files
+            .iter()
+            .find(|(a, _)| *a == agent)
+            .expect("a pool")
+            .1
     }
     fn images(&self, agent: Agent) -> &[Vec<u8>] {
         self.images
@@ -174,7 +179,11 @@ fn pools() -> Pools {
     let copilot = folders("copilot", "copilot-home/session-state");
     let mut opencode: Vec<PathBuf> = ["samples", "damaged"]
         .iter()
-        .map(|s| f.join("opencode").join(s).join("home/.local/share/opencode/opencode.db"))
+        .map(|s| {
+            f.join("opencode")
+                .join(s)
+                .join("home/.local/share/opencode/opencode.db")
+        })
         .filter(|p| p.is_file())
         .collect();
     opencode.sort();
@@ -314,12 +323,7 @@ fn make_home(dir: &Path, pools: &Pools, rng: &mut Rng) -> Home {
             Agent::Gemini | Agent::Qwen | Agent::Copilot => {
                 // A CLI folder of whole project (or session) folders.
                 let (home, under, marks, pool): (_, _, &[&str], _) = match agent {
-                    Agent::Gemini => (
-                        dir.join("gemini"),
-                        "tmp",
-                        &["settings.json"],
-                        &pools.gemini,
-                    ),
+                    Agent::Gemini => (dir.join("gemini"), "tmp", &["settings.json"], &pools.gemini),
                     Agent::Qwen => (dir.join("qwen"), "projects", &[], &pools.qwen),
                     _ => (dir.join("copilot"), "session-state", &[], &pools.copilot),
                 };
