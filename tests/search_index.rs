@@ -648,3 +648,77 @@ fn a_writer_killed_at_any_moment_does_no_harm() {
         no_harm_done(&h, &word, &format!("killed after {ms} ms"));
     }
 }
+
+/// What `sessionfs index --status FILE` says the index covers of FILE, with the cache
+/// in `cache`: its `covers:` line.
+fn covers(cache: &Path, file: &Path) -> String {
+    let mut c = Command::new(bin());
+    c.args(["index", "--status"])
+        .arg(file)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("SESSIONFS_INDEX")
+        .env_remove("SESSIONFS_CACHE");
+    let out = run_command(c);
+    out.stdout
+        .lines()
+        .find(|l| l.starts_with("covers:"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A line for a Pi session holding `word` and enough other text that the file's
+/// coverage falls well below 100% until it is indexed.
+fn long_line(f: &Path, word: &str) -> String {
+    line_for(f, &format!("{word} {}", "filler text ".repeat(400)))
+}
+
+/// A running mount keeps the index fresh for what it watches (`search::fresh`): a line
+/// appended to a session of a mounted sessions directory (one entered through the
+/// mount, one only listed) or to a mounted session file is indexed by the mount, off
+/// its requests, before any search runs; and the search then finds it.
+#[test]
+fn a_mount_keeps_the_index_fresh_for_what_it_watches() {
+    let h = Home::new();
+    let sessions = h.home.join(".pi/agent/sessions");
+    assert!(h.index(&[]).status.success());
+    let m = Mount::sessions_dir(
+        tempdir(),
+        Some(&sessions),
+        &[],
+        &[
+            ("XDG_CACHE_HOME", h.cache.as_os_str()),
+            ("HOME", h.home.as_os_str()),
+        ],
+    );
+    let project = m.mnt.join("--home-dev-p--");
+    let listed = try_ls(&project).expect("listing the project");
+    assert!(listed.iter().any(|n| n == "small"), "{listed:?}");
+    // One session entered, one only listed.
+    assert!(try_ls(&project.join("small")).is_some());
+    for (k, name) in ["small.jsonl", "tour.jsonl"].iter().enumerate() {
+        let f = h.pi_file(name);
+        assert!(covers(&h.cache, &f).contains("(100.0%)"));
+        let word = format!("keptfresh{k}z");
+        append(&f, &long_line(&f, &word));
+        let mut last = String::new();
+        let fresh = wait_until(DEADLINE, || {
+            last = covers(&h.cache, &f);
+            last.contains("(100.0%)")
+        });
+        assert!(fresh, "{name}: the mount did not index the append: {last}");
+        assert_eq!(h.same(&["-l", &word]).stdout.lines().count(), 1);
+    }
+    drop(m);
+
+    // A mounted session file, never indexed before: indexed once it changes.
+    let cache = tempdir();
+    let cache_dir = cache.path().to_string_lossy().into_owned();
+    let m = Mount::with_env("small.jsonl", &[], &[("XDG_CACHE_HOME", &cache_dir)]);
+    append(&m.file, &long_line(&m.file, "keptfreshonez"));
+    let mut last = String::new();
+    let fresh = wait_until(DEADLINE, || {
+        last = covers(cache.path(), &m.file);
+        last.contains("(100.0%)")
+    });
+    assert!(fresh, "the mount did not index its session file: {last}");
+}
