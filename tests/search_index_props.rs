@@ -25,6 +25,10 @@
 //! SESSIONFS_INDEX_PROPS_CASES=100000 cargo test --release --test search_index_props
 //! ```
 //!
+//! (or in shards run side by side, each its range of the same cases:
+//! `SESSIONFS_INDEX_PROPS_FIRST=50000 SESSIONFS_INDEX_PROPS_CASES=50000`); a long run
+//! says how far it got every 1,000 cases (`-- --nocapture`).
+//!
 //! A failure names its case; `SESSIONFS_INDEX_PROPS_FIRST=N SESSIONFS_INDEX_PROPS_CASES=1`
 //! replays it.
 
@@ -680,6 +684,13 @@ fn the_index_changes_nothing_a_search_prints() {
             } else {
                 log.push(change(&mut home, &pools, &mut rng));
             }
+        }
+        // A long run says how far it got.
+        if (case + 1 - first) % 1000 == 0 {
+            eprintln!(
+                "{} cases from {first} done: {searches} searches compared, {hits} with a match",
+                case + 1 - first
+            );
         }
     }
     eprintln!("{cases} cases, {searches} searches compared, {hits} with a match");
