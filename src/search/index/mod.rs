@@ -84,8 +84,10 @@
 //!
 //! # Incremental, bounded, disposable
 //!
-//! An append is indexed into a segment of its own (the new bytes only); segments are
-//! merged when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
+//! An append is indexed into a segment of its own (the new bytes only), by the next
+//! search or, while a mount watches the file, by the mount's keeper thread
+//! ([`super::fresh`]) a moment after it; segments are merged, by whichever of them
+//! publishes next, when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
 //! memory bounded by one page of each input and the output's dictionary). The index
 //! lives under `$XDG_CACHE_HOME/sessionfs/index-1/`, never beside the sessions, and
 //! `SESSIONFS_CACHE=off` turns it off; deleting it loses nothing. Its size is capped
