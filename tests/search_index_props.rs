@@ -686,7 +686,7 @@ fn the_index_changes_nothing_a_search_prints() {
             }
         }
         // A long run says how far it got.
-        if (case + 1 - first) % 1000 == 0 {
+        if (case + 1 - first).is_multiple_of(1000) {
             eprintln!(
                 "{} cases from {first} done: {searches} searches compared, {hits} with a match",
                 case + 1 - first
