@@ -418,6 +418,13 @@ impl Index {
                 return self.refresh(files, formats, opts);
             }
         }
+        if lock.is_some() {
+            // Never a number a segment on disk has: a manifest started afresh (the old
+            // one damaged, or made for other formats) counts from 1, and a reader still
+            // holding the old one must find its segments whole or gone, never another
+            // segment under their name.
+            self.manifest.next_seg = self.manifest.next_seg.max(self.store.first_free_segment());
+        }
         let outcome = self.work(work, formats, opts, lock.as_ref(), &mut report);
         if let (Some(lock), Some((updates, new_segs))) = (lock.as_ref(), outcome) {
             if let Err(e) = self.publish(updates, new_segs, lock) {
