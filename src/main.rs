@@ -11,7 +11,7 @@ use std::process::ExitCode;
 #[command(
     name = "sessionfs",
     version,
-    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI, Qwen Code) as a filesystem"
+    about = "Browse, grep and extend coding-agent sessions (Pi, Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI) as a filesystem"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,14 +43,15 @@ enum Command {
     /// folder each: pi/ ($PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions),
     /// claude/ ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects), codex/
     /// ($CODEX_HOME/sessions, else ~/.codex/sessions), gemini/
-    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp) and qwen/ ($QWEN_RUNTIME_DIR
-    /// or $QWEN_HOME, then projects/, else ~/.qwen/projects); in each, one folder per
-    /// project, one per session (a Codex thread) in it, each indexed only when first
-    /// entered. `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same
-    /// way (or a Codex home, or its sessions/ folder, or a Gemini CLI folder, or its
-    /// tmp/ folder, or a Qwen Code home or its projects/ folder), and `sessionfs mount
-    /// FILE.jsonl MOUNTPOINT` one session (a Codex
-    /// rollout file: its thread).
+    /// ($GEMINI_CLI_HOME/.gemini/tmp, else ~/.gemini/tmp), qwen/ ($QWEN_RUNTIME_DIR or
+    /// $QWEN_HOME, then projects/, else ~/.qwen/projects) and copilot/
+    /// ($COPILOT_HOME/session-state, else ~/.copilot/session-state); in each, one folder
+    /// per project, one per session (a Codex thread) in it, each indexed only when first
+    /// entered. `sessionfs mount DIR MOUNTPOINT` shows any directory laid out the same way
+    /// (or a Codex home, or its sessions/ folder, or a Gemini CLI folder, or its tmp/
+    /// folder, or a Qwen Code home or its projects/ folder; a Copilot CLI home, or its
+    /// session-state/ folder), and `sessionfs mount FILE.jsonl MOUNTPOINT` one session (a
+    /// Codex rollout file: its thread; a Copilot CLI session folder: its session).
     ///
     /// Every entry of a session becomes a directory under its parent; `cat`, `grep`
     /// and `ls` read it, and `echo TEXT > reply` appends a user message. The command
@@ -59,11 +60,12 @@ enum Command {
     /// are one line on standard error, starting with `sessionfs: `.
     #[command(after_long_help = fuse::mount::EXIT_STATUS_HELP, allow_missing_positional = true)]
     Mount {
-        /// A session file (.jsonl: Pi's, Claude Code's, Qwen Code's, a Codex rollout
-        /// file, or a Gemini CLI session), or a directory of sessions laid out as the
-        /// agents keep them (project folders of .jsonl files, a Codex home or its
-        /// sessions/ folder, a Gemini CLI folder or its tmp/ folder, a Qwen Code home or
-        /// its projects/ folder).
+        /// A session file (.jsonl: Pi's, Claude Code's, Qwen Code's, a Codex rollout file, a
+        /// Gemini CLI session, a Copilot CLI session's events.jsonl or its folder), or a
+        /// directory of sessions laid out as the agents keep them (project folders of .jsonl
+        /// files, a Codex home or its sessions/ folder, a Gemini CLI folder or its tmp/
+        /// folder, a Qwen Code home or its projects/ folder, a Copilot CLI home or its
+        /// session-state/ folder).
         /// Default: every agent's sessions directory found.
         #[arg(value_name = "FILE|DIR")]
         file: Option<PathBuf>,
@@ -102,9 +104,6 @@ enum Command {
         /// format (default: the snapshot shipped with sessionfs)
         #[arg(long, value_name = "FILE")]
         prices: Option<PathBuf>,
-        /// Internal: the descriptor a --background parent waits on.
-        #[arg(long, hide = true)]
-        ready_fd: Option<i32>,
     },
     /// Unmount a sessionfs mount.
     ///
@@ -129,12 +128,6 @@ enum Command {
         /// The shell to complete for.
         #[arg(value_name = "SHELL")]
         shell: clap_complete::Shell,
-    },
-    /// Internal: write the manual pages (sessionfs.1, sessionfs-mount.1, …) into DIR.
-    #[command(hide = true)]
-    Manpages {
-        #[arg(value_name = "DIR")]
-        dir: PathBuf,
     },
     /// Search sessions as `grep -r` searches a mount of them, without mounting.
     ///
@@ -172,8 +165,7 @@ enum Command {
     /// current branch, branches and dead ends; no mount needed
     #[command(after_long_help = USAGE_HELP)]
     Usage {
-        /// Session files or sessions directories (default: Pi's and Claude Code's)
-        #[arg(value_name = "FILE|DIR")]
+        #[arg(value_name = "FILE|DIR", help = paths_help(), long_help = paths_long_help())]
         paths: Vec<PathBuf>,
         /// Group by session (with its branches), project, day (UTC) or model
         #[arg(long, value_enum, default_value = "session")]
@@ -185,20 +177,54 @@ enum Command {
         /// (default: the snapshot shipped with sessionfs)
         #[arg(long, value_name = "FILE")]
         prices: Option<PathBuf>,
+        #[command(flatten)]
+        limits: Limits,
     },
 }
 
+/// What `grep` and `usage` read: the short help of their FILE|DIR operands, naming
+/// every agent's folder (from the agents' table, so that an agent added there is
+/// named here too).
+fn paths_help() -> String {
+    let folders: Vec<String> = sessionfs::model::sessions_dir::AGENTS
+        .iter()
+        .map(|a| format!("{}/", a.folder))
+        .collect();
+    format!(
+        "Session files or sessions directories (default: every agent's sessions: {})",
+        folders.join(", ")
+    )
+}
+
+/// The long help of the same operands: every agent, its default directory and the
+/// variable that moves it.
+fn paths_long_help() -> String {
+    let agents: Vec<String> = sessionfs::model::sessions_dir::AGENTS
+        .iter()
+        .map(|a| format!("{}/: {} (${} moves it)", a.folder, a.what, a.var))
+        .collect();
+    format!(
+        "Session files (.jsonl), sessions directories laid out as an agent keeps them \
+         (project folders of session files), or a Codex home. Default: every agent's \
+         sessions found on this machine, as `sessionfs mount MOUNTPOINT` shows them: {}.",
+        agents.join("; ")
+    )
+}
+
 const USAGE_HELP: &str = "\
-Pi's costs are the ones Pi recorded; Claude Code's are its tokens priced with the table \
-(a model the table lacks shows its tokens and an unknown cost, never zero). A reply \
+Pi's costs are the ones Pi recorded; Claude Code's and Codex's are their tokens priced \
+with the table (each model an agent uses by default is in it, with its source and date; \
+a model it lacks costs what the agent itself recorded for it where it did, as Claude \
+Code's cost-state, else shows its tokens and an unknown cost, never zero). A reply \
 copied into another session (a fork) counts once, in the session that started first. \
 Through a mount, every entry has `cost` and `cost.json` (its own usage, and the total \
 from the root to it: `cat branches/LEAF/cost` is a branch's), and the session's root has \
 them for the whole session (see docs/LAYOUT.md, Usage).
 
-Exit status: 0 done, 2 a bad command line, or a FILE, DIR or the --prices table that \
+Exit status: 0 done, 2 a bad command line, a FILE, DIR or the --prices table that \
 cannot be read (missing, not permitted, not a regular file or directory, not a price \
-table).";
+table), or a session file that cannot be read (the others are reported all the same; \
+inside a directory, a .jsonl that is no session is left out, as by grep).";
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum UsageBy {
@@ -214,12 +240,7 @@ struct GrepArgs {
     /// string); several patterns on separate lines match any of them.
     #[arg(value_name = "PATTERN", required_unless_present = "regexp")]
     pattern: Option<String>,
-    /// Session files (.jsonl) or sessions directories laid out as Pi's, Claude
-    /// Code's or Qwen Code's. Default: every agent's, as `sessionfs mount MOUNTPOINT`
-    /// shows them (pi/: $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions;
-    /// claude/: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects; qwen/:
-    /// $QWEN_HOME/projects, else ~/.qwen/projects).
-    #[arg(value_name = "FILE|DIR")]
+    #[arg(value_name = "FILE|DIR", help = paths_help(), long_help = paths_long_help())]
     paths: Vec<PathBuf>,
     /// Use PATTERN (may be given more than once; then every positional argument is a
     /// FILE or DIR).
@@ -259,9 +280,10 @@ struct GrepArgs {
     /// below it, KIND, file, paths, line number and text.
     #[arg(long, conflicts_with_all = ["files_with_matches", "count"])]
     json: bool,
-    /// List each matching session once, newest first: its last activity (when its file
-    /// was last written), the number of matching lines, its path as a mount shows it,
-    /// and its name. With --json: one object per session.
+    /// List each matching session once, newest first: its last activity (the newest
+    /// time the agent wrote in its files, not their modification time), the number of
+    /// matching lines, its path as a mount shows it, and its name. With --json: one
+    /// object per session, whose `session` is the file of its last activity.
     #[arg(long, conflicts_with_all = ["files_with_matches", "count", "line_number"])]
     sessions: bool,
     /// Colour matches, paths and line numbers: auto (on a terminal, the default),
@@ -310,7 +332,33 @@ enum Color {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    // The log says what it says as every other message does: `sessionfs: warning: …`,
+    // `sessionfs: error: …` (and `info`; `debug` and `trace` with RUST_LOG, which also
+    // name the module: `sessionfs: debug: fuser::request: FUSE(…)`).
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .format(|buf, rec| {
+            use std::io::Write;
+            let level = match rec.level() {
+                log::Level::Error => "error",
+                log::Level::Warn => "warning",
+                log::Level::Info => "info",
+                log::Level::Debug => "debug",
+                log::Level::Trace => "trace",
+            };
+            if rec.level() >= log::Level::Debug {
+                // What RUST_LOG=debug asks for: where each line comes from.
+                writeln!(buf, "sessionfs: {level}: {}: {}", rec.target(), rec.args())
+            } else {
+                writeln!(buf, "sessionfs: {level}: {}", rec.args())
+            }
+        })
+        .init();
+    // `sessionfs manpages DIR` (scripts/man) writes the manual pages: a maintainer's
+    // tool, kept out of the commands so that --help and completions do not offer it.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() == 3 && args[1] == "manpages" {
+        return write_manpages(std::path::Path::new(&args[2]));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -334,7 +382,11 @@ fn main() -> ExitCode {
             by,
             json,
             prices,
-        } => run_usage(&paths, by, json, prices.as_deref()),
+            limits,
+        } => {
+            limits.apply();
+            run_usage(&paths, by, json, prices.as_deref())
+        }
         Command::Unmount { mount_point, lazy } => fuse::unmount::run(&mount_point, lazy),
         Command::Completions { shell } => {
             use clap::CommandFactory;
@@ -342,7 +394,6 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "sessionfs", &mut std::io::stdout());
             ExitCode::SUCCESS
         }
-        Command::Manpages { dir } => write_manpages(&dir),
         Command::Mount {
             file,
             mount_point,
@@ -353,12 +404,11 @@ fn main() -> ExitCode {
             max_index_memory,
             log,
             limits,
-            ready_fd,
             prices,
         } => {
             limits.apply();
-            if let Some(p) = prices {
-                match sessionfs::model::usage::prices::Prices::load(&p) {
+            if let Some(p) = &prices {
+                match sessionfs::model::usage::prices::Prices::load(p) {
                     Ok(t) => sessionfs::model::usage::prices::set_global(t),
                     Err(e) => {
                         eprintln!("sessionfs: --prices {e}");
@@ -392,7 +442,11 @@ fn main() -> ExitCode {
                 max_reply,
                 max_index_memory,
                 log,
-                ready_fd,
+                prices,
+                // The descriptor a --background parent waits on (see fuse::mount):
+                // given in the environment, so that no option users could type (or
+                // their shell's completion offer) exists for it.
+                ready_fd: fuse::mount::take_ready_fd(),
             })
         }
     }
@@ -417,15 +471,27 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The manual pages, one per command, from the same definitions as `--help`.
+/// The manual pages, one per command, from the same definitions as `--help`, with the
+/// sections a manual page has beside them: EXIT STATUS (taken out of the help text,
+/// where it is a paragraph of its own), ENVIRONMENT, FILES and SEE ALSO; inline code
+/// (`` `x` `` in the help) in bold rather than between backticks.
 fn write_manpages(dir: &std::path::Path) -> ExitCode {
     use clap::CommandFactory;
-    let mut cmd = Cli::command();
+    let mut cmd = Cli::command().disable_help_subcommand(true);
     for sub in cmd.get_subcommands_mut() {
         let synopsis = synopsis(sub);
         *sub = std::mem::take(sub).override_usage(synopsis);
     }
-    let written = std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(cmd, dir));
+    cmd.build();
+    let mut pages = vec![cmd.clone()];
+    pages.extend(cmd.get_subcommands().cloned());
+    let written = std::fs::create_dir_all(dir).and_then(|()| {
+        for page in pages {
+            let (file, text) = man_page(page)?;
+            std::fs::write(dir.join(file), text)?;
+        }
+        Ok(())
+    });
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -433,6 +499,229 @@ fn write_manpages(dir: &std::path::Path) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// One manual page: its file name and text.
+fn man_page(cmd: clap::Command) -> std::io::Result<(String, String)> {
+    let name = cmd.get_display_name().unwrap_or(cmd.get_name()).to_string();
+    // The exit status: the paragraph of the long help or the after-help that starts
+    // with "Exit status", moved to a section of its own.
+    let split = |t: Option<&clap::builder::StyledStr>| -> (Option<String>, Option<String>) {
+        let Some(t) = t.map(|t| t.to_string()) else {
+            return (None, None);
+        };
+        match t.find("Exit status") {
+            Some(k) => {
+                let rest = t[..k].trim_end().to_string();
+                let exit = t[k..].to_string();
+                ((!rest.is_empty()).then_some(rest), Some(exit))
+            }
+            None => (Some(t), None),
+        }
+    };
+    let (about, exit_a) = split(cmd.get_long_about());
+    let (after, exit_b) = split(cmd.get_after_long_help());
+    let mut page = cmd.clone();
+    if let Some(a) = &about {
+        page = page.long_about(a.clone());
+    }
+    page = match &after {
+        Some(a) => page.after_long_help(a.clone()),
+        None => page.after_long_help(""),
+    };
+    // Every option described: clap_mangen leaves out the help of an option kept out
+    // of `-h` (`--max-line`, `--threads`).
+    let ids: Vec<clap::Id> = page.get_arguments().map(|a| a.get_id().clone()).collect();
+    for id in ids {
+        page = page.mut_arg(id, |a| a.hide_short_help(false));
+    }
+    let man = clap_mangen::Man::new(page.clone());
+    let file = man.get_filename();
+    let mut out: Vec<u8> = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if page.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if page.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if after.is_some() {
+        man.render_extra_section(&mut out)?;
+    }
+    let exit = exit_a.or(exit_b).unwrap_or_else(|| {
+        "Exit status:\n  0  done\n  1  it failed\n  2  bad command line".to_string()
+    });
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    text.push_str(".SH \"EXIT STATUS\"\n");
+    let exit = exit
+        .trim_start_matches("Exit status")
+        .trim_start_matches(':');
+    if exit.starts_with('\n') {
+        // A table, one status a line.
+        text.push_str(".nf\n");
+        for l in exit.lines().filter(|l| !l.trim().is_empty()) {
+            text.push_str(&roff_line(l.trim_start()));
+            text.push('\n');
+        }
+        text.push_str(".fi\n");
+    } else {
+        text.push_str(&roff_line(exit.trim()));
+        text.push('\n');
+    }
+    text.push_str(&environment_section());
+    text.push_str(&files_section());
+    text.push_str(&see_also(&name));
+    if page.get_version().is_some() {
+        let mut v = Vec::new();
+        man.render_version_section(&mut v)?;
+        text.push_str(&String::from_utf8_lossy(&v));
+    }
+    // Each section rendered alone starts with roff's quote definition: keep the first.
+    const PREAMBLE: &str = ".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n";
+    let text = match text.split_once(PREAMBLE) {
+        Some((head, rest)) => format!("{head}{PREAMBLE}{}", rest.replace(PREAMBLE, "")),
+        None => text,
+    };
+    Ok((file, bold_code(&text)))
+}
+
+/// A line of text as roff reads it: backslashes doubled, a leading `.` or `'` escaped.
+fn roff_line(l: &str) -> String {
+    let l = l.replace('\\', "\\e").replace('-', "\\-");
+    if l.starts_with('.') || l.starts_with('\'') {
+        format!("\\&{l}")
+    } else {
+        l
+    }
+}
+
+/// `` `code` `` in bold, the backticks gone.
+fn bold_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut parts = text.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let mut open = false;
+    let rest: Vec<&str> = parts.collect();
+    let n = rest.len();
+    for (k, p) in rest.into_iter().enumerate() {
+        // An unmatched last backtick stays as it is.
+        if !open && k + 1 == n {
+            out.push('`');
+            out.push_str(p);
+            break;
+        }
+        out.push_str(if open { "\\fR" } else { "\\fB" });
+        out.push_str(p);
+        open = !open;
+    }
+    out
+}
+
+/// The ENVIRONMENT section: what every command reads from the environment.
+fn environment_section() -> String {
+    let mut s = String::from(".SH ENVIRONMENT\n");
+    for a in &sessionfs::model::sessions_dir::AGENTS {
+        s.push_str(&format!(
+            ".TP\n\\fB{}\\fR\nwhere {} is ({} when no source is given); a leading ~ is \
+             the home directory\n",
+            a.var,
+            roff_line(a.what),
+            roff_line(&format!("{}/ in a mount of every agent", a.folder)),
+        ));
+    }
+    for (var, what) in [
+        ("HOME", "the default directories of the agents are under it"),
+        (
+            "RUST_LOG",
+            "how much the mount logs (warn by default; debug names every request that failed)",
+        ),
+        (
+            "XDG_CACHE_HOME",
+            "sessionfs grep keeps its maps of big Pi sessions in $XDG_CACHE_HOME/sessionfs (~/.cache/sessionfs)",
+        ),
+        ("SESSIONFS_CACHE", "off: sessionfs grep keeps no maps"),
+        (
+            "SESSIONFS_BACKGROUND",
+            "off: sessionfs grep runs at normal priority while a mount is up (it yields the CPU otherwise)",
+        ),
+        (
+            "GREP_COLORS, GREP_COLOR",
+            "the colours of sessionfs grep --color, as grep's",
+        ),
+        (
+            "COLUMNS",
+            "the width sessionfs usage fits its table in (else the terminal's)",
+        ),
+    ] {
+        s.push_str(&format!(".TP\n\\fB{var}\\fR\n{}\n", roff_line(what)));
+    }
+    s
+}
+
+/// The FILES section: what sessionfs reads and writes besides its arguments.
+fn files_section() -> String {
+    let mut s = String::from(".SH FILES\n");
+    for (f, what) in [
+        (
+            "~/.pi/agent/sessions",
+            "Pi's sessions (PROJECT/SESSION.jsonl)",
+        ),
+        (
+            "~/.claude/projects",
+            "Claude Code's sessions (PROJECT/SESSION.jsonl, side folders SESSION/)",
+        ),
+        (
+            "~/.codex/sessions, ~/.codex/archived_sessions",
+            "Codex's threads (YYYY/MM/DD/rollout-*.jsonl[.zst])",
+        ),
+        (
+            "~/.codex/state_5.sqlite",
+            "Codex's database: read for names and the current page; a reply at an earlier entry makes its new page current there",
+        ),
+        (
+            "~/.cache/sessionfs",
+            "the maps sessionfs grep keeps of big Pi sessions (at most 256 MiB; delete at any time)",
+        ),
+    ] {
+        s.push_str(&format!(
+            ".TP\n\\fI{}\\fR\n{}\n",
+            roff_line(f),
+            roff_line(what)
+        ));
+    }
+    s
+}
+
+/// The SEE ALSO section of page `name`: the other pages, and the documents.
+fn see_also(name: &str) -> String {
+    let pages = [
+        "sessionfs",
+        "sessionfs-mount",
+        "sessionfs-unmount",
+        "sessionfs-check",
+        "sessionfs-grep",
+        "sessionfs-fork",
+        "sessionfs-usage",
+        "sessionfs-completions",
+    ];
+    let mut s = String::from(".SH \"SEE ALSO\"\n");
+    let refs: Vec<String> = pages
+        .iter()
+        .filter(|p| **p != name)
+        .map(|p| format!("\\fB{}\\fR(1)", roff_line(p)))
+        .collect();
+    s.push_str(&refs.join(", "));
+    s.push_str(", \\fBgrep\\fR(1), \\fBfusermount3\\fR(1)\n.PP\n");
+    s.push_str(
+        "docs/COMMANDS.md (every command and option), docs/LAYOUT.md (every file of a mount), \
+         docs/AGENTS.md, docs/LIMITS.md in the source tree\n",
+    );
+    s
 }
 
 /// A manual page's synopsis for subcommand `sub`: every option with its value
@@ -493,6 +782,12 @@ fn run_check(args: &[PathBuf], json: bool) -> ExitCode {
     let mut files: Vec<(PathBuf, Option<check::Report>)> = Vec::new();
     for a in args {
         match input::argument(a) {
+            // A session that is a folder (Copilot CLI's): its file.
+            Ok(input::Argument::Dir)
+                if let Some(f) = sessionfs::model::sessions_dir::session_folder_file(a) =>
+            {
+                files.push((f, None))
+            }
             // A folder its agent lists, or a database of sessions (opencode's).
             Ok(_) if let Some((found, program)) = catalog_sessions(a) => {
                 if found.is_empty() {
@@ -544,6 +839,8 @@ fn run_fork(path: &std::path::Path, entry: &str) -> ExitCode {
         eprintln!("sessionfs: {msg}");
         ExitCode::from(code)
     };
+    let folder_file = sessionfs::model::sessions_dir::session_folder_file(path);
+    let path = folder_file.as_deref().unwrap_or(path);
     match sessionfs::model::input::argument(path) {
         Ok(sessionfs::model::input::Argument::File) => {}
         Ok(sessionfs::model::input::Argument::Dir) => {
@@ -630,6 +927,9 @@ fn run_usage(
         }
     }
     for p in paths {
+        // A session that is a folder (Copilot CLI's): its file.
+        let folder_file = sessionfs::model::sessions_dir::session_folder_file(p);
+        let p = folder_file.as_ref().unwrap_or(p);
         // What every command refuses (a FIFO or a device would block or never end).
         let is_dir = match sessionfs::model::input::argument(p) {
             // A database of sessions counts as the folder of its sessions.
@@ -666,9 +966,44 @@ fn run_usage(
     if json {
         print!("{}", r.json(by));
     } else {
-        print!("{}", r.text(by));
+        print!("{}", r.text_within(by, terminal_width()));
     }
-    ExitCode::SUCCESS
+    // As grep and check: a file that cannot be read, or one named on the command line
+    // that is no session, is an error (exit status 2, after the report of the others);
+    // inside a directory a file that is no session is left out, as a mount shows it
+    // as an ERROR file rather than a session.
+    let mut code = 0;
+    for s in &r.skipped {
+        if s.unreadable || paths.contains(&s.path) {
+            let line = format!("{}: {}", s.path.display(), s.why);
+            eprintln!(
+                "sessionfs: {}",
+                sessionfs::model::core::text::escape_controls(&line)
+            );
+            code = 2;
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// The width to fit the table in: `COLUMNS` when set (as ls and ccusage take it),
+/// else the terminal's when standard output is one; none for a file or a pipe.
+fn terminal_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    // SAFETY: isatty reads nothing but the descriptor's state.
+    if unsafe { libc::isatty(libc::STDOUT_FILENO) } != 1 {
+        return None;
+    }
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ fills the winsize it is given.
+    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }
 
 fn run_grep(a: GrepArgs) -> ExitCode {

@@ -363,3 +363,50 @@ fn broken_context_edits_are_reported() {
         "context edit of u2, which is not on its branch: it changes nothing"
     );
 }
+
+// `check` says how to repair a torn last line (a crash mid-write): the `truncate -s`
+// that drops it and keeps every whole line; run as printed, the file checks clean and
+// its whole lines are as they were.
+#[test]
+fn a_torn_last_line_comes_with_the_truncate_that_repairs_it() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("torn session.jsonl");
+    let whole = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions/small.jsonl"),
+    )
+    .unwrap();
+    let mut bytes = whole.clone();
+    bytes.extend_from_slice(br#"{"type":"message","id":"torn0001","parentId":"#);
+    std::fs::write(&f, &bytes).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sessionfs"))
+        .arg("check")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let cmd = text
+        .lines()
+        .find_map(|l| {
+            l.split_once("to drop it, once no agent writes the file: ")
+                .map(|x| x.1)
+        })
+        .unwrap_or_else(|| panic!("no repair in {text}"));
+    assert_eq!(
+        cmd,
+        format!("truncate -s {} '{}'", whole.len(), f.display())
+    );
+    let (_, json) = check(std::slice::from_ref(&f));
+    let p = json[0]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == "torn-last-line")
+        .unwrap();
+    assert_eq!(p["repair"], cmd);
+    let sh = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(sh.status.success(), "{sh:?}");
+    assert_eq!(std::fs::read(&f).unwrap(), whole);
+    let (code, _) = check(&[f]);
+    assert_eq!(code, 0);
+}

@@ -67,11 +67,15 @@ fn options(command: &str) -> BTreeSet<String> {
 
 /// The README's usage synopsis: command -> its text (continuation lines included).
 fn synopsis() -> Vec<(String, String)> {
-    let text = readme();
+    synopsis_of(&readme())
+}
+
+/// The usage synopsis of a document (its code block starting with `sessionfs mount`).
+fn synopsis_of(text: &str) -> Vec<(String, String)> {
     let block = text
         .split("```\n")
         .find(|b| b.starts_with("sessionfs mount "))
-        .expect("a synopsis block starting with `sessionfs mount` in the README");
+        .expect("a synopsis block starting with `sessionfs mount`");
     let mut out: Vec<(String, String)> = Vec::new();
     for line in block.lines() {
         if let Some(rest) = line.strip_prefix("sessionfs ") {
@@ -88,20 +92,29 @@ fn synopsis() -> Vec<(String, String)> {
 
 #[test]
 fn the_readme_synopsis_lists_every_command_and_option() {
-    let syn = synopsis();
+    check_synopsis(&synopsis(), "the README");
+}
+
+#[test]
+fn the_commands_page_synopsis_lists_every_command_and_option() {
+    let text = fs::read_to_string(repo().join("docs/COMMANDS.md")).unwrap();
+    check_synopsis(&synopsis_of(&text), "docs/COMMANDS.md");
+}
+
+fn check_synopsis(syn: &[(String, String)], doc: &str) {
     let listed: Vec<&str> = syn.iter().map(|(c, _)| c.as_str()).collect();
     let cmds = commands();
     assert!(cmds.len() >= 4, "{cmds:?}");
     for c in &cmds {
         assert!(
             listed.contains(&c.as_str()),
-            "`sessionfs {c}` is missing from the README's synopsis: {listed:?}"
+            "`sessionfs {c}` is missing from {doc}'s synopsis: {listed:?}"
         );
     }
-    for (c, text) in &syn {
+    for (c, text) in syn {
         assert!(
             cmds.contains(c),
-            "the README lists `sessionfs {c}`, which --help does not"
+            "{doc} lists `sessionfs {c}`, which --help does not"
         );
         let want = options(c);
         let have: BTreeSet<String> = text
@@ -111,7 +124,7 @@ fn the_readme_synopsis_lists_every_command_and_option() {
             .collect();
         assert_eq!(
             have, want,
-            "`sessionfs {c}`: the README's synopsis and --help differ"
+            "`sessionfs {c}`: {doc}'s synopsis and --help differ"
         );
     }
     // The shells of `completions`.
@@ -174,7 +187,12 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
     let mount = fs::read_to_string(man.join("sessionfs-mount.1")).unwrap();
     assert!(mount.starts_with(".ie") || mount.contains(".TH"), "{mount}");
     assert!(mount.contains("max\\-index\\-memory"), "{mount}");
-    assert!(mount.contains("Exit status"), "{mount}");
+    assert!(mount.contains(".SH \"EXIT STATUS\""), "{mount}");
+    assert_eq!(
+        mount.matches(".ds Aq").count(),
+        2,
+        "one quote definition: {mount}"
+    );
 }
 
 /// The one-session console example's commands (`$ ` lines of the `console` block
@@ -277,4 +295,71 @@ fn the_readme_example_runs_and_leaves_the_clone_clean() {
         git_before,
         "the README example changed the clone"
     );
+}
+
+/// `grep --help` and `usage --help` name every agent whose sessions they read by
+/// default; completions offer nothing hidden; every manual page describes every option
+/// and has EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO, with no literal backticks.
+#[test]
+fn help_completions_and_manual_pages_are_complete() {
+    let agents = sessionfs::model::sessions_dir::AGENTS;
+    for cmd in ["grep", "usage"] {
+        for h in [help(&[cmd, "--help"]), help(&[cmd, "-h"])] {
+            for a in &agents {
+                assert!(
+                    h.contains(&format!("{}/", a.folder)),
+                    "{cmd}: {} missing:\n{h}",
+                    a.folder
+                );
+            }
+        }
+        let long = help(&[cmd, "--help"]);
+        for a in &agents {
+            assert!(long.contains(a.var), "{cmd} --help: {} missing", a.var);
+        }
+    }
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let s = help(&["completions", shell]);
+        for hidden in ["manpages", "ready-fd", "ready_fd"] {
+            assert!(!s.contains(hidden), "{shell} completions offer {hidden}");
+        }
+        assert!(s.contains("max-line"), "{shell}");
+    }
+    let d = tempdir();
+    let man = d.path().join("man");
+    sessionfs(&["manpages".as_ref(), man.as_os_str()], &repo()).ok();
+    for e in fs::read_dir(&man).unwrap() {
+        let p = e.unwrap().path();
+        let text = fs::read_to_string(&p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        for section in [
+            ".SH NAME",
+            ".SH SYNOPSIS",
+            ".SH DESCRIPTION",
+            ".SH \"EXIT STATUS\"",
+            ".SH ENVIRONMENT",
+            ".SH FILES",
+            ".SH \"SEE ALSO\"",
+        ] {
+            assert!(text.contains(section), "{name} lacks {section}");
+        }
+        assert!(!text.contains('`'), "{name} has a literal backtick");
+        for a in &agents {
+            assert!(text.contains(a.var), "{name}: ENVIRONMENT lacks {}", a.var);
+        }
+        // Every option has a description: in the OPTIONS section, each `.TP` item
+        // (an option's line) is followed by text before the next item.
+        if let Some(opts) = text.split(".SH OPTIONS").nth(1) {
+            let opts = opts.split("\n.SH ").next().unwrap();
+            for item in opts.split("\n.TP\n").skip(1) {
+                let mut lines = item.lines();
+                let head = lines.next().unwrap_or("");
+                let body: String = lines.collect::<Vec<_>>().join(" ");
+                assert!(
+                    body.chars().any(|c| c.is_alphabetic()),
+                    "{name}: option {head} has no description"
+                );
+            }
+        }
+    }
 }

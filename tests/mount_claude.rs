@@ -838,48 +838,52 @@ fn the_old_leafs_context_follows_a_new_leaf() {
     assert!(!texts(&ctx(&m)).contains("Continue from where you left off."));
 }
 
-/// The README's first example (every agent's sessions on one machine) prints what the
-/// README shows, run command by command against the home `scripts/demo-home` makes, as
-/// the README says: the demo as a Pi session, two Claude Code fixture projects. The reply it writes lands
-/// in the copy, and `leaf` follows it (its new id stands for any id).
-#[test]
-fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
-    let dir = tempdir();
-    let home = dir.path().join("home");
-    // The home the README tells readers to make with scripts/demo-home.
-    let made =
-        std::process::Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/demo-home"))
-            .arg(&home)
-            .status()
-            .unwrap();
-    assert!(made.success(), "scripts/demo-home failed");
-    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl");
-    let mut known = fs::read_to_string(&demo).unwrap();
-    for p in ["-home-dev-src-tools", "-home-dev-src-tui"] {
-        let from = fixtures().join("projects").join(p);
-        for f in fs::read_dir(&from).unwrap() {
+/// The text of every bundled session the README's examples copy (`scripts/demo-home`):
+/// an id in it is known, any other (a reply's) stands for any id.
+fn demo_home_text() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut known = fs::read_to_string(root.join("examples/demo.jsonl")).unwrap();
+    let mut dirs = vec![
+        fixtures().join("projects/-home-dev-src-tools"),
+        fixtures().join("projects/-home-dev-src-tui"),
+        root.join("tests/fixtures/codex/samples/codex-home/sessions/2026/12/01"),
+    ];
+    while let Some(d) = dirs.pop() {
+        for f in fs::read_dir(&d).unwrap() {
             let f = f.unwrap().path();
             if f.is_file() {
-                known.push_str(&fs::read_to_string(f).unwrap());
+                known.push_str(&fs::read_to_string(f).unwrap_or_default());
             }
         }
     }
+    known
+}
+
+/// The README's example of every agent's sessions on one machine prints what the
+/// README shows, run command by command from the clone as the README says (it makes
+/// its home of every agent with `scripts/demo-home` and points the four variables at
+/// it): the demo as a Pi session, two Claude Code projects, three Codex threads. The
+/// reply it writes lands in the copy, and `leaf` follows it (its new id stands for any
+/// id).
+#[test]
+fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
+    let dir = tempdir();
+    let tmp = format!("{}/", dir.path().display());
+    let home = dir.path().join("home");
+    fs::create_dir_all(&home).unwrap();
     let block = readme_console_block("~/mnt/agents");
     check_console_example(
         &block,
-        dir.path(),
-        &[
-            ("HOME", home.as_os_str()),
-            ("PI_CODING_AGENT_DIR", home.join(".pi/agent").as_os_str()),
-            ("CLAUDE_CONFIG_DIR", home.join(".claude").as_os_str()),
-        ],
-        "/tmp/",
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[("HOME", home.as_os_str())],
+        &tmp,
         &[home.join("mnt/agents")],
-        &known,
+        &demo_home_text(),
     );
     // The reply went to the Claude Code session, in its shape.
-    let file =
-        home.join(".claude/projects/-home-dev-src-tui/f484a23c-c413-49b1-97b1-05298240ac81.jsonl");
+    let file = dir.path().join(
+        "agents-home/.claude/projects/-home-dev-src-tui/f484a23c-c413-49b1-97b1-05298240ac81.jsonl",
+    );
     let text = fs::read_to_string(file).unwrap();
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert!(
@@ -887,6 +891,25 @@ fn the_readme_example_of_every_agent_prints_what_the_readme_shows() {
         "{last}"
     );
     assert!(text.contains("\"content\":\"Back to green: why?\""));
+}
+
+/// The README's searches without a mount print what it shows, on fresh copies of the
+/// bundled sessions (`scripts/demo-home`, every agent's).
+#[test]
+fn the_readme_searches_without_a_mount_print_what_the_readme_shows() {
+    let dir = tempdir();
+    let tmp = format!("{}/", dir.path().display());
+    let home = dir.path().join("home");
+    fs::create_dir_all(&home).unwrap();
+    let block = readme_console_block("sessionfs grep --sessions");
+    check_console_example(
+        &block,
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[("HOME", home.as_os_str())],
+        &tmp,
+        &[],
+        &demo_home_text(),
+    );
 }
 
 /// A Claude Code session being written, line by line, in the every-agent mount: each

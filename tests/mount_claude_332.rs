@@ -376,9 +376,10 @@ fn a_withdrawn_checkpoint_has_no_leaf_and_the_next_reply_is_a_new_root() {
 #[test]
 fn custom_title_json_names_a_mounted_session() {
     let m = mount_fixture(SDK_CONTINUED, 0, &["--read-only"]);
+    // Untitled: the last prompt typed (`last-prompt`), as Claude Code's picker shows it.
     assert_eq!(
         sh_ok("cat name", &m.mnt),
-        "[[REW1]] First question: pick a colour.\n"
+        "[[REW3b]] Third question on the new branch.\n"
     );
     let side = m.file.with_extension("");
     fs::create_dir_all(&side).unwrap();
@@ -426,4 +427,132 @@ fn a_torn_tail_sealed_by_the_next_append_is_skipped() {
         "{}",
         out.stdout
     );
+}
+
+/// The pickers fixture (`scripts/claude-pickers`): sessions Claude Code 2.1.332 wrote,
+/// what its picker showed, and its own fork next to one made by sessionfs.
+fn pickers() -> PathBuf {
+    fixtures().join("pickers")
+}
+
+const PICK_QA: &str = "43057d80-2401-4f3d-8517-94abc3e01e19";
+const PICK_CLI_FORK: &str = "79a4d8f1-416d-48ac-8cd3-c307c27e8c9e";
+
+/// The lines of a session file of the pickers fixture, parsed.
+fn pick_lines(project: &str, sid: &str) -> Vec<Value> {
+    fs::read_to_string(pickers().join(format!("claude-home/projects/{project}/{sid}.jsonl")))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+// docs/LAYOUT.md "Claude Code sessions", `name`: an untitled session is named by the
+// last prompt typed (its last `last-prompt`), as `claude --resume`'s picker shows it
+// (tests/fixtures/claude-332/pickers/picker.txt), not by its first prompt; a named one
+// by its name.
+#[test]
+fn sessions_are_named_as_claude_resume_shows_them() {
+    let dir = tempdir();
+    let projects = dir.path().join("projects");
+    copy_tree(&pickers().join("claude-home/projects"), &projects);
+    let m = Mount::sessions_dir(dir, Some(&projects), &["--read-only"], &[]);
+    let screen = fs::read_to_string(pickers().join("picker.txt")).unwrap();
+    let shown: Vec<String> = screen
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("❯ "))
+        .map(|l| l.trim().to_string())
+        .collect();
+    assert_eq!(shown.len(), 1, "{screen}");
+    let tui = try_ls(&m.mnt.join("-home-dev-src-tui")).unwrap();
+    let name =
+        fs::read_to_string(m.mnt.join("-home-dev-src-tui").join(&tui[0]).join("name")).unwrap();
+    assert_eq!(name.trim_end(), shown[0]);
+    // Untitled, compacted, resumed: its last prompt, not its first.
+    let qa = fs::read_to_string(m.mnt.join(format!("-home-dev-src-qa/{PICK_QA}/name"))).unwrap();
+    assert_eq!(qa, "[[AFTERCOMPACT]] What do you remember?\n");
+    let named = try_ls(&m.mnt.join("-home-dev-src-named")).unwrap();
+    let name = fs::read_to_string(
+        m.mnt
+            .join("-home-dev-src-named")
+            .join(&named[0])
+            .join("name"),
+    )
+    .unwrap();
+    assert_eq!(name, "A named session\n");
+}
+
+// docs/LAYOUT.md "Fork": a fork through the mount writes what `claude --resume SID
+// --fork-session` writes: its `last-prompt` names the last prompt typed on the copied
+// path (the CLI's fork's, not the `/compact` command after the compaction), and Claude
+// Code's own tally (`cost-state`) goes on from the source's. Measured: resuming
+// sessionfs's fork, Claude Code reported the same total_cost_usd as resuming its own
+// fork with the same prompt (tests/fixtures/claude-332/pickers/steps.txt).
+#[test]
+fn a_fork_through_the_mount_writes_what_fork_session_writes() {
+    let steps = fs::read_to_string(pickers().join("steps.txt")).unwrap();
+    let total = |step: &str| {
+        steps
+            .lines()
+            .find(|l| l.starts_with(step))
+            .and_then(|l| l.rsplit(' ').next())
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        total("11-print-fork"),
+        total("12-resume-our-fork"),
+        "{steps}"
+    );
+    let dir = tempdir();
+    let projects = dir.path().join("projects");
+    copy_tree(&pickers().join("claude-home/projects"), &projects);
+    let m = Mount::sessions_dir(dir, Some(&projects), &[], &[]);
+    let s = m.mnt.join(format!("-home-dev-src-qa/{PICK_QA}"));
+    let source = pick_lines("-home-dev-src-qa", PICK_QA);
+    sh("echo > leaf/fork", &s).ok();
+    let fork = fs::read_to_string(s.join("leaf/fork")).unwrap();
+    let path = PathBuf::from(fork.lines().next().unwrap());
+    let lines: Vec<Value> = fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sid = path.file_stem().unwrap().to_str().unwrap();
+    let last_prompt = lines
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "last-prompt")
+        .unwrap();
+    let cli = pick_lines("-home-dev-src-qa", PICK_CLI_FORK);
+    let cli_prompt = cli
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "last-prompt")
+        .unwrap();
+    assert_eq!(last_prompt["lastPrompt"], cli_prompt["lastPrompt"]);
+    assert_eq!(
+        last_prompt["lastPrompt"],
+        "[[AFTERCOMPACT]] What do you remember?"
+    );
+    let mut cost = lines
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "cost-state")
+        .expect("a cost-state line")
+        .clone();
+    assert_eq!(cost["sessionId"], sid);
+    let mut want = source
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "cost-state")
+        .unwrap()
+        .clone();
+    want["sessionId"] = sid.into();
+    cost["sessionId"] = sid.into();
+    assert_eq!(cost, want);
+    // The new session's `cost` shows Claude Code's own count from there.
+    let new_dir = PathBuf::from(fork.lines().nth(1).unwrap());
+    let c = fs::read_to_string(new_dir.join("cost")).unwrap();
+    assert!(c.contains("(cost-state)") && c.contains("$0.0526"), "{c}");
 }

@@ -424,13 +424,17 @@ fn cost_sums_each_codex_request_once_per_branch() {
     // The first answer: its request counted there, 13,457 tokens (Codex's own count).
     let answer = fs::read_to_string(t.join(format!(".id/{TUI2}:10/cost"))).unwrap();
     assert!(
-        answer.starts_with("entry: message gpt-5-codex, tokens 13,457 (input 13,410, output 47,"),
+        answer.starts_with(&format!(
+            "id: {TUI2}:10\nentry: message gpt-5-codex, tokens 13,457 (input 13,410, output 47,"
+        )),
         "{answer}"
     );
     // The second: reasoning then an answer; the request counts at the reasoning.
     let answer2 = fs::read_to_string(t.join(format!(".id/{TUI2}:22/cost"))).unwrap();
     assert!(
-        answer2.starts_with(&format!("entry: part of a reply counted at {TUI2}:20")),
+        answer2.starts_with(&format!(
+            "id: {TUI2}:22\nentry: part of a reply counted at {TUI2}:20"
+        )),
         "{answer2}"
     );
     assert!(answer2.contains("to here: tokens 27,048 "), "{answer2}");
@@ -462,6 +466,7 @@ const OWN: &str = "01a23400-e6d3-71a0-9a66-4dd95b7695d2";
 const OWN_FORK: &str = "01a23400-f640-7c03-91ec-79c99c0b6e60";
 const PARFAIL: &str = "01a233fd-8e4f-7f93-83c7-b38d978b73dc";
 const FF_A: &str = "01a233fc-f62c-79e0-b2f3-257e7f73df38";
+const FF_B: &str = "01a233fd-2142-7c21-82a7-deda48f72fc4";
 const TUI2: &str = "01a233fd-df11-70f1-ad16-33bfb8c9f2c5";
 
 // §7: `name` is the thread's name in state_5.sqlite, else its title (the first prompt);
@@ -570,7 +575,8 @@ fn a_rewind_page_is_a_branch_where_its_base_ends() {
     }
 }
 
-// The readable `context` starts with the base instructions (§5.5), then the items.
+// The readable `context` starts with the base instructions (§5.5), then the items, each
+// under the `## ROLE` heading every agent's `context` has (LAYOUT.md).
 #[test]
 fn the_readable_context_shows_the_instructions_first() {
     let dir = tempdir();
@@ -581,6 +587,12 @@ fn the_readable_context_shows_the_instructions_first() {
     let instr = text.find("You are").expect("the instructions");
     let prompt = text.find("[[QA1]] What is 2+2?").expect("the first prompt");
     assert!(instr < prompt, "{text:.2000}");
+    // Each part under a `## ` heading, as in every agent's `context`.
+    assert!(text.starts_with("## instructions\n"), "{text:.200}");
+    assert!(
+        text.contains("\n## user\n[[QA1]] What is 2+2?\n"),
+        "{text:.2000}"
+    );
 }
 
 // A fork is a session of its own that shows its whole history, the inherited part read
@@ -899,8 +911,10 @@ fn a_reply_at_the_leaf_appends_what_codex_resumes() {
 
 // §9.2, LAYOUT.md "Replies": a reply at an earlier entry writes a new page shaped like a
 // TUI rewind (the lines of `accepts/rewind-page1`), based on the entry's page up to the
-// end of its line, and makes it current in state_5.sqlite; the mount shows the new
-// branch and its leaf.
+// start of the next turn (the answer's turn closes with its token_usage_record,
+// token_count and task_complete, which the base keeps, as Codex's own rewind does), and
+// makes it current in state_5.sqlite; the mount shows the new branch and its leaf, whose
+// `cost` counts the turn's request as Codex's running sum does.
 #[test]
 fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     let dir = tempdir();
@@ -930,19 +944,23 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
     let hb = &meta["payload"]["history_base"];
     assert_eq!(hb["thread_id"], FF_A);
-    assert_eq!(hb["end_ordinal_exclusive"], 11);
-    let end = {
-        let mut at = 0;
-        for l in old.split_inclusive(|&b| b == b'\n') {
-            at += l.len();
-            if serde_json::from_slice::<Value>(l).unwrap()["ordinal"] == 10 {
-                break;
-            }
+    // Ordinals 11-14 (token_usage_record, token_count, task_complete, the next turn's
+    // thread_settings_applied) stay in the base; 15 is the next turn's task_started.
+    assert_eq!(hb["end_ordinal_exclusive"], 15);
+    let mut end = 0;
+    let mut sum = None;
+    for l in old.split_inclusive(|&b| b == b'\n') {
+        let v: Value = serde_json::from_slice(l).unwrap();
+        if v["ordinal"] == 15 {
+            break;
         }
-        at as u64
-    };
+        end += l.len() as u64;
+        if v["type"] == "token_usage_record" {
+            sum = v["payload"]["thread_token_usage"]["total_tokens"].as_u64();
+        }
+    }
     assert_eq!(hb["end_byte_offset"], end);
-    assert_eq!(meta["ordinal"], 11);
+    assert_eq!(meta["ordinal"], 15);
     assert_eq!(meta["payload"]["id"], FF_A);
     // Current in the database (the row names the new file by its full path).
     assert_eq!(rollout_path(&home, FF_A), new[0].to_string_lossy());
@@ -965,6 +983,97 @@ fn a_reply_at_an_earlier_entry_writes_a_rewind_page_made_current() {
     );
     let parent = link_id(&t.join("leaf/parent"));
     assert_eq!(parent, point);
+    // What the new branch cost so far is Codex's own running sum at the cut.
+    let cost = fs::read_to_string(t.join("leaf/cost")).unwrap();
+    let to_here = cost.lines().find(|l| l.starts_with("to here:")).unwrap();
+    let sum = sum.unwrap().to_string();
+    let sum = sum
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    assert!(
+        to_here.contains(&format!("tokens {sum} ")),
+        "{to_here} (Codex: {sum})"
+    );
+}
+
+// LAYOUT.md "Replies": in a fork's directory, a reply at an entry the fork inherited
+// from its parent's page continues the fork: a new page of the fork (named by the
+// fork's thread id, its `session_meta` the fork's) based on the parent's page, cut
+// where the fork's own base ends; the parent's files and row are untouched, and the
+// fork's leaf is the reply. Codex resumed the same lines (`accepts/fork-inherited`).
+#[test]
+fn a_reply_at_an_inherited_entry_of_a_fork_continues_the_fork() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let parent_page = page(&home, &format!("{FF_A}.jsonl"));
+    let old = fs::read(&parent_page).unwrap();
+    let parent_row = rollout_path(&home, FF_A);
+    let before = pages(&home);
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-forkfork");
+    let a = proj.join(FF_A);
+    let b = proj.join(FF_B);
+    let a_leaf = readlink(&a.join("leaf"));
+    let point = format!("{FF_A}:20");
+    assert!(b.join(".id").join(&point).is_dir(), "B inherits {point}");
+    let text = "[[APPENDED]] in the fork, at an inherited entry";
+    sh(&format!("echo '{text}' > '.id/{point}/reply'"), &b).ok();
+    assert_eq!(
+        fs::read(&parent_page).unwrap(),
+        old,
+        "the parent's page changed"
+    );
+    assert_eq!(
+        rollout_path(&home, FF_A),
+        parent_row,
+        "the parent's row changed"
+    );
+    let new: Vec<PathBuf> = pages(&home)
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    let name = new[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.contains(&format!("-{FF_B}_")),
+        "a page of the fork: {name}"
+    );
+    let bytes = fs::read(&new[0]).unwrap();
+    assert_eq!(shapes(&bytes), shapes(&accepted("fork-inherited")));
+    let meta: Value = serde_json::from_slice(bytes.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(meta["payload"]["id"], FF_B);
+    assert_eq!(meta["payload"]["forked_from_id"], FF_A);
+    let hb = &meta["payload"]["history_base"];
+    assert_eq!(hb["thread_id"], FF_A);
+    // B was forked at ordinal 24 of A: A's later lines are not B's history.
+    assert_eq!(hb["end_ordinal_exclusive"], 24);
+    assert_eq!(rollout_path(&home, FF_B), new[0].to_string_lossy());
+    let page_id = name
+        .trim_end_matches(".jsonl")
+        .rsplit('_')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        wait_until(DEADLINE, || fs::read_link(b.join("leaf"))
+            .is_ok_and(|l| l.to_string_lossy().contains(&page_id))),
+        "the fork's leaf is not on its new page"
+    );
+    assert_eq!(
+        fs::read_to_string(b.join("leaf/user")).unwrap(),
+        format!("{text}\n")
+    );
+    assert_eq!(link_id(&b.join("leaf/parent")), point);
+    assert_eq!(readlink(&a.join("leaf")), a_leaf, "the parent's leaf moved");
+    let reply_id = link_id(&b.join("leaf"));
+    assert!(
+        !a.join(".id").join(&reply_id).exists(),
+        "the reply shows in the parent"
+    );
 }
 
 // §3.1, §10: a thread whose base page is missing and a page whose last line is torn
@@ -1051,4 +1160,293 @@ fn archived_threads_are_listed_and_read() {
         .unwrap();
         assert_eq!(differs(&got, point), None, "{thread}");
     }
+}
+
+/// The newest `timestamp` of the lines of the page files `pages`, and the page.
+fn newest_line(pages: &[PathBuf]) -> (i64, PathBuf) {
+    let mut best = (i64::MIN, PathBuf::new());
+    for p in pages {
+        for l in fs::read(p).unwrap().split(|&b| b == b'\n') {
+            let Ok(v) = serde_json::from_slice::<Value>(l) else {
+                continue;
+            };
+            if let Some(t) = v["timestamp"]
+                .as_str()
+                .and_then(sessionfs::model::core::js::js_date_ms)
+                && t >= best.0
+            {
+                best = (t, p.clone());
+            }
+        }
+    }
+    best
+}
+
+/// Every page file of `thread` in `home`.
+fn pages_of(home: &Path, thread: &str) -> Vec<PathBuf> {
+    pages(home)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(thread))
+        .filter(|p| {
+            // Its own pages: the thread id right after the time, not a fork's base.
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.get(28..64) == Some(thread)
+        })
+        .collect()
+}
+
+/// Sets every file under `dir` to the same old modification time (what a copy, a
+/// restore or a checkout does to them, in one way or another).
+fn reset_times(dir: &Path) {
+    sh(
+        "find . -type f -exec touch -m -d '2020-01-01 00:00:00' {} +",
+        dir,
+    )
+    .ok();
+}
+
+// docs/LAYOUT.md "Codex threads", docs/COMMANDS.md `--sessions`: "newest first" is the
+// thread's newest activity by Codex's own clock, over all its pages (tui2 has four),
+// not a page's modification time: after the files' times were reset, the thread's
+// directory carries the newest time its pages' lines hold, `ls -t` lists by it, and
+// `sessionfs grep --sessions` prints it, its `--json` naming the page that holds it.
+#[test]
+fn newest_first_is_each_threads_newest_line_over_all_its_pages() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    reset_times(&home);
+    let (want, newest_page) = newest_line(&pages_of(&home, TUI2));
+    let first_page = page(&home, &format!("{TUI2}.jsonl"));
+    assert_ne!(
+        newest_page, first_page,
+        "the fixture's newest line is on a later page"
+    );
+    // Without a mount.
+    let out = sessionfs(
+        &[
+            "grep",
+            "--sessions",
+            "--json",
+            "-F",
+            "[[QA1]]",
+            home.to_str().unwrap(),
+        ],
+        dir.path(),
+    )
+    .ok();
+    let rows: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let row = rows
+        .iter()
+        .find(|r| r["path"].as_str().unwrap().ends_with(TUI2))
+        .unwrap_or_else(|| panic!("no {TUI2} in {rows:?}"));
+    let iso = sessionfs::model::core::time::format_iso_ms(want);
+    assert_eq!(row["last_activity"], iso.as_str());
+    assert_eq!(row["session"], newest_page.to_str().unwrap());
+    let times: Vec<i64> = rows
+        .iter()
+        .map(|r| {
+            sessionfs::model::core::js::js_date_ms(r["last_activity"].as_str().unwrap()).unwrap()
+        })
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] >= w[1]),
+        "not newest first: {times:?}"
+    );
+    // Through a mount: the thread directory's time, and `ls -t` by it.
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-tui2");
+    let st = sh(&format!("stat -c %Y {TUI2}"), &proj).ok();
+    assert_eq!(st.stdout.trim().parse::<i64>().unwrap(), want / 1000);
+    let all = sh("ls -td -- */*", &m.mnt).ok();
+    let listed: Vec<&str> = all.stdout.lines().collect();
+    assert!(listed.len() > 5, "{listed:?}");
+    let mut by_time: Vec<(i64, String)> = listed
+        .iter()
+        .map(|p| {
+            let id = p.rsplit('/').next().unwrap();
+            (newest_line(&pages_of(&home, id)).0 / 1000, p.to_string())
+        })
+        .collect();
+    let got = by_time.clone();
+    by_time.sort_by_key(|x| std::cmp::Reverse(x.0));
+    let secs = |v: &[(i64, String)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(secs(&got), secs(&by_time), "ls -t order: {listed:?}");
+}
+
+/// The pickers fixture (`scripts/codex-pickers`): what `codex resume --all
+/// --include-non-interactive` listed, newest first: each row's name, as the picker
+/// prints it (without its time column and its `●` mark).
+fn picker_rows() -> Vec<String> {
+    let screen = fs::read_to_string(codex_dir().join("pickers/picker.txt")).unwrap();
+    screen
+        .lines()
+        .filter(|l| l.contains(" ago "))
+        .map(|l| {
+            let rest = l.split(" ago ").nth(1).unwrap().trim();
+            rest.trim_start_matches('●').trim().to_string()
+        })
+        .collect()
+}
+
+// docs/LAYOUT.md "Codex threads": the mount lists, names and orders threads as Codex's
+// own picker does (measured: tests/fixtures/codex/pickers): a fork is named by the first
+// prompt it inherited (Codex's `preview`), a TUI thread by its name; the empty thread
+// the picker left (a page of its session_meta alone, no row) is listed nowhere (the
+// mount, `sessionfs grep`, `sessionfs usage`) until its first line comes.
+#[test]
+fn threads_are_listed_named_and_ordered_as_codex_resume_shows_them() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "pickers");
+    let rows = picker_rows();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let threads: Value =
+        serde_json::from_slice(&fs::read(codex_dir().join("pickers/threads.json")).unwrap())
+            .unwrap();
+    let empty_page = pages(&home)
+        .into_iter()
+        .find(|p| fs::read(p).unwrap().iter().filter(|&&b| b == b'\n').count() == 1)
+        .expect("the fixture has an empty thread");
+    let empty_id = session_meta(&empty_page)["payload"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u = sessionfs(&["usage", "--json", home.to_str().unwrap()], dir.path()).ok();
+    assert!(
+        !u.stdout.contains(&empty_id),
+        "usage lists the empty thread"
+    );
+    let g = sessionfs(&["grep", "-c", "", home.to_str().unwrap()], dir.path());
+    assert!(!g.stdout.contains(&empty_id), "grep lists the empty thread");
+    let m = mount_home(dir, &home);
+    let all = sh("ls -td -- */*", &m.mnt).ok();
+    let listed: Vec<String> = all.stdout.lines().map(str::to_string).collect();
+    assert!(!listed.iter().any(|p| p.contains(&empty_id)), "{listed:?}");
+    assert!(
+        !try_ls(&m.mnt)
+            .unwrap()
+            .contains(&"-home-dev-src-empty".to_string())
+    );
+    // The same names, in the same order (the picker's: last updated first).
+    let names = cat_all(
+        &m.mnt,
+        &listed
+            .iter()
+            .map(|p| format!("./{p}/name"))
+            .collect::<Vec<_>>(),
+    );
+    let names: Vec<String> = names.iter().map(|n| n.trim_end().to_string()).collect();
+    assert_eq!(names, rows, "ls -t order and names: {listed:?}");
+    let ids: Vec<&str> = listed
+        .iter()
+        .map(|p| p.rsplit('/').next().unwrap())
+        .collect();
+    let order: Vec<&str> = threads
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids, order,
+        "the picker's order (threads.json: updated_at desc)"
+    );
+    // Codex writes the first prompt: the thread is listed.
+    let user = "{\"timestamp\":\"2026-12-05T10:00:00.000Z\",\"ordinal\":1,\"type\":\"response_item\",\
+        \"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n";
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(&empty_page)
+        .unwrap();
+    std::io::Write::write_all(&mut f, user.as_bytes()).unwrap();
+    drop(f);
+    assert!(
+        wait_until(DEADLINE, || sh("ls -d -- */*", &m.mnt)
+            .stdout
+            .contains(&empty_id)),
+        "the thread did not appear after its first line"
+    );
+}
+
+// docs/LAYOUT.md "Codex threads": the model's answer to `/compact` is marked as such
+// (KIND `compaction_summary`, and so in `tree`), and its `request` is what Codex sent
+// for it: the history up to the last answer, then Codex's compaction prompt (the
+// request the real CLI sent: tests/fixtures/codex/pickers/compact-requests), not an
+// earlier entry's context.
+#[test]
+fn a_compaction_summary_is_marked_and_its_request_is_what_codex_sent() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "pickers");
+    let sent: Value = {
+        let d = codex_dir().join("pickers/compact-requests");
+        let f = fs::read_dir(&d).unwrap().next().unwrap().unwrap().path();
+        serde_json::from_slice(&fs::read(f).unwrap()).unwrap()
+    };
+    // The first item is the base instructions, which context.json leaves out.
+    let input = sent["body"]["input"].as_array().unwrap()[1..].to_vec();
+    let m = mount_home(dir, &home);
+    let proj = m.mnt.join("-home-dev-src-tuiq");
+    let t = try_ls(&proj).unwrap().pop().unwrap();
+    let t = proj.join(t);
+    let found = sh("find . -name compaction_summary", &t).ok();
+    let path = found
+        .stdout
+        .lines()
+        .next()
+        .expect("a compaction_summary entry")
+        .to_string();
+    let entry = t.join(Path::new(&path).parent().unwrap());
+    let text = fs::read_to_string(entry.join("compaction_summary")).unwrap();
+    assert!(text.starts_with("Summary:"), "{text}");
+    let tree = fs::read_to_string(t.join("tree")).unwrap();
+    assert!(tree.contains("compaction_summary: Summary:"), "{tree}");
+    let got: Value =
+        serde_json::from_slice(&fs::read(entry.join("request.json")).unwrap()).unwrap();
+    assert_eq!(got.as_array().unwrap(), &input, "request.json");
+    // The readable form ends with the prompt; both are files in .id/ID/, linked from
+    // the nested directory.
+    let req = fs::read_to_string(entry.join("request")).unwrap();
+    assert!(
+        req.trim_end().ends_with("seamlessly continue the work."),
+        "{req}"
+    );
+    let id = entry.file_name().unwrap();
+    let flat = t.join(".id").join(id);
+    assert!(
+        fs::symlink_metadata(flat.join("request"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(
+        readlink(&entry.join("request.json")),
+        readlink(&entry.join("cost")).replace("cost", "request.json")
+    );
+}
+
+// LAYOUT.md, `.id/`: a prefix that several ids share (a Codex page's entries all start
+// with its page id) resolves to nothing; a whole id wins over the longer ids it starts.
+#[test]
+fn an_ambiguous_id_prefix_is_not_there() {
+    let dir = tempdir();
+    let home = home_copy(dir.path(), "own");
+    let m = mount_home(dir, &home);
+    let t = m.mnt.join("-home-dev-src-forkfork").join(FF_A);
+    let amb = sh(&format!("ls .id/{FF_A}:1"), &t);
+    assert_ne!(
+        amb.code(),
+        Some(0),
+        "{FF_A}:1 is :10, :11, …: {}",
+        amb.stdout
+    );
+    assert!(fs::read_link(t.join(format!(".id/{}", &FF_A[..12]))).is_err());
+    // `:3` is an id of its own, and the start of `:30` and `:32`.
+    let one = sh(&format!("cat .id/{FF_A}:3/meta"), &t).ok();
+    assert!(
+        one.stdout.starts_with("<environment_context>"),
+        "{}",
+        one.stdout
+    );
 }

@@ -185,14 +185,33 @@ fn ls_shows_projects_and_sessions_without_indexing_them() {
     let st = stats(&m);
     assert_eq!(st["sessions_loaded"], 0, "{st:?}");
     assert_eq!(st["loads"], 0, "{st:?}");
-    // A session directory carries its file's modification time.
+    // A session directory carries the session's last activity: the newest time its
+    // file's lines hold (read from its last lines, without indexing it), not the
+    // file's modification time.
     let (p, s) = &t.sessions[3];
-    let want = fs::metadata(t.file(p, s)).unwrap().modified().unwrap();
+    let newest = fs::read_to_string(t.file(p, s))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            v["timestamp"]
+                .as_str()
+                .and_then(sessionfs::model::core::js::js_date_ms)
+        })
+        .max()
+        .unwrap();
     let got = fs::metadata(m.path(&rel(p, s)))
         .unwrap()
         .modified()
         .unwrap();
+    let want = std::time::UNIX_EPOCH + std::time::Duration::from_millis(newest as u64);
     assert_eq!(got, want);
+    assert_ne!(
+        fs::metadata(t.file(p, s)).unwrap().modified().unwrap(),
+        want,
+        "the fixture's file time differs from its last activity"
+    );
+    assert_eq!(stats(&m)["loads"], 0, "reading it indexed nothing");
     // Entering one indexes that one.
     let names = ls(&m.path(&rel(p, s)));
     for n in ["session.json", "tree", "reply", "leaf", "branches", ".id"] {

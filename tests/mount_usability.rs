@@ -706,3 +706,34 @@ fn sessionfs_unmount_touches_nothing_but_a_sessionfs_mount() {
     assert!(is_mount_point(&t));
     run("umount", &["t"], d.path()).ok();
 }
+
+// LAYOUT.md, `.id/`: a unique prefix of an id (4 characters or more) resolves, as git
+// takes one: `.id/PREFIX` is a link to the entry, so `cd`, `cat` and `ls` go through
+// it; an ambiguous or too short prefix is not there (ENOENT), and `.id/` still lists
+// nothing.
+#[test]
+fn a_unique_id_prefix_in_dot_id_leads_to_the_entry() {
+    let m = Mount::new("small.jsonl");
+    let out = sh(&format!("cat .id/{}/context", &BARE[..5]), &m.mnt).ok();
+    assert_eq!(out.stdout, cat(&m, &format!(".id/{BARE}/context")));
+    assert_eq!(
+        readlink(&m, &format!(".id/{}", &BARE[..4])).as_deref(),
+        Some(BARE)
+    );
+    let out = sh(
+        &format!("cd .id/{} && ls -d \"$(pwd -P)\"", &ALT2[..6]),
+        &m.mnt,
+    )
+    .ok();
+    assert!(
+        out.stdout.trim_end().ends_with(&format!(".id/{ALT2}")),
+        "{}",
+        out.stdout
+    );
+    // Too short, and a prefix of no id: not found; nothing is listed.
+    let short = sh(&format!("ls .id/{}", &BARE[..3]), &m.mnt);
+    assert_ne!(short.code(), Some(0));
+    assert!(short.stderr.contains("No such file"), "{}", short.stderr);
+    assert_ne!(sh("ls .id/zzzzzz", &m.mnt).code(), Some(0));
+    assert_eq!(sh("ls -A .id", &m.mnt).ok().stdout, "");
+}

@@ -91,7 +91,7 @@ fn pi_cost_of_the_session_its_branches_and_dead_ends_read_with_cat() {
     let names = run("ls", &[&warm], Path::new("/")).ok().stdout;
     assert!(names.lines().any(|l| l == "usage") && names.lines().any(|l| l == "cost"));
     assert!(cat(&warm.join("cost")).starts_with(
-        "entry: usage entry anthropic/claude-sonnet-4-5, tokens 120 (input 100, output 20, \
+        "id: f72eabfe\nentry: usage entry anthropic/claude-sonnet-4-5, tokens 120 (input 100, output 20, \
              cache read 0, cache write 0), cost $0.0030, 1 request\n"
     ));
     assert!(root.contains("source usage entry: tokens 120 "));
@@ -171,7 +171,7 @@ fn claude_code_reply_on_two_lines_counts_once_and_an_unknown_model_is_unknown() 
     let first = cat(&m.path(".id/00000000-0000-4000-8000-000000000002/cost"));
     assert!(
         first.starts_with(
-            "entry: message claude-opus-4-8, tokens 59,500 (input 1,200, output 300, cache read \
+            "id: 00000000-0000-4000-8000-000000000002\nentry: message claude-opus-4-8, tokens 59,500 (input 1,200, output 300, cache read \
              50,000, cache write 8,000), cost $0.0885, 1 request\n"
         ),
         "{first}"
@@ -180,7 +180,8 @@ fn claude_code_reply_on_two_lines_counts_once_and_an_unknown_model_is_unknown() 
     let second = cat(&m.path(".id/00000000-0000-4000-8000-000000000003/cost"));
     assert!(
         second.starts_with(
-            "entry: part of a reply counted at 00000000-0000-4000-8000-000000000002\n"
+            "id: 00000000-0000-4000-8000-000000000003\n\
+             entry: part of a reply counted at 00000000-0000-4000-8000-000000000002\n"
         ),
         "{second}"
     );
@@ -247,8 +248,9 @@ fn claude_code_subagents_count_in_their_session_and_cost_state_is_shown_beside()
             .starts_with("cost $0.0605, tokens 14,378 "),
         "{root}"
     );
-    // claude-opus-5-5 is in no price table: its cost is unknown, never $0.
-    assert!(line(&root, "session: ").contains("cost unknown"), "{root}");
+    // claude-opus-5-5 is priced at Claude Code's own rates (scripts/claude-prices):
+    // the lines' cost is Claude Code's own count, to the cent.
+    assert!(line(&root, "session: ").contains("cost $0.0605,"), "{root}");
     // The compaction's summary request is in cost-state only (no line records it).
     let qa = cat(&m.path("-home-dev-src-qa/d01acf0b-9e63-4d85-aae9-b6c73faa23e4/cost"));
     assert!(line(&qa, "session: ").starts_with("tokens 16,200 "), "{qa}");
@@ -429,4 +431,108 @@ fn usage_cli_counts_a_pi_fork_copy_once() {
     // The fork's branch still cost what it took to get there.
     assert_eq!(s("zz-fork")["currentBranch"]["totalTokens"], 720);
     assert_eq!(j["totals"]["totalTokens"], 1440);
+}
+
+// docs/COMMANDS.md, usage: like grep and check, `usage` reports a session file it
+// cannot read on standard error as every error is (`sessionfs: PATH: why`) and exits 2,
+// after reporting the others; it takes `--max-line` as they do; and on an 80-column
+// terminal (`COLUMNS`) its table fits, in the compact layout ccusage switches to.
+#[test]
+fn usage_exits_2_after_an_unreadable_file_takes_max_line_and_fits_80_columns() {
+    let dir = tempdir();
+    let projects = dir.path().join("projects");
+    copy_tree(&usage_fixtures().join("claude-2.1.332/projects"), &projects);
+    let a_dir = fs::read_dir(&projects)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // A file named on the command line that is no session, beside a good directory.
+    let bad = dir.path().join("not-a-session.jsonl");
+    fs::write(&bad, "{\"hello\":1}\n").unwrap();
+    let out = sessionfs(
+        &["usage", a_dir.to_str().unwrap(), bad.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(
+        out.stdout.contains("Total"),
+        "the others are reported: {}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .starts_with(&format!("sessionfs: {}: ", bad.display())),
+        "{}",
+        out.stderr
+    );
+    // --max-line, checked as every command checks it.
+    let out = sessionfs(
+        &["usage", "--max-line", "1K", a_dir.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.code(), Some(2));
+    assert!(out.stderr.contains("--max-line"), "{}", out.stderr);
+    sessionfs(
+        &["usage", "--max-line", "2MiB", a_dir.to_str().unwrap()],
+        dir.path(),
+    )
+    .ok();
+    // 80 columns.
+    let mut c = std::process::Command::new(bin());
+    c.args(["usage", "--by", "project", projects.to_str().unwrap()])
+        .env("COLUMNS", "80");
+    let narrow = run_command(c).ok();
+    let wide = sessionfs(
+        &["usage", "--by", "project", projects.to_str().unwrap()],
+        dir.path(),
+    )
+    .ok();
+    assert!(
+        wide.stdout.lines().any(|l| l.chars().count() > 80),
+        "the fixture's table is wider than 80 columns: {}",
+        wide.stdout
+    );
+    for l in narrow
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with('(') && !l.starts_with("prices:"))
+    {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    assert!(narrow.stdout.contains("compact"), "{}", narrow.stdout);
+}
+
+// LAYOUT.md, cost: `ls -l` shows a cost file's real size from the first `stat`, and
+// `cat branches/*/cost` says which branch each block is (its first line names the tip).
+#[test]
+fn cost_files_have_their_size_in_ls_and_name_their_entry() {
+    let dir = tempdir();
+    let file = dir.path().join("demo.jsonl");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.jsonl"),
+        &file,
+    )
+    .unwrap();
+    let m = Mount::start(dir, file, &[]);
+    let ls = run("ls", &["-l", "cost", "cost.json"], &m.mnt).ok();
+    for (l, name) in ls.stdout.lines().zip(["cost", "cost.json"]) {
+        let size: u64 = l.split_whitespace().nth(4).unwrap().parse().unwrap();
+        assert_eq!(size, cat(&m.path(name)).len() as u64, "{l}");
+        assert!(size > 0, "{l}");
+    }
+    let tips = try_ls(&m.path("branches")).unwrap();
+    assert!(tips.len() >= 2, "{tips:?}");
+    let all = sh("cat branches/*/cost", &m.mnt).ok().stdout;
+    let ids: Vec<&str> = all.lines().filter_map(|l| l.strip_prefix("id: ")).collect();
+    assert_eq!(ids, tips, "{all}");
+    let flat = format!(".id/{}/cost", tips[0]);
+    let link = format!("branches/{}/cost", tips[0]);
+    let st = run("stat", &["-L", "-c", "%s", link.as_str()], &m.mnt);
+    assert_eq!(st.ok().stdout.trim(), cat(&m.path(&flat)).len().to_string());
 }

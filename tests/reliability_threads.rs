@@ -90,7 +90,8 @@ fn a_session_being_indexed_holds_up_no_other_session() {
     let ids = ids_in(&fixture("small.jsonl"));
     let mut tries = Vec::new();
     // Each try enters `big` for the first time (a fresh mount), and meanwhile reads files
-    // of the `small` sessions, entered before, that the kernel has not seen yet. One try
+    // of the `small` sessions, entered before, that the kernel has not seen yet (then
+    // again, each read an OPEN the mount answers, until `big` answers). One try
     // in which a read that began after `big` was asked for (half-way through its wait,
     // to be sure) also ended before `big` answered is enough; a mount that serves one
     // request at a time can never do it.
@@ -118,7 +119,10 @@ fn a_session_being_indexed_holds_up_no_other_session() {
                 (n, t0, t1)
             });
             let mut reads = Vec::new();
-            for f in &files {
+            // Once every file was read, read them again (each read still opens the file
+            // through the mount) until `big` answers: on a loaded machine `big` may take
+            // far longer than one pass over the files.
+            for f in files.iter().cycle() {
                 if done.load(Ordering::SeqCst) {
                     break;
                 }

@@ -100,6 +100,23 @@ fn is_content(path: &str, roots: &BTreeSet<String>) -> bool {
     !roots.contains(parent) && last != "reply"
 }
 
+/// A path through the mount as `sessionfs grep` prints it: as it is, unless it has
+/// `PATH_MAX` (4,096) bytes or more, when it is `ROOT/.id/ID/FILE` (the session's root,
+/// the entry's directory name and the file; `model::core::grep::PATH_MAX`).
+fn by_id_past_path_max(path: &str, roots: &BTreeSet<String>) -> String {
+    if path.len() < 4096 {
+        return path.to_string();
+    }
+    let root = roots
+        .iter()
+        .filter(|r| path.starts_with(&format!("{r}/")))
+        .max_by_key(|r| r.len())
+        .unwrap_or_else(|| panic!("no session root for {path}"));
+    let mut parts = path.rsplitn(3, '/');
+    let (file, dir) = (parts.next().unwrap(), parts.next().unwrap());
+    format!("{root}/.id/{dir}/{file}")
+}
+
 /// The path at the start of an output line (`-l`: the whole line).
 fn path_of(line: &str, list: bool) -> String {
     let p = plain(line);
@@ -163,10 +180,15 @@ fn grep_through_mount(mnt: &Path, args: &[&str], roots: &BTreeSet<String>) -> Ra
         .stdout
         .split_inclusive('\n')
         .filter(|l| is_content(&path_of(l.trim_end_matches('\n'), list), roots))
+        .map(|l| {
+            let p = path_of(l.trim_end_matches('\n'), list);
+            l.replacen(&p, &by_id_past_path_max(&p, roots), 1)
+        })
         .collect();
     let binary: Vec<String> = binary_files(&out.stderr, "grep: ", args)
         .into_iter()
         .filter(|p| is_content(p, roots))
+        .map(|p| by_id_past_path_max(&p, roots))
         .collect();
     let code = if !stdout.is_empty() || !binary.is_empty() {
         0
@@ -898,6 +920,85 @@ fn prints_what_grep_r_prints_through_a_mount_of_qwen_code_sessions() {
     }
 }
 
+/// A copy of a Copilot CLI fixture home (the kit's samples, its held-out scenarios, or
+/// ours), and its session roots (`PROJECT/SESSION`).
+fn copilot_home(dir: &Path, fixture: &str) -> (PathBuf, BTreeSet<String>) {
+    let fix = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/copilot");
+    let home = dir.join(".copilot");
+    copy_tree(&fix.join(fixture).join("copilot-home"), &home);
+    let (_, lister, _) = sessionfs::model::sessions_dir::catalog_of(&home, None).unwrap();
+    let cat = lister.scan().unwrap();
+    let mut roots = BTreeSet::new();
+    for (p, sessions) in &cat.projects {
+        for t in sessions {
+            roots.insert(format!(
+                "{}/{}",
+                p.to_str().unwrap(),
+                t.name.to_str().unwrap()
+            ));
+        }
+    }
+    assert!(roots.len() >= 4, "{roots:?}");
+    (home, roots)
+}
+
+/// Cases for the Copilot CLI fixtures: found nowhere, in one session, everywhere, and
+/// made of the text its renderer adds (`model::copilot::search`): results and errors,
+/// calls and their pretty-printed arguments, reasoning, compactions and their counts,
+/// the notices, a subagent's end, images.
+const COPILOT_CASES: &[&[&str]] = &[
+    &["-l", "--", "."],
+    &["-c", "-F", "--", "zebra-nowhere-42"],
+    &["-n", "-F", "--", "[["],
+    &["-l", "-F", "--", "[[QA1]]"],
+    &["-n", "-F", "--", "[[FORK1]]"],
+    &["-c", "-F", "--", "[["],
+    &["-n", "-F", "--", "[result ("],
+    &["-n", "-F", "--", "[error ("],
+    &["-n", "-F", "--", "[call "],
+    &["-n", "-E", "--", "\\[call [a-z_]+ \\(call_"],
+    &["-n", "-F", "--", "\": "],
+    &["-n", "-E", "--", "^  \"(command|path)\": "],
+    &["-n", "-F", "--", "[details]"],
+    &["-n", "-F", "--", "diff --git"],
+    &["-n", "-F", "--", "[reasoning]"],
+    &["-n", "-F", "--", "[compaction"],
+    &["-n", "-F", "--", "messages summarized"],
+    &["-n", "-E", "--", "[0-9]{2},[0-9]{3}"],
+    &["-n", "-F", "--", "[interrupted: "],
+    &["-n", "-F", "--", "[info rewind]"],
+    &["-n", "-F", "--", "Forked from"],
+    &["-n", "-F", "--", "[subagent "],
+    &["-n", "-F", "--", "(no content)"],
+    &["-n", "-F", "--", "[image-"],
+    &["-l", "--", "IHDR"],
+    &["-c", "--", "PNG"],
+    &["-n", "-i", "--", "exit code"],
+    &["-n", "-w", "--", "the"],
+    &["-n", "-E", "--", "[0-9]{5}"],
+    &["--color=always", "-n", "--", "Multiply"],
+    &["-c", "-E", "--", "^$"],
+    &["-n", "-F", "--", "(HTTP 400)"],
+    // `-l` prints paths alone: a session without subagents has them read from the
+    // lines before its hits (`model::copilot::hitpath`), the others from their index.
+    &["-l", "-F", "--", "[result ("],
+    &["-l", "-w", "--", "the"],
+    &["-l", "-F", "--", "[[FORK1]]"],
+    &["-l", "-F", "--", "[subagent "],
+    &["-l", "-F", "--", "[info "],
+];
+
+/// `sessionfs grep` over each Copilot CLI fixture home against `grep -r` through a
+/// mount of it.
+#[test]
+fn prints_what_grep_r_prints_through_a_mount_of_copilot_cli_sessions() {
+    for (fixture, empty) in [("samples", 2), ("heldout", 5), ("own", 4)] {
+        let dir = tempdir();
+        let (home, roots) = copilot_home(dir.path(), fixture);
+        compare_in_with(dir, &home, &roots, COPILOT_CASES, empty);
+    }
+}
+
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
 /// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
 #[test]
@@ -1369,12 +1470,14 @@ fn the_output_is_the_same_on_any_number_of_threads() {
 
 /// `--sessions` lists each matching session once, newest first, with what a mount of
 /// the same directory shows for it: the path, the name, and as many hits as `grep -rc`
-/// through the mount adds up.
+/// through the mount adds up. Newest by the agent's own clock (the newest `timestamp`
+/// its file's lines hold), whatever the files' modification times say (here set in
+/// the reverse order): the mount's session directories carry the same time.
 #[test]
 fn sessions_lists_each_matching_session_once_newest_first() {
     let dir = tempdir();
     let (root, _) = claude_dir(dir.path());
-    // Last activity: the file's last write. Give each session its own, in a known order.
+    // The files' times say nothing: give each session one, in a known order.
     let mut files: Vec<PathBuf> = Vec::new();
     for p in fs::read_dir(&root).unwrap() {
         for f in fs::read_dir(p.unwrap().path()).unwrap() {
@@ -1425,7 +1528,22 @@ fn sessions_lists_each_matching_session_once_newest_first() {
         // Newest first.
         assert!(*when <= last, "{when} after {last}");
         last = when.clone();
-        assert!(when.ends_with("T10:00:00.000Z"), "{when}");
+        let file = root.join(format!("{path}.jsonl"));
+        let newest = fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["timestamp"].as_str().map(str::to_string))
+            .max()
+            .unwrap();
+        let newest_ms = sessionfs::model::core::js::js_date_ms(&newest).unwrap();
+        assert_eq!(
+            *when,
+            sessionfs::model::core::time::format_iso_ms(newest_ms),
+            "{path}"
+        );
+        let st = run("stat", &["-c", "%Y", "--", path.as_str()], &m.mnt).ok();
+        assert_eq!(st.stdout.trim(), (newest_ms / 1000).to_string(), "{path}");
         // The session as the mount shows it: its name, and every hit.
         let shown = fs::read_to_string(m.mnt.join(path).join("name")).unwrap();
         assert_eq!(name, shown.trim_end(), "{path}");

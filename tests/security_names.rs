@@ -190,7 +190,8 @@ fn sessions_and_projects_named_after_no_file_name_are_reachable() {
     );
     for name in ["%.", "%..", "%%1B[31mred"] {
         let n = fs::read_to_string(m.mnt.join("-home-dev-src-qa").join(name).join("name")).unwrap();
-        assert!(n.contains("What is 2+2"), "{name}: {n}");
+        // Named as `claude --resume` names it: the last prompt typed (`last-prompt`).
+        assert_eq!(n, "[[FORK2]] Again.\n", "{name}");
     }
     let g = sessionfs(&["grep", "-rl", "2+2", projects.to_str().unwrap()], m.dir());
     assert!(g.stdout.contains("-home-dev-src-qa/%./"), "{}", g.stdout);

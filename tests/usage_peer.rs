@@ -7,7 +7,7 @@
 //!   the session that started first (the one it was copied from);
 //! * ccusage's Pi reader counts assistant messages only; Pi 1.6's `usage` entries and
 //!   the summary requests of compactions and branch summaries are requests too;
-//! * a model the price table lacks costs 0 for ccusage, "unknown" for us.
+//! * a model its price table lacks costs 0 for ccusage; ours prices it, or says "unknown".
 
 use serde_json::Value;
 use sessionfs::model::usage::Source;
@@ -57,16 +57,30 @@ fn same_sessions(r: &Report, cc: &Value, what: &str) {
             "{what}: tokens of {id}"
         );
         let their = c["totalCost"].as_f64().unwrap();
-        if row.usage.unpriced == 0 {
+        let missing: Vec<&str> = c["modelBreakdowns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["missingPricing"].as_bool() == Some(true))
+            .filter_map(|m| m["modelName"].as_str())
+            .collect();
+        if missing.is_empty() {
+            assert_eq!(row.usage.unpriced, 0, "{what}: {id}");
             assert!(
                 (row.usage.cost - their).abs() < 0.005,
                 "{what}: cost of {id}: ours {} ccusage {their}",
                 row.usage.cost
             );
         } else {
-            // ccusage counts an unpriced model as $0: ours says its cost is unknown,
-            // and what is priced agrees.
-            assert!(row.usage.cost_text().contains("unknown"), "{id}");
+            // ccusage counts a model it has no price for as $0 (Claude Code 2.1.332's
+            // default, claude-opus-5-5, is in neither of its tables): ours prices it
+            // (or says unknown), and what both price agrees.
+            let ours_priced_by_them: f64 = row
+                .records
+                .iter()
+                .filter(|(_, rec)| !missing.contains(&rec.model.as_str()))
+                .filter_map(|(_, rec)| rec.cost)
+                .sum();
             let priced_by_them: f64 = c["modelBreakdowns"]
                 .as_array()
                 .unwrap()
@@ -75,9 +89,8 @@ fn same_sessions(r: &Report, cc: &Value, what: &str) {
                 .map(|m| m["cost"].as_f64().unwrap())
                 .sum();
             assert!(
-                (row.usage.cost - priced_by_them).abs() < 0.005,
-                "{what}: priced part of {id}: ours {} ccusage {priced_by_them}",
-                row.usage.cost
+                (ours_priced_by_them - priced_by_them).abs() < 0.005,
+                "{what}: priced part of {id}: ours {ours_priced_by_them} ccusage {priced_by_them}"
             );
         }
     }
@@ -240,4 +253,58 @@ fn pi_messages_equal_ccusage_and_usage_entries_and_summaries_come_on_top() {
     // tour (a usage entry), the real 1.6 sessions and the demo (usage entries,
     // compaction summaries).
     assert!(extra_seen >= 5, "{extra_seen}");
+}
+
+/// Claude Code 2.1.332 prices its default model itself (`cost-state`): on every fixture
+/// session whose lines hold exactly the tokens its own count holds (no compaction
+/// summary or other request the lines do not record), the cost sessionfs gives the
+/// lines equals Claude Code's own, so the price table's `claude-opus-5-5` is its.
+#[test]
+fn claude_codes_own_count_equals_ours_where_the_lines_hold_every_request() {
+    use sessionfs::model::Session;
+    use sessionfs::model::usage::Table;
+    use sessionfs::model::usage::prices::Prices;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut files = Vec::new();
+    for d in ["claude-332", "usage/claude-2.1.332"] {
+        let out = std::process::Command::new("find")
+            .args([
+                root.join(d).to_str().unwrap(),
+                "-name",
+                "*.jsonl",
+                "-not",
+                "-path",
+                "*/subagents/*",
+            ])
+            .output()
+            .unwrap();
+        files.extend(
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(PathBuf::from),
+        );
+    }
+    let prices = Prices::snapshot();
+    let mut checked = 0;
+    for f in files {
+        let Ok(s) = Session::open(&f) else { continue };
+        let t = Table::build(&s, &prices);
+        let Some(cs) = &t.cost_state else {
+            continue;
+        };
+        let total = t.total();
+        if total.tokens != cs.tokens || total.requests == 0 {
+            continue;
+        }
+        assert_eq!(total.unpriced, 0, "{f:?}");
+        assert!(
+            (total.cost - cs.cost).abs() < 1e-9,
+            "{f:?}: ours {} claude code {}",
+            total.cost,
+            cs.cost
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} sessions checked");
 }

@@ -31,6 +31,9 @@
 //! answered from the one cached before the write. See `notify` for why that wait
 //! cannot deadlock.
 //!
+//! A panic inside a handler is caught at the request's boundary ([`guard`]): the request
+//! fails with `EIO` and the mount goes on.
+//!
 //! On a read-only mount, `open` and `flush` answer `ENOSYS`: the kernel then opens,
 //! closes and releases files without asking (no OPEN, FLUSH or RELEASE round trips),
 //! keeps their pages across opens, and reads them with handle 0, which the view serves
@@ -39,7 +42,7 @@
 
 use super::notify::{Delivery, FLUSH_WAIT};
 use crate::view::{self, Attr, FileKind, FsView, OpenMode};
-use log::debug;
+use log::{debug, error};
 use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
@@ -144,6 +147,27 @@ fn file_type(k: FileKind) -> FileType {
     }
 }
 
+/// Runs one request's handler. A panic in it (a bug, never an input: every failure an
+/// input can cause is an error of its own) is caught here, logged, and the request
+/// answered `EIO` (fuser answers `EIO` for a reply dropped unsent, which unwinding
+/// does): without this, the panic would end the FUSE thread that served it, and four
+/// such requests the whole mount. The view's locks are `parking_lot`'s, which unwinding
+/// releases without poisoning them, so the other requests go on. (A session whose
+/// indexing panics is an `ERROR` file already: `Session::open` turns the panic into
+/// its load error.)
+fn guard(op: &str, handler: impl FnOnce()) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(handler)) {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        error!(
+            "{op}: the request failed inside sessionfs ({why}), answered EIO; please report this bug"
+        );
+    }
+}
+
 /// Logs a failed request at debug level and gives its errno.
 fn errno(op: std::fmt::Arguments<'_>, e: &view::Error) -> Errno {
     debug!("{op}: {e:?}");
@@ -185,24 +209,26 @@ impl Filesystem for Adapter {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        match self.view.lookup(parent.0, name) {
+        guard("lookup", || match self.view.lookup(parent.0, name) {
             Ok(a) => self.reply_entry(&a, reply),
             Err(e) => reply.error(errno(format_args!("lookup({parent}, {name:?})"), &e)),
-        }
+        });
     }
 
     fn forget(&self, _req: &Request, _ino: INodeNo, _nlookup: u64) {}
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
-        // With a handle, the kernel is about to read past the size it knows.
-        let a = match fh {
-            Some(_) => self.view.getattr_reading(ino.0),
-            None => self.view.getattr(ino.0),
-        };
-        match a {
-            Ok(a) => reply.attr(&a.ttl, &self.file_attr(&a)),
-            Err(e) => reply.error(errno(format_args!("getattr({ino})"), &e)),
-        }
+        guard("getattr", || {
+            // With a handle, the kernel is about to read past the size it knows.
+            let a = match fh {
+                Some(_) => self.view.getattr_reading(ino.0),
+                None => self.view.getattr(ino.0),
+            };
+            match a {
+                Ok(a) => reply.attr(&a.ttl, &self.file_attr(&a)),
+                Err(e) => reply.error(errno(format_args!("getattr({ino})"), &e)),
+            }
+        });
     }
 
     fn setattr(
@@ -223,61 +249,64 @@ impl Filesystem for Adapter {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        // The permission bits and the owner are computed; only restating them is
-        // fine. Checked first, so that a refused request changes nothing.
-        if mode.is_some() || uid.is_some() || gid.is_some() {
-            let a = match self.view.getattr(ino.0) {
-                Ok(a) => a,
-                Err(e) => return reply.error(errno(format_args!("setattr({ino})"), &e)),
-            };
-            let mode_changes = mode.is_some_and(|m| (m & 0o7777) as u16 != a.perm);
-            let owner_changes = uid.is_some_and(|u| u != a.uid) || gid.is_some_and(|g| g != a.gid);
-            if mode_changes || owner_changes {
-                debug!(
-                    "setattr({ino}, mode {mode:?}, uid {uid:?}, gid {gid:?}): refused: \
-                     modes and owners are computed by sessionfs"
-                );
-                return reply.error(Errno::EPERM);
-            }
-        }
-        // A size truncates. Times alone (`touch`) change nothing the mount keeps: they
-        // are accepted on a file that shows a write bit (`touch fork` forks, `cp -p`
-        // into `reply` must not fail at its end) and refused on every other, which
-        // would otherwise report a success that did nothing.
-        let touched = mtime.is_some() || atime.is_some();
-        let result = match size {
-            Some(size) => self.view.truncate(ino.0, fh.map(|f| f.0), size),
-            None if touched => match self.view.getattr(ino.0) {
-                Ok(a) if a.kind == FileKind::File && a.perm & 0o222 != 0 => self
-                    .view
-                    .touch(ino.0, fh.map(|f| f.0), Some(req.pid()))
-                    .and_then(|()| self.view.getattr(ino.0)),
-                Ok(_) => {
-                    debug!("setattr({ino}, times): refused: nothing to write there");
-                    return reply.error(if self.read_only {
-                        Errno::EROFS
-                    } else {
-                        Errno::EACCES
-                    });
+        guard("setattr", || {
+            // The permission bits and the owner are computed; only restating them is
+            // fine. Checked first, so that a refused request changes nothing.
+            if mode.is_some() || uid.is_some() || gid.is_some() {
+                let a = match self.view.getattr(ino.0) {
+                    Ok(a) => a,
+                    Err(e) => return reply.error(errno(format_args!("setattr({ino})"), &e)),
+                };
+                let mode_changes = mode.is_some_and(|m| (m & 0o7777) as u16 != a.perm);
+                let owner_changes =
+                    uid.is_some_and(|u| u != a.uid) || gid.is_some_and(|g| g != a.gid);
+                if mode_changes || owner_changes {
+                    debug!(
+                        "setattr({ino}, mode {mode:?}, uid {uid:?}, gid {gid:?}): refused: \
+                         modes and owners are computed by sessionfs"
+                    );
+                    return reply.error(Errno::EPERM);
                 }
-                Err(e) => Err(e),
-            },
-            None => self.view.getattr(ino.0),
-        };
-        let a = match result {
-            Ok(a) => a,
-            Err(e) => {
-                return reply.error(errno(format_args!("setattr({ino}, size {size:?})"), &e));
             }
-        };
-        reply.attr(&a.ttl, &self.file_attr(&a));
+            // A size truncates. Times alone (`touch`) change nothing the mount keeps:
+            // they are accepted on a file that shows a write bit (`touch fork` forks,
+            // `cp -p` into `reply` must not fail at its end) and refused on every other,
+            // which would otherwise report a success that did nothing.
+            let touched = mtime.is_some() || atime.is_some();
+            let result = match size {
+                Some(size) => self.view.truncate(ino.0, fh.map(|f| f.0), size),
+                None if touched => match self.view.getattr(ino.0) {
+                    Ok(a) if a.kind == FileKind::File && a.perm & 0o222 != 0 => self
+                        .view
+                        .touch(ino.0, fh.map(|f| f.0), Some(req.pid()))
+                        .and_then(|()| self.view.getattr(ino.0)),
+                    Ok(_) => {
+                        debug!("setattr({ino}, times): refused: nothing to write there");
+                        return reply.error(if self.read_only {
+                            Errno::EROFS
+                        } else {
+                            Errno::EACCES
+                        });
+                    }
+                    Err(e) => Err(e),
+                },
+                None => self.view.getattr(ino.0),
+            };
+            let a = match result {
+                Ok(a) => a,
+                Err(e) => {
+                    return reply.error(errno(format_args!("setattr({ino}, size {size:?})"), &e));
+                }
+            };
+            reply.attr(&a.ttl, &self.file_attr(&a));
+        });
     }
 
     fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        match self.view.readlink(ino.0) {
+        guard("readlink", || match self.view.readlink(ino.0) {
             Ok(target) => reply.data(&target),
             Err(e) => reply.error(errno(format_args!("readlink({ino})"), &e)),
-        }
+        });
     }
 
     fn mknod(
@@ -290,7 +319,9 @@ impl Filesystem for Adapter {
         _rdev: u32,
         reply: ReplyEntry,
     ) {
-        reply.error(self.refuse_edit("mknod", parent, name));
+        guard("mknod", || {
+            reply.error(self.refuse_edit("mknod", parent, name));
+        });
     }
 
     fn mkdir(
@@ -302,18 +333,22 @@ impl Filesystem for Adapter {
         _umask: u32,
         reply: ReplyEntry,
     ) {
-        reply.error(self.refuse_edit("mkdir", parent, name));
+        guard("mkdir", || {
+            reply.error(self.refuse_edit("mkdir", parent, name));
+        });
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match self.view.unlink(parent.0, name) {
+        guard("unlink", || match self.view.unlink(parent.0, name) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(format_args!("unlink({parent}, {name:?})"), &e)),
-        }
+        });
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        reply.error(self.refuse_edit("rmdir", parent, name));
+        guard("rmdir", || {
+            reply.error(self.refuse_edit("rmdir", parent, name));
+        });
     }
 
     fn symlink(
@@ -324,13 +359,15 @@ impl Filesystem for Adapter {
         target: &Path,
         reply: ReplyEntry,
     ) {
-        match self.view.symlink(parent.0, link_name, target) {
-            Ok(a) => self.reply_entry(&a, reply),
-            Err(e) => reply.error(errno(
-                format_args!("symlink({parent}, {link_name:?} -> {target:?})"),
-                &e,
-            )),
-        }
+        guard("symlink", || {
+            match self.view.symlink(parent.0, link_name, target) {
+                Ok(a) => self.reply_entry(&a, reply),
+                Err(e) => reply.error(errno(
+                    format_args!("symlink({parent}, {link_name:?} -> {target:?})"),
+                    &e,
+                )),
+            }
+        });
     }
 
     fn rename(
@@ -343,16 +380,18 @@ impl Filesystem for Adapter {
         flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        match self
-            .view
-            .rename(parent.0, name, newparent.0, newname, flags.bits())
-        {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(
-                format_args!("rename({parent}, {name:?} -> {newparent}, {newname:?})"),
-                &e,
-            )),
-        }
+        guard("rename", || {
+            match self
+                .view
+                .rename(parent.0, name, newparent.0, newname, flags.bits())
+            {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(errno(
+                    format_args!("rename({parent}, {name:?} -> {newparent}, {newname:?})"),
+                    &e,
+                )),
+            }
+        });
     }
 
     fn link(
@@ -363,52 +402,58 @@ impl Filesystem for Adapter {
         newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        reply.error(self.refuse_edit("link", newparent, newname));
+        guard("link", || {
+            reply.error(self.refuse_edit("link", newparent, newname));
+        });
     }
 
     fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        // ENOSYS tells the kernel that directories need no open (it remembers this for
-        // the whole mount): it then sends neither OPENDIR nor RELEASEDIR again, two of
-        // the five requests a directory costs `find` and `grep -r`, and opens every
-        // directory as if we had answered FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR. Listings
-        // may be cached: the view invalidates a directory whenever its listing changes
-        // (see `view::Invalidation`), and a vanished directory fails in READDIR.
-        reply.error(Errno::ENOSYS);
+        guard("opendir", || {
+            // ENOSYS tells the kernel that directories need no open (it remembers this for
+            // the whole mount): it then sends neither OPENDIR nor RELEASEDIR again, two of
+            // the five requests a directory costs `find` and `grep -r`, and opens every
+            // directory as if we had answered FOPEN_KEEP_CACHE | FOPEN_CACHE_DIR. Listings
+            // may be cached: the view invalidates a directory whenever its listing changes
+            // (see `view::Invalidation`), and a vanished directory fails in READDIR.
+            reply.error(Errno::ENOSYS);
+        });
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        if self.read_only {
-            // Nothing can be written (the kernel refuses it on a read-only mount before
-            // asking), so files need no handle: ENOSYS tells the kernel so, and it never
-            // sends OPEN or RELEASE again. It then keeps every file's pages across opens
-            // (as FOPEN_KEEP_CACHE would), and its reads come with handle 0
-            // (`view::NO_HANDLE`): the view finds the file by its inode.
-            reply.error(Errno::ENOSYS);
-            return;
-        }
-        let mode = OpenMode {
-            write: flags.acc_mode() != OpenAccMode::O_RDONLY,
-            truncate: flags.0 & libc::O_TRUNC != 0,
-            append: flags.0 & libc::O_APPEND != 0,
-        };
-        let write = mode.write;
-        match self.view.open_file(ino.0, mode, Some(req.pid())) {
-            Ok(o) => {
-                let mut f = FopenFlags::empty();
-                if o.keep_cache {
-                    f |= FopenFlags::FOPEN_KEEP_CACHE;
-                }
-                if o.direct_io {
-                    f |= FopenFlags::FOPEN_DIRECT_IO;
-                }
-                if !write {
-                    // Nothing happens on a reader's close: spare the FLUSH round trip.
-                    f |= FopenFlags::FOPEN_NOFLUSH;
-                }
-                reply.opened(FileHandle(o.fh), f);
+        guard("open", || {
+            if self.read_only {
+                // Nothing can be written (the kernel refuses it on a read-only mount before
+                // asking), so files need no handle: ENOSYS tells the kernel so, and it never
+                // sends OPEN or RELEASE again. It then keeps every file's pages across opens
+                // (as FOPEN_KEEP_CACHE would), and its reads come with handle 0
+                // (`view::NO_HANDLE`): the view finds the file by its inode.
+                reply.error(Errno::ENOSYS);
+                return;
             }
-            Err(e) => reply.error(errno(format_args!("open({ino}, {mode:?})"), &e)),
-        }
+            let mode = OpenMode {
+                write: flags.acc_mode() != OpenAccMode::O_RDONLY,
+                truncate: flags.0 & libc::O_TRUNC != 0,
+                append: flags.0 & libc::O_APPEND != 0,
+            };
+            let write = mode.write;
+            match self.view.open_file(ino.0, mode, Some(req.pid())) {
+                Ok(o) => {
+                    let mut f = FopenFlags::empty();
+                    if o.keep_cache {
+                        f |= FopenFlags::FOPEN_KEEP_CACHE;
+                    }
+                    if o.direct_io {
+                        f |= FopenFlags::FOPEN_DIRECT_IO;
+                    }
+                    if !write {
+                        // Nothing happens on a reader's close: spare the FLUSH round trip.
+                        f |= FopenFlags::FOPEN_NOFLUSH;
+                    }
+                    reply.opened(FileHandle(o.fh), f);
+                }
+                Err(e) => reply.error(errno(format_args!("open({ino}, {mode:?})"), &e)),
+            }
+        });
     }
 
     fn read(
@@ -422,13 +467,13 @@ impl Filesystem for Adapter {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match self.view.read(ino.0, fh.0, offset, size) {
+        guard("read", || match self.view.read(ino.0, fh.0, offset, size) {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(errno(
                 format_args!("read({ino}, fh {fh}, offset {offset}, size {size})"),
                 &e,
             )),
-        }
+        });
     }
 
     fn write(
@@ -443,16 +488,18 @@ impl Filesystem for Adapter {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        match self.view.write(ino.0, fh.0, offset, data) {
-            Ok(n) => reply.written(n),
-            Err(e) => reply.error(errno(
-                format_args!(
-                    "write({ino}, fh {fh}, offset {offset}, {} bytes)",
-                    data.len()
-                ),
-                &e,
-            )),
-        }
+        guard("write", || {
+            match self.view.write(ino.0, fh.0, offset, data) {
+                Ok(n) => reply.written(n),
+                Err(e) => reply.error(errno(
+                    format_args!(
+                        "write({ino}, fh {fh}, offset {offset}, {} bytes)",
+                        data.len()
+                    ),
+                    &e,
+                )),
+            }
+        });
     }
 
     fn flush(
@@ -463,25 +510,27 @@ impl Filesystem for Adapter {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        if self.read_only {
-            // Files opened without OPEN (see `open`) get a FLUSH at every close, until
-            // this ENOSYS: the kernel then stops sending them.
-            reply.error(Errno::ENOSYS);
-            return;
-        }
-        let r = self.view.flush(ino.0, fh.0, Some(req.pid()));
-        // Only writers flush (readers' files are opened with FOPEN_NOFLUSH). The view
-        // has queued what its append made stale; the kernel holds no lock while it
-        // waits for this FLUSH, and the view's locks are all let go.
-        if let Some(d) = &self.delivery
-            && !d.wait_sent(FLUSH_WAIT)
-        {
-            debug!("flush({ino}): invalidations not sent within {FLUSH_WAIT:?}");
-        }
-        match r {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(format_args!("flush({ino}, fh {fh})"), &e)),
-        }
+        guard("flush", || {
+            if self.read_only {
+                // Files opened without OPEN (see `open`) get a FLUSH at every close, until
+                // this ENOSYS: the kernel then stops sending them.
+                reply.error(Errno::ENOSYS);
+                return;
+            }
+            let r = self.view.flush(ino.0, fh.0, Some(req.pid()));
+            // Only writers flush (readers' files are opened with FOPEN_NOFLUSH). The view
+            // has queued what its append made stale; the kernel holds no lock while it
+            // waits for this FLUSH, and the view's locks are all let go.
+            if let Some(d) = &self.delivery
+                && !d.wait_sent(FLUSH_WAIT)
+            {
+                debug!("flush({ino}): invalidations not sent within {FLUSH_WAIT:?}");
+            }
+            match r {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(errno(format_args!("flush({ino}, fh {fh})"), &e)),
+            }
+        });
     }
 
     fn release(
@@ -494,10 +543,10 @@ impl Filesystem for Adapter {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        match self.view.release(ino.0, fh.0) {
+        guard("release", || match self.view.release(ino.0, fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(format_args!("release({ino}, fh {fh})"), &e)),
-        }
+        });
     }
 
     fn fsync(
@@ -508,7 +557,9 @@ impl Filesystem for Adapter {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        reply.ok();
+        guard("fsync", || {
+            reply.ok();
+        });
     }
 
     fn readdir(
@@ -519,7 +570,7 @@ impl Filesystem for Adapter {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.view.readdir(ino.0, offset) {
+        guard("readdir", || match self.view.readdir(ino.0, offset) {
             Ok(entries) => {
                 for (next, e) in entries {
                     if reply.add(INodeNo(e.ino), next, file_type(e.kind), &e.name) {
@@ -529,7 +580,7 @@ impl Filesystem for Adapter {
                 reply.ok();
             }
             Err(e) => reply.error(errno(format_args!("readdir({ino}, offset {offset})"), &e)),
-        }
+        });
     }
 
     fn readdirplus(
@@ -540,21 +591,23 @@ impl Filesystem for Adapter {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.view.readdirplus(ino.0, offset) {
-            Ok(entries) => {
-                for (next, e, a) in entries {
-                    let attr = self.file_attr(&a);
-                    if reply.add(INodeNo(e.ino), next, &e.name, &a.ttl, &attr, Generation(0)) {
-                        break;
+        guard("readdirplus", || {
+            match self.view.readdirplus(ino.0, offset) {
+                Ok(entries) => {
+                    for (next, e, a) in entries {
+                        let attr = self.file_attr(&a);
+                        if reply.add(INodeNo(e.ino), next, &e.name, &a.ttl, &attr, Generation(0)) {
+                            break;
+                        }
                     }
+                    reply.ok();
                 }
-                reply.ok();
+                Err(e) => reply.error(errno(
+                    format_args!("readdirplus({ino}, offset {offset})"),
+                    &e,
+                )),
             }
-            Err(e) => reply.error(errno(
-                format_args!("readdirplus({ino}, offset {offset})"),
-                &e,
-            )),
-        }
+        });
     }
 
     fn fsyncdir(
@@ -565,11 +618,15 @@ impl Filesystem for Adapter {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        reply.ok();
+        guard("fsyncdir", || {
+            reply.ok();
+        });
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        reply.statfs(0, 0, 0, 0, 0, BLKSIZE, 255, BLKSIZE);
+        guard("statfs", || {
+            reply.statfs(0, 0, 0, 0, 0, BLKSIZE, 255, BLKSIZE);
+        });
     }
 
     fn setxattr(
@@ -582,10 +639,12 @@ impl Filesystem for Adapter {
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        reply.error(if self.read_only {
-            Errno::EROFS
-        } else {
-            Errno::from_i32(libc::ENOTSUP)
+        guard("setxattr", || {
+            reply.error(if self.read_only {
+                Errno::EROFS
+            } else {
+                Errno::from_i32(libc::ENOTSUP)
+            });
         });
     }
 
@@ -597,29 +656,37 @@ impl Filesystem for Adapter {
         _size: u32,
         reply: ReplyXattr,
     ) {
-        reply.error(Errno::from_i32(libc::ENODATA));
+        guard("getxattr", || {
+            reply.error(Errno::from_i32(libc::ENODATA));
+        });
     }
 
     fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {
-        if size == 0 {
-            reply.size(0)
-        } else {
-            reply.data(&[])
-        }
+        guard("listxattr", || {
+            if size == 0 {
+                reply.size(0)
+            } else {
+                reply.data(&[])
+            }
+        });
     }
 
     fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(if self.read_only {
-            Errno::EROFS
-        } else {
-            Errno::from_i32(libc::ENODATA)
+        guard("removexattr", || {
+            reply.error(if self.read_only {
+                Errno::EROFS
+            } else {
+                Errno::from_i32(libc::ENODATA)
+            });
         });
     }
 
     fn access(&self, _req: &Request, _ino: INodeNo, _mask: AccessFlags, reply: ReplyEmpty) {
-        // Not called with `default_permissions`, which every mount uses: the kernel
-        // checks the permission bits itself.
-        reply.ok();
+        guard("access", || {
+            // Not called with `default_permissions`, which every mount uses: the kernel
+            // checks the permission bits itself.
+            reply.ok();
+        });
     }
 
     fn create(
@@ -632,7 +699,9 @@ impl Filesystem for Adapter {
         _flags: i32,
         reply: ReplyCreate,
     ) {
-        reply.error(self.refuse_edit("create", parent, name));
+        guard("create", || {
+            reply.error(self.refuse_edit("create", parent, name));
+        });
     }
 
     fn poll(
@@ -645,8 +714,10 @@ impl Filesystem for Adapter {
         _flags: PollFlags,
         reply: ReplyPoll,
     ) {
-        // ENOSYS makes the kernel treat every file as always ready, and stop asking.
-        reply.error(Errno::ENOSYS);
+        guard("poll", || {
+            // ENOSYS makes the kernel treat every file as always ready, and stop asking.
+            reply.error(Errno::ENOSYS);
+        });
     }
 
     fn lseek(
@@ -658,7 +729,35 @@ impl Filesystem for Adapter {
         _whence: i32,
         reply: ReplyLseek,
     ) {
-        // ENOSYS makes the kernel seek on its own (files have no holes), and stop asking.
-        reply.error(Errno::ENOSYS);
+        guard("lseek", || {
+            // ENOSYS makes the kernel seek on its own (files have no holes), and stop asking.
+            reply.error(Errno::ENOSYS);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler that panics is answered (its reply dropped: EIO) and the thread goes on.
+    #[test]
+    fn a_panicking_handler_does_not_end_its_thread() {
+        struct Reply(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Reply {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reply = Reply(dropped.clone());
+        guard("lookup", move || {
+            let _r = reply;
+            panic!("a bug");
+        });
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+        let mut ran = false;
+        guard("getattr", || ran = true);
+        assert!(ran);
     }
 }

@@ -22,8 +22,9 @@
 //! session (`setsid`), with standard input, output and error on `/dev/null` (the log
 //! goes to `--log FILE` if given), and returns once the mount answers: with status 0
 //! (and nothing printed but that warning), or with the child's error message and exit
-//! status. The child reports through a pipe whose descriptor it is given with the
-//! hidden `--ready-fd` option.
+//! status. The child reports through a pipe whose descriptor it is given in the
+//! environment (`SESSIONFS_READY_FD`, [`take_ready_fd`]: no option a user would see
+//! in `--help` or be offered by completion).
 
 use super::adapter::Adapter;
 use super::dir_watch::DirWatcher;
@@ -117,6 +118,9 @@ pub struct MountArgs {
     pub max_index_memory: usize,
     /// With `--background`: where the child's log goes.
     pub log: Option<PathBuf>,
+    /// `--prices FILE` (already loaded into the process; passed on to a background
+    /// child, which loads it again).
+    pub prices: Option<PathBuf>,
     /// Set in the `--background` child: where to report readiness or failure.
     pub ready_fd: Option<i32>,
 }
@@ -296,6 +300,10 @@ fn check_source(file: &Path) -> Result<(PathBuf, bool), Failure> {
     };
     let abs = canonical(file)
         .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
+    // A session that is a folder (Copilot CLI's `session-state/<id>/`): its file, alone.
+    if is_dir && let Some(f) = crate::model::sessions_dir::session_folder_file(&abs) {
+        return Ok((f, false));
+    }
     if abs.is_dir() {
         fs::read_dir(&abs)
             .map_err(|e| Failure::new(exit::FILE, format!("{shown}: {}", io_msg(&e))))?;
@@ -1018,7 +1026,10 @@ fn run_background(args: &MountArgs) -> Result<(), Failure> {
         .arg(args.max_index_memory.to_string());
     cmd.arg("--max-line")
         .arg(crate::model::input::max_line().to_string());
-    cmd.arg("--ready-fd").arg(ready_fd.to_string());
+    if let Some(p) = &args.prices {
+        cmd.arg("--prices").arg(p);
+    }
+    cmd.env(READY_FD_VAR, ready_fd.to_string());
     cmd.stdin(Stdio::null()).stdout(Stdio::null());
     match &args.log {
         Some(path) => {
@@ -1209,11 +1220,24 @@ fn wait_child(
     }
 }
 
+/// The environment variable that names the report pipe's descriptor to the
+/// background child.
+const READY_FD_VAR: &str = "SESSIONFS_READY_FD";
+
+/// The report pipe's descriptor a `--background` parent gave this process, taken out
+/// of the environment (so that nothing this process starts inherits the name).
+pub fn take_ready_fd() -> Option<i32> {
+    let v = std::env::var(READY_FD_VAR).ok()?;
+    // SAFETY: no other thread runs yet (called at the start of `mount`).
+    unsafe { std::env::remove_var(READY_FD_VAR) };
+    v.parse().ok()
+}
+
 /// The child's end of the report pipe.
 struct ReadyPipe(fs::File);
 
 impl ReadyPipe {
-    /// Takes ownership of the descriptor named by `--ready-fd`, if it is open.
+    /// Takes ownership of the descriptor named by `SESSIONFS_READY_FD`, if it is open.
     fn adopt(fd: i32) -> Option<ReadyPipe> {
         // SAFETY: F_GETFD only inspects the descriptor.
         if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {

@@ -29,12 +29,59 @@ fn detect(raw: &[u8]) -> Option<Box<dyn crate::model::core::agent::Agent>> {
         // Before Claude Code's: a Qwen Code record has a `uuid` too.
         .or_else(|| crate::model::qwen::agent::detect(raw))
         .or_else(|| crate::model::claude::agent::detect(raw))
+        .or_else(|| crate::model::copilot::agent::detect(raw))
 }
 
 impl Session {
     /// Loads and indexes the session file at `path`, of any agent in [`TABLE`].
     pub fn open(path: impl AsRef<Path>) -> Result<Session, LoadError> {
         Session::open_with(path, &TABLE)
+    }
+}
+
+/// When the session of `files` (a session file, or a Codex thread's pages) was last
+/// active, read from the files' last lines without indexing them: the agent of the
+/// first file (told by its first line, as [`Session::open`] tells it) reads each
+/// tail ([`crate::model::core::agent::Agent::activity_in_tail`]). The same answer as
+/// [`Session::last_activity`] of the session once loaded.
+pub fn last_activity(files: &[std::path::PathBuf]) -> Option<(i64, std::path::PathBuf)> {
+    let agent = agent_of_file(files.first()?);
+    crate::model::core::session::activity_of(files, &|t| agent.activity_in_tail(t))
+}
+
+/// The agent of the file at `path`, by its first complete line (read a few KiB at a
+/// time, up to 1 MiB; a longer or missing one: the table's first agent, whose reading
+/// of times is the default one).
+fn agent_of_file(path: &Path) -> Box<dyn crate::model::core::agent::Agent> {
+    use std::io::Read;
+    if let Some(a) = (TABLE.opaque)(path) {
+        return a;
+    }
+    let first = (TABLE.first)();
+    let Ok(mut f) = crate::model::core::input::open_regular(path) else {
+        return first;
+    };
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let line = loop {
+        // The first line that is not blank, once it is complete.
+        let complete = buf
+            .split_inclusive(|&b| b == b'\n')
+            .take_while(|l| l.ends_with(b"\n"))
+            .map(|l| l.trim_ascii_end())
+            .find(|l| !l.is_empty());
+        if let Some(l) = complete {
+            break Some(l.to_vec());
+        }
+        match f.read(&mut chunk) {
+            Ok(0) | Err(_) => break None,
+            Ok(n) if buf.len() + n <= 1 << 20 => buf.extend_from_slice(&chunk[..n]),
+            Ok(_) => break None,
+        }
+    };
+    match line {
+        Some(l) if !first.accepts_first_line(&l) => (TABLE.detect)(&l).unwrap_or(first),
+        _ => first,
     }
 }
 
@@ -48,6 +95,7 @@ pub static SEARCH: SearchTable = SearchTable {
         &crate::model::codex::search::CODEX,
         &crate::model::gemini::search::GEMINI,
         &crate::model::qwen::search::QWEN,
+        &crate::model::copilot::search::COPILOT,
         &crate::model::opencode::search::OPENCODE,
     ],
     detect: search_detect,
@@ -69,6 +117,7 @@ fn search_detect(line: &[u8], head: &LineHead) -> Option<&'static Rules> {
             }
             crate::model::claude::search::detect(line, head)
         })
+        .or_else(|| crate::model::copilot::search::detect(line, head))
         .or_else(|| crate::model::opencode::search::detect(line, head))
 }
 

@@ -19,6 +19,7 @@ pub mod agents;
 mod architecture;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod core;
 pub mod gemini;
 pub mod opencode;

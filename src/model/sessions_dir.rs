@@ -99,6 +99,15 @@ pub fn default_qwen_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| home().map(|h| h.join(".qwen/projects")))
 }
 
+/// Copilot CLI's session folders: `$COPILOT_HOME/session-state` (a leading `~`
+/// expanded), else `~/.copilot/session-state`. Each session is a folder there, named by
+/// its id, whatever its project: its lister groups them by project
+/// (`crate::model::copilot::home`).
+pub fn default_copilot_dir() -> Option<PathBuf> {
+    env_dir("COPILOT_HOME", "session-state")
+        .unwrap_or_else(|| home().map(|h| h.join(".copilot/session-state")))
+}
+
 /// opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder
 /// (`$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`). A database, not a
 /// folder: its lister lists its sessions by project ([`super::opencode::catalog`]).
@@ -128,9 +137,9 @@ pub struct Agent {
     pub catalog: Option<CatalogOf>,
 }
 
-/// Pi, Claude Code, Codex, Gemini CLI, Qwen Code and opencode, in the order a mount of
+/// Pi, Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI and opencode, in the order a mount of
 /// every agent lists them.
-pub const AGENTS: [Agent; 6] = [
+pub const AGENTS: [Agent; 7] = [
     Agent {
         folder: "pi",
         what: "Pi's sessions directory",
@@ -175,6 +184,15 @@ pub const AGENTS: [Agent; 6] = [
         dir: default_qwen_dir,
         marker: ".qwen",
         catalog: Some(crate::model::qwen::catalog::CATALOG),
+    },
+    Agent {
+        folder: "copilot",
+        what: "Copilot CLI's session-state folder",
+        var: "COPILOT_HOME",
+        program: "Copilot CLI",
+        dir: default_copilot_dir,
+        marker: ".copilot",
+        catalog: Some(crate::model::copilot::home::CATALOG),
     },
     Agent {
         folder: "opencode",
@@ -249,16 +267,18 @@ pub fn agents() -> Result<Vec<(&'static str, PathBuf)>, String> {
              nor Claude Code's projects directory {} nor Codex's sessions folder {} \
              nor Gemini CLI's sessions folder {} \
              nor Qwen Code's projects folder {} \
+             nor Copilot CLI's session-state folder {} \
              nor opencode's database {} \
              exists (PI_CODING_AGENT_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, \
-             GEMINI_CLI_HOME, QWEN_HOME and OPENCODE_DB move them); \
+             GEMINI_CLI_HOME, QWEN_HOME, COPILOT_HOME and OPENCODE_DB move them); \
              give a sessions directory or a session file",
             shown(&AGENTS[0], "~/.pi/agent/sessions"),
             shown(&AGENTS[1], "~/.claude/projects"),
             shown(&AGENTS[2], "~/.codex/sessions"),
             shown(&AGENTS[3], "~/.gemini/tmp"),
             shown(&AGENTS[4], "~/.qwen/projects"),
-            shown(&AGENTS[5], "~/.local/share/opencode/opencode.db"),
+            shown(&AGENTS[5], "~/.copilot/session-state"),
+            shown(&AGENTS[6], "~/.local/share/opencode/opencode.db"),
         ));
     }
     Ok(found)
@@ -593,6 +613,13 @@ pub fn files_of_dir(dir: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
         }
     }
     Ok(out)
+}
+
+/// The session file of `dir` when `dir` is a session of its own (a Copilot CLI session
+/// folder, `<id>/` holding `events.jsonl`): commands given such a folder read that
+/// file, as if it had been named.
+pub fn session_folder_file(dir: &Path) -> Option<PathBuf> {
+    crate::model::copilot::home::session_folder(dir)
 }
 
 #[cfg(test)]

@@ -364,7 +364,7 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
     (b.matched, b.errors)
 }
 
-/// `--sessions`: the matching sessions, newest first (last written), one line each:
+/// `--sessions`: the matching sessions, newest first (by last activity), one line each:
 /// last activity, hits, path, name; or one JSON object each with `json`.
 fn print_sessions(
     out: &mut impl Write,
@@ -397,7 +397,7 @@ fn print_sessions(
 pub const HELP: &str = "\
 Examples:
   sessionfs grep -rl parser                 every content file that mentions parser,
-                                            in all of Pi's and Claude Code's sessions
+                                            in every agent's sessions on this machine
   sessionfs grep -in 'todo:' ~/.pi/agent/sessions/--home-dev-cli--
   sessionfs grep --json -F 'cargo test' s.jsonl | jq .path
   sessionfs grep --sessions -i 'flaky test'  the sessions that mention it, newest first:

@@ -320,6 +320,8 @@ pub struct Prefilter {
     finder: Option<Regex>,
     lacks: Vec<memmem::Finder<'static>>,
     openers: Option<usize>,
+    /// Lines longer than this are candidates ([`Trigger::Longer`]).
+    longer: Option<usize>,
     /// A fragment holds a `/`.
     slash: bool,
     /// Where the format's binary content files may be, and what else decides.
@@ -342,6 +344,7 @@ impl Prefilter {
             finder: None,
             lacks: Vec::new(),
             openers: None,
+            longer: None,
             slash: false,
             binary: None,
             spill: None,
@@ -404,12 +407,14 @@ impl Prefilter {
         });
         let mut lacks = Vec::new();
         let mut openers: Option<usize> = None;
+        let mut longer: Option<usize> = None;
         triggers.extend_from_slice(rules.always);
         for t in &triggers {
             match *t {
                 Trigger::Matches(r) => alts.push(r.to_string()),
                 Trigger::Lacks(s) => lacks.push(memmem::Finder::new(s.as_bytes()).into_owned()),
                 Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
+                Trigger::Longer(n) => longer = Some(longer.map_or(n, |o| o.min(n))),
             }
         }
         let build = |p: &str, icase: bool| {
@@ -468,6 +473,7 @@ impl Prefilter {
             text,
             lacks,
             openers,
+            longer,
             slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
             fragments,
@@ -554,7 +560,8 @@ impl Prefilter {
         marks.sort_unstable();
         marks.dedup();
         // Checks that need every line.
-        if !self.lacks.is_empty() || self.openers.is_some() || self.numbers {
+        if !self.lacks.is_empty() || self.openers.is_some() || self.longer.is_some() || self.numbers
+        {
             let mut extra = Vec::new();
             let mut next_mark = marks.iter().peekable();
             let mut start = 0;
@@ -578,6 +585,7 @@ impl Prefilter {
             || self
                 .openers
                 .is_some_and(|n| line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n)
+            || self.longer.is_some_and(|n| line.len() > n)
             || (self.numbers && odd_numbers(line))
     }
 }
@@ -1205,6 +1213,12 @@ mod tests {
         assert!(
             always < codex / 10,
             "{always} of {codex} Codex entries always selected"
+        );
+        let (copilot, _, always) = get("copilot");
+        assert!(copilot > 300, "only {copilot} Copilot CLI entries checked");
+        assert!(
+            always < copilot / 10,
+            "{always} of {copilot} Copilot CLI entries always selected"
         );
     }
 

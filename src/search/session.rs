@@ -37,7 +37,9 @@ use super::pattern::Pattern;
 use super::prefilter::Prefilter;
 use super::rules::{self, Rules};
 use crate::model::core::content::{self, Content, FULL_OUTPUT};
-use crate::model::core::grep::{DirectPaths, HitMap, HitPath, HitPaths, MapBuilder, MapFormat};
+use crate::model::core::grep::{
+    DirectPaths, HitMap, HitPath, HitPaths, MapBuilder, MapFormat, PATH_MAX,
+};
 use crate::model::core::input;
 use crate::model::core::session::{LoadError, Session};
 use crate::model::sessions_dir::io_message as io_msg;
@@ -82,6 +84,9 @@ pub trait Searchable {
     fn kind(&self, i: u32) -> &str;
     /// The session's name, as its `name` file shows it.
     fn session_name(&self) -> Option<String>;
+    /// When it was last active, by the agent's own clock, and the file that says so
+    /// (`Session::last_activity`): `--sessions` sorts by it.
+    fn last_activity(&self) -> Option<(i64, PathBuf)>;
     /// Whether it is the tip of a branch, as the mount's `branches/` lists them.
     fn is_leaf(&self, i: u32) -> bool;
     /// Whether it is a piece of a turn (a dead end of parallel tool calls, a
@@ -103,6 +108,10 @@ impl Searchable for Session {
 
     fn session_name(&self) -> Option<String> {
         self.name().map(str::to_string)
+    }
+
+    fn last_activity(&self) -> Option<(i64, PathBuf)> {
+        Session::last_activity(self)
     }
 
     fn nodes_in(&self, offset: u64, len: usize) -> Vec<u32> {
@@ -131,7 +140,10 @@ impl Searchable for Session {
     }
 
     fn nodes_at(&self, sides: &[PathBuf], lines: &[(usize, u64, usize)]) -> Vec<Vec<u32>> {
-        if sides.is_empty() {
+        // A session of several files (offsets not in order) is matched through one map
+        // of every node's place, not a walk over the nodes per line (`nodes_in`): a
+        // Codex page of a million lines, all candidates, took hours that way.
+        if sides.is_empty() && !self.has_side_files() {
             return lines
                 .iter()
                 .map(|&(f, o, l)| {
@@ -183,10 +195,11 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
     // Paths compared as the file system resolves them: the index and the scan may
     // name a page differently (relative, through a link).
     let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // Each file of the index once, by its number.
     let mut files: std::collections::HashMap<u16, Option<PathBuf>> =
         std::collections::HashMap::new();
-    // Per file, its nodes by offset: (offset, len, node).
-    let mut by_file: std::collections::HashMap<PathBuf, Vec<(u64, usize, u32)>> =
+    // Per file of the index, by its number, its nodes by offset: (offset, len, node).
+    let mut by_file: std::collections::HashMap<u16, Vec<(u64, usize, u32)>> =
         std::collections::HashMap::new();
     for i in 0..s.entries().len() as u32 {
         let e = s.entry(i);
@@ -196,9 +209,9 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
         let p = files
             .entry(e.file)
             .or_insert_with(|| s.entry_file(i).map(|p| real(&p)));
-        if let Some(p) = p {
+        if p.is_some() {
             by_file
-                .entry(p.clone())
+                .entry(e.file)
                 .or_default()
                 .push((e.offset, e.len as usize, i));
         }
@@ -206,21 +219,23 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
     for v in by_file.values_mut() {
         v.sort_unstable();
     }
-    let scanned: Vec<PathBuf> = std::iter::once(real(s.path()))
+    // The index's number of each file scanned.
+    let numbers: Vec<Option<u16>> = std::iter::once(real(s.path()))
         .chain(sides.iter().map(|p| real(p)))
-        .collect();
-    // A line that shows in another entry's files (a fragment), by its file's number.
-    let number: std::collections::HashMap<PathBuf, u16> = files
-        .iter()
-        .filter_map(|(n, p)| Some((p.clone()?, *n)))
+        .map(|p| {
+            files
+                .iter()
+                .find(|(_, f)| f.as_ref() == Some(&p))
+                .map(|(&n, _)| n)
+        })
         .collect();
     lines
         .iter()
         .map(|&(f, o, l)| {
-            let Some(p) = scanned.get(f) else {
+            let Some(n) = numbers.get(f).copied().flatten() else {
                 return Vec::new();
             };
-            let Some(v) = by_file.get(p) else {
+            let Some(v) = by_file.get(&n) else {
                 return Vec::new();
             };
             let end = o + l as u64;
@@ -231,7 +246,8 @@ fn nodes_by_path(s: &Session, sides: &[PathBuf], lines: &[(usize, u64, usize)]) 
                 .filter(|&&(off, len, _)| off + len as u64 <= end)
                 .map(|&(_, _, i)| i)
                 .collect::<Vec<_>>()
-                .or_owner(|| s.line_owner(*number.get(p)?, o))
+                // A line that shows in another entry's files (a fragment).
+                .or_owner(|| s.line_owner(n, o))
         })
         .collect()
 }
@@ -369,10 +385,11 @@ pub struct SessionHits {
     /// Its path as the mount shows it (`PROJECT/SESSION`, `pi/PROJECT/SESSION`), or the
     /// file for a session file given on the command line (mounted on its own).
     pub path: String,
-    /// The session file.
+    /// The session file: for a session of several files (a Codex thread's pages), the
+    /// one its last activity is in.
     pub file: PathBuf,
     pub name: Option<String>,
-    /// When the file was last written (ms since the epoch): its last activity.
+    /// Its last activity (ms since the epoch), by the agent's own clock.
     pub last_ms: i64,
     /// Matching lines, over all its content files (as `grep -rc` would add up).
     pub hits: u64,
@@ -900,11 +917,9 @@ pub fn search_file(
     });
     let report = walk(job, search, &*s, selected, parent_text, emit);
     if search.sessions && report.hits > 0 {
-        let last_ms = std::fs::metadata(&job.path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as i64);
+        // The agent's own clock, not the file's time (a copy resets that), and for a
+        // session of several files (a Codex thread's pages) the newest of them.
+        let (last_ms, file) = s.last_activity().unwrap_or_else(|| (0, job.path.clone()));
         let path = if job.prefix.is_empty() {
             job.path.display().to_string()
         } else {
@@ -912,7 +927,7 @@ pub fn search_file(
         };
         emit(Chunk::Session(SessionHits {
             path,
-            file: job.path.clone(),
+            file,
             name: s.session_name(),
             last_ms,
             hits: report.hits,
@@ -1101,9 +1116,17 @@ fn walk(
         let kind = s.kind(i).to_string();
         for r in &results {
             let name = r.image.as_deref().unwrap_or(&kind);
+            // Past PATH_MAX, the entry's `.id/` path (see `PATH_MAX`): what the mount
+            // could open, and output that grows with the entries, not their depth.
+            let short = (dir_len + 1 + name.len() >= PATH_MAX)
+                .then(|| id_path(&job.prefix, &s.dir_name(i), name));
             path.truncate(dir_len);
             path.push(b'/');
             path.extend_from_slice(name.as_bytes());
+            let path = match &short {
+                Some(p) => p,
+                None => &path,
+            };
             let found = &r.found;
             if found.count > 0 {
                 report.matched = true;
@@ -1122,21 +1145,27 @@ fn walk(
                     let end = ends.as_ref().expect("computed with --json")[at];
                     let a = leaves.partition_point(|&p| p < at);
                     let b = leaves.partition_point(|&p| p < end);
-                    let leaf_ids: Vec<String> =
-                        leaves[a..b].iter().map(|&p| s.id(order[p].0)).collect();
+                    // At most MAX_LEAVES of them: a hit near the root of a session of
+                    // many branches would otherwise list them all, each hit again.
+                    let leaf_ids: Vec<String> = leaves[a..b]
+                        .iter()
+                        .take(MAX_LEAVES)
+                        .map(|&p| s.id(order[p].0))
+                        .collect();
                     let hit = Hit {
                         job,
                         entry: s.id(i),
                         dir_name: s.dir_name(i),
                         kind: &kind,
                         file: name,
-                        path: &path,
+                        path,
                         leaves: &leaf_ids,
+                        more_leaves: (b - a).saturating_sub(leaf_ids.len()),
                     };
                     json_hits(&mut out, &hit, &r.bytes, found);
                 }
             } else {
-                print_plain(search, &path, r, &mut out, emit);
+                print_plain(search, path, r, &mut out, emit);
             }
             if out.len() >= CHUNK {
                 emit(Chunk::Out(std::mem::take(&mut out)));
@@ -1263,10 +1292,15 @@ fn print_hit_paths(
             path.extend_from_slice(escape_id(d).as_bytes());
         }
         let dir_len = path.len();
+        let own = hp.dirs.last().map(|d| escape_id(d)).unwrap_or_default();
         for r in &rs {
             path.truncate(dir_len);
             path.push(b'/');
-            path.extend_from_slice(r.image.as_deref().unwrap_or(&hp.kind).as_bytes());
+            let name = r.image.as_deref().unwrap_or(&hp.kind);
+            path.extend_from_slice(name.as_bytes());
+            if hp.deep || path.len() >= PATH_MAX {
+                path = id_path(prefix, &own, name);
+            }
             report.matched |= r.found.count > 0;
             print_plain(search, &path, r, &mut out, emit);
             if out.len() >= CHUNK {
@@ -1361,6 +1395,22 @@ fn subtree_ends(order: &[(u32, u32)]) -> Vec<usize> {
     ends
 }
 
+/// The most leaves a `--json` hit lists (`more_leaves` counts the others).
+const MAX_LEAVES: usize = 100;
+
+/// `PREFIX/.id/DIR/FILE`: an entry's file by the path that is short at any depth.
+fn id_path(prefix: &[u8], dir: &str, file: &str) -> Vec<u8> {
+    let mut p = prefix.to_vec();
+    if !p.is_empty() {
+        p.push(b'/');
+    }
+    p.extend_from_slice(b".id/");
+    p.extend_from_slice(dir.as_bytes());
+    p.push(b'/');
+    p.extend_from_slice(file.as_bytes());
+    p
+}
+
 /// A content file with a match, for `--json`.
 struct Hit<'a> {
     job: &'a Job,
@@ -1370,25 +1420,25 @@ struct Hit<'a> {
     file: &'a str,
     path: &'a [u8],
     leaves: &'a [String],
+    /// The leaves past the first [`MAX_LEAVES`], not listed.
+    more_leaves: usize,
 }
 
 /// One JSON object per matching line (one for a binary file that matches).
 fn json_hits(out: &mut Vec<u8>, h: &Hit, bytes: &[u8], found: &Found) {
-    let session_root = String::from_utf8_lossy(&h.job.prefix);
-    let id_path = if session_root.is_empty() {
-        format!(".id/{}/{}", h.dir_name, h.file)
-    } else {
-        format!("{session_root}/.id/{}/{}", h.dir_name, h.file)
-    };
-    let base = json!({
+    let id_path = id_path(&h.job.prefix, &h.dir_name, h.file);
+    let mut base = json!({
         "session": h.job.path.to_string_lossy(),
         "entry": h.entry,
         "leaves": h.leaves,
         "kind": h.kind,
         "file": h.file,
         "path": String::from_utf8_lossy(h.path),
-        "id_path": id_path,
+        "id_path": String::from_utf8_lossy(&id_path),
     });
+    if h.more_leaves > 0 {
+        base["more_leaves"] = json!(h.more_leaves);
+    }
     let mut emit = |line: Option<u64>, text: Option<&[u8]>| {
         let mut v = base.clone();
         let m = v.as_object_mut().expect("an object");

@@ -58,6 +58,13 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
         };
         // A device or a FIFO is refused: reading it would never end, or never start.
         match input::argument(a) {
+            // A session that is a folder (Copilot CLI's): its file.
+            Ok(input::Argument::Dir) if let Some(f) = sessions_dir::session_folder_file(a) => jobs
+                .push(Job {
+                    path: f,
+                    prefix,
+                    explicit: true,
+                }),
             Ok(input::Argument::Dir) => dir_jobs(a, &prefix, &mut jobs, &mut problems),
             // A database of sessions (opencode's): its sessions, as a mount lists them.
             Ok(input::Argument::File) if sessions_dir::is_listed_root(a) => {
@@ -192,8 +199,11 @@ mod tests {
         fs::write(home.join("session_index.jsonl"), "").unwrap();
         let t = "01a2331d-9d4a-7781-acec-f35cf40a4d8b";
         let meta = r#"{"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,"type":"session_meta","payload":{"cwd":"/w/a"}}"#;
+        // A line after the session_meta: a thread of only that line is empty, and
+        // not searched (as Codex's picker does not list it).
+        let user = r#"{"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,"type":"response_item","payload":{"type":"message","role":"user","content":[]}}"#;
         let page = day.join(format!("rollout-2026-12-01T19-38-28-{t}.jsonl"));
-        fs::write(&page, format!("{meta}\n")).unwrap();
+        fs::write(&page, format!("{meta}\n{user}\n")).unwrap();
         for arg in [home.clone(), home.join("sessions")] {
             let (j, p) = jobs(&[arg]);
             assert!(p.is_empty());

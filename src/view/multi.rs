@@ -260,7 +260,16 @@ struct CatalogRoot {
     lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
     catalog: Mutex<Option<Arc<Catalog>>>,
+    /// The root folder's modification time at the last scan: a name missing from the
+    /// scan is looked for again once the folder changed (a session made a moment ago,
+    /// which the watcher has not reported yet).
+    scanned_mtime: Mutex<Option<SystemTime>>,
 }
+
+/// The watch of a session's own folder (a session whose file lies in a folder the
+/// catalog does not watch, as Copilot CLI's `<id>/events.jsonl`) reports as this bit
+/// and the session's slot, not as a folder of the view.
+const SESSION_WATCH: u32 = 1 << 31;
 
 #[derive(Clone)]
 struct Listed {
@@ -268,6 +277,10 @@ struct Listed {
     ino: u64,
     kind: FileKind,
 }
+
+/// A session's last activity as read (ms; `None`: its files hold no time), with the
+/// sizes and modification times (ns) of its files then.
+type Activity = (Vec<(u64, i64)>, Option<i64>);
 
 /// A session file, loaded or not.
 struct SlotEntry {
@@ -279,9 +292,18 @@ struct SlotEntry {
     /// The file, where it is not `container/name.jsonl` (a Codex thread's first page,
     /// a session of a database: `DB/ID`).
     file: Mutex<Option<PathBuf>>,
+    /// Its file's own folder is watched for it (see [`SESSION_WATCH`]).
+    folder_watched: AtomicBool,
     /// When the session last changed, when its listing says it (a session of a
     /// database, whose file changes with every session): its directory's mtime.
     mtime: Mutex<Option<SystemTime>>,
+    /// A session over several files (a Codex thread's pages): all of them, where its
+    /// last activity is read; empty for a session of one file.
+    files: Mutex<Vec<PathBuf>>,
+    /// The session's last activity (ms; `None`: its files hold no time) and the
+    /// sizes and modification times of its files when it was read
+    /// (`model::agents::last_activity`): its directory's time in `stat`.
+    activity: Mutex<Option<Activity>>,
     last_use: AtomicU64,
     /// The highest label number handed out for this slot, over every load.
     label_hwm: AtomicU64,
@@ -445,6 +467,7 @@ impl MultiView {
                 path: path.to_path_buf(),
                 lister,
                 catalog: Mutex::new(None),
+                scanned_mtime: Mutex::new(None),
             })),
             None => Lister::Disk,
         }
@@ -702,7 +725,10 @@ impl MultiView {
                 container_ino: c.ino,
                 name: n.clone(),
                 file: Mutex::new(None),
+                folder_watched: AtomicBool::new(false),
                 mtime: Mutex::new(None),
+                files: Mutex::new(Vec::new()),
+                activity: Mutex::new(None),
                 last_use: AtomicU64::new(0),
                 label_hwm: AtomicU64::new(0),
                 loading: Mutex::new(()),
@@ -1194,8 +1220,7 @@ impl MultiView {
         if !md.is_file() {
             return Err(Error::NotFound);
         }
-        // The listing's time where it knows better (a session of a database).
-        let mtime = e.mtime.lock().unwrap_or_else(|| mtime_of(&md));
+        let mtime = Self::session_time(e, &md);
         let (loaded, failed) = {
             let st = e.state.lock();
             (st.loaded.clone(), st.failed.is_some())
@@ -1248,11 +1273,55 @@ impl MultiView {
             slot_ino(e.num, ino::ROOT),
             FileKind::Dir,
             0,
-            e.mtime.lock().unwrap_or_else(|| mtime_of(md)),
+            Self::session_time(e, md),
             SHORT,
             access,
             false,
         )
+    }
+
+    /// A session directory's time is the session's last activity, by the agent's own
+    /// clock (the newest time its files' last lines hold: `model::core::activity`), so
+    /// that `ls -t` and `ls -l` list the newest first whatever a copy did to the files'
+    /// times; read again when a file's size or time changes, and the file's
+    /// modification time when they hold none. A listing that knows the time better
+    /// (a session of a database, whose file changes with every session) gives it.
+    fn session_time(e: &SlotEntry, md: &fs::Metadata) -> SystemTime {
+        if let Some(t) = *e.mtime.lock() {
+            return t;
+        }
+        Self::activity(e)
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+            .unwrap_or_else(|| mtime_of(md))
+    }
+
+    /// The session's last activity (see [`Self::session_time`]), kept while its files
+    /// keep their sizes and times.
+    fn activity(e: &SlotEntry) -> Option<i64> {
+        let files = {
+            let f = e.files.lock();
+            if f.is_empty() {
+                vec![e.path()]
+            } else {
+                f.clone()
+            }
+        };
+        let sig: Vec<(u64, i64)> = files
+            .iter()
+            .map(|p| {
+                fs::metadata(p)
+                    .map(|m| (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
+                    .unwrap_or((0, 0))
+            })
+            .collect();
+        if let Some((old, ms)) = &*e.activity.lock()
+            && *old == sig
+        {
+            return *ms;
+        }
+        let ms = crate::model::agents::last_activity(&files).map(|(ms, _)| ms);
+        *e.activity.lock() = Some((sig, ms));
+        ms
     }
 
     /// The mounting user's own: what this view shows of itself (the stats file, the
@@ -1406,7 +1475,9 @@ impl MultiView {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
+        let mtime = fs::metadata(&r.path).ok().map(|m| mtime_of(&m));
         let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
+        *r.scanned_mtime.lock() = mtime;
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1419,16 +1490,39 @@ impl MultiView {
         Ok(cat)
     }
 
-    /// The slots of a catalog's sessions in project `c`, their files noted.
+    /// The slots of a catalog's sessions in project `c`, their files noted. A session
+    /// whose file lies in a folder the catalog does not watch (a folder of its own, as a
+    /// Copilot CLI session's) has that folder watched for it: its changes are its own.
     fn catalog_slots(&self, c: &Arc<Container>, sessions: &[SessionRef]) -> Vec<Arc<SlotEntry>> {
         let names: Vec<OsString> = sessions.iter().map(|t| t.name.clone()).collect();
         let slots = self.slots_for(c, &names);
+        let w = self.watch.lock().clone();
+        let root = self.container(c.parent);
+        let cat = root.as_ref().and_then(|r| match &r.lister {
+            Lister::CatalogRoot(cr) => cr.catalog.lock().clone(),
+            _ => None,
+        });
         for (e, t) in slots.iter().zip(sessions) {
-            let mut f = e.file.lock();
-            if f.as_ref() != Some(&t.path) {
-                *f = Some(t.path.clone());
+            {
+                let mut f = e.file.lock();
+                if f.as_ref() != Some(&t.path) {
+                    *f = Some(t.path.clone());
+                }
+            }
+            if let (Some(w), Some(dir)) = (&w, t.path.parent())
+                && !e.folder_watched.load(Ordering::Relaxed)
+                && cat
+                    .as_ref()
+                    .is_some_and(|cat| !cat.folders.iter().any(|f| f == dir))
+                && w.watch_dir(SESSION_WATCH | e.num, dir)
+            {
+                e.folder_watched.store(true, Ordering::Relaxed);
             }
             *e.mtime.lock() = t.mtime;
+            let mut p = e.files.lock();
+            if *p != t.files {
+                *p = t.files.clone();
+            }
         }
         slots
     }
@@ -1487,6 +1581,14 @@ impl MultiView {
     /// `listing`, it was created, deleted or renamed; otherwise its content or
     /// attributes changed. Called by the watcher.
     pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
+        if container & SESSION_WATCH != 0 {
+            // In a session's own folder: that session changed (a Copilot CLI session's
+            // events.jsonl appended or rewritten, its workspace.yaml rewritten).
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
@@ -1566,6 +1668,15 @@ impl MultiView {
             self.catalog_changed_all(c, r);
             return;
         }
+        // A file of a session not listed yet (hidden: a Codex thread its picker left
+        // empty): its first line lists it.
+        let listing = listing
+            || r.lister.session_of(name).is_some_and(|s| {
+                r.catalog
+                    .lock()
+                    .as_ref()
+                    .is_some_and(|cat| cat.hidden.contains(&s))
+            });
         let mut invs = Vec::new();
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
@@ -1707,6 +1818,15 @@ impl MultiView {
 
     /// The watch on folder `container` ended (it was deleted or moved away).
     pub fn dir_gone(&self, container: u32) {
+        if container & SESSION_WATCH != 0 {
+            // A session's own folder went (or moved): the session went with it; a folder
+            // of that name made again is watched when its project is listed again.
+            if let Some(e) = self.slot(container & !SESSION_WATCH) {
+                e.folder_watched.store(false, Ordering::Relaxed);
+                self.session_changed(&e);
+            }
+            return;
+        }
         let Some(c) = self.container(container) else {
             return;
         };
@@ -1846,9 +1966,14 @@ impl MultiView {
 
     /// A fork made through the view of `e` is a new session beside it: shown now.
     fn show_created(&self, e: &SlotEntry, l: &Loaded) {
+        // A catalog's project is no folder: its root's listing changed.
+        let c = match e.container.lister {
+            Lister::CatalogProject(_) => e.container.parent,
+            _ => e.container.idx,
+        };
         for p in l.view.take_created() {
             if let Some(n) = p.file_name() {
-                self.dir_changed(e.container.idx, n, true);
+                self.dir_changed(c, n, true);
             }
         }
     }
@@ -2343,7 +2468,17 @@ impl MultiView {
             }
             _ if !matches!(c.lister, Lister::Disk) => {
                 // An agent that lists its sessions itself: the catalog decides.
-                let list = self.read_listing(c)?;
+                let mut list = self.read_listing(c)?;
+                if !list.iter().any(|l| l.name == name)
+                    && let Lister::CatalogProject(r) = &c.lister
+                    && fs::metadata(&r.path).ok().map(|m| mtime_of(&m)) != *r.scanned_mtime.lock()
+                {
+                    // A session made a moment ago (a fork, a reply at an earlier entry)
+                    // that the watcher has not reported yet: scan again now.
+                    *r.catalog.lock() = None;
+                    *c.listing.lock() = None;
+                    list = self.read_listing(c)?;
+                }
                 let l = list
                     .iter()
                     .find(|l| l.name == name)
@@ -2512,8 +2647,12 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
             "type":"session_meta","payload":{"id":thread,"cwd":cwd}});
+        // A line after the session_meta: a thread of that line alone is empty, and
+        // not listed (as Codex's picker does not list it).
+        let user = serde_json::json!({"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,
+            "type":"response_item","payload":{"type":"message","role":"user","content":[]}});
         let p = dir.join(name);
-        fs::write(&p, format!("{meta}\n")).unwrap();
+        fs::write(&p, format!("{meta}\n{user}\n")).unwrap();
         p
     }
 

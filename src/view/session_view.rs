@@ -151,6 +151,18 @@ enum Node {
     ForkedFrom,
     /// `.id/ID/forks/SESSION`: a session that continues from entry ID.
     ForkMember(u32, String),
+    /// `.id/PREFIX`: a link to the one entry whose id starts with PREFIX (as git
+    /// takes a unique prefix of a commit id).
+    IdPrefix(String),
+}
+
+/// The shortest prefix `.id/` resolves, as git's shortest abbreviation: shorter ones
+/// would resolve the names shells and tools probe for.
+const MIN_ID_PREFIX: usize = 4;
+
+/// The key of a `.id/PREFIX` link among the label numbers (labels hold no NUL).
+fn id_prefix_key(prefix: &str) -> String {
+    format!("\0prefix/{prefix}")
 }
 
 /// An entry's rendered content file and images (and the full output a Claude Code
@@ -919,6 +931,10 @@ impl SessionView {
                         .find(|(_, v)| **v == i)
                         .map(|(k, _)| k.clone());
                     match name {
+                        Some(ref n) if let Some(prefix) = n.strip_prefix("\0prefix/") => {
+                            Self::by_id_prefix(&st.s, prefix).ok_or(Error::NotFound)?;
+                            Node::IdPrefix(prefix.to_string())
+                        }
                         Some(ref n) if let Some((idx, session)) = fork_member_of_key(n) => {
                             if !self.fork_links()
                                 || !st.s.forks_at(idx).iter().any(|f| f.session == session)
@@ -1022,6 +1038,24 @@ impl SessionView {
 
     /// The entry a file name in a directory of entries (root, `.id`, a nested entry)
     /// stands for.
+    /// The one entry whose id (or name in the mount) starts with `prefix`, at least
+    /// [`MIN_ID_PREFIX`] characters; `None` when none or several do.
+    fn by_id_prefix(s: &Session, prefix: &str) -> Option<u32> {
+        if prefix.chars().count() < MIN_ID_PREFIX || prefix.contains('/') {
+            return None;
+        }
+        let mut found = None;
+        for i in 0..s.entries().len() as u32 {
+            if s.entry(i).is_node() && entry_name(s, i).starts_with(prefix) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(i);
+            }
+        }
+        found
+    }
+
     fn entry_by_name(s: &Session, name: &str, candidates: Option<u32>) -> Option<u32> {
         if let Some(id) = unescape_name(name) {
             return s.find(&id);
@@ -1164,6 +1198,28 @@ impl SessionView {
         Ok(c)
     }
 
+    /// Whether answer `idx`'s request held more than the context of the entry it
+    /// answered (`Session::request_tail`: a Codex compaction summary's request ended
+    /// with the compaction prompt). Then `.id/ID/request` and `request.json` are files
+    /// of their own, and the nested `request` links lead to them.
+    fn request_is_file(st: &State, idx: u32) -> bool {
+        st.s.request_of(idx).is_some() && !st.s.request_tail(idx).is_empty()
+    }
+
+    /// Such a request: the context of the entry answered, then what followed it.
+    fn request_ctx(&self, st: &State, idx: u32, json: bool) -> Result<Arc<Ctx>> {
+        let r = st.s.request_of(idx).ok_or(Error::NotFound)?;
+        let mut messages = st.s.context_messages(r)?;
+        messages.extend(st.s.request_tail(idx));
+        let preamble = st.s.context_preamble(r);
+        Ok(Arc::new(Ctx::new(
+            messages,
+            st.s.context_renderer(),
+            preamble,
+            json,
+        )))
+    }
+
     /// The `tree` file, rendered once per change of the session.
     /// With `hold`, a drawing made now is kept until it has been read whole (see
     /// [`TreeCache::held`]).
@@ -1188,18 +1244,6 @@ impl SessionView {
         t
     }
 
-    /// Whether the usage table was read for the file as it is now.
-    fn usage_cached(&self, st: &State) -> bool {
-        let s = &st.s;
-        let key = (
-            st.base,
-            s.generation(),
-            s.scanned_bytes(),
-            s.entries().len(),
-        );
-        self.usage.lock().as_ref().is_some_and(|(k, _)| *k == key)
-    }
-
     fn is_cost(node: &Node) -> bool {
         matches!(
             node,
@@ -1207,10 +1251,10 @@ impl SessionView {
         )
     }
 
-    /// A `cost` file's attributes. Its figures need every entry of the session read:
-    /// not something an `ls -l` should pay for. So, as `tree`'s, its size is 0 (and
-    /// not cached by the kernel) until the session's usage has been read, which
-    /// opening it (or, with no `open`, the first read) does.
+    /// A `cost` file's attributes. Its size is exact from the first `stat`: `ls -l`
+    /// reads the session's usage once (the table is then kept for every `cost` of the
+    /// session until the file changes), as `cat` would; a size of 0 until then would
+    /// read as an empty file.
     fn cost_attr(
         &self,
         st: &State,
@@ -1219,11 +1263,7 @@ impl SessionView {
         i: u64,
         access: Access,
     ) -> Result<Attr> {
-        let (size, ttl) = if self.usage_cached(st) {
-            (self.cost_bytes(st, node)?.len() as u64, SHORT)
-        } else {
-            (0, Duration::ZERO)
-        };
+        let (size, ttl) = (self.cost_bytes(st, node)?.len() as u64, SHORT);
         Ok(Attr::shown(
             i,
             FileKind::File,
@@ -1307,6 +1347,13 @@ impl SessionView {
     /// directory or from `.id/`: to the `context` of the entry it answered.
     fn request_link(&self, st: &State, idx: u32, flat: bool, json: bool) -> Result<Vec<u8>> {
         let r = st.s.request_of(idx).ok_or(Error::NotFound)?;
+        if Self::request_is_file(st, idx) {
+            if flat {
+                return Err(Error::Invalid);
+            }
+            let file = if json { "request.json" } else { "request" };
+            return Ok(self.symlink_to_id(st, idx, file));
+        }
         let file = if json { "context.json" } else { "context" };
         let id = entry_name(&st.s, r);
         Ok(if flat {
@@ -1389,6 +1436,11 @@ impl SessionView {
                 time_of(s.entry(*idx).ts),
                 SHORT,
             ),
+            // A later entry can make the prefix ambiguous: short-lived.
+            Node::IdPrefix(prefix) => {
+                let e = Self::by_id_prefix(s, prefix).ok_or(Error::NotFound)?;
+                link(entry_name(s, e).len() as u64, time_of(s.entry(e).ts), SHORT)
+            }
             Node::Label(name) => {
                 let (_, target) = s.label_entry(name).ok_or(Error::NotFound)?;
                 let t = format!("../.id/{}", entry_name(s, target));
@@ -1471,6 +1523,15 @@ impl SessionView {
                     }
                     Slot::ChildLink => link(3 + entry_name(s, idx).len() as u64, mtime, FOREVER),
                     Slot::BranchLink => link(7 + entry_name(s, idx).len() as u64, mtime, SHORT),
+                    // A request of its own (see `request_is_file`): a file in `.id/ID/`.
+                    Slot::RequestFlatLink | Slot::RequestJsonFlatLink
+                        if Self::request_is_file(st, idx) =>
+                    {
+                        let json = *slot == Slot::RequestJsonFlatLink;
+                        let c = self.request_ctx(st, idx, json)?;
+                        let len = if json { c.json().len() } else { c.text().len() };
+                        file(len as u64, mtime, false, context_ttl)
+                    }
                     // The request an answer answered never changes.
                     Slot::RequestLink
                     | Slot::RequestJsonLink
@@ -1550,12 +1611,19 @@ impl SessionView {
                         )
                     }),
             },
-            Node::IdDir => Self::entry_by_name(s, name, None).map(|e| {
-                (
+            Node::IdDir => match Self::entry_by_name(s, name, None) {
+                Some(e) => Some((
                     entry_ino(st.base, e, Slot::FlatDir),
                     Node::E(e, Slot::FlatDir),
-                )
-            }),
+                )),
+                // A unique prefix of an id: a link to the entry.
+                None => Self::by_id_prefix(s, name).map(|_| {
+                    (
+                        self.label_ino(&id_prefix_key(name)),
+                        Node::IdPrefix(name.to_string()),
+                    )
+                }),
+            },
             // Only tips are listed, but any entry resolves: a tip that just got a
             // child must not vanish between a reader's readdir and its stat.
             Node::Branches => Self::entry_by_name(s, name, None).map(|e| {
@@ -1611,7 +1679,8 @@ impl SessionView {
             | Node::Leaf
             | Node::Label(_)
             | Node::ForkedFrom
-            | Node::ForkMember(..) => {
+            | Node::ForkMember(..)
+            | Node::IdPrefix(_) => {
                 return Err(Error::NotDir);
             }
         };
@@ -1631,6 +1700,9 @@ impl SessionView {
             }
             Node::ForkedFrom => Self::forked_from_target(s)?,
             Node::ForkMember(idx, session) => Self::fork_member_target(s, idx, &session)?,
+            Node::IdPrefix(prefix) => {
+                id_of(Self::by_id_prefix(s, &prefix).ok_or(Error::NotFound)?).into_bytes()
+            }
             Node::E(idx, slot) => match slot {
                 _ if let Some(file) = slot.file_in_id() => self.symlink_to_id(&st, idx, file),
                 Slot::ParentLink => format!("../{}", id_of(s.entry(idx).parent)).into_bytes(),
@@ -1737,6 +1809,11 @@ impl SessionView {
                 let files = self.entry_files(st, idx, flat)?;
                 for (n, sl) in files {
                     let kind = match sl {
+                        Slot::RequestFlatLink | Slot::RequestJsonFlatLink
+                            if Self::request_is_file(st, idx) =>
+                        {
+                            FileKind::File
+                        }
                         Slot::EntryJsonLink
                         | Slot::ContextLink
                         | Slot::ContextJsonLink
@@ -1881,6 +1958,15 @@ impl SessionView {
                 drop(st);
                 return self.open_fork(id, mode, pid);
             }
+            // What the agent knows already cannot be written (another program holds the
+            // session): refused at `open`, which the shell reports.
+            if let WriteTarget::Reply(p) = &target {
+                let at = p.as_deref().and_then(|id| st.s.find(id));
+                if let Some((errno, why)) = st.s.reply_refusal(at) {
+                    log::warn!("{}: a reply refused: {why}", self.path.display());
+                    return Err(Error::Io(errno));
+                }
+            }
             if self.writers.fetch_add(1, Ordering::Relaxed) as usize >= MAX_WRITERS {
                 self.writers.fetch_sub(1, Ordering::Relaxed);
                 return Err(Error::TooManyOpen);
@@ -1962,6 +2048,11 @@ impl SessionView {
             | Node::E(_, Slot::Kind | Slot::Image(_) | Slot::Reply | Slot::EntryJson) => true,
             // A Claude Code context can change as lines are appended.
             Node::E(_, Slot::Context | Slot::ContextJson) => st.s.contexts_settled(),
+            Node::E(idx, Slot::RequestFlatLink | Slot::RequestJsonFlatLink)
+                if Self::request_is_file(&st, idx) =>
+            {
+                st.s.contexts_settled()
+            }
             Node::Root
             | Node::IdDir
             | Node::Branches
@@ -2010,6 +2101,12 @@ impl SessionView {
             }
             Node::E(idx, Slot::Context) => Content::Bytes(self.context(st, idx, false)?.text()),
             Node::E(idx, Slot::ContextJson) => Content::Bytes(self.context(st, idx, true)?.json()),
+            Node::E(idx, Slot::RequestFlatLink) if Self::request_is_file(st, idx) => {
+                Content::Bytes(self.request_ctx(st, idx, false)?.text())
+            }
+            Node::E(idx, Slot::RequestJsonFlatLink) if Self::request_is_file(st, idx) => {
+                Content::Bytes(self.request_ctx(st, idx, true)?.json())
+            }
             Node::Cost(_) | Node::E(_, Slot::Cost | Slot::CostJson) => {
                 bytes(self.cost_bytes(st, node)?)
             }
@@ -2592,9 +2689,7 @@ impl SessionView {
         };
         let made = match (own, planned) {
             (Some(made), _) => made,
-            (None, Some(planned)) => {
-                planned.and_then(|f| Ok(fork::write_new(&f.dir, &f.file_name, &f.bytes, mode)?))
-            }
+            (None, Some(planned)) => planned.and_then(|f| Ok(fork::write_fork(&f, mode)?)),
             (None, None) => unreachable!("a fork is planned or written"),
         };
         let (text, result) = match made {

@@ -129,7 +129,11 @@ impl Mount {
     pub fn requests(&self) -> std::collections::HashMap<String, usize> {
         let mut n = std::collections::HashMap::new();
         for line in self.stderr_text().lines() {
-            let Some(rest) = line.split_once("fuser::request] FUSE(").map(|(_, r)| r) else {
+            let Some(rest) = line
+                .split_once("fuser::request: FUSE(")
+                .or_else(|| line.split_once("fuser::request] FUSE("))
+                .map(|(_, r)| r)
+            else {
                 continue;
             };
             // `  6) ino 0x0000000000000001 LOOKUP name "tree" thread=fuser-1`

@@ -85,13 +85,15 @@ pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         })
         .unwrap_or_default();
     let mut out = Vec::new();
-    let mut first_prompt: Option<String> = None;
+    // `last-prompt` names the last prompt the user typed on the copied path, as the
+    // CLI's fork writes it (not a slash command: `/compact` is no prompt there).
+    let mut last_prompt: Option<String> = None;
     for mut v in chain {
         let Some(obj) = v.as_object_mut() else {
             continue;
         };
-        if first_prompt.is_none() {
-            first_prompt = typed_prompt(obj);
+        if let Some(p) = typed_prompt(obj) {
+            last_prompt = Some(p);
         }
         obj.insert("sessionId".into(), fresh.session_id.clone().into());
         if obj.contains_key("promptId") {
@@ -133,25 +135,45 @@ pub fn plan(s: &Session, x: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
     }
     let mut lp = Map::new();
     lp.insert("type".into(), "last-prompt".into());
-    if let Some(p) = first_prompt {
+    if let Some(p) = last_prompt {
         lp.insert("lastPrompt".into(), p.into());
     }
     lp.insert("leafUuid".into(), s.id_string(x).into());
     lp.insert("sessionId".into(), fresh.session_id.clone().into());
     out.extend_from_slice(js_stringify(&Value::Object(lp)).as_bytes());
     out.push(b'\n');
+    // Claude Code's own tally (`cost-state`): the CLI's fork starts from the source's,
+    // whatever the entry (it resumes with the source's last line), and writes it with
+    // the new session id; so does this one, so that the fork's tally goes on from there
+    // rather than from zero.
+    if let Some((mut cs, _)) = super::usage::last_cost_state_line(s)
+        && let Some(o) = cs.as_object_mut()
+    {
+        o.insert("sessionId".into(), fresh.session_id.clone().into());
+        out.extend_from_slice(js_stringify(&cs).as_bytes());
+        out.push(b'\n');
+    }
     let source = lexical_absolute(s.path())?;
     Ok(ForkFile {
         dir: source.parent().map(Path::to_path_buf).unwrap_or_default(),
         file_name: format!("{}.jsonl", fresh.session_id),
         session_id: fresh.session_id.clone(),
         bytes: out,
+        extra: Vec::new(),
     })
 }
 
 /// The text of a prompt the user typed (a user line that is not meta, a compact
-/// summary or a tool result).
+/// summary, a tool result, or a slash command and its output).
 fn typed_prompt(obj: &Map<String, Value>) -> Option<String> {
+    let t = any_prompt(obj)?;
+    let command = ["<command-name>", "<command-message>", "<local-command-"]
+        .iter()
+        .any(|c| t.trim_start().starts_with(c));
+    (!command).then_some(t)
+}
+
+fn any_prompt(obj: &Map<String, Value>) -> Option<String> {
     if obj.get("type").and_then(Value::as_str) != Some("user")
         || obj.get("isMeta").is_some_and(|m| m == true)
         || obj.get("isCompactSummary").is_some_and(|m| m == true)

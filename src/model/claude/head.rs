@@ -38,6 +38,8 @@ pub struct Head<'a> {
     pub agent_name: Field<'a>,
     pub ai_title: Field<'a>,
     pub summary: Field<'a>,
+    /// `last-prompt`'s `lastPrompt`: what the picker shows for an untitled session.
+    pub last_prompt: Field<'a>,
     /// `attachment.type`.
     pub attachment_type: Field<'a>,
     /// `message.role`, `message.id`, `message.model`.
@@ -94,6 +96,7 @@ impl<'a> Head<'a> {
             agent_name: self.agent_name.into_owned(),
             ai_title: self.ai_title.into_owned(),
             summary: self.summary.into_owned(),
+            last_prompt: self.last_prompt.into_owned(),
             attachment_type: self.attachment_type.into_owned(),
             role: self.role.into_owned(),
             msg_id: self.msg_id.into_owned(),
@@ -138,6 +141,7 @@ enum Key {
     CustomTitle,
     AgentName,
     AiTitle,
+    LastPrompt,
     Summary,
     Message,
     Attachment,
@@ -165,6 +169,7 @@ impl Key {
             "customTitle" => Key::CustomTitle,
             "agentName" => Key::AgentName,
             "aiTitle" => Key::AiTitle,
+            "lastPrompt" => Key::LastPrompt,
             "summary" => Key::Summary,
             "message" => Key::Message,
             "attachment" => Key::Attachment,
@@ -369,6 +374,7 @@ impl<'de> Visitor<'de> for HeadVisitor {
                 Key::CustomTitle => &mut h.custom_title,
                 Key::AgentName => &mut h.agent_name,
                 Key::AiTitle => &mut h.ai_title,
+                Key::LastPrompt => &mut h.last_prompt,
                 Key::Summary => &mut h.summary,
                 Key::Attachment => {
                     h.attachment_type = map.next_value_seed(TypeOnlySeed)?;

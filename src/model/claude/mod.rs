@@ -472,6 +472,9 @@ impl State {
                     explicit: is_true(&h.explicit),
                     rewound: is_true(&h.rewound),
                 });
+                if let Some(p) = h.last_prompt.as_str().filter(|p| !p.trim().is_empty()) {
+                    self.last_prompt = Some(p.to_string());
+                }
             }
             "custom-title" if truthy(&h.session_id) => {
                 self.custom_title = string(&h.custom_title);
@@ -783,10 +786,15 @@ pub fn session_json(s: &Session, st: &State) -> String {
     out
 }
 
-/// Claude Code's title rule (`_2e`): `agent-name` ‖ `custom-title` (the line, else
-/// the side file `custom-title.json`) ‖ `ai-title` ‖ the
-/// `summary` of the leaf ‖ the first prompt of the current chain ‖ the first 8
-/// characters of the session id; XML-like tags removed, trimmed.
+/// The name Claude Code's picker (`claude --resume`) shows: `agent-name` ‖
+/// `custom-title` (the line, else the side file `custom-title.json`) ‖ `ai-title` ‖ the
+/// `summary` of the leaf ‖ the last prompt typed (`lastPrompt` of the last
+/// `last-prompt` line that has one: the picker showed it, not the first prompt, for an
+/// untitled session, measured with 2.1.332 in `tests/fixtures/claude-332/pickers`) ‖
+/// the first prompt of the current chain (a file without `last-prompt` lines, as older
+/// releases wrote them: Claude Code's title rule `_2e`) ‖ the first 8 characters of
+/// the session id; XML-like tags removed, trimmed, on one line of at most 200
+/// characters.
 pub fn title(s: &Session, st: &State) -> Option<String> {
     let pick = |o: &Option<String>| o.as_ref().filter(|t| !t.is_empty()).cloned();
     let leaf = s.leaf();
@@ -806,6 +814,11 @@ pub fn title(s: &Session, st: &State) -> Option<String> {
         .or_else(|| pick(&st.title_file))
         .or_else(|| pick(&st.ai_title))
         .or_else(|| summary.filter(|x| !x.is_empty()))
+        .or_else(|| {
+            let p = st.last_prompt.as_deref()?;
+            let stripped = strip_tags(&one_line_200(p)).trim().to_string();
+            (!stripped.is_empty()).then_some(stripped)
+        })
         .or_else(|| {
             let p = first_prompt(s, st)?;
             let stripped = strip_tags(&p).trim().to_string();

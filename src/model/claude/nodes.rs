@@ -111,6 +111,9 @@ pub struct State {
     pub agent_name: Option<String>,
     pub custom_title: Option<String>,
     pub ai_title: Option<String>,
+    /// The `lastPrompt` of the last `last-prompt` line that has one: the last prompt
+    /// typed, which Claude Code's picker shows for a session without a title.
+    pub last_prompt: Option<String>,
     /// `customTitle` of the side file `<sessionId>/custom-title.json` (2.1.332 writes
     /// it with `/rename` and `/branch NAME`), and the file's identity when read.
     pub title_file: Option<String>,

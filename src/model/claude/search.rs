@@ -87,6 +87,8 @@ const HOOK_CONTEXT: &[Trigger] = ty!("hook_additional_context");
 const HOOK_STOPPED: &[Trigger] = ty!("hook_stopped_continuation");
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
+/// An entry of more values than a line may hold parsed (`input::check_values`).
+const TOO_MANY: &[Trigger] = &[Trigger::Longer(crate::model::core::input::COUNTED_FROM)];
 
 /// Claude Code's KIND files (`super::render`, `super::api`).
 const DECORATIONS: &[Decoration] = &[
@@ -282,6 +284,12 @@ const DECORATIONS: &[Decoration] = &[
     d(": recursion limit exceeded at line ", TOO_DEEP),
     d(" column ", TOO_DEEP),
     d("; its raw line is in entry.json]", TOO_DEEP),
+    // an entry of too many values to be built (`input::check_values`)
+    d("[this entry cannot be shown: line ", TOO_MANY),
+    d(": ", TOO_MANY),
+    d(" values, more than a line may hold parsed (", TOO_MANY),
+    d("; --max-line raises it)", TOO_MANY),
+    d("; its raw line is in entry.json]", TOO_MANY),
 ];
 
 /// Numbers the renderer computes: image numbers and sizes, a turn's duration, the
@@ -295,6 +303,7 @@ const DERIVED_NUMBERS: &[Trigger] = &[
     m(r#""(?:new_)?file""#),
     m(r#""todo_reminder""#),
     Trigger::Openers(128),
+    Trigger::Longer(crate::model::core::input::COUNTED_FROM),
 ];
 
 /// Claude Code's session files (no header; recognised by their first line as the

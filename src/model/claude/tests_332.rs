@@ -199,7 +199,8 @@ fn custom_title_json_names_the_session() {
     let (t, p) = prefix(SDK_ENDED, 40);
     let text = std::fs::read_to_string(&p).unwrap();
     let mut s = Session::open(&p).unwrap();
-    assert_eq!(s.name(), Some("[[REW1]] First question: pick a colour."));
+    // Untitled: the last prompt typed (`last-prompt`), as Claude Code's picker shows it.
+    assert_eq!(s.name(), Some("[[REW3]] Third question: one more colour."));
     let side = t.path().join("50cee541-76fb-4ed6-a159-76f22b85d42a");
     std::fs::create_dir(&side).unwrap();
     let title = side.join("custom-title.json");
@@ -230,7 +231,7 @@ fn custom_title_json_names_the_session() {
     std::fs::write(&p, &text).unwrap();
     std::fs::write(&title, b"{not json").unwrap();
     let s = Session::open(&p).unwrap();
-    assert_eq!(s.name(), Some("[[REW1]] First question: pick a colour."));
+    assert_eq!(s.name(), Some("[[REW3]] Third question: one more colour."));
     // The fixture's own side file, with its `custom-title` lines.
     let s = Session::open(dir().join(TUI)).unwrap();
     assert_eq!(s.name(), Some("TUI rewind demo"));

@@ -143,6 +143,13 @@ pub fn record(v: &Value, prices: &Prices) -> Option<Record> {
 
 /// The last `cost-state` line of the session file, read as Claude Code wrote it.
 pub fn cost_state(s: &Session) -> Option<CostState> {
+    let (v, lines) = last_cost_state_line(s)?;
+    Some(cost_state_of(&v, lines))
+}
+
+/// The last `cost-state` line of the session file as written (in its key order), and
+/// how many the file holds.
+pub fn last_cost_state_line(s: &Session) -> Option<(Value, u32)> {
     // Through the descriptor the session was indexed from (no second open).
     let mut buf = vec![0u8; usize::try_from(s.scanned_bytes()).ok()?];
     s.read_exact_at(&mut buf, 0).ok()?;
@@ -168,7 +175,10 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
         lines += 1;
         last = Some(v);
     }
-    let v = last?;
+    Some((last?, lines))
+}
+
+fn cost_state_of(v: &Value, lines: u32) -> CostState {
     let mut tokens = Tokens::default();
     let mut models = Vec::new();
     if let Some(mu) = v.get("modelUsage").and_then(Value::as_object) {
@@ -184,7 +194,7 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
             ));
         }
     }
-    Some(CostState {
+    CostState {
         cost: v.get("totalCostUSD").and_then(Value::as_f64).unwrap_or(0.0),
         tokens,
         models,
@@ -193,5 +203,5 @@ pub fn cost_state(s: &Session) -> Option<CostState> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         lines,
-    })
+    }
 }

@@ -15,12 +15,22 @@
 //! the node before in the page, a page's first node under the last node of its base
 //! prefix, so the pages of one thread are siblings where their bases split.
 //!
-//! **Memory.** The agent keeps [`Codex`], the store's parsed model of those pages
-//! (every line's JSON value), and rebuilds it when a page grows or appears: the
-//! contexts, the leaf (the current page, `state_5.sqlite`) and the renderings all
-//! read it. That is bounded by the thread's own pages and their bases (never the
-//! whole home), about three times their bytes. Parsing lines on demand from the
-//! core's byte ranges instead is the next step for very large threads.
+//! **Memory.** The agent keeps [`Codex`], the store's index of those pages: byte
+//! ranges and what the tree needs of each line, never a line's bytes (see
+//! [`super::page`]). A line is read from its page when something needs it: an entry's
+//! content through the core's sources, the lines of a context or of the usage table
+//! through the store's reader; a compressed page streams through its decompressor
+//! ([`super::zst`]), never held whole. The state of Codex's database the agent keeps
+//! is that of the threads it shows ([`State::load_for`]), never the whole `threads`
+//! table. All of it is counted in [`Agent::heap_bytes`], which a sessions mount holds
+//! against `--max-index-memory`.
+//!
+//! **Failure.** Nothing a page holds can take the process down: lines longer than
+//! `--max-line` are passed over (`check` names them), a page that cannot be read
+//! (unreadable, a decompression bomb, a window too large) is a problem of the session
+//! and its lines are missing, and every buffer whose size comes from a file is
+//! allocated fallibly (`core::input::grow`), so that memory that cannot be had is an
+//! error of the session (`ERROR` in a sessions mount) rather than Rust's abort.
 //!
 //! **Live.** [`Agent::sources_moved`] looks at the pages indexed (grown, cut, gone to
 //! their other form), the thread's day folders and today's (a new page: a TUI rewind,
@@ -30,7 +40,7 @@
 
 use super::context::{context_at, preamble_at};
 use super::files::{self, PageFile, PageName, Root};
-use super::page::{self, Line, LineKind, Lines};
+use super::page::{self, Rec};
 use super::store::{Codex, NodeIx, Page, Problem};
 use super::{render, session, state::State};
 use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
@@ -39,7 +49,7 @@ use crate::model::core::format::Format;
 use crate::model::core::id::IdKey;
 use crate::model::core::reply::{AppendError, NewEntry, Write};
 use crate::model::core::session::{
-    LoadError, NIL, NO_TIME, ProblemKind, Session, Severity, Source, SourceData,
+    LoadError, NIL, ProblemKind, Session, Severity, Source, SourceData,
 };
 use crate::model::core::text::Image;
 use crate::model::core::usage::prices::Prices;
@@ -131,8 +141,6 @@ pub struct CodexThread {
     entry_of: Vec<u32>,
     /// Pages indexed, by page id.
     pages: HashMap<String, Indexed>,
-    /// `payload.id` → entry.
-    aliases: HashMap<String, u32>,
     name: String,
     session_json: Vec<u8>,
     /// The database's signature when read (size, mtime of the db and its WAL).
@@ -157,7 +165,7 @@ impl CodexThread {
         self.node_of[i as usize]
     }
 
-    fn line(&self, i: u32) -> &Line {
+    fn line(&self, i: u32) -> &Rec {
         self.codex.node_line(self.node_of[i as usize])
     }
 
@@ -228,25 +236,13 @@ impl CodexThread {
     }
 
     /// The page files of the session: the thread's pages, and the pages their
-    /// histories read, each with its bytes (or why it could not be read).
+    /// histories read, each indexed (or why it could not be read).
     fn read_pages(&mut self, main: &Path) -> Result<Vec<Page>, LoadError> {
         // A compressed page Codex has made plain (§8): the plain one is read, and
         // followed, from now on.
         let main = &match files::other_form(main) {
             Some(plain) if self.main_compressed && !main.exists() && plain.exists() => plain,
             _ => main.to_path_buf(),
-        };
-        let main_bytes = if self.main_compressed {
-            // Codex may have made it plain since (§8): then that is read.
-            files::read_page(main)?
-        } else {
-            // The session file itself (a link to it is followed, as for any agent's).
-            let mut out = Vec::new();
-            io::Read::read_to_end(
-                &mut crate::model::core::input::open_regular(main)?,
-                &mut out,
-            )?;
-            out
         };
         let main_name = main
             .file_name()
@@ -256,9 +252,8 @@ impl CodexThread {
             Some(n) => n,
             // A rollout file renamed: its thread id from its `session_meta`.
             None => {
-                let lines = page::parse(&main_bytes);
-                let id = lines
-                    .meta
+                let id = files::first_line(main, crate::model::core::input::max_line() as u64)
+                    .and_then(|l| page::SessionMeta::of_line(&l))
                     .map(|m| m.thread_id)
                     .filter(|id| !id.is_empty())
                     .ok_or_else(|| LoadError::NotASession {
@@ -269,7 +264,7 @@ impl CodexThread {
                     ts: String::new(),
                     thread_id: id.clone(),
                     page_id: id,
-                    compressed: false,
+                    compressed: self.main_compressed,
                 }
             }
         };
@@ -286,26 +281,23 @@ impl CodexThread {
             self.known_pool()
         };
         pool.remove(&main_name.page_id);
-        // The lines read before, kept: a page that grew is parsed from where it
+        // The indexes read before, kept: a page that grew is read on from where it
         // ended. (Nothing below fails: the store is rebuilt from them.)
-        let mut old: HashMap<PathBuf, Page> = std::mem::take(&mut self.codex.pages)
+        let mut old: HashMap<PathBuf, page::Index> = std::mem::take(&mut self.codex.pages)
             .into_iter()
             .filter(|p| p.read_error.is_none())
-            .map(|p| (p.file.path.clone(), p))
+            .map(|p| (p.file.path, p.index))
             .collect();
         let main_file = PageFile {
             path: main.to_path_buf(),
             name: main_name.clone(),
         };
-        let mut out = vec![match old.remove(main) {
-            Some(p) => read_more(p, main_file),
-            None => Page {
-                file: main_file,
-                lines: page::parse(&main_bytes),
-                read_error: None,
-            },
-        }];
-        drop(main_bytes);
+        let first = load(&mut old, main_file);
+        if let Some(e) = &first.read_error {
+            // The opened page itself cannot be read: the session cannot be shown.
+            return Err(LoadError::Io(io::Error::other(e.clone())));
+        }
+        let mut out = vec![first];
         let mine: Vec<String> = pool.ids_of_thread(&self.thread_id);
         for id in mine {
             if let Some(f) = pool.remove(&id) {
@@ -316,7 +308,7 @@ impl CodexThread {
         let mut k = 0;
         while k < out.len() {
             let base = out[k]
-                .lines
+                .index
                 .meta
                 .as_ref()
                 .and_then(|m| m.history_base.as_ref())
@@ -426,67 +418,11 @@ impl Pool {
     }
 }
 
-/// Page `f`: its lines read before (caught up with what was appended since), or read
-/// now.
-fn load(old: &mut HashMap<PathBuf, Page>, f: PageFile) -> Page {
-    match old.remove(&f.path) {
-        Some(p) => read_more(p, f),
-        None => read_whole(f),
-    }
-}
-
-fn read_whole(file: PageFile) -> Page {
-    match files::read_page(&file.path) {
-        Ok(b) => Page {
-            file,
-            lines: page::parse(&b),
-            read_error: None,
-        },
-        Err(e) => Page {
-            file,
-            lines: Lines::default(),
-            read_error: Some(e.to_string()),
-        },
-    }
-}
-
-/// Page `p` read before, caught up: unchanged, or its appended lines parsed from the
-/// end of its last complete line; read whole when it shrank or is compressed.
-fn read_more(mut p: Page, file: PageFile) -> Page {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(size) = std::fs::metadata(&file.path).map(|m| m.len()) else {
-        return read_whole(file);
-    };
-    if file.name.compressed || size < p.lines.len {
-        return read_whole(file);
-    }
-    p.file = file;
-    if size == p.lines.len {
-        return p;
-    }
-    let from = p.lines.torn_tail.map_or(p.lines.len, |(a, _)| a);
-    let mut buf = Vec::new();
-    let read = files::open_page(&p.file.path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(from))?;
-        f.read_to_end(&mut buf)
-    });
-    if read.is_err() {
-        return read_whole(p.file);
-    }
-    let more = page::parse(&buf);
-    let first = p.lines.lines.len();
-    for (k, mut l) in more.lines.into_iter().enumerate() {
-        l.start += from;
-        l.end += from;
-        l.number = first + k + 1;
-        if p.lines.meta.is_none() && l.kind == LineKind::SessionMeta {
-            p.lines.meta = super::page::SessionMeta::from_payload(l.payload());
-        }
-        p.lines.lines.push(l);
-    }
-    p.lines.torn_tail = more.torn_tail.map(|(a, b)| (a + from, b + from));
-    p.lines.len = from + more.len;
-    p
+/// Page `f`: its index read before, caught up with what was appended since (a plain
+/// page that only grew), or read now.
+fn load(old: &mut HashMap<PathBuf, page::Index>, f: PageFile) -> Page {
+    let before = old.remove(&f.path);
+    Page::read_on(f, before)
 }
 
 fn dev_ino_size(p: &Path) -> Option<((u64, u64), u64)> {
@@ -504,6 +440,7 @@ fn problem_kind(p: &Problem) -> (u32, ProblemKind) {
         Problem::BrokenLine { line, .. } => (*line as u32, "codex-broken-line"),
         Problem::TornTail { .. } => (0, "codex-torn-line"),
         Problem::MissingOrdinal { line, .. } => (*line as u32, "codex-missing-ordinal"),
+        Problem::TooLong { line, .. } => (*line as u32, "codex-line-too-long"),
     };
     (
         line,
@@ -557,8 +494,18 @@ impl Agent for CodexThread {
                 h.join("archived_sessions"),
             ]);
         }
-        let state = self.home.as_deref().map(State::load).unwrap_or_default();
-        self.codex = Codex::build_parsed(pages, state);
+        // The state of the threads shown (this one, the threads whose pages its
+        // history reads), not the whole table.
+        let state = match self.home.as_deref() {
+            Some(h) => {
+                let mut ids: Vec<&str> = pages.iter().map(|p| p.thread_id()).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                State::load_for(h, &ids)
+            }
+            None => State::default(),
+        };
+        self.codex = Codex::build(pages, state);
         let Some(t) = self.codex.thread(&self.thread_id) else {
             return Err(LoadError::NotASession {
                 line: 1,
@@ -567,7 +514,10 @@ impl Agent for CodexThread {
         };
         self.t = t;
         let nodes = self.codex.thread_nodes(t);
-        let in_session: HashSet<NodeIx> = nodes.iter().copied().collect();
+        let mut in_session = vec![false; self.codex.nodes.len()];
+        for &n in &nodes {
+            in_session[n] = true;
+        }
         // Sources: the opened page is 0; the others by page id.
         let main_page = self
             .codex
@@ -605,8 +555,7 @@ impl Agent for CodexThread {
                 continue;
             }
             let data = if p.file.name.compressed {
-                let bytes = files::read_page(&p.file.path).unwrap_or_default();
-                SourceData::Bytes(p.file.path.clone(), Arc::from(bytes))
+                SourceData::Reader(p.file.path.clone(), Arc::new(CompressedPage))
             } else {
                 SourceData::File(p.file.path.clone())
             };
@@ -633,27 +582,25 @@ impl Agent for CodexThread {
             );
         }
         // Entries: the nodes not indexed yet, in pre-order (a parent before its
-        // children, so that appended nodes link one at a time).
+        // children, so that appended nodes link one at a time). Per node its entry.
+        self.entry_of = vec![NIL; self.codex.nodes.len()];
         for &n in &nodes {
             let id = self.codex.id(n);
-            let key = s.ids.intern(id);
-            if s.find_key(key).is_some() {
+            let key = s.ids.intern(&id);
+            if let Some(i) = s.find_key(key) {
+                self.entry_of[n] = i;
                 continue;
             }
             let parent = match self.codex.parent(n) {
-                Some(p) if in_session.contains(&p) => s.ids.intern(self.codex.id(p)),
+                Some(p) if in_session[p] => s.ids.intern(&self.codex.id(p)),
                 _ => IdKey::NONE,
             };
             let r = self.codex.nodes[n];
+            let (ty, kind_name) = self.codex.kind_key(n);
+            let kind = s.kinds.intern_named(&ty, &kind_name, &kind_name);
             let line = self.codex.line(r);
-            let ts = line
-                .timestamp()
-                .and_then(crate::model::core::js::js_date_ms)
-                .unwrap_or(NO_TIME);
-            let (ty, kind_name) = render::kind_key(line);
-            let kind = s.kinds.intern_named(ty, &kind_name, &kind_name);
             let idx = s.entries.len() as u32;
-            let line_no = line.number as u32;
+            let line_no = u32::try_from(line.number).unwrap_or(u32::MAX);
             s.register_id(key, idx, line_no);
             s.push_entry(
                 line.start,
@@ -661,26 +608,20 @@ impl Agent for CodexThread {
                 line_no,
                 key,
                 parent,
-                ts,
+                line.ts,
                 kind,
                 0,
             );
             if let Some(&src) = page_source.get(&r.page) {
                 s.entries[idx as usize].file = src;
             }
+            self.entry_of[n] = idx;
         }
-        // Per entry its node, per node its entry, aliases.
-        self.entry_of = vec![NIL; self.codex.nodes.len()];
-        self.node_of = Vec::with_capacity(s.entries.len());
-        self.aliases.clear();
-        for i in 0..s.entries.len() as u32 {
-            let n = self.codex.find(&s.id_string(i)).unwrap_or(usize::MAX);
-            self.node_of.push(n);
-            if n != usize::MAX {
-                self.entry_of[n] = i;
-                if let Some(pid) = self.codex.node_line(n).payload_id() {
-                    self.aliases.insert(pid.to_string(), i);
-                }
+        // Per entry its node.
+        self.node_of = vec![usize::MAX; s.entries.len()];
+        for (n, &i) in self.entry_of.iter().enumerate() {
+            if i != NIL {
+                self.node_of[i as usize] = n;
             }
         }
         // What `check` reports: the store's problems of these pages.
@@ -693,23 +634,39 @@ impl Agent for CodexThread {
                 | Problem::BaseCycle { page }
                 | Problem::BrokenLine { page, .. }
                 | Problem::TornTail { page, .. }
+                | Problem::TooLong { page, .. }
                 | Problem::MissingOrdinal { page, .. } => Some(page.as_str()),
                 Problem::Unreadable { .. } => None,
             };
             if page.is_some_and(|pg| !own_pages.contains(pg)) {
                 continue;
             }
-            // The core reports the opened page's torn last line itself.
+            // The core reports the opened page's torn last line and its lines too long
+            // itself.
             if !self.main_compressed
-                && matches!(p, Problem::TornTail { page, .. } if Some(page) == main_page.as_ref())
+                && matches!(p, Problem::TornTail { page, .. } | Problem::TooLong { page, .. }
+                    if Some(page) == main_page.as_ref())
             {
                 continue;
             }
             let (line, what) = problem_kind(p);
             s.note(line, Severity::Warning, what);
         }
+        if self.codex.more_problems > 0 {
+            s.note(
+                0,
+                Severity::Warning,
+                ProblemKind::Agent {
+                    code: "codex-more-problems",
+                    what: format!(
+                        "{} more problems in the thread's pages, not listed",
+                        self.codex.more_problems
+                    ),
+                },
+            );
+        }
         self.name = session::name(&self.codex, t);
-        let mut j = serde_json::to_vec(&session::session_json(&self.codex, t))
+        let mut j = serde_json::to_vec(&session::session_json(&self.codex, t)?)
             .map_err(|e| LoadError::Io(io::Error::other(e)))?;
         j.push(b'\n');
         self.session_json = j;
@@ -773,8 +730,8 @@ impl Agent for CodexThread {
         false
     }
 
-    fn render(&self, _s: &Session, i: u32, _v: &Value) -> (String, Vec<Image>) {
-        let r = render::line_text(self.line(i));
+    fn render(&self, _s: &Session, i: u32, v: &Value) -> (String, Vec<Image>) {
+        let r = render::node_text(self.line(i).kind, &v["payload"]);
         let images = r
             .images
             .into_iter()
@@ -786,24 +743,31 @@ impl Agent for CodexThread {
         (r.text, images)
     }
 
-    fn preview(&self, _s: &Session, i: u32, _v: &Value) -> String {
-        render::preview(self.line(i))
+    fn preview(&self, _s: &Session, i: u32, v: &Value) -> String {
+        render::node_preview(
+            self.line(i).kind,
+            &v["payload"],
+            self.line(i).compaction_output,
+        )
     }
 
     /// The request's `input` (the base instructions apart, see
     /// [`Agent::context_preamble`]).
     fn context_messages(&self, _s: &Session, i: u32) -> io::Result<Vec<Value>> {
-        let c = context_at(&self.codex, self.node_of[i as usize]);
+        let c = context_at(&self.codex, self.node_of[i as usize])?;
         Ok(c.input)
     }
 
     fn context_preamble(&self, _s: &Session, i: u32) -> Option<String> {
         // Only the first page's instructions and the history's error: the items were
         // built for `context.json` already.
-        let (instructions, error) = preamble_at(&self.codex, self.node_of[i as usize]);
+        let (instructions, error) = match preamble_at(&self.codex, self.node_of[i as usize]) {
+            Ok(p) => p,
+            Err(e) => return Some(format!("[the instructions cannot be read: {e}]\n\n")),
+        };
         let mut s = String::new();
         if let Some(ins) = instructions {
-            s.push_str("[instructions]\n");
+            s.push_str("## instructions\n");
             s.push_str(&ins);
             s.push_str("\n\n");
         }
@@ -820,14 +784,31 @@ impl Agent for CodexThread {
     /// A model output (an assistant message, reasoning, a tool call) answered the
     /// request made after the last input item before its response's first output.
     fn request_of(&self, s: &Session, i: u32) -> Option<u32> {
-        if !super::usage::is_output(self.line(i)) {
+        let out = |i: u32| super::usage::is_output(&self.codex, self.node_of[i as usize]);
+        if !out(i) {
             return None;
         }
+        // A compaction summary answered the whole history before it, the last answer
+        // included, and the compaction prompt (see `request_tail`).
+        if self.line(i).compaction_output {
+            let p = s.entry(i).parent;
+            return (p != NIL).then_some(p);
+        }
         let mut cur = s.entry(i).parent;
-        while cur != NIL && super::usage::is_output(self.line(cur)) {
+        while cur != NIL && out(cur) {
             cur = s.entry(cur).parent;
         }
         (cur != NIL).then_some(cur)
+    }
+
+    /// A compaction summary's request held Codex's compaction prompt after the history
+    /// (measured: `tests/fixtures/codex/pickers/compact-requests`, §5.3).
+    fn request_tail(&self, _s: &Session, i: u32) -> Vec<Value> {
+        if self.line(i).compaction_output {
+            vec![super::context::compaction_prompt_item()]
+        } else {
+            Vec::new()
+        }
     }
 
     fn alias(&self, _i: u32) -> Option<&str> {
@@ -835,7 +816,9 @@ impl Agent for CodexThread {
     }
 
     fn find_alias(&self, id: &str) -> Option<u32> {
-        self.aliases.get(id).copied()
+        let n = self.codex.find_alias(id)?;
+        let e = *self.entry_of.get(n)?;
+        (e != NIL).then_some(e)
     }
 
     fn build_line(
@@ -940,13 +923,39 @@ impl Agent for CodexThread {
     }
 
     fn heap_bytes(&self) -> usize {
-        // The parsed lines dominate: about three times the bytes of the pages.
-        let bytes: u64 = self.codex.pages.iter().map(|p| p.lines.len).sum();
-        bytes as usize * 3
+        self.codex.heap_bytes()
             + self.node_of.capacity() * 8
             + self.entry_of.capacity() * 4
-            + self.aliases.len() * 64
+            + self.pages.len() * (std::mem::size_of::<Indexed>() + 160)
             + self.session_json.capacity()
+            + self.name.capacity()
+            + self
+                .dirs
+                .iter()
+                .map(|d| d.as_os_str().len() + 24)
+                .sum::<usize>()
+    }
+
+    /// The thread's own pages: its activity is the newest line of any of them (a
+    /// rewind page, or an older page a reply went on from), never a parent's page a
+    /// fork reads.
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        let pages: Vec<PathBuf> = self
+            .codex
+            .threads
+            .get(self.t)
+            .map(|t| {
+                t.pages
+                    .iter()
+                    .map(|&p| self.codex.pages[p].file.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if pages.is_empty() {
+            vec![s.path().to_path_buf()]
+        } else {
+            pages
+        }
     }
 
     fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {
@@ -977,10 +986,13 @@ impl CodexThread {
         }
         let r = self.codex.nodes[n];
         let page = &self.codex.pages[r.page];
-        let line = self.codex.line(r);
+        let line = *self.codex.line(r);
         let point = super::write::Point {
             page: page.file.path.clone(),
             ordinal: line.ordinal.and_then(|o| u64::try_from(o).ok()),
+            // An entry a fork inherited lies on its parent's page: the reply continues
+            // this thread (the fork) all the same.
+            thread: Some(self.thread_id.clone()),
         };
         let w =
             super::write::reply(&point, text, &super::write::Options::default()).map_err(|e| {
@@ -1000,6 +1012,17 @@ impl CodexThread {
     }
 }
 
+/// A compressed page as a core source: its lines decompressed as far as each read
+/// needs ([`super::zst::Pages`]).
+#[derive(Debug)]
+struct CompressedPage;
+
+impl crate::model::core::session::ReadRange for CompressedPage {
+    fn read_range(&self, path: &Path, offset: u64, len: u32) -> io::Result<Vec<u8>> {
+        super::zst::Pages::read(path, offset, len as usize)
+    }
+}
+
 /// `image-N.png` → `png` (a core image's extension).
 fn ext_of(name: &str) -> &'static str {
     match name.rsplit('.').next().unwrap_or("") {
@@ -1011,11 +1034,12 @@ fn ext_of(name: &str) -> &'static str {
     }
 }
 
-/// The readable `context` after the preamble: each item as its KIND file reads.
+/// The readable `context` after the preamble: each item under `## KIND`, as its KIND
+/// file reads (the headings every agent's `context` has).
 fn render_items(items: &[Value]) -> String {
     let mut s = String::new();
     for v in items {
-        s.push_str(&format!("[{}]\n", render::item_kind(v)));
+        s.push_str(&format!("## {}\n", render::item_kind(v)));
         s.push_str(&render::item_text(v).text);
         if !s.ends_with('\n') {
             s.push('\n');

@@ -122,6 +122,10 @@ pub struct ThreadRef {
     /// The file the thread is opened from: a plain page (the first page when it is
     /// plain), else its earliest page: opening any page opens the whole thread.
     pub path: PathBuf,
+    /// Every page of the thread (one file per page, the plain one when both forms
+    /// exist), oldest first: where its last activity is read
+    /// (`crate::model::core::activity`).
+    pub pages: Vec<PathBuf>,
 }
 
 /// Every thread under a `sessions/` folder, by project.
@@ -133,12 +137,37 @@ pub struct Catalog {
     pub project_of: HashMap<OsString, OsString>,
     /// Every folder holding pages, or folders that do (to watch).
     pub folders: Vec<PathBuf>,
+    /// Threads not listed because they are empty ([`is_empty_thread`]); a change of
+    /// their page (the first prompt) makes them listed.
+    pub empty: std::collections::HashSet<OsString>,
+}
+
+/// What a page's first line says that a listing needs, kept per page: its `cwd` and,
+/// for a plain page whose first line is surely a `session_meta` line, that line's
+/// length.
+#[derive(Debug, Clone, Default)]
+struct First {
+    cwd: Option<String>,
+    meta_len: Option<u64>,
 }
 
 /// Lists `sessions/` folders, remembering the first lines it has read.
 #[derive(Debug, Default)]
 pub struct Scanner {
-    cwd: Mutex<HashMap<PathBuf, Option<String>>>,
+    cwd: Mutex<HashMap<PathBuf, First>>,
+}
+
+/// An empty thread: one plain page that holds its `session_meta` line and nothing
+/// else. Codex leaves one when its picker starts a new thread and the user quits
+/// before a prompt (measured with Codex 0.171.0: `tests/fixtures/codex/pickers`); it
+/// writes no `threads` row for it, so `codex resume` does not list it, and neither does
+/// the mount, `sessionfs grep` or `sessionfs usage`. The first prompt makes it a thread
+/// like any other.
+fn is_empty_thread(pages: &[(PathBuf, PageName)], meta_len: Option<u64>) -> bool {
+    match (pages, meta_len) {
+        ([(p, n)], Some(len)) if !n.compressed => fs::metadata(p).is_ok_and(|m| m.len() == len),
+        _ => false,
+    }
 }
 
 /// How deep pages lie below `sessions/` (`YYYY/MM/DD`).
@@ -157,31 +186,44 @@ impl Scanner {
             folders.push(archived.clone());
             walk(&archived, DEPTH, &mut pages, &mut folders);
         }
-        // Per thread: the file to open it from.
-        let mut best: HashMap<String, (PathBuf, PageName)> = HashMap::new();
+        // Per thread: its pages (one file per page, plain preferred), and the file to
+        // open it from.
+        let mut by_thread: HashMap<String, Vec<(PathBuf, PageName)>> = HashMap::new();
         for (p, n) in pages {
-            let better = match best.get(&n.thread) {
-                None => true,
-                Some((_, b)) => rank(&n) < rank(b),
-            };
-            if better {
-                best.insert(n.thread.clone(), (p, n));
+            let v = by_thread.entry(n.thread.clone()).or_default();
+            match v.iter_mut().find(|(_, o)| o.page == n.page) {
+                Some(o) if o.1.compressed && !n.compressed => *o = (p, n),
+                Some(_) => {}
+                None => v.push((p, n)),
+            }
+        }
+        let mut best: HashMap<String, PathBuf> = HashMap::new();
+        for (t, v) in &mut by_thread {
+            v.sort_by(|a, b| (&a.1.stamp, &a.1.page).cmp(&(&b.1.stamp, &b.1.page)));
+            if let Some((p, _)) = v.iter().min_by(|a, b| rank(&a.1).cmp(&rank(&b.1))) {
+                best.insert(t.clone(), p.clone());
             }
         }
         let mut cat = Catalog {
             folders,
             ..Catalog::default()
         };
-        self.read_cwds(best.values().map(|(p, _)| p.as_path()));
-        for (thread, (path, _)) in best {
-            let cwd = self.cwd_of(&path).unwrap_or_default();
-            let project = project_name(&cwd);
+        self.read_cwds(best.values().map(|p| p.as_path()));
+        for (thread, path) in best {
+            let first = self.first_of(&path);
+            let pages = by_thread.remove(&thread).unwrap_or_default();
             let id = OsString::from(thread);
+            if is_empty_thread(&pages, first.meta_len) {
+                cat.empty.insert(id);
+                continue;
+            }
+            let project = project_name(first.cwd.as_deref().unwrap_or_default());
             cat.project_of.insert(id.clone(), project.clone());
-            cat.projects
-                .entry(project)
-                .or_default()
-                .push(ThreadRef { id, path });
+            cat.projects.entry(project).or_default().push(ThreadRef {
+                id,
+                path,
+                pages: pages.into_iter().map(|(p, _)| p).collect(),
+            });
         }
         for v in cat.projects.values_mut() {
             v.sort_by(|a, b| a.id.cmp(&b.id));
@@ -201,11 +243,11 @@ impl Scanner {
         if todo.len() < 64 || threads < 2 {
             return;
         }
-        let found: Vec<Vec<(&Path, Option<String>)>> = std::thread::scope(|s| {
+        let found: Vec<Vec<(&Path, First)>> = std::thread::scope(|s| {
             let per = todo.len().div_ceil(threads);
             let handles: Vec<_> = todo
                 .chunks(per)
-                .map(|c| s.spawn(move || c.iter().map(|&p| (p, read_cwd(p))).collect()))
+                .map(|c| s.spawn(move || c.iter().map(|&p| (p, read_first(p))).collect()))
                 .collect();
             handles
                 .into_iter()
@@ -215,20 +257,20 @@ impl Scanner {
         let mut known = self.cwd.lock();
         for (p, c) in found.into_iter().flatten() {
             // A page whose first line is not complete yet is read again next time.
-            if c.is_some() {
+            if c.cwd.is_some() {
                 known.insert(p.to_path_buf(), c);
             }
         }
     }
 
-    /// The `cwd` of the page at `path`'s `session_meta` line (cached).
-    fn cwd_of(&self, path: &Path) -> Option<String> {
+    /// What the page at `path`'s `session_meta` line says (cached).
+    fn first_of(&self, path: &Path) -> First {
         if let Some(c) = self.cwd.lock().get(path) {
             return c.clone();
         }
-        let c = read_cwd(path);
+        let c = read_first(path);
         // A page whose first line is not complete yet is read again next time.
-        if c.is_some() {
+        if c.cwd.is_some() {
             self.cwd.lock().insert(path.to_path_buf(), c.clone());
         }
         c
@@ -278,12 +320,14 @@ impl crate::model::core::catalog::Lister for Lister {
                             name: t.id,
                             path: t.path,
                             mtime: None,
+                            files: t.pages,
                         })
                         .collect();
                     (p, v)
                 })
                 .collect(),
             folders: cat.folders,
+            hidden: cat.empty,
         })
     }
 
@@ -338,8 +382,18 @@ fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &
 /// The `cwd` of a page's first line (a compressed page's decompressed as far as that
 /// line, §8); `None` for a first line not complete yet, or one that is not a
 /// `session_meta` line.
+#[cfg(test)]
 fn read_cwd(path: &Path) -> Option<String> {
     super::head::head(path).cwd.clone()
+}
+
+/// What a page's first line says (see [`First`]).
+fn read_first(path: &Path) -> First {
+    let h = super::head::head(path);
+    First {
+        cwd: h.cwd.clone(),
+        meta_len: h.meta_len,
+    }
 }
 
 #[cfg(test)]
@@ -417,12 +471,47 @@ mod tests {
     }
 
     fn page(dir: &Path, name: &str, cwd: &str) -> PathBuf {
+        let p = empty_page(dir, name, cwd);
+        let user = serde_json::json!({"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,
+            "type":"response_item","payload":{"type":"message","role":"user",
+            "content":[{"type":"input_text","text":"hi"}]}});
+        let mut f = fs::OpenOptions::new().append(true).open(&p).unwrap();
+        std::io::Write::write_all(&mut f, format!("{user}\n").as_bytes()).unwrap();
+        p
+    }
+
+    /// A page of its `session_meta` line alone.
+    fn empty_page(dir: &Path, name: &str, cwd: &str) -> PathBuf {
         fs::create_dir_all(dir).unwrap();
         let p = dir.join(name);
         let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
             "type":"session_meta","payload":{"id":T,"cwd":cwd}});
         fs::write(&p, format!("{meta}\n")).unwrap();
         p
+    }
+
+    // An empty thread (one page of its session_meta alone: Codex's picker left it,
+    // and does not list it) is not listed; its first prompt lists it.
+    #[test]
+    fn empty_threads_are_not_listed_until_their_first_line() {
+        let home = tempfile::tempdir().unwrap();
+        let day = home.path().join("sessions/2026/12/01");
+        let e = empty_page(
+            &day,
+            &format!("rollout-2026-12-01T19-38-28-{T}.jsonl"),
+            "/p/a",
+        );
+        let sc = Scanner::default();
+        let cat = sc.scan(&home.path().join("sessions")).unwrap();
+        assert!(cat.projects.is_empty(), "{:?}", cat.projects);
+        assert!(cat.empty.contains(OsStr::new(T)));
+        // Its first line after the session_meta lists it.
+        let user = "{\"timestamp\":\"2026-12-01T19:38:29.000Z\",\"ordinal\":1,\"type\":\"response_item\"}\n";
+        let mut f = fs::OpenOptions::new().append(true).open(&e).unwrap();
+        std::io::Write::write_all(&mut f, user.as_bytes()).unwrap();
+        let cat = sc.scan(&home.path().join("sessions")).unwrap();
+        assert_eq!(cat.projects[OsStr::new("-p-a")][0].id, T);
+        assert!(cat.empty.is_empty());
     }
 
     #[test]
@@ -459,7 +548,11 @@ mod tests {
             cat.projects[OsStr::new("-p-a")],
             [ThreadRef {
                 id: T.into(),
-                path: first
+                path: first.clone(),
+                pages: vec![
+                    first,
+                    later.join(format!("rollout-2026-12-02T10-00-00-{T}_{P}.jsonl"))
+                ],
             }]
         );
         assert_eq!(cat.projects[OsStr::new("-q")][0].path, alone);

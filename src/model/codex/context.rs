@@ -22,10 +22,32 @@
 //! Codex's ids. Everything else of the item is Codex's.
 
 use serde_json::{Map, Value, json};
+use std::io;
 
 use super::page::LineKind;
 use super::render;
 use super::store::{Codex, History, NodeIx, Problem};
+
+/// The user message Codex 0.171.0 sends after the history to ask for a compaction
+/// summary (`/compact`, or the automatic compaction before a turn), with no tools; it
+/// writes it nowhere, so a summary's `request` adds it to the context of the entry
+/// before the summary. The text is the one the real CLI sent
+/// (`tests/fixtures/codex/pickers/compact-requests/`, §5.3).
+pub const COMPACTION_PROMPT: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION. \
+Create a handoff summary for another LLM that will resume the task.\n\nInclude:\n\
+- Current progress and key decisions made\n- Important context, constraints, or user \
+preferences\n- What remains to be done (clear next steps)\n- Any critical data, \
+examples, or references needed to continue\n\nBe concise, structured, and focused on \
+helping the next LLM seamlessly continue the work.\n";
+
+/// [`COMPACTION_PROMPT`] as the request's item.
+pub fn compaction_prompt_item() -> Value {
+    serde_json::json!({
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": COMPACTION_PROMPT}],
+    })
+}
 
 /// The key Codex keeps in the file and never sends (§5.1).
 pub const INTERNAL_KEY: &str = "internal_chat_message_metadata_passthrough";
@@ -81,20 +103,27 @@ pub fn sent_payload(p: &Value) -> Value {
     }
 }
 
-/// The context Codex sends after node `n` (§5).
-pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
+/// The context Codex sends after node `n` (§5). Its lines are read from the pages, in
+/// order (a compressed page streams on through its decompressor).
+pub fn context_at(codex: &Codex, n: NodeIx) -> io::Result<Context> {
     let history = codex.history_at(n);
     let mut items: Vec<Value> = Vec::new();
-    for r in &history.lines {
-        let line = codex.line(*r);
+    let mut reader = codex.reader();
+    for r in history.lines() {
+        let line = codex.line(r);
         match line.kind {
             LineKind::ResponseItem
-                if line.timestamp().is_some() && SENT_TYPES.contains(&line.payload_type()) =>
+                if line.has_ts
+                    && codex
+                        .payload_type(r)
+                        .is_some_and(|t| SENT_TYPES.contains(&t)) =>
             {
-                items.push(sent_payload(line.payload()));
+                let mut v = reader.value(r)?;
+                items.push(sent_payload(&v["payload"].take()));
             }
             LineKind::Compacted => {
-                if let Some(rh) = line.payload()["replacement_history"].as_array() {
+                let v = reader.value(r)?;
+                if let Some(rh) = v["payload"]["replacement_history"].as_array() {
                     items = rh.iter().map(sent_payload).collect();
                 }
             }
@@ -102,28 +131,31 @@ pub fn context_at(codex: &Codex, n: NodeIx) -> Context {
         }
     }
     let (input, inserted) = insert_aborted(items);
-    Context {
+    Ok(Context {
         input,
         inserted,
-        instructions: instructions_of(codex, &history),
+        instructions: instructions_of(codex, &history)?,
         error: history.error,
-    }
+    })
 }
 
 /// The base instructions and the history's error at node `n`: what the readable
 /// context shows before the items, without building the items.
-pub fn preamble_at(codex: &Codex, n: NodeIx) -> (Option<String>, Option<Problem>) {
+pub fn preamble_at(codex: &Codex, n: NodeIx) -> io::Result<(Option<String>, Option<Problem>)> {
     let history = codex.history_at(n);
-    (instructions_of(codex, &history), history.error)
+    Ok((instructions_of(codex, &history)?, history.error))
 }
 
-/// The base instructions of the history's first page (§5.5).
-fn instructions_of(codex: &Codex, history: &History) -> Option<String> {
-    history
-        .lines
-        .first()
-        .and_then(|r| codex.pages[r.page].lines.meta.as_ref())
-        .and_then(|m| m.base_instructions.clone())
+/// The base instructions of the history's first page (§5.5), read from its
+/// `session_meta` line.
+fn instructions_of(codex: &Codex, history: &History) -> io::Result<Option<String>> {
+    let Some(p) = history.runs.iter().find(|r| r.1 > 0).map(|r| r.0) else {
+        return Ok(None);
+    };
+    Ok(codex
+        .meta_payload(p)?
+        .as_ref()
+        .and_then(super::page::instructions_of))
 }
 
 /// Adds an `aborted` output right after every `function_call` without an output (§5.2).
@@ -177,12 +209,12 @@ impl Context {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         if let Some(i) = &self.instructions {
-            s.push_str("[instructions]\n");
+            s.push_str("## instructions\n");
             s.push_str(i);
             s.push_str("\n\n");
         }
         for v in &self.input {
-            s.push_str(&format!("[{}]\n", render::item_kind(v)));
+            s.push_str(&format!("## {}\n", render::item_kind(v)));
             s.push_str(&render::item_text(v).text);
             if !s.ends_with('\n') {
                 s.push('\n');

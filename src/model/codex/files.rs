@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use super::open::open_page;
+
 /// What a page's file name says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageName {
@@ -343,18 +345,15 @@ pub fn dedupe(found: Vec<PageFile>) -> Vec<PageFile> {
         .collect()
 }
 
-/// The most a compressed page may expand to. Real pages are megabytes; a decompression
-/// bomb must not take the machine's memory with it.
-pub const MAX_DECOMPRESSED: u64 = 1 << 30;
-
-/// Reads a page's bytes, decompressing a `.jsonl.zst`. When the named file is gone, the
-/// other form is tried: Codex swaps a page between plain and compressed without notice
-/// (§1, §8).
+/// Reads a page's bytes whole, decompressing a `.jsonl.zst` (at most to its
+/// allowance, `zst::allowance`). When the named file is gone, the other form is tried:
+/// Codex swaps a page between plain and compressed without notice (§1, §8). For tests
+/// and tools only: the index never holds a page (`page::Index::read`).
 pub fn read_page(path: &Path) -> io::Result<Vec<u8>> {
-    read_page_bounded(path, MAX_DECOMPRESSED)
+    read_page_bounded(path, u64::MAX)
 }
 
-/// [`read_page`] with an explicit bound on the decompressed size.
+/// [`read_page`], failing past `limit` bytes (and past a compressed page's allowance).
 pub fn read_page_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     match read_one(path, limit) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => match other_form(path) {
@@ -380,56 +379,35 @@ pub fn other_form(path: &Path) -> Option<PathBuf> {
     })
 }
 
-/// Opens a page: only a regular file, never waiting (a FIFO named like a page), and
-/// inside its `sessions/` (or `archived_sessions/`) folder when it lies in one (which
-/// may itself be a link; a link out of it is not followed, see
-/// [`crate::model::core::input::open_beneath`]).
-pub fn open_page(path: &Path) -> io::Result<fs::File> {
-    let folder = path.ancestors().skip(1).find(|a| {
-        a.file_name()
-            .is_some_and(|n| n == "sessions" || n == "archived_sessions")
-    });
-    match folder {
-        Some(f) => crate::model::core::input::open_beneath(f, path),
-        None => crate::model::core::input::open_regular(path),
-    }
-}
-
 fn read_one(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let f = open_page(path)?;
+    let len = f.metadata()?.len();
     let compressed = path.extension().is_some_and(|e| e == "zst");
-    let mut file = open_page(path)?;
+    let too_big = |limit: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: holds more than {limit} bytes", path.display()),
+        )
+    };
     if !compressed {
+        if len > limit {
+            return Err(too_big(limit));
+        }
         let mut out = Vec::new();
-        file.read_to_end(&mut out)?;
+        crate::model::core::input::grow(&mut out, len as usize)?;
+        out.clear();
+        (&f).take(limit).read_to_end(&mut out)?;
         return Ok(out);
     }
-    decompress(file, limit)
+    decompress(f, limit.min(super::zst::allowance(len)))
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// Decompresses a zstd stream (all its frames, as `zstd -d` does), failing past `limit`
 /// bytes.
 pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
-    let mut src = io::BufReader::new(src);
     let mut out = Vec::new();
-    loop {
-        if io::BufRead::fill_buf(&mut src)?.is_empty() {
-            break;
-        }
-        let dec = ruzstd::decoding::StreamingDecoder::new(&mut src).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("not a zstd page: {e}"))
-        })?;
-        let room = limit + 1 - out.len() as u64;
-        dec.take(room).read_to_end(&mut out)?;
-        if out.len() as u64 > limit {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "decompresses to more than {limit} bytes; decompress it by hand (zstd -d) to read it"
-                ),
-            ));
-        }
-    }
+    super::zst::Stream::new(src, limit).read_to_end(&mut out)?;
     Ok(out)
 }
 
@@ -438,11 +416,10 @@ pub fn decompress(src: impl Read, limit: u64) -> io::Result<Vec<u8>> {
 /// `\n` within them. What the catalog (`cwd`) and the agents' table (is it Codex?)
 /// need of a page, without reading the rest.
 pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
-    let f = open_page(path).ok()?;
     let src: Box<dyn Read> = if path.extension().is_some_and(|e| e == "zst") {
-        Box::new(ruzstd::decoding::StreamingDecoder::new(io::BufReader::new(f)).ok()?)
+        Box::new(super::zst::Stream::open(path).ok()?)
     } else {
-        Box::new(f)
+        Box::new(open_page(path).ok()?)
     };
     let mut r = src.take(max);
     // Read as far as the line goes, not much further: a `session_meta` line is some
@@ -451,7 +428,7 @@ pub fn first_line(path: &Path, max: u64) -> Option<Vec<u8>> {
     let mut searched = 0;
     loop {
         if line.len() == line.capacity() {
-            line.reserve(line.capacity());
+            line.try_reserve(line.capacity()).ok()?;
         }
         let end = line.len();
         let room = line.capacity() - end;

@@ -9,7 +9,7 @@
 //! holds the base instructions (about 20 KB), but `forked_from_id` comes before them
 //! (key order, §2): a short prefix of each first page tells whether it is a fork of
 //! this thread, and only those are read to the end of their first line. A compressed
-//! first page is decompressed (bounded) for the same test.
+//! first page is decompressed as far as its first line for the same test.
 
 use std::collections::HashMap;
 use std::io::{self, Read};
@@ -82,7 +82,9 @@ pub fn forks_of(codex: &Codex, t: usize, root: &Root) -> Vec<Fork> {
 /// thread's `forked_from_id`).
 fn fork_meta(f: &PageFile, needle: &[u8]) -> io::Result<Option<SessionMeta>> {
     let head = if f.name.compressed {
-        files::read_page_bounded(&f.path, MAX_META)?
+        files::first_line(&f.path, MAX_META).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "no first line within 4 MiB")
+        })?
     } else {
         let mut buf = vec![0; PREFIX];
         let mut file = files::open_page(&f.path)?;
@@ -127,7 +129,7 @@ fn origin(codex: &Codex, meta: &SessionMeta) -> Option<NodeIx> {
     let hb = meta.history_base.as_ref()?;
     let p = codex.page(&hb.page_id)?;
     let h = codex.history(p, Some(hb.end_byte_offset));
-    h.lines.iter().rev().find_map(|r| codex.node_of(*r))
+    h.lines().rev().find_map(|r| codex.node_of(r))
 }
 
 /// A thread's project folder in a mount: its first page's `cwd`, named as the catalog
@@ -181,17 +183,15 @@ impl Links {
                 _ => {
                     let mut map = ByPoint::new();
                     for f in forks_of(codex, t, &Root::Home(home.to_path_buf())) {
-                        map.entry(codex.id(f.node).to_string())
-                            .or_default()
-                            .push(SessionLink {
-                                session: f.thread,
-                                folder: Some(
-                                    super::catalog::project_name(&f.cwd)
-                                        .to_string_lossy()
-                                        .into_owned(),
-                                ),
-                                entry: None,
-                            });
+                        map.entry(codex.id(f.node)).or_default().push(SessionLink {
+                            session: f.thread,
+                            folder: Some(
+                                super::catalog::project_name(&f.cwd)
+                                    .to_string_lossy()
+                                    .into_owned(),
+                            ),
+                            entry: None,
+                        });
                     }
                     let map = Arc::new(map);
                     *found = Some((Instant::now(), map.clone()));
@@ -199,7 +199,7 @@ impl Links {
                 }
             }
         };
-        map.get(codex.id(n)).cloned().unwrap_or_default()
+        map.get(&codex.id(n)).cloned().unwrap_or_default()
     }
 }
 

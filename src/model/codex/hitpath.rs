@@ -21,7 +21,7 @@
 //! the directories from the ids given here, as the mount does.
 
 use super::{files, head, page, render, store};
-use crate::model::core::grep::HitPath;
+use crate::model::core::grep::{HitPath, PATH_MAX};
 use crate::model::core::input::{self, Line};
 use crate::model::core::kind::KindTable;
 use std::collections::HashSet;
@@ -71,6 +71,8 @@ pub fn paths(path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option<
     let end = last.0 + last.1 as u64;
     let mut out = Vec::with_capacity(hits.len());
     let mut chain: Vec<String> = Vec::new();
+    // The bytes of the ids of `chain`'s nodes from the root, each with its slash.
+    let mut depth_bytes = 0usize;
     let mut seen = HashSet::new();
     let mut kinds = KindTable::default();
     let mut number = 1usize;
@@ -85,18 +87,26 @@ pub fn paths(path: &Path, f: &File, hits: &[(u64, usize)]) -> io::Result<Option<
             let src: Arc<[u8]> = Arc::from(bytes);
             let line = page::parse_line(&src, 0, bytes.len() + 1, number);
             if line.kind.is_node() {
-                chain.push(store::point_id(&name.page_id, &line, &mut seen));
+                let id = store::point_id(&name.page_id, &line, &mut seen);
+                depth_bytes += id.len() + 1;
+                if depth_bytes >= PATH_MAX {
+                    // Past PATH_MAX a hit is printed by its own id only (`HitPath`):
+                    // the chain need not be kept.
+                    chain.clear();
+                }
+                chain.push(id);
                 let (ty, kind) = render::kind_key(&line);
                 let k = kinds.intern_named(ty, &kind, &kind);
                 while next < hits.len() && hits[next].0 < offset {
                     next += 1;
                 }
                 if next < hits.len() && hits[next] == (offset, bytes.len()) {
-                    out.push(HitPath {
-                        hit: next,
-                        dirs: chain.clone(),
-                        kind: kinds.name(k).to_string(),
-                    });
+                    out.push(HitPath::of_chain(
+                        next,
+                        chain.iter().cloned(),
+                        depth_bytes,
+                        kinds.name(k).to_string(),
+                    ));
                     next += 1;
                 }
             }
@@ -238,11 +248,15 @@ mod tests {
             let mut want = Vec::new();
             for i in order {
                 if let Some(hit) = nodes.iter().position(|n| *n == Some(i)) {
-                    want.push(HitPath {
+                    let dirs: Vec<String> =
+                        s.path_to(i).into_iter().map(|j| raw_name(&s, j)).collect();
+                    let bytes = dirs.iter().map(|d| d.len() + 1).sum();
+                    want.push(HitPath::of_chain(
                         hit,
-                        dirs: s.path_to(i).into_iter().map(|j| raw_name(&s, j)).collect(),
-                        kind: s.kind_name(i).to_string(),
-                    });
+                        dirs.into_iter(),
+                        bytes,
+                        s.kind_name(i).to_string(),
+                    ));
                 }
             }
             prop_assert_eq!(got, want);

@@ -38,6 +38,7 @@ pub mod files;
 pub mod forks;
 pub mod head;
 pub mod hitpath;
+pub mod open;
 pub mod page;
 pub mod render;
 pub mod search;
@@ -46,6 +47,7 @@ pub mod state;
 pub mod store;
 pub mod usage;
 pub mod write;
+pub mod zst;
 
 #[cfg(test)]
 mod compressed_tests;
@@ -58,4 +60,4 @@ mod usage_tests;
 
 pub use context::{Context, context_at};
 pub use files::{PageFile, PageName, Root};
-pub use store::{Codex, History, LineRef, NodeIx, PageIx, Problem, Thread};
+pub use store::{Codex, History, LineRef, NodeIx, PageIx, Problem, Reader, Thread};

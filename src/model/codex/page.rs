@@ -3,15 +3,33 @@
 //! Every line is compact JSON ending in `\n`: `{timestamp, ordinal, type, payload
 //! [, metadata]}` (CODEX-FORMAT §2). Only complete lines count: a last line without its
 //! `\n` is being written (or was torn by a crash) and Codex itself skips it (§10), so it
-//! is kept apart as [`Page::torn_tail`] rather than guessed at. A line that is not JSON
-//! is kept as [`LineKind::Broken`] so that `check` can name it, and skipped everywhere
-//! else, as Codex skips it.
+//! is kept apart as [`Index::torn_tail`] rather than guessed at. A line that is not JSON
+//! is counted as damaged so that `check` can name it, and skipped everywhere else, as
+//! Codex skips it.
+//!
+//! **An index of byte ranges.** A page is read once, a bounded buffer at a time
+//! (`core::input`: a line longer than `--max-line` is passed without being held, a
+//! compressed page streams out of its decompressor, [`super::zst`]), and what is kept
+//! of it is an [`Index`]: per line that matters ([`Rec`]) where it lies and what the
+//! tree, the contexts and the usage table ask of it without reading it (its kind,
+//! ordinal, time, and the payload's `type` and `role`, interned). Lines that are no
+//! entry and no accounting (`world_state`, most `event_msg`s, unknown types, damaged
+//! lines) keep nothing but their count. A line's JSON is read again from the file when
+//! something needs it (`store::Codex::read`), one line at a time. So what a page costs
+//! is its index, some 60 bytes a kept line, plus, while a line is read, that line.
+//!
+//! [`Line`] is one line read whole, with its bytes, parsed when first asked: what the
+//! renderers and the search take.
 
-use serde_json::{Map, Value};
+use crate::model::core::input;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 /// What a line is, by its `type` (§2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
     SessionMeta,
     /// Sent to the model (§5.1); a tree node (§3.4).
@@ -23,13 +41,13 @@ pub enum LineKind {
     WorldState,
     TokenUsageRecord,
     /// A `type` this reader does not know: ignored, as Codex ignores it (§10).
-    Other(String),
+    Other,
     /// Not a JSON object.
     Broken,
 }
 
 impl LineKind {
-    fn of(t: &str) -> LineKind {
+    pub fn of(t: &str) -> LineKind {
         match t {
             "session_meta" => LineKind::SessionMeta,
             "response_item" => LineKind::ResponseItem,
@@ -38,7 +56,7 @@ impl LineKind {
             "turn_context" => LineKind::TurnContext,
             "world_state" => LineKind::WorldState,
             "token_usage_record" => LineKind::TokenUsageRecord,
-            other => LineKind::Other(other.to_string()),
+            _ => LineKind::Other,
         }
     }
 
@@ -82,7 +100,12 @@ impl Line {
                 return Value::Null;
             }
             let len = (self.end - self.start - 1) as usize;
-            match serde_json::from_slice(&self.src[self.at..self.at + len]) {
+            let bytes = &self.src[self.at..self.at + len];
+            // Too many values to build (`input::check_values`): as if it had none.
+            if input::check_values(bytes).is_err() {
+                return Value::Null;
+            }
+            match serde_json::from_slice(bytes) {
                 Ok(v @ Value::Object(_)) => v,
                 // The line was checked when it was read.
                 _ => Value::Null,
@@ -118,6 +141,12 @@ impl Line {
     pub fn timestamp(&self) -> Option<&str> {
         self.head.timestamp.as_deref()
     }
+
+    /// The line's bytes, without its `\n` (for a look at a key without building its
+    /// value).
+    pub fn bytes(&self) -> &[u8] {
+        &self.src[self.at..self.at + (self.end - self.start - 1) as usize]
+    }
 }
 
 /// `session_meta.history_base` (§3.1).
@@ -151,11 +180,7 @@ pub struct SessionMeta {
     pub parent_thread_id: Option<String>,
     pub forked_from_id: Option<String>,
     pub forked_from_ordinal_exclusive: Option<i64>,
-    /// `base_instructions.text`: the first item Codex sends (§5.5).
-    pub base_instructions: Option<String>,
     pub history_base: Option<HistoryBase>,
-    /// The whole payload, for `session.json`.
-    pub payload: Map<String, Value>,
 }
 
 impl SessionMeta {
@@ -192,19 +217,37 @@ impl SessionMeta {
             forked_from_ordinal_exclusive: obj
                 .get("forked_from_ordinal_exclusive")
                 .and_then(Value::as_i64),
-            base_instructions: obj
-                .get("base_instructions")
-                .and_then(|b| b["text"].as_str())
-                .map(str::to_string),
             history_base,
-            payload: obj.clone(),
         })
+    }
+
+    /// The fields of the `session_meta` line `bytes` (without its `\n`), when it is one.
+    pub fn of_line(bytes: &[u8]) -> Option<SessionMeta> {
+        SessionMeta::from_payload(&payload_of_meta_line(bytes)?)
     }
 
     /// Whether the thread is a subagent's (§6).
     pub fn is_subagent(&self) -> bool {
         self.source.get("subagent").is_some() || self.thread_source.as_deref() == Some("subagent")
     }
+}
+
+/// The `payload` of a `session_meta` line (without its `\n`), as the page parser reads
+/// it; `None` for another line.
+pub fn payload_of_meta_line(bytes: &[u8]) -> Option<Value> {
+    input::check_values(bytes).ok()?;
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(mut v) if v["type"] == "session_meta" => Some(v["payload"].take()),
+        _ => None,
+    }
+}
+
+/// `base_instructions.text` of a `session_meta` payload: the first item Codex sends
+/// (§5.5).
+pub fn instructions_of(payload: &Value) -> Option<String> {
+    payload["base_instructions"]["text"]
+        .as_str()
+        .map(str::to_string)
 }
 
 /// A parsed page file.
@@ -369,6 +412,330 @@ mod check {
             }
             Ok(p)
         }
+    }
+}
+
+/// A line of a page as the [`Index`] keeps it: where it lies and what is asked of it
+/// without reading it. Never its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Rec {
+    /// Byte range in the page's (decompressed) bytes, the `\n` included in `end`.
+    pub start: u64,
+    pub end: u64,
+    /// 1-based line number in the page file.
+    pub number: u64,
+    pub ordinal: Option<i64>,
+    /// `timestamp` as a JavaScript date (ms), `NO_TIME` when it is none.
+    pub ts: i64,
+    /// Whether the line has a string `timestamp` (Codex ignores a line without, §10).
+    pub has_ts: bool,
+    pub kind: LineKind,
+    /// The point id takes the line number: no ordinal, or one the page used before
+    /// (`store::point_id`); set by the store.
+    pub by_line: bool,
+    /// `payload.type` and `payload.role` in the page's symbols (0: not a string).
+    ty: u32,
+    role: u32,
+    /// A user message Codex wrote itself ([`is_meta_user`]): its KIND is `meta`.
+    pub meta_user: bool,
+    /// An assistant message answering a compaction request
+    /// (`render::is_compaction_output`): its KIND is `compaction_summary`.
+    pub compaction_output: bool,
+    /// `payload.id` hashed ([`alias_hash`]), 0 when it is not a string.
+    pub alias: u64,
+    /// The store's node for this line (`NO_NODE`: none).
+    pub node: u32,
+}
+
+/// Texts Codex puts in user-role messages itself (§2, §5.3, §5.6, §6).
+const META_PREFIXES: &[&str] = &[
+    "<environment_context>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "Another language model started to solve this problem",
+];
+
+/// The text blocks of a message's `content` (`input_text`/`output_text`).
+pub fn message_texts(p: &Value) -> Vec<&str> {
+    p["content"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// Whether a user message was written by Codex rather than typed.
+pub fn is_meta_user(p: &Value) -> bool {
+    let texts = message_texts(p);
+    let Some(first) = texts.first() else {
+        return false;
+    };
+    let t = first.trim_start();
+    META_PREFIXES.iter().any(|m| t.starts_with(m))
+}
+
+/// A `payload.id` as the index keeps it: a hash (keyed per process, so that no file
+/// can be made to collide), never 0. A match is checked against the line itself.
+pub fn alias_hash(id: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static KEYS: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+    let mut h = KEYS.get_or_init(Default::default).build_hasher();
+    h.write(id.as_bytes());
+    h.finish() | 1
+}
+
+/// [`Rec::node`] of a line that is no node.
+pub const NO_NODE: u32 = u32::MAX;
+
+/// The `event_msg` types something reads: the turn (`task_started`), the model
+/// (`thread_settings_applied`) and the accounting (`token_count`).
+const READ_EVENTS: &[&str] = &["task_started", "token_count", "thread_settings_applied"];
+
+/// What is wrong with a line, for `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Damage {
+    /// Not a JSON object (Codex skips it, §10).
+    Broken { line: u64 },
+    /// Longer than `--max-line`: skipped, never held.
+    TooLong { line: u64, bytes: u64 },
+}
+
+/// The most damaged lines an index lists (the others are counted).
+pub const MAX_DAMAGE: usize = 1000;
+
+/// Strings a page's lines share (`payload.type`, `payload.role`), each kept once.
+#[derive(Debug, Clone, Default)]
+struct Syms {
+    names: Vec<Box<str>>,
+    by_name: HashMap<Box<str>, u32>,
+}
+
+impl Syms {
+    fn intern(&mut self, s: Option<&str>) -> u32 {
+        let Some(s) = s else { return 0 };
+        if let Some(&k) = self.by_name.get(s) {
+            return k;
+        }
+        self.names.push(s.into());
+        let k = self.names.len() as u32;
+        self.by_name.insert(s.into(), k);
+        k
+    }
+
+    fn get(&self, k: u32) -> Option<&str> {
+        k.checked_sub(1).map(|i| &*self.names[i as usize])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.names.iter().map(|n| 2 * (n.len() + 40)).sum()
+    }
+}
+
+/// A page's index: its lines by byte range (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    /// The lines kept, in file order: entries (`response_item`, `compacted`) and what
+    /// the turn and the usage table read (`turn_context`, `token_usage_record`, the
+    /// `event_msg`s of [`READ_EVENTS`]).
+    pub recs: Vec<Rec>,
+    /// The first `session_meta` line's fields (the page's first line in Codex's files).
+    pub meta: Option<SessionMeta>,
+    /// That line's byte range (its `\n` included).
+    pub meta_range: Option<(u64, u64)>,
+    /// Bytes after the last `\n` (a line being written, or torn).
+    pub torn_tail: Option<(u64, u64)>,
+    /// The torn tail is longer than `--max-line`: its end is searched for from where
+    /// it was left when the page grows.
+    pub long_tail: bool,
+    /// Bytes read: the end of the last complete line.
+    pub len: u64,
+    /// Complete lines read.
+    pub lines: u64,
+    /// Damaged lines, the first [`MAX_DAMAGE`] of them, and how many more.
+    pub damage: Vec<Damage>,
+    pub more_damage: u64,
+    syms: Syms,
+}
+
+impl Index {
+    /// Takes the page's next complete line in (lines come in file order).
+    pub fn push(&mut self, line: input::Line<'_>) {
+        self.lines += 1;
+        let number = self.lines;
+        let (bytes, offset) = match line {
+            input::Line::Whole { bytes, offset } => (bytes, offset),
+            input::Line::TooLong { offset, len } => {
+                self.len = offset + len + 1;
+                self.damaged(Damage::TooLong {
+                    line: number,
+                    bytes: len,
+                });
+                return;
+            }
+        };
+        let end = offset + bytes.len() as u64 + 1;
+        self.len = end;
+        let Some(head) = check::head(bytes) else {
+            self.damaged(Damage::Broken { line: number });
+            return;
+        };
+        let kind = LineKind::of(head.ty.as_deref().unwrap_or(""));
+        let keep = match kind {
+            LineKind::ResponseItem
+            | LineKind::Compacted
+            | LineKind::TurnContext
+            | LineKind::TokenUsageRecord => true,
+            LineKind::EventMsg => head
+                .payload_type
+                .as_deref()
+                .is_some_and(|t| READ_EVENTS.contains(&t)),
+            LineKind::SessionMeta => {
+                if self.meta.is_none() {
+                    self.meta = SessionMeta::of_line(bytes);
+                    if self.meta.is_some() {
+                        self.meta_range = Some((offset, end));
+                    }
+                }
+                false
+            }
+            _ => false,
+        };
+        if !keep {
+            return;
+        }
+        let meta_user = kind == LineKind::ResponseItem
+            && head.payload_type.as_deref() == Some("message")
+            && head.payload_role.as_deref() == Some("user")
+            && input::check_values(bytes).is_ok()
+            && serde_json::from_slice::<Value>(bytes).is_ok_and(|v| is_meta_user(&v["payload"]));
+        // Only a line that says so is read whole.
+        let compaction_output = kind == LineKind::ResponseItem
+            && head.payload_type.as_deref() == Some("message")
+            && head.payload_role.as_deref() == Some("assistant")
+            && memchr::memmem::find(bytes, b"\"compaction_output\"").is_some()
+            && input::check_values(bytes).is_ok()
+            && serde_json::from_slice::<Value>(bytes)
+                .is_ok_and(|v| v["metadata"]["compaction_output"] == true);
+        let ts = head
+            .timestamp
+            .as_deref()
+            .and_then(crate::model::core::js::js_date_ms)
+            .unwrap_or(crate::model::core::session::NO_TIME);
+        let rec = Rec {
+            start: offset,
+            end,
+            number,
+            ordinal: head.ordinal,
+            ts,
+            has_ts: head.timestamp.is_some(),
+            kind,
+            by_line: false,
+            ty: self.syms.intern(head.payload_type.as_deref()),
+            role: self.syms.intern(head.payload_role.as_deref()),
+            meta_user,
+            compaction_output,
+            alias: head.payload_id.as_deref().map_or(0, alias_hash),
+            node: NO_NODE,
+        };
+        self.recs.push(rec);
+    }
+
+    /// Takes what follows the last complete line in.
+    pub fn tail(&mut self, t: &input::Tail) {
+        self.len = t.offset;
+        self.torn_tail = (t.len > 0).then_some((t.offset, t.offset + t.len));
+        self.long_tail = t.len > 0 && t.bytes.is_none() && t.len as usize > input::max_line();
+    }
+
+    fn damaged(&mut self, d: Damage) {
+        if self.damage.len() < MAX_DAMAGE {
+            self.damage.push(d);
+        } else {
+            self.more_damage += 1;
+        }
+    }
+
+    /// `payload.type` of a line, when it is a string.
+    pub fn payload_type(&self, r: &Rec) -> Option<&str> {
+        self.syms.get(r.ty)
+    }
+
+    /// `payload.role` of a line, when it is a string.
+    pub fn payload_role(&self, r: &Rec) -> Option<&str> {
+        self.syms.get(r.role)
+    }
+
+    /// How many of the lines kept lie within `[0, offset)` (§3.1).
+    pub fn count_within(&self, offset: u64) -> usize {
+        self.recs.partition_point(|l| l.end <= offset)
+    }
+
+    /// The line kept whose 1-based number is `number`.
+    pub fn by_number(&self, number: u64) -> Option<usize> {
+        self.recs.binary_search_by_key(&number, |r| r.number).ok()
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.recs.capacity() * std::mem::size_of::<Rec>()
+            + self.damage.capacity() * std::mem::size_of::<Damage>()
+            + self.syms.heap_bytes()
+            + self.meta.as_ref().map_or(0, SessionMeta::heap_bytes)
+    }
+
+    /// Reads the page `file` (plain, or decompressed as a stream) into an index: from
+    /// its start, or, for a plain page, on from `old` (the index of its first bytes,
+    /// when the page has only grown since).
+    pub fn read(path: &Path, compressed: bool, old: Option<Index>) -> io::Result<Index> {
+        let max = input::max_line();
+        if compressed {
+            let mut ix = Index::default();
+            let tail = input::read_stream_lines::<io::Error>(
+                super::zst::Stream::open(path)?,
+                max,
+                1 << 20,
+                |lines| {
+                    lines.iter().for_each(|&l| ix.push(l));
+                    Ok(())
+                },
+            )?;
+            ix.tail(&tail);
+            ix.recs.shrink_to_fit();
+            return Ok(ix);
+        }
+        let f = super::files::open_page(path)?;
+        let mut ix = old.unwrap_or_default();
+        let from = ix.len;
+        let long = ix.torn_tail.filter(|_| ix.long_tail).map(|(a, b)| b - a);
+        let tail = input::read_line_batches::<io::Error>(&f, from, long, max, 1 << 20, |lines| {
+            lines.iter().for_each(|&l| ix.push(l));
+            Ok(())
+        })?;
+        ix.tail(&tail);
+        ix.recs.shrink_to_fit();
+        Ok(ix)
+    }
+}
+
+impl SessionMeta {
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        let s = |o: &Option<String>| o.as_ref().map_or(0, |s| s.len());
+        std::mem::size_of::<SessionMeta>()
+            + self.thread_id.len()
+            + s(&self.session_id)
+            + s(&self.cwd)
+            + s(&self.timestamp)
+            + s(&self.originator)
+            + s(&self.cli_version)
+            + s(&self.model_provider)
+            + s(&self.thread_source)
+            + s(&self.agent_nickname)
+            + s(&self.parent_thread_id)
+            + s(&self.forked_from_id)
+            + 256
+            + self.history_base.as_ref().map_or(0, |h| h.page_id.len())
     }
 }
 

@@ -4,22 +4,14 @@
 //! KIND is the role for messages (`user`, `assistant`, `developer`), except that a user
 //! message Codex wrote rather than the user typed (`<environment_context>`,
 //! `<turn_aborted>`, `<subagent_notification>`, a compaction summary) is `meta`, as for
-//! Claude Code; other items are their `payload.type` (`reasoning`, `function_call`,
-//! `function_call_output`, …) and a `compacted` line is `compacted`.
+//! Claude Code, and the model's answer to a compaction request (`/compact`, or the
+//! automatic one; its line's `metadata.compaction_output`, §5.3) is
+//! `compaction_summary`; other items are their `payload.type` (`reasoning`,
+//! `function_call`, `function_call_output`, …) and a `compacted` line is `compacted`.
 
 use serde_json::Value;
 
 use super::page::{Line, LineKind};
-
-/// Texts Codex puts in user-role messages itself (§2, §5.3, §5.6, §6).
-const META_PREFIXES: &[&str] = &[
-    "<environment_context>",
-    "<turn_aborted>",
-    "<subagent_notification>",
-    "<user_instructions>",
-    "# AGENTS.md instructions",
-    "Another language model started to solve this problem",
-];
 
 /// An image decoded from a `data:` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,23 +28,7 @@ pub struct Rendered {
     pub images: Vec<Image>,
 }
 
-/// The text blocks of a message's `content` (`input_text`/`output_text`).
-pub fn message_texts(p: &Value) -> Vec<&str> {
-    p["content"]
-        .as_array()
-        .map(|c| c.iter().filter_map(|b| b["text"].as_str()).collect())
-        .unwrap_or_default()
-}
-
-/// Whether a user message was written by Codex rather than typed.
-pub fn is_meta_user(p: &Value) -> bool {
-    let texts = message_texts(p);
-    let Some(first) = texts.first() else {
-        return false;
-    };
-    let t = first.trim_start();
-    META_PREFIXES.iter().any(|m| t.starts_with(m))
-}
+pub use super::page::{is_meta_user, message_texts};
 
 /// The prompt a user typed in a message, if it is one (images' wrappers skipped).
 pub fn typed_prompt(p: &Value) -> Option<String> {
@@ -80,17 +56,56 @@ pub fn item_kind(p: &Value) -> String {
     ty.to_string()
 }
 
+/// The KIND of a compaction's summary (see the module doc).
+pub const COMPACTION_SUMMARY: &str = "compaction_summary";
+
+/// Whether the line is the model's answer to a compaction request: an assistant
+/// message whose line's `metadata.compaction_output` is `true` (§5.3). Its request was
+/// the history so far and Codex's compaction prompt ([`super::context::COMPACTION_PROMPT`]).
+pub fn is_compaction_output(line: &Line) -> bool {
+    line.kind == LineKind::ResponseItem
+        && line.payload_type_str() == Some("message")
+        && line.payload_role() == Some("assistant")
+        // Only a line that says so is read whole.
+        && memchr::memmem::find(line.bytes(), b"\"compaction_output\"").is_some()
+        && line.value()["metadata"]["compaction_output"] == true
+}
+
 /// The KIND of a node's line.
 pub fn line_kind(line: &Line) -> String {
-    match line.kind {
+    // Only a user's message is read whole (is it Codex's own?).
+    let meta = line.kind != LineKind::Compacted
+        && line.payload_type_str() == Some("message")
+        && line.payload_role() == Some("user")
+        && is_meta_user(line.payload());
+    kind_name(
+        line.kind,
+        line.payload_type_str(),
+        line.payload_role(),
+        meta,
+        is_compaction_output(line),
+    )
+}
+
+/// The KIND of a node from what the index keeps of its line, as [`item_kind`] reads
+/// the payload: its kind, its payload's `type` and `role` when they are strings, and
+/// whether it is a user message Codex wrote or a compaction's summary
+/// ([`is_compaction_output`]).
+pub fn kind_name(
+    kind: LineKind,
+    ty: Option<&str>,
+    role: Option<&str>,
+    meta_user: bool,
+    compaction_output: bool,
+) -> String {
+    match kind {
         LineKind::Compacted => "compacted".to_string(),
-        // As [`item_kind`] reads the payload, from what the line's head holds: only a
-        // user's message is read whole (is it Codex's own?).
-        _ => match line.payload_type_str().unwrap_or("unknown") {
-            "message" => match line.payload_role().unwrap_or("unknown") {
-                "user" if is_meta_user(line.payload()) => "meta".to_string(),
-                role => role.to_string(),
-            },
+        _ => match ty.unwrap_or("unknown") {
+            "message" if meta_user => "meta".to_string(),
+            "message" if compaction_output && role == Some("assistant") => {
+                COMPACTION_SUMMARY.to_string()
+            }
+            "message" => role.unwrap_or("unknown").to_string(),
             ty => ty.to_string(),
         },
     }
@@ -108,9 +123,13 @@ pub fn kind_key(line: &Line) -> (&str, String) {
 
 /// The KIND file of a node's line.
 pub fn line_text(line: &Line) -> Rendered {
-    match line.kind {
+    node_text(line.kind, line.payload())
+}
+
+/// The KIND file of a node of kind `kind` whose line's `payload` is `p`.
+pub fn node_text(kind: LineKind, p: &Value) -> Rendered {
+    match kind {
         LineKind::Compacted => {
-            let p = line.payload();
             let mut text =
                 String::from("[compaction: what follows replaces the history before it]\n");
             text.push_str(p["message"].as_str().unwrap_or(""));
@@ -125,7 +144,7 @@ pub fn line_text(line: &Line) -> Rendered {
                 images: Vec::new(),
             }
         }
-        _ => item_text(line.payload()),
+        _ => item_text(p),
     }
 }
 
@@ -246,18 +265,28 @@ pub fn decode_data_url(url: &str) -> Option<(String, Vec<u8>)> {
 
 /// The one-line preview of a node for `tree`.
 pub fn preview(line: &Line) -> String {
-    match line.kind {
+    node_preview(line.kind, line.payload(), is_compaction_output(line))
+}
+
+/// The one-line preview of a node of kind `kind` whose line's `payload` is `p`
+/// (`compaction_output`: the line is a compaction's summary, [`is_compaction_output`]).
+pub fn node_preview(kind: LineKind, p: &Value, compaction_output: bool) -> String {
+    match kind {
         LineKind::Compacted => format!(
             "compacted: {}",
             one_line(
-                line.payload()["message"]
+                p["message"]
                     .as_str()
                     .and_then(|m| m.split_once("\n\n").map(|x| x.1).or(Some(m)))
                     .unwrap_or(""),
                 70
             )
         ),
-        _ => item_preview(line.payload()),
+        _ if compaction_output => format!(
+            "{COMPACTION_SUMMARY}: {}",
+            one_line(&message_texts(p).join(" "), 70)
+        ),
+        _ => item_preview(p),
     }
 }
 

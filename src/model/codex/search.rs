@@ -91,6 +91,8 @@ const ALWAYS: &[Trigger] = &[m(r#"\\\\[u/]"#)];
 const COMPACTED: &[Trigger] = &[m(r#""compacted""#)];
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
+/// An entry of more values than a line may hold parsed (`input::check_values`).
+const TOO_MANY: &[Trigger] = &[Trigger::Longer(crate::model::core::input::COUNTED_FROM)];
 
 /// Codex's KIND files (`super::render`).
 const DECORATIONS: &[Decoration] = &[
@@ -150,6 +152,12 @@ const DECORATIONS: &[Decoration] = &[
     d(": recursion limit exceeded at line ", TOO_DEEP),
     d(" column ", TOO_DEEP),
     d("; its raw line is in entry.json]", TOO_DEEP),
+    // an entry of too many values to be built (`input::check_values`)
+    d("[this entry cannot be shown: line ", TOO_MANY),
+    d(": ", TOO_MANY),
+    d(" values, more than a line may hold parsed (", TOO_MANY),
+    d("; --max-line raises it)", TOO_MANY),
+    d("; its raw line is in entry.json]", TOO_MANY),
 ];
 
 /// Image numbers; the numbers of a call's arguments, re-written by the pretty-printer;
@@ -159,6 +167,7 @@ const DERIVED_NUMBERS: &[Trigger] = &[
     m(r#""(?:function|custom_tool)_call""#),
     m(r#""compacted""#),
     Trigger::Openers(128),
+    Trigger::Longer(crate::model::core::input::COUNTED_FROM),
 ];
 
 /// Codex's page files (recognised by their first line, a `session_meta`).
@@ -205,6 +214,8 @@ pub fn is_codex_head(line: &[u8], head: &LineHead) -> bool {
 /// A line's KIND file, from the line alone: empty for a line that is no entry; `None`
 /// for one with images (its session names them).
 fn line_content(line: &[u8]) -> Option<Content> {
+    // A line of too many values to build: the session says so, with its line number.
+    crate::model::core::input::check_values(line).ok()?;
     let mut b = Vec::with_capacity(line.len() + 1);
     b.extend_from_slice(line);
     b.push(b'\n');
@@ -266,12 +277,9 @@ fn list_home(dir: &Path) -> std::sync::Arc<Home> {
 
 /// The page id a page's `session_meta.history_base` names, if any (as
 /// `page::SessionMeta` reads it: `payload.history_base.thread_id`, with an
-/// `end_byte_offset`), from its first line, read once per search (`codex::head`).
+/// `end_byte_offset`), from its first line, read once per search (`codex::head`; a
+/// compressed page is decompressed as far as that line, never whole).
 fn base_of(path: &Path) -> Option<String> {
-    if path.extension().is_some_and(|e| e == "zst") {
-        let bytes = files::read_page(path).ok()?;
-        return page::parse(&bytes).meta?.history_base.map(|h| h.page_id);
-    }
     head::head(path).base.clone()
 }
 

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::page::LineKind;
 use super::render;
 use super::store::{Codex, NodeIx};
+use std::io;
 
 /// The `session_meta` fields `session.json` leaves out: the base instructions (tens of
 /// kilobytes, shown first in `context` instead, §5.5).
@@ -13,13 +14,16 @@ pub const OMITTED_META_KEYS: &[&str] = &["base_instructions"];
 
 /// `session.json`: the first page's `session_meta.payload` in its stored key order,
 /// without [`OMITTED_META_KEYS`], plus what sessionfs knows beyond the file:
-/// `pages` (the thread's page files, oldest first) and `current_page` (§4).
-pub fn session_json(codex: &Codex, t: usize) -> Value {
+/// `pages` (the thread's page files, oldest first) and `current_page` (§4). The
+/// payload is read from the page.
+pub fn session_json(codex: &Codex, t: usize) -> io::Result<Value> {
     let mut out = Map::new();
-    if let Some(m) = codex.meta(t) {
-        for (k, v) in &m.payload {
+    if let Some(p) = codex.meta_page(t)
+        && let Some(Value::Object(m)) = codex.meta_payload(p)?
+    {
+        for (k, v) in m {
             if !OMITTED_META_KEYS.contains(&k.as_str()) {
-                out.insert(k.clone(), v.clone());
+                out.insert(k, v);
             }
         }
     }
@@ -39,11 +43,12 @@ pub fn session_json(codex: &Codex, t: usize) -> Value {
         Value::Array(th.pages.iter().map(|&p| name(p)).collect()),
     );
     out.insert("current_page".to_string(), name(th.current_page));
-    Value::Object(out)
+    Ok(Value::Object(out))
 }
 
-/// The thread's name: `threads.name`, else `threads.title`, else `session_index.jsonl`
-/// (§7), else the first prompt typed in the thread's own pages, else its id.
+/// The thread's name as Codex's picker shows it ([`super::state::State::name`]: its
+/// name, else its `preview`), else (no row: a thread Codex has not listed yet) the
+/// first prompt typed in its whole history, as `preview` would hold it, else its id.
 pub fn name(codex: &Codex, t: usize) -> String {
     let id = &codex.threads[t].id;
     if let Some(n) = codex.state.name(id) {
@@ -52,16 +57,25 @@ pub fn name(codex: &Codex, t: usize) -> String {
     first_prompt(codex, t).unwrap_or_else(|| id.clone())
 }
 
-/// The first prompt a user typed in the thread's own lines (a fork's: its own, as
-/// `threads.title` has it, §7).
+/// The first prompt a user typed in the thread's history: a fork's is the one it
+/// inherited from its parent (as Codex's `preview`, §7), read from the parent's page.
+/// Only user messages are read.
 pub fn first_prompt(codex: &Codex, t: usize) -> Option<String> {
-    codex.threads[t].pages.iter().find_map(|&p| {
-        codex.pages[p]
-            .lines
-            .lines
-            .iter()
-            .filter(|l| l.kind == LineKind::ResponseItem)
-            .find_map(|l| render::typed_prompt(l.payload()))
+    let th = &codex.threads[t];
+    let earliest = th.first_page.or_else(|| th.pages.first().copied())?;
+    let hist = codex.history(earliest, None);
+    let mut reader = codex.reader();
+    hist.lines().find_map(|r| {
+        let l = codex.line(r);
+        if l.kind != LineKind::ResponseItem
+            || l.meta_user
+            || codex.payload_type(r) != Some("message")
+            || codex.payload_role(r) != Some("user")
+        {
+            return None;
+        }
+        let v = reader.value(r).ok()?;
+        render::typed_prompt(&v["payload"])
     })
 }
 
@@ -79,16 +93,19 @@ pub struct Turn {
 /// The turn of node `n`: the last `turn_context`/`task_started` before it in its
 /// history, and the token records of that turn found anywhere in the history up to the
 /// node's page end.
-pub fn turn_at(codex: &Codex, n: NodeIx) -> Turn {
+pub fn turn_at(codex: &Codex, n: NodeIx) -> io::Result<Turn> {
     let r = codex.nodes[n];
     let hist = codex.history(r.page, None);
     let mut turn = Turn::default();
     let mut past = false;
-    for lr in &hist.lines {
-        let line = codex.line(*lr);
-        let p = line.payload();
+    let mut reader = codex.reader();
+    for lr in hist.lines() {
+        let line = codex.line(lr);
+        let event = codex.payload_type(lr);
         match line.kind {
             LineKind::TurnContext if !past => {
+                let p = reader.value(lr)?;
+                let p = &p["payload"];
                 let id = p["turn_id"].as_str().map(str::to_string);
                 if id != turn.turn_id {
                     turn.usage.clear();
@@ -96,8 +113,9 @@ pub fn turn_at(codex: &Codex, n: NodeIx) -> Turn {
                 turn.turn_id = id;
                 turn.model = p["model"].as_str().map(str::to_string);
             }
-            LineKind::EventMsg if !past && p["type"] == "task_started" => {
-                let id = p["turn_id"].as_str().map(str::to_string);
+            LineKind::EventMsg if !past && event == Some("task_started") => {
+                let p = reader.value(lr)?;
+                let id = p["payload"]["turn_id"].as_str().map(str::to_string);
                 if id != turn.turn_id {
                     turn.usage.clear();
                     turn.model = None;
@@ -105,8 +123,10 @@ pub fn turn_at(codex: &Codex, n: NodeIx) -> Turn {
                 turn.turn_id = id;
             }
             LineKind::TokenUsageRecord => {
+                let mut p = reader.value(lr)?;
+                let p = &mut p["payload"];
                 if turn.turn_id.is_some() && p["turn_id"].as_str() == turn.turn_id.as_deref() {
-                    turn.usage.push(p["usage"].clone());
+                    turn.usage.push(p["usage"].take());
                 } else if past {
                     // A record of a later turn: this node's turn is over.
                     break;
@@ -114,9 +134,9 @@ pub fn turn_at(codex: &Codex, n: NodeIx) -> Turn {
             }
             _ => {}
         }
-        if *lr == r {
+        if lr == r {
             past = true;
         }
     }
-    turn
+    Ok(turn)
 }

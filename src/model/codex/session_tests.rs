@@ -117,7 +117,7 @@ fn check_home(home: &Path, contexts: &Path, only_present: bool) -> (usize, usize
             let (text, json) = s.context_files(i).unwrap();
             let back: Vec<Value> = serde_json::from_str(&json).unwrap();
             assert_eq!(back, got, "{point}: context.json");
-            assert!(text.starts_with("[instructions]\nYou are"), "{point}");
+            assert!(text.starts_with("## instructions\nYou are"), "{point}");
             if want.get("leaf") == Some(&Value::Bool(true)) {
                 assert_eq!(s.leaf(), Some(i), "{point} is the leaf");
                 leaves += 1;
@@ -202,7 +202,7 @@ fn a_fork_shows_its_inherited_history() {
     // payload.id finds an entry too.
     let a = s.agent().as_any().downcast_ref::<CodexThread>().unwrap();
     let n = a.node(leaf);
-    let pid = a.codex().node_line(n).payload()["id"]
+    let pid = a.codex().read_node(n).unwrap().payload()["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -350,7 +350,10 @@ fn a_compressed_base_page_made_plain_is_followed() {
         .collect();
     assert!(!from_zst.is_empty());
     let src = s.entry(from_zst[0]).file;
-    assert!(matches!(s.source(src).unwrap().data, SourceData::Bytes(..)));
+    assert!(matches!(
+        s.source(src).unwrap().data,
+        SourceData::Reader(..)
+    ));
     let before: Vec<(Vec<u8>, Vec<Value>)> = (0..s.entries().len() as u32)
         .map(|i| (s.entry_bytes(i).unwrap(), s.context_messages(i).unwrap()))
         .collect();

@@ -31,6 +31,9 @@ pub struct ThreadRow {
     pub rollout_path: String,
     pub title: Option<String>,
     pub name: Option<String>,
+    /// The first prompt of the thread's whole history (a fork's: the one it
+    /// inherited), which the picker shows when the thread has no name (§7).
+    pub preview: Option<String>,
     /// As stored: `exec`, `vscode`, or the JSON of a subagent source.
     pub source: Option<String>,
     pub cwd: Option<String>,
@@ -56,13 +59,26 @@ pub struct State {
 }
 
 impl State {
-    /// Reads the state of the Codex home `home`. Never fails: see the module doc.
+    /// Reads the state of the Codex home `home`, every thread of it. Never fails: see
+    /// the module doc.
     pub fn load(home: &Path) -> State {
+        State::load_some(home, None)
+    }
+
+    /// [`State::load`] for the threads `ids` only: their rows, the spawn edges that
+    /// name one of them, their names. What a thread's session keeps: the state of the
+    /// threads it shows, never a copy of the whole table (a home holds thousands of
+    /// threads, and each loaded session would otherwise hold them all).
+    pub fn load_for(home: &Path, ids: &[&str]) -> State {
+        State::load_some(home, Some(ids))
+    }
+
+    fn load_some(home: &Path, ids: Option<&[&str]>) -> State {
         let mut state = State {
-            index_names: read_session_index(&home.join("session_index.jsonl")),
+            index_names: read_session_index_of(&home.join("session_index.jsonl"), ids),
             ..State::default()
         };
-        match read_db(&home.join("state_5.sqlite")) {
+        match read_db(&home.join("state_5.sqlite"), ids) {
             Ok((threads, edges)) => {
                 state.threads = threads;
                 state.spawn_edges = edges;
@@ -70,6 +86,42 @@ impl State {
             Err(e) => state.db_error = Some(e),
         }
         state
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        let o = |s: &Option<String>| s.as_ref().map_or(0, |s| s.len());
+        let rows: usize = self
+            .threads
+            .iter()
+            .map(|(k, r)| {
+                k.len()
+                    + r.id.len()
+                    + r.rollout_path.len()
+                    + o(&r.title)
+                    + o(&r.name)
+                    + o(&r.source)
+                    + o(&r.cwd)
+                    + std::mem::size_of::<ThreadRow>()
+                    + 48
+            })
+            .sum();
+        let edges: usize = self
+            .spawn_edges
+            .iter()
+            .map(|e| {
+                e.parent_thread_id.len()
+                    + e.child_thread_id.len()
+                    + e.status.len()
+                    + std::mem::size_of::<SpawnEdge>()
+            })
+            .sum();
+        let names: usize = self
+            .index_names
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 64)
+            .sum();
+        rows + edges + names + self.db_error.as_ref().map_or(0, String::len)
     }
 
     /// The current page's path as the database names it, if it has a row.
@@ -85,24 +137,26 @@ fn nonempty(s: &Option<String>) -> Option<&str> {
 }
 
 impl State {
-    /// The name a user gave the thread, else its title, else the name index (§7).
+    /// The name Codex's picker (`codex resume`) shows for the thread: the name a user
+    /// gave it (`threads.name`, which the TUI sets to the first prompt and `/rename`
+    /// changes; the name index `session_index.jsonl` holds the same), else its
+    /// `preview`, the first prompt of its whole history: for a fork the prompt it
+    /// inherited, not its own first one (`threads.title`, which the picker does not
+    /// show). Measured with Codex 0.171.0: `tests/fixtures/codex/pickers` (§7).
     pub fn name(&self, thread_id: &str) -> Option<&str> {
         let row = self.threads.get(thread_id);
         row.and_then(|r| nonempty(&r.name))
-            .or_else(|| row.and_then(|r| nonempty(&r.title)))
             .or_else(|| {
                 self.index_names
                     .get(thread_id)
                     .map(String::as_str)
                     .filter(|s| !s.trim().is_empty())
             })
+            .or_else(|| row.and_then(|r| nonempty(&r.preview)))
     }
 }
 
 type Tables = (HashMap<String, ThreadRow>, Vec<SpawnEdge>);
-
-/// The most of `session_index.jsonl` read: a line per rename, about 150 bytes each.
-const MAX_INDEX: u64 = 64 << 20;
 
 /// Refuses the database at `path` unless it (and its `-wal` and `-shm`, when they are
 /// there) is a regular file inside the Codex home, its folder: SQLite opens them by
@@ -123,7 +177,7 @@ pub fn check_db_files(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn read_db(path: &Path) -> Result<Tables, String> {
+fn read_db(path: &Path, ids: Option<&[&str]>) -> Result<Tables, String> {
     match check_db_files(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(format!("{} does not exist", path.display()));
@@ -160,49 +214,92 @@ fn read_db(path: &Path) -> Result<Tables, String> {
         }
     };
     let sql = format!(
-        "SELECT id, rollout_path, {}, {}, {}, {} FROM threads",
+        "SELECT id, rollout_path, {}, {}, {}, {}, {} FROM threads{}",
         pick("title"),
         pick("name"),
         pick("source"),
-        pick("cwd")
+        pick("cwd"),
+        pick("preview"),
+        if ids.is_some() { " WHERE id = ?1" } else { "" }
     );
     let mut stmt = conn.prepare(&sql).map_err(err)?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(ThreadRow {
-                id: r.get(0)?,
-                rollout_path: r.get(1)?,
-                title: r.get(2)?,
-                name: r.get(3)?,
-                source: r.get(4)?,
-                cwd: r.get(5)?,
-            })
+    let row = |r: &rusqlite::Row<'_>| {
+        Ok(ThreadRow {
+            id: r.get(0)?,
+            rollout_path: r.get(1)?,
+            title: r.get(2)?,
+            name: r.get(3)?,
+            source: r.get(4)?,
+            cwd: r.get(5)?,
+            preview: r.get(6)?,
         })
-        .map_err(err)?;
+    };
     let mut threads = HashMap::new();
-    for row in rows {
-        let row = row.map_err(err)?;
-        threads.insert(row.id.clone(), row);
+    let mut keep = |r: rusqlite::Result<ThreadRow>| -> Result<(), String> {
+        let r = r.map_err(err)?;
+        threads.insert(r.id.clone(), r);
+        Ok(())
+    };
+    match ids {
+        None => {
+            for r in stmt.query_map([], row).map_err(err)? {
+                keep(r)?;
+            }
+        }
+        Some(ids) => {
+            for id in ids {
+                for r in stmt.query_map([id], row).map_err(err)? {
+                    keep(r)?;
+                }
+            }
+        }
     }
     let mut edges = Vec::new();
     if !columns(&conn, "thread_spawn_edges")
         .map_err(err)?
         .is_empty()
     {
-        let mut stmt = conn
-            .prepare("SELECT parent_thread_id, child_thread_id, status FROM thread_spawn_edges")
-            .map_err(err)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(SpawnEdge {
-                    parent_thread_id: r.get(0)?,
-                    child_thread_id: r.get(1)?,
-                    status: r.get(2)?,
-                })
+        let sql = format!(
+            "SELECT parent_thread_id, child_thread_id, status FROM thread_spawn_edges{}",
+            if ids.is_some() {
+                " WHERE parent_thread_id = ?1 OR child_thread_id = ?1"
+            } else {
+                ""
+            }
+        );
+        let mut stmt = conn.prepare(&sql).map_err(err)?;
+        let edge = |r: &rusqlite::Row<'_>| {
+            Ok(SpawnEdge {
+                parent_thread_id: r.get(0)?,
+                child_thread_id: r.get(1)?,
+                status: r.get(2)?,
             })
-            .map_err(err)?;
-        for row in rows {
-            edges.push(row.map_err(err)?);
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut keep = |e: rusqlite::Result<SpawnEdge>| -> Result<(), String> {
+            let e = e.map_err(err)?;
+            if seen.insert((
+                e.parent_thread_id.clone(),
+                e.child_thread_id.clone(),
+                e.status.clone(),
+            )) {
+                edges.push(e);
+            }
+            Ok(())
+        };
+        match ids {
+            None => {
+                for e in stmt.query_map([], edge).map_err(err)? {
+                    keep(e)?;
+                }
+            }
+            Some(ids) => {
+                for id in ids {
+                    for e in stmt.query_map([id], edge).map_err(err)? {
+                        keep(e)?;
+                    }
+                }
+            }
         }
     }
     Ok((threads, edges))
@@ -229,20 +326,40 @@ fn uri_escape(path: &str) -> String {
 /// `session_index.jsonl`: `{"id","thread_name","updated_at"}` per line; the last line of
 /// an id wins (§7). Broken lines are skipped.
 pub fn read_session_index(path: &Path) -> HashMap<String, String> {
+    read_session_index_of(path, None)
+}
+
+/// [`read_session_index`], keeping the names of `ids` only (all without). Read a
+/// bounded buffer at a time, as any file: the index only grows.
+fn read_session_index_of(path: &Path, ids: Option<&[&str]>) -> HashMap<String, String> {
     let mut names = HashMap::new();
     let home = path.parent().unwrap_or(Path::new("."));
-    let Ok(text) = crate::model::core::input::read_beneath(home, path, MAX_INDEX)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-    else {
+    let Ok(f) = crate::model::core::input::open_beneath(home, path) else {
         return names;
     };
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
+    let max = crate::model::core::input::max_line();
+    let mut take = |bytes: &[u8]| {
+        // Each line without a `\r` before its `\n`, as `str::lines` cuts it.
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+            return;
         };
-        if let (Some(id), Some(name)) = (v["id"].as_str(), v["thread_name"].as_str()) {
+        if let (Some(id), Some(name)) = (v["id"].as_str(), v["thread_name"].as_str())
+            && ids.is_none_or(|ids| ids.contains(&id))
+        {
             names.insert(id.to_string(), name.to_string());
         }
+    };
+    let read = crate::model::core::input::read_lines::<std::io::Error>(&f, 0, None, max, |l| {
+        if let crate::model::core::input::Line::Whole { bytes, .. } = l {
+            take(bytes);
+        }
+        Ok(())
+    });
+    if let Ok(tail) = read
+        && let Some(b) = tail.bytes
+    {
+        take(&b);
     }
     names
 }

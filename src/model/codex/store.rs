@@ -17,17 +17,30 @@
 //! so it is kept as an alias ([`Codex::find`] accepts both). A line without an ordinal,
 //! or with one its page already used (a damaged file, §10), gets `<pageId>:L<line>`.
 
+//!
+//! **Memory.** Nothing here holds a line's bytes: each page is a `page::Index` of byte
+//! ranges, and a line's JSON is read from its file when asked ([`Codex::read`],
+//! [`Reader`]). Point ids are not kept as strings but made from the page id and the
+//! line ([`Codex::id`]), and found again through each page's ordinals; a `payload.id`
+//! is kept as a hash, checked against the line when it is looked up. The tree is three
+//! arrays of node numbers. So a thread costs some 100 bytes a node beyond the core's
+//! index, however long its lines.
+
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
 
 use super::files::{self, PageFile, Root};
-use super::page::{self, Line, LineKind, Lines};
+use super::page::{self, Index, Line, LineKind, NO_NODE, Rec};
 use super::state::State;
+use serde_json::Value;
 
-/// One page: its file and its lines.
+/// One page: its file and its index.
 #[derive(Debug, Clone)]
 pub struct Page {
     pub file: PageFile,
-    pub lines: Lines,
+    pub index: Index,
     /// Why the page could not be read (then it has no lines).
     pub read_error: Option<String>,
 }
@@ -38,6 +51,47 @@ impl Page {
     }
     pub fn thread_id(&self) -> &str {
         &self.file.name.thread_id
+    }
+
+    /// Reads page `file` whole into an index; a page that cannot be read has none and
+    /// says why.
+    pub fn read(file: PageFile) -> Page {
+        Page::read_on(file, None)
+    }
+
+    /// [`Page::read`], going on from `old` (this page as read before) when the page
+    /// has only grown since: plain, and not shorter than what was read.
+    pub fn read_on(file: PageFile, old: Option<Index>) -> Page {
+        let compressed = file.name.compressed;
+        let old = old.filter(|o| {
+            !compressed && std::fs::metadata(&file.path).is_ok_and(|m| m.len() >= o.len)
+        });
+        match Index::read(&file.path, compressed, old) {
+            Ok(index) => Page {
+                file,
+                index,
+                read_error: None,
+            },
+            Err(e) => Page {
+                read_error: Some(crate::model::core::input::io_message(&e)),
+                file,
+                index: Index::default(),
+            },
+        }
+    }
+
+    /// The `len` bytes at `offset` of the page (decompressed for a `.jsonl.zst`).
+    fn bytes(&self, file: Option<&File>, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        if self.file.name.compressed {
+            return super::zst::Pages::read(&self.file.path, offset, len);
+        }
+        let mut buf = Vec::new();
+        crate::model::core::input::grow(&mut buf, len)?;
+        match file {
+            Some(f) => f.read_exact_at(&mut buf, offset)?,
+            None => super::files::open_page(&self.file.path)?.read_exact_at(&mut buf, offset)?,
+        }
+        Ok(buf)
     }
 }
 
@@ -101,6 +155,15 @@ pub enum Problem {
     TornTail {
         page: String,
         bytes: u64,
+        /// Where they start, and the page's file: `truncate -s AT FILE` drops them.
+        at: u64,
+        file: String,
+    },
+    /// A line longer than `--max-line`: skipped, never held.
+    TooLong {
+        page: String,
+        line: usize,
+        bytes: u64,
     },
     /// A `response_item`/`compacted` line without an ordinal (a last line without one
     /// makes Codex refuse to resume, §10).
@@ -127,25 +190,64 @@ impl std::fmt::Display for Problem {
             Problem::BrokenLine { page, line } => {
                 write!(f, "page {page} line {line}: not JSON (Codex skips it)")
             }
-            Problem::TornTail { page, bytes } => write!(
+            Problem::TornTail {
+                page,
+                bytes,
+                at,
+                file,
+            } => write!(
                 f,
-                "page {page}: {bytes} bytes after the last line end (a torn or unfinished line)"
+                "page {page}: {bytes} bytes after the last line end (a torn or unfinished \
+                 line); to drop them once Codex is done with it: truncate -s {at} '{file}'"
             ),
             Problem::MissingOrdinal { page, line } => {
                 write!(f, "page {page} line {line}: no ordinal")
             }
+            Problem::TooLong { page, line, bytes } => write!(
+                f,
+                "page {page} line {line}: {}, longer than the {} a line may hold (--max-line): skipped, not read",
+                crate::model::core::input::human_bytes(*bytes),
+                crate::model::core::input::human_bytes(crate::model::core::input::max_line() as u64)
+            ),
         }
     }
 }
 
-/// A page's history: the lines Codex reads for it, in order (§3.1).
+/// A page's history: the lines Codex reads for it, in order (§3.1), as runs of the
+/// lines kept of each page (never a copy of them).
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    pub lines: Vec<LineRef>,
-    /// Set when the chain of bases could not be followed to its end: `lines` then holds
+    /// `(page, n)`: the first `n` lines kept of `page`; the oldest page first.
+    pub runs: Vec<(PageIx, usize)>,
+    /// Set when the chain of bases could not be followed to its end: `runs` then holds
     /// what could be read (the pages from the break on).
     pub error: Option<Problem>,
 }
+
+impl History {
+    /// The lines, in order.
+    pub fn lines(&self) -> impl DoubleEndedIterator<Item = LineRef> + '_ {
+        self.runs
+            .iter()
+            .flat_map(|&(page, n)| (0..n).map(move |line| LineRef { page, line }))
+    }
+
+    /// The page the history starts in.
+    pub fn first_page(&self) -> Option<PageIx> {
+        self.runs.first().map(|r| r.0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.runs.iter().map(|r| r.1).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// "No node" in the tree's arrays.
+const NIL: u32 = u32::MAX;
 
 /// Every page of a Codex home (or folder, or file), as threads and a tree.
 #[derive(Debug, Default)]
@@ -156,18 +258,25 @@ pub struct Codex {
     /// The nodes (entry lines), in page order then file order.
     pub nodes: Vec<LineRef>,
     pub problems: Vec<Problem>,
+    /// Problems not listed in `problems` (past [`MAX_PROBLEMS`]).
+    pub more_problems: u64,
     page_by_id: HashMap<String, PageIx>,
     thread_by_id: HashMap<String, usize>,
-    node_at: HashMap<LineRef, NodeIx>,
-    ids: Vec<String>,
-    by_id: HashMap<String, NodeIx>,
-    parent: Vec<Option<NodeIx>>,
+    /// Per page: `(ordinal, node)` of the nodes whose point id is their ordinal, sorted.
+    by_ordinal: Vec<Vec<(i64, u32)>>,
+    /// `(payload id hash, node)`, sorted.
+    aliases: Vec<(u64, u32)>,
+    parent: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
     /// Per page: the last node of its base prefix (where its own nodes hang).
     base_last: Vec<Option<NodeIx>>,
     /// Per thread: its leaf.
     leaves: Vec<Option<NodeIx>>,
-    children: Vec<Vec<NodeIx>>,
 }
+
+/// The most problems a store lists.
+pub const MAX_PROBLEMS: usize = 10_000;
 
 impl Codex {
     /// Discovers and reads every page under `root`, with the state of its Codex home.
@@ -186,56 +295,35 @@ impl Codex {
     /// mounted alone still shows its whole history; the other pages of the home are left
     /// out.
     pub fn load_with_state(root: &Root, state: State) -> Codex {
-        let read = |file: PageFile| match files::read_page(&file.path) {
-            Ok(bytes) => (file, Ok(bytes)),
-            Err(e) => (file, Err(e.to_string())),
-        };
         let pages = match (root, root.codex_home()) {
             (Root::File(_), Some(home)) => {
                 let mut pool: HashMap<String, PageFile> = files::discover(&Root::Home(home))
                     .into_iter()
                     .map(|f| (f.name.page_id.clone(), f))
                     .collect();
-                let mut out = Vec::new();
+                let mut out: Vec<Page> = Vec::new();
                 let mut next = files::discover(root).into_iter().next();
                 while let Some(file) = next.take() {
                     pool.remove(&file.name.page_id);
-                    let (file, bytes) = read(file);
-                    let base = bytes
+                    let page = Page::read(file);
+                    let base = page
+                        .index
+                        .meta
                         .as_ref()
-                        .ok()
-                        .and_then(|b| page::parse(b).meta?.history_base.map(|hb| hb.page_id));
-                    out.push((file, bytes));
+                        .and_then(|m| m.history_base.as_ref())
+                        .map(|hb| hb.page_id.clone());
+                    out.push(page);
                     next = base.and_then(|id| pool.remove(&id));
                 }
                 out
             }
-            _ => files::discover(root).into_iter().map(read).collect(),
+            _ => files::discover(root).into_iter().map(Page::read).collect(),
         };
         Codex::build(pages, state)
     }
 
-    /// Builds from pages already read (bytes or the error reading them).
-    pub fn build(pages: Vec<(PageFile, Result<Vec<u8>, String>)>, state: State) -> Codex {
-        let pages = pages
-            .into_iter()
-            .map(|(file, bytes)| {
-                let (lines, read_error) = match bytes {
-                    Ok(b) => (page::parse(&b), None),
-                    Err(e) => (Lines::default(), Some(e)),
-                };
-                Page {
-                    file,
-                    lines,
-                    read_error,
-                }
-            })
-            .collect();
-        Codex::build_parsed(pages, state)
-    }
-
-    /// Builds from pages already parsed (a refresh keeps the lines it has read).
-    pub fn build_parsed(pages: Vec<Page>, state: State) -> Codex {
+    /// Builds from pages already read (a refresh keeps the indexes it has read).
+    pub fn build(pages: Vec<Page>, state: State) -> Codex {
         let mut me = Codex {
             state,
             pages,
@@ -254,43 +342,68 @@ impl Codex {
         me
     }
 
+    fn problem(&mut self, p: Problem) {
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(p);
+        } else {
+            self.more_problems += 1;
+        }
+    }
+
     fn collect_problems(&mut self) {
+        let mut found = Vec::new();
+        let mut more = 0;
         for p in &self.pages {
             let id = p.page_id().to_string();
             if let Some(e) = &p.read_error {
-                self.problems.push(Problem::Unreadable {
+                found.push(Problem::Unreadable {
                     path: p.file.path.display().to_string(),
                     error: e.clone(),
                 });
             }
-            for l in &p.lines.lines {
-                if l.kind == LineKind::Broken {
-                    self.problems.push(Problem::BrokenLine {
+            for d in &p.index.damage {
+                found.push(match *d {
+                    page::Damage::Broken { line } => Problem::BrokenLine {
                         page: id.clone(),
-                        line: l.number,
-                    });
-                } else if l.kind.is_node() && l.ordinal.is_none() {
-                    self.problems.push(Problem::MissingOrdinal {
+                        line: line as usize,
+                    },
+                    page::Damage::TooLong { line, bytes } => Problem::TooLong {
                         page: id.clone(),
-                        line: l.number,
+                        line: line as usize,
+                        bytes,
+                    },
+                });
+            }
+            more += p.index.more_damage;
+            for l in &p.index.recs {
+                if l.kind.is_node() && l.ordinal.is_none() {
+                    found.push(Problem::MissingOrdinal {
+                        page: id.clone(),
+                        line: l.number as usize,
                     });
                 }
             }
-            if let Some((a, b)) = p.lines.torn_tail {
-                self.problems.push(Problem::TornTail {
+            if let Some((a, b)) = p.index.torn_tail {
+                found.push(Problem::TornTail {
                     page: id.clone(),
                     bytes: b - a,
+                    at: a,
+                    file: p.file.path.display().to_string(),
                 });
             }
-            if let Some(hb) = p.lines.meta.as_ref().and_then(|m| m.history_base.as_ref())
+            if let Some(hb) = p.index.meta.as_ref().and_then(|m| m.history_base.as_ref())
                 && !self.page_by_id.contains_key(&hb.page_id)
             {
-                self.problems.push(Problem::MissingBase {
+                found.push(Problem::MissingBase {
                     page: id.clone(),
                     base: hb.page_id.clone(),
                 });
             }
         }
+        for p in found {
+            self.problem(p);
+        }
+        self.more_problems += more;
     }
 
     fn group_threads(&mut self) {
@@ -334,45 +447,64 @@ impl Codex {
     }
 
     fn index_nodes(&mut self) {
-        for (pi, p) in self.pages.iter().enumerate() {
+        let mut by_ordinal = Vec::with_capacity(self.pages.len());
+        let mut aliases = Vec::new();
+        for (pi, p) in self.pages.iter_mut().enumerate() {
             let mut seen = HashSet::new();
-            for (li, l) in p.lines.lines.iter().enumerate() {
+            let mut ords = Vec::new();
+            for (li, l) in p.index.recs.iter_mut().enumerate() {
                 if !l.kind.is_node() {
                     continue;
                 }
-                let r = LineRef { page: pi, line: li };
-                let id = point_id(p.page_id(), l, &mut seen);
-                let ix = self.nodes.len();
-                self.nodes.push(r);
-                self.node_at.insert(r, ix);
-                self.by_id.insert(id.clone(), ix);
-                self.ids.push(id);
+                let ix = self.nodes.len() as u32;
+                self.nodes.push(LineRef { page: pi, line: li });
+                l.node = ix;
+                match l.ordinal {
+                    Some(o) if seen.insert(o) => {
+                        l.by_line = false;
+                        ords.push((o, ix));
+                    }
+                    _ => l.by_line = true,
+                }
+                if l.alias != 0 {
+                    aliases.push((l.alias, ix));
+                }
             }
+            ords.sort_unstable();
+            ords.shrink_to_fit();
+            by_ordinal.push(ords);
         }
-        // Aliases second, so a point id always wins over a payload id that looks alike.
-        for (ix, r) in self.nodes.iter().enumerate() {
-            if let Some(pid) = self.pages[r.page].lines.lines[r.line].payload_id() {
-                self.by_id.entry(pid.to_string()).or_insert(ix);
-            }
-        }
+        aliases.sort_unstable();
+        self.by_ordinal = by_ordinal;
+        self.aliases = aliases;
     }
 
     fn link_tree(&mut self) {
-        self.parent = vec![None; self.nodes.len()];
-        self.children = vec![Vec::new(); self.nodes.len()];
+        let n = self.nodes.len();
+        self.parent = vec![NIL; n];
+        self.first_child = vec![NIL; n];
+        self.next_sibling = vec![NIL; n];
+        let mut last_child = vec![NIL; n];
         self.base_last = (0..self.pages.len())
             .map(|p| self.compute_base_last(p))
             .collect();
         for pi in 0..self.pages.len() {
-            let mut prev = self.base_last[pi];
-            for li in 0..self.pages[pi].lines.lines.len() {
-                if let Some(&n) = self.node_at.get(&LineRef { page: pi, line: li }) {
-                    self.parent[n] = prev;
-                    if let Some(p) = prev {
-                        self.children[p].push(n);
-                    }
-                    prev = Some(n);
+            let mut prev = self.base_last[pi].map_or(NIL, |p| p as u32);
+            for l in &self.pages[pi].index.recs {
+                if l.node == NO_NODE {
+                    continue;
                 }
+                let c = l.node;
+                self.parent[c as usize] = prev;
+                if prev != NIL {
+                    let p = prev as usize;
+                    match last_child[p] {
+                        NIL => self.first_child[p] = c,
+                        lc => self.next_sibling[lc as usize] = c,
+                    }
+                    last_child[p] = c;
+                }
+                prev = c;
             }
         }
     }
@@ -383,17 +515,14 @@ impl Codex {
     }
 
     fn compute_base_last(&self, p: PageIx) -> Option<NodeIx> {
-        let hb = self.pages[p].lines.meta.as_ref()?.history_base.as_ref()?;
+        let hb = self.pages[p].index.meta.as_ref()?.history_base.as_ref()?;
         let &base = self.page_by_id.get(&hb.page_id)?;
         let h = self.history(base, Some(hb.end_byte_offset));
         // A loop of bases would make a loop of parents: such a page is a root.
         if matches!(h.error, Some(Problem::BaseCycle { .. })) {
             return None;
         }
-        h.lines
-            .iter()
-            .rev()
-            .find_map(|r| self.node_at.get(r).copied())
+        h.lines().rev().find_map(|r| self.node_of(r))
     }
 
     /// The lines Codex reads for page `p`, cut to the complete lines within
@@ -404,7 +533,7 @@ impl Codex {
         let mut error = None;
         let mut at = p;
         while let Some(hb) = self.pages[at]
-            .lines
+            .index
             .meta
             .as_ref()
             .and_then(|m| m.history_base.as_ref())
@@ -425,13 +554,15 @@ impl Codex {
             chain.push((base, Some(hb.end_byte_offset)));
             at = base;
         }
-        let mut lines = Vec::new();
-        for &(pg, cut) in chain.iter().rev() {
-            let all = &self.pages[pg].lines.lines;
-            let n = cut.map_or(all.len(), |c| page::count_within(all, c));
-            lines.extend((0..n).map(|line| LineRef { page: pg, line }));
-        }
-        History { lines, error }
+        let runs = chain
+            .iter()
+            .rev()
+            .map(|&(pg, cut)| {
+                let ix = &self.pages[pg].index;
+                (pg, cut.map_or(ix.recs.len(), |c| ix.count_within(c)))
+            })
+            .collect();
+        History { runs, error }
     }
 
     /// The history up to and including node `n`'s line.
@@ -441,35 +572,143 @@ impl Codex {
         self.history(r.page, Some(end))
     }
 
-    pub fn line(&self, r: LineRef) -> &Line {
-        &self.pages[r.page].lines.lines[r.line]
+    /// What the index keeps of a line.
+    pub fn line(&self, r: LineRef) -> &Rec {
+        &self.pages[r.page].index.recs[r.line]
     }
 
-    pub fn node_line(&self, n: NodeIx) -> &Line {
+    pub fn node_line(&self, n: NodeIx) -> &Rec {
         self.line(self.nodes[n])
     }
 
+    /// `payload.type` of a line, when it is a string.
+    pub fn payload_type(&self, r: LineRef) -> Option<&str> {
+        let ix = &self.pages[r.page].index;
+        ix.payload_type(&ix.recs[r.line])
+    }
+
+    /// `payload.role` of a line, when it is a string.
+    pub fn payload_role(&self, r: LineRef) -> Option<&str> {
+        let ix = &self.pages[r.page].index;
+        ix.payload_role(&ix.recs[r.line])
+    }
+
+    /// The KIND type and name of node `n` (as `render::kind_key` gives them).
+    pub fn kind_key(&self, n: NodeIx) -> (String, String) {
+        let r = self.nodes[n];
+        let l = self.line(r);
+        let ty = match l.kind {
+            LineKind::Compacted => "compacted",
+            _ => self.payload_type(r).unwrap_or(""),
+        };
+        let name = super::render::kind_name(
+            l.kind,
+            self.payload_type(r),
+            self.payload_role(r),
+            l.meta_user,
+            l.compaction_output,
+        );
+        (ty.to_string(), name)
+    }
+
+    /// Line `r`, read from its page and parsed.
+    pub fn read(&self, r: LineRef) -> io::Result<Value> {
+        self.reader().value(r)
+    }
+
+    /// Node `n`'s line read whole, as the renderers take it.
+    pub fn read_node(&self, n: NodeIx) -> io::Result<Line> {
+        let r = self.nodes[n];
+        let mut bytes = self.reader().bytes(r)?;
+        bytes.push(b'\n');
+        let len = bytes.len();
+        let number = usize::try_from(self.line(r).number).unwrap_or(usize::MAX);
+        Ok(page::parse_line(&bytes.into(), 0, len, number))
+    }
+
+    /// A reader of lines, for reading many: it keeps the last page's file open.
+    pub fn reader(&self) -> Reader<'_> {
+        Reader {
+            codex: self,
+            open: None,
+        }
+    }
+
     /// The node's id (`<pageId>:<ordinal>`, see the module doc).
-    pub fn id(&self, n: NodeIx) -> &str {
-        &self.ids[n]
+    pub fn id(&self, n: NodeIx) -> String {
+        let r = self.nodes[n];
+        let l = self.line(r);
+        let page = self.pages[r.page].page_id();
+        match l.ordinal {
+            Some(o) if !l.by_line => format!("{page}:{o}"),
+            _ => format!("{page}:L{}", l.number),
+        }
     }
 
     /// A node by its id or by its `payload.id`.
     pub fn find(&self, id: &str) -> Option<NodeIx> {
-        self.by_id.get(id).copied()
+        self.find_point(id).or_else(|| self.find_alias(id))
     }
 
+    /// A node by its point id.
+    pub fn find_point(&self, id: &str) -> Option<NodeIx> {
+        let (page, rest) = id.rsplit_once(':')?;
+        let &p = self.page_by_id.get(page)?;
+        if let Some(num) = rest.strip_prefix('L') {
+            // Digits only, as the id was written.
+            if num.is_empty() || num.starts_with('0') || !num.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let ix = &self.pages[p].index;
+            let l = &ix.recs[ix.by_number(num.parse().ok()?)?];
+            return (l.node != NO_NODE && l.by_line).then_some(l.node as usize);
+        }
+        let o: i64 = rest.parse().ok()?;
+        if o.to_string() != rest {
+            return None;
+        }
+        let ords = &self.by_ordinal[p];
+        let k = ords.binary_search_by_key(&o, |x| x.0).ok()?;
+        Some(ords[k].1 as usize)
+    }
+
+    /// A node by its `payload.id` (the first in node order, as a map filled in node
+    /// order keeps it), checked against its line.
+    pub fn find_alias(&self, id: &str) -> Option<NodeIx> {
+        let h = page::alias_hash(id);
+        let from = self.aliases.partition_point(|a| a.0 < h);
+        let mut reader = self.reader();
+        self.aliases[from..]
+            .iter()
+            .take_while(|a| a.0 == h)
+            .map(|a| a.1 as usize)
+            .find(|&n| {
+                reader
+                    .value(self.nodes[n])
+                    .is_ok_and(|v| v["payload"]["id"].as_str() == Some(id))
+            })
+    }
+
+    /// The node of a line, when it is one.
     pub fn node_of(&self, r: LineRef) -> Option<NodeIx> {
-        self.node_at.get(&r).copied()
+        let n = self.line(r).node;
+        (n != NO_NODE).then_some(n as usize)
     }
 
     pub fn parent(&self, n: NodeIx) -> Option<NodeIx> {
-        self.parent[n]
+        let p = self.parent[n];
+        (p != NIL).then_some(p as usize)
     }
 
     /// Children in file order, the pages oldest first.
-    pub fn children(&self, n: NodeIx) -> &[NodeIx] {
-        &self.children[n]
+    pub fn children(&self, n: NodeIx) -> Vec<NodeIx> {
+        let mut out = Vec::new();
+        let mut c = self.first_child[n];
+        while c != NIL {
+            out.push(c as usize);
+            c = self.next_sibling[c as usize];
+        }
+        out
     }
 
     /// The thread a node's line was written in.
@@ -492,35 +731,41 @@ impl Codex {
 
     fn compute_leaf(&self, t: usize) -> Option<NodeIx> {
         let h = self.history(self.threads[t].current_page, None);
-        h.lines.iter().rev().find_map(|r| self.node_of(*r))
+        h.lines().rev().find_map(|r| self.node_of(r))
     }
 
     /// Every node a thread's session shows: the nodes of the histories of all its pages
     /// (a fork's inherited part included), in pre-order of the tree.
     pub fn thread_nodes(&self, t: usize) -> Vec<NodeIx> {
-        let mut set = HashSet::new();
+        let mut set = vec![false; self.nodes.len()];
+        let mut count = 0usize;
         for &p in &self.threads[t].pages {
-            for r in self.history(p, None).lines {
-                if let Some(n) = self.node_of(r) {
-                    set.insert(n);
+            for r in self.history(p, None).lines() {
+                if let Some(n) = self.node_of(r)
+                    && !set[n]
+                {
+                    set[n] = true;
+                    count += 1;
                 }
             }
         }
-        let mut roots: Vec<NodeIx> = set
-            .iter()
-            .copied()
-            .filter(|&n| self.parent[n].is_none_or(|p| !set.contains(&p)))
+        let roots: Vec<NodeIx> = (0..self.nodes.len())
+            .filter(|&n| set[n] && self.parent(n).is_none_or(|p| !set[p]))
             .collect();
-        roots.sort_unstable();
-        let mut out = Vec::with_capacity(set.len());
+        let mut out = Vec::with_capacity(count);
         let mut stack: Vec<NodeIx> = roots.into_iter().rev().collect();
+        let mut kids = Vec::new();
         while let Some(n) = stack.pop() {
             out.push(n);
-            for &c in self.children[n].iter().rev() {
-                if set.contains(&c) {
-                    stack.push(c);
+            kids.clear();
+            let mut c = self.first_child[n];
+            while c != NIL {
+                if set[c as usize] {
+                    kids.push(c as usize);
                 }
+                c = self.next_sibling[c as usize];
             }
+            stack.extend(kids.iter().rev());
         }
         out
     }
@@ -562,10 +807,88 @@ impl Codex {
 
     /// The `session_meta` of a thread's first page (else of its oldest page).
     pub fn meta(&self, t: usize) -> Option<&page::SessionMeta> {
+        self.meta_page(t)
+            .and_then(|p| self.pages[p].index.meta.as_ref())
+    }
+
+    /// The page whose `session_meta` [`Codex::meta`] reads.
+    pub fn meta_page(&self, t: usize) -> Option<PageIx> {
         let th = &self.threads[t];
         th.first_page
             .into_iter()
             .chain(th.pages.iter().copied())
-            .find_map(|p| self.pages[p].lines.meta.as_ref())
+            .find(|&p| self.pages[p].index.meta.is_some())
+    }
+
+    /// The `payload` of page `p`'s `session_meta` line, read from the page.
+    pub fn meta_payload(&self, p: PageIx) -> io::Result<Option<Value>> {
+        let page = &self.pages[p];
+        let Some((a, b)) = page.index.meta_range else {
+            return Ok(None);
+        };
+        let bytes = page.bytes(None, a, (b - a - 1) as usize)?;
+        Ok(page::payload_of_meta_line(&bytes))
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        let pages: usize = self
+            .pages
+            .iter()
+            .map(|p| {
+                std::mem::size_of::<Page>()
+                    + p.index.heap_bytes()
+                    + p.file.path.as_os_str().len()
+                    + 3 * p.file.name.page_id.len()
+            })
+            .sum();
+        let ords: usize = self.by_ordinal.iter().map(|v| v.capacity() * 16 + 24).sum();
+        pages
+            + ords
+            + self.nodes.capacity() * std::mem::size_of::<LineRef>()
+            + self.aliases.capacity() * 16
+            + (self.parent.capacity() + self.first_child.capacity() + self.next_sibling.capacity())
+                * 4
+            + self.threads.len() * (std::mem::size_of::<Thread>() + 96)
+            + self.problems.capacity() * (std::mem::size_of::<Problem>() + 48)
+            + self.state.heap_bytes()
+    }
+}
+
+/// Reads lines of a [`Codex`]'s pages, keeping the last page's file open.
+pub struct Reader<'a> {
+    codex: &'a Codex,
+    open: Option<(PageIx, File)>,
+}
+
+impl Reader<'_> {
+    /// The bytes of line `r`, without its `\n`.
+    pub fn bytes(&mut self, r: LineRef) -> io::Result<Vec<u8>> {
+        let page = &self.codex.pages[r.page];
+        let l = self.codex.line(r);
+        let len = (l.end - l.start - 1) as usize;
+        if !page.file.name.compressed && self.open.as_ref().is_none_or(|o| o.0 != r.page) {
+            self.open = Some((r.page, super::files::open_page(&page.file.path)?));
+        }
+        let file = self.open.as_ref().filter(|o| o.0 == r.page).map(|o| &o.1);
+        page.bytes(file, l.start, len)
+    }
+
+    /// Line `r`, parsed (the whole line: its `payload` is `["payload"]`).
+    pub fn value(&mut self, r: LineRef) -> io::Result<Value> {
+        let bytes = self.bytes(r)?;
+        crate::model::core::input::check_values(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|()| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()))
+            .map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{} line {}: {e}",
+                        self.codex.pages[r.page].file.path.display(),
+                        self.codex.line(r).number
+                    ),
+                )
+            })
     }
 }

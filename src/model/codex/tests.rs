@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::files::{self, Root};
 use super::page::LineKind;
 use super::state::State;
-use super::store::{Codex, Problem};
+use super::store::{Codex, Page, Problem};
 use super::{context, render, session};
 
 const QA: &str = "01a2331d-6282-7e72-8cca-35fb82ba4618";
@@ -104,6 +104,30 @@ fn no_db() -> Codex {
     Codex::load_with_state(&Root::of(&home()).unwrap(), State::default())
 }
 
+/// A store of pages made here: each `(file name, bytes)` written to a folder, which
+/// lives as long as the store is used.
+fn built(pages: Vec<(String, String)>) -> (tempfile::TempDir, Codex) {
+    let dir = tempfile::tempdir().unwrap();
+    let read = pages
+        .into_iter()
+        .map(|(name, bytes)| {
+            let path = dir.path().join(&name);
+            std::fs::write(&path, bytes).unwrap();
+            Page::read(files::PageFile {
+                path,
+                name: files::parse_file_name(&name).unwrap(),
+            })
+        })
+        .collect();
+    let codex = Codex::build(read, State::default());
+    (dir, codex)
+}
+
+/// Node `n`'s line, read whole.
+fn node(codex: &Codex, n: usize) -> super::page::Line {
+    codex.read_node(n).unwrap()
+}
+
 // §1 file names
 
 #[test]
@@ -187,7 +211,7 @@ fn compressed_pages_read_and_plain_preferred() {
     let codex = Codex::load(&root);
     let t = codex.thread(QA).unwrap();
     assert_eq!(
-        render::line_text(codex.node_line(codex.leaf(t).unwrap())).text,
+        render::line_text(&node(&codex, codex.leaf(t).unwrap())).text,
         "12 − 5 = 7.\n"
     );
 
@@ -223,19 +247,20 @@ fn fork_history_reads_the_parent_bytes() {
     let h = codex.history(fork, None);
     assert_eq!(h.error, None);
     let parent = codex.page(QA).unwrap();
-    let from_parent = h.lines.iter().filter(|r| r.page == parent).count();
+    let from_parent = h.lines().filter(|r| r.page == parent).count();
     assert_eq!(
-        from_parent, 36,
-        "all of the parent's 36 lines (end_byte_offset = its size)"
+        from_parent,
+        codex.pages[parent].index.recs.len(),
+        "all of the parent's lines (end_byte_offset = its size)"
     );
-    assert_eq!(h.lines.len(), 36 + 22);
-    // Ordinals continue: 0..=57 once each.
-    let ords: Vec<i64> = h
-        .lines
-        .iter()
-        .map(|r| codex.line(*r).ordinal.unwrap())
-        .collect();
-    assert_eq!(ords, (0..58).collect::<Vec<_>>());
+    assert_eq!(
+        h.len(),
+        codex.pages[parent].index.recs.len() + codex.pages[fork].index.recs.len()
+    );
+    // Ordinals continue: each once, rising, up to 57.
+    let ords: Vec<i64> = h.lines().map(|r| codex.line(r).ordinal.unwrap()).collect();
+    assert!(ords.windows(2).all(|w| w[0] < w[1]), "{ords:?}");
+    assert!(*ords.last().unwrap() <= 57 && ords.len() > 30, "{ords:?}");
 }
 
 #[test]
@@ -244,9 +269,9 @@ fn rewind_history_cuts_at_the_byte_offset() {
     let p2 = codex.page(TUI_P2).unwrap();
     let p1 = codex.page(TUI).unwrap();
     let h = codex.history(p2, None);
-    let base: Vec<_> = h.lines.iter().filter(|r| r.page == p1).collect();
-    assert_eq!(codex.line(*base[base.len() - 1]).ordinal, Some(24));
-    assert_eq!(codex.line(*base[base.len() - 1]).end, 60575);
+    let base: Vec<_> = h.lines().filter(|r| r.page == p1).collect();
+    assert_eq!(codex.line(base[base.len() - 1]).ordinal, Some(24));
+    assert_eq!(codex.line(base[base.len() - 1]).end, 60575);
 }
 
 /// The base's offset is honoured to the byte: a line the offset cuts into is dropped
@@ -276,28 +301,21 @@ fn offsets_decide_and_chains_resolve() {
     let page2_len = page2.len() as u64;
     let page3 = meta(Some((p2, page2_len))) + &item(3, "y");
     let pf = |ts: &str, page: &str| {
-        let name = if page == t {
+        if page == t {
             format!("rollout-{ts}-{t}.jsonl")
         } else {
             format!("rollout-{ts}-{t}_{page}.jsonl")
-        };
-        files::PageFile {
-            path: PathBuf::from(&name),
-            name: files::parse_file_name(&name).unwrap(),
         }
     };
-    let codex = Codex::build(
-        vec![
-            (pf("2026-12-01T00-00-01", t), Ok(page1.into_bytes())),
-            (pf("2026-12-01T00-00-02", p2), Ok(page2.into_bytes())),
-            (pf("2026-12-01T00-00-03", p3), Ok(page3.into_bytes())),
-        ],
-        State::default(),
-    );
+    let (_dir, codex) = built(vec![
+        (pf("2026-12-01T00-00-01", t), page1),
+        (pf("2026-12-01T00-00-02", p2), page2),
+        (pf("2026-12-01T00-00-03", p3), page3),
+    ]);
     let th = codex.thread(t).unwrap();
     let leaf = codex.leaf(th).unwrap();
     assert_eq!(codex.id(leaf), format!("{p3}:3"));
-    let ctx = context::context_at(&codex, leaf);
+    let ctx = context::context_at(&codex, leaf).unwrap();
     let texts: Vec<&str> = ctx
         .input
         .iter()
@@ -333,7 +351,12 @@ fn missing_base_is_reported_not_fatal() {
     let p = codex.page(QA_FORK).unwrap();
     let h = codex.history(p, None);
     assert!(matches!(h.error, Some(Problem::MissingBase { .. })));
-    assert_eq!(h.lines.len(), 22, "its own lines are still read");
+    assert_eq!(codex.pages[p].index.lines, 22);
+    assert_eq!(
+        h.len(),
+        codex.pages[p].index.recs.len(),
+        "its own lines are still read"
+    );
     let t = codex.thread(QA_FORK).unwrap();
     let leaf = codex.leaf(t).unwrap();
     assert!(codex.problems[0].to_string().contains("missing"));
@@ -346,7 +369,7 @@ fn missing_base_is_reported_not_fatal() {
             .count(),
         1
     );
-    let ctx = context::context_at(&codex, leaf);
+    let ctx = context::context_at(&codex, leaf).unwrap();
     assert_eq!(ctx.input.len(), 4);
     assert!(matches!(ctx.error, Some(Problem::MissingBase { .. })));
 }
@@ -377,13 +400,19 @@ fn damaged_lines_are_reported_and_skipped() {
             },
             Problem::TornTail {
                 page: QA.into(),
-                bytes: torn.len() as u64
+                bytes: torn.len() as u64,
+                at: (bytes.len() - torn.len()) as u64,
+                file: tmp.path().join(&name).display().to_string(),
             },
         ]
     );
     let p = codex.page(QA).unwrap();
-    assert_eq!(codex.pages[p].lines.lines.len(), 38);
-    assert!(codex.pages[p].lines.lines[35].end as usize == whole);
+    let ix = &codex.pages[p].index;
+    assert_eq!(ix.lines, 38);
+    assert_eq!(ix.recs.last().unwrap().number, 38);
+    let last = ix.recs.last().unwrap();
+    assert_eq!(last.start as usize, whole + b"not json\n".len());
+    assert!(ix.recs[ix.recs.len() - 2].end as usize <= whole);
     // The line without an ordinal gets a line-number id.
     assert!(codex.find(&format!("{QA}:L38")).is_some());
 }
@@ -517,14 +546,15 @@ fn missing_or_corrupt_db_falls_back() {
     let s = State::load(dir.path());
     assert!(s.db_error.is_some());
     let codex = Codex::load_with_state(&Root::of(&home()).unwrap(), s);
-    // No row: names from the index, else the first prompt; newest page current.
+    // No row: names from the index, else the first prompt of the whole history (a
+    // fork's is the one it inherited, as Codex's picker shows it); newest page current.
     assert_eq!(
         session::name(&codex, codex.thread(TUI).unwrap()),
         "TUI rewind demo"
     );
     assert_eq!(
         session::name(&codex, codex.thread(QA_FORK).unwrap()),
-        "[[FORK1]] Fork it."
+        "[[QA1]] What is 2+2?"
     );
     assert_eq!(
         session::name(&codex, codex.thread(IMG).unwrap()),
@@ -611,7 +641,7 @@ fn check_contexts(codex: &Codex, contexts: &Path, only_present: bool) -> Compare
             let n = codex
                 .find(point)
                 .unwrap_or_else(|| panic!("no node {point}"));
-            let got = context::context_at(codex, n);
+            let got = context::context_at(codex, n).unwrap();
             let want_input = want["input"].as_array().unwrap();
             let want_inserted: Vec<usize> = want
                 .get("inserted")
@@ -737,8 +767,8 @@ fn compaction_replaces_what_precedes_it() {
         .iter()
         .find(|&&n| codex.node_line(n).kind == LineKind::Compacted)
         .unwrap();
-    let ctx = context::context_at(&codex, c);
-    let rh = codex.node_line(c).payload()["replacement_history"]
+    let ctx = context::context_at(&codex, c).unwrap();
+    let rh = node(&codex, c).payload()["replacement_history"]
         .as_array()
         .unwrap()
         .len();
@@ -749,7 +779,7 @@ fn compaction_replaces_what_precedes_it() {
             .all(|v| v.get(context::INTERNAL_KEY).is_none())
     );
     // The line before (the summary) still has the old history plus the summary.
-    let before = context::context_at(&codex, codex.parent(c).unwrap());
+    let before = context::context_at(&codex, codex.parent(c).unwrap()).unwrap();
     assert!(before.input.len() > rh);
 }
 
@@ -757,12 +787,12 @@ fn compaction_replaces_what_precedes_it() {
 fn readable_context_starts_with_the_instructions() {
     let codex = no_db();
     let t = codex.thread(QA_FORK).unwrap();
-    let ctx = context::context_at(&codex, codex.leaf(t).unwrap());
+    let ctx = context::context_at(&codex, codex.leaf(t).unwrap()).unwrap();
     let text = ctx.to_text();
-    assert!(text.starts_with("[instructions]\nYou are a coding agent"));
-    assert!(text.contains("[user]\n[[QA1]] What is 2+2?\n"));
-    assert!(text.contains("[meta]\n<environment_context>"));
-    assert!(text.ends_with("[assistant]\n(fork) Second turn in the fork.\n\n"));
+    assert!(text.starts_with("## instructions\nYou are a coding agent"));
+    assert!(text.contains("## user\n[[QA1]] What is 2+2?\n"));
+    assert!(text.contains("## meta\n<environment_context>"));
+    assert!(text.ends_with("## assistant\n(fork) Second turn in the fork.\n\n"));
     let json = ctx.to_json();
     let back: Vec<Value> = serde_json::from_str(&json).unwrap();
     assert_eq!(back, ctx.input);
@@ -773,9 +803,9 @@ fn readable_context_starts_with_the_instructions() {
 #[test]
 fn kinds_texts_and_previews() {
     let codex = no_db();
-    let kind_of = |id: &str| render::line_kind(codex.node_line(codex.find(id).unwrap()));
-    let text_of = |id: &str| render::line_text(codex.node_line(codex.find(id).unwrap())).text;
-    let preview_of = |id: &str| render::preview(codex.node_line(codex.find(id).unwrap()));
+    let kind_of = |id: &str| render::line_kind(&node(&codex, codex.find(id).unwrap()));
+    let text_of = |id: &str| render::line_text(&node(&codex, codex.find(id).unwrap())).text;
+    let preview_of = |id: &str| render::preview(&node(&codex, codex.find(id).unwrap()));
     assert_eq!(kind_of(&format!("{TOOLS}:2")), "developer");
     assert_eq!(kind_of(&format!("{TOOLS}:3")), "meta");
     assert_eq!(kind_of(&format!("{TOOLS}:7")), "user");
@@ -805,8 +835,16 @@ fn kinds_texts_and_previews() {
     assert!(preview_of(&format!("{TOOLS}:16")).starts_with("output call_tools_01: "));
     // Every node has a non-empty kind, text and a one-line preview.
     for n in 0..codex.nodes.len() {
-        let l = codex.node_line(n);
+        let l = &node(&codex, n);
         assert!(!render::line_kind(l).is_empty());
+        // What the index keeps gives the same KIND as the line read whole.
+        assert_eq!(codex.kind_key(n).1, render::line_kind(l), "{}", codex.id(n));
+        assert_eq!(
+            codex.kind_key(n).0,
+            render::kind_key(l).0,
+            "{}",
+            codex.id(n)
+        );
         assert!(
             !render::line_text(l).text.trim().is_empty(),
             "{}",
@@ -818,7 +856,7 @@ fn kinds_texts_and_previews() {
     // The subagent's spawn call shows its namespace.
     let sub = codex.thread(SUB).unwrap();
     assert!(codex.thread_nodes(sub).iter().any(|&n| {
-        render::line_text(codex.node_line(n))
+        render::line_text(&node(&codex, n))
             .text
             .starts_with("[call multi_agent_v1.spawn_agent")
     }));
@@ -830,7 +868,7 @@ fn images_are_decoded() {
     let t = codex.thread(IMG).unwrap();
     let mut images = 0;
     for n in codex.thread_nodes(t) {
-        let r = render::line_text(codex.node_line(n));
+        let r = render::line_text(&node(&codex, n));
         for img in &r.images {
             assert!(img.bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{}", img.name);
             assert!(r.text.contains(&format!("[image: {}]", img.name)));
@@ -849,7 +887,7 @@ fn compacted_reads_with_its_summary() {
         .iter()
         .find(|&&n| codex.node_line(n).kind == LineKind::Compacted)
         .unwrap();
-    let l = codex.node_line(c);
+    let l = &node(&codex, c);
     assert_eq!(render::line_kind(l), "compacted");
     let text = render::line_text(l).text;
     assert!(text.contains("Another language model started to solve this problem"));
@@ -862,7 +900,7 @@ fn compacted_reads_with_its_summary() {
 #[test]
 fn turns_models_and_usage() {
     let codex = no_db();
-    let turn = session::turn_at(&codex, codex.find(&format!("{TOOLS}:37")).unwrap());
+    let turn = session::turn_at(&codex, codex.find(&format!("{TOOLS}:37")).unwrap()).unwrap();
     assert_eq!(turn.model.as_deref(), Some("gpt-5-codex"));
     assert_eq!(
         turn.turn_id.as_deref(),
@@ -874,8 +912,8 @@ fn turns_models_and_usage() {
         "one token record per request of the tool loop"
     );
     // Two turns of one thread are told apart.
-    let t1 = session::turn_at(&codex, codex.find(&format!("{QA}:10")).unwrap());
-    let t2 = session::turn_at(&codex, codex.find(&format!("{QA}:20")).unwrap());
+    let t1 = session::turn_at(&codex, codex.find(&format!("{QA}:10")).unwrap()).unwrap();
+    let t2 = session::turn_at(&codex, codex.find(&format!("{QA}:20")).unwrap()).unwrap();
     assert_ne!(t1.turn_id, t2.turn_id);
     assert_eq!(t1.usage.len(), 1);
 }
@@ -886,7 +924,7 @@ fn turns_models_and_usage() {
 fn session_json_from_session_meta() {
     let (_dir, codex) = with_db();
     let t = codex.thread(TUI).unwrap();
-    let s = session::session_json(&codex, t);
+    let s = session::session_json(&codex, t).unwrap();
     let keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(&keys[..3], ["account_scoped", "session_id", "id"]);
     assert!(!keys.contains(&"base_instructions"));
@@ -898,7 +936,7 @@ fn session_json_from_session_meta() {
     assert!(m.is_subagent());
     assert_eq!(m.parent_thread_id.as_deref(), Some(SUB));
     assert_eq!(
-        session::session_json(&codex, sub)["agent_nickname"],
+        session::session_json(&codex, sub).unwrap()["agent_nickname"],
         "Arendt"
     );
 }
@@ -916,28 +954,21 @@ fn base_cycles_are_reported() {
 "#
         )
     };
-    let pf = |name: String| files::PageFile {
-        name: files::parse_file_name(&name).unwrap(),
-        path: PathBuf::from(name),
-    };
-    let codex = Codex::build(
-        vec![
-            (
-                pf(format!("rollout-2026-12-01T00-00-01-{t}.jsonl")),
-                Ok(line(p2, 1).into_bytes()),
-            ),
-            (
-                pf(format!("rollout-2026-12-01T00-00-02-{t}_{p2}.jsonl")),
-                Ok(line(t, 2).into_bytes()),
-            ),
-        ],
-        State::default(),
-    );
+    let (_dir, codex) = built(vec![
+        (
+            format!("rollout-2026-12-01T00-00-01-{t}.jsonl"),
+            line(p2, 1),
+        ),
+        (
+            format!("rollout-2026-12-01T00-00-02-{t}_{p2}.jsonl"),
+            line(t, 2),
+        ),
+    ]);
     let h = codex.history(codex.page(p2).unwrap(), None);
     assert!(matches!(h.error, Some(Problem::BaseCycle { .. })), "{h:?}");
-    assert_eq!(h.lines.len(), 4);
+    assert_eq!(h.len(), 2);
     let leaf = codex.leaf(codex.thread(t).unwrap()).unwrap();
-    assert_eq!(context::context_at(&codex, leaf).input.len(), 2);
+    assert_eq!(context::context_at(&codex, leaf).unwrap().input.len(), 2);
     // No loop of parents: both pages are roots.
     for n in 0..codex.nodes.len() {
         assert_eq!(codex.parent(n), None);

@@ -46,8 +46,8 @@
 //! (what it cost to get there); `sessionfs usage` counts such a line once over the
 //! sessions it reads, keyed by its page and byte offset.
 
-use super::page::{Line, LineKind};
-use super::store::{Codex, LineRef, NodeIx};
+use super::page::LineKind;
+use super::store::{Codex, LineRef, NodeIx, Reader};
 use crate::model::core::usage::Tokens;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -67,14 +67,17 @@ pub struct Request {
     pub response_id: Option<String>,
 }
 
-/// Every request recorded in the history of thread `t`'s pages, each once.
+/// Every request recorded in the history of thread `t`'s pages, each once. Only the
+/// accounting lines and the turns' settings are read from the pages; a line that
+/// cannot be read is left out.
 pub fn requests(codex: &Codex, t: usize) -> Vec<Request> {
     let mut out = Vec::new();
     let mut seen: HashSet<LineRef> = HashSet::new();
+    let mut reader = codex.reader();
     for &p in &codex.threads[t].pages {
         let h = codex.history(p, None);
         let mut walk = Walk::default();
-        for &r in &h.lines {
+        for r in h.lines() {
             let line = codex.line(r);
             if line.kind.is_node() {
                 let Some(n) = codex.node_of(r) else { continue };
@@ -87,7 +90,7 @@ pub fn requests(codex: &Codex, t: usize) -> Vec<Request> {
                 }
                 continue;
             }
-            let Some((tokens, rid)) = walk.read(line) else {
+            let Some((tokens, rid)) = walk.read(codex, r, &mut reader) else {
                 continue;
             };
             let model = walk.model.clone().unwrap_or_else(|| "unknown".to_string());
@@ -124,9 +127,31 @@ struct Walk {
 
 impl Walk {
     /// Takes a bookkeeping line in; a request's tokens if it records one to count.
-    fn read(&mut self, line: &Line) -> Option<(Tokens, Option<String>)> {
-        let p = line.payload();
-        match line.kind {
+    fn read(
+        &mut self,
+        codex: &Codex,
+        r: LineRef,
+        reader: &mut Reader<'_>,
+    ) -> Option<(Tokens, Option<String>)> {
+        let kind = codex.line(r).kind;
+        let event = codex.payload_type(r);
+        let wanted = match kind {
+            LineKind::TurnContext | LineKind::TokenUsageRecord => true,
+            LineKind::EventMsg => matches!(event, Some("thread_settings_applied" | "token_count")),
+            _ => false,
+        };
+        if !wanted {
+            return None;
+        }
+        let v = match reader.value(r) {
+            Ok(v) => v,
+            Err(e) => {
+                log::debug!("{e}");
+                return None;
+            }
+        };
+        let p = &v["payload"];
+        match kind {
             LineKind::TurnContext => {
                 self.set_model(&p["model"]);
                 None
@@ -197,9 +222,9 @@ fn request(
     // Back from the last output to the response's first one.
     let mut first = last;
     let mut also = Vec::new();
-    if is_output(codex.node_line(last)) && Some(last) != boundary {
+    if is_output(codex, last) && Some(last) != boundary {
         while let Some(p) = codex.parent(first) {
-            if Some(p) == boundary || !is_output(codex.node_line(p)) {
+            if Some(p) == boundary || !is_output(codex, p) {
                 break;
             }
             also.push(first);
@@ -217,13 +242,15 @@ fn request(
     }
 }
 
-/// Is the line a model output (what a response holds)?
-pub fn is_output(line: &Line) -> bool {
-    if line.kind != LineKind::ResponseItem {
+/// Is node `n` a model output (what a response holds)? From what the index keeps of
+/// its line: its payload's `type`, and a message's `role`.
+pub fn is_output(codex: &Codex, n: NodeIx) -> bool {
+    let r = codex.nodes[n];
+    if codex.line(r).kind != LineKind::ResponseItem {
         return false;
     }
-    match line.payload_type() {
-        "message" => line.payload()["role"] == "assistant",
+    match codex.payload_type(r).unwrap_or("") {
+        "message" => codex.payload_role(r) == Some("assistant"),
         "reasoning"
         | "function_call"
         | "custom_tool_call"

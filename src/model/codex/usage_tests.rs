@@ -37,7 +37,7 @@ fn first_pages(home: &Path) -> HashMap<String, PathBuf> {
 fn every_branch_sums_what_codex_summed_for_it() {
     let prices = Prices::snapshot();
     let mut branches = 0;
-    for set in ["samples", "own"] {
+    for set in ["samples", "own", "replies"] {
         let home = fixtures().join(set).join("codex-home");
         for (tid, page) in first_pages(&home) {
             let s = Session::open(&page).unwrap();
@@ -51,13 +51,14 @@ fn every_branch_sums_what_codex_summed_for_it() {
                 let h = codex.history(p, None);
                 let mut last_sum = None;
                 let mut last_node = None;
-                for &r in &h.lines {
+                for r in h.lines() {
                     let line = codex.line(r);
                     if line.kind == LineKind::TokenUsageRecord {
-                        last_sum = line.payload()["thread_token_usage"]["total_tokens"].as_u64();
+                        let v = codex.read(r).unwrap();
+                        let p = &v["payload"];
+                        last_sum = p["thread_token_usage"]["total_tokens"].as_u64();
                         if records.insert(r) {
-                            record_tokens +=
-                                line.payload()["usage"]["total_tokens"].as_u64().unwrap();
+                            record_tokens += p["usage"]["total_tokens"].as_u64().unwrap();
                         }
                     }
                     if let Some(n) = codex.node_of(r) {
@@ -67,7 +68,7 @@ fn every_branch_sums_what_codex_summed_for_it() {
                 let (Some(sum), Some(n)) = (last_sum, last_node) else {
                     continue;
                 };
-                let e = s.find(codex.id(n)).unwrap();
+                let e = s.find(&codex.id(n)).unwrap();
                 let u = t.path_usage(&s, e);
                 assert_eq!(
                     u.tokens.total(),

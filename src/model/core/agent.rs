@@ -22,7 +22,7 @@
 //! | leaf, name, labels, `session.json` | [`Agent::leaf`], [`Agent::name`], [`Agent::session_json`] |
 //! | rendering | [`Agent::render`], [`Agent::preview`], [`Agent::full_output`]; `tree`'s runs: [`Agent::joins_tree_runs`], [`Agent::tree_run_noun`] |
 //! | context | [`Agent::context_messages`], [`Agent::context_renderer`], [`Agent::contexts_settled`] |
-//! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`] |
+//! | answers and replies | [`Agent::request_of`], [`Agent::can_reply_at`], [`Agent::build_line`], [`Agent::write_reply`], [`Agent::reply_refusal`] (refused at `open` for now, with its errno: another program holds the session) |
 //! | writes known to fail (no write bit, refused at `open`) | [`Agent::refuses`] |
 //! | other files of the session, opened inside the agent's folder | [`Session::open_side`](super::session::Session::open_side), [`Session::set_homes`](super::session::Session::set_homes) |
 //! | other names of entries | [`Agent::alias`], [`Agent::find_alias`] |
@@ -31,6 +31,7 @@
 //! | entries of other files | [`Session::add_source`](super::session::Session::add_source), [`super::session::Source`], `Entry::file` |
 //! | fork, usage | [`Agent::fork`], [`Agent::fill_usage`] |
 //! | memory | [`Agent::heap_bytes`] |
+//! | last activity ("newest first", [`super::activity`]) | [`Agent::activity_files`], [`Agent::activity_in_tail`] |
 //!
 //! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`], [`Agent::labels_writable`] |
 //! | files beside the session file | [`Agent::writes_side_folder`] (watched by a mount of the session alone), [`Agent::entry_file`] (which file an entry's line is in), [`Agent::watched_dirs`] |

@@ -35,6 +35,9 @@ pub struct SessionRef {
     /// opened from does (a session of a database: that file changes with every
     /// session): its directory's mtime. `None`: the file's.
     pub mtime: Option<SystemTime>,
+    /// Every file of the session, where its last activity is read
+    /// ([`super::activity`]); empty for a session of the one file `path`.
+    pub files: Vec<PathBuf>,
 }
 
 /// Every session under a root, by project.
@@ -44,6 +47,10 @@ pub struct Catalog {
     pub projects: BTreeMap<OsString, Vec<SessionRef>>,
     /// Every folder whose changes can change the listing or a session (to watch).
     pub folders: Vec<PathBuf>,
+    /// Sessions the agent itself does not list yet (a Codex thread whose picker left
+    /// it empty): not listed; a change of one of their files ([`Lister::session_of`])
+    /// is a change of the listing.
+    pub hidden: std::collections::HashSet<OsString>,
 }
 
 impl Catalog {

@@ -219,6 +219,24 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
             .replace("(Pi hangs on it)", "(Qwen Code stops its walk there)")
             .replace("Pi's next append", "Qwen Code's next append")
             .replace("not in any context", "not sent to the model"),
+        // Copilot CLI repairs a file it cannot read whole: it rewrites it without the
+        // broken lines and keeps the old bytes beside it (COPILOT-FORMAT.md §10).
+        crate::model::core::format::Format::Copilot => text
+            .replace(
+                "skipped by Pi",
+                "dropped by Copilot CLI, which rewrites the file without it when it next \
+                 loads it (keeping the old bytes in events.jsonl.backup-before-recovery-*)",
+            )
+            .replace(
+                "Pi's next append would glue onto it",
+                "Copilot CLI's next load drops it if it is still unfinished",
+            )
+            .replace(
+                "Pi's next append would be lost with it",
+                "Copilot CLI drops it when it next loads the session, rewriting the file \
+                 (the old bytes kept in events.jsonl.backup-before-recovery-*)",
+            )
+            .replace("not in any context", "not sent to the model"),
         other => text
             .replace("skipped by Pi", &format!("skipped by {}", other.program()))
             .replace(
@@ -226,6 +244,46 @@ pub fn describe_for(format: crate::model::core::format::Format, p: &ProblemKind)
                 &format!("{}'s next append", other.program()),
             )
             .replace("not in any context", "not sent to the model"),
+    }
+}
+
+/// How to repair a problem the user can repair with a shell command, as a clause
+/// to add to its line: a torn last line is cut off with `truncate -s` at the start of
+/// the line (every whole line kept), once the agent that was writing it is done; a
+/// whole last line without its newline gets one. Empty for the others.
+fn repair(path: &Path, p: &ProblemKind) -> String {
+    match (p, repair_command(path, p)) {
+        (ProblemKind::UnterminatedLastLine { parses: false, .. }, Some(c)) => {
+            format!("; to drop it, once no agent writes the file: {c}")
+        }
+        (_, Some(c)) => format!("; to end it, once no agent writes the file: {c}"),
+        _ => String::new(),
+    }
+}
+
+/// The shell command of [`repair`] (`repair` in `check --json`), if any.
+fn repair_command(path: &Path, p: &ProblemKind) -> Option<String> {
+    let quoted = shell_quote(&path.display().to_string());
+    match p {
+        ProblemKind::UnterminatedLastLine {
+            parses: false, at, ..
+        } => Some(format!("truncate -s {at} {quoted}")),
+        ProblemKind::UnterminatedLastLine { parses: true, .. } => {
+            Some(format!("printf '\\n' >> {quoted}"))
+        }
+        _ => None,
+    }
+}
+
+/// `s` quoted for a POSIX shell when it needs it.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:,@%".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -285,6 +343,7 @@ pub fn describe(p: &ProblemKind) -> String {
         ProblemKind::UnterminatedLastLine {
             bytes,
             parses: true,
+            ..
         } => format!(
             "last line ({}) has no final newline: not indexed yet; Pi's next append would glue onto it",
             count(*bytes as usize, "byte", "bytes")
@@ -292,6 +351,7 @@ pub fn describe(p: &ProblemKind) -> String {
         ProblemKind::UnterminatedLastLine {
             bytes,
             parses: false,
+            ..
         } => {
             format!(
                 "torn last line ({}, incomplete JSON); Pi's next append would be lost with it",
@@ -350,10 +410,11 @@ pub fn to_text(path: &Path, r: &Report) -> String {
                 .count();
             for x in &s.problems {
                 out.push_str(&format!(
-                    "{p}:{}: {}: {}\n",
+                    "{p}:{}: {}: {}{}\n",
                     x.line,
                     severity_word(x.severity),
-                    describe_for(s.format, &x.what)
+                    describe_for(s.format, &x.what),
+                    repair(path, &x.what)
                 ));
             }
             if s.problems_dropped > 0 {
@@ -415,6 +476,7 @@ pub fn to_json(path: &Path, r: &Report) -> Value {
                 "severity": severity_word(x.severity),
                 "kind": kind_word(&x.what),
                 "message": describe_for(s.format, &x.what),
+                "repair": repair_command(path, &x.what),
             })).collect::<Vec<_>>(),
             "problemsNotListed": s.problems_dropped,
             "entries": s.entries,

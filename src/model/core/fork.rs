@@ -79,19 +79,29 @@ pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
     s.agent().fork(s, i, fresh)
 }
 
-/// Forks `s` at entry `i` with fresh random values and writes the new file: its path.
+/// Forks `s` at entry `i` with fresh random values and writes the new file: its path
+/// (for a session that is a folder, the new folder's).
 pub fn fork(s: &Session, i: u32) -> Result<PathBuf, ForkError> {
     // An agent whose fork is a new session in its own store writes it itself.
     if let Some(made) = s.write_fork(i) {
         return made;
     }
     let f = plan(s, i, &Fresh::random(s.format()))?;
-    Ok(write_new(
-        &f.dir,
-        &f.file_name,
-        &f.bytes,
-        mode_of(s.format()),
-    )?)
+    Ok(write_fork(&f, mode_of(s.format()))?)
+}
+
+/// Writes what [`plan`] made, whole or not at all: the new file ([`write_new`]), or for a
+/// `FOLDER/NAME` file name the new folder with the file and the [`ForkFile::extra`] files
+/// ([`write_new_folder`]). Returns [`ForkFile::made_path`].
+pub fn write_fork(f: &ForkFile, mode: u32) -> io::Result<PathBuf> {
+    match f.file_name.split_once('/') {
+        None => write_new(&f.dir, &f.file_name, &f.bytes, mode),
+        Some((folder, name)) => {
+            let mut files: Vec<(&str, &[u8])> = vec![(name, &f.bytes)];
+            files.extend(f.extra.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
+            write_new_folder(&f.dir, folder, &files, mode)
+        }
+    }
 }
 
 /// The permission bits the agent gives its session files (before the umask).
@@ -168,9 +178,98 @@ pub fn write_new(dir: &Path, name: &str, bytes: &[u8], mode: u32) -> io::Result<
     Ok(target)
 }
 
+/// Creates the folder `dir/name` holding `files` (name, bytes), all at once: written into
+/// a hidden temporary folder in `dir`, each file synced, then renamed to `name`, which
+/// must not exist yet (`EEXIST`: nothing is ever replaced), and `dir` synced. No reader
+/// sees the folder partly written; on failure nothing is left behind. The folder gets
+/// mode `0700` with a file mode of `0600` (`0755` with `0644` for a wider `mode`).
+pub fn write_new_folder(
+    dir: &Path,
+    name: &str,
+    files: &[(&str, &[u8])],
+    mode: u32,
+) -> io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let target = dir.join(name);
+    let folder_mode = if mode & 0o077 == 0 { 0o700 } else { 0o755 };
+    let mut tmp;
+    loop {
+        tmp = dir.join(format!(
+            ".{name}.{:08x}.tmp",
+            crate::model::core::id::random_u32()
+        ));
+        match std::fs::DirBuilder::new().mode(folder_mode).create(&tmp) {
+            Ok(()) => break,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let res = (|| {
+        for (n, bytes) in files {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(tmp.join(n))?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        File::open(&tmp)?.sync_all()?;
+        let a = CString::new(tmp.as_os_str().as_bytes())?;
+        let b = CString::new(target.as_os_str().as_bytes())?;
+        // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves them as given.
+        let r = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            // A file system without RENAME_NOREPLACE: a plain rename of a folder onto a
+            // name that exists fails anyway unless it is an empty folder, checked first.
+            if e.raw_os_error() == Some(libc::EINVAL) && !target.exists() {
+                std::fs::rename(&tmp, &target)?;
+                return Ok(());
+            }
+            return Err(e);
+        }
+        Ok(())
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    res?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(target)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_new_folder_never_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let p =
+            write_new_folder(d.path(), "s1", &[("a", b"one\n"), ("b", b"two\n")], 0o600).unwrap();
+        assert_eq!(std::fs::read(p.join("a")).unwrap(), b"one\n");
+        assert_eq!(std::fs::read(p.join("b")).unwrap(), b"two\n");
+        let e = write_new_folder(d.path(), "s1", &[("a", b"x\n")], 0o600).unwrap_err();
+        assert!(matches!(
+            e.raw_os_error(),
+            Some(libc::EEXIST) | Some(libc::ENOTEMPTY)
+        ));
+        assert_eq!(std::fs::read(p.join("a")).unwrap(), b"one\n");
+        // Nothing left behind.
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
 
     #[test]
     fn uuid_v7_carries_the_time() {

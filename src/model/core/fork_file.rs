@@ -13,17 +13,28 @@ use std::path::PathBuf;
 pub struct ForkFile {
     /// The directory it goes into (the source's).
     pub dir: PathBuf,
-    /// Its file name.
+    /// Its file name; `FOLDER/NAME` for an agent whose session is a folder (Copilot
+    /// CLI's `session-state/<id>/events.jsonl`): the folder is new, made whole.
     pub file_name: String,
     /// The new session's id.
     pub session_id: String,
     /// The whole file, every line ending in `\n`.
     pub bytes: Vec<u8>,
+    /// The other files of a new session folder (name, bytes), beside the file.
+    pub extra: Vec<(String, Vec<u8>)>,
 }
 
 impl ForkFile {
     pub fn path(&self) -> PathBuf {
         self.dir.join(&self.file_name)
+    }
+
+    /// What the fork makes: the file, or for a session that is a folder, the folder.
+    pub fn made_path(&self) -> PathBuf {
+        match self.file_name.split_once('/') {
+            Some((folder, _)) => self.dir.join(folder),
+            None => self.path(),
+        }
     }
 }
 
@@ -49,6 +60,7 @@ impl Fresh {
             session_id: match format {
                 Format::Claude => crate::model::core::id::uuid_v4(),
                 Format::Qwen => crate::model::core::id::uuid_v4(),
+                Format::Copilot => crate::model::core::id::uuid_v4(),
                 _ => crate::model::core::id::uuid_v7(now),
             },
             now_ms: now,

@@ -15,6 +15,9 @@ pub enum Format {
     Gemini,
     /// Qwen Code (`~/.qwen/projects/<project>/chats`).
     Qwen,
+    /// GitHub Copilot CLI (`$COPILOT_HOME/session-state/<id>/events.jsonl`): a log of
+    /// events per session folder.
+    Copilot,
     /// opencode (`~/.local/share/opencode/opencode.db`): every session in one SQLite
     /// database, a session its rows.
     Opencode,
@@ -29,6 +32,7 @@ impl Format {
             Format::Codex => "codex",
             Format::Gemini => "gemini-cli",
             Format::Qwen => "qwen-code",
+            Format::Copilot => "copilot",
             Format::Opencode => "opencode",
         }
     }
@@ -41,6 +45,7 @@ impl Format {
             Format::Codex => "Codex",
             Format::Gemini => "Gemini CLI",
             Format::Qwen => "Qwen Code",
+            Format::Copilot => "Copilot CLI",
             Format::Opencode => "opencode",
         }
     }

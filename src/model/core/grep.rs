@@ -57,6 +57,9 @@ pub enum Trigger {
     /// The line holds more than this many `[` and `{` together (it may be nested
     /// more deeply than the JSON parser builds).
     Openers(usize),
+    /// The line is longer than this many bytes (it may hold more values than a line
+    /// may hold parsed, `input::check_values`).
+    Longer(usize),
 }
 
 impl Trigger {
@@ -76,6 +79,7 @@ impl Trigger {
             }
             Trigger::Lacks(s) => memchr::memmem::find(line, s.as_bytes()).is_none(),
             Trigger::Openers(n) => line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n,
+            Trigger::Longer(n) => line.len() > n,
         }
     }
 }
@@ -149,16 +153,55 @@ pub struct Spilled {
     pub file: fn(&Path, &[u8]) -> Result<Option<PathBuf>, ()>,
 }
 
+/// The longest path `sessionfs grep` prints nested, plus one: the kernel's `PATH_MAX`
+/// (4,096 bytes with the closing NUL). A hit whose nested path (the session's folder,
+/// every entry from the root down, the file) would be longer is printed by its
+/// `.id/ID/KIND` path instead: the nested one could not be opened through a mount, and
+/// printing every ancestor of every hit made the output grow with the square of the
+/// depth (a chain 200,000 deep gave tens of gigabytes).
+pub const PATH_MAX: usize = 4096;
+
 /// Where a hit is in the mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HitPath {
     /// Which of the hits asked about.
     pub hit: usize,
     /// The ids of the entries from the root down to the hit's, as the index names
-    /// them (the search makes directory names of them, as the mount does).
+    /// them (the search makes directory names of them, as the mount does); with
+    /// `deep`, the hit's own id only.
     pub dirs: Vec<String>,
+    /// The ids from the root down take [`PATH_MAX`] bytes or more (each with a
+    /// slash): the hit is printed by its `.id/` path, and only its own id is kept.
+    pub deep: bool,
     /// The name of its KIND file.
     pub kind: String,
+}
+
+impl HitPath {
+    /// The hit's path from the ids of `chain` (root first, the hit last; each id's
+    /// bytes summed by the caller): the whole chain while its ids and slashes take less than
+    /// [`PATH_MAX`] bytes (`bytes`, the caller's running sum of them), else the hit's
+    /// own id, `deep` (only the last item of `chain` is then made). What one hit costs
+    /// is then bounded, whatever its depth.
+    pub fn of_chain(
+        hit: usize,
+        mut chain: impl DoubleEndedIterator<Item = String>,
+        bytes: usize,
+        kind: String,
+    ) -> HitPath {
+        let deep = bytes >= PATH_MAX;
+        let dirs = if deep {
+            chain.next_back().into_iter().collect()
+        } else {
+            chain.collect()
+        };
+        HitPath {
+            hit,
+            dirs,
+            deep,
+            kind,
+        }
+    }
 }
 
 /// The file needs the full index (a doubt on a walked line).

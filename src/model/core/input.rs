@@ -534,7 +534,7 @@ pub fn read_line_batches<E: From<io::Error>>(
                 Some(n) => n.min(max + 1),
                 None => (buf.len() * 2).max(chunk).min(max + 1),
             };
-            buf.resize(want, 0);
+            grow(&mut buf, want)?;
         }
         let n = match file.read_at(&mut buf[filled..], base + filled as u64) {
             Ok(n) => n,
@@ -592,6 +592,196 @@ pub fn read_line_batches<E: From<io::Error>>(
         len: filled as u64,
         bytes: Some(buf),
     })
+}
+
+/// Resizes `buf` to `len` bytes (zeros), failing with `OutOfMemory` rather than
+/// aborting the process when the memory cannot be had: the size comes from the input
+/// (a line's length, up to [`max_line`]), and Rust aborts on a failed allocation, which
+/// a mount must never do for one file (see `docs/INPUT.md`).
+pub fn grow(buf: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    if len > buf.len() {
+        buf.try_reserve_exact(len - buf.len()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {} to read a line", human_bytes(len as u64)),
+            )
+        })?;
+    }
+    buf.resize(len, 0);
+    Ok(())
+}
+
+/// [`read_line_batches`] for a stream (a decompressor) rather than a file: its
+/// complete lines from its start, in batches, a line longer than `max` bytes handed on
+/// as [`Line::TooLong`] without being held, and what follows the last `\n` as the
+/// [`Tail`] (its bytes are not kept). Offsets count the stream's bytes. Memory: one
+/// line of at most `max` bytes plus one read of `chunk`, whatever the stream holds.
+pub fn read_stream_lines<E: From<io::Error>>(
+    mut src: impl io::Read,
+    max: usize,
+    chunk: usize,
+    mut each: impl FnMut(&[Line<'_>]) -> Result<(), E>,
+) -> Result<Tail, E> {
+    let chunk = chunk.max(1);
+    let mut buf: Vec<u8> = Vec::new();
+    // `buf[..filled]` holds the stream's bytes from offset `base`, no `\n` among them.
+    let mut filled = 0usize;
+    let mut base = 0u64;
+    // Passing a line longer than `max` that starts at `base`: how much of it was read.
+    let mut passing: Option<u64> = None;
+    loop {
+        if passing.is_none() && filled == buf.len() {
+            if filled > max {
+                // One line longer than the bound: pass it without keeping it.
+                passing = Some(filled as u64);
+                filled = 0;
+                buf.truncate(chunk);
+                buf.shrink_to_fit();
+            } else {
+                let want = (buf.len() * 2).max(chunk).min(max + 1);
+                grow(&mut buf, want)?;
+            }
+        }
+        if passing.is_some() && buf.len() < chunk {
+            grow(&mut buf, chunk)?;
+        }
+        let at = if passing.is_some() { 0 } else { filled };
+        let n = match src.read(&mut buf[at..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if n == 0 {
+            break;
+        }
+        let scan_from = if let Some(passed) = passing {
+            let Some(i) = memchr::memchr(b'\n', &buf[..n]) else {
+                passing = Some(passed + n as u64);
+                continue;
+            };
+            each(&[Line::TooLong {
+                offset: base,
+                len: passed + i as u64,
+            }])?;
+            base += passed + i as u64 + 1;
+            passing = None;
+            buf.copy_within(i + 1..n, 0);
+            filled = n - i - 1;
+            0
+        } else {
+            filled += n;
+            at
+        };
+        let mut start = 0usize;
+        let mut search = scan_from;
+        let mut lines = Vec::new();
+        while let Some(nl) = memchr::memchr(b'\n', &buf[search..filled]) {
+            let end = search + nl;
+            let offset = base + start as u64;
+            if end - start > max {
+                lines.push(Line::TooLong {
+                    offset,
+                    len: (end - start) as u64,
+                });
+            } else {
+                lines.push(Line::Whole {
+                    bytes: &buf[start..end],
+                    offset,
+                });
+            }
+            start = end + 1;
+            search = start;
+        }
+        if !lines.is_empty() {
+            each(&lines)?;
+        }
+        drop(lines);
+        buf.copy_within(start..filled, 0);
+        filled -= start;
+        base += start as u64;
+        if buf.len() > chunk && filled < chunk / 2 {
+            buf.truncate(chunk.max(filled));
+            buf.shrink_to_fit();
+        }
+    }
+    if let Some(passed) = passing {
+        return Ok(Tail {
+            offset: base,
+            len: passed,
+            bytes: None,
+        });
+    }
+    Ok(Tail {
+        offset: base,
+        len: filled as u64,
+        bytes: None,
+    })
+}
+
+/// Lines this long or shorter are always parsed (what their values take is bounded by
+/// about 80 times their length); longer ones are counted first ([`check_values`]).
+pub const COUNTED_FROM: usize = 1 << 20;
+
+/// About what one JSON value takes once parsed (`serde_json::Value` in an ordered map,
+/// its key included): measured, 165 bytes a key on a line of 4.5 million keys.
+const VALUE_BYTES: usize = 160;
+
+/// The most values a line may hold to be parsed: as many as fit [`max_line`] bytes
+/// once parsed (about 400,000 under the default 64 MiB).
+pub fn max_values() -> usize {
+    max_line() / VALUE_BYTES
+}
+
+/// Refuses a line whose parsed form would take more than [`max_line`] bytes: a line of
+/// millions of small values (`{"k1":1,"k2":1,…}`) takes some 15 times its length once
+/// parsed, so a line within the bound could cost a gigabyte. Counts the values of a
+/// line longer than [`COUNTED_FROM`] (one pass, strings skipped); the message names
+/// the count and the bound, which `--max-line` moves.
+pub fn check_values(line: &[u8]) -> Result<(), String> {
+    if line.len() <= COUNTED_FROM {
+        return Ok(());
+    }
+    let n = count_values(line);
+    let max = max_values();
+    if n > max {
+        return Err(format!(
+            "{n} values, more than a line may hold parsed ({max}; --max-line raises it)"
+        ));
+    }
+    Ok(())
+}
+
+/// An upper bound on the values of a JSON text: one, and one more for each `,`, `[`
+/// and `{` outside strings.
+fn count_values(line: &[u8]) -> usize {
+    let count = |seg: &[u8]| {
+        seg.iter()
+            .filter(|&&b| b == b',' || b == b'[' || b == b'{')
+            .count()
+    };
+    let mut n = 1;
+    let mut at = 0;
+    while at < line.len() {
+        let Some(q) = memchr::memchr(b'"', &line[at..]) else {
+            n += count(&line[at..]);
+            break;
+        };
+        n += count(&line[at..at + q]);
+        // The string: to its closing quote, escapes passed.
+        let mut i = at + q + 1;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &line[i.min(line.len())..]) {
+                None => return n,
+                Some(k) if line[i + k] == b'\\' => i += k + 2,
+                Some(k) => {
+                    i += k + 1;
+                    break;
+                }
+            }
+        }
+        at = i;
+    }
+    n
 }
 
 /// An I/O error as one phrase (`No such file or directory`), without Rust's
@@ -831,6 +1021,26 @@ mod tests {
         // Not a timing assertion: 9 GiB read as zeros would take tens of seconds,
         // long enough for a reader of the test to notice; this only logs it.
         eprintln!("passed 9 GiB of holes in {:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_line_of_too_many_values_is_refused_before_it_is_parsed() {
+        let small = br#"{"a":[1,2,{"b":"x,y,[{"}],"c":"\",{"}"#;
+        assert_eq!(count_values(small), 7);
+        assert!(check_values(small).is_ok());
+        let many: Vec<u8> = std::iter::once(b'{')
+            .chain((0..600_000).flat_map(|k| format!("\"k{k}\":1,").into_bytes()))
+            .chain(*b"\"z\":0}")
+            .collect();
+        assert!(many.len() > COUNTED_FROM);
+        let e = check_values(&many).unwrap_err();
+        assert!(
+            e.starts_with("600002 values, more than a line may hold parsed"),
+            "{e}"
+        );
+        // As long, but one string: parsed.
+        let text = format!("{{\"t\":\"{}\"}}", ",".repeat(COUNTED_FROM * 2));
+        assert!(check_values(text.as_bytes()).is_ok());
     }
 
     #[test]

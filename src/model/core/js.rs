@@ -596,6 +596,7 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 /// byte way ([`parse_line_bytes`]), so failures and damaged text are handled as
 /// before.
 pub fn parse_line(bytes: &[u8]) -> Result<Value, String> {
+    crate::model::core::input::check_values(bytes)?;
     if let Ok(text) = std::str::from_utf8(bytes)
         && let Ok(v) = serde_json::from_str::<Value>(text)
     {

@@ -113,6 +113,15 @@
 //!    [`agent::Agent::build_line`] and [`agent::Agent::fork`] (refusing with
 //!    `Unsupported`, `Refused`); an agent whose fork is costly to plan, or that writes
 //!    its replies itself, answers on its own.
+//! 9. "Newest first" ([`activity`]): the time a session was last active is the newest
+//!    time the agent wrote in its files, never their modification time (a copy resets
+//!    it). The default reads the top-level `timestamp` of the last JSON lines of the
+//!    session file; an agent that keeps its times elsewhere (another key, a JSON
+//!    document, a database) overrides [`agent::Agent::activity_in_tail`], and one
+//!    whose session spans several files lists them in
+//!    [`agent::Agent::activity_files`]. `sessionfs grep --sessions`, `sessionfs
+//!    usage`'s `lastActivity` and a mount's session directories (`ls -t`) all read it,
+//!    the mount without indexing the session (`crate::model::agents::last_activity`).
 //!
 //! `src/search/`, `src/view/` and `src/fuse/` name no agent: they reach one through
 //! the trait, [`grep`], [`catalog`] and the tables, which `model::architecture`
@@ -128,8 +137,8 @@
 //!
 //! 1. leaves: [`format`], [`catalog`], [`structure`], [`problem`] (what indexing reports, [`problem::LoadError`]),
 //!    [`base64`], [`time`], [`js`], [`id`], [`kind`], [`scan`], [`json_view`], [`strict`],
-//!    [`input`], [`text`], [`usage::prices`] (with [`usage::Tokens`]), [`genai`] (over
-//!    [`text`], [`js`], [`base64`]);
+//!    [`input`], [`text`], [`activity`], [`usage::prices`] (with [`usage::Tokens`]),
+//!    [`genai`] (over [`text`], [`js`], [`base64`]);
 //! 2. what a seam point returns, naming no session: [`fork_file`] (the file a fork
 //!    makes, [`fork_file::Fresh`], [`fork_file::ForkError`]), [`reply`], and
 //!    [`usage`]'s tables (`usage/mod.rs`: [`usage::Table`] and what it holds);
@@ -150,6 +159,7 @@
 //! out of the session for the call (`Session::with_agent`), so the agent cannot reach
 //! itself through the session during them.
 
+pub mod activity;
 pub mod agent;
 pub mod append;
 pub mod base64;

@@ -58,6 +58,8 @@ pub enum ProblemKind {
     UnterminatedLastLine {
         bytes: u64,
         parses: bool,
+        /// Where it starts: `truncate -s AT FILE` drops it, keeping every whole line.
+        at: u64,
     },
     /// Something only one agent's format has (a Codex page whose base page is
     /// missing): `code` for `check --json`, `what` as `check` prints it.
@@ -126,8 +128,65 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The message of a load error that was a panic (see [`unless_panic`]).
+const PANICKED: &str = "sessionfs failed while reading this file";
+
+impl LoadError {
+    /// Whether reading the file panicked ([`unless_panic`]).
+    pub fn is_panic(&self) -> bool {
+        matches!(self, LoadError::Io(e) if e.to_string().starts_with(PANICKED))
+    }
+}
+
+/// Runs `f`, which reads the session file at `path`, turning a panic into its load
+/// error: a file that makes sessionfs panic (a bug, never meant to happen) is then a
+/// session that cannot be read, shown as such (an `ERROR` file in a sessions mount, a
+/// problem for `check`), and never takes the process down with it. Allocation failures
+/// are not panics (Rust aborts on them): those are kept away by bounds instead (see
+/// `core::input`).
+pub fn unless_panic<T>(
+    path: &std::path::Path,
+    f: impl FnOnce() -> Result<T, LoadError>,
+) -> Result<T, LoadError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let why = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into());
+            log::error!("{}: {PANICKED}: {why}", path.display());
+            Err(LoadError::Io(io::Error::other(format!(
+                "{PANICKED} ({why}); please report this bug"
+            ))))
+        }
+    }
+}
+
 impl From<io::Error> for LoadError {
     fn from(e: io::Error) -> Self {
         LoadError::Io(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_while_reading_is_the_files_load_error() {
+        let p = std::path::Path::new("s.jsonl");
+        let r: Result<(), LoadError> = unless_panic(p, || panic!("a bug"));
+        let e = r.unwrap_err();
+        assert!(e.is_panic());
+        assert!(
+            e.to_string().contains("(a bug); please report this bug"),
+            "{e}"
+        );
+        let r: Result<u8, LoadError> = unless_panic(p, || Err(LoadError::Empty));
+        assert!(matches!(r, Err(LoadError::Empty)));
+        assert!(!LoadError::Empty.is_panic());
+        assert_eq!(unless_panic(p, || Ok(7)).unwrap(), 7);
     }
 }

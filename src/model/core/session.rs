@@ -272,8 +272,17 @@ pub struct Source {
 pub enum SourceData {
     /// A plain file, read with `pread` when a line is needed.
     File(PathBuf),
-    /// Bytes held in memory (a decompressed `.jsonl.zst` page), for the file named.
+    /// Bytes held in memory, for the file named.
     Bytes(PathBuf, std::sync::Arc<[u8]>),
+    /// Bytes an agent reads for the file named, by offset (a compressed Codex page,
+    /// decompressed as far as the bytes asked for: never held whole).
+    Reader(PathBuf, std::sync::Arc<dyn ReadRange>),
+}
+
+/// How an agent reads a [`SourceData::Reader`]'s bytes.
+pub trait ReadRange: std::fmt::Debug + Send + Sync {
+    /// The `len` bytes at `offset` of the (decoded) file at `path`.
+    fn read_range(&self, path: &Path, offset: u64, len: u32) -> io::Result<Vec<u8>>;
 }
 
 impl Source {
@@ -288,7 +297,7 @@ impl Source {
     /// The file (or the file the bytes were read from).
     pub fn path(&self) -> &Path {
         match &self.data {
-            SourceData::File(p) | SourceData::Bytes(p, _) => p,
+            SourceData::File(p) | SourceData::Bytes(p, _) | SourceData::Reader(p, _) => p,
         }
     }
 
@@ -310,11 +319,13 @@ impl Source {
         }
         match &self.data {
             SourceData::File(p) => {
-                let mut buf = vec![0u8; len as usize];
+                let mut buf = Vec::new();
+                crate::model::core::input::grow(&mut buf, len as usize)?;
                 crate::model::core::input::open_beneath_any(homes, p)?
                     .read_exact_at(&mut buf, offset)?;
                 Ok(buf)
             }
+            SourceData::Reader(p, r) => r.read_range(p, offset, len),
             SourceData::Bytes(p, b) => b
                 .get(offset as usize..end as usize)
                 .map(<[u8]>::to_vec)
@@ -542,7 +553,7 @@ impl Session {
         } else if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
         }
-        s.scan(true)?;
+        crate::model::core::problem::unless_panic(&s.path.clone(), || s.scan(true))?;
         s.entries.shrink_to_fit();
         Ok(s)
     }
@@ -712,6 +723,13 @@ impl Session {
     /// load.
     pub fn can_reply_at(&self, i: u32) -> bool {
         self.agent.can_reply_at(self, i)
+    }
+
+    /// Why a reply under entry `parent` (`None`: at the root) cannot be written now, known
+    /// before anything is written: the errno for `open` and why (see
+    /// [`Agent::reply_refusal`]).
+    pub fn reply_refusal(&self, parent: Option<u32>) -> Option<(i32, String)> {
+        self.agent.reply_refusal(self, parent)
     }
 
     /// Whether lines of other files are indexed with the session's own (a Claude Code
@@ -1195,6 +1213,21 @@ impl Session {
         self.agent.context_preamble(self, i)
     }
 
+    /// When the session was last active, by the agent's own clock: the newest time
+    /// its files' last lines hold (see [`super::activity`]), and the file that holds it;
+    /// a file without one counts with its modification time.
+    pub fn last_activity(&self) -> Option<(i64, PathBuf)> {
+        let agent = &*self.agent;
+        activity_of(&agent.activity_files(self), &|t| agent.activity_in_tail(t))
+    }
+
+    /// What answer `i`'s request held after the context of its [`Session::request_of`]
+    /// entry (see [`Agent::request_tail`]); empty for an ordinary answer, whose
+    /// `request` is that entry's context.
+    pub fn request_tail(&self, i: u32) -> Vec<serde_json::Value> {
+        self.agent.request_tail(self, i)
+    }
+
     /// Whether labels can be set through the mount ([`Agent::labels_writable`]).
     pub fn labels_writable(&self) -> bool {
         self.agent.labels_writable()
@@ -1273,7 +1306,17 @@ impl Session {
         let before = self.entries.len() as u32;
         let name_before = self.name_entry();
         let labels_before = self.agent.labels_mark();
-        let (rebuilt, parents) = self.scan(false)?;
+        let path = self.path.clone();
+        let scanned = crate::model::core::problem::unless_panic(&path, || self.scan(false));
+        let (rebuilt, parents) = match scanned {
+            Ok(r) => r,
+            // What the scan had built is not to be trusted: index the file again.
+            Err(e) if e.is_panic() => {
+                let fresh = Session::open_reading(&self.path, self.table, self.reading)?;
+                return Ok(self.replace_with(fresh));
+            }
+            Err(e) => return Err(e),
+        };
         let after = self.entries.len() as u32;
         // Claude Code's metadata lines (titles, `last-prompt`) are no entries, yet move
         // the name and the leaf.
@@ -1465,6 +1508,7 @@ impl Session {
                     ProblemKind::UnterminatedLastLine {
                         bytes: self.tail,
                         parses,
+                        at: self.scanned,
                     },
                 );
             }
@@ -2123,8 +2167,21 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn context_messages(&self, s: &Session, i: u32) -> io::Result<Vec<Value>>;
     fn context_renderer(&self) -> fn(&[Value]) -> String;
     fn request_of(&self, s: &Session, i: u32) -> Option<u32>;
+    /// What the request that answer `i` answered held after the context of
+    /// [`Agent::request_of`]'s entry, when it held more than that context: messages the
+    /// agent sent without writing them as entries (Codex's compaction prompt after the
+    /// history, for a `/compact` summary). Empty (the default) for an ordinary answer.
+    fn request_tail(&self, _s: &Session, _i: u32) -> Vec<Value> {
+        Vec::new()
+    }
     fn can_reply_at(&self, _s: &Session, _i: u32) -> bool {
         true
+    }
+    /// Why a reply under entry `parent` (`None`: at the root) cannot be written now, when
+    /// that is known before anything is written (a Copilot CLI process holds the
+    /// session's lock): the errno to answer `open` with, and why. `None`: go ahead.
+    fn reply_refusal(&self, _s: &Session, _parent: Option<u32>) -> Option<(i32, String)> {
+        None
     }
     fn joins_tree_runs(&self, _i: u32) -> bool {
         false
@@ -2300,6 +2357,20 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
     fn write_fork(&self, _s: &Session, _i: u32) -> Option<Result<PathBuf, ForkError>> {
         None
     }
+    /// The files whose last lines say when the session was last active
+    /// ([`super::activity`]): the session file (default), or a session over several
+    /// files its own ones (a Codex thread's pages, not the parent pages a fork reads).
+    fn activity_files(&self, s: &Session) -> Vec<PathBuf> {
+        vec![s.path().to_path_buf()]
+    }
+    /// The newest time the agent wrote in `tail`, complete lines at the end of one of
+    /// [`Agent::activity_files`] (ms since the epoch). The default reads the JSON
+    /// lines' top-level `timestamp` ([`super::activity::newest_timestamp`]); an agent
+    /// that keeps its times elsewhere reads them here. It is called on an agent that
+    /// indexed nothing too (a mount's listing reads every session's time this way).
+    fn activity_in_tail(&self, tail: &[u8]) -> Option<i64> {
+        super::activity::newest_timestamp(tail)
+    }
     /// Whether labels can be set through the mount (its `labels/` folder is writable;
     /// Pi's label entries). An agent without labels shows `labels/` empty and read-only.
     fn labels_writable(&self) -> bool {
@@ -2318,6 +2389,22 @@ pub trait Agent: std::fmt::Debug + Send + Sync + 'static {
         s.source(s.entry(i).file)
             .map(|src| src.path().to_path_buf())
     }
+}
+
+/// The newest time `read` finds in the tails of `files`, and its file; a file whose
+/// tail holds none counts with its modification time (see [`super::activity`]).
+pub fn activity_of(
+    files: &[PathBuf],
+    read: &dyn Fn(&[u8]) -> Option<i64>,
+) -> Option<(i64, PathBuf)> {
+    files
+        .iter()
+        .filter_map(|f| {
+            super::activity::of_file(f, read)
+                .or_else(|| super::activity::mtime_ms(f))
+                .map(|t| (t, f.clone()))
+        })
+        .max_by_key(|(t, _)| *t)
 }
 
 /// Stands in for a session's agent while that agent's `&mut self` hook runs with the

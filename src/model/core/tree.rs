@@ -23,6 +23,10 @@
 //! ([`Session::joins_tree_runs`]). The leaf and any entry with more than one child end
 //! such a run, so every branch point and the leaf keep a line of their own.
 //!
+//! Indentation is drawn up to [`MAX_INDENT`] columns; a line deeper than that draws
+//! those and the count of the rest (`┄N┄`), so that no line outgrows a screen and
+//! the file stays linear in the entries.
+//!
 //! A child that is a piece of its parent's turn ([`flags::PIECE`]: the dead end
 //! parallel tool calls leave in a Claude Code file) is drawn in its parent's column,
 //! before the real children, so that one turn reads as one turn and not as a fork.
@@ -292,13 +296,21 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         });
         if !same {
             prefix.clear();
-            for level in 0..display_indent {
+            for level in 0..display_indent.min(MAX_INDENT) {
                 if let Some(&Some(show)) = f.gutters.get(level) {
                     prefix.extend_from_slice(if show { "│  " } else { "   " }.as_bytes());
                 } else if connector && level as isize == connector_pos {
                     prefix.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
                 } else {
                     prefix.extend_from_slice(b"   ");
+                }
+            }
+            if display_indent > MAX_INDENT {
+                // The columns past the cap, counted: the line keeps its length.
+                let hidden = display_indent - MAX_INDENT;
+                prefix.extend_from_slice(format!("┄{hidden}┄ ").as_bytes());
+                if connector {
+                    prefix.extend_from_slice(if f.is_last { "└─ " } else { "├─ " }.as_bytes());
                 }
             }
             // Holding the gutters keeps their address from being reused by others.
@@ -389,7 +401,7 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
         } else {
             f.indent
         };
-        let gutters = if connector {
+        let gutters = if connector && current_display <= MAX_INDENT {
             let mut g = (*f.gutters).clone();
             let at = current_display.saturating_sub(1);
             if g.len() <= at {
@@ -432,6 +444,12 @@ fn draw(s: &Session, previews: Previews) -> io::Result<Vec<u8>> {
     }
     Ok(out)
 }
+
+/// The most columns of indentation drawn: deeper lines draw these and then the count
+/// of the others (`┄N┄`), so that a line's length, and the gutters kept for it, stay
+/// bounded however deep the forks go (a tree forking at each of 100,000 levels drew
+/// lines of 300,000 bytes, and kept gutters growing with the square of the depth).
+pub const MAX_INDENT: usize = 64;
 
 /// The longest line a run of entries drawn as one gets (characters).
 const RUN_CHARS: usize = 4 * PREVIEW_CHARS;

@@ -275,6 +275,7 @@ impl Scanner {
                     name: session_name(&sid),
                     path,
                     mtime: None,
+                    files: Vec::new(),
                 });
             }
             list.sort_by(|a, b| a.name.cmp(&b.name));

@@ -196,6 +196,7 @@ impl crate::model::core::catalog::Lister for Sessions {
                         std::time::UNIX_EPOCH
                             + std::time::Duration::from_millis(l.time_updated.max(0) as u64),
                     ),
+                    files: Vec::new(),
                 })
                 .collect();
             v.sort_by(|a, b| a.name.cmp(&b.name));

@@ -154,6 +154,7 @@ pub fn plan(s: &Session, i: u32, fresh: &Fresh) -> Result<ForkFile, ForkError> {
         file_name: format!("{}_{}.jsonl", ts.replace([':', '.'], "-"), fresh.session_id),
         session_id: fresh.session_id.clone(),
         bytes: out,
+        extra: Vec::new(),
     })
 }
 

@@ -641,8 +641,16 @@ impl RawIndex {
                     Err(d) => Ok(Err(d)),
                 }
             };
-        // Each hit's chain of map lines, root first.
-        let mut chains: Vec<(usize, Vec<u32>)> = Vec::new();
+        // Each line met on a hit's way to its root is resolved once: `up` holds its
+        // parent in the tree (`ROOT` for a root), so that hits sharing ancestors walk
+        // them once (a chain of every hit's ancestors, built per hit, was quadratic in
+        // the depth).
+        const ROOT: u32 = u32::MAX;
+        let mut up: HashMap<u32, u32> = HashMap::new();
+        // The first hit on each line, by line.
+        let mut hit_at: HashMap<u32, usize> = HashMap::new();
+        let mut walk: Vec<u32> = Vec::new();
+        let mut on_walk: HashMap<u32, usize> = HashMap::new();
         for (h, &(offset, len)) in hits.iter().enumerate() {
             let Ok(k) = self.lines.binary_search_by_key(&offset, |l| l.offset) else {
                 continue; // the header, a skipped line, or a file that changed
@@ -663,60 +671,86 @@ impl RawIndex {
                 }
                 continue;
             }
-            let mut chain = vec![k];
-            let mut at: HashMap<u32, usize> = HashMap::from([(k, 0)]);
+            hit_at.entry(k).or_insert(h);
+            if up.contains_key(&k) {
+                continue;
+            }
+            walk.clear();
+            on_walk.clear();
+            walk.push(k);
+            on_walk.insert(k, 0);
             let mut cur = k;
-            loop {
+            let last_up = loop {
                 let c = self.lines[cur as usize];
                 if c.parent.is_none() || c.parent == c.id {
-                    break;
+                    break ROOT;
                 }
                 let Some(&p) = self.by_id.get(&c.parent) else {
-                    break; // an orphan: a root
+                    break ROOT; // an orphan: a root
                 };
                 if let Err(d) = check(p, &mut valid)? {
                     return Ok(Err(d));
                 }
-                if let Some(&pos) = at.get(&p) {
-                    // A cycle: its earliest member in the file is a root.
-                    let root = chain[pos..].iter().copied().min().expect("a member");
-                    let end = chain.iter().position(|&x| x == root).expect("on the chain");
-                    chain.truncate(end + 1);
-                    break;
+                if up.contains_key(&p) {
+                    break p;
                 }
-                at.insert(p, chain.len());
-                chain.push(p);
+                if on_walk.contains_key(&p) {
+                    break p; // a cycle: settled below
+                }
+                on_walk.insert(p, walk.len());
+                walk.push(p);
                 cur = p;
+            };
+            for w in walk.windows(2) {
+                up.insert(w[0], w[1]);
             }
-            chain.reverse();
-            chains.push((h, chain));
+            up.insert(cur, last_up);
+            if let Some(&pos) = on_walk.get(&last_up) {
+                // A cycle: its earliest member in the file is a root.
+                let root = walk[pos..].iter().copied().min().expect("a member");
+                up.insert(root, ROOT);
+            }
         }
         // Pre-order: roots in file order, siblings by (timestamp, file order); an
         // ancestor before its descendants.
-        let key = |depth: usize, k: u32| {
-            if depth == 0 {
-                (i64::MIN, k)
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut roots: Vec<u32> = Vec::new();
+        for (&k, &p) in &up {
+            if p == ROOT {
+                roots.push(k);
             } else {
-                (valid[&k].ts, k)
+                children.entry(p).or_default().push(k);
             }
-        };
-        chains.sort_by(|(_, a), (_, b)| {
-            for (d, (x, y)) in a.iter().zip(b).enumerate() {
-                if x != y {
-                    return key(d, *x).cmp(&key(d, *y));
-                }
+        }
+        roots.sort_unstable();
+        for c in children.values_mut() {
+            c.sort_unstable_by_key(|&k| (valid[&k].ts, k));
+        }
+        let mut out = Vec::with_capacity(hit_at.len());
+        // The walk: (line, whether its children were pushed), the names down to it and
+        // their bytes (each with its slash).
+        let mut stack: Vec<(u32, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        let mut names: Vec<&str> = Vec::new();
+        let mut bytes: Vec<usize> = vec![0];
+        while let Some((k, depth)) = stack.pop() {
+            names.truncate(depth);
+            bytes.truncate(depth + 1);
+            let name = valid[&k].name.as_str();
+            names.push(name);
+            bytes.push(bytes[depth] + name.len() + 1);
+            if let Some(&h) = hit_at.get(&k) {
+                out.push(HitPath::of_chain(
+                    h,
+                    names.iter().map(|n| n.to_string()),
+                    bytes[depth + 1],
+                    valid[&k].kind.clone(),
+                ));
             }
-            a.len().cmp(&b.len())
-        });
-        chains.dedup_by(|(_, a), (_, b)| a == b);
-        Ok(Ok(chains
-            .into_iter()
-            .map(|(hit, chain)| HitPath {
-                hit,
-                kind: valid[chain.last().expect("the hit")].kind.clone(),
-                dirs: chain.iter().map(|k| valid[k].name.clone()).collect(),
-            })
-            .collect()))
+            if let Some(c) = children.get(&k) {
+                stack.extend(c.iter().rev().map(|&c| (c, depth + 1)));
+            }
+        }
+        Ok(Ok(out))
     }
 }
 
@@ -1351,10 +1385,10 @@ mod tests {
             }
             off += l.len();
         }
-        let expect = |i: u32| HitPath {
-            hit: 0,
-            dirs: s.path_to(i).iter().map(|&a| s.id_string(a)).collect(),
-            kind: s.kind_name(i).to_string(),
+        let expect = |i: u32| {
+            let dirs: Vec<String> = s.path_to(i).iter().map(|&a| s.id_string(a)).collect();
+            let bytes = dirs.iter().map(|d| d.len() + 1).sum();
+            HitPath::of_chain(0, dirs.into_iter(), bytes, s.kind_name(i).to_string())
         };
         let step = lines.len() / 200 + 1;
         for &(o, len) in lines.iter().step_by(step) {

@@ -49,9 +49,15 @@ const USAGE: &[Trigger] = &[Trigger::Matches(r#""usage"[ \t\r]*[,}\]]"#)];
 const REWRITTEN: &[Trigger] = &[Trigger::Matches(r#""system"#)];
 /// An entry nested past the JSON parser's limit of 128 levels.
 const TOO_DEEP: &[Trigger] = &[Trigger::Openers(128)];
+/// An entry of more values than a line may hold parsed (`input::check_values`).
+const TOO_MANY: &[Trigger] = &[Trigger::Longer(crate::model::core::input::COUNTED_FROM)];
 
 /// Image numbers and sizes; the line numbers of entries too deep to be built.
-const DERIVED_NUMBERS: &[Trigger] = &[Trigger::Matches(r#""image""#), Trigger::Openers(128)];
+const DERIVED_NUMBERS: &[Trigger] = &[
+    Trigger::Matches(r#""image""#),
+    Trigger::Openers(128),
+    Trigger::Longer(crate::model::core::input::COUNTED_FROM),
+];
 
 const fn d(text: &'static str, when: &'static [Trigger]) -> Decoration {
     deco(text, when)
@@ -145,6 +151,12 @@ const PI_DECORATIONS: &[Decoration] = &[
     d(": recursion limit exceeded at line ", TOO_DEEP),
     d(" column ", TOO_DEEP),
     d("; its raw line is in entry.json]", TOO_DEEP),
+    // an entry of too many values to be built (`input::check_values`)
+    d("[this entry cannot be shown: line ", TOO_MANY),
+    d(": ", TOO_MANY),
+    d(" values, more than a line may hold parsed (", TOO_MANY),
+    d("; --max-line raises it)", TOO_MANY),
+    d("; its raw line is in entry.json]", TOO_MANY),
 ];
 
 /// Pi's sessions of format version 3, the current one: entries are read as written.

@@ -73,6 +73,7 @@ fn sessions_in(chats: &Path) -> Vec<SessionRef> {
                     name,
                     path,
                     mtime: None,
+                    files: Vec::new(),
                 })
         })
         .collect();

@@ -90,5 +90,6 @@ pub fn plan(s: &Session, st: &State, i: u32, fresh: &Fresh) -> Result<ForkFile, 
         file_name: format!("{}.jsonl", fresh.session_id),
         session_id: fresh.session_id.clone(),
         bytes: out,
+        extra: Vec::new(),
     })
 }

@@ -69,11 +69,19 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Where a reply goes: after the line with `ordinal` of the page file `page`, or at
-/// the page's end when `ordinal` is `None`.
+/// the page's end when `ordinal` is `None`, in thread `thread` (`None`: the page's
+/// own thread).
+///
+/// A fork's history starts with its parent's page (`history_base`), so an entry a
+/// fork inherited lies on a page of another thread. A reply there continues the
+/// fork, not the parent: `thread` names the fork, and the reply is a new page of the
+/// fork based on the parent's page, as a TUI rewind inside the fork writes (the
+/// parent's files and row are not touched).
 #[derive(Debug, Clone)]
 pub struct Point {
     pub page: PathBuf,
     pub ordinal: Option<u64>,
+    pub thread: Option<String>,
 }
 
 /// How to write.
@@ -213,12 +221,67 @@ pub fn reply(at: &Point, text: &str, opts: &Options) -> Result<Written, ReplyErr
         .iter()
         .map(|(p, n)| (n.page_id.clone(), p.clone()))
         .collect();
+    let thread = at
+        .thread
+        .clone()
+        .unwrap_or_else(|| page.name.thread_id.clone());
+    if thread != page.name.thread_id {
+        // An entry the fork `thread` inherited: a new page of the fork, never a line
+        // in the parent's page. The fork reads the parent's page only up to its
+        // base's offset: the cut stays within it.
+        let limit = pages::read_limit(&thread, &page.name.page_id, &all)
+            .map_err(|e| ReplyError::io("cannot read the history of", &page.path, e))?
+            .filter(|&l| l >= page.lines[idx].end)
+            .ok_or_else(|| {
+                ReplyError::new(
+                    libc::EINVAL,
+                    format!(
+                        "thread {thread} does not continue from line {} of {}: reply in the \
+                         thread that holds it",
+                        idx + 1,
+                        page_path.display()
+                    ),
+                )
+            })?;
+        return new_page(
+            &home, &sessions, &thread, page, idx, limit, &by_id, text, opts,
+        );
+    }
     let at_end = !page.lines[idx + 1..].iter().any(|l| l.is_node());
     if at_end && is_current(&home, &page, &all, opts)? {
         append_at_leaf(&home, page, &by_id, text, opts)
     } else {
-        new_page(&home, &sessions, page, idx, &by_id, text, opts)
+        let limit = page.len;
+        new_page(
+            &home, &sessions, &thread, page, idx, limit, &by_id, text, opts,
+        )
     }
+}
+
+/// Where a new page's history ends when it continues after line `idx` of `page`:
+/// the end of that line, carried over the bookkeeping lines that follow it up to the
+/// next entry or the next turn's `task_started` (never past byte `limit`), as
+/// `(end_byte_offset, end_ordinal_exclusive)`.
+///
+/// Why: a reply after the last item of a turn is what Codex's own rewind to the next
+/// prompt makes, and that rewind keeps the turn's closing lines (`token_usage_record`,
+/// `token_count`, `task_complete`: CODEX-FORMAT.md §3.2, the base ends at the next
+/// turn's `task_started`). Cut before them, the new branch would lose the record of the
+/// turn's last request: Codex's `thread_token_usage` there would no longer count it,
+/// while the branch's `cost` does. Inside a turn the same holds for the record of the
+/// request whose output the point is. A line without an ordinal ends the carry (its
+/// place in Codex's count is unknown).
+fn cut_after(page: &Page, idx: usize, limit: u64) -> Option<(u64, u64)> {
+    let point = &page.lines[idx];
+    let mut end = (point.end, point.ordinal()? + 1);
+    for l in &page.lines[idx + 1..] {
+        if l.end > limit || l.is_node() || l.is_turn_start() {
+            break;
+        }
+        let Some(o) = l.ordinal() else { break };
+        end = (l.end, o + 1);
+    }
+    Some(end)
 }
 
 /// Whether `page` is its thread's current page (§4): `threads.rollout_path`, else the
@@ -363,17 +426,20 @@ fn remove_folders(made: &[PathBuf]) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn new_page(
     home: &Path,
     sessions: &Path,
+    thread_id: &str,
     page: Page,
     idx: usize,
+    limit: u64,
     by_id: &HashMap<String, PathBuf>,
     text: &str,
     opts: &Options,
 ) -> Result<Written, ReplyError> {
     let point = &page.lines[idx];
-    let end_ord = point.ordinal().map(|o| o + 1).ok_or_else(|| {
+    let (end_off, end_ord) = cut_after(&page, idx, limit).ok_or_else(|| {
         ReplyError::new(
             libc::EINVAL,
             format!(
@@ -383,26 +449,40 @@ fn new_page(
             ),
         )
     })?;
-    let end_off = point.end;
-    let thread_id = page.name.thread_id.clone();
+    let thread_id = thread_id.to_string();
     // The new page's session_meta is the first page's (§9.2). Every page of a thread
     // carries the same one apart from `timestamp` and `history_base`, so when the first
-    // page cannot be read here (compressed, §8) the point's own page stands in for it.
-    let first = match by_id.get(&thread_id) {
-        Some(p) if *p != page.path && !p.to_string_lossy().ends_with(".zst") => {
+    // page cannot be read here (compressed, §8) another plain page of the thread stands
+    // in for it: the point's own page when it is the thread's.
+    let plain = |p: &PathBuf| !p.to_string_lossy().ends_with(".zst");
+    let stand_in = by_id
+        .get(thread_id.as_str())
+        .filter(|p| plain(p))
+        .or_else(|| {
+            by_id.values().filter(|p| plain(p)).find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(PageName::parse)
+                    .is_some_and(|n| n.thread_id == thread_id)
+            })
+        });
+    let first = match stand_in {
+        Some(p) if *p != page.path => {
             Some(Page::read(p).map_err(|e| ReplyError::io("cannot read", p, e))?)
         }
         _ => None,
     };
+    let own_page = (page.name.thread_id == thread_id).then_some(&page);
     let first_meta = first
         .as_ref()
+        .or(own_page)
         .and_then(|f| f.meta())
-        .or_else(|| page.meta())
         .ok_or_else(|| {
             ReplyError::new(
                 libc::EINVAL,
                 format!(
-                    "{} does not start with a session_meta line",
+                    "no readable page of thread {thread_id} starts with a session_meta line \
+                     (near {})",
                     page.path.display()
                 ),
             )

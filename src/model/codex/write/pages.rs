@@ -45,6 +45,21 @@ impl Line {
     pub fn is_node(&self) -> bool {
         matches!(self.line_type(), Some("response_item" | "compacted"))
     }
+
+    /// A line that opens a turn (§2): the `event_msg` `task_started`, or the turn's
+    /// `turn_context` (which follows it in files Codex writes).
+    pub fn is_turn_start(&self) -> bool {
+        match self.line_type() {
+            Some("turn_context") => true,
+            Some("event_msg") => {
+                self.payload()
+                    .and_then(|p| p.get("type"))
+                    .and_then(Value::as_str)
+                    == Some("task_started")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// One page file, read whole.
@@ -187,6 +202,43 @@ fn read_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// How far thread `thread` reads page `page_id` through its pages' `history_base`
+/// chains (§3.1): the largest `end_byte_offset` at which one of its pages' chains
+/// reaches that page, or `None` when none does. A fork reads its parent's page only up
+/// to where it was forked; the parent's later lines are not its history.
+pub fn read_limit(
+    thread: &str,
+    page_id: &str,
+    all: &[(PathBuf, PageName)],
+) -> io::Result<Option<u64>> {
+    let by_id: HashMap<&str, &PathBuf> = all.iter().map(|(p, n)| (n.page_id.as_str(), p)).collect();
+    let mut best: Option<u64> = None;
+    for (path, name) in all.iter().filter(|(_, n)| n.thread_id == thread) {
+        if name.compressed {
+            continue;
+        }
+        let mut cur = Page::read(path)?.history_base();
+        let mut depth = 0;
+        while let Some((base, end)) = cur {
+            if base == page_id {
+                best = best.max(Some(end));
+                break;
+            }
+            depth += 1;
+            let Some(p) = by_id.get(base.as_str()).filter(|_| depth < MAX_BASE_DEPTH) else {
+                break;
+            };
+            cur = match Page::read(p) {
+                Ok(b) => b.history_base(),
+                // A compressed base is not read here; its own base is not reached.
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => None,
+                Err(e) => return Err(e),
+            };
+        }
+    }
+    Ok(best)
 }
 
 /// The lines of a page's history up to byte `end` of the page, bases first, as Codex

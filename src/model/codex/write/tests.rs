@@ -118,6 +118,7 @@ fn at(page: &Path, ordinal: Option<u64>) -> Point {
     Point {
         page: page.to_path_buf(),
         ordinal,
+        thread: None,
     }
 }
 
@@ -237,14 +238,15 @@ fn earlier_point_makes_a_rewind_page_and_points_the_row_at_it() {
     let lines = parse(&w.bytes);
     let meta = &lines[0];
     assert_eq!(meta["type"], "session_meta");
-    assert_eq!(meta["ordinal"], 5);
+    assert_eq!(meta["ordinal"], 6);
     let hb = &meta["payload"]["history_base"];
     assert_eq!(hb["thread_id"], T);
-    assert_eq!(hb["end_ordinal_exclusive"], 5);
-    // the end of the line with ordinal 4 is the start of the line with ordinal 5
+    // The answer (4) ends turn 1: the base keeps the turn's closing task_complete (5)
+    // and ends where turn 2 starts (its turn_context, 6), as Codex's rewind does.
+    assert_eq!(hb["end_ordinal_exclusive"], 6);
     let cut = old
         .split_inclusive(|&b| b == b'\n')
-        .take(5)
+        .take(6)
         .map(|l| l.len())
         .sum::<usize>();
     assert_eq!(hb["end_byte_offset"], cut as u64);
@@ -254,7 +256,7 @@ fn earlier_point_makes_a_rewind_page_and_points_the_row_at_it() {
         .iter()
         .map(|l| l["ordinal"].as_u64().unwrap())
         .collect();
-    assert_eq!(ords, [5, 6, 7, 8, 9, 10, 11]);
+    assert_eq!(ords, [6, 7, 8, 9, 10, 11, 12]);
     // settings are those in force at the point (turn 1), not the later ones
     assert_eq!(lines[3]["payload"]["model"], "m");
     assert_eq!(lines[4]["metadata"]["user_input_order"], 1);
@@ -283,7 +285,10 @@ fn a_rewind_page_on_a_rewind_page_reads_the_base_chain() {
         l[0]["payload"]["history_base"]["thread_id"],
         p2.page_id.as_str()
     );
-    assert_eq!(l[0]["ordinal"], w1.ordinal + 1);
+    // The base carries over the reply's closing lines (item_completed,
+    // task_complete) and the next turn's thread_settings_applied, up to its
+    // task_started.
+    assert_eq!(l[0]["ordinal"], w1.ordinal + 4);
     assert_eq!(l[3]["payload"]["model"], "m");
     assert_eq!(db_path_of(&h.home), w3.path.to_str().unwrap());
     // The end of page 1 is no longer current: a reply there is a new page too.
@@ -479,7 +484,9 @@ fn accepted_shapes() {
         } else {
             Some(ord.parse().unwrap())
         };
-        let w = reply(&at(&p, ordinal), &text, &o).unwrap();
+        let mut point = at(&p, ordinal);
+        point.thread = f.get(6).map(|t| t.to_string());
+        let w = reply(&point, &text, &o).unwrap();
         let want = fs::read(root.join(format!("accepts/{name}.written.jsonl"))).unwrap();
         let (got, want) = (shape_of(&w.bytes), shape_of(&want));
         assert_eq!(got.len(), want.len(), "{name}: number of lines");

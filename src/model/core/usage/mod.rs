@@ -71,6 +71,9 @@ pub struct Usage {
     pub unpriced: u64,
     /// The unknown models, sorted.
     pub unpriced_models: Vec<String>,
+    /// Models the price table lacks whose cost is the agent's own record (Claude
+    /// Code's `cost-state`), sorted: see [`Usage::price_from_own_count`].
+    pub own_cost_models: Vec<String>,
 }
 
 impl Usage {
@@ -98,6 +101,37 @@ impl Usage {
                 self.unpriced_models.insert(i, m.clone());
             }
         }
+        for m in &o.own_cost_models {
+            if let Err(i) = self.own_cost_models.binary_search(m) {
+                self.own_cost_models.insert(i, m.clone());
+            }
+        }
+    }
+
+    /// A whole session's usage whose requests of models the price table lacks are
+    /// priced by the agent's own record instead: Claude Code's `cost-state` holds its
+    /// own cost of each model over the session (`modelUsage.MODEL.costUSD`). Only
+    /// when it prices every such model (it knew their prices: no
+    /// `hasUnknownModelCost`), and only for a whole session (the record is not per
+    /// branch, and after `--fork-session` it includes the source's). Returns whether
+    /// it did.
+    pub fn price_from_own_count(&mut self, own: &CostState) -> bool {
+        if self.unpriced == 0 || own.unknown_model_cost {
+            return false;
+        }
+        let cost_of = |m: &str| own.models.iter().find(|(n, _)| n == m).map(|(_, c)| *c);
+        let Some(costs) = self
+            .unpriced_models
+            .iter()
+            .map(|m| cost_of(m))
+            .collect::<Option<Vec<f64>>>()
+        else {
+            return false;
+        };
+        self.cost += costs.iter().sum::<f64>();
+        self.unpriced = 0;
+        self.own_cost_models = std::mem::take(&mut self.unpriced_models);
+        true
     }
 
     /// The cost as people read it: `$0.0123`, `unknown` (no request priced),
@@ -129,6 +163,13 @@ impl Usage {
         if !self.unpriced_models.is_empty() {
             let _ = write!(s, " (no price for {})", self.unpriced_models.join(", "));
         }
+        if !self.own_cost_models.is_empty() {
+            let _ = write!(
+                s,
+                " ({} at the agent's own recorded cost)",
+                self.own_cost_models.join(", ")
+            );
+        }
         s
     }
 
@@ -148,6 +189,7 @@ impl Usage {
             "requests": self.requests,
             "unpricedRequests": self.unpriced,
             "unpricedModels": self.unpriced_models,
+            "ownCostModels": self.own_cost_models,
         })
     }
 }
@@ -216,6 +258,8 @@ pub struct Table {
     /// the entry they hang under (Claude Code). An agent whose other files are pages
     /// of the same conversation (Codex) clears it: their entries are branches.
     pub side_files_are_subagents: bool,
+    /// The running totals, made when first asked (see `of_session.rs`).
+    pub(crate) running: std::sync::OnceLock<Running>,
 }
 
 impl Table {
@@ -275,6 +319,30 @@ impl Table {
             _ => self.prices_source.clone(),
         }
     }
+}
+
+/// Unknown models a running total tells apart by a bit each (the others are read from
+/// the path when asked).
+pub(crate) const MODEL_BITS: usize = 63;
+/// The bit of a total that met a model past [`MODEL_BITS`].
+pub(crate) const OVERFLOW: u64 = 1 << 63;
+
+/// A running total: [`Usage`] without its list of unknown models, which are bits.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sum {
+    pub(crate) tokens: Tokens,
+    pub(crate) cost: f64,
+    pub(crate) requests: u64,
+    pub(crate) unpriced: u64,
+    /// Bit `b`: the session's `b`-th unknown model ([`Running::models`]).
+    pub(crate) models: u64,
+}
+
+/// The running total of every entry, from the root to it (`of_session.rs` makes it).
+#[derive(Debug, Clone)]
+pub(crate) struct Running {
+    pub(crate) at: Vec<Sum>,
+    pub(crate) models: Vec<String>,
 }
 
 #[cfg(test)]

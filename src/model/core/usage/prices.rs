@@ -49,6 +49,13 @@ pub const SNAPSHOT: &str = include_str!("prices.json");
 /// Tokens past which a request's tokens are billed at the `_above_200k_tokens` rates.
 pub const TIER: u64 = 200_000;
 
+/// Input tokens (cached and cache writes included) past which OpenAI bills a whole
+/// request at its long-context rates, the table's `_above_272k_tokens` ones
+/// (developers.openai.com, each model's pricing: "for requests with more than 272K
+/// input tokens, input and cache rates double and output costs 1.5 times the
+/// short-context rate for the full request").
+pub const LONG_CONTEXT: u64 = 272_000;
+
 /// One model's rates, dollars per token.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Rates {
@@ -61,6 +68,9 @@ pub struct Rates {
     pub output_above: Option<f64>,
     pub cache_write_above: Option<f64>,
     pub cache_read_above: Option<f64>,
+    /// The whole request's rates when its input passes [`LONG_CONTEXT`] tokens,
+    /// where the table has them (input, output, cache write, cache read).
+    pub long_context: Option<[f64; 4]>,
 }
 
 impl Rates {
@@ -68,6 +78,17 @@ impl Rates {
     /// the first [`TIER`] at the base rate, the rest at the tier's rate when the table
     /// has one (as ccusage does).
     pub fn cost(&self, t: &Tokens) -> f64 {
+        if let Some([i, o, w, r]) = self.long_context
+            && t.input
+                .saturating_add(t.cache_read)
+                .saturating_add(t.cache_write)
+                > LONG_CONTEXT
+        {
+            return t.input as f64 * i
+                + t.output as f64 * o
+                + t.cache_write as f64 * w
+                + t.cache_read as f64 * r;
+        }
         fn part(n: u64, base: f64, above: Option<f64>) -> f64 {
             match above {
                 Some(a) if n > TIER => TIER as f64 * base + (n - TIER) as f64 * a,
@@ -117,6 +138,18 @@ impl Prices {
                     output_above: num("output_cost_per_token_above_200k_tokens"),
                     cache_write_above: num("cache_creation_input_token_cost_above_200k_tokens"),
                     cache_read_above: num("cache_read_input_token_cost_above_200k_tokens"),
+                    long_context: match (
+                        num("input_cost_per_token_above_272k_tokens"),
+                        num("output_cost_per_token_above_272k_tokens"),
+                    ) {
+                        (Some(i), Some(o)) => Some([
+                            i,
+                            o,
+                            num("cache_creation_input_token_cost_above_272k_tokens").unwrap_or(0.0),
+                            num("cache_read_input_token_cost_above_272k_tokens").unwrap_or(0.0),
+                        ]),
+                        _ => None,
+                    },
                 },
             );
         }
@@ -258,6 +291,44 @@ mod tests {
             ..Tokens::default()
         };
         assert_eq!(r.cost(&t), 200_000.0 + 20.0 + 3_000_000.0);
+    }
+
+    // OpenAI's long context: past 272K input tokens (cached and written included),
+    // the whole request at the long-context rates; at 272K exactly, the short ones.
+    #[test]
+    fn past_272k_input_tokens_the_whole_request_takes_the_long_context_rates() {
+        let p = Prices::snapshot();
+        let r = p.rates("gpt-6.2-sol").unwrap();
+        let short = Tokens {
+            input: 172_000,
+            cache_read: 100_000,
+            output: 1_000,
+            ..Tokens::default()
+        };
+        let want = 172_000.0 * 2e-6 + 100_000.0 * 1e-7 + 1_000.0 * 1e-5;
+        assert!((r.cost(&short) - want).abs() < 1e-12);
+        let long = Tokens {
+            input: 172_001,
+            ..short
+        };
+        let want = 172_001.0 * 4e-6 + 100_000.0 * 2e-7 + 1_000.0 * 1.5e-5;
+        assert!((r.cost(&long) - want).abs() < 1e-12);
+    }
+
+    // Every model a supported agent uses by default has a price, each with its source.
+    #[test]
+    fn the_agents_default_models_are_priced_with_their_source() {
+        let p = Prices::snapshot();
+        let v: serde_json::Value = serde_json::from_str(SNAPSHOT).unwrap();
+        let defaults = v["sessionfs_snapshot"]["defaults"].as_object().unwrap();
+        for model in defaults.values().filter_map(|m| m.as_str()) {
+            if model.contains(' ') {
+                continue; // an agent that records its own cost
+            }
+            assert!(p.rates(model).is_some(), "{model}");
+            assert!(v[model]["sessionfs_source"].is_string(), "{model}");
+            assert!(v[model]["sessionfs_checked"].is_string(), "{model}");
+        }
     }
 
     #[test]

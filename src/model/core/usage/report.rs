@@ -35,7 +35,8 @@ pub struct SessionRow {
     /// The file name without `.jsonl`.
     pub session: String,
     pub agent: &'static str,
-    /// The earliest and latest timestamps of its entries.
+    /// The earliest timestamp of its entries, and its last activity
+    /// (`Session::last_activity`, never before its last entry).
     pub first: i64,
     pub last: i64,
     /// When the file was started: the timestamp of its first line that has one
@@ -62,6 +63,9 @@ type ReplyKey = (String, String);
 pub struct Skipped {
     pub path: PathBuf,
     pub why: String,
+    /// It could not be read at all (an I/O error: missing, not permitted), rather
+    /// than read and found to be no session.
+    pub unreadable: bool,
 }
 
 /// Everything `sessionfs usage` prints.
@@ -103,6 +107,7 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 skipped.push(Skipped {
                     path: path.clone(),
                     why: e.to_string(),
+                    unreadable: matches!(e, crate::model::core::session::LoadError::Io(_)),
                 });
                 continue;
             }
@@ -115,6 +120,11 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
                 first = first.min(e.ts);
                 last = last.max(e.ts);
             }
+        }
+        // The last activity is the agent's own word (its files' last lines), as
+        // `sessionfs grep --sessions` and a mount's directory times say it.
+        if let Some((t, _)) = s.last_activity() {
+            last = last.max(t);
         }
         let mut keyed = Vec::new();
         for (i, r) in t.own.iter().enumerate() {
@@ -129,10 +139,17 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
             .into_iter()
             .map(|(l, u)| (s.id_string(l), Some(l) == s.leaf(), u))
             .collect();
-        let session = path
+        let mut session = path
             .file_name()
             .map(|n| n.to_string_lossy().trim_end_matches(".jsonl").to_string())
             .unwrap_or_default();
+        // A session that is a folder names its file by its role alone (Copilot CLI's
+        // `<id>/events.jsonl`): the folder is the session's name.
+        if session == "events"
+            && let Some(dir) = path.parent().and_then(|d| d.file_name())
+        {
+            session = dir.to_string_lossy().into_owned();
+        }
         loaded.push(Loaded {
             row: SessionRow {
                 path: path.clone(),
@@ -185,6 +202,13 @@ pub fn build_with(files: &[(PathBuf, String)], prices: &Prices, rule: Attributio
             } else {
                 l.row.copied.add_record(&r);
             }
+        }
+        // Models the table lacks: the agent's own recorded cost, for a session that
+        // copied nothing from another (a fork's record includes its source's).
+        if l.row.copied.requests == 0
+            && let Some(cs) = &l.row.cost_state
+        {
+            l.row.usage.price_from_own_count(cs);
         }
     }
     Report {
@@ -278,7 +302,24 @@ impl Report {
             .collect()
     }
 
+    /// The table, as wide as it needs to be (for a file or a pipe).
     pub fn text(&self, by: By) -> String {
+        self.text_within(by, None)
+    }
+
+    /// The table within `width` columns (a terminal's): when the whole table is wider,
+    /// a compact one, as ccusage switches to on a narrow terminal: the key, input,
+    /// output, cost and the last column, long keys and model lists shortened with `…`
+    /// (`--json` and a pipe still get every figure).
+    pub fn text_within(&self, by: By, width: Option<usize>) -> String {
+        let full = self.table(by, false, None);
+        match width {
+            Some(w) if full.lines().any(|l| l.chars().count() > w) => self.table(by, true, Some(w)),
+            _ => full,
+        }
+    }
+
+    fn table(&self, by: By, compact: bool, width: Option<usize>) -> String {
         let mut rows: Vec<[String; 8]> = Vec::new();
         let head = |first: &str| {
             [
@@ -372,32 +413,61 @@ impl Report {
         let esc = |c: &String| crate::model::core::text::escape_controls(c).into_owned();
         let rows: Vec<[String; 8]> = rows.iter().map(|r| r.each_ref().map(esc)).collect();
         let notes: Vec<String> = notes.iter().map(esc).collect();
+        // The columns shown: all, or the compact ones (key, input, output, cost, last).
+        let shown: Vec<usize> = if compact {
+            vec![0, 1, 2, 6, 7]
+        } else {
+            (0..8).collect()
+        };
         let mut w = [0usize; 8];
         for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
+            for &i in &shown {
+                w[i] = w[i].max(r[i].chars().count());
             }
         }
+        if let Some(width) = width {
+            // Shorten the first and the last column until the table fits (each keeps
+            // at least 12 characters).
+            let sum =
+                |w: &[usize; 8]| shown.iter().map(|&i| w[i]).sum::<usize>() + 2 * (shown.len() - 1);
+            while sum(&w) > width && (w[0] > 12 || w[7] > 12) {
+                let i = if w[0] >= w[7] { 0 } else { 7 };
+                w[i] -= 1;
+            }
+        }
+        let fit = |c: &str, n: usize| -> String {
+            if c.chars().count() <= n {
+                c.to_string()
+            } else {
+                let keep: String = c.chars().take(n.saturating_sub(1)).collect();
+                format!("{keep}…")
+            }
+        };
         let mut out = String::new();
         for (n, r) in rows.iter().enumerate() {
             if n + 1 == rows.len() || n == 1 {
-                let _ = writeln!(out, "{}", "-".repeat(w.iter().sum::<usize>() + 2 * 7));
+                let rule = shown.iter().map(|&i| w[i]).sum::<usize>() + 2 * (shown.len() - 1);
+                let _ = writeln!(out, "{}", "-".repeat(rule));
             }
             let mut line = String::new();
-            for (i, c) in r.iter().enumerate() {
+            for (k, &i) in shown.iter().enumerate() {
+                let c = fit(&r[i], w[i]);
                 let pad = w[i] - c.chars().count();
                 if i == 0 || i == 7 {
-                    line.push_str(c);
+                    line.push_str(&c);
                     line.push_str(&" ".repeat(pad));
                 } else {
                     line.push_str(&" ".repeat(pad));
-                    line.push_str(c);
+                    line.push_str(&c);
                 }
-                if i < 7 {
+                if k + 1 < shown.len() {
                     line.push_str("  ");
                 }
             }
             let _ = writeln!(out, "{}", line.trim_end());
+        }
+        if compact {
+            out.push_str("(compact: cache reads, cache writes and total tokens left out to fit; --json or a pipe has every column)\n");
         }
         if by == By::Session {
             out.push_str("(* the current branch: where the agent resumes)\n");
@@ -405,13 +475,9 @@ impl Report {
         for n in notes {
             let _ = writeln!(out, "{n}");
         }
-        for s in &self.skipped {
-            let line = format!("skipped {}: {}", s.path.display(), s.why);
-            let _ = writeln!(out, "{}", crate::model::core::text::escape_controls(&line));
-        }
         let _ = writeln!(
             out,
-            "prices: Pi's as recorded; Claude Code's, Codex's and Gemini CLI's from {}; opencode's as recorded (from {} where it recorded none)",
+            "prices: Pi's as recorded; Claude Code's, Codex's, Gemini CLI's and Copilot CLI's from {}; opencode's as recorded (from {} where it recorded none)",
             self.prices, self.prices
         );
         out
@@ -490,7 +556,10 @@ impl Report {
         v["skipped"] = self
             .skipped
             .iter()
-            .map(|s| serde_json::json!({"file": s.path.display().to_string(), "why": s.why}))
+            .map(|s| {
+                serde_json::json!({"file": s.path.display().to_string(), "why": s.why,
+                    "unreadable": s.unreadable})
+            })
             .collect::<Vec<_>>()
             .into();
         v["prices"] = self.prices.clone().into();

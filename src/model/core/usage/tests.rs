@@ -80,12 +80,12 @@ fn pi_counts_messages_usage_entries_and_summaries_each_once() {
     assert_eq!(t.path_usage(&s, c1).requests, 4);
     let text = t.entry_text(&s, c1);
     assert!(
-        text.starts_with("entry: summary unrecorded, tokens 47"),
+        text.starts_with("id: c1\nentry: summary unrecorded, tokens 47"),
         "{text}"
     );
     assert!(text.contains("to here: tokens 931 "), "{text}");
     let u1 = s.find("u1").unwrap();
-    assert!(t.entry_text(&s, u1).starts_with("entry: none\n"));
+    assert!(t.entry_text(&s, u1).starts_with("id: u1\nentry: none\n"));
     let st = t.session_text(&s);
     assert!(st.contains("dead ends: tokens "), "{st}");
     assert!(st.contains("branch a3 (current): "), "{st}");
@@ -176,7 +176,7 @@ fn claude_code_counts_a_streamed_reply_once_at_its_first_line_with_its_final_out
     assert_eq!(t.counted_at[a3 as usize], a1);
     assert!(
         t.entry_text(&s, a3)
-            .starts_with("entry: part of a reply counted at a1\n")
+            .starts_with("id: a3\nentry: part of a reply counted at a1\n")
     );
     let total = t.total();
     assert_eq!(total.requests, 2);
@@ -198,12 +198,12 @@ fn cost_state_is_read_from_the_last_line_and_never_added() {
     );
     let cs = |cost: f64, input: u64| {
         format!(
-            r#"{{"type":"cost-state","sessionId":"s","totalCostUSD":{cost},"modelUsage":{{"claude-opus-5-5":{{"inputTokens":{input},"outputTokens":3,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":{cost}}}}},"hasUnknownModelCost":false}}"#
+            r#"{{"type":"cost-state","sessionId":"s","totalCostUSD":{cost},"modelUsage":{{"claude-future-1":{{"inputTokens":{input},"outputTokens":3,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":{cost}}}}},"hasUnknownModelCost":false}}"#
         )
     };
     let (_f, s) = session(&[
         user,
-        cc_asst("a1", "u1", "msg_1", Some("req_1"), "claude-opus-5-5", 3),
+        cc_asst("a1", "u1", "msg_1", Some("req_1"), "claude-future-1", 3),
         cs(0.01, 100),
         cs(0.05, 900),
     ]);
@@ -219,6 +219,25 @@ fn cost_state_is_read_from_the_last_line_and_never_added() {
         text.contains("claude code's own count (cost-state): cost $0.0500"),
         "{text}"
     );
+    // A model the table lacks: the session's cost is Claude Code's own for it (never
+    // added to a priced request; per branch it stays unknown: the record is the
+    // session's).
+    assert!(
+        text.contains("session: tokens 1,103 (input 100, output 3, cache read 1,000, cache write 0), cost $0.0500, 1 request (claude-future-1 at the agent's own recorded cost)"),
+        "{text}"
+    );
+    assert!(text.contains("current branch (a1): tokens 1,103"), "{text}");
+    let row = crate::model::core::usage::report::build(
+        &[(s.path().to_path_buf(), String::new())],
+        &prices::Prices::snapshot(),
+    );
+    assert_eq!(row.sessions[0].usage.cost_text(), "$0.0500");
+    // One it does not price (it said so): unknown stays unknown.
+    let mut u = t.total();
+    let mut own = c.clone();
+    own.unknown_model_cost = true;
+    assert!(!u.price_from_own_count(&own));
+    assert_eq!(u.cost_text(), "unknown");
 }
 
 /// The word in other lines, twice in one line, and in a cost-state line that is
