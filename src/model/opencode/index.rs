@@ -22,7 +22,9 @@
 //!
 //! **Live.** opencode writes rows in place while a reply streams (a part's text grows,
 //! a message gets its completion time). `Agent::sources_moved` looks at the
-//! database's [`db::signature`] first, then at a cheap per-session fingerprint (row
+//! database's [`db::signature`] first (what is visible in it, taken before each read,
+//! so that a commit is never taken as seen by a read that did not see it), then at a
+//! cheap per-session fingerprint (row
 //! counts and latest `time_updated`), and only then reads the session again. Messages
 //! not indexed yet are appended; messages whose rows changed are rewritten in place
 //! (`Session::rewrite_entry`); a message gone, or one placed before others, means the
@@ -153,7 +155,7 @@ impl OpencodeSession {
             project: None,
             subagents: Vec::new(),
             fingerprint: Fingerprint::default(),
-            seen: Mutex::new(([(0, 0); 2], None)),
+            seen: Mutex::new((Signature::default(), None)),
             name: String::new(),
             session_json: Vec::new(),
             revert: None,
