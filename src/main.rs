@@ -138,6 +138,34 @@ enum Command {
     /// Reads the session files directly: no mount, no FUSE, no root.
     #[command(after_long_help = search::HELP)]
     Grep(GrepArgs),
+    /// Build, refresh, show or drop the index that makes `sessionfs grep` fast.
+    ///
+    /// `sessionfs grep` keeps a trigram index of the session files it searches under
+    /// $XDG_CACHE_HOME/sessionfs/index-1 (~/.cache/sessionfs/index-1), and brings it up
+    /// to date for the files of every search before using it: a file appended to has
+    /// its new lines indexed, a file rewritten is indexed again, and nothing is ever
+    /// answered from postings of bytes that changed. `sessionfs index` does that ahead
+    /// of time for every agent's sessions (or the FILEs and DIRs given), waiting for
+    /// another process that is writing the index, and says what the index covers.
+    /// Deleting the index loses nothing; SESSIONFS_CACHE=off (or SESSIONFS_INDEX=off
+    /// for searches) turns it off; SESSIONFS_INDEX_MAX bounds its size (16G by
+    /// default; files past the bound are searched without it).
+    Index {
+        /// Session files or sessions directories. Default: every agent's, as for grep.
+        #[arg(value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Only say what the index covers; change nothing.
+        #[arg(long, conflicts_with = "drop")]
+        status: bool,
+        /// Remove the index.
+        #[arg(long)]
+        drop: bool,
+        /// Index with N threads (default: one per CPU).
+        #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+        threads: usize,
+        #[command(flatten)]
+        limits: Limits,
+    },
     /// Copy a branch, from the root to ENTRY, into a new session file of its own.
     ///
     /// The new file is the one the agent itself writes when it forks there: Pi's
@@ -375,6 +403,23 @@ fn main() -> ExitCode {
         Command::Grep(a) => {
             a.limits.apply();
             run_grep(a)
+        }
+        Command::Index {
+            paths,
+            status,
+            drop,
+            threads,
+            limits,
+        } => {
+            limits.apply();
+            let mode = if drop {
+                search::indexed::IndexMode::Drop
+            } else if status {
+                search::indexed::IndexMode::Status
+            } else {
+                search::indexed::IndexMode::Build
+            };
+            search::indexed::run_index(&paths, mode, threads)
         }
         Command::Fork { session, entry } => run_fork(&session, &entry),
         Command::Usage {
@@ -1041,5 +1086,6 @@ fn run_grep(a: GrepArgs) -> ExitCode {
         },
         paths,
         threads: a.threads,
+        index: search::IndexUse::FromEnv,
     })
 }

@@ -178,6 +178,7 @@ fn completions_and_manual_pages_come_from_the_same_definitions() {
             "sessionfs-completions.1",
             "sessionfs-fork.1",
             "sessionfs-grep.1",
+            "sessionfs-index.1",
             "sessionfs-mount.1",
             "sessionfs-unmount.1",
             "sessionfs-usage.1",

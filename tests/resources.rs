@@ -1,5 +1,6 @@
 //! Hostile input against every command that reads a session, with its cost measured:
-//! `check`, `grep`, and `mount` followed by `find` and `grep -r` through the mount, on
+//! `check`, `grep`, `index` (building the search index, in a cache of the test's own),
+//! and `mount` followed by `find` and `grep -r` through the mount, on
 //! `/dev/zero`, a FIFO nobody writes, `/proc/self/status`, a 4 GB sparse file, a header
 //! plus a 2 GB unterminated line, and a session holding a 1 GB line.
 //!
@@ -74,6 +75,9 @@ fn measure(args: &[&str], cwd: &Path) -> Ran {
     let mut child = Command::new(common::bin())
         .args(args)
         .current_dir(cwd)
+        .env("XDG_CACHE_HOME", out.path().join("cache"))
+        .env_remove("SESSIONFS_CACHE")
+        .env_remove("SESSIONFS_INDEX")
         .stdin(Stdio::null())
         .stdout(File::create(&o).unwrap())
         .stderr(File::create(&e).unwrap())
@@ -165,6 +169,18 @@ fn every_command(dir: &Path, input: &Path, want: Expect) {
     let said = format!("{}{}", r.stdout, r.stderr);
     assert_eq!(r.code, code, "grep {arg}: {said}");
     assert!(said.contains(piece), "grep {arg}: {said}");
+
+    // The index refuses what is no file, and indexes what it can of the rest (a file
+    // it cannot index is left to be read whole by the search), in the same bounded
+    // memory.
+    let r = measure(&["index", arg], dir);
+    within_bounds(&format!("index {arg}"), &r);
+    let said = format!("{}{}", r.stdout, r.stderr);
+    let refused = piece.contains(NEITHER);
+    assert_eq!(r.code, if refused { 2 } else { 0 }, "index {arg}: {said}");
+    if refused {
+        assert!(r.stderr.contains(NEITHER), "index {arg}: {said}");
+    }
 
     match want.mount {
         Err((code, refusal)) => {

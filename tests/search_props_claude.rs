@@ -632,6 +632,7 @@ fn grep(dir: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
         sessions: false,
         prefilters,
         scans: Default::default(),
+        plans: None,
     };
     let job = Job {
         path: dir.join(format!("{SID}.jsonl")),

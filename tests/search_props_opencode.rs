@@ -651,6 +651,7 @@ fn grep(session: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
         sessions: false,
         prefilters,
         scans: Default::default(),
+        plans: None,
     };
     let job = Job {
         path: session.to_path_buf(),

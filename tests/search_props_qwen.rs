@@ -463,6 +463,7 @@ fn grep(file: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
         sessions: false,
         prefilters,
         scans: Default::default(),
+        plans: None,
     };
     let job = Job {
         path: file.to_path_buf(),

@@ -157,6 +157,33 @@ fn checksum(b: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// `$XDG_CACHE_HOME/sessionfs` (`~/.cache/sessionfs` when it is unset or not
+/// absolute), where every cache of sessionfs lives; `None` when `SESSIONFS_CACHE` is
+/// `off` (or `0`, `no`, `false`) or there is no home.
+pub fn base_dir(
+    switch: Option<&std::ffi::OsStr>,
+    xdg: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    if switch.is_some_and(|s| matches!(s.to_str(), Some("off" | "0" | "no" | "false"))) {
+        return None;
+    }
+    let base = match xdg.map(Path::new).filter(|p| p.is_absolute()) {
+        Some(x) => x.to_path_buf(),
+        None => Path::new(home.filter(|h| !h.is_empty())?).join(".cache"),
+    };
+    Some(base.join("sessionfs"))
+}
+
+/// [`base_dir`] from this process's environment.
+pub fn base_dir_from_env() -> Option<PathBuf> {
+    base_dir(
+        std::env::var_os("SESSIONFS_CACHE").as_deref(),
+        std::env::var_os("XDG_CACHE_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+}
+
 impl Cache {
     /// The cache of this process, from the environment; `None` when it is off or has
     /// no home.
@@ -178,14 +205,7 @@ impl Cache {
         xdg: Option<&std::ffi::OsStr>,
         home: Option<&std::ffi::OsStr>,
     ) -> Option<Cache> {
-        if switch.is_some_and(|s| matches!(s.to_str(), Some("off" | "0" | "no" | "false"))) {
-            return None;
-        }
-        let base = match xdg.map(Path::new).filter(|p| p.is_absolute()) {
-            Some(x) => x.to_path_buf(),
-            None => Path::new(home.filter(|h| !h.is_empty())?).join(".cache"),
-        };
-        Some(Cache::at(base.join("sessionfs").join("hitpath-1")))
+        Some(Cache::at(base_dir(switch, xdg, home)?.join("hitpath-1")))
     }
 
     /// A cache in `dir` with the default bounds.

@@ -68,9 +68,12 @@
 
 pub mod cache;
 pub mod grepfile;
+pub mod index;
+pub mod indexed;
 pub mod output;
 pub mod pattern;
 pub mod prefilter;
+pub mod progress;
 pub mod rules;
 pub mod session;
 pub mod walk;
@@ -119,6 +122,20 @@ pub struct Options {
     pub paths: Vec<PathBuf>,
     /// Threads to search with; 0: one per CPU.
     pub threads: usize,
+    /// Where the index is, if one is used.
+    pub index: IndexUse,
+}
+
+/// Whether a search uses the index ([`index`]), and which.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexUse {
+    /// As the environment says: `$XDG_CACHE_HOME/sessionfs/index-1`, unless
+    /// `SESSIONFS_CACHE=off` or `SESSIONFS_INDEX=off`.
+    FromEnv,
+    /// None: every file is read whole.
+    Off,
+    /// The index in this directory.
+    At(PathBuf),
 }
 
 /// Exit statuses.
@@ -133,16 +150,40 @@ pub fn run(opts: Options) -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    match run_inner(opts) {
-        Ok(code) => ExitCode::from(code),
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    // Not locked: the progress line is written from a thread of its own.
+    let mut err = io::stderr();
+    let code = run_with(opts, &mut out, &mut err, &|e| {
+        eprintln!("sessionfs: write error: {e}");
+        std::process::exit(TROUBLE as i32);
+    });
+    ExitCode::from(code)
+}
+
+/// `sessionfs grep` writing to `out` and `err`; `on_write_error` is told of an error
+/// writing `out` (the command line exits). Returns grep's exit status.
+pub fn run_with(
+    opts: Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    on_write_error: &dyn Fn(io::Error),
+) -> u8 {
+    match run_inner(opts, out, err, on_write_error) {
+        Ok(code) => code,
         Err(msg) => {
-            eprintln!("sessionfs: {msg}");
-            ExitCode::from(TROUBLE)
+            let _ = writeln!(err, "sessionfs: {msg}");
+            TROUBLE
         }
     }
 }
 
-fn run_inner(opts: Options) -> Result<u8, String> {
+fn run_inner(
+    opts: Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    on_write_error: &dyn Fn(io::Error),
+) -> Result<u8, String> {
     let pattern = Pattern::new(&opts.pattern, opts.syntax, opts.ignore_case, opts.word)?;
     // Without a path, every agent's sessions directory, each under its folder of a
     // mount of every agent (`pi/`, `claude/`).
@@ -165,7 +206,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
             std::env::var("GREP_COLORS").ok().as_deref(),
         );
         if let Some(w) = warning {
-            eprintln!("sessionfs: {w}");
+            let _ = writeln!(err, "sessionfs: {w}");
         }
         c
     });
@@ -192,7 +233,7 @@ fn run_inner(opts: Options) -> Result<u8, String> {
             )
         })
         .collect();
-    let search = Search {
+    let mut search = Search {
         pattern,
         mode,
         json: opts.json,
@@ -203,28 +244,40 @@ fn run_inner(opts: Options) -> Result<u8, String> {
         sessions: opts.sessions,
         prefilters,
         scans: Default::default(),
+        plans: None,
     };
     // A search takes the files as they are when it starts (each Codex home is listed
     // once, not once per thread opened).
     (crate::model::agents::SEARCH.begin)();
+    let t0 = std::time::Instant::now();
     let (jobs, problems) = match &agents {
         Some(a) => walk::agent_jobs(a),
         None => walk::jobs(&opts.paths),
     };
+    log::debug!("walk: {} jobs in {:?}", jobs.len(), t0.elapsed());
     // Nothing to search is not "no match": say so, as `mount` does.
     for w in empty_folders(agents.as_deref(), &opts.paths) {
-        eprintln!("sessionfs: warning: {w}; nothing was searched there");
+        let _ = writeln!(err, "sessionfs: warning: {w}; nothing was searched there");
     }
     let mut trouble = false;
     for p in &problems {
-        eprintln!("sessionfs: {}", p.why);
+        let _ = writeln!(err, "sessionfs: {}", p.why);
         trouble = true;
     }
     let threads = match opts.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let (matched, errors) = search_all(&jobs, &search, threads, opts.json);
+    // The index: brought up to date for these files, then asked what to read.
+    let t1 = std::time::Instant::now();
+    search.plans = progress::showing("indexing", |p| {
+        indexed::prepare(&jobs, &search, &opts.index, threads, Some(p))
+    });
+    log::debug!("index: plans in {:?}", t1.elapsed());
+    let t2 = std::time::Instant::now();
+    let (matched, errors) =
+        search_all(&jobs, &search, threads, opts.json, out, err, on_write_error);
+    log::debug!("search: {:?}", t2.elapsed());
     Ok(if trouble || errors {
         TROUBLE
     } else if matched {
@@ -287,7 +340,15 @@ impl Board {
 /// front job's output as it comes, the others' kept until their turn. The printer is
 /// woken only when the front job has output, or at the end, so files without hits
 /// cost it nothing. Returns whether anything matched and whether any error occurred.
-fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (bool, bool) {
+fn search_all(
+    jobs: &[Job],
+    search: &Search,
+    threads: usize,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    on_write_error: &dyn Fn(io::Error),
+) -> (bool, bool) {
     let mut sessions: Vec<session::SessionHits> = Vec::new();
     let next = AtomicUsize::new(0);
     let board = Mutex::new(Board::default());
@@ -322,8 +383,7 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
                 }
             });
         }
-        let stdout = io::stdout();
-        let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        let mut failed = false;
         let mut b = board.lock();
         loop {
             b.advance();
@@ -336,17 +396,22 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
                     let chunks = std::mem::take(chunks);
                     drop(b);
                     for c in chunks {
+                        if failed {
+                            break;
+                        }
                         let ok = match c {
                             Chunk::Out(bytes) => out.write_all(&bytes),
-                            Chunk::Err(m) => out.flush().map(|_| eprintln!("sessionfs: {m}")),
+                            Chunk::Err(m) => out.flush().map(|_| {
+                                let _ = writeln!(err, "sessionfs: {m}");
+                            }),
                             Chunk::Session(h) => {
                                 sessions.push(h);
                                 Ok(())
                             }
                         };
                         if let Err(e) = ok {
-                            eprintln!("sessionfs: write error: {e}");
-                            std::process::exit(TROUBLE as i32);
+                            failed = true;
+                            on_write_error(e);
                         }
                     }
                     b = board.lock();
@@ -354,10 +419,11 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
                 _ => wake.wait(&mut b),
             }
         }
-        let listed = print_sessions(&mut out, &mut sessions, json);
-        if let Err(e) = listed.and_then(|()| out.flush()) {
-            eprintln!("sessionfs: write error: {e}");
-            std::process::exit(TROUBLE as i32);
+        if !failed {
+            let listed = print_sessions(out, &mut sessions, json);
+            if let Err(e) = listed.and_then(|()| out.flush()) {
+                on_write_error(e);
+            }
         }
     });
     let b = board.into_inner();
@@ -367,7 +433,7 @@ fn search_all(jobs: &[Job], search: &Search, threads: usize, json: bool) -> (boo
 /// `--sessions`: the matching sessions, newest first (by last activity), one line each:
 /// last activity, hits, path, name; or one JSON object each with `json`.
 fn print_sessions(
-    out: &mut impl Write,
+    out: &mut dyn Write,
     sessions: &mut [session::SessionHits],
     json: bool,
 ) -> io::Result<()> {

@@ -499,6 +499,12 @@ struct Info {
 }
 
 /// Necessary literal sets of a whole pattern (see [`Pattern::required`]).
+/// [`Pattern::required`] of a parsed pattern (for the index's queries of a format's
+/// triggers).
+pub(crate) fn required_literals(h: &Hir) -> Vec<Vec<String>> {
+    required(h)
+}
+
 fn required(h: &Hir) -> Vec<Vec<String>> {
     let mut i = info(h);
     if let Some(e) = i.exact.take()

@@ -17,10 +17,13 @@
 //!    adds: a heading, a placeholder) also selects the lines where that decoration can
 //!    appear (its triggers). A fragment that overlaps a decoration that can appear
 //!    anywhere is not used.
-//! 3. A fragment holding a digit (or only the non-digit characters of a number, such
-//!    as `e`) may come from a number, which the renderer writes as JavaScript does:
-//!    it also selects the lines holding a number written otherwise (`1.50`, `1e3`,
-//!    `-0`, 16 digits or more) and the lines where the format derives numbers.
+//! 3. A fragment made of a number's characters and holding a digit (or only the
+//!    non-digit characters of a number, such as `e`) may come from a number, which the
+//!    renderer writes as JavaScript does: it also selects the lines holding a number
+//!    written otherwise (`1.50`, `1e3`, `-0`, 16 digits or more) and the lines where
+//!    the format derives numbers. A fragment with other characters (`v1.5x`, a UUID)
+//!    cannot lie inside a number, and reaches past one only into text no fragment
+//!    holds or into a decoration, whose triggers it selects ([`number_sensitive`]).
 //! 4. Escapes that JavaScript's `JSON.stringify` would not write (`\/`, `\u0041`,
 //!    upper-case hex, surrogate pairs) can spell any character: a line holding one is
 //!    a candidate whatever the fragment.
@@ -175,9 +178,25 @@ impl Overlaps {
 /// practice, and cost more to find).
 const MAX_FRAGMENT: usize = 64;
 
-/// Whether an occurrence of `f` can share characters with a number as JavaScript
-/// writes it (`-12.5`, `1e+21`, `1e-7`).
+/// A character of a number as the renderer writes one.
+fn number_char(c: char) -> bool {
+    c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')
+}
+
+/// Whether an occurrence of `f` can share characters with a number the renderer writes
+/// otherwise than the line (as JavaScript does: `-12.5`, `1e+21`, `1e-7`) or derives:
+/// only a fragment made of a number's characters. A number in the rendered text is a
+/// token of those characters, and what stands next to it is either what no fragment
+/// holds (JSON punctuation, a quote, a line's end, the indentation before it, which no
+/// fragment starts with) or a decoration of the format (the text around a derived
+/// number: `, SIZE bytes → image-`); a fragment reaching past the number overlaps that
+/// decoration, and selects the lines where it can be written through its triggers.
+/// The tests that explain every fixture's rendering with the rules check that the
+/// renderers keep to this.
 fn number_sensitive(f: &[char]) -> bool {
+    if !f.iter().all(|&c| number_char(c)) {
+        return false;
+    }
     if f.iter().any(|c| c.is_ascii_digit()) {
         return true;
     }
@@ -311,6 +330,24 @@ struct Spill {
     literals: Regex,
 }
 
+/// What a prefilter selects, as the index needs to know it ([`super::indexed`]): a
+/// line is a candidate when it holds a fragment (with `icase`, any case variant) or
+/// one of `triggers` holds on it, or it is of a kind the prefilter always selects
+/// (escapes `JSON.stringify` would not write; `\/` only with `slash`; numbers written
+/// otherwise only with `numbers`; the format's `always` lines; lines that may name a
+/// spilled file with `spill`), or (with `binary`) it may have binary content holding
+/// one of those literals (none: any binary content).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub fragments: Vec<String>,
+    pub icase: bool,
+    pub triggers: Vec<Trigger>,
+    pub numbers: bool,
+    pub slash: bool,
+    pub binary: Option<Vec<String>>,
+    pub spill: bool,
+}
+
 /// The raw-line test for one pattern and one format. See the module docs.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
@@ -334,6 +371,8 @@ pub struct Prefilter {
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
+    /// What it selects, for the index (`None`: every line).
+    selection: Option<Selection>,
 }
 
 impl Prefilter {
@@ -351,6 +390,7 @@ impl Prefilter {
             text: None,
             numbers: false,
             fragments: Vec::new(),
+            selection: None,
         }
     }
 
@@ -408,6 +448,21 @@ impl Prefilter {
         let mut lacks = Vec::new();
         let mut openers: Option<usize> = None;
         let mut longer: Option<usize> = None;
+        let selection = Selection {
+            fragments: fragments.clone(),
+            icase,
+            triggers: triggers.clone(),
+            numbers,
+            slash: fragments.iter().any(|f| f.contains('/')),
+            binary: (!rules.binary_content.is_empty()).then(|| {
+                if every_binary {
+                    Vec::new()
+                } else {
+                    set.clone()
+                }
+            }),
+            spill: rules.spilled.is_some(),
+        };
         triggers.extend_from_slice(rules.always);
         for t in &triggers {
             match *t {
@@ -477,7 +532,13 @@ impl Prefilter {
             slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
             fragments,
+            selection: Some(selection),
         }
+    }
+
+    /// What it selects, for the index; `None` when it selects every line.
+    pub fn selection(&self) -> Option<&Selection> {
+        self.selection.as_ref()
     }
 
     /// Whether every line is a candidate (nothing to scan).
@@ -686,10 +747,18 @@ fn canonical_u_escape(s: &[u8]) -> bool {
     v < 0x20 && !matches!(v, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
 }
 
+/// Whether `line` holds an escape `JSON.stringify` would not write: a `\\u` one
+/// (`slash`: or `\\/`), as the prefilter looks for them (not after an escaped
+/// backslash).
+pub fn has_odd_escape(line: &[u8], slash: bool) -> bool {
+    memmem::find_iter(line, b"\\u").any(|h| odd_escape(line, h))
+        || (slash && memmem::find_iter(line, b"\\/").any(|h| odd_escape(line, h)))
+}
+
 /// Whether `line` may hold a number that JavaScript would write otherwise: an
 /// exponent, a fraction ending in 0, a negative zero, 16 digits or more, or a value
 /// below 1e-6 written out. Looks at every digit run, inside strings too.
-fn odd_numbers(line: &[u8]) -> bool {
+pub fn odd_numbers(line: &[u8]) -> bool {
     let n = line.len();
     let mut i = 0;
     while i < n {
@@ -1055,10 +1124,7 @@ mod tests {
                     let explained = derived_id
                         || raw_text.contains(piece.as_str())
                         || also_text.contains(piece.as_str())
-                        || (numbers
-                            && piece
-                                .split(|c: char| c.is_ascii_digit())
-                                .all(|p| raw_text.contains(p)));
+                        || (numbers && piece.chars().all(number_char));
                     if !piece.is_empty() && !explained {
                         bad.push(piece.clone());
                     }
@@ -1247,9 +1313,15 @@ mod tests {
             spilled: None,
             no_entries_before: None,
             hit_paths: None,
+            alone: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);
+        // A number next to text is not explained by a number written otherwise.
+        assert_eq!(
+            unexplained("abc12\n", br#"{"t":"abc","n":1.20}"#, &bare),
+            ["abc12"]
+        );
         assert!(unexplained("1000\n", br#"{"n":1e3}"#, &bare).is_empty());
     }
 }

@@ -285,6 +285,9 @@ pub struct Search {
     pub prefilters: Vec<(&'static str, Prefilter)>,
     /// The scans of files several sessions read, for the rest of the search.
     pub scans: Scans,
+    /// What the index ([`super::index`]) says each file's search must read; `None`:
+    /// every file is read whole.
+    pub plans: Option<super::indexed::Planned>,
 }
 
 /// The raw scans of files that several sessions show (a Codex thread's pages are the
@@ -349,6 +352,11 @@ impl Scans {
 }
 
 impl Search {
+    /// The prefilter of format `r`.
+    pub fn prefilter_of(&self, r: &Rules) -> &Prefilter {
+        self.prefilter(r)
+    }
+
     fn prefilter(&self, r: &Rules) -> &Prefilter {
         &self
             .prefilters
@@ -671,9 +679,16 @@ fn scan_file<'a>(
     file: usize,
     mut early: Option<&mut EarlyMap>,
 ) -> io::Result<Option<FileScan<'a>>> {
+    // Nothing to read, as the index found the file at the start of the search: not
+    // even opened.
+    if let Some(r) = search.plans.as_ref().and_then(|pl| pl.nothing_in(path))
+        && format.is_none_or(|(f, _)| std::ptr::eq(f, r))
+        && !search.prefilter(r).selects_everything()
+    {
+        return Ok(Some((r, search.prefilter(r), Vec::new(), None)));
+    }
     // A device or a FIFO is refused, never read (or waited on).
     let f = input::open_regular(path)?;
-    let max = input::max_line();
     if buf.len() < BLOCK {
         buf.resize(BLOCK, 0);
     }
@@ -689,33 +704,136 @@ fn scan_file<'a>(
             *e = EarlyMap::new(search, r);
         }
     }
-    let mut filled = 0;
-    let mut base = 0u64;
     let mut out = Vec::new();
-    let mut offsets = Vec::new();
     // Bytes the format knows hold no entry ([`Rules::no_entries_before`]) are passed
     // over: the scan begins at the `\n` that must end them, and from the start of the
     // file if it is not there.
-    let mut passing = format
-        .and_then(|(r, _)| r.no_entries_before)
-        .and_then(|at| at(path))
-        .filter(|&n| n > 0);
-    if let Some(n) = passing {
-        base = n - 1;
+    let passing = |format: Option<Format>| {
+        format
+            .and_then(|(r, _)| r.no_entries_before)
+            .and_then(|at| at(path))
+            .filter(|&n| n > 0)
+    };
+    // With the index: the parts of the file it names, then the bytes it does not
+    // cover ([`super::indexed`]). Its plan holds only for the file as it verified it.
+    if let Some(plan) = search
+        .plans
+        .as_ref()
+        .and_then(|pl| super::indexed::plan_for(pl, &f))
+    {
+        let planned = match format {
+            Some((r, _)) => (r.name == plan.format).then_some(r),
+            None => rules::named(&plan.format),
+        };
+        if let Some(r) = planned {
+            let p = search.prefilter(r);
+            if p.selects_everything() {
+                return Ok(None);
+            }
+            if format.is_none()
+                && let Some(e) = early.as_deref_mut()
+            {
+                *e = EarlyMap::new(search, r);
+            }
+            format = Some((r, p));
+            let skip = match passing(format) {
+                Some(n) => {
+                    let mut nl = [0u8];
+                    let at_newline = f.read_exact_at(&mut nl, n - 1).is_ok() && nl[0] == b'\n';
+                    if at_newline { n } else { 0 }
+                }
+                None => 0,
+            };
+            for &(a, b) in &plan.ranges {
+                let a = a.max(skip);
+                if a < b {
+                    scan_span(
+                        &f,
+                        session,
+                        search,
+                        buf,
+                        &mut format,
+                        file,
+                        None,
+                        a,
+                        Some(b),
+                        None,
+                        &mut out,
+                    )?;
+                }
+            }
+            scan_span(
+                &f,
+                session,
+                search,
+                buf,
+                &mut format,
+                file,
+                None,
+                plan.covered.max(skip),
+                None,
+                None,
+                &mut out,
+            )?;
+            return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
+        }
     }
+    let passing = passing(format);
+    let base = passing.map_or(0, |n| n - 1);
+    if !scan_span(
+        &f,
+        session,
+        search,
+        buf,
+        &mut format,
+        file,
+        early,
+        base,
+        None,
+        passing,
+        &mut out,
+    )? {
+        return Ok(None);
+    }
+    Ok(format.map(|(r, p)| (r, p, out, Some(f))))
+}
+
+/// Scans the lines of `f` from `base` (a line's start, or with `passing` the `\n`
+/// before the first line that may be an entry) to `end` (the end of a line, or the
+/// end of the file), in `format` or the one its first lines say, adding the
+/// candidates to `out`; `false` when no format the prefilter knows can be told.
+/// With `early`, the session file's hit-path map is begun at the first hit
+/// ([`EarlyMap`]).
+#[allow(clippy::too_many_arguments)]
+fn scan_span<'a>(
+    f: &File,
+    session: &Path,
+    search: &'a Search,
+    buf: &mut Vec<u8>,
+    format: &mut Option<Format<'a>>,
+    file: usize,
+    mut early: Option<&mut EarlyMap>,
+    mut base: u64,
+    end: Option<u64>,
+    mut passing: Option<u64>,
+    out: &mut Vec<Candidate>,
+) -> io::Result<bool> {
+    let max = input::max_line();
+    let mut filled = 0;
+    let mut offsets = Vec::new();
     loop {
         if filled == buf.len() {
             if filled > max {
                 // A line longer than the bound is no entry (the index skips it too):
                 // pass it without holding it.
-                let (end, ended) = input::skip_line(&f, base + filled as u64)?;
+                let (line_end, ended) = input::skip_line(f, base + filled as u64)?;
                 if let Some(e) = early.as_deref_mut() {
                     e.skipped_line();
                 }
-                if !ended {
-                    return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
+                if !ended || end.is_some_and(|e| line_end >= e) {
+                    return Ok(true);
                 }
-                base = end;
+                base = line_end;
                 filled = 0;
                 continue;
             }
@@ -723,10 +841,18 @@ fn scan_file<'a>(
             let n = (buf.len() * 2).min(max + 1);
             buf.resize(n, 0);
         }
-        let mut n = match f.read_at(&mut buf[filled..], base + filled as u64) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+        let room = match end {
+            Some(e) => (e.saturating_sub(base + filled as u64) as usize).min(buf.len() - filled),
+            None => buf.len() - filled,
+        };
+        let mut n = if room == 0 {
+            0
+        } else {
+            match f.read_at(&mut buf[filled..filled + room], base + filled as u64) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
         };
         if passing.take().is_some() {
             if n > 0 && buf[0] == b'\n' {
@@ -740,27 +866,27 @@ fn scan_file<'a>(
         }
         if n == 0 {
             // An unterminated last line is not an entry yet.
-            return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
+            return Ok(true);
         }
         filled += n;
         let Some(last_nl) = memchr::memrchr(b'\n', &buf[..filled]) else {
             continue;
         };
         let whole = last_nl + 1;
-        let (r, p) = match format {
+        let (r, p) = match *format {
             Some(rp) => rp,
             None => {
                 let Some(r) = rules::detect(&buf[..whole]) else {
-                    return Ok(None);
+                    return Ok(false);
                 };
                 let p = search.prefilter(r);
                 if p.selects_everything() {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 if let Some(e) = early.as_deref_mut() {
                     *e = EarlyMap::new(search, r);
                 }
-                format = Some((r, p));
+                *format = Some((r, p));
                 (r, p)
             }
         };
@@ -789,7 +915,7 @@ fn scan_file<'a>(
             });
         }
         if let Some(e) = early.as_deref_mut() {
-            e.after_block(&f, &buf[..whole], base, &out[had..]);
+            e.after_block(f, &buf[..whole], base, &out[had..]);
         }
         buf.copy_within(whole..filled, 0);
         filled -= whole;

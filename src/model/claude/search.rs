@@ -324,7 +324,20 @@ pub static CLAUDE: Rules = Rules {
     }),
     no_entries_before: None,
     hit_paths: None,
+    alone: Some(alone),
 };
+
+/// A line's KIND file and images from the line alone (a tool result's tool name and
+/// a reply's part numbers, which come from other lines, left out): for the index.
+fn alone(line: &[u8]) -> Option<crate::model::core::content::Content> {
+    let v = crate::model::core::js::parse_line(line).ok()?;
+    let x = super::render::Extra::default();
+    Some(crate::model::core::content::Content {
+        text: super::render::render_entry(&v, &x).into_bytes(),
+        images: super::render::images(&v),
+        full_output: None,
+    })
+}
 
 /// The rules of a file whose first parsed line is `line`, if it is a Claude Code line
 /// (which has no header: recognised as the index recognises it,

@@ -184,7 +184,30 @@ pub static CODEX: Rules = Rules {
     spilled: None,
     no_entries_before: Some(meta_end),
     hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
+    alone: Some(alone),
 };
+
+/// A line's KIND file and images from the line alone: for the index.
+fn alone(line: &[u8]) -> Option<Content> {
+    let mut b = Vec::with_capacity(line.len() + 1);
+    b.extend_from_slice(line);
+    b.push(b'\n');
+    let parsed = page::parse(&b);
+    let l = parsed.lines.first()?;
+    let r = render::line_text(l);
+    Some(Content {
+        text: r.text.into_bytes(),
+        images: r
+            .images
+            .into_iter()
+            .map(|im| crate::model::core::text::Image {
+                ext: "bin",
+                data: im.bytes,
+            })
+            .collect(),
+        full_output: None,
+    })
+}
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a
 /// Codex page's `session_meta` ([`is_codex_head`]).

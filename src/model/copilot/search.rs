@@ -157,6 +157,9 @@ pub static COPILOT: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
+    // No renderer of a line alone: the search's index reads every line where
+    // binary content may be for any literal, and keeps its base64 in the postings.
+    alone: None,
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a

@@ -140,6 +140,12 @@ pub struct Rules {
     pub no_entries_before: Option<fn(&Path) -> Option<u64>>,
     /// How a file's hits are placed without its index, when the format allows it.
     pub hit_paths: Option<HitPaths>,
+    /// An entry's content files from its raw line alone, as far as they depend on the
+    /// line's own bytes (text taken from other lines may be missing or differ), images
+    /// included: the search's index asks it which base64 strings of a line are images
+    /// and which show as no text. `None`: every line where binary content may be is
+    /// a candidate for any literal (correct, slower).
+    pub alone: Option<LineContent>,
 }
 
 /// Lines whose entry may show a file of its own ([`Rules::spilled`]).

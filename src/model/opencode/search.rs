@@ -154,6 +154,9 @@ pub static OPENCODE: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: None,
+    // No renderer of a line alone: the search's index reads every line where
+    // binary content may be for any literal, and keeps its base64 in the postings.
+    alone: None,
 };
 
 /// The rules of a session whose path names it in an opencode database (`DB/ses_…`).

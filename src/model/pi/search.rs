@@ -173,6 +173,7 @@ pub static PI: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: Some(HitPaths::Map(&super::hitpath::MAP)),
+    alone: Some(super::content::line_content),
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -190,6 +191,7 @@ pub static PI_V2: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: None,
+    alone: Some(super::content::line_content),
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -208,6 +210,7 @@ pub static PI_V1: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: None,
+    alone: Some(super::content::line_content),
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a

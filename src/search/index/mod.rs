@@ -1,0 +1,1127 @@
+//! A persistent trigram index of session files, so that `sessionfs grep` reads only
+//! the parts of a home that can hold a match, however many GB it holds, and prints
+//! exactly what it prints without it.
+//!
+//! # What it is
+//!
+//! Each session file is cut into *blocks*: line-aligned byte ranges, packed into
+//! *units* of about [`build::UNIT_TARGET`] bytes (a big file makes units of its own,
+//! small files share one). For each unit the index keeps the set of its trigrams
+//! ([`trigram`]): the raw bytes of its lines, ASCII case folded, with the base64 text
+//! of images (*payloads*, about a third of the bytes of a real home) left out and
+//! the printable runs of their decoded bytes put in. A match never spans a newline,
+//! so a unit holding a line that can match holds every trigram of whatever the line
+//! must contain. Posting lists, one per trigram, name the units; they live in
+//! immutable *segments* ([`segment`]) listed by a *manifest* ([`store`]).
+//!
+//! Why blocks and not files (codesearch) or positions (zoekt): a session file is one
+//! long append-only log, gigabytes for some users, so a file is too coarse (a hit
+//! would mean reading the whole file), and positional postings cost about three times
+//! the corpus, when this index must stay under a tenth of it. A unit of half a MiB
+//! costs about 0.02–0.05 postings per byte and bounds what a candidate costs to read.
+//!
+//! # How a search uses it
+//!
+//! The search does not ask the index whether a line matches: it asks which parts of
+//! a file its exact path would look at, and runs the exact path (prefilter, render,
+//! match, print) on those parts only. The prefilter ([`super::prefilter`]) selects a
+//! line for one of three reasons: (1) a fragment of the pattern, or a trigger of a
+//! decoration it overlaps, occurs in the raw line; (2) the line is of a kind selected
+//! whatever the text (an escape JSON.stringify would not write, a number written
+//! otherwise, a line the format rewrites, a line lacking a key, a deeply nested line,
+//! a line naming a spilled file); (3) a literal occurs in its decoded binary content.
+//! The query ([`query`]) covers (1) with trigrams, (3) with the trigrams of the
+//! decoded runs (or, for a literal that cannot be found that way, with every line that
+//! has binary content), and (2) with *probes*: for each such kind, the index records
+//! the lines of that kind one by one, so that a search reads those lines and not the
+//! units around them. The candidates are the units the query selects and the lines of
+//! the probes it needs; everything else is provably free of lines the prefilter would
+//! select, apart from lines whose only occurrences lie in payloads, which the format
+//! shows as no text. The index can only add candidates, never lose a hit, and
+//! `tests/search_index_props.rs` compares searches with and without it.
+//!
+//! # Never stale: what "verified unchanged" costs and rests on
+//!
+//! Every search checks every file it answers from, before using any of its postings:
+//!
+//! * It `stat`s the file (one system call) and finds its entry by device and inode.
+//!   The entry holds the file's size, mtime and ctime when its content was last read
+//!   (to build or verify the index), and when that read ended (`verified_at`).
+//! * **Unchanged**: same size, mtime and ctime (to the nanosecond), and the read ended
+//!   at least [`RACY`] after the ctime. Then the file's bytes are what was indexed.
+//!   Why that suffices: any write, truncation or `utimensat` sets ctime to the current
+//!   time, and no user can set it back (only the clock itself, as root). A change after
+//!   the read therefore gives a ctime later than the read, unless it happens within
+//!   the timestamp granularity of the last change before it (the kernel's clock ticks,
+//!   a second on some file systems): the *racy* case git's index knows. So an entry
+//!   whose read ended less than [`RACY`] after its ctime is never trusted on its
+//!   `stat`: its bytes are hashed again (below), and once a hash matches at a time past
+//!   the margin, the entry is recorded as verified then. A file read while it was being
+//!   written gives different `fstat`s before and after the read, and is not recorded.
+//! * **Grown, rewritten, touched** (anything else with the same inode): the indexed
+//!   prefix is read and hashed ([`hash`], at memory speed), and compared with the hash
+//!   recorded. Equal: the prefix is unchanged, and only the bytes after it are indexed
+//!   (an append costs a pass of hashing over the old bytes, which is cheap, and
+//!   indexing of the new ones). Different: the file was rewritten in place (Claude Code
+//!   does), and it is indexed again from its start under a new key; the old postings
+//!   are never read again. A same-size rewrite with its mtime set back still changes
+//!   the ctime, so it is hashed, and found.
+//! * **Shorter than what is indexed, or a new inode** (a file replaced by a rename):
+//!   indexed from its start. **Deleted**: not searched, and its entry is dropped at
+//!   the next merge.
+//! * The part after the indexed prefix (a line appended a millisecond before the
+//!   search) is always scanned the exact way; so is every file the index does not
+//!   cover (new, capped, of a format it does not know, covered by a segment that is
+//!   missing or damaged). When in doubt, scan: correct, only slower.
+//!
+//! What this rests on: that the file system keeps ctime as POSIX says and that its
+//! clock agrees with this machine's within [`RACY`] (true of local file systems; a
+//! network file system whose server clock lags by more than that could hide a
+//! rewrite made right after an index read), and that a 64-bit hash of the indexed
+//! prefix does not collide for a rewrite of the same length (the hash guards against
+//! accidents; a user crafting a collision of their own session fools only their own
+//! search).
+//!
+//! # Incremental, bounded, disposable
+//!
+//! An append is indexed into a segment of its own (the new bytes only); segments are
+//! merged when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
+//! memory bounded by one page of each input and the output's dictionary). The index
+//! lives under `$XDG_CACHE_HOME/sessionfs/index-1/`, never beside the sessions, and
+//! `SESSIONFS_CACHE=off` turns it off; deleting it loses nothing. Its size is capped
+//! ([`DEFAULT_CAP`], `SESSIONFS_INDEX_MAX`): files that come once it is full are
+//! recorded as such and searched without it. Building holds, per thread, a 2 MiB
+//! extractor and one line, and one segment under construction of at most
+//! [`build::SEGMENT_MEMORY`]; a query holds the blocks table of each segment and the
+//! posting lists it reads.
+
+pub mod build;
+pub mod hash;
+pub mod query;
+pub mod segment;
+pub mod store;
+pub mod trigram;
+
+use build::{LineRules, Pending};
+use hash::Hasher;
+use parking_lot::Mutex;
+use query::Q;
+use segment::{Builder, Segment};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use store::{Entry, Manifest, SegInfo, Stamp, Store};
+
+/// How long after its ctime a file's read must end for the file to be trusted on
+/// its `stat` alone (see the module docs).
+pub const RACY: Stamp = (3, 0);
+/// Segments are merged once there are more than this many.
+pub const MAX_SEGMENTS: usize = 8;
+/// The index's bound, by default: 16 GiB (a tenth of 160 GB of sessions).
+pub const DEFAULT_CAP: u64 = 16 << 30;
+
+/// What the index must be told about formats; the search provides it
+/// ([`super::indexed`]).
+pub trait Formats: Sync {
+    /// Changes whenever what the index records changes (the probes, the formats'
+    /// rules): an index of another fingerprint is rebuilt.
+    fn fingerprint(&self) -> u64;
+    /// The number of probes, [`build::HUGE`] included.
+    fn nprobes(&self) -> usize;
+    /// The format of the file at `path` whose first read's complete lines are
+    /// `head`, if the index knows it.
+    fn detect(&self, path: &Path, head: &[u8]) -> Option<&'static str>;
+    /// How lines of format `name` are read.
+    fn lines(&self, name: &str) -> Option<&dyn LineRules>;
+}
+
+/// A file as `stat` sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime: Stamp,
+    pub ctime: Stamp,
+}
+
+impl Stat {
+    pub fn of(m: &std::fs::Metadata) -> Stat {
+        Stat {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Size, mtime and ctime as an entry recorded them.
+    fn same_as(&self, e: &Entry) -> bool {
+        self.size == e.size && self.mtime == e.mtime && self.ctime == e.ctime
+    }
+}
+
+/// The clock now.
+pub fn now() -> Stamp {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (d.as_secs() as i64, i64::from(d.subsec_nanos()))
+}
+
+fn plus(a: Stamp, b: Stamp) -> Stamp {
+    let ns = a.1 + b.1;
+    (a.0 + b.0 + ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// What a file needs before its postings can be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its bytes are what was indexed.
+    Fresh,
+    /// Its indexed prefix must be hashed and compared.
+    Verify,
+    /// It must be indexed from its start.
+    New,
+}
+
+/// The decision of the module docs, for a file that `stat` gives as `st`, whose entry
+/// (by device and inode) is `e`.
+pub fn verdict(e: Option<&Entry>, st: &Stat) -> Verdict {
+    let Some(e) = e else { return Verdict::New };
+    if (e.dev, e.ino) != (st.dev, st.ino) || st.size < e.covered {
+        return Verdict::New;
+    }
+    if st.same_as(e) && e.verified_at >= plus(e.ctime, RACY) {
+        return Verdict::Fresh;
+    }
+    Verdict::Verify
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Files whose postings this process may use.
+    pub trusted: usize,
+    /// Files indexed (from their start, or their new bytes).
+    pub indexed: usize,
+    /// Bytes read to index them.
+    pub bytes: u64,
+    /// Files left to scanning: another process held the lock, the cap was reached,
+    /// or they changed while being read.
+    pub left: usize,
+    /// The index was published anew.
+    pub published: bool,
+}
+
+/// Progress of a refresh: bytes to read, bytes read.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub total: AtomicU64,
+    pub done: AtomicU64,
+}
+
+/// How a refresh may go.
+pub struct Options<'a> {
+    /// Wait for another writer to finish (else search with what is published).
+    pub wait: bool,
+    /// The index's bound, in bytes.
+    pub cap: u64,
+    pub threads: usize,
+    /// Counters a caller may show.
+    pub progress: Option<&'a Progress>,
+    /// Index nothing new (verify only): a search with the index read-only.
+    pub read_only: bool,
+}
+
+/// The index, as published when opened, and what this process has verified of it.
+pub struct Index {
+    store: Store,
+    manifest: Manifest,
+    fingerprint: u64,
+    /// Entries this process has checked against their files, with the `stat` seen.
+    trusted: HashMap<(u64, u64), (usize, Stat)>,
+    /// Why the published index was not used, if it was not.
+    pub ignored: Option<String>,
+    /// What `stat` gave for each path the refreshes looked at.
+    seen: HashMap<PathBuf, Stat>,
+}
+
+/// The part of a file a search must read, by device and inode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePlan {
+    /// The file as it was verified: the plan holds only while `fstat` says the same.
+    pub stat: Stat,
+    /// Its format's name.
+    pub format: String,
+    /// Bytes `0..covered` are indexed; the rest is read whole.
+    pub covered: u64,
+    /// The ranges of `0..covered` to read, sorted, apart, each whole lines.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// What a query needs of one format: the units (trigrams) and the probes.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub q: Q,
+    /// The probes whose lines are candidates.
+    pub probes: Vec<usize>,
+}
+
+/// Plans by device and inode.
+pub type Plans = HashMap<(u64, u64), FilePlan>;
+
+impl Index {
+    /// The index in `store` for `fingerprint`: the published one, or an empty one when
+    /// there is none or it cannot be used (damaged, another version, another
+    /// fingerprint; [`Index::ignored`] says why).
+    pub fn open(store: Store, fingerprint: u64) -> Index {
+        let (manifest, ignored) = match store.read_manifest() {
+            Ok(Some(m)) if m.fingerprint == fingerprint => (m, None),
+            Ok(Some(_)) => (
+                Manifest::empty(fingerprint),
+                Some("it was built for other formats".to_string()),
+            ),
+            Ok(None) => (Manifest::empty(fingerprint), None),
+            Err(e) => (Manifest::empty(fingerprint), Some(e.to_string())),
+        };
+        Index {
+            store,
+            manifest,
+            fingerprint,
+            trusted: HashMap::new(),
+            ignored,
+            seen: HashMap::new(),
+        }
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// What `stat` gave for `path` when a refresh looked at it.
+    pub fn stat_seen(&self, path: &Path) -> Option<Stat> {
+        self.seen.get(path).copied()
+    }
+
+    /// The format of each file this process has verified, by device and inode.
+    pub fn formats_by_inode(&self) -> HashMap<(u64, u64), String> {
+        self.trusted
+            .iter()
+            .filter(|(_, (k, _))| !self.manifest.entries[*k].format.is_empty())
+            .map(|(key, (k, _))| (*key, self.manifest.entries[*k].format.clone()))
+            .collect()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Brings the index up to date for `files` (and checks each), as far as `opts`
+    /// allows: afterwards, [`Index::plans`] covers the files whose postings can be
+    /// used. Errors of one file leave it to scanning; an error writing the index
+    /// leaves the published one as it was.
+    pub fn refresh(&mut self, files: &[PathBuf], formats: &dyn Formats, opts: &Options) -> Report {
+        let mut report = Report::default();
+        let by_inode = self.manifest.by_inode();
+        // Look at every file; keep those needing work.
+        let mut work: Vec<Work> = Vec::new();
+        let mut seen = HashSet::new();
+        for p in files {
+            let Ok(md) = std::fs::metadata(p) else {
+                continue;
+            };
+            if !md.is_file() {
+                continue;
+            }
+            let st = Stat::of(&md);
+            self.seen.insert(p.clone(), st);
+            if !seen.insert((st.dev, st.ino)) {
+                continue;
+            }
+            let e = by_inode.get(&(st.dev, st.ino)).copied();
+            let v = verdict(e.map(|k| &self.manifest.entries[k]), &st);
+            match (v, e) {
+                (Verdict::Fresh, Some(k)) => {
+                    self.trusted.insert((st.dev, st.ino), (k, st));
+                }
+                _ => work.push(Work {
+                    path: p.clone(),
+                    st,
+                    entry: e,
+                    verdict: v,
+                }),
+            }
+        }
+        if let Some(pr) = opts.progress {
+            pr.total
+                .store(work.iter().map(|w| w.st.size).sum(), Ordering::Relaxed);
+        }
+        if work.is_empty() {
+            report.trusted = self.trusted.len();
+            return report;
+        }
+        let lock = if opts.read_only {
+            None
+        } else {
+            self.store.lock(opts.wait).ok().flatten()
+        };
+        if lock.is_some() {
+            // Another writer may have published since: start from its manifest.
+            if let Ok(Some(m)) = self.store.read_manifest()
+                && m.fingerprint == self.fingerprint
+                && m != self.manifest
+            {
+                self.manifest = m;
+                self.trusted.clear();
+                drop(lock);
+                return self.refresh(files, formats, opts);
+            }
+        }
+        let outcome = self.work(work, formats, opts, lock.as_ref(), &mut report);
+        if let (Some(lock), Some((updates, new_segs))) = (lock.as_ref(), outcome) {
+            if let Err(e) = self.publish(updates, new_segs, lock) {
+                // What was verified stays verified; what was built is not used.
+                log::debug!("index: not published: {e}");
+            } else {
+                report.published = true;
+            }
+        }
+        report.trusted = self.trusted.len();
+        report
+    }
+
+    /// Verifies and indexes `work`; returns the entries to publish and the segments
+    /// written (with a lock), after recording in `trusted` what may be used.
+    fn work(
+        &mut self,
+        work: Vec<Work>,
+        formats: &dyn Formats,
+        opts: &Options,
+        lock: Option<&store::Lock>,
+        report: &mut Report,
+    ) -> Option<(Vec<Update>, Vec<SegInfo>)> {
+        let writing = lock.is_some();
+        let shared = Shared {
+            segs: Mutex::new(SegState {
+                builder: Builder::new(formats.nprobes()),
+                no: self.manifest.next_seg,
+                written: Vec::new(),
+                keys: HashMap::new(),
+                error: None,
+            }),
+            budget: AtomicU64::new(opts.cap.saturating_sub(self.manifest.bytes())),
+            next_id: AtomicU64::new(self.manifest.next_id),
+            updates: Mutex::new(Vec::new()),
+            store: &self.store,
+            nprobes: formats.nprobes(),
+        };
+        let next = AtomicUsize::new(0);
+        let entries = &self.manifest.entries;
+        let threads = opts.threads.clamp(1, work.len());
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    let mut pend = Pending::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(w) = work.get(k) else { break };
+                        let e = w.entry.map(|i| &entries[i]);
+                        let u = one_file(w, e, formats, writing, &mut pend, &shared, opts.progress);
+                        shared.updates.lock().push(u);
+                    }
+                    shared.submit(&mut pend);
+                });
+            }
+        });
+        let mut segs = shared.segs.into_inner();
+        if writing && !segs.builder.is_empty() && segs.error.is_none() {
+            let b = std::mem::replace(&mut segs.builder, Builder::new(formats.nprobes()));
+            let no = segs.no;
+            match write_segment(&self.store, b, no) {
+                Ok(info) => segs.written.push(info),
+                Err(e) => segs.error = Some(e),
+            }
+            segs.no += 1;
+        }
+        let mut updates = shared.updates.into_inner();
+        self.manifest.next_id = shared.next_id.into_inner();
+        self.manifest.next_seg = segs.no;
+        if let Some(e) = &segs.error {
+            log::debug!("index: a segment could not be written: {e}");
+        }
+        let failed = segs.error.is_some();
+        // Which segments each key's new blocks went to.
+        for u in &mut updates {
+            if let Update::Indexed { key, segs: s, .. } = u {
+                *s = segs.keys.get(key).cloned().unwrap_or_default();
+            }
+        }
+        for u in &updates {
+            match u {
+                Update::Verified { st, entry, .. } => {
+                    self.trusted.insert((st.dev, st.ino), (*entry, *st));
+                }
+                Update::Indexed { st, bytes, .. } => {
+                    report.indexed += 1;
+                    report.bytes += bytes;
+                    // Trusted once published.
+                    let _ = st;
+                }
+                Update::Left => report.left += 1,
+                Update::Unknown { .. } | Update::Capped { .. } => {}
+            }
+        }
+        if !writing || failed {
+            report.left += updates
+                .iter()
+                .filter(|u| matches!(u, Update::Indexed { .. }))
+                .count();
+            return None;
+        }
+        Some((updates, segs.written))
+    }
+
+    /// Applies `updates` to the manifest, merges segments if there are too many, and
+    /// publishes it.
+    fn publish(
+        &mut self,
+        updates: Vec<Update>,
+        new_segs: Vec<SegInfo>,
+        lock: &store::Lock,
+    ) -> io::Result<()> {
+        let mut m = self.manifest.clone();
+        m.segments.extend(new_segs.iter().copied());
+        let mut by_inode = m.by_inode();
+        let mut trusted_after: Vec<((u64, u64), Stat)> = Vec::new();
+        for u in updates {
+            let u_kind = match u {
+                Update::Capped { .. } => Kind::Capped,
+                _ => Kind::Other,
+            };
+            match u {
+                Update::Verified { st, entry, at } => {
+                    let e = &mut m.entries[entry];
+                    e.size = st.size;
+                    e.mtime = st.mtime;
+                    e.ctime = st.ctime;
+                    e.verified_at = at;
+                }
+                Update::Indexed {
+                    st,
+                    new,
+                    key,
+                    covered,
+                    hash,
+                    format,
+                    at,
+                    segs,
+                    path,
+                    ..
+                } => {
+                    let mut e = Entry {
+                        id: key,
+                        dev: st.dev,
+                        ino: st.ino,
+                        path,
+                        size: st.size,
+                        mtime: st.mtime,
+                        ctime: st.ctime,
+                        verified_at: at,
+                        covered,
+                        hash,
+                        format,
+                        flags: 0,
+                        segs: Vec::new(),
+                    };
+                    match by_inode.get(&(st.dev, st.ino)) {
+                        Some(&k) => {
+                            if !new {
+                                e.segs = m.entries[k].segs.clone();
+                            }
+                            for s in segs {
+                                if !e.segs.contains(&s) {
+                                    e.segs.push(s);
+                                }
+                            }
+                            m.entries[k] = e;
+                        }
+                        None => {
+                            e.segs = segs;
+                            by_inode.insert((st.dev, st.ino), m.entries.len());
+                            m.entries.push(e);
+                        }
+                    }
+                    trusted_after.push(((st.dev, st.ino), st));
+                }
+                Update::Unknown { st, path, at } | Update::Capped { st, path, at } => {
+                    let capped = matches!(u_kind, Kind::Capped);
+                    let e = Entry {
+                        id: 0,
+                        dev: st.dev,
+                        ino: st.ino,
+                        path,
+                        size: st.size,
+                        mtime: st.mtime,
+                        ctime: st.ctime,
+                        verified_at: at,
+                        covered: 0,
+                        hash: hash::hash(b""),
+                        format: String::new(),
+                        flags: if capped { Entry::CAPPED } else { 0 },
+                        segs: Vec::new(),
+                    };
+                    match by_inode.get(&(st.dev, st.ino)) {
+                        Some(&k) => m.entries[k] = e,
+                        None => {
+                            by_inode.insert((st.dev, st.ino), m.entries.len());
+                            m.entries.push(e);
+                        }
+                    }
+                }
+                Update::Left => {}
+            }
+        }
+        if m.segments.len() > MAX_SEGMENTS {
+            self.merge(&mut m, lock)?;
+        }
+        self.store.publish(&m, lock)?;
+        self.manifest = m;
+        // Entries may have moved (a merge drops some): find each again.
+        let by_inode = self.manifest.by_inode();
+        let old = std::mem::take(&mut self.trusted);
+        for (k, (_, st)) in old
+            .into_iter()
+            .chain(trusted_after.into_iter().map(|(k, st)| (k, (0, st))))
+        {
+            if let Some(&i) = by_inode.get(&k) {
+                self.trusted.insert(k, (i, st));
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges every segment into one, leaving out the blocks no entry names and the
+    /// entries of files that are gone.
+    fn merge(&mut self, m: &mut Manifest, lock: &store::Lock) -> io::Result<()> {
+        // Entries of files gone (or replaced) are dropped.
+        m.entries.retain(|e| {
+            std::fs::metadata(&e.path).is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)
+        });
+        let live: HashSet<u64> = m
+            .entries
+            .iter()
+            .filter(|e| e.id != 0)
+            .map(|e| e.id)
+            .collect();
+        let mut inputs = Vec::new();
+        for s in &m.segments {
+            inputs.push(Segment::open(&self.store.seg_path(s.no), s.len)?);
+        }
+        let nprobes = inputs.iter().map(Segment::nprobes).max().unwrap_or(0);
+        let tmp = self.store.temp_path();
+        let len = segment::merge(
+            &inputs,
+            &|k| live.contains(&k),
+            build::UNIT_TARGET,
+            nprobes,
+            &tmp,
+        );
+        let len = match len {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        let no = m.next_seg;
+        m.next_seg += 1;
+        self.store.place_segment(&tmp, no, lock)?;
+        m.segments = vec![SegInfo { no, len }];
+        for e in &mut m.entries {
+            e.segs = if e.id != 0 && !e.segs.is_empty() {
+                vec![no]
+            } else {
+                Vec::new()
+            };
+        }
+        Ok(())
+    }
+
+    /// For each trusted file of a format `spec` has a query for, the ranges of its
+    /// indexed bytes a search must read. Files left out are read whole.
+    pub fn plans(&self, spec: &dyn Fn(&str) -> Option<Spec>) -> Plans {
+        // Entries by key, of trusted files only.
+        let mut by_key: HashMap<u64, (usize, Stat)> = HashMap::new();
+        for &(k, st) in self.trusted.values() {
+            let e = &self.manifest.entries[k];
+            if e.id != 0 && !e.format.is_empty() && e.flags & Entry::CAPPED == 0 {
+                by_key.insert(e.id, (k, st));
+            }
+        }
+        let formats: HashSet<&str> = by_key
+            .values()
+            .map(|&(k, _)| self.manifest.entries[k].format.as_str())
+            .collect();
+        let specs: HashMap<&str, Spec> = formats
+            .into_iter()
+            .filter_map(|f| Some((f, spec(f)?)))
+            .collect();
+        // Each segment's candidates: (key, start, end).
+        let mut ranges: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+        let mut bad: HashSet<u32> = HashSet::new();
+        for s in &self.manifest.segments {
+            let r = Segment::open(&self.store.seg_path(s.no), s.len).and_then(|mut seg| {
+                let mut out: Vec<(u64, u64, u64)> = Vec::new();
+                let mut cache = Cached {
+                    seg: &mut seg,
+                    lists: HashMap::new(),
+                };
+                let mut per_format: Vec<(&str, query::Units, Vec<usize>)> = Vec::new();
+                for (f, sp) in &specs {
+                    let units = query::eval(&sp.q, &mut cache)?;
+                    let mut probes = sp.probes.clone();
+                    probes.push(build::HUGE);
+                    probes.sort_unstable();
+                    probes.dedup();
+                    per_format.push((f, units, probes));
+                }
+                let seg = cache.seg;
+                for (f, units, probes) in &per_format {
+                    let ok = |key: u64| {
+                        by_key
+                            .get(&key)
+                            .is_some_and(|&(k, _)| self.manifest.entries[k].format == *f)
+                    };
+                    match units {
+                        query::Units::All => {
+                            for b in seg.blocks.iter().filter(|b| ok(b.key)) {
+                                out.push((b.key, b.start, b.start + b.len));
+                            }
+                        }
+                        query::Units::Some(us) => {
+                            for b in seg.blocks.iter().filter(|b| ok(b.key)) {
+                                if us.binary_search(&b.unit).is_ok() {
+                                    out.push((b.key, b.start, b.start + b.len));
+                                }
+                            }
+                        }
+                    }
+                    for &k in probes {
+                        for l in seg.probe_lines(k)? {
+                            let key = seg.blocks[l.block as usize].key;
+                            if ok(key) {
+                                out.push((key, l.start, l.start + l.len + 1));
+                            }
+                        }
+                    }
+                }
+                Ok(out)
+            });
+            match r {
+                Ok(v) => {
+                    for (key, a, b) in v {
+                        ranges.entry(key).or_default().push((a, b));
+                    }
+                }
+                Err(e) => {
+                    log::debug!("index: segment {} not used: {e}", s.no);
+                    bad.insert(s.no);
+                }
+            }
+        }
+        let mut plans = Plans::new();
+        let mut read: HashMap<&str, (usize, u64, u64)> = HashMap::new();
+        for (key, (k, st)) in by_key {
+            let e = &self.manifest.entries[k];
+            if !specs.contains_key(e.format.as_str()) || e.segs.iter().any(|s| bad.contains(s)) {
+                continue;
+            }
+            let mut r = ranges.remove(&key).unwrap_or_default();
+            r.sort_unstable();
+            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(r.len());
+            for (a, b) in r {
+                let b = b.min(e.covered);
+                if a >= b {
+                    continue;
+                }
+                match merged.last_mut() {
+                    Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                    _ => merged.push((a, b)),
+                }
+            }
+            let r = read.entry(e.format.as_str()).or_default();
+            r.0 += 1;
+            r.1 += merged.iter().map(|(a, b)| b - a).sum::<u64>();
+            r.2 += e.covered;
+            plans.insert(
+                (st.dev, st.ino),
+                FilePlan {
+                    stat: st,
+                    format: e.format.clone(),
+                    covered: e.covered,
+                    ranges: merged,
+                },
+            );
+        }
+        for (f, (n, bytes, covered)) in read {
+            log::debug!("index: {f}: {n} files, {bytes} of {covered} bytes to read");
+        }
+        plans
+    }
+}
+
+/// A segment's posting lists, each read once per query.
+struct Cached<'a> {
+    seg: &'a mut Segment,
+    lists: HashMap<u32, Vec<u32>>,
+}
+
+impl query::Lists for Cached<'_> {
+    fn list(&mut self, t: u32) -> io::Result<Vec<u32>> {
+        if let Some(l) = self.lists.get(&t) {
+            return Ok(l.clone());
+        }
+        let l = self.seg.list(t)?;
+        self.lists.insert(t, l.clone());
+        Ok(l)
+    }
+}
+
+/// A file to verify or index.
+struct Work {
+    path: PathBuf,
+    st: Stat,
+    entry: Option<usize>,
+    verdict: Verdict,
+}
+
+/// What was learnt of one file.
+enum Update {
+    /// Its indexed prefix is unchanged (hashed again at `at`); nothing new to index.
+    Verified { st: Stat, entry: usize, at: Stamp },
+    /// Indexed: from its start (`new`, under a new key) or its new bytes.
+    Indexed {
+        st: Stat,
+        new: bool,
+        key: u64,
+        covered: u64,
+        hash: u64,
+        format: String,
+        at: Stamp,
+        segs: Vec<u32>,
+        path: PathBuf,
+        bytes: u64,
+    },
+    /// Of no format the index knows (yet).
+    Unknown { st: Stat, path: PathBuf, at: Stamp },
+    /// Not indexed: the index is full.
+    Capped { st: Stat, path: PathBuf, at: Stamp },
+    /// Left to scanning this time (changed while read, unreadable, no lock).
+    Left,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Capped,
+    Other,
+}
+
+/// The segment being built, shared by the threads.
+struct SegState {
+    builder: Builder,
+    /// Its number.
+    no: u32,
+    written: Vec<SegInfo>,
+    /// The segments each key's blocks went to.
+    keys: HashMap<u64, Vec<u32>>,
+    error: Option<io::Error>,
+}
+
+struct Shared<'a> {
+    segs: Mutex<SegState>,
+    /// Bytes the index may still grow by (estimated as it is built).
+    budget: AtomicU64,
+    next_id: AtomicU64,
+    updates: Mutex<Vec<Update>>,
+    store: &'a Store,
+    nprobes: usize,
+}
+
+impl Shared<'_> {
+    /// Moves a thread's unit into the segment being built, writing the segment out
+    /// when it is big enough.
+    fn submit(&self, pend: &mut Pending) {
+        let mut s = self.segs.lock();
+        let before = s.builder.memory();
+        let keys = pend.submit(&mut s.builder);
+        let grew = s.builder.memory().saturating_sub(before) as u64;
+        let _ = self
+            .budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(grew))
+            });
+        let no = s.no;
+        for k in keys {
+            let v = s.keys.entry(k).or_default();
+            if !v.contains(&no) {
+                v.push(no);
+            }
+        }
+        if s.builder.memory() >= build::SEGMENT_MEMORY && s.error.is_none() {
+            let b = std::mem::replace(&mut s.builder, Builder::new(self.nprobes));
+            match write_segment(self.store, b, no) {
+                Ok(info) => s.written.push(info),
+                Err(e) => s.error = Some(e),
+            }
+            s.no += 1;
+        }
+    }
+}
+
+/// Writes `b` as segment `no`.
+fn write_segment(store: &Store, b: Builder, no: u32) -> io::Result<SegInfo> {
+    std::fs::create_dir_all(store.dir())?;
+    let tmp = store.temp_path();
+    let r = b.write(&tmp).and_then(|len| {
+        // The lock is held by the refresh that called this.
+        std::fs::rename(&tmp, store.seg_path(no))?;
+        Ok(len)
+    });
+    match r {
+        Ok(len) => Ok(SegInfo { no, len }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Hashes `f`'s first `n` bytes.
+fn hash_prefix(f: &File, n: u64, progress: Option<&Progress>) -> io::Result<Hasher> {
+    let mut h = Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0u64;
+    while at < n {
+        let want = ((n - at) as usize).min(buf.len());
+        let got = f.read_at(&mut buf[..want], at)?;
+        if got == 0 {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        h.update(&buf[..got]);
+        at += got as u64;
+        if let Some(p) = progress {
+            p.done.fetch_add(got as u64 / 8, Ordering::Relaxed);
+        }
+    }
+    Ok(h)
+}
+
+/// The complete lines of a file's first read, as the search reads them to tell its
+/// format (up to 256 KiB, or to the end of the first line if it is longer).
+pub fn head(f: &File, size: u64) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; (256usize << 10).min(size as usize)];
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            if memchr::memchr(b'\n', &buf).is_some()
+                || buf.len() as u64 >= size.min(build::LONG_LINE as u64)
+            {
+                break;
+            }
+            let grow = (buf.len() * 2).min(size as usize).min(build::LONG_LINE);
+            buf.resize(grow, 0);
+        }
+        let got = f.read_at(&mut buf[n..], n as u64)?;
+        if got == 0 {
+            break;
+        }
+        n += got;
+    }
+    buf.truncate(n);
+    let whole = memchr::memrchr(b'\n', &buf).map_or(0, |k| k + 1);
+    buf.truncate(whole);
+    Ok(buf)
+}
+
+/// Verifies and indexes one file.
+fn one_file(
+    w: &Work,
+    e: Option<&Entry>,
+    formats: &dyn Formats,
+    writing: bool,
+    pend: &mut Pending,
+    shared: &Shared,
+    progress: Option<&Progress>,
+) -> Update {
+    let r = (|| -> io::Result<Update> {
+        let f = crate::model::core::input::open_regular(&w.path)?;
+        if Stat::of(&f.metadata()?) != w.st {
+            return Ok(Update::Left);
+        }
+        let unchanged_after =
+            |f: &File| -> io::Result<bool> { Ok(Stat::of(&f.metadata()?) == w.st) };
+        // Verify what is indexed.
+        let mut from_start = w.verdict == Verdict::New;
+        let mut h = Hasher::new();
+        if let (Verdict::Verify, Some(e)) = (w.verdict, e) {
+            h = hash_prefix(&f, e.covered, progress)?;
+            if h.finish() != e.hash || e.format.is_empty() {
+                from_start = true;
+                h = Hasher::new();
+            } else if w.st.size == e.size || !writing {
+                // Nothing new (or nothing may be written): verified as it is.
+                if !unchanged_after(&f)? {
+                    return Ok(Update::Left);
+                }
+                return Ok(Update::Verified {
+                    st: w.st,
+                    entry: w.entry.expect("an entry"),
+                    at: now(),
+                });
+            }
+        }
+        if !writing {
+            return Ok(Update::Left);
+        }
+        let (format, key, from) = if from_start {
+            let head = head(&f, w.st.size)?;
+            let Some(name) = formats.detect(&w.path, &head) else {
+                if !unchanged_after(&f)? {
+                    return Ok(Update::Left);
+                }
+                return Ok(Update::Unknown {
+                    st: w.st,
+                    path: w.path.clone(),
+                    at: now(),
+                });
+            };
+            (
+                name.to_string(),
+                shared.next_id.fetch_add(1, Ordering::Relaxed),
+                0,
+            )
+        } else {
+            let e = e.expect("an entry to append to");
+            (e.format.clone(), e.id, e.covered)
+        };
+        // About a tenth of the bytes: refused once the index is full.
+        let estimate = (w.st.size - from) / 10;
+        if shared.budget.load(Ordering::Relaxed) < estimate {
+            return Ok(Update::Capped {
+                st: w.st,
+                path: w.path.clone(),
+                at: now(),
+            });
+        }
+        let Some(rules) = formats.lines(&format) else {
+            return Ok(Update::Left);
+        };
+        let covered =
+            build::index_range(&f, key, from, w.st.size, rules, &mut h, pend, &mut |p| {
+                shared.submit(p);
+            })?;
+        if let Some(p) = progress {
+            p.done.fetch_add(w.st.size - from, Ordering::Relaxed);
+        }
+        if !unchanged_after(&f)? {
+            return Ok(Update::Left);
+        }
+        Ok(Update::Indexed {
+            st: w.st,
+            new: from_start,
+            key,
+            covered,
+            hash: h.finish(),
+            format,
+            at: now(),
+            segs: Vec::new(),
+            path: w.path.clone(),
+            bytes: w.st.size - from,
+        })
+    })();
+    r.unwrap_or_else(|e| {
+        log::debug!("index: {}: {e}", w.path.display());
+        Update::Left
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            id: 1,
+            dev: 1,
+            ino: 2,
+            path: PathBuf::from("/x"),
+            size: 100,
+            mtime: (10, 0),
+            ctime: (20, 5),
+            verified_at: (30, 0),
+            covered: 90,
+            hash: 0,
+            format: "pi".into(),
+            flags: 0,
+            segs: vec![],
+        }
+    }
+
+    fn stat() -> Stat {
+        Stat {
+            dev: 1,
+            ino: 2,
+            size: 100,
+            mtime: (10, 0),
+            ctime: (20, 5),
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        let e = entry();
+        assert_eq!(verdict(None, &stat()), Verdict::New);
+        assert_eq!(verdict(Some(&e), &stat()), Verdict::Fresh);
+        // Appended, rewritten (even with the mtime set back: ctime moves), touched.
+        for st in [
+            Stat {
+                size: 120,
+                ..stat()
+            },
+            Stat {
+                ctime: (40, 0),
+                ..stat()
+            },
+            Stat {
+                mtime: (11, 0),
+                ..stat()
+            },
+        ] {
+            assert_eq!(verdict(Some(&e), &st), Verdict::Verify, "{st:?}");
+        }
+        // Shorter than what is indexed, another inode.
+        assert_eq!(
+            verdict(Some(&e), &Stat { size: 50, ..stat() }),
+            Verdict::New
+        );
+        assert_eq!(verdict(Some(&e), &Stat { ino: 3, ..stat() }), Verdict::New);
+        // Read within the racy margin of its last change: never trusted on stat.
+        for at in [(20, 5), (21, 0), (23, 4)] {
+            let racy = Entry {
+                verified_at: at,
+                ..entry()
+            };
+            assert_eq!(verdict(Some(&racy), &stat()), Verdict::Verify, "{at:?}");
+        }
+        let settled = Entry {
+            verified_at: (23, 5),
+            ..entry()
+        };
+        assert_eq!(verdict(Some(&settled), &stat()), Verdict::Fresh);
+    }
+}

@@ -1,0 +1,834 @@
+//! The index ([`super::index`]) as the search uses it: what it records of each line
+//! (the probes, the payloads), what a pattern asks of it (from the prefilter's
+//! [`Selection`]), and the files it covers for one search.
+//!
+//! # Probes
+//!
+//! The kinds of lines the prefilter selects whatever the pattern's text, each
+//! recorded line by line ([`PROBES`]): an escape `JSON.stringify` would not write
+//! (`\u`, and `\/` apart, which matters only to a fragment with a `/`); a number
+//! written otherwise; a line the format always selects (its [`Rules::always`]); a line
+//! that may name a spilled file (its [`Rules::spilled`]); for every string some
+//! format's triggers ask a line to lack, the lines lacking it; for every nesting bound
+//! some trigger names, the lines past it; for every length bound, the lines longer
+//! than it; and, for binary content, the lines with
+//! images and the lines whose binary content cannot be vouched for.
+//!
+//! # Payloads
+//!
+//! A line where its format says binary content may be ([`Rules::binary_content`]) is
+//! rendered alone ([`Rules::alone`]): each image must be the decoding of one of the
+//! line's long base64 strings, whose printable runs are then indexed; a base64 string
+//! is left out of the text's trigrams when replacing it with other base64 of the same
+//! length leaves the rendered text unchanged (it shows as no text). A line whose
+//! images cannot all be matched that way, or that cannot be rendered alone, is
+//! recorded as binary content that cannot be vouched for: every literal search reads
+//! it. A format without [`Rules::alone`] gets that for every such line.
+
+use super::index::build::{LineFacts, LineRules};
+use super::index::query::{Lit, Q};
+use super::index::{self, Formats, Index, Options, Plans, Spec, Stat, store::Store};
+use super::prefilter::{self, Prefilter, Selection};
+use super::rules::{self, Rules, Trigger};
+use super::session::{Job, Search};
+use regex::bytes::Regex;
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Bump when what the index records of a line changes in a way the fingerprint
+/// cannot see (how a format's renderer shows base64 text).
+const INDEX_VERSION: u64 = 1;
+
+// Probe numbers ([`HUGE`] is 0).
+const ODD_U: usize = 1;
+const ODD_SLASH: usize = 2;
+const ODD_NUMBERS: usize = 3;
+const ALWAYS: usize = 4;
+const SPILL: usize = 5;
+const BINARY_UNKNOWN: usize = 6;
+const PAYLOAD: usize = 7;
+const FIRST_TABLE: usize = 8;
+
+/// The probes that depend on the formats' triggers: the lines where each trigger of
+/// a decoration or of derived numbers holds (`Matches`), lacking each string a
+/// trigger names (`Lacks`), past each nesting bound (`Openers`), longer than each
+/// length bound (`Longer`).
+struct Table {
+    matches: Vec<&'static str>,
+    lacks: Vec<&'static str>,
+    openers: Vec<usize>,
+    longer: Vec<usize>,
+}
+
+fn all_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
+    r.decorations
+        .iter()
+        .flat_map(|d| d.when.iter())
+        .chain(r.derived_numbers)
+        .chain(r.always)
+        .chain(r.binary_content)
+        .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
+}
+
+/// The triggers a prefilter may ask for one by one: its decorations' and derived
+/// numbers' (the format's `always`, binary content and spilled files have probes of
+/// their own).
+fn asked_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
+    r.decorations
+        .iter()
+        .flat_map(|d| d.when.iter())
+        .chain(r.derived_numbers)
+}
+
+fn table() -> &'static Table {
+    static T: OnceLock<Table> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut matches = Vec::new();
+        let mut lacks = Vec::new();
+        let mut openers = Vec::new();
+        let mut longer = Vec::new();
+        for r in rules::all() {
+            for t in asked_triggers(r) {
+                if let Trigger::Matches(m) = *t
+                    && !matches.contains(&m)
+                {
+                    matches.push(m);
+                }
+            }
+            // Every kind of trigger, by name (see `Compiled::new`).
+            for t in all_triggers(r) {
+                match *t {
+                    Trigger::Lacks(s) => {
+                        if !lacks.contains(&s) {
+                            lacks.push(s)
+                        }
+                    }
+                    Trigger::Openers(n) => {
+                        if !openers.contains(&n) {
+                            openers.push(n)
+                        }
+                    }
+                    Trigger::Longer(n) => {
+                        if !longer.contains(&n) {
+                            longer.push(n)
+                        }
+                    }
+                    Trigger::Matches(_) => {}
+                }
+            }
+        }
+        matches.sort();
+        lacks.sort();
+        openers.sort();
+        longer.sort();
+        Table {
+            matches,
+            lacks,
+            openers,
+            longer,
+        }
+    })
+}
+
+impl Table {
+    fn nprobes(&self) -> usize {
+        FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len() + self.longer.len()
+    }
+    fn matches_probe(&self, m: &str) -> Option<usize> {
+        self.matches
+            .iter()
+            .position(|x| *x == m)
+            .map(|k| FIRST_TABLE + k)
+    }
+    fn lacks_probe(&self, s: &str) -> Option<usize> {
+        self.lacks
+            .iter()
+            .position(|x| *x == s)
+            .map(|k| FIRST_TABLE + self.matches.len() + k)
+    }
+    /// The probe of the largest bound at most `n`: its lines include those past `n`.
+    fn openers_probe(&self, n: usize) -> Option<usize> {
+        self.openers
+            .iter()
+            .rposition(|&m| m <= n)
+            .map(|k| FIRST_TABLE + self.matches.len() + self.lacks.len() + k)
+    }
+    /// The probe of the largest bound at most `n`: its lines include those longer
+    /// than `n`.
+    fn longer_probe(&self, n: usize) -> Option<usize> {
+        self.longer
+            .iter()
+            .rposition(|&m| m <= n)
+            .map(|k| FIRST_TABLE + self.matches.len() + self.lacks.len() + self.openers.len() + k)
+    }
+}
+
+/// A format as the index reads its lines.
+struct FormatLines {
+    rules: &'static Rules,
+    always: Compiled,
+    spill: Option<Compiled>,
+    binary: Option<Regex>,
+    /// Its decorations' and derived numbers' `Matches` triggers, and their probes.
+    triggers: Option<(regex::bytes::RegexSet, Vec<u16>)>,
+}
+
+/// Triggers compiled for testing one line at a time.
+struct Compiled {
+    re: Option<Regex>,
+    lacks: Vec<&'static str>,
+    openers: Option<usize>,
+    longer: Option<usize>,
+}
+
+impl Compiled {
+    fn new(ts: &[Trigger]) -> Compiled {
+        let mut pats: Vec<&str> = Vec::new();
+        let mut lacks = Vec::new();
+        let mut openers: Option<usize> = None;
+        let mut longer: Option<usize> = None;
+        // Every kind of trigger, by name: a new kind must be recorded here too, or the
+        // index would leave out lines the prefilter selects.
+        for t in ts {
+            match *t {
+                Trigger::Matches(r) => pats.push(r),
+                Trigger::Lacks(s) => lacks.push(s),
+                Trigger::Openers(n) => openers = Some(openers.map_or(n, |o| o.min(n))),
+                Trigger::Longer(n) => longer = Some(longer.map_or(n, |o| o.min(n))),
+            }
+        }
+        Compiled {
+            re: (!pats.is_empty()).then(|| Regex::new(&pats.join("|")).expect("valid triggers")),
+            lacks,
+            openers,
+            longer,
+        }
+    }
+
+    fn holds(&self, line_nl: &[u8], line: &[u8], openers: usize) -> bool {
+        self.re.as_ref().is_some_and(|r| r.is_match(line_nl))
+            || self
+                .lacks
+                .iter()
+                .any(|s| memchr::memmem::find(line, s.as_bytes()).is_none())
+            || self.openers.is_some_and(|n| openers > n)
+            // With its newline: a line of exactly the bound is recorded too, whichever
+            // length the prefilter counts (more candidates, never fewer).
+            || self.longer.is_some_and(|n| line_nl.len() > n)
+    }
+}
+
+/// The shortest base64 string looked at as a payload.
+const MIN_PAYLOAD: usize = 64;
+
+/// The long strings of `line` made of base64 (after a `data:…;base64,` prefix, if
+/// any), without escapes: where payloads may be.
+fn base64_strings(line: &[u8]) -> Vec<Range<usize>> {
+    let b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_');
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(q) = memchr::memchr(b'"', &line[at..]) {
+        let start = at + q + 1;
+        // The string's end, and whether it holds an escape.
+        let mut i = start;
+        let mut escaped = false;
+        let end = loop {
+            match memchr::memchr2(b'"', b'\\', &line[i..]) {
+                None => break None,
+                Some(k) if line[i + k] == b'\\' => {
+                    escaped = true;
+                    i += k + 2;
+                    if i > line.len() {
+                        break None;
+                    }
+                }
+                Some(k) => break Some(i + k),
+            }
+        };
+        let Some(end) = end else { break };
+        at = end + 1;
+        if escaped || end - start < MIN_PAYLOAD {
+            continue;
+        }
+        let mut s = start;
+        if line[s..end].starts_with(b"data:")
+            && let Some(c) = memchr::memmem::find(&line[s..(s + 256).min(end)], b";base64,")
+        {
+            s += c + 8;
+        }
+        if end - s >= MIN_PAYLOAD && line[s..end].iter().all(|&c| b64(c)) {
+            out.push(s..end);
+        }
+    }
+    out
+}
+
+impl FormatLines {
+    fn new(rules: &'static Rules) -> FormatLines {
+        let t = table();
+        let mut pats: Vec<&str> = Vec::new();
+        for tr in asked_triggers(rules) {
+            if let Trigger::Matches(m) = *tr
+                && !pats.contains(&m)
+            {
+                pats.push(m);
+            }
+        }
+        let ids = pats
+            .iter()
+            .map(|m| t.matches_probe(m).expect("in the table") as u16)
+            .collect();
+        FormatLines {
+            rules,
+            always: Compiled::new(rules.always),
+            spill: rules.spilled.map(|s| Compiled::new(s.place)),
+            binary: Compiled::new(rules.binary_content).re,
+            triggers: (!pats.is_empty()).then(|| {
+                (
+                    regex::bytes::RegexSet::new(&pats).expect("valid triggers"),
+                    ids,
+                )
+            }),
+        }
+    }
+
+    /// The probes and payloads of a line where binary content may be: its images
+    /// (as the format shows them, from the line alone) are indexed by their runs; a
+    /// long base64 string is left out of the text when the text does not depend on it.
+    fn binary(&self, line: &[u8], facts: &mut LineFacts) {
+        let Some(alone) = self.rules.alone else {
+            facts.probes.push(BINARY_UNKNOWN as u16);
+            return;
+        };
+        let Some(c) = alone(line) else {
+            facts.probes.push(BINARY_UNKNOWN as u16);
+            return;
+        };
+        if !c.images.is_empty() {
+            facts.probes.push(PAYLOAD as u16);
+        }
+        let mut m: Option<Vec<u8>> = None;
+        for r in base64_strings(line) {
+            let m = m.get_or_insert_with(|| line.to_vec());
+            let saved = m[r.clone()].to_vec();
+            for b in &mut m[r.clone()] {
+                if *b != b'=' {
+                    *b = if *b == b'A' { b'B' } else { b'A' };
+                }
+            }
+            if alone(m).is_some_and(|x| x.text == c.text) {
+                facts.hide.push(r.clone());
+            }
+            m[r.clone()].copy_from_slice(&saved);
+        }
+        facts.binary.extend(c.images.into_iter().map(|im| im.data));
+    }
+}
+
+impl LineRules for FormatLines {
+    fn line(&self, line_nl: &[u8], facts: &mut LineFacts) {
+        let t = table();
+        let line = &line_nl[..line_nl.len() - 1];
+        let p = &mut facts.probes;
+        if prefilter::has_odd_escape(line, false) {
+            p.push(ODD_U as u16);
+        }
+        if memchr::memmem::find(line, b"\\/").is_some() && prefilter::has_odd_escape(line, true) {
+            p.push(ODD_SLASH as u16);
+        }
+        if prefilter::odd_numbers(line) {
+            p.push(ODD_NUMBERS as u16);
+        }
+        let openers = line.iter().filter(|&&b| b == b'[' || b == b'{').count();
+        // Regular expressions see the newline, as the prefilter's scan of a block does.
+        if self.always.holds(line_nl, line, openers) {
+            p.push(ALWAYS as u16);
+        }
+        if self
+            .spill
+            .as_ref()
+            .is_some_and(|s| s.holds(line_nl, line, openers))
+        {
+            p.push(SPILL as u16);
+        }
+        if let Some((set, ids)) = &self.triggers {
+            for k in set.matches(line_nl).iter() {
+                p.push(ids[k]);
+            }
+        }
+        for (k, s) in t.lacks.iter().enumerate() {
+            if memchr::memmem::find(line, s.as_bytes()).is_none() {
+                p.push((FIRST_TABLE + t.matches.len() + k) as u16);
+            }
+        }
+        for (k, &n) in t.openers.iter().enumerate() {
+            if openers > n {
+                p.push((FIRST_TABLE + t.matches.len() + t.lacks.len() + k) as u16);
+            }
+        }
+        for (k, &n) in t.longer.iter().enumerate() {
+            // With its newline, as in `Compiled::holds`.
+            if line_nl.len() > n {
+                p.push(
+                    (FIRST_TABLE + t.matches.len() + t.lacks.len() + t.openers.len() + k) as u16,
+                );
+            }
+        }
+        if self.binary.as_ref().is_some_and(|r| r.is_match(line)) {
+            self.binary(line, facts);
+        }
+    }
+}
+
+/// The formats of [`rules::all`], for the index.
+pub struct SearchFormats {
+    lines: Vec<FormatLines>,
+    fingerprint: u64,
+}
+
+impl SearchFormats {
+    pub fn get() -> &'static SearchFormats {
+        static F: OnceLock<SearchFormats> = OnceLock::new();
+        F.get_or_init(|| {
+            let t = table();
+            let mut h = index::hash::Hasher::new();
+            h.update(&INDEX_VERSION.to_le_bytes());
+            h.update(env!("CARGO_PKG_VERSION").as_bytes());
+            for r in rules::all() {
+                h.update(r.name.as_bytes());
+                h.update(&[0, u8::from(r.alone.is_some())]);
+                for tr in r
+                    .always
+                    .iter()
+                    .chain(r.binary_content)
+                    .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
+                {
+                    h.update(format!("{tr:?}").as_bytes());
+                }
+            }
+            for s in t.matches.iter().chain(&t.lacks) {
+                h.update(s.as_bytes());
+            }
+            for n in &t.openers {
+                h.update(&n.to_le_bytes());
+            }
+            h.update(b"longer");
+            for n in &t.longer {
+                h.update(&n.to_le_bytes());
+            }
+            SearchFormats {
+                lines: rules::all().iter().map(|r| FormatLines::new(r)).collect(),
+                fingerprint: h.finish(),
+            }
+        })
+    }
+}
+
+impl Formats for SearchFormats {
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    fn nprobes(&self) -> usize {
+        table().nprobes()
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Option<&'static str> {
+        rules::known(path)
+            .or_else(|| rules::detect(head))
+            .map(|r| r.name)
+    }
+
+    fn lines(&self, name: &str) -> Option<&dyn LineRules> {
+        self.lines
+            .iter()
+            .find(|l| l.rules.name == name)
+            .map(|l| l as &dyn LineRules)
+    }
+}
+
+/// What the index must select for a prefilter: `None` when it selects every line.
+pub fn spec(p: &Prefilter) -> Option<Spec> {
+    spec_of(p.selection()?)
+}
+
+/// [`spec`] of a [`Selection`].
+pub fn spec_of(sel: &Selection) -> Option<Spec> {
+    let t = table();
+    let mut probes: Vec<usize> = vec![ODD_U, ALWAYS];
+    let mut parts: Vec<Q> = sel
+        .fragments
+        .iter()
+        .map(|f| Lit::new(f, sel.icase).query())
+        .collect();
+    for tr in &sel.triggers {
+        probes.push(match *tr {
+            Trigger::Matches(r) => t.matches_probe(r)?,
+            Trigger::Lacks(s) => t.lacks_probe(s)?,
+            Trigger::Openers(n) => t.openers_probe(n)?,
+            Trigger::Longer(n) => t.longer_probe(n)?,
+        });
+    }
+    if sel.slash {
+        probes.push(ODD_SLASH);
+    }
+    if sel.numbers {
+        probes.push(ODD_NUMBERS);
+    }
+    if sel.spill {
+        probes.push(SPILL);
+    }
+    if let Some(lits) = &sel.binary {
+        probes.push(BINARY_UNKNOWN);
+        let lits: Vec<Lit> = lits.iter().map(|l| Lit::new(l, sel.icase)).collect();
+        if lits.is_empty() || !lits.iter().all(Lit::run_safe) {
+            probes.push(PAYLOAD);
+        } else {
+            parts.extend(lits.iter().map(Lit::query));
+        }
+    }
+    probes.sort_unstable();
+    probes.dedup();
+    Some(Spec {
+        q: Q::or(parts),
+        probes,
+    })
+}
+
+/// Whether `SESSIONFS_INDEX` turns the index off for searching (`off`).
+fn wanted() -> bool {
+    !std::env::var_os("SESSIONFS_INDEX")
+        .is_some_and(|v| matches!(v.to_str(), Some("off" | "0" | "no" | "false")))
+}
+
+/// The index's bound: `SESSIONFS_INDEX_MAX` (bytes, or with a K, M or G suffix), else
+/// [`index::DEFAULT_CAP`].
+pub fn cap() -> u64 {
+    std::env::var("SESSIONFS_INDEX_MAX")
+        .ok()
+        .and_then(|v| parse_size(&v))
+        .unwrap_or(index::DEFAULT_CAP)
+}
+
+/// `123`, `64K`, `512M`, `16G` (powers of 1024).
+pub fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (num, mul) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 1u64 << 10),
+        'm' | 'M' => (&v[..v.len() - 1], 1 << 20),
+        'g' | 'G' => (&v[..v.len() - 1], 1 << 30),
+        _ => (v, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// The files a search of `jobs` reads raw: each job's file and its side files.
+fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    let formats = ix.formats_by_inode();
+    for j in jobs {
+        let Ok(md) = std::fs::metadata(&j.path) else {
+            continue;
+        };
+        let st = Stat::of(&md);
+        let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules::named(f)) else {
+            continue;
+        };
+        if let Some(side) = r.side_files {
+            files.extend(side(&j.path));
+        }
+    }
+    files
+}
+
+/// What the index says a search must read of each file.
+pub struct Planned {
+    /// By device and inode: the ranges of the indexed bytes to read.
+    pub plans: Plans,
+    /// The files (by the path the search names them with) with nothing to read at all,
+    /// as the search's refresh found them: no candidate in their indexed bytes, no
+    /// byte after them. Their format's name.
+    nothing: std::collections::HashMap<PathBuf, String>,
+}
+
+impl Planned {
+    /// The format of `path` when the index says it has nothing to read.
+    pub fn nothing_in(&self, path: &Path) -> Option<&'static Rules> {
+        rules::named(self.nothing.get(path)?)
+    }
+}
+
+/// The index's plans for a search of `jobs`, after bringing the index up to date for
+/// them (`None` without an index: `SESSIONFS_CACHE=off` or `SESSIONFS_INDEX=off`).
+pub fn prepare(
+    jobs: &[Job],
+    search: &Search,
+    using: &super::IndexUse,
+    threads: usize,
+    progress: Option<&index::Progress>,
+) -> Option<Planned> {
+    let store = match using {
+        super::IndexUse::Off => return None,
+        super::IndexUse::FromEnv if !wanted() => return None,
+        super::IndexUse::FromEnv => Store::from_env()?,
+        super::IndexUse::At(dir) => Store::at(dir.clone()),
+    };
+    let formats = SearchFormats::get();
+    let mut ix = Index::open(store, formats.fingerprint());
+    let opts = Options {
+        wait: false,
+        cap: cap(),
+        threads,
+        progress,
+        read_only: false,
+    };
+    let t = std::time::Instant::now();
+    let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    ix.refresh(&files, formats, &opts);
+    log::debug!("index: opened and refreshed in {:?}", t.elapsed());
+    let sides: Vec<PathBuf> = files_of(&ix, jobs).split_off(jobs.len());
+    if !sides.is_empty() {
+        ix.refresh(&sides, formats, &opts);
+    }
+    log::debug!("index: {} side files in {:?}", sides.len(), t.elapsed());
+    let plans = ix.plans(&|name| {
+        let r = rules::named(name)?;
+        spec(search.prefilter_of(r))
+    });
+    let mut nothing = std::collections::HashMap::new();
+    for p in files.iter().chain(&sides) {
+        if let Some(st) = ix.stat_seen(p)
+            && let Some(plan) = plans.get(&(st.dev, st.ino))
+            && plan.stat == st
+            && plan.ranges.is_empty()
+            && plan.covered == st.size
+        {
+            nothing.insert(p.clone(), plan.format.clone());
+        }
+    }
+    log::debug!(
+        "index: planned in {:?}, {} files with nothing to read",
+        t.elapsed(),
+        nothing.len()
+    );
+    Some(Planned { plans, nothing })
+}
+
+/// The plan for the open file `f`, if the index has one that still holds.
+pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePlan> {
+    let st = Stat::of(&f.metadata().ok()?);
+    planned
+        .plans
+        .get(&(st.dev, st.ino))
+        .filter(|p| p.stat == st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_table() {
+        let t = table();
+        assert!(t.lacks.contains(&"\"content\""));
+        assert!(t.openers.contains(&128));
+        assert!(t.nprobes() < u16::MAX as usize);
+        assert_eq!(t.openers_probe(200), t.openers_probe(128));
+        assert!(t.openers_probe(1).is_none());
+    }
+
+    #[test]
+    fn strings_that_may_be_payloads() {
+        let b = "QUJD".repeat(20);
+        let line =
+            format!(r#"{{"a":"{b}","b":"short","c":"data:image/png;base64,{b}","d":"x\"{b}"}}"#);
+        let r = base64_strings(line.as_bytes());
+        assert_eq!(r.len(), 2);
+        assert_eq!(&line.as_bytes()[r[0].clone()], b.as_bytes());
+        assert_eq!(&line.as_bytes()[r[1].clone()], b.as_bytes());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("10"), Some(10));
+        assert_eq!(parse_size("2K"), Some(2048));
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("x"), None);
+    }
+}
+
+/// What `sessionfs index` is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexMode {
+    /// Build or refresh the index of the files, then say what it covers.
+    Build,
+    /// Say what it covers, changing nothing.
+    Status,
+    /// Remove it.
+    Drop,
+}
+
+/// What the index covers of some files: (files, bytes) in all, and indexed.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cover {
+    files: u64,
+    bytes: u64,
+    covered_files: u64,
+    covered_bytes: u64,
+}
+
+/// `sessionfs index`: builds or refreshes the index of every agent's sessions (or of
+/// `paths`), shows its size and what it covers, or drops it. Returns the exit status.
+pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let Some(store) = Store::from_env() else {
+        eprintln!(
+            "sessionfs: the index is off (SESSIONFS_CACHE=off, or no home directory to keep it in)"
+        );
+        return ExitCode::from(2);
+    };
+    let shown = store.dir().display().to_string();
+    if mode == IndexMode::Drop {
+        return match store.remove() {
+            Ok(n) => {
+                println!(
+                    "removed the index at {shown} ({})",
+                    super::progress::bytes(n)
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!(
+                    "sessionfs: {shown}: {}",
+                    crate::model::sessions_dir::io_message(&e)
+                );
+                ExitCode::from(2)
+            }
+        };
+    }
+    let agents = if paths.is_empty() {
+        match crate::model::sessions_dir::agents() {
+            Ok(a) => Some(a),
+            Err(m) => {
+                eprintln!("sessionfs: {m}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    (crate::model::agents::SEARCH.begin)();
+    let (jobs, problems) = match &agents {
+        Some(a) => super::walk::agent_jobs(a),
+        None => super::walk::jobs(paths),
+    };
+    for p in &problems {
+        eprintln!("sessionfs: {}", p.why);
+    }
+    let formats = SearchFormats::get();
+    let mut ix = Index::open(store, formats.fingerprint());
+    if let Some(why) = &ix.ignored
+        && mode == IndexMode::Build
+    {
+        eprintln!("sessionfs: the index at {shown} is rebuilt: {why}");
+    }
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let start = std::time::Instant::now();
+    let mut indexed = (0usize, 0u64);
+    let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
+    super::progress::showing("indexing", |p| {
+        let opts = Options {
+            wait: true,
+            cap: cap(),
+            threads,
+            progress: Some(p),
+            read_only: mode == IndexMode::Status,
+        };
+        let r = ix.refresh(&files, formats, &opts);
+        indexed = (r.indexed, r.bytes);
+        let sides: Vec<PathBuf> = files_of(&ix, &jobs).split_off(jobs.len());
+        if !sides.is_empty() {
+            let r = ix.refresh(&sides, formats, &opts);
+            indexed.0 += r.indexed;
+            indexed.1 += r.bytes;
+        }
+    });
+    let all = files_of(&ix, &jobs);
+    let m = ix.manifest();
+    let by_inode = m.by_inode();
+    let verified = ix.formats_by_inode();
+    let mut by_format: std::collections::BTreeMap<String, Cover> = Default::default();
+    let mut seen = std::collections::HashSet::new();
+    for p in &all {
+        let Ok(md) = std::fs::metadata(p) else {
+            continue;
+        };
+        let st = Stat::of(&md);
+        if !seen.insert((st.dev, st.ino)) {
+            continue;
+        }
+        let e = by_inode.get(&(st.dev, st.ino)).map(|&k| &m.entries[k]);
+        let format = e
+            .filter(|e| !e.format.is_empty())
+            .map_or("not indexed", |e| e.format.as_str());
+        let c = by_format.entry(format.to_string()).or_default();
+        c.files += 1;
+        c.bytes += st.size;
+        if let Some(e) = e
+            && verified.contains_key(&(st.dev, st.ino))
+            && e.flags & index::store::Entry::CAPPED == 0
+        {
+            c.covered_files += 1;
+            c.covered_bytes += e.covered;
+        }
+    }
+    let segs = m.segments.len();
+    println!(
+        "index: {shown}: {} in {segs} segment{}; bound {}",
+        super::progress::bytes(m.bytes()),
+        if segs == 1 { "" } else { "s" },
+        super::progress::bytes(cap()),
+    );
+    let total = by_format.values().fold(Cover::default(), |a, c| Cover {
+        files: a.files + c.files,
+        bytes: a.bytes + c.bytes,
+        covered_files: a.covered_files + c.covered_files,
+        covered_bytes: a.covered_bytes + c.covered_bytes,
+    });
+    println!(
+        "covers: {} of {} session files, {} of {} ({:.1}%)",
+        total.covered_files,
+        total.files,
+        super::progress::bytes(total.covered_bytes),
+        super::progress::bytes(total.bytes),
+        100.0 * total.covered_bytes as f64 / total.bytes.max(1) as f64
+    );
+    for (f, c) in &by_format {
+        println!(
+            "  {f}: {} of {} files, {} of {}",
+            c.covered_files,
+            c.files,
+            super::progress::bytes(c.covered_bytes),
+            super::progress::bytes(c.bytes)
+        );
+    }
+    if mode == IndexMode::Build {
+        println!(
+            "indexed now: {} file{}, {} in {:.1} s",
+            indexed.0,
+            if indexed.0 == 1 { "" } else { "s" },
+            super::progress::bytes(indexed.1),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}

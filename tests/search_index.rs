@@ -1,0 +1,495 @@
+//! The index behind `sessionfs grep` never answers from bytes that changed, and never
+//! from an index it cannot trust, driven through the command line.
+//!
+//! A home holds every agent's fixtures (Pi's sessions, Claude Code's projects with
+//! their subagents, a Codex home). A first search builds the index; then the session
+//! files are changed as users and agents change them, and every search after each
+//! change must print exactly what the same search prints without the index
+//! (`SESSIONFS_INDEX=off`), and find what the change wrote:
+//!
+//! * a line appended (found at once, and after the next search indexed it);
+//! * a rewrite in place of the same size, with the mtime set back to what it was;
+//! * a file replaced by another (rename over it), truncated, deleted.
+//!
+//! Then the index itself is damaged (a manifest or segment truncated, filled with
+//! garbage, of another version), written by several processes at once, bounded to
+//! almost nothing, and turned off: the searches print the same, and the next one
+//! repairs it.
+
+mod common;
+
+use common::*;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A home with every agent's fixtures, and a cache of its own.
+struct Home {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    cache: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempdir();
+        let home = dir.path().join("home");
+        let pi = home.join(".pi/agent/sessions/--home-dev-p--");
+        fs::create_dir_all(&pi).unwrap();
+        for f in fs::read_dir(fixtures().join("sessions")).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            // The big ones make every search slow; two small ones are enough here.
+            if ["medium.jsonl", "linear.jsonl", "bushy.jsonl"].contains(&name.as_str()) {
+                continue;
+            }
+            fs::copy(&p, pi.join(&name)).unwrap();
+        }
+        copy_tree(
+            &fixtures().join("claude/projects"),
+            &home.join(".claude/projects"),
+        );
+        copy_tree(
+            &fixtures().join("codex/samples/codex-home"),
+            &home.join(".codex"),
+        );
+        let cache = dir.path().join("cache");
+        Home {
+            _dir: dir,
+            home,
+            cache,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .env("HOME", &self.home)
+            .env("XDG_CACHE_HOME", &self.cache)
+            .env_remove("SESSIONFS_INDEX")
+            .env_remove("SESSIONFS_CACHE")
+            .env_remove("SESSIONFS_INDEX_MAX")
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .current_dir(&self.home);
+        c
+    }
+
+    /// `sessionfs grep ARGS` over every agent's sessions, with the index.
+    fn grep(&self, args: &[&str]) -> Output {
+        let mut a = vec!["grep"];
+        a.extend_from_slice(args);
+        run_command(self.command(&a))
+    }
+
+    /// The same without the index.
+    fn grep_plain(&self, args: &[&str]) -> Output {
+        let mut a = vec!["grep"];
+        a.extend_from_slice(args);
+        let mut c = self.command(&a);
+        c.env("SESSIONFS_INDEX", "off");
+        run_command(c)
+    }
+
+    fn index(&self, args: &[&str]) -> Output {
+        let mut a = vec!["index"];
+        a.extend_from_slice(args);
+        run_command(self.command(&a))
+    }
+
+    /// `grep ARGS` with and without the index print the same; returns the output.
+    fn same(&self, args: &[&str]) -> Output {
+        let with = self.grep(args);
+        let without = self.grep_plain(args);
+        assert_eq!(with.stdout, without.stdout, "grep {args:?}: stdout");
+        assert_eq!(with.stderr, without.stderr, "grep {args:?}: stderr");
+        assert_eq!(
+            with.status.code(),
+            without.status.code(),
+            "grep {args:?}: status"
+        );
+        with
+    }
+
+    fn index_dir(&self) -> PathBuf {
+        self.cache.join("sessionfs/index-1")
+    }
+
+    fn pi_file(&self, name: &str) -> PathBuf {
+        self.home
+            .join(".pi/agent/sessions/--home-dev-p--")
+            .join(name)
+    }
+
+    /// Every session file of one agent's folder.
+    fn files(&self, under: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+            for e in fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    out.push(p);
+                }
+            }
+        }
+        walk(&self.home.join(under), &mut out);
+        out.sort();
+        out
+    }
+}
+
+/// The `"text":"…"` strings' first lower-case word of at least `n` letters in `path`,
+/// with its offset.
+fn a_word(path: &Path, n: usize) -> (u64, String) {
+    let b = fs::read(path).unwrap();
+    let mut at = 0;
+    while let Some(k) = find(&b[at..], b"\"text\":\"") {
+        let s = at + k + 8;
+        let mut i = s;
+        while i < b.len() && b[i] != b'"' {
+            let j = i;
+            while i < b.len() && b[i].is_ascii_lowercase() {
+                i += 1;
+            }
+            if i - j >= n
+                && b.get(i)
+                    .is_some_and(|c| !c.is_ascii_alphanumeric() && *c != b'\\')
+            {
+                return (j as u64, String::from_utf8(b[j..i].to_vec()).unwrap());
+            }
+            if i == j {
+                i += 1;
+            }
+        }
+        at = s;
+    }
+    panic!("no word of {n} letters in {}", path.display());
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+/// A line `path`'s format would take as one more entry holding `text`.
+fn line_for(path: &Path, text: &str) -> String {
+    let b = fs::read_to_string(path).unwrap();
+    let last = b.trim_end().rsplit('\n').next().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap_or_default();
+    let s = path.to_string_lossy();
+    if s.contains("/.pi/") {
+        let parent = v.get("id").and_then(|x| x.as_str()).unwrap_or("00000000");
+        serde_json::json!({
+            "type": "message", "id": "f00dfeed", "parentId": parent,
+            "timestamp": "2026-12-31T00:00:00.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1798675200000u64}
+        })
+        .to_string()
+    } else if s.contains("/.claude/") {
+        let parent = v.get("uuid").cloned().unwrap_or(serde_json::Value::Null);
+        let sid = v.get("sessionId").cloned().unwrap_or_default();
+        serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "type": "user",
+            "message": {"role": "user", "content": text},
+            "uuid": "0f0f0f0f-1111-4222-8333-444455556666", "timestamp": "2026-12-31T00:00:00.000Z",
+            "sessionId": sid
+        })
+        .to_string()
+    } else {
+        serde_json::json!({
+            "timestamp": "2026-12-31T00:00:00.000Z", "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        })
+        .to_string()
+    }
+}
+
+fn append(path: &Path, line: &str) {
+    let mut f = OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(line.as_bytes()).unwrap();
+    f.write_all(b"\n").unwrap();
+}
+
+/// Every agent's first session file (Pi, Claude Code, Codex).
+fn one_of_each(h: &Home) -> Vec<PathBuf> {
+    let pi = h.pi_file("mixed.jsonl");
+    let claude = h
+        .files(".claude/projects")
+        .into_iter()
+        .find(|p| !p.to_string_lossy().contains("subagents"))
+        .unwrap();
+    let codex = h.files(".codex/sessions")[0].clone();
+    vec![pi, claude, codex]
+}
+
+#[test]
+fn appended_lines_are_found_at_once_and_after_they_are_indexed() {
+    let h = Home::new();
+    h.same(&["-c", "error"]);
+    assert!(
+        h.index_dir().join("manifest").exists(),
+        "the first search builds the index"
+    );
+    for (k, f) in one_of_each(&h).iter().enumerate() {
+        let word = format!("appendedword{k}x");
+        append(f, &line_for(f, &format!("now {word} here")));
+        // The first search after the append finds it (the new bytes are scanned, and
+        // indexed); so does the next, from the index.
+        for _ in 0..2 {
+            let out = h.same(&["-l", &word]);
+            assert_eq!(
+                out.stdout.lines().count(),
+                1,
+                "{word} in {}: {}",
+                f.display(),
+                out.stdout
+            );
+        }
+    }
+    // A line without its newline yet is no entry, with or without the index.
+    let f = h.pi_file("mixed.jsonl");
+    let mut w = OpenOptions::new().append(true).open(&f).unwrap();
+    w.write_all(line_for(&f, "halfwrittenword").as_bytes())
+        .unwrap();
+    drop(w);
+    let out = h.same(&["-l", "halfwrittenword"]);
+    assert_eq!(out.stdout, "");
+    append(&f, "");
+    assert_eq!(h.same(&["-l", "halfwrittenword"]).stdout.lines().count(), 1);
+}
+
+#[test]
+fn a_rewrite_in_place_is_never_answered_from_old_postings() {
+    let h = Home::new();
+    h.same(&["-c", "x"]);
+    for f in one_of_each(&h) {
+        let (at, word) = a_word(&f, 6);
+        let before = fs::metadata(&f).unwrap();
+        let new: String = "q".repeat(word.len() - 1) + "z";
+        // Same size, and the mtime set back to what it was: only ctime tells.
+        let mut b = fs::read(&f).unwrap();
+        b[at as usize..at as usize + word.len()].copy_from_slice(new.as_bytes());
+        fs::write(&f, &b).unwrap();
+        let file = OpenOptions::new().write(true).open(&f).unwrap();
+        file.set_modified(before.modified().unwrap()).unwrap();
+        drop(file);
+        assert_eq!(fs::metadata(&f).unwrap().len(), before.len());
+        let out = h.same(&["-l", &new]);
+        assert!(!out.stdout.is_empty(), "{new} in {}", f.display());
+        h.same(&["-c", &word]);
+    }
+    // The same once the index trusts the file on its `stat` alone: its content read
+    // (verified) at least the racy margin after its last change.
+    let f = h.pi_file("mixed.jsonl");
+    let ctime = || {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(&f).unwrap();
+        std::time::UNIX_EPOCH + std::time::Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
+    };
+    let settled = ctime() + std::time::Duration::from_millis(3100);
+    assert!(wait_until(
+        std::time::Duration::from_secs(20),
+        || std::time::SystemTime::now() > settled
+    ));
+    h.same(&["-c", "x"]);
+    let (at, word) = a_word(&f, 5);
+    let before = fs::metadata(&f).unwrap();
+    let mut b = fs::read(&f).unwrap();
+    b[at as usize] = b'Q';
+    fs::write(&f, &b).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(before.modified().unwrap())
+        .unwrap();
+    let mut changed = word.clone();
+    changed.replace_range(0..1, "Q");
+    assert!(!h.same(&["-l", &changed]).stdout.is_empty());
+}
+
+#[test]
+fn replaced_truncated_and_deleted_files() {
+    let h = Home::new();
+    h.same(&["-c", "e"]);
+    let files = one_of_each(&h);
+    // Replaced: a new file renamed over the old one.
+    for (k, f) in files.iter().enumerate() {
+        let word = format!("replacedword{k}y");
+        let mut b = fs::read_to_string(f).unwrap();
+        b.push_str(&line_for(f, &word));
+        b.push('\n');
+        let tmp = f.with_extension("tmp");
+        fs::write(&tmp, b).unwrap();
+        fs::rename(&tmp, f).unwrap();
+        assert_eq!(h.same(&["-l", &word]).stdout.lines().count(), 1);
+    }
+    // Truncated to its first lines: what was after is gone.
+    for f in &files {
+        let b = fs::read(f).unwrap();
+        let cut = b
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == b'\n')
+            .nth(3)
+            .map_or(b.len(), |(i, _)| i + 1);
+        fs::write(f, &b[..cut]).unwrap();
+    }
+    for w in ["replacedword0y", "replacedword1y", "replacedword2y"] {
+        assert_eq!(h.same(&["-l", w]).stdout, "");
+    }
+    h.same(&["-c", "a"]);
+    // Deleted.
+    for f in &files {
+        fs::remove_file(f).unwrap();
+    }
+    h.same(&["-l", "e"]);
+    h.same(&["-n", "the"]);
+}
+
+/// Every file of the index directory.
+fn index_files(h: &Home) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(h.index_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n == "manifest" || n.ends_with(".six")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_damaged_index_is_never_trusted_and_is_repaired() {
+    let h = Home::new();
+    let pats: &[&[&str]] = &[&["-c", "error"], &["-l", "the"], &["-n", "-i", "READ"]];
+    type Damage = fn(&[u8]) -> Vec<u8>;
+    let damages: &[(&str, Damage)] = &[
+        ("truncated", |b| b[..b.len() / 2].to_vec()),
+        ("garbage", |b| {
+            b.iter()
+                .enumerate()
+                .map(|(i, x)| x ^ (i as u8 | 1))
+                .collect()
+        }),
+        ("another version", |b| {
+            let mut v = b.to_vec();
+            v[7] ^= 0x7f;
+            v
+        }),
+        ("one byte flipped", |b| {
+            let mut v = b.to_vec();
+            let k = v.len() * 2 / 3;
+            v[k] ^= 0x10;
+            v
+        }),
+        ("empty", |_| Vec::new()),
+    ];
+    for (what, damage) in damages {
+        for target in 0..2 {
+            h.same(&["-c", "x"]);
+            let files = index_files(&h);
+            let f = if target == 0 {
+                files
+                    .iter()
+                    .find(|p| p.ends_with("manifest"))
+                    .unwrap()
+                    .clone()
+            } else {
+                files
+                    .iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "six"))
+                    .max_by_key(|p| fs::metadata(p).unwrap().len())
+                    .unwrap()
+                    .clone()
+            };
+            let b = fs::read(&f).unwrap();
+            fs::write(&f, damage(&b)).unwrap();
+            for p in pats {
+                h.same(p);
+            }
+            // Whatever the damage, a search afterwards leaves an index that covers all.
+            h.same(&["-l", "zzzz"]);
+            let st = h.index(&["--status"]);
+            let covers = st
+                .stdout
+                .lines()
+                .find(|l| l.starts_with("covers:"))
+                .unwrap_or_default()
+                .to_string();
+            assert!(
+                covers.contains("(100.0%)"),
+                "{what} {}: {}",
+                f.display(),
+                st.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn writers_at_once_and_a_bound_and_off() {
+    let h = Home::new();
+    let want = h.grep_plain(&["-n", "error"]);
+    // Four processes build the same index at once.
+    let mut kids = Vec::new();
+    for k in 0..4 {
+        let mut c = if k % 2 == 0 {
+            h.command(&["index"])
+        } else {
+            h.command(&["grep", "-n", "error"])
+        };
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        kids.push((k, c.spawn().unwrap()));
+    }
+    for (k, c) in kids {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "writer {k}: {out:?}"
+        );
+        if k % 2 == 1 {
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                want.stdout,
+                "writer {k}"
+            );
+        }
+    }
+    h.same(&["-n", "error"]);
+    let st = h.index(&["--status"]);
+    assert!(st.stdout.contains("(100.0%)"), "{}", st.stdout);
+    // A bound too small for anything: every file is searched without the index.
+    let small = Home::new();
+    let mut c = small.command(&["grep", "-c", "error"]);
+    c.env("SESSIONFS_INDEX_MAX", "1");
+    let out = run_command(c);
+    assert_eq!(out.stdout, small.grep_plain(&["-c", "error"]).stdout);
+    let mut c = small.command(&["index", "--status"]);
+    c.env("SESSIONFS_INDEX_MAX", "1");
+    let st = run_command(c);
+    assert!(st.stdout.contains("covers: 0 of"), "{}", st.stdout);
+    // Off: nothing is written.
+    let off = Home::new();
+    let mut c = off.command(&["grep", "-c", "error"]);
+    c.env("SESSIONFS_CACHE", "off");
+    assert_eq!(
+        run_command(c).stdout,
+        off.grep_plain(&["-c", "error"]).stdout
+    );
+    assert!(!off.index_dir().exists());
+    // Dropped: nothing is lost.
+    assert!(h.index(&["--drop"]).status.success());
+    assert!(!h.index_dir().exists());
+    h.same(&["-n", "error"]);
+}
