@@ -184,7 +184,7 @@ fn stat(p: &Path) -> (u64, i64) {
 /// The WAL-index header of `db`, if its `-shm` can be read.
 fn wal_index_header(db: &Path) -> Option<[u8; WAL_INDEX_HEADER]> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(shm_of(db)).ok()?;
+    let f = crate::model::core::input::open_regular(&shm_of(db)).ok()?;
     let mut h = [0u8; WAL_INDEX_HEADER];
     f.read_exact_at(&mut h, 0).ok()?;
     Some(h)
