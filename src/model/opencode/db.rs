@@ -181,6 +181,12 @@ fn stat(p: &Path) -> (u64, i64) {
         .unwrap_or((0, 0))
 }
 
+/// The size and modification time (ns) of `db`'s `-wal` (zeros when there is none):
+/// it moves when a commit's pages are written, before the commit is visible.
+pub fn wal_stat(db: &Path) -> (u64, i64) {
+    stat(&wal_of(db))
+}
+
 /// The WAL-index header of `db`, if its `-shm` can be read.
 fn wal_index_header(db: &Path) -> Option<[u8; WAL_INDEX_HEADER]> {
     use std::os::unix::fs::FileExt;
