@@ -18,17 +18,16 @@
 //!   it or nothing. `BEGIN IMMEDIATE` takes the write lock before anything is read,
 //!   so the rows we write follow from the rows as they are when we write.
 //! * **Following changes**: a commit writes its pages to `-wal`, then makes them
-//!   visible by moving the WAL-index header at the start of `-shm` (its frame count,
-//!   its change counter, its salts): a reader that starts after that sees the commit,
-//!   one that starts before does not. So the [`Signature`] of what is visible is that
-//!   header (and the `.db`'s size and time, which a checkpoint changes), taken *before*
-//!   a read: what the read shows is at least what the signature says, and a commit
-//!   that becomes visible later moves the header, so it is never taken as seen. The
-//!   `-wal`'s size and time are no such signature: its pages are written before they
-//!   are visible (a change noticed then and recorded as seen would be missed), and a
-//!   log restarted after a checkpoint is rewritten in place, keeping its size, within
-//!   one tick of the file clock (the same mtime). The watchers still follow writes to
-//!   the `-wal` to know when to look.
+//!   visible by moving the WAL index in `-shm`: a reader that starts after that sees
+//!   the commit, one that starts before does not. What is visible is asked of SQLite
+//!   (`PRAGMA data_version` on a connection kept for it, `super::live`), never read
+//!   from `-shm` or guessed from the `-wal`'s size and time: its pages are written
+//!   before they are visible (a change noticed then and taken as seen would be
+//!   missed), and a log restarted after a checkpoint is rewritten in place, keeping its
+//!   size, within one tick of the file clock (the same mtime). Nor is `-shm` ever opened
+//!   here: closing any descriptor of a file drops every POSIX lock the process holds on
+//!   it, SQLite's own included (a reply's write lock, a reader's mark). The watchers
+//!   follow writes to the `-wal` to know when to look.
 //!
 //! `rusqlite` with its `bundled` SQLite (as for Codex's `state_5.sqlite`): no system
 //! library needed, and a SQLite that knows WAL.
@@ -142,38 +141,6 @@ pub fn wal_of(db: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// The `-shm` file (the WAL index) of `db`.
-pub fn shm_of(db: &Path) -> PathBuf {
-    let mut p = db.as_os_str().to_os_string();
-    p.push("-shm");
-    PathBuf::from(p)
-}
-
-/// Bytes of the WAL-index header read from the start of `-shm`: its first copy
-/// (version, change counter, page size, frame count, checksums, salts).
-const WAL_INDEX_HEADER: usize = 48;
-
-/// What is visible in a database (see the module docs): the size and modification time
-/// (ns) of the `.db`, and the WAL-index header, or the `-wal`'s size and time when
-/// there is no `-shm` to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Signature {
-    db: (u64, i64),
-    wal_index: [u8; WAL_INDEX_HEADER],
-    wal: (u64, i64),
-}
-
-impl Default for Signature {
-    /// The signature of no database: equal to none there is.
-    fn default() -> Signature {
-        Signature {
-            db: (0, 0),
-            wal_index: [0; WAL_INDEX_HEADER],
-            wal: (0, 0),
-        }
-    }
-}
-
 /// Size and mtime (ns) of `p`; zeros when it is not there.
 fn stat(p: &Path) -> (u64, i64) {
     std::fs::metadata(p)
@@ -187,30 +154,10 @@ pub fn wal_stat(db: &Path) -> (u64, i64) {
     stat(&wal_of(db))
 }
 
-/// The WAL-index header of `db`, if its `-shm` can be read.
-fn wal_index_header(db: &Path) -> Option<[u8; WAL_INDEX_HEADER]> {
-    use std::os::unix::fs::FileExt;
-    let f = crate::model::core::input::open_regular(&shm_of(db)).ok()?;
-    let mut h = [0u8; WAL_INDEX_HEADER];
-    f.read_exact_at(&mut h, 0).ok()?;
-    Some(h)
-}
-
-/// The [`Signature`] of `db` now. Take it before the read it stands for.
-pub fn signature(db: &Path) -> Signature {
-    let db_stat = stat(db);
-    match wal_index_header(db) {
-        Some(h) => Signature {
-            db: db_stat,
-            wal_index: h,
-            wal: (0, 0),
-        },
-        None => Signature {
-            db: db_stat,
-            wal_index: [0; WAL_INDEX_HEADER],
-            wal: stat(&wal_of(db)),
-        },
-    }
+/// The `PRAGMA data_version` of connection `c`: it moves whenever another connection
+/// commits, and inside a read transaction it is that transaction's snapshot's.
+pub fn data_version(c: &Connection) -> rusqlite::Result<i64> {
+    c.query_row("PRAGMA data_version", [], |r| r.get(0))
 }
 
 /// Whether `path` is a SQLite database (by its first 16 bytes).

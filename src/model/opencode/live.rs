@@ -31,19 +31,22 @@
 //! every change, in case a program other than opencode rewrites its rows in place
 //! without an event.
 //!
-//! **Visibility.** A step is taken at a [`Signature`] of what is visible (the WAL
-//! index), read before its queries: a commit is never counted as looked at by queries
-//! that did not see it. A commit's pages reach `-wal` before it is visible, and the
-//! write is what wakes the watcher: when the `-wal` moved but nothing became visible,
-//! the watcher waits for the commit to become visible ([`Tracker::settle`], up to
-//! [`SETTLE`]), rather than look too early and see it only at the next safety poll.
+//! **Visibility.** What is visible is asked of SQLite: the tracker keeps one
+//! read-only connection, and a look reads `PRAGMA data_version` inside the read
+//! transaction of its queries (that snapshot's version); a later look whose
+//! `data_version` (outside a transaction: what is visible now) is the same has nothing
+//! to do. So a commit is never counted as looked at by queries that did not see it. A
+//! commit's pages reach `-wal` before it is visible, and that write is what wakes the
+//! watcher: when the `-wal` moved but nothing became visible, the watcher waits for the
+//! commit to become visible ([`Tracker::settle`], up to [`SETTLE`]), rather than look
+//! too early and see it only at the next safety poll.
 //!
 //! **Locks.** `marks` is held by the thread that looks at the database (one at a time;
 //! another that wants to look waits, then sees the result); `log` only briefly, never
 //! while querying. `marks` is taken before `log`, never the other way round. Neither is
 //! held while anything is sent to the kernel.
 
-use super::db::{self, Signature};
+use super::db;
 use parking_lot::Mutex;
 use rusqlite::Connection;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -84,7 +87,10 @@ pub enum Since {
 /// What the last look saw.
 #[derive(Default)]
 struct Marks {
-    sig: Option<Signature>,
+    /// The connection looks are made on (opened at the first look, dropped on an
+    /// error), and the `data_version` of the last look's snapshot.
+    conn: Option<Connection>,
+    version: Option<i64>,
     /// The `-wal`'s size and time at the last look.
     wal: (u64, i64),
     /// Session id → (`time_updated`, `parent_id`).
@@ -192,6 +198,18 @@ fn look(c: &Connection, before: &[i64; 3], first: bool) -> rusqlite::Result<Look
     })
 }
 
+/// Runs `f` in one read transaction of `c`.
+fn in_snapshot<T>(
+    c: &Connection,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    c.execute_batch("BEGIN DEFERRED")?;
+    let r = f(c);
+    // Ends the read transaction whatever happened (it has nothing to keep).
+    let _ = c.execute_batch("COMMIT");
+    r
+}
+
 impl Tracker {
     /// The step the tracker is at (no look at the database). A read that starts after
     /// this returns sees at least what that step saw.
@@ -208,11 +226,10 @@ impl Tracker {
         loop {
             {
                 let marks = self.marks.lock();
-                let wal = db::wal_stat(&self.db);
-                if marks.sig.is_none()
-                    || marks.sig != Some(db::signature(&self.db))
-                    || wal == marks.wal
-                {
+                let (Some(c), Some(v)) = (&marks.conn, marks.version) else {
+                    return;
+                };
+                if db::wal_stat(&self.db) == marks.wal || db::data_version(c).ok() != Some(v) {
                     return;
                 }
             }
@@ -235,16 +252,32 @@ impl Tracker {
     /// database cannot be read now: nothing is recorded, the next look tries again.
     pub fn poll(&self) -> Option<u64> {
         let mut marks = self.marks.lock();
-        // The `-wal` before the signature: pages written in between are seen as written
-        // and not visible by the next `settle`.
+        // The `-wal` before what is visible: pages written in between are seen as
+        // written and not visible by the next `settle`.
         marks.wal = db::wal_stat(&self.db);
-        let sig = db::signature(&self.db);
-        if marks.sig == Some(sig) {
-            return Some(self.step());
+        if marks.conn.is_none() {
+            // A new connection counts its versions afresh: the next look tells nothing.
+            marks.version = None;
+            marks.conn = db::open_read(&self.db).ok();
         }
-        let first = marks.sig.is_none();
         let before = marks.max;
-        let seen = db::read(&self.db, |c| look(c, &before, first)).ok()?;
+        let first = marks.version.is_none();
+        let c = marks.conn.as_ref()?;
+        let looked = match db::data_version(c) {
+            Ok(v) if Some(v) == marks.version => return Some(self.step()),
+            Ok(_) => in_snapshot(c, |c| {
+                let v = db::data_version(c)?;
+                look(c, &before, first).map(|l| (v, l))
+            }),
+            Err(e) => Err(e),
+        };
+        let (version, seen) = match looked {
+            Ok(x) => x,
+            Err(_) => {
+                marks.conn = None;
+                return None;
+            }
+        };
         let step = if first || !seen.has_events || (0..3).any(|k| seen.max[k] < before[k]) {
             Step::All
         } else {
@@ -280,7 +313,7 @@ impl Tracker {
             }
             Step::Some(touched)
         };
-        marks.sig = Some(sig);
+        marks.version = Some(version);
         marks.sessions = seen.sessions;
         marks.max = seen.max;
         let mut log = self.log.lock();
