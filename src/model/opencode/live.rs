@@ -400,9 +400,17 @@ mod tests {
 
     #[test]
     fn a_commit_touches_the_sessions_of_its_rows_and_their_parents() {
-        let (_d, p) = crate::model::opencode::tests::wal_copy("samples");
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("opencode.db");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/opencode/samples/home/.local/share/opencode/opencode.db"),
+            &p,
+        )
+        .unwrap();
         let keep = Connection::open(&p).unwrap();
-        keep.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+        keep.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0")
+            .unwrap();
         let (sub, parent): (String, String) = keep
             .query_row(
                 "SELECT id, parent_id FROM session WHERE parent_id IS NOT NULL LIMIT 1",
