@@ -14,6 +14,7 @@
 //! | `context-parse`, the second core of a context's parse | nobody: its caller never waits for a run it took (it parses the run again) | [`background`] |
 //! | tree drawing's helpers | the `tree` read, at the end of the scope | [`helper`] (a nice level: slowed, never starved) |
 //! | the watchers (`sessionfs-watch`, `sessionfs-dirwatch`) | requests of a session the watcher reloads (under its `loading` lock) | [`helper`] |
+//! | the index keeper (`sessionfs-index`, `crate::search::fresh`) | no request; a `sessionfs index` waiting for the index's lock while it writes | [`helper`] |
 //! | `sessionfs grep`'s workers | the user of that command, and no request unless a mount is up | [`search_policy`] |
 //!
 //! Why not `SCHED_IDLE` everywhere: an idle-policy thread runs only when a CPU has

@@ -493,3 +493,232 @@ fn writers_at_once_and_a_bound_and_off() {
     assert!(!h.index_dir().exists());
     h.same(&["-n", "error"]);
 }
+
+/// The number of segments `sessionfs index --status` says the index has.
+fn segments_said(status: &str) -> usize {
+    let l = status
+        .lines()
+        .find(|l| l.starts_with("index: "))
+        .unwrap_or_else(|| panic!("no index line: {status}"));
+    let words: Vec<&str> = l.split(' ').collect();
+    let k = words
+        .iter()
+        .position(|w| w.starts_with("segment"))
+        .unwrap_or_else(|| panic!("no segments in {l}"));
+    words[k - 1].parse().unwrap()
+}
+
+/// After a writer was killed: every search prints what it prints without the index,
+/// the next search leaves an index covering every file, and the next one that
+/// publishes leaves no segment the manifest does not name.
+fn no_harm_done(h: &Home, word: &str, when: &str) {
+    let pats: &[&[&str]] = &[&["-c", "error"], &["-n", "-i", "READ"], &["-l", word]];
+    for p in pats {
+        h.same(p);
+    }
+    assert_eq!(
+        h.same(&["-l", word]).stdout.lines().count(),
+        1,
+        "{when}: {word}"
+    );
+    let st = h.index(&["--status"]);
+    assert!(st.stdout.contains("(100.0%)"), "{when}: {}", st.stdout);
+    let f = h.pi_file("mixed.jsonl");
+    append(&f, &line_for(&f, "sweepword"));
+    h.same(&["-l", "sweepword"]);
+    let st = h.index(&["--status"]);
+    let named = segments_said(&st.stdout);
+    let on_disk = index_files(h)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "six"))
+        .count();
+    assert_eq!(on_disk, named, "{when}: {}", st.stdout);
+}
+
+fn killed(s: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    s.signal() == Some(libc::SIGKILL)
+}
+
+/// `kill -9` of a writer between any two of its steps (`SESSIONFS_INDEX_CRASH`, in
+/// debug builds: see `search::index::crash_point`), whether it is `sessionfs index` or
+/// `sessionfs grep`, building the index or adding an append to it, merging segments or
+/// not: no later search answers wrongly, and the next search repairs the index.
+#[test]
+fn a_writer_killed_between_any_two_steps_does_no_harm() {
+    let h = Home::new();
+    let points = [
+        "segment",
+        "segment-placed",
+        "publish",
+        "manifest-written",
+        "manifest-renamed",
+    ];
+    let files = one_of_each(&h);
+    let writer = |h: &Home, point: &str, grep: bool, word: &str| -> bool {
+        let mut c = if grep {
+            h.command(&["grep", "-c", word])
+        } else {
+            h.command(&["index"])
+        };
+        c.env("SESSIONFS_INDEX_CRASH", point);
+        killed(&run_command(c).status)
+    };
+    // The first build, killed.
+    for (k, point) in points.iter().enumerate() {
+        let word = format!("firstbuild{k}w");
+        let f = &files[k % files.len()];
+        append(f, &line_for(f, &word));
+        assert!(h.index(&["--drop"]).status.success());
+        let died = writer(&h, point, k % 2 == 1, &word);
+        assert!(died || !cfg!(debug_assertions), "not killed at {point}");
+        no_harm_done(&h, &word, &format!("first build killed at {point}"));
+    }
+    // An append, killed.
+    for (k, point) in points.iter().enumerate() {
+        for grep in [false, true] {
+            let word = format!("appended{k}{grep}w");
+            let f = &files[(k + 1) % files.len()];
+            append(f, &line_for(f, &word));
+            let died = writer(&h, point, grep, &word);
+            assert!(died || !cfg!(debug_assertions), "not killed at {point}");
+            no_harm_done(&h, &word, &format!("append killed at {point}"));
+        }
+    }
+    // A merge, killed: appends until the index has enough segments to be merged.
+    let mut merges_killed = 0;
+    for k in 0..3 * index_max_segments() {
+        let word = format!("merging{k}w");
+        let f = &files[k % files.len()];
+        append(f, &line_for(f, &word));
+        if writer(&h, "merged", k % 2 == 0, &word) {
+            merges_killed += 1;
+            no_harm_done(&h, &word, "merge killed");
+        } else {
+            h.same(&["-l", &word]);
+        }
+    }
+    assert!(
+        merges_killed > 0 || !cfg!(debug_assertions),
+        "no merge was reached"
+    );
+}
+
+/// `sessionfs::search::index::MAX_SEGMENTS`, plus one.
+fn index_max_segments() -> usize {
+    sessionfs::search::index::MAX_SEGMENTS + 1
+}
+
+/// `kill -9` of `sessionfs index` or `sessionfs grep` at varied moments while it builds
+/// the index of the whole home (the moment falls where it falls: no timing is
+/// asserted): the next search prints what it prints without the index, and repairs it.
+#[test]
+fn a_writer_killed_at_any_moment_does_no_harm() {
+    let h = Home::new();
+    let files = one_of_each(&h);
+    for (k, ms) in [0u64, 1, 3, 10, 30, 60, 100, 200, 400, 800]
+        .into_iter()
+        .enumerate()
+    {
+        let word = format!("moment{k}w");
+        let f = &files[k % files.len()];
+        append(f, &line_for(f, &word));
+        // Half the time from nothing, half the time over what is there.
+        if k % 2 == 0 {
+            assert!(h.index(&["--drop"]).status.success());
+        }
+        let mut c = if k % 3 == 0 {
+            h.command(&["grep", "-n", "the"])
+        } else {
+            h.command(&["index"])
+        };
+        let mut child = c
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+        // Waits the moment out, unless the writer finished first.
+        wait_until(DEADLINE, || {
+            std::time::Instant::now() >= until || child.try_wait().ok().flatten().is_some()
+        });
+        let _ = child.kill();
+        let _ = child.wait();
+        no_harm_done(&h, &word, &format!("killed after {ms} ms"));
+    }
+}
+
+/// What `sessionfs index --status FILE` says the index covers of FILE, with the cache
+/// in `cache`: its `covers:` line.
+fn covers(cache: &Path, file: &Path) -> String {
+    let mut c = Command::new(bin());
+    c.args(["index", "--status"])
+        .arg(file)
+        .env("XDG_CACHE_HOME", cache)
+        .env_remove("SESSIONFS_INDEX")
+        .env_remove("SESSIONFS_CACHE");
+    let out = run_command(c);
+    out.stdout
+        .lines()
+        .find(|l| l.starts_with("covers:"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A line for a Pi session holding `word` and enough other text that the file's
+/// coverage falls well below 100% until it is indexed.
+fn long_line(f: &Path, word: &str) -> String {
+    line_for(f, &format!("{word} {}", "filler text ".repeat(400)))
+}
+
+/// A running mount keeps the index fresh for what it watches (`search::fresh`): a line
+/// appended to a session of a mounted sessions directory (one entered through the
+/// mount, one only listed) or to a mounted session file is indexed by the mount, off
+/// its requests, before any search runs; and the search then finds it.
+#[test]
+fn a_mount_keeps_the_index_fresh_for_what_it_watches() {
+    let h = Home::new();
+    let sessions = h.home.join(".pi/agent/sessions");
+    assert!(h.index(&[]).status.success());
+    let m = Mount::sessions_dir(
+        tempdir(),
+        Some(&sessions),
+        &[],
+        &[
+            ("XDG_CACHE_HOME", h.cache.as_os_str()),
+            ("HOME", h.home.as_os_str()),
+        ],
+    );
+    let project = m.mnt.join("--home-dev-p--");
+    let listed = try_ls(&project).expect("listing the project");
+    assert!(listed.iter().any(|n| n == "small"), "{listed:?}");
+    // One session entered, one only listed.
+    assert!(try_ls(&project.join("small")).is_some());
+    for (k, name) in ["small.jsonl", "tour.jsonl"].iter().enumerate() {
+        let f = h.pi_file(name);
+        assert!(covers(&h.cache, &f).contains("(100.0%)"));
+        let word = format!("keptfresh{k}z");
+        append(&f, &long_line(&f, &word));
+        let mut last = String::new();
+        let fresh = wait_until(DEADLINE, || {
+            last = covers(&h.cache, &f);
+            last.contains("(100.0%)")
+        });
+        assert!(fresh, "{name}: the mount did not index the append: {last}");
+        assert_eq!(h.same(&["-l", &word]).stdout.lines().count(), 1);
+    }
+    drop(m);
+
+    // A mounted session file, never indexed before: indexed once it changes.
+    let cache = tempdir();
+    let cache_dir = cache.path().to_string_lossy().into_owned();
+    let m = Mount::with_env("small.jsonl", &[], &[("XDG_CACHE_HOME", &cache_dir)]);
+    append(&m.file, &long_line(&m.file, "keptfreshonez"));
+    let mut last = String::new();
+    let fresh = wait_until(DEADLINE, || {
+        last = covers(cache.path(), &m.file);
+        last.contains("(100.0%)")
+    });
+    assert!(fresh, "the mount did not index its session file: {last}");
+}

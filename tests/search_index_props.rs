@@ -3,7 +3,10 @@
 //!
 //! Each case makes a small home of every agent's committed fixtures (Pi sessions and
 //! damaged files, Claude Code sessions with their side folders, a Codex home with some
-//! of its pages), then takes random steps: a search (a pattern cut from a random
+//! of its pages, Gemini CLI and Qwen Code project folders with their chats and
+//! subagents, Copilot CLI session folders; each agent but one left out at random, and
+//! sometimes an opencode database beside them, whose sessions the index never covers:
+//! they are no files), then takes random steps: a search (a pattern cut from a random
 //! string of a random line, or one of a list of words, decorations and numbers; fixed,
 //! basic or extended, with `-i` and `-w` at random; `-l`, `-c` or `-n`), run through
 //! the same function as the command line with the index (in a directory of the case's
@@ -11,7 +14,8 @@
 //! to a file: a line of another file of the same agent appended (sometimes without its
 //! newline, finished later), a run of letters rewritten in place at the same size
 //! (the mtime set back half the time), the file cut to a line boundary, replaced by
-//! another by rename, or given a line with an image.
+//! another by rename, given a line with an image (made in the agent's way, or one of
+//! its fixtures' image lines with a new payload), or deleted.
 //!
 //! The number of cases is `SESSIONFS_INDEX_PROPS_CASES` (32 by default, so that
 //! `cargo test` stays short), from the committed seed [`SEED`] (or
@@ -20,6 +24,10 @@
 //! ```sh
 //! SESSIONFS_INDEX_PROPS_CASES=100000 cargo test --release --test search_index_props
 //! ```
+//!
+//! (or in shards run side by side, each its range of the same cases:
+//! `SESSIONFS_INDEX_PROPS_FIRST=50000 SESSIONFS_INDEX_PROPS_CASES=50000`); a long run
+//! says how far it got every 1,000 cases (`-- --nocapture`).
 //!
 //! A failure names its case; `SESSIONFS_INDEX_PROPS_FIRST=N SESSIONFS_INDEX_PROPS_CASES=1`
 //! replays it.
@@ -91,11 +99,65 @@ fn jsonl_in(dir: &Path, deep: bool) -> Vec<PathBuf> {
     out
 }
 
-/// Every agent's fixture files, and Codex's pages.
+/// Every agent's fixtures: what a home is made of (files, or folders copied whole),
+/// and the files whose lines are appended.
 struct Pools {
     pi: Vec<PathBuf>,
     claude: Vec<PathBuf>,
     codex_pages: Vec<PathBuf>,
+    /// Project folders (`tmp/NAME/`, with `chats/` and subagents' folders).
+    gemini: Vec<PathBuf>,
+    /// Project folders (`projects/NAME/`, with `chats/` and `subagents/`).
+    qwen: Vec<PathBuf>,
+    /// Session folders (`session-state/UUID/`).
+    copilot: Vec<PathBuf>,
+    /// opencode databases.
+    opencode: Vec<PathBuf>,
+    /// Per agent: its session files (lines to append, files to replace with).
+    files: Vec<(Agent, Vec<PathBuf>)>,
+    /// Per agent: lines of its fixtures holding an image (a PNG or JPEG in base64).
+    images: Vec<(Agent, Vec<Vec<u8>>)>,
+}
+
+impl Pools {
+    fn files(&self, agent: Agent) -> &[PathBuf] {
+        &self
+            .files
+            .iter()
+            .find(|(a, _)| *a == agent)
+            .expect("a pool")
+            .1
+    }
+    fn images(&self, agent: Agent) -> &[Vec<u8>] {
+        self.images
+            .iter()
+            .find(|(a, _)| *a == agent)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+}
+
+/// The folders in each of `roots` (under each fixture set) whose session files are
+/// small enough, sorted.
+fn folders(agent: &str, under: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(sets) = fs::read_dir(fixtures().join(agent)) else {
+        return out;
+    };
+    for set in sets {
+        let Ok(rd) = fs::read_dir(set.unwrap().path().join(under)) else {
+            continue;
+        };
+        for e in rd {
+            let p = e.unwrap().path();
+            let all = jsonl_in(&p, true);
+            let size: u64 = all.iter().map(|f| fs::metadata(f).unwrap().len()).sum();
+            if p.is_dir() && !all.is_empty() && size < 400_000 {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 fn pools() -> Pools {
@@ -116,10 +178,54 @@ fn pools() -> Pools {
         }
     }
     let codex_pages = jsonl_in(&f.join("codex/samples/codex-home/sessions"), true);
+    let gemini = folders("gemini", "gemini-home/tmp");
+    let qwen = folders("qwen", "qwen-home/projects");
+    let copilot = folders("copilot", "copilot-home/session-state");
+    let mut opencode: Vec<PathBuf> = ["samples", "damaged"]
+        .iter()
+        .map(|s| {
+            f.join("opencode")
+                .join(s)
+                .join("home/.local/share/opencode/opencode.db")
+        })
+        .filter(|p| p.is_file())
+        .collect();
+    opencode.sort();
+    let deep = |dirs: &[PathBuf]| -> Vec<PathBuf> {
+        dirs.iter().flat_map(|d| jsonl_in(d, true)).collect()
+    };
+    let files = vec![
+        (Agent::Pi, pi.clone()),
+        (Agent::Claude, claude.clone()),
+        (Agent::Codex, codex_pages.clone()),
+        (Agent::Gemini, deep(&gemini)),
+        (Agent::Qwen, deep(&qwen)),
+        (Agent::Copilot, deep(&copilot)),
+    ];
+    let image = regex::bytes::Regex::new(r#""data":"(iVBOR|/9j/)[A-Za-z0-9+/]*={0,2}""#).unwrap();
+    let images = files
+        .iter()
+        .map(|(a, fs)| {
+            let mut v: Vec<Vec<u8>> = fs
+                .iter()
+                .flat_map(|p| lines(p))
+                .filter(|l| image.is_match(l))
+                .collect();
+            v.sort();
+            v.dedup();
+            (*a, v)
+        })
+        .collect();
     Pools {
         pi,
         claude,
         codex_pages,
+        gemini,
+        qwen,
+        copilot,
+        opencode,
+        files,
+        images,
     }
 }
 
@@ -133,11 +239,9 @@ fn lines(p: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// A case's home: the files, by agent.
+/// A case's home: the folders searched, and the session files, by agent.
 struct Home {
-    pi_dir: PathBuf,
-    claude_dir: PathBuf,
-    codex_home: PathBuf,
+    roots: Vec<PathBuf>,
     files: Vec<(Agent, PathBuf)>,
 }
 
@@ -146,55 +250,113 @@ enum Agent {
     Pi,
     Claude,
     Codex,
+    Gemini,
+    Qwen,
+    Copilot,
 }
 
+const AGENTS: [Agent; 6] = [
+    Agent::Pi,
+    Agent::Claude,
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::Qwen,
+    Agent::Copilot,
+];
+
 fn make_home(dir: &Path, pools: &Pools, rng: &mut Rng) -> Home {
-    let pi_dir = dir.join("pi");
-    let claude_dir = dir.join("claude");
-    let codex_home = dir.join("codex-home");
+    // Each agent at random, one at least.
+    let one = *rng.pick(&AGENTS);
+    let present: Vec<Agent> = AGENTS
+        .iter()
+        .copied()
+        .filter(|&a| a == one || rng.chance(0.5))
+        .collect();
+    let mut roots = Vec::new();
     let mut files = Vec::new();
-    let proj = pi_dir.join("--p--");
-    fs::create_dir_all(&proj).unwrap();
-    for k in 0..1 + rng.below(3) {
-        let src = rng.pick(&pools.pi);
-        let dest = proj.join(format!("s{k}.jsonl"));
-        fs::copy(src, &dest).unwrap();
-        files.push((Agent::Pi, dest));
-    }
-    let cproj = claude_dir.join("-home-p");
-    fs::create_dir_all(&cproj).unwrap();
-    for _ in 0..1 + rng.below(2) {
-        let src = rng.pick(&pools.claude);
-        let dest = cproj.join(src.file_name().unwrap());
-        if dest.exists() {
-            continue;
+    for agent in present {
+        match agent {
+            Agent::Pi => {
+                let pi_dir = dir.join("pi");
+                let proj = pi_dir.join("--p--");
+                fs::create_dir_all(&proj).unwrap();
+                for k in 0..1 + rng.below(3) {
+                    let src = rng.pick(&pools.pi);
+                    let dest = proj.join(format!("s{k}.jsonl"));
+                    fs::copy(src, &dest).unwrap();
+                    files.push((Agent::Pi, dest));
+                }
+                roots.push(pi_dir);
+            }
+            Agent::Claude => {
+                let claude_dir = dir.join("claude");
+                let cproj = claude_dir.join("-home-p");
+                fs::create_dir_all(&cproj).unwrap();
+                for _ in 0..1 + rng.below(2) {
+                    let src = rng.pick(&pools.claude);
+                    let dest = cproj.join(src.file_name().unwrap());
+                    if dest.exists() {
+                        continue;
+                    }
+                    fs::copy(src, &dest).unwrap();
+                    // Its side folder (subagents, spilled tool results), if any.
+                    let side = src.with_extension("");
+                    if side.is_dir() {
+                        copy_tree(&side, &dest.with_extension(""));
+                    }
+                    files.push((Agent::Claude, dest));
+                }
+                roots.push(claude_dir);
+            }
+            Agent::Codex => {
+                let codex_home = dir.join("codex-home");
+                let day = codex_home.join("sessions/2026/12/01");
+                fs::create_dir_all(&day).unwrap();
+                fs::write(codex_home.join("session_index.jsonl"), "").unwrap();
+                for _ in 0..1 + rng.below(3) {
+                    let src = rng.pick(&pools.codex_pages);
+                    let dest = day.join(src.file_name().unwrap());
+                    if dest.exists() {
+                        continue;
+                    }
+                    fs::copy(src, &dest).unwrap();
+                    files.push((Agent::Codex, dest));
+                }
+                roots.push(codex_home);
+            }
+            Agent::Gemini | Agent::Qwen | Agent::Copilot => {
+                // A CLI folder of whole project (or session) folders.
+                let (home, under, marks, pool): (_, _, &[&str], _) = match agent {
+                    Agent::Gemini => (dir.join("gemini"), "tmp", &["settings.json"], &pools.gemini),
+                    Agent::Qwen => (dir.join("qwen"), "projects", &[], &pools.qwen),
+                    _ => (dir.join("copilot"), "session-state", &[], &pools.copilot),
+                };
+                let into = home.join(under);
+                fs::create_dir_all(&into).unwrap();
+                for m in marks {
+                    fs::write(home.join(m), "{}").unwrap();
+                }
+                for _ in 0..1 + rng.below(3) {
+                    let src = rng.pick(pool);
+                    let dest = into.join(src.file_name().unwrap());
+                    if dest.exists() {
+                        continue;
+                    }
+                    copy_tree(src, &dest);
+                    files.extend(jsonl_in(&dest, true).into_iter().map(|f| (agent, f)));
+                }
+                roots.push(home);
+            }
         }
-        fs::copy(src, &dest).unwrap();
-        // Its side folder (subagents, spilled tool results), if any.
-        let side = src.with_extension("");
-        if side.is_dir() {
-            copy_tree(&side, &dest.with_extension(""));
-        }
-        files.push((Agent::Claude, dest));
     }
-    let day = codex_home.join("sessions/2026/12/01");
-    fs::create_dir_all(&day).unwrap();
-    fs::write(codex_home.join("session_index.jsonl"), "").unwrap();
-    for _ in 0..1 + rng.below(3) {
-        let src = rng.pick(&pools.codex_pages);
-        let dest = day.join(src.file_name().unwrap());
-        if dest.exists() {
-            continue;
-        }
-        fs::copy(src, &dest).unwrap();
-        files.push((Agent::Codex, dest));
+    // An opencode database, now and then: its sessions are searched without the index.
+    if !pools.opencode.is_empty() && rng.chance(0.15) {
+        let db = dir.join("opencode/opencode.db");
+        fs::create_dir_all(db.parent().unwrap()).unwrap();
+        fs::copy(rng.pick(&pools.opencode), &db).unwrap();
+        roots.push(db);
     }
-    Home {
-        pi_dir,
-        claude_dir,
-        codex_home,
-        files,
-    }
+    Home { roots, files }
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -204,7 +366,7 @@ fn copy_tree(from: &Path, to: &Path) {
         let d = to.join(p.file_name().unwrap());
         if p.is_dir() {
             copy_tree(&p, &d);
-        } else {
+        } else if p.extension().is_none_or(|x| x != "zst") {
             fs::copy(&p, &d).unwrap();
         }
     }
@@ -316,11 +478,7 @@ fn grep(
         json: false,
         sessions: false,
         color: ColorChoice::Never,
-        paths: vec![
-            home.pi_dir.clone(),
-            home.claude_dir.clone(),
-            home.codex_home.clone(),
-        ],
+        paths: home.roots.clone(),
         threads: 2,
         index,
     };
@@ -332,11 +490,7 @@ fn grep(
 
 /// A line of the same agent's fixtures.
 fn foreign_line(agent: Agent, pools: &Pools, rng: &mut Rng) -> Vec<u8> {
-    let pool = match agent {
-        Agent::Pi => &pools.pi,
-        Agent::Claude => &pools.claude,
-        Agent::Codex => &pools.codex_pages,
-    };
+    let pool = pools.files(agent);
     for _ in 0..8 {
         let p: &PathBuf = rng.pick(pool);
         let ls = lines(p);
@@ -347,8 +501,9 @@ fn foreign_line(agent: Agent, pools: &Pools, rng: &mut Rng) -> Vec<u8> {
     b"{}".to_vec()
 }
 
-/// A user line with a small image, in the agent's way.
-fn image_line(agent: Agent, rng: &mut Rng) -> Vec<u8> {
+/// A user line with a small image, in the agent's way: made here (Pi, Claude Code,
+/// Codex), or one of the agent's fixtures' lines with an image, given another image.
+fn image_line(agent: Agent, pools: &Pools, rng: &mut Rng) -> Vec<u8> {
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     for _ in 0..(64 + rng.below(400)) {
         png.push((rng.next() >> 32) as u8);
@@ -357,6 +512,17 @@ fn image_line(agent: Agent, rng: &mut Rng) -> Vec<u8> {
         png.extend_from_slice(b" quoted text zzzzz ");
     }
     let b64 = base64(&png);
+    let made = matches!(agent, Agent::Pi | Agent::Claude | Agent::Codex);
+    if !made || rng.chance(0.3) {
+        let with = pools.images(agent);
+        if with.is_empty() {
+            return foreign_line(agent, pools, rng);
+        }
+        let line = rng.pick(with);
+        let re = regex::bytes::Regex::new(r#""data":"(iVBOR|/9j/)[A-Za-z0-9+/]*={0,2}""#).unwrap();
+        let to = format!(r#""data":"{b64}""#);
+        return re.replace(line, to.as_bytes()).into_owned();
+    }
     let s = match agent {
         Agent::Pi => format!(
             r#"{{"type":"message","id":"abcdef01","parentId":null,"timestamp":"2026-12-31T00:00:00.000Z","message":{{"role":"user","content":[{{"type":"image","data":"{b64}","mimeType":"image/png"}},{{"type":"text","text":"see zzzzz"}}]}}}}"#
@@ -367,6 +533,7 @@ fn image_line(agent: Agent, rng: &mut Rng) -> Vec<u8> {
         Agent::Codex => format!(
             r#"{{"timestamp":"2026-12-31T00:00:00.000Z","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_image","image_url":"data:image/png;base64,{b64}"}}]}}}}"#
         ),
+        _ => unreachable!("made above"),
     };
     s.into_bytes()
 }
@@ -391,6 +558,9 @@ fn base64(b: &[u8]) -> String {
 
 /// Changes a random file of the home.
 fn change(home: &mut Home, pools: &Pools, rng: &mut Rng) -> String {
+    if home.files.is_empty() {
+        return "nothing (no files)".into();
+    }
     let k = rng.below(home.files.len());
     let (agent, f) = home.files[k].clone();
     if !f.exists() {
@@ -449,18 +619,13 @@ fn change(home: &mut Home, pools: &Pools, rng: &mut Rng) -> String {
         fs::write(&f, &b[..cut]).unwrap();
         format!("truncate {} to {cut}", f.display())
     } else if what < 80 {
-        let pool = match agent {
-            Agent::Pi => &pools.pi,
-            Agent::Claude => &pools.claude,
-            Agent::Codex => &pools.codex_pages,
-        };
-        let src = rng.pick(pool);
+        let src = rng.pick(pools.files(agent));
         let tmp = f.with_extension("tmp");
         fs::copy(src, &tmp).unwrap();
         fs::rename(&tmp, &f).unwrap();
         format!("replace {} by {}", f.display(), src.display())
     } else if what < 93 {
-        let mut line = image_line(agent, rng);
+        let mut line = image_line(agent, pools, rng);
         line.push(b'\n');
         let b = fs::read(&f).unwrap();
         let mut w = OpenOptions::new().append(true).open(&f).unwrap();
@@ -481,7 +646,11 @@ fn the_index_changes_nothing_a_search_prints() {
     let first = env_u64("SESSIONFS_INDEX_PROPS_FIRST", 0);
     let seed = env_u64("SESSIONFS_INDEX_PROPS_SEED", SEED);
     let pools = pools();
-    assert!(!pools.pi.is_empty() && !pools.claude.is_empty() && !pools.codex_pages.is_empty());
+    for a in AGENTS {
+        assert!(!pools.files(a).is_empty(), "no fixtures of {a:?}");
+    }
+    assert!(!pools.gemini.is_empty() && !pools.qwen.is_empty() && !pools.copilot.is_empty());
+    assert!(!pools.opencode.is_empty());
     let mut searches = 0u64;
     let mut hits = 0u64;
     for case in first..first + cases {
@@ -515,6 +684,13 @@ fn the_index_changes_nothing_a_search_prints() {
             } else {
                 log.push(change(&mut home, &pools, &mut rng));
             }
+        }
+        // A long run says how far it got.
+        if (case + 1 - first).is_multiple_of(1000) {
+            eprintln!(
+                "{} cases from {first} done: {searches} searches compared, {hits} with a match",
+                case + 1 - first
+            );
         }
     }
     eprintln!("{cases} cases, {searches} searches compared, {hits} with a match");

@@ -20,6 +20,10 @@
 //! * [`dir_watch`]: the same for a sessions directory mounted whole (a
 //!   [`MultiView`](crate::view::MultiView)): one inotify instance on the directory and
 //!   every project folder seen, reporting sessions and folders that come, go or change.
+//! * `crate::search::fresh`: the index keeper, a thread told by the watchers (a send on
+//!   a channel, never blocking) which session files changed, that indexes their new
+//!   bytes for `sessionfs grep` off every request; none with `SESSIONFS_CACHE=off` or
+//!   `SESSIONFS_INDEX=off`.
 //! * [`mount`]: the `sessionfs mount` command: checks that reject a bad invocation
 //!   with one clear sentence and a distinct exit status, the mount itself, clean
 //!   unmounting on `SIGINT`/`SIGTERM`/`SIGHUP` or an external `umount`, and
@@ -46,6 +50,9 @@
 //!   reloads waits on that session's `loading` lock), and an idle-policy thread holding
 //!   what a request waits for would make the request wait for every other program on
 //!   the machine (a priority inversion). A nice level slows them, never starves them.
+//! * the index keeper (`sessionfs-index`) runs at nice
+//!   [`HELPER_NICE`](crate::prio::HELPER_NICE) too: nobody waits for it, but it holds
+//!   the index's writers' lock while it writes, which a `sessionfs index` waits for;
 //! * the [`notify`] thread stays at normal priority: the kernel's caches go stale
 //!   until it runs.
 //!

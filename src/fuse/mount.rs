@@ -742,16 +742,27 @@ fn serve(
             result
         })
         .map_err(|e| fail("session", e))?;
+    // What the watchers see change is indexed for `sessionfs grep`, off the requests
+    // (none with SESSIONFS_CACHE=off or SESSIONFS_INDEX=off).
+    let keeper = crate::search::fresh::Keeper::start().map(Arc::new);
     let watcher = match served {
         Served::One(view) => {
             let v = Arc::clone(view);
+            let container = crate::model::core::catalog::file_of(&checked.file);
+            // A session of a database is no file the index covers.
+            let k = keeper.clone().filter(|_| container == checked.file);
+            let file = checked.file.clone();
             let refresh = move || {
-                v.refresh()
-                    .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())))
+                let r = v
+                    .refresh()
+                    .map_err(|e| io_msg(&io::Error::from_raw_os_error(e.errno())));
+                if let Some(k) = &k {
+                    k.changed(&file);
+                }
+                r
             };
             // A session that writes beside its file (Claude Code's subagents).
             let dirs = view.with_session(|s| s.watched_dirs());
-            let container = crate::model::core::catalog::file_of(&checked.file);
             let w = if container != checked.file {
                 // A session of a database: the database, and its folder (its `-wal`).
                 let v = Arc::clone(view);
@@ -775,6 +786,9 @@ fn serve(
             AnyWatcher::One(w)
         }
         Served::All(view) => {
+            if let Some(k) = keeper.clone() {
+                view.on_session_changed(Box::new(move |p| k.changed(p)));
+            }
             AnyWatcher::All(DirWatcher::spawn(Arc::clone(view)).map_err(|e| fail("watcher", e))?)
         }
     };

@@ -616,6 +616,51 @@ pub fn prepare(
     Some(Planned { plans, nothing })
 }
 
+/// Whether the index is on: not turned off (`SESSIONFS_CACHE=off`,
+/// `SESSIONFS_INDEX=off`), and there is a home to keep it in.
+pub fn enabled() -> bool {
+    wanted() && Store::from_env().is_some()
+}
+
+/// Brings the index up to date for `paths` (session files a running mount saw
+/// change, [`super::fresh`]) and their side files, as a search of them would, without
+/// waiting for another writer (one that holds the lock is left to finish: the next
+/// search or change catches up). `None` when the index is off (`SESSIONFS_CACHE=off`,
+/// `SESSIONFS_INDEX=off`).
+pub fn refresh_paths(paths: &[PathBuf]) -> Option<index::Report> {
+    if !wanted() {
+        return None;
+    }
+    let store = Store::from_env()?;
+    let formats = SearchFormats::get();
+    let mut ix = Index::open(store, formats.fingerprint());
+    let opts = Options {
+        wait: false,
+        cap: cap(),
+        threads: 1,
+        progress: None,
+        read_only: false,
+    };
+    let mut r = ix.refresh(paths, formats, &opts);
+    let jobs: Vec<Job> = paths
+        .iter()
+        .map(|p| Job {
+            path: p.clone(),
+            prefix: Vec::new(),
+            explicit: false,
+        })
+        .collect();
+    let sides = files_of(&ix, &jobs).split_off(jobs.len());
+    if !sides.is_empty() {
+        let s = ix.refresh(&sides, formats, &opts);
+        r.indexed += s.indexed;
+        r.bytes += s.bytes;
+        r.left += s.left;
+        r.published |= s.published;
+    }
+    Some(r)
+}
+
 /// The plan for the open file `f`, if the index has one that still holds.
 pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePlan> {
     let st = Stat::of(&f.metadata().ok()?);

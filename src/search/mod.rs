@@ -67,6 +67,7 @@
 //!   listing order.
 
 pub mod cache;
+pub mod fresh;
 pub mod grepfile;
 pub mod index;
 pub mod indexed;

@@ -81,6 +81,9 @@
 //!    invalidations reach the sink in the order the view made them); and last the
 //!    sink.
 //!
+//! The hook told of sessions that changed ([`MultiView::on_session_changed`]) is
+//! called with `loading` (1) held and takes no lock: it only hands the path on.
+//!
 //! The races this settles: two requests entering an unloaded session (one index, see
 //! 1); an eviction racing a load (a session is in `loaded` only once its index is in
 //! place, and an eviction takes `loading` with `try_lock`); an eviction racing a use
@@ -112,9 +115,9 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The hidden statistics file at the root (answers lookups, never listed).
@@ -397,6 +400,10 @@ struct Slots {
     by_key: HashMap<(u32, OsString), u32>,
 }
 
+/// What a mount does with the path of a session file seen to change
+/// ([`MultiView::on_session_changed`]).
+pub type SessionChanged = Box<dyn Fn(&Path) + Send + Sync>;
+
 /// A mounted sessions directory. All methods take `&self`; state is behind locks.
 pub struct MultiView {
     root: PathBuf,
@@ -411,6 +418,8 @@ pub struct MultiView {
     evictions: AtomicU64,
     sink: InvalidationSink,
     watch: Mutex<Option<Arc<dyn DirWatch>>>,
+    /// Told of each session file seen to change ([`MultiView::on_session_changed`]).
+    changed_hook: OnceLock<SessionChanged>,
     /// Open handles of this view's own files (the stats file, `ERROR`).
     handles: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     next_fh: AtomicU64,
@@ -546,6 +555,7 @@ impl MultiView {
             evictions: AtomicU64::new(0),
             sink: InvalidationSink::default(),
             watch: Mutex::new(None),
+            changed_hook: OnceLock::new(),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
         }
@@ -563,6 +573,22 @@ impl MultiView {
     /// Where invalidations are sent (the adapter's notifier thread).
     pub fn set_invalidation_sink(&self, sink: Sender<Invalidation>) {
         self.sink.set(sink);
+    }
+
+    /// Calls `f` with the path of each session file the watcher sees change (appended,
+    /// rewritten, new), on the watcher's thread or on the thread that held the
+    /// session's `loading` lock: `f` must not block (the mount hands the path on to
+    /// the index keeper, `crate::search::fresh`). Set once; later calls are ignored.
+    pub fn on_session_changed(&self, f: SessionChanged) {
+        let _ = self.changed_hook.set(f);
+    }
+
+    fn tell_changed(&self, path: &Path) {
+        if let Some(f) = self.changed_hook.get()
+            && file_of(path) == path
+        {
+            f(path);
+        }
     }
 
     /// Where directories to watch are announced; the root and every folder seen so far
@@ -1651,6 +1677,13 @@ impl MultiView {
         if let Some(p) = rewatch {
             self.ensure_watched(&p);
         }
+        if session_stem(name).is_some() {
+            // A session not entered yet changes too (a new one is written).
+            let p = c.path.join(name);
+            if fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+                self.tell_changed(&p);
+            }
+        }
         if let Some(stem) = session_stem(name)
             && let Some(e) = self.known_slot(container, &stem)
         {
@@ -1876,10 +1909,12 @@ impl MultiView {
     fn session_changed_locked(&self, e: &Arc<SlotEntry>) -> bool {
         let dir = slot_ino(e.num, ino::ROOT);
         let mut invs = vec![Invalidation::Inode(dir)];
-        let md = fs::metadata(file_of(&e.path()))
-            .ok()
-            .filter(|m| m.is_file());
+        let path = e.path();
+        let md = fs::metadata(file_of(&path)).ok().filter(|m| m.is_file());
         let exists = md.is_some();
+        if exists {
+            self.tell_changed(&path);
+        }
         let (loaded, reload, drop_it) = {
             let mut st = e.state.lock();
             if !exists {

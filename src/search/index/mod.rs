@@ -84,8 +84,10 @@
 //!
 //! # Incremental, bounded, disposable
 //!
-//! An append is indexed into a segment of its own (the new bytes only); segments are
-//! merged when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
+//! An append is indexed into a segment of its own (the new bytes only), by the next
+//! search or, while a mount watches the file, by the mount's keeper thread
+//! ([`super::fresh`]) a moment after it; segments are merged, by whichever of them
+//! publishes next, when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
 //! memory bounded by one page of each input and the output's dictionary). The index
 //! lives under `$XDG_CACHE_HOME/sessionfs/index-1/`, never beside the sessions, and
 //! `SESSIONFS_CACHE=off` turns it off; deleting it loses nothing. Its size is capped
@@ -122,6 +124,40 @@ pub const RACY: Stamp = (3, 0);
 pub const MAX_SEGMENTS: usize = 8;
 /// The index's bound, by default: 16 GiB (a tenth of 160 GB of sessions).
 pub const DEFAULT_CAP: u64 = 16 << 30;
+
+/// A test's hook into writing the index (debug builds only): with
+/// `SESSIONFS_INDEX_CRASH=POINT` (or `POINT@N`, its `N`th time), the process kills
+/// itself with `SIGKILL` when it reaches `POINT`, as `kill -9` would, so that a test
+/// can stop a writer between any two of its steps: `segment` (a segment written under
+/// its temporary name), `segment-placed` (renamed into place, the manifest not yet
+/// changed), `merged` (a merge's output written, not placed), `publish` (every
+/// segment placed, the manifest about to be written), `manifest-written` (the new
+/// manifest written under its temporary name), `manifest-renamed` (renamed over the
+/// old one, the segments it no longer names not yet removed). `tests/search_index.rs`
+/// stops writers at each and checks that no search answers wrongly afterwards.
+#[inline]
+pub(crate) fn crash_point(point: &str) {
+    #[cfg(debug_assertions)]
+    {
+        static HITS: AtomicU64 = AtomicU64::new(0);
+        let Some(want) = std::env::var_os("SESSIONFS_INDEX_CRASH") else {
+            return;
+        };
+        let want = want.to_string_lossy();
+        let (name, nth) = match want.split_once('@') {
+            Some((n, k)) => (n, k.parse::<u64>().unwrap_or(1)),
+            None => (&*want, 1),
+        };
+        if name == point && HITS.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+            // SAFETY: plain system calls on this process.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = point;
+}
 
 /// What the index must be told about formats; the search provides it
 /// ([`super::indexed`]).
@@ -382,6 +418,13 @@ impl Index {
                 return self.refresh(files, formats, opts);
             }
         }
+        if lock.is_some() {
+            // Never a number a segment on disk has: a manifest started afresh (the old
+            // one damaged, or made for other formats) counts from 1, and a reader still
+            // holding the old one must find its segments whole or gone, never another
+            // segment under their name.
+            self.manifest.next_seg = self.manifest.next_seg.max(self.store.first_free_segment());
+        }
         let outcome = self.work(work, formats, opts, lock.as_ref(), &mut report);
         if let (Some(lock), Some((updates, new_segs))) = (lock.as_ref(), outcome) {
             if let Err(e) = self.publish(updates, new_segs, lock) {
@@ -589,6 +632,7 @@ impl Index {
         if m.segments.len() > MAX_SEGMENTS {
             self.merge(&mut m, lock)?;
         }
+        crash_point("publish");
         self.store.publish(&m, lock)?;
         self.manifest = m;
         // Entries may have moved (a merge drops some): find each again.
@@ -638,6 +682,7 @@ impl Index {
                 return Err(e);
             }
         };
+        crash_point("merged");
         let no = m.next_seg;
         m.next_seg += 1;
         self.store.place_segment(&tmp, no, lock)?;
@@ -888,8 +933,10 @@ fn write_segment(store: &Store, b: Builder, no: u32) -> io::Result<SegInfo> {
     std::fs::create_dir_all(store.dir())?;
     let tmp = store.temp_path();
     let r = b.write(&tmp).and_then(|len| {
+        crash_point("segment");
         // The lock is held by the refresh that called this.
         std::fs::rename(&tmp, store.seg_path(no))?;
+        crash_point("segment-placed");
         Ok(len)
     });
     match r {

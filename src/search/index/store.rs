@@ -352,6 +352,24 @@ impl Store {
         }
     }
 
+    /// One more than the highest number of a segment in the directory (1 if none).
+    pub fn first_free_segment(&self) -> u32 {
+        fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                name.to_str()?
+                    .strip_prefix("seg-")?
+                    .strip_suffix(".six")?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .max()
+            .map_or(1, |n| n.saturating_add(1))
+    }
+
     /// Renames the finished file `tmp` into place as segment `no`.
     pub fn place_segment(&self, tmp: &Path, no: u32, _lock: &Lock) -> io::Result<()> {
         fs::rename(tmp, self.seg_path(no))
@@ -363,11 +381,15 @@ impl Store {
         let tmp = self.temp_path();
         let done = File::create(&tmp)
             .and_then(|mut f| f.write_all(&m.encode()))
-            .and_then(|()| fs::rename(&tmp, self.manifest_path()));
+            .and_then(|()| {
+                super::crash_point("manifest-written");
+                fs::rename(&tmp, self.manifest_path())
+            });
         if done.is_err() {
             let _ = fs::remove_file(&tmp);
             return done;
         }
+        super::crash_point("manifest-renamed");
         self.sweep(m);
         Ok(())
     }
@@ -470,6 +492,7 @@ mod tests {
         let tmp = s.temp_path();
         fs::write(&tmp, b"new").unwrap();
         s.place_segment(&tmp, 8, &lock).unwrap();
+        assert_eq!(s.first_free_segment(), 9);
         m.segments.push(SegInfo { no: 8, len: 3 });
         s.publish(&m, &lock).unwrap();
         assert!(!s.seg_path(7).exists());
