@@ -502,6 +502,113 @@ fn what_cannot_be_written_fails_at_open() {
         == Some(libc::EBUSY)));
 }
 
+/// Many quick commits into a loaded session, each as opencode writes it (one
+/// transaction: a message, its part, the session's time), most of them landing while
+/// the mount is still catching up with the ones before: each shows up, the last one
+/// included. The `-wal` is kept as long and as old as it was (the log restarted after
+/// a checkpoint and rewritten in place, within one tick of the file clock), so that
+/// only what makes a commit visible tells it apart: a commit must never be taken as
+/// seen because the `-wal` looked as it did when its rows were not visible yet.
+#[test]
+fn quick_commits_all_show_up_even_where_the_wal_looks_unchanged() {
+    let dir = tempdir();
+    let db = home_copy(dir.path(), "samples");
+    let wal = {
+        let mut p = db.as_os_str().to_os_string();
+        p.push("-wal");
+        PathBuf::from(p)
+    };
+    let w = rusqlite::Connection::open(&db).unwrap();
+    w.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE scratch (x BLOB)",
+    )
+    .unwrap();
+    // A long log, checkpointed: the commits below rewrite it from its first frame.
+    for _ in 0..300 {
+        w.execute("INSERT INTO scratch VALUES (zeroblob(8000))", [])
+            .unwrap();
+    }
+    w.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+        .unwrap();
+    let len = fs::metadata(&wal).unwrap().len();
+    let mtime = fs::metadata(&wal).unwrap().modified().unwrap();
+    let m = Mount::sessions_dir(dir, Some(&db), &[], &[]);
+    let qa = m.mnt.join("-home-dev-src-qa").join(QA);
+    assert!(fs::read_to_string(qa.join("tree")).is_ok());
+    let leaf_is =
+        |id: &str| fs::read_link(qa.join("leaf")).is_ok_and(|l| l.to_string_lossy().ends_with(id));
+    let last: i64 = w
+        .query_row(
+            "SELECT max(time_created) FROM message WHERE session_id = ?1",
+            [QA],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut pinned = 0;
+    let mut ids = Vec::new();
+    for k in 1..=40i64 {
+        let t = last + k;
+        let id = format!("{:012x}", ((t << 12) + 1) & 0xffff_ffff_ffff);
+        let (msg, part) = (
+            format!("msg_{id}quick{k:09}"),
+            format!("prt_{id}quick{k:09}"),
+        );
+        w.execute_batch("BEGIN IMMEDIATE").unwrap();
+        w.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![msg, QA, t, format!(r#"{{"role":"user","time":{{"created":{t}}},"agent":"build","model":{{"providerID":"fake","modelID":"fake-model"}}}}"#)],
+        )
+        .unwrap();
+        w.execute(
+            "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+            rusqlite::params![
+                part,
+                msg,
+                QA,
+                t,
+                format!(r#"{{"type":"text","text":"quick {k}"}}"#)
+            ],
+        )
+        .unwrap();
+        w.execute(
+            "UPDATE session SET time_updated = ?1 WHERE id = ?2",
+            rusqlite::params![t, QA],
+        )
+        .unwrap();
+        w.execute_batch("COMMIT").unwrap();
+        ids.push(msg.clone());
+        if fs::metadata(&wal).unwrap().len() == len {
+            fs::File::options()
+                .write(true)
+                .open(&wal)
+                .unwrap()
+                .set_modified(mtime)
+                .unwrap();
+            pinned += 1;
+        }
+        // Every fifth commit is waited for; the others land while the mount catches up.
+        if k % 5 == 0 {
+            assert!(
+                wait_until(DEADLINE, || leaf_is(&msg)),
+                "commit {k} never showed"
+            );
+        }
+    }
+    assert!(
+        pinned > 0,
+        "the log never restarted: the test shows nothing"
+    );
+    for (k, msg) in ids.iter().enumerate() {
+        let text = fs::read_to_string(qa.join(".id").join(msg).join("user"));
+        assert_eq!(
+            text.ok(),
+            Some(format!("quick {}\n", k + 1)),
+            "commit {}",
+            k + 1
+        );
+    }
+}
+
 #[test]
 fn rows_opencode_writes_while_mounted_show_up() {
     let dir = tempdir();

@@ -1786,7 +1786,8 @@ impl MultiView {
     /// A file every session of catalog root `c` lives in changed (a database): the
     /// listing is read again and what changed in it invalidated (projects and sessions
     /// that came or went, sessions whose time moved), and every loaded session of the
-    /// root catches up.
+    /// root catches up, or only those the lister says changed
+    /// ([`CatalogLister::sessions_changed`]).
     fn catalog_changed_all(&self, c: &Arc<Container>, r: &CatalogRoot) {
         let old = r.catalog.lock().take();
         let new = self.catalog(c, r).ok();
@@ -1836,12 +1837,16 @@ impl MultiView {
             }
         }
         self.sink.send(invs);
+        // Only the sessions the change concerns, when the lister can tell.
+        let only: Option<HashSet<OsString>> =
+            r.lister.sessions_changed().map(|v| v.into_iter().collect());
         let loaded: Vec<Arc<SlotEntry>> = {
             let ids: Vec<u32> = self.loaded.lock().iter().copied().collect();
             let s = self.slots.read();
             ids.into_iter()
                 .filter_map(|k| s.list.get(k as usize - 1).cloned())
                 .filter(|e| projects.iter().any(|p| p.idx == e.container.idx))
+                .filter(|e| only.as_ref().is_none_or(|o| o.contains(&e.name)))
                 .collect()
         };
         for e in loaded {

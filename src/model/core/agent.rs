@@ -36,7 +36,7 @@
 //! | labels, edits, name entry, v1 | [`Agent::labels`], [`Agent::label_entry`], [`Agent::edits_of`], [`Agent::name_entry`], [`Agent::is_v1`], [`Agent::labels_writable`] |
 //! | files beside the session file | [`Agent::writes_side_folder`] (watched by a mount of the session alone), [`Agent::entry_file`] (which file an entry's line is in), [`Agent::watched_dirs`] |
 //! | where sessions are, when not one file per session in project folders | [`super::catalog::CatalogOf`] in the agents' table (`crate::model::sessions_dir::AGENTS`) |
-//! | a session kept with others in one file (a database's rows) | [`AgentTable::member`] (path `CONTAINER/NAME`), [`Agent::opaque_main_file`], bytes sources, [`Session::rewrite_entry`](super::session::Session::rewrite_entry) for a record changed in place, [`super::catalog::Lister::changes_every_session`] |
+//! | a session kept with others in one file (a database's rows) | [`AgentTable::member`] (path `CONTAINER/NAME`), [`Agent::opaque_main_file`], bytes sources, [`Session::rewrite_entry`](super::session::Session::rewrite_entry) for a record changed in place, [`super::catalog::Lister::changes_every_session`], [`super::catalog::Lister::sessions_changed`] (only the sessions a change touched catch up) |
 //! | replies and forks the agent writes itself (not lines appended) | [`Agent::refuse_reply_at`] (an errno at `open`), [`Agent::write_reply`], [`Agent::write_fork`] |
 //! | entries of a subagent inside the session (usage counted where it was spawned) | [`Agent::is_subagent`] |
 //!

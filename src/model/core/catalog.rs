@@ -83,6 +83,13 @@ pub trait Lister: Send + Sync {
     fn changes_every_session(&self, _changed: &OsStr) -> bool {
         false
     }
+    /// After such a change (and a new [`scan`](Self::scan)): the sessions (names in the
+    /// listing) that may have changed since the last call, when the lister can tell
+    /// (a database that knows which sessions a commit wrote), so that only those catch
+    /// up. `None`: every loaded session catches up.
+    fn sessions_changed(&self) -> Option<Vec<OsString>> {
+        None
+    }
 }
 
 /// The file a session path names: the path itself, or for a session kept with others

@@ -160,20 +160,43 @@ fn holds_sessions(db: &Path) -> std::io::Result<bool> {
 }
 
 fn lister(db: &Path) -> Box<dyn crate::model::core::catalog::Lister> {
-    Box::new(Sessions {
-        db: db.to_path_buf(),
-    })
+    Box::new(Sessions::new(db))
 }
 
 /// An opencode database as a mount lists it (see the module docs).
-#[derive(Debug, Clone)]
 pub struct Sessions {
     pub db: PathBuf,
+    tracker: std::sync::Arc<super::live::Tracker>,
+    /// The tracker's step of the last [`Lister::sessions_changed`].
+    told: parking_lot::Mutex<u64>,
+    /// The last listing and the tracker's step it was read at.
+    listed: parking_lot::Mutex<Option<(u64, crate::model::core::catalog::Catalog)>>,
+}
+
+impl Sessions {
+    pub fn new(db: &Path) -> Sessions {
+        let tracker = super::live::tracker(db);
+        let told = tracker.step();
+        Sessions {
+            db: db.to_path_buf(),
+            tracker,
+            told: parking_lot::Mutex::new(told),
+            listed: parking_lot::Mutex::new(None),
+        }
+    }
 }
 
 impl crate::model::core::catalog::Lister for Sessions {
+    /// Read again only when the database's tracker saw a change.
     fn scan(&self) -> std::io::Result<crate::model::core::catalog::Catalog> {
         use crate::model::core::catalog::{Catalog, SessionRef};
+        // Unreadable by the tracker right now: listed afresh, and not kept.
+        let step = self.tracker.poll();
+        if let Some((at, cat)) = &*self.listed.lock()
+            && Some(*at) == step
+        {
+            return Ok(cat.clone());
+        }
         let by = by_folder(&self.db).map_err(|e| {
             std::io::Error::new(std::io::Error::from_raw_os_error(e.errno).kind(), e.reason)
         })?;
@@ -202,7 +225,19 @@ impl crate::model::core::catalog::Lister for Sessions {
             v.sort_by(|a, b| a.name.cmp(&b.name));
             cat.projects.insert(OsString::from(folder), v);
         }
+        if let Some(step) = step {
+            *self.listed.lock() = Some((step, cat.clone()));
+        }
         Ok(cat)
+    }
+
+    /// The sessions the commits since the last call touched (their subagents' rows
+    /// included), and those touched lately; `None` when the tracker cannot tell.
+    fn sessions_changed(&self) -> Option<Vec<OsString>> {
+        let mut told = self.told.lock();
+        let (now, touched) = self.tracker.touched_since(*told);
+        *told = now;
+        touched.map(|t| t.into_iter().map(OsString::from).collect())
     }
 
     /// No file of one session: a change to the database is any session's.
@@ -210,7 +245,14 @@ impl crate::model::core::catalog::Lister for Sessions {
         None
     }
 
+    /// The database or its `-wal`. Asked by the watcher first, on its own thread: a
+    /// commit whose pages are being written is waited for here (up to
+    /// [`super::live::SETTLE`]), so that the scan that follows sees it.
     fn changes_every_session(&self, changed: &std::ffi::OsStr) -> bool {
-        concerns(&self.db, changed)
+        let yes = concerns(&self.db, changed);
+        if yes {
+            self.tracker.settle();
+        }
+        yes
     }
 }

@@ -17,10 +17,17 @@
 //!   opencode's own writes are transactions: a reader (opencode included) sees all of
 //!   it or nothing. `BEGIN IMMEDIATE` takes the write lock before anything is read,
 //!   so the rows we write follow from the rows as they are when we write.
-//! * **Following changes**: every commit appends to `-wal` (and a checkpoint writes the
-//!   `.db`), so their sizes and modification times, [`signature`], change with every
-//!   write: that is what the watchers and [`super::agent`] look at before asking SQLite
-//!   anything.
+//! * **Following changes**: a commit writes its pages to `-wal`, then makes them
+//!   visible by moving the WAL index in `-shm`: a reader that starts after that sees
+//!   the commit, one that starts before does not. What is visible is asked of SQLite
+//!   (`PRAGMA data_version` on a connection kept for it, `super::live`), never read
+//!   from `-shm` or guessed from the `-wal`'s size and time: its pages are written
+//!   before they are visible (a change noticed then and taken as seen would be
+//!   missed), and a log restarted after a checkpoint is rewritten in place, keeping its
+//!   size, within one tick of the file clock (the same mtime). Nor is `-shm` ever opened
+//!   here: closing any descriptor of a file drops every POSIX lock the process holds on
+//!   it, SQLite's own included (a reply's write lock, a reader's mark). The watchers
+//!   follow writes to the `-wal` to know when to look.
 //!
 //! `rusqlite` with its `bundled` SQLite (as for Codex's `state_5.sqlite`): no system
 //! library needed, and a SQLite that knows WAL.
@@ -134,18 +141,23 @@ pub fn wal_of(db: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// What changes whenever opencode commits: the size and modification time (ns) of the
-/// database and of its `-wal`.
-pub type Signature = [(u64, i64); 2];
+/// Size and mtime (ns) of `p`; zeros when it is not there.
+fn stat(p: &Path) -> (u64, i64) {
+    std::fs::metadata(p)
+        .map(|m| (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
+        .unwrap_or((0, 0))
+}
 
-/// The [`Signature`] of `db` now (zeros for a file that is not there).
-pub fn signature(db: &Path) -> Signature {
-    let one = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
-            .unwrap_or((0, 0))
-    };
-    [one(db), one(&wal_of(db))]
+/// The size and modification time (ns) of `db`'s `-wal` (zeros when there is none):
+/// it moves when a commit's pages are written, before the commit is visible.
+pub fn wal_stat(db: &Path) -> (u64, i64) {
+    stat(&wal_of(db))
+}
+
+/// The `PRAGMA data_version` of connection `c`: it moves whenever another connection
+/// commits, and inside a read transaction it is that transaction's snapshot's.
+pub fn data_version(c: &Connection) -> rusqlite::Result<i64> {
+    c.query_row("PRAGMA data_version", [], |r| r.get(0))
 }
 
 /// Whether `path` is a SQLite database (by its first 16 bytes).

@@ -21,9 +21,12 @@
 //!   leaf is the message before them (§4), and the next prompt would delete them.
 //!
 //! **Live.** opencode writes rows in place while a reply streams (a part's text grows,
-//! a message gets its completion time). `Agent::sources_moved` looks at the
-//! database's [`db::signature`] first, then at a cheap per-session fingerprint (row
-//! counts and latest `time_updated`), and only then reads the session again. Messages
+//! a message gets its completion time). `Agent::sources_moved` asks the database's
+//! [`super::live::Tracker`] first whether a commit touched the session since the step
+//! its index is at (a few queries per commit for every session, not per session); where
+//! that cannot be told (or the session was touched lately), it compares a cheap
+//! per-session fingerprint (row counts and latest `time_updated`); and only then reads
+//! the session again. Messages
 //! not indexed yet are appended; messages whose rows changed are rewritten in place
 //! (`Session::rewrite_entry`); a message gone, or one placed before others, means the
 //! session is read again from scratch (`SourcesMoved::Rewritten`). A session written
@@ -39,7 +42,7 @@
 //! `super::agent` implements the core's `Agent` on it; the files that render, build
 //! contexts, count usage and write (`render`, `context`, `usage`, `write`) read it.
 
-use super::db::{self, DbError, Signature};
+use super::db::DbError;
 use super::line::{Extra, line_of, rows_hash};
 use super::store::{self, Fingerprint, MessageRec, Origin, ProjectRow, SessionRow, Snapshot};
 use crate::model::core::agent::SourcesMoved;
@@ -126,9 +129,11 @@ pub struct OpencodeSession {
     pub project: Option<ProjectRow>,
     pub subagents: Vec<Subagent>,
     pub(crate) fingerprint: Fingerprint,
-    /// The database's signature when the index was last brought up to date, and a
-    /// snapshot `sources_moved` read (at a signature) for the next `after_scan`.
-    pub(crate) seen: Mutex<(Signature, Option<(Signature, Snapshot)>)>,
+    /// The database's changes ([`super::live`]).
+    tracker: Arc<super::live::Tracker>,
+    /// The tracker's step the index is at, and a snapshot `sources_moved` read (at a
+    /// step) for the next `after_scan`.
+    pub(crate) seen: Mutex<(u64, Option<(u64, Snapshot)>)>,
     pub(crate) name: String,
     pub(crate) session_json: Vec<u8>,
     /// The message before `revert.messageID` (the leaf while an `/undo` is pending),
@@ -141,6 +146,7 @@ pub struct OpencodeSession {
 impl OpencodeSession {
     pub fn new(db: PathBuf, sid: String) -> OpencodeSession {
         OpencodeSession {
+            tracker: super::live::tracker(&db),
             db,
             sid,
             metas: Vec::new(),
@@ -153,7 +159,7 @@ impl OpencodeSession {
             project: None,
             subagents: Vec::new(),
             fingerprint: Fingerprint::default(),
-            seen: Mutex::new(([(0, 0); 2], None)),
+            seen: Mutex::new((0, None)),
             name: String::new(),
             session_json: Vec::new(),
             revert: None,
@@ -205,10 +211,6 @@ impl OpencodeSession {
         self.subagents.get(k).and_then(|s| s.permission.clone())
     }
 
-    fn signature(&self) -> Signature {
-        db::signature(&self.db)
-    }
-
     fn read_snapshot(&self) -> Result<Snapshot, LoadError> {
         match store::read_session(&self.db, &self.sid) {
             Ok(Some(s)) => Ok(s),
@@ -228,42 +230,61 @@ impl OpencodeSession {
 impl OpencodeSession {
     /// Brings the index up to the database (the core's `after_scan`).
     pub(crate) fn catch_up(&mut self, s: &mut Session) -> Result<(), LoadError> {
-        // The signature before the read: a commit during it shows as a change later.
-        let sig = self.signature();
+        // The tracker's step before the read: what it saw, the read sees too, and a
+        // commit after it is a later step.
+        let step = self.tracker.step();
         let stashed = self.seen.lock().1.take();
         let snap = match stashed {
-            Some((at, snap)) if at == sig => snap,
+            Some((at, snap)) if at == step => snap,
             _ => self.read_snapshot()?,
         };
         self.apply(s, snap)?;
-        self.seen.lock().0 = sig;
+        self.seen.lock().0 = step;
         Ok(())
     }
 
     /// Whether the session's rows changed since they were indexed (the core's
     /// `sources_moved`); a snapshot read to tell is kept for [`Self::catch_up`].
     pub(crate) fn moved(&self) -> SourcesMoved {
-        let sig = self.signature();
+        use super::live::Since;
+        let Some(step) = self.tracker.poll() else {
+            // Unreadable right now: the next change (or the safety poll) asks again;
+            // what is shown stays.
+            return SourcesMoved::No;
+        };
         let mut seen = self.seen.lock();
-        if seen.1.as_ref().is_some_and(|(at, _)| *at == sig) {
+        if seen.1.as_ref().is_some_and(|(at, _)| *at == step) {
             // Read already, for the `after_scan` to come.
             return SourcesMoved::Grew;
         }
         seen.1 = None;
-        if sig == seen.0 {
+        if seen.0 == step {
             return SourcesMoved::No;
         }
-        let fp = match store::read_fingerprint(&self.db, &self.sid) {
-            // Busy or unreadable right now: the next change (or the safety poll) asks
-            // again; what is shown stays.
-            Err(_) => return SourcesMoved::No,
-            Ok(None) => return SourcesMoved::Rewritten,
-            Ok(Some(fp)) => fp,
-        };
-        let active = fp.latest() >= crate::model::core::time::now_ms() - ACTIVE_MS;
-        if fp == self.fingerprint && !active {
-            seen.0 = sig;
-            return SourcesMoved::No;
+        match self.tracker.since(seen.0, &self.sid) {
+            Since::Same => {
+                seen.0 = step;
+                return SourcesMoved::No;
+            }
+            Since::Touched => {}
+            Since::Check => {
+                let fp = match store::read_fingerprint(&self.db, &self.sid) {
+                    // Busy or unreadable right now: the next change (or the safety
+                    // poll) asks again; what is shown stays.
+                    Err(_) => return SourcesMoved::No,
+                    Ok(None) => return SourcesMoved::Rewritten,
+                    Ok(Some(fp)) => fp,
+                };
+                let active = fp.latest() >= crate::model::core::time::now_ms() - ACTIVE_MS;
+                if fp == self.fingerprint && !active {
+                    seen.0 = step;
+                    return SourcesMoved::No;
+                }
+                if fp != self.fingerprint {
+                    // Written to: checked again at every change for a while.
+                    self.tracker.heat(&self.sid);
+                }
+            }
         }
         let snap = match self.read_snapshot() {
             Ok(s) => s,
@@ -275,7 +296,7 @@ impl OpencodeSession {
         if !self.still_prefix(&snap) {
             return SourcesMoved::Rewritten;
         }
-        seen.1 = Some((sig, snap));
+        seen.1 = Some((step, snap));
         SourcesMoved::Grew
     }
 }

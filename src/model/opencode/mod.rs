@@ -33,6 +33,7 @@ pub mod forks;
 pub mod index;
 pub mod info;
 pub mod line;
+pub mod live;
 pub mod messages;
 pub mod render;
 pub mod search;

@@ -301,6 +301,70 @@ fn writes_of_other_connections_are_followed() {
     assert_eq!(s.render(i).unwrap().0, "one two\n");
 }
 
+/// A commit that leaves the `-wal` as long as it was and with the same modification
+/// time (a log restarted after a checkpoint, rewritten in place within one tick of the
+/// file clock) is followed: what says a commit is visible is the WAL index, not the
+/// `-wal` file's size and time.
+#[test]
+fn a_commit_that_leaves_the_wal_as_long_and_as_old_is_followed() {
+    let (_d, p) = wal_copy("samples");
+    let sid = "ses_dbae8e944ffe1iTjYgNIN5rQxf";
+    let wal = super::db::wal_of(&p);
+    let w = rusqlite::Connection::open(&p).unwrap();
+    w.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE scratch (x BLOB)",
+    )
+    .unwrap();
+    // A long log, checkpointed: the next commit starts it again from its first frame.
+    for _ in 0..40 {
+        w.execute("INSERT INTO scratch VALUES (zeroblob(8000))", [])
+            .unwrap();
+    }
+    w.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+        .unwrap();
+    let mut s = Session::open(p.join(sid)).unwrap();
+    let len = std::fs::metadata(&wal).unwrap().len();
+    let now = crate::model::core::time::now_ms();
+    let commit = |k: i64| {
+        let (m, pt) = (
+            format!("msg_fffffffff00{k}aaaaaaaaaaaaaa"),
+            format!("prt_fffffffff00{k}aaaaaaaaaaaaaa"),
+        );
+        w.execute_batch("BEGIN IMMEDIATE").unwrap();
+        w.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![m, sid, now + k, r#"{"role":"user","time":{"created":1}}"#],
+        )
+        .unwrap();
+        w.execute(
+            "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+            rusqlite::params![pt, m, sid, now + k, r#"{"type":"text","text":"live"}"#],
+        )
+        .unwrap();
+        w.execute_batch("COMMIT").unwrap();
+        m
+    };
+    let a = commit(1);
+    assert_eq!(
+        std::fs::metadata(&wal).unwrap().len(),
+        len,
+        "the log restarted"
+    );
+    s.refresh().unwrap();
+    assert!(s.find(&a).is_some());
+    let mtime = std::fs::metadata(&wal).unwrap().modified().unwrap();
+    let b = commit(2);
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), len);
+    std::fs::File::options()
+        .write(true)
+        .open(&wal)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    s.refresh().unwrap();
+    assert!(s.find(&b).is_some(), "the second commit is seen");
+}
+
 #[test]
 fn every_own_context_is_the_clis() {
     contexts_equal_the_kits("own");
