@@ -408,7 +408,7 @@ pub fn malformed_reason(raw: &[u8], m: String) -> String {
 #[derive(Debug)]
 pub struct Session {
     pub(crate) path: PathBuf,
-    pub(crate) file: File,
+    pub(crate) file: SessionFile,
     pub(crate) dev_ino: (u64, u64),
     pub(crate) header: Header,
     pub(crate) entries: Vec<Entry>,
@@ -500,9 +500,13 @@ impl Session {
         // A session kept with others in one file (a database) is opened through that
         // file; its agent reads it (see `AgentTable::member`).
         let member = (table.member)(&path);
-        let file_path = member.as_ref().map_or(path.as_path(), |(f, _)| f.as_path());
-        // A device or a FIFO is refused, never read (or waited on).
-        let file = crate::model::core::input::open_regular(file_path)?;
+        let file_path = member.as_ref().map_or(path.as_path(), |m| m.file.as_path());
+        let file = match &member {
+            // Held by its agent, borrowed: never closed here (see `Member::held`).
+            Some(m) => SessionFile::Borrowed(m.held),
+            // A device or a FIFO is refused, never read (or waited on).
+            None => SessionFile::Own(crate::model::core::input::open_regular(file_path)?),
+        };
         // The folder of the file read: for a session kept in a database (`DB/ID`),
         // the database's folder.
         let home = file_path
@@ -548,8 +552,8 @@ impl Session {
             sources_access: Vec::new(),
         };
         s.homes = vec![home];
-        if let Some((_, a)) = member {
-            s.agent = a;
+        if let Some(m) = member {
+            s.agent = m.agent;
         } else if let Some(a) = (table.opaque)(&s.path) {
             s.agent = a;
         }
@@ -2058,9 +2062,47 @@ pub struct AgentTable {
     pub member: fn(&Path) -> Option<Member>,
 }
 
-/// A session kept in a container file ([`AgentTable::member`]): that file, and the
-/// agent that reads the session from it.
-pub type Member = (PathBuf, Box<dyn Agent>);
+/// A session kept in a container file ([`AgentTable::member`]).
+pub struct Member {
+    /// The container file.
+    pub file: PathBuf,
+    /// The container, opened by its agent once and kept open for the life of the
+    /// process: the session reads its metadata through it and never closes it. A
+    /// container may be a database the process also holds locks on through other
+    /// connections, and those (POSIX) locks belong to the process and the file:
+    /// closing *any* descriptor of the file would drop them all.
+    pub held: &'static File,
+    /// The agent that reads the session from it.
+    pub agent: Box<dyn Agent>,
+}
+
+/// The descriptor a [`Session`] reads its file through: its own, or its container's,
+/// held by the agent and borrowed ([`Member::held`]). Cloning a borrowed one copies
+/// the borrow, never duplicates (and later closes) the descriptor.
+#[derive(Debug)]
+pub(crate) enum SessionFile {
+    Own(File),
+    Borrowed(&'static File),
+}
+
+impl std::ops::Deref for SessionFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        match self {
+            SessionFile::Own(f) => f,
+            SessionFile::Borrowed(f) => f,
+        }
+    }
+}
+
+impl SessionFile {
+    fn try_clone(&self) -> io::Result<SessionFile> {
+        Ok(match self {
+            SessionFile::Own(f) => SessionFile::Own(f.try_clone()?),
+            SessionFile::Borrowed(f) => SessionFile::Borrowed(f),
+        })
+    }
+}
 
 /// Another session, as a sessions mount lists it: for the links between a session and
 /// the sessions that continue it (a Codex fork, made by Codex, reads its parent's

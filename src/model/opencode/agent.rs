@@ -9,7 +9,7 @@ use crate::model::core::agent::{Agent, SessionLink, SourcesMoved};
 use crate::model::core::fork::{ForkError, ForkFile, Fresh};
 use crate::model::core::format::Format;
 use crate::model::core::reply::{AppendError, NewEntry, Write};
-use crate::model::core::session::{LoadError, Session};
+use crate::model::core::session::{LoadError, Member, Session};
 use crate::model::core::text::Image;
 use crate::model::core::usage::Table;
 use crate::model::core::usage::prices::Prices;
@@ -21,24 +21,32 @@ use std::path::{Path, PathBuf};
 /// Whether `path` names a session of an opencode database: `DB/ses_…`, where `DB` is a
 /// SQLite file.
 pub fn member_of(path: &Path) -> Option<(PathBuf, String)> {
+    member_held(path).map(|(db, sid, _)| (db, sid))
+}
+
+/// [`member_of`], with the database's descriptor held for the process ([`db::held`]).
+fn member_held(path: &Path) -> Option<(PathBuf, String, &'static std::fs::File)> {
     let name = path.file_name()?.to_str()?;
     if !name.starts_with("ses_") || name.contains('/') {
         return None;
     }
     let db = path.parent()?;
-    if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) || !db::is_sqlite(db) {
+    if !std::fs::metadata(db).is_ok_and(|m| m.is_file()) {
         return None;
     }
-    Some((db.to_path_buf(), name.to_string()))
+    let held = db::held(db)?;
+    Some((db.to_path_buf(), name.to_string(), held))
 }
 
-/// The agents' table's `member`: a session of an opencode database.
-pub fn detect_member(path: &Path) -> Option<(PathBuf, Box<dyn Agent>)> {
-    let (db, sid) = member_of(path)?;
-    Some((
-        db.clone(),
-        Box::new(OpencodeSession::new(db, sid)) as Box<dyn Agent>,
-    ))
+/// The agents' table's `member`: a session of an opencode database, read through the
+/// database's descriptor this agent holds ([`db::held`]), never one of its own.
+pub fn detect_member(path: &Path) -> Option<Member> {
+    let (db, sid, held) = member_held(path)?;
+    Some(Member {
+        file: db.clone(),
+        held,
+        agent: Box::new(OpencodeSession::new(db, sid)),
+    })
 }
 
 impl Agent for OpencodeSession {

@@ -28,12 +28,16 @@
 //!   here: closing any descriptor of a file drops every POSIX lock the process holds on
 //!   it, SQLite's own included (a reply's write lock, a reader's mark). The watchers
 //!   follow writes to the `-wal` to know when to look.
+//! * **The database file itself** is opened outside SQLite once per file, to read
+//!   its header and give a session its owner and mode, and that descriptor is never
+//!   closed ([`held`]), for the same reason.
 //!
 //! `rusqlite` with its `bundled` SQLite (as for Codex's `state_5.sqlite`): no system
 //! library needed, and a SQLite that knows WAL.
 
 use rusqlite::{Connection, OpenFlags, ffi};
-use std::os::unix::fs::MetadataExt;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -160,14 +164,63 @@ pub fn data_version(c: &Connection) -> rusqlite::Result<i64> {
     c.query_row("PRAGMA data_version", [], |r| r.get(0))
 }
 
-/// Whether `path` is a SQLite database (by its first 16 bytes).
+/// Whether `path` is a SQLite database (by its first 16 bytes, read through the
+/// descriptor [`held`] keeps).
 pub fn is_sqlite(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = crate::model::core::input::open_regular(path) else {
-        return false;
+    held(path).is_some()
+}
+
+/// The descriptors of the databases seen, by device and inode, each opened once and
+/// never closed: see [`held`].
+static HELD: parking_lot::Mutex<Vec<((u64, u64), &'static File)>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// The descriptor of the SQLite database at `path`, opened the first time its file
+/// (device and inode) is seen and kept open for the life of the process; `None` when
+/// `path` is no regular file or no SQLite database.
+///
+/// SQLite on Unix locks a database with POSIX advisory locks, which belong to the
+/// process and the file, not to a descriptor: closing *any* descriptor of the file
+/// drops every lock the process holds on it, those of its SQLite connections
+/// included (SQLite's "How To Corrupt An SQLite Database File", §2.2). The live
+/// tracker's connection and a reply's write transaction hold such locks while
+/// sessions are opened and listed; were one dropped, opencode closing its last
+/// connection would checkpoint and delete the `-wal` under ours (a reply written
+/// into it lost). So the database file is only ever opened here, once, and a
+/// session borrows this descriptor ([`crate::model::core::session::Member::held`]).
+/// The cost is one descriptor per database file seen (opencode has one).
+///
+/// A file found not to be a database is closed at once: no connection of ours holds
+/// a lock on it (we connect only to files this said were databases, and SQLite
+/// releases its lock on a file whose header it refuses).
+pub fn held(path: &Path) -> Option<&'static File> {
+    let md = std::fs::metadata(path).ok()?;
+    if !md.is_file() {
+        return None;
+    }
+    let mut held = HELD.lock();
+    let find = |held: &[((u64, u64), &'static File)], key| {
+        held.iter().find(|(k, _)| *k == key).map(|&(_, f)| f)
     };
+    if let Some(f) = find(&held, (md.dev(), md.ino())) {
+        return Some(f);
+    }
+    let f = crate::model::core::input::open_regular(path).ok()?;
+    let md = f.metadata().ok()?;
+    let key = (md.dev(), md.ino());
+    if let Some(known) = find(&held, key) {
+        // Replaced by a file already held between the `stat` and the `open`: this
+        // descriptor is of a database we may hold locks on, so it is not closed.
+        std::mem::forget(f);
+        return Some(known);
+    }
     let mut head = [0u8; 16];
-    f.read_exact(&mut head).is_ok() && &head == b"SQLite format 3\0"
+    if f.read_exact_at(&mut head, 0).is_err() || &head != b"SQLite format 3\0" {
+        return None;
+    }
+    let f: &'static File = Box::leak(Box::new(f));
+    held.push((key, f));
+    Some(f)
 }
 
 /// The column names of `table` (empty when there is no such table).

@@ -770,3 +770,69 @@ fn replies_take_turns_with_opencodes_writes() {
         format!("reply {}\n", REPLIES - 1)
     );
 }
+
+/// Whether another process sees a lock on the file at `path`: a child asks the kernel
+/// (`fcntl(F_GETLK)` for a write lock over the whole file) and exits with the answer.
+fn locked_for_others(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: between `fork` and `_exit` the child only makes system calls (no
+    // allocation, no lock), which is what a child of a threaded process may do.
+    unsafe {
+        let pid = libc::fork();
+        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+        if pid == 0 {
+            let fd = libc::open(c.as_ptr(), libc::O_RDONLY);
+            if fd < 0 {
+                libc::_exit(2);
+            }
+            let mut fl: libc::flock = std::mem::zeroed();
+            fl.l_type = libc::F_WRLCK as _;
+            fl.l_whence = libc::SEEK_SET as _;
+            if libc::fcntl(fd, libc::F_GETLK, &mut fl) != 0 {
+                libc::_exit(3);
+            }
+            libc::_exit(i32::from(fl.l_type != libc::F_UNLCK as libc::c_short));
+        }
+        let mut status = 0;
+        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+        match libc::WEXITSTATUS(status) {
+            0 => false,
+            1 => true,
+            e => panic!("the lock probe failed ({e})"),
+        }
+    }
+}
+
+/// SQLite's locks are POSIX locks, the process's on the file: closing any descriptor
+/// of the database would drop those of our connections. Reading the header, finding
+/// the database of a folder, and opening and dropping a session of it leave a
+/// connection's lock in place.
+#[test]
+fn the_database_is_never_closed_under_our_connections() {
+    let (_d, p) = wal_copy("samples");
+    let c = super::db::open_read(&p).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM session", [], |r| r.get(0))
+        .unwrap();
+    assert!(n > 0);
+    // In WAL mode an open connection keeps its shared lock between reads.
+    assert!(locked_for_others(&p), "the connection holds no lock");
+    assert!(super::db::is_sqlite(&p));
+    assert!(locked_for_others(&p), "lost by reading the header");
+    assert_eq!(super::catalog::db_of(&p), Some(p.clone()));
+    assert_eq!(super::catalog::db_of(p.parent().unwrap()), Some(p.clone()));
+    assert!(locked_for_others(&p), "lost by finding the database");
+    for _ in 0..2 {
+        let s = Session::open(p.join("ses_dbae8e944ffe1iTjYgNIN5rQxf")).unwrap();
+        assert!(!s.entries.is_empty());
+        assert!(locked_for_others(&p), "lost by opening a session");
+        drop(s);
+        assert!(locked_for_others(&p), "lost by dropping a session");
+    }
+    drop(c);
+    assert!(
+        !locked_for_others(&p),
+        "still locked once the connection is closed"
+    );
+}
