@@ -162,6 +162,23 @@ const TAIL_SETTLE: Duration = Duration::from_millis(100);
 /// How long to wait at most for a file that keeps growing without ever ending in `\n`.
 const TAIL_PATIENCE: Duration = Duration::from_secs(2);
 
+#[cfg(test)]
+thread_local! {
+    /// [`TAIL_SETTLE`] and [`TAIL_PATIENCE`] as a test of this thread sets them: a test
+    /// of the waiting itself must not depend on how soon a loaded machine schedules the
+    /// other writer.
+    static TAIL_WAITS: std::cell::Cell<(Duration, Duration)> =
+        const { std::cell::Cell::new((TAIL_SETTLE, TAIL_PATIENCE)) };
+}
+
+/// How long the tail must settle, and how long growth is waited for at most.
+fn tail_waits() -> (Duration, Duration) {
+    #[cfg(test)]
+    return TAIL_WAITS.with(|w| w.get());
+    #[cfg(not(test))]
+    (TAIL_SETTLE, TAIL_PATIENCE)
+}
+
 /// The file's size once its end has settled, and whether it then ends in a newline (or
 /// is empty), so that a line appended now starts a line of its own.
 ///
@@ -173,6 +190,7 @@ const TAIL_PATIENCE: Duration = Duration::from_secs(2);
 /// Errs when the last byte cannot be read: not knowing how the file ends, writing could
 /// glue onto a fragment.
 unsafe fn settled_tail(fd: i32) -> io::Result<(u64, bool)> {
+    let (settle, patience) = tail_waits();
     let start = Instant::now();
     let mut stable_since = start;
     let mut size = None;
@@ -200,9 +218,7 @@ unsafe fn settled_tail(fd: i32) -> io::Result<(u64, bool)> {
             return Ok((now_size, true));
         }
         let now = Instant::now();
-        if now.duration_since(stable_since) >= TAIL_SETTLE
-            || now.duration_since(start) >= TAIL_PATIENCE
-        {
+        if now.duration_since(stable_since) >= settle || now.duration_since(start) >= patience {
             return Ok((now_size, false));
         }
         std::thread::sleep(Duration::from_millis(2));
@@ -302,7 +318,10 @@ mod tests {
     #[test]
     fn a_line_still_being_written_is_waited_for_not_cut() {
         // Another process's line is visible in part (as a large write is, a page at a
-        // time) and completed 30 ms later: ours must follow it with no blank line.
+        // time) and completed 30 ms later: ours must follow it with no blank line. The
+        // wait is made long here, so that the other writer's 30 ms fall within it however
+        // late a loaded machine runs that thread (the test is of the waiting, not its length).
+        TAIL_WAITS.with(|w| w.set((Duration::from_secs(60), Duration::from_secs(60))));
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("s.jsonl");
         std::fs::write(&p, "{\"a\":1}\n{\"pi\":").unwrap();
