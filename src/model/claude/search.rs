@@ -130,13 +130,14 @@ const DECORATIONS: &[Decoration] = &[
     d(", ", IMAGE),
     d(" bytes → image-", IMAGE),
     d(" bytes]", IMAGE),
-    d(".", IMAGE),
     d("unknown type", IMAGE),
-    d("png", IMAGE),
-    d("jpg", IMAGE),
-    d("gif", IMAGE),
-    d("webp", IMAGE),
-    d("bin", IMAGE),
+    // The extension always stands between `.` and `]`: declared with them, a word
+    // ending in `g` or starting with `b` does not read every image line.
+    d(".png]", IMAGE),
+    d(".jpg]", IMAGE),
+    d(".gif]", IMAGE),
+    d(".webp]", IMAGE),
+    d(".bin]", IMAGE),
     // system
     d("turn took ", TURN_DURATION),
     d(" s", TURN_DURATION),

@@ -117,8 +117,10 @@ const DECORATIONS: &[Decoration] = &[
     d("]", IMAGE),
     d("image-", IMAGE),
     d(".", IMAGE),
-    d("jpg", IMAGE),
-    d("bin", IMAGE),
+    // The extension always stands between `.` and `]`: declared with them, a word
+    // ending in `g` or starting with `b` does not read every image line.
+    d(".jpg]", IMAGE),
+    d(".bin]", IMAGE),
     d("…", IMAGE),
     // compacted: its heading, then one preview per item of its replacement history,
     // `- KIND: TEXT`, `- call NAME: ARGS`, `- output CALL_ID: TEXT`, `- reasoning:

@@ -89,8 +89,10 @@ const DECORATIONS: &[Decoration] = &[
     d(" bytes", IMAGE),
     d(" → image-", IMAGE),
     d(".", IMAGE),
-    d("jpg", IMAGE),
-    d("bin", IMAGE),
+    // The extension always stands between `.` and `]`: declared with them, a word
+    // ending in `g` or starting with `b` does not read every image line.
+    d(".jpg]", IMAGE),
+    d(".bin]", IMAGE),
     d("]", IMAGE),
     d("unknown type", IMAGE),
     // `[file data: URI (MIME)]`

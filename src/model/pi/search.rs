@@ -92,13 +92,14 @@ const PI_DECORATIONS: &[Decoration] = &[
     d(", ", IMAGE),
     d(" bytes → image-", IMAGE),
     d(" byte → image-", IMAGE),
-    d(".", IMAGE),
     d("unknown type", IMAGE),
-    d("png", IMAGE),
-    d("jpg", IMAGE),
-    d("gif", IMAGE),
-    d("webp", IMAGE),
-    d("bin", IMAGE),
+    // The extension always stands between `.` and `]`: declared with them, a word
+    // ending in `g` or starting with `b` does not read every image line.
+    d(".png]", IMAGE),
+    d(".jpg]", IMAGE),
+    d(".gif]", IMAGE),
+    d(".webp]", IMAGE),
+    d(".bin]", IMAGE),
     // compaction, branch_summary
     d("[compaction: ", COMPACTION),
     d(" tokens before, kept from ", COMPACTION),

@@ -88,13 +88,14 @@ const DECORATIONS: &[Decoration] = &[
     d(", ", INLINE),
     d(" bytes → image-", INLINE),
     d(" bytes]", INLINE),
-    d(".", INLINE),
     d("unknown type", INLINE),
-    d("png", INLINE),
-    d("jpg", INLINE),
-    d("gif", INLINE),
-    d("webp", INLINE),
-    d("bin", INLINE),
+    // The extension always stands between `.` and `]`: declared with them, a word
+    // ending in `g` or starting with `b` does not read every image line.
+    d(".png]", INLINE),
+    d(".jpg]", INLINE),
+    d(".gif]", INLINE),
+    d(".webp]", INLINE),
+    d(".bin]", INLINE),
     // `[file data: URI (MIME)]`
     d("[file data: ", FILE),
     d(" (", FILE),
