@@ -546,10 +546,16 @@ pub fn parse_size(v: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok()?.checked_mul(mul)
 }
 
-/// The side files a search of `jobs` reads raw, each with its job's file.
-fn side_files<'a>(ix: &Index, jobs: &'a [Job]) -> Vec<(PathBuf, &'a PathBuf)> {
-    let mut files = Vec::new();
+/// The side files of each of `jobs` whose format has them, listed on `threads`
+/// threads (a listing is a few system calls, most of them a folder that is not
+/// there): for each such job, its format and its side files, in the order of `jobs`.
+fn side_files<'a>(
+    ix: &Index,
+    jobs: &'a [Job],
+    threads: usize,
+) -> Vec<(&'a PathBuf, &'static Rules, Vec<PathBuf>)> {
     let formats = ix.formats_by_inode();
+    let mut with: Vec<(&'a PathBuf, &'static Rules)> = Vec::new();
     for j in jobs {
         // As the refresh found it (a file it could not stat has no format).
         let Some(st) = ix.stat_seen(&j.path) else {
@@ -558,17 +564,20 @@ fn side_files<'a>(ix: &Index, jobs: &'a [Job]) -> Vec<(PathBuf, &'a PathBuf)> {
         let Some(r) = formats.get(&(st.dev, st.ino)).and_then(|f| rules::named(f)) else {
             continue;
         };
-        if let Some(side) = r.side_files {
-            files.extend(side(&j.path).into_iter().map(|p| (p, &j.path)));
+        if r.side_files.is_some() {
+            with.push((&j.path, r));
         }
     }
-    files
+    crate::search::walk::par_map(&with, threads, |&(p, r)| {
+        let side = r.side_files.expect("kept above");
+        (p, r, side(p))
+    })
 }
 
 /// The files a search of `jobs` reads raw: each job's file and its side files.
 fn files_of(ix: &Index, jobs: &[Job]) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
-    files.extend(side_files(ix, jobs).into_iter().map(|(p, _)| p));
+    files.extend(side_files(ix, jobs, 1).into_iter().flat_map(|(_, _, s)| s));
     files
 }
 
@@ -580,12 +589,40 @@ pub struct Planned {
     /// as the search's refresh found them: no candidate in their indexed bytes, no
     /// byte after them. Their format's name.
     nothing: std::collections::HashMap<PathBuf, String>,
+    /// Each session file's side files, as listed once for this search (by the name
+    /// of the format they were listed for): the scan of a session takes them from
+    /// here rather than listing its folders again.
+    sides: std::collections::HashMap<PathBuf, (&'static str, Vec<PathBuf>)>,
 }
 
 impl Planned {
     /// The format of `path` when the index says it has nothing to read.
     pub fn nothing_in(&self, path: &Path) -> Option<&'static Rules> {
         rules::named(self.nothing.get(path)?)
+    }
+
+    /// The side files of the session file `path` in the format `rules`, as this
+    /// search listed them, if it did.
+    pub fn sides_of(&self, path: &Path, rules: &Rules) -> Option<&[PathBuf]> {
+        self.sides
+            .get(path)
+            .filter(|(f, _)| *f == rules.name)
+            .map(|(_, s)| s.as_slice())
+    }
+
+    /// The format of the session file `path` when neither it nor any of its side
+    /// files has anything to read: the search need not open it, nor look for what
+    /// else it is.
+    pub fn nothing_at_all(&self, path: &Path) -> Option<&'static Rules> {
+        let r = self.nothing_in(path)?;
+        match r.side_files {
+            None => Some(r),
+            Some(_) => self
+                .sides_of(path, r)?
+                .iter()
+                .all(|s| self.nothing_in(s).is_some_and(|x| std::ptr::eq(x, r)))
+                .then_some(r),
+        }
     }
 }
 
@@ -617,8 +654,12 @@ pub fn prepare(
     let files: Vec<PathBuf> = jobs.iter().map(|j| j.path.clone()).collect();
     ix.refresh(&files, formats, &opts);
     log::debug!("index: opened and refreshed in {:?}", t.elapsed());
-    let side_of = side_files(&ix, jobs);
-    let sides: Vec<PathBuf> = side_of.iter().map(|(p, _)| p.clone()).collect();
+    let listed = side_files(&ix, jobs, threads);
+    let side_of: Vec<(&PathBuf, &PathBuf)> = listed
+        .iter()
+        .flat_map(|(s, _, sides)| sides.iter().map(move |p| (p, *s)))
+        .collect();
+    let sides: Vec<PathBuf> = side_of.iter().map(|(p, _)| (*p).clone()).collect();
     if !sides.is_empty() {
         ix.refresh(&sides, formats, &opts);
     }
@@ -629,7 +670,7 @@ pub fn prepare(
     let pairs = jobs
         .iter()
         .map(|j| (&j.path, &j.path))
-        .chain(side_of.iter().map(|(p, s)| (p, *s)));
+        .chain(side_of.iter().copied());
     for (p, s) in pairs {
         if let Some(st) = ix.stat_seen(p) {
             sessions.entry((st.dev, st.ino)).or_default().push(s);
@@ -666,7 +707,15 @@ pub fn prepare(
         t.elapsed(),
         nothing.len()
     );
-    Some(Planned { plans, nothing })
+    let sides = listed
+        .into_iter()
+        .map(|(p, r, s)| (p.clone(), (r.name, s)))
+        .collect();
+    Some(Planned {
+        plans,
+        nothing,
+        sides,
+    })
 }
 
 /// Whether the index is on: not turned off (`SESSIONFS_CACHE=off`,

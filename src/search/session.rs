@@ -595,7 +595,11 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
     else {
         return Ok(None);
     };
-    let sides = rules.side_files.map_or_else(Vec::new, |f| f(path));
+    // As this search listed them, or listed now.
+    let sides = match search.plans.as_ref().and_then(|pl| pl.sides_of(path, rules)) {
+        Some(s) => s.to_vec(),
+        None => rules.side_files.map_or_else(Vec::new, |f| f(path)),
+    };
     // A compressed page (Codex's `.jsonl.zst`) cannot be scanned raw: every entry of
     // the session is rendered.
     if sides
@@ -938,6 +942,14 @@ pub fn search_file(
             hits: 0,
         }
     };
+    // Nothing to read in the file nor its side files, as the index found them at the
+    // start of the search: nothing to open. (`-c` prints a count for every entry.)
+    if search.mode != Mode::Count
+        && let Some(r) = search.plans.as_ref().and_then(|pl| pl.nothing_at_all(&job.path))
+        && !search.prefilter(r).selects_everything()
+    {
+        return Report::default();
+    }
     // A session kept with others in one file (a database): its lines are in memory
     // once it is read, and are scanned there.
     if crate::model::core::catalog::file_of(&job.path) != job.path {

@@ -88,12 +88,57 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
 /// path starting with the agent's folder (`pi/`, `claude/`), as in a mount of every
 /// agent.
 pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>) {
+    // Each agent's folder on a thread of its own: listing is system calls and small
+    // reads (a Codex rollout's first line), and the agents' folders are apart.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let each = par_map(agents, threads.max(agents.len()), |(folder, dir)| {
+        let mut jobs = Vec::new();
+        let mut problems = Vec::new();
+        dir_jobs(dir, folder.as_bytes(), &mut jobs, &mut problems);
+        (jobs, problems)
+    });
     let mut jobs = Vec::new();
     let mut problems = Vec::new();
-    for (folder, dir) in agents {
-        dir_jobs(dir, folder.as_bytes(), &mut jobs, &mut problems);
+    for (j, p) in each {
+        jobs.extend(j);
+        problems.extend(p);
     }
     (jobs, problems)
+}
+
+/// `f` of each of `items`, in their order, computed on up to `threads` threads
+/// taking the next item as they finish one (the items may cost very differently).
+pub fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(k) else { break };
+                        mine.push((k, f(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    out.sort_unstable_by_key(|(k, _)| *k);
+    out.into_iter().map(|(_, r)| r).collect()
 }
 
 /// A sessions directory: its projects' sessions, then its loose sessions. The root of
