@@ -596,7 +596,11 @@ fn scan(path: &Path, search: &Search, buf: &mut Vec<u8>) -> io::Result<Option<Sc
         return Ok(None);
     };
     // As this search listed them, or listed now.
-    let sides = match search.plans.as_ref().and_then(|pl| pl.sides_of(path, rules)) {
+    let sides = match search
+        .plans
+        .as_ref()
+        .and_then(|pl| pl.sides_of(path, rules))
+    {
         Some(s) => s.to_vec(),
         None => rules.side_files.map_or_else(Vec::new, |f| f(path)),
     };
@@ -945,7 +949,10 @@ pub fn search_file(
     // Nothing to read in the file nor its side files, as the index found them at the
     // start of the search: nothing to open. (`-c` prints a count for every entry.)
     if search.mode != Mode::Count
-        && let Some(r) = search.plans.as_ref().and_then(|pl| pl.nothing_at_all(&job.path))
+        && let Some(r) = search
+            .plans
+            .as_ref()
+            .and_then(|pl| pl.nothing_at_all(&job.path))
         && !search.prefilter(r).selects_everything()
     {
         return Report::default();
