@@ -263,10 +263,26 @@ struct CatalogRoot {
     lister: Box<dyn CatalogLister>,
     /// The last scan; `None` once something changed on disk.
     catalog: Mutex<Option<Arc<Catalog>>>,
+    /// How many times the catalog was forgotten ([`CatalogRoot::forget`]): a scan
+    /// begun before the last time keeps nothing, since it may have missed what the
+    /// change brought (a request's scan that started before a session file was
+    /// created, and ended after the watcher's own scan, would otherwise hide the new
+    /// session until the next change).
+    generation: AtomicU64,
     /// The root folder's modification time at the last scan: a name missing from the
     /// scan is looked for again once the folder changed (a session made a moment ago,
     /// which the watcher has not reported yet).
     scanned_mtime: Mutex<Option<SystemTime>>,
+}
+
+impl CatalogRoot {
+    /// Forgets the last scan after a change on disk: the next [`MultiView::catalog`]
+    /// scans again, and no scan begun before this is kept.
+    fn forget(&self) -> Option<Arc<Catalog>> {
+        let mut cat = self.catalog.lock();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        cat.take()
+    }
 }
 
 /// The watch of a session's own folder (a session whose file lies in a folder the
@@ -476,6 +492,7 @@ impl MultiView {
                 path: path.to_path_buf(),
                 lister,
                 catalog: Mutex::new(None),
+                generation: AtomicU64::new(0),
                 scanned_mtime: Mutex::new(None),
             })),
             None => Lister::Disk,
@@ -1501,9 +1518,9 @@ impl MultiView {
         if let Some(cat) = &*r.catalog.lock() {
             return Ok(cat.clone());
         }
+        let generation = r.generation.load(Ordering::SeqCst);
         let mtime = fs::metadata(&r.path).ok().map(|m| mtime_of(&m));
         let cat = Arc::new(r.lister.scan().map_err(not_found_or)?);
-        *r.scanned_mtime.lock() = mtime;
         let w = self.watch.lock().clone();
         if let Some(w) = w {
             let mut all = true;
@@ -1512,7 +1529,14 @@ impl MultiView {
             }
             c.watched.store(all, Ordering::Relaxed);
         }
-        *r.catalog.lock() = Some(cat.clone());
+        // Kept only if nothing changed on disk since the scan began; either way it is
+        // at least as new as the request.
+        let mut kept = r.catalog.lock();
+        if r.generation.load(Ordering::SeqCst) == generation {
+            *kept = Some(cat.clone());
+            drop(kept);
+            *r.scanned_mtime.lock() = mtime;
+        }
         Ok(cat)
     }
 
@@ -1714,7 +1738,7 @@ impl MultiView {
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
         if listing {
-            *r.catalog.lock() = None;
+            r.forget();
             // The scan watches new folders at once: a folder made for a new session
             // (a Codex day folder) must not wait for someone to list the mount.
             let cat = self.catalog(c, r).ok();
@@ -1789,7 +1813,7 @@ impl MultiView {
     /// root catches up, or only those the lister says changed
     /// ([`CatalogLister::sessions_changed`]).
     fn catalog_changed_all(&self, c: &Arc<Container>, r: &CatalogRoot) {
-        let old = r.catalog.lock().take();
+        let old = r.forget();
         let new = self.catalog(c, r).ok();
         let projects: Vec<Arc<Container>> = self
             .containers
@@ -2515,7 +2539,7 @@ impl MultiView {
                 {
                     // A session made a moment ago (a fork, a reply at an earlier entry)
                     // that the watcher has not reported yet: scan again now.
-                    *r.catalog.lock() = None;
+                    r.forget();
                     *c.listing.lock() = None;
                     list = self.read_listing(c)?;
                 }
