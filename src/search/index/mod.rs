@@ -88,9 +88,17 @@
 //!
 //! An append is indexed into a segment of its own (the new bytes only), by the next
 //! search or, while a mount watches the file, by the mount's keeper thread
-//! ([`super::fresh`]) a moment after it; segments are merged, by whichever of them
-//! publishes next, when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
-//! memory bounded by one page of each input and the output's dictionary). The index
+//! ([`super::fresh`]) a moment after it. When there are more than [`MAX_SEGMENTS`],
+//! whichever refresh publishes next merges a run of the smallest segments into one
+//! ([`tiers`]: a big segment joins only once the smaller ones add up to it, so a byte
+//! is rewritten about `log2(index / 1 MiB)` times and a query opens at most
+//! `max(8, 2 + log2(index / 1 MiB))` segments, 13 for the 2.4 GB index of a 40 GB
+//! home), and all of them when half the index is dead ([`segment::merge`], streaming:
+//! memory bounded by one page of each input and the output's dictionary). Before
+//! any merge, the entries of files gone or replaced are dropped; a merge leaves out
+//! the blocks of keys no entry names. A merge is written and placed like a segment
+//! before the manifest that names it: a crash at any point leaves the old manifest,
+//! whose segments are all still there, and the output unnamed, swept later. The index
 //! lives under `$XDG_CACHE_HOME/sessionfs/index-1/`, never beside the sessions, and
 //! `SESSIONFS_CACHE=off` turns it off; deleting it loses nothing. Its size is capped
 //! ([`DEFAULT_CAP`], `SESSIONFS_INDEX_MAX`): files that come once it is full are
@@ -125,7 +133,7 @@ use store::{Entry, Manifest, SegInfo, Stamp, Store};
 pub const RACY: Stamp = (3, 0);
 /// Candidate ranges of a file closer than this are read as one.
 pub const GAP: u64 = 16 << 10;
-/// Segments are merged once there are more than this many.
+/// A merge is due once there are more than this many segments ([`tiers`] says which).
 pub const MAX_SEGMENTS: usize = 8;
 /// The index's bound, by default: 16 GiB (a tenth of 160 GB of sessions).
 pub const DEFAULT_CAP: u64 = 16 << 30;
@@ -675,6 +683,20 @@ impl Index {
     /// all of them), leaving out the blocks no entry names; drops first the entries of
     /// files that are gone.
     fn merge(&mut self, m: &mut Manifest, lock: &store::Lock) -> io::Result<()> {
+        // Nothing is read unless the lengths alone call for a merge: a publish that
+        // only verified files, over a staircase of segments none of which joins the
+        // smaller ones, costs no `stat` of every entry.
+        let lens: Vec<tiers::Seg> = m
+            .segments
+            .iter()
+            .map(|s| tiers::Seg {
+                len: s.len,
+                dead: 0,
+            })
+            .collect();
+        if tiers::plan(&lens, MAX_SEGMENTS, merge_floor()).is_none() {
+            return Ok(());
+        }
         // Entries of files gone (or replaced) are dropped.
         m.entries.retain(|e| {
             std::fs::metadata(&e.path).is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)

@@ -36,19 +36,24 @@
 //!   (segment `j - 1` did not join `j..n`, and nothing above it changed), so each
 //!   segment but the smallest is above the floor and bigger than all the smaller ones
 //!   together: `S_0 > 2^(n-2) · FLOOR`. A query therefore opens at most
-//!   `max(MAX_SEGMENTS, 2 + log2(index / FLOOR))` segments after any publish:
-//!   8 up to an index of 64 MiB, 13 for 2.4 GB (a 40 GB home), 16 at the default cap
-//!   of 16 GiB. A refresh's own segments are published before the next merge is
-//!   due, so one more than that at most between two publishes.
+//!   `max(MAX_SEGMENTS, 2 + log2(index / FLOOR))` segments, whatever manifest it
+//!   reads (each is published after its merge): 8 up to an index of 128 MiB, 13 for
+//!   2.4 GB (a 40 GB home), 15 at the default cap of 16 GiB. Each segment costs a
+//!   query an `open`, its header, its block table and a page of its dictionary per
+//!   trigram.
 //! * **Dead bytes.** A merge drops the blocks of keys no entry names (a file indexed
 //!   again from its start after a rewrite, an entry dropped), and before any merge the
 //!   entries of files gone or replaced are dropped. A partial merge cleans only its
 //!   run; the rest is cleaned when the run reaches it, or by a **full merge**, done
 //!   when the dead bytes are at least half of the index ([`DEAD_SHARE`], estimated
 //!   from the block tables: a segment's dead share is that of the file bytes its
-//!   blocks cover), so that the index is never more than twice its live part for
-//!   long (which the cap counts) and each dead byte costs at most one byte rewritten
-//!   to be reclaimed. The tiers make a full merge too when the smaller segments add
+//!   blocks cover), so that after a merge the index is less than twice its live
+//!   part (the cap counts dead bytes too) and each dead byte costs at most one byte
+//!   rewritten to be reclaimed. Dead bytes (and files gone) are looked for only when
+//!   the lengths alone call for a merge, so that a publish that merges nothing costs
+//!   no `stat` of every entry; appends make such a merge within two publishes (two
+//!   segments below the floor join), and an index no longer written keeps what it
+//!   has. The tiers make a full merge too when the smaller segments add
 //!   up to the largest (the index doubled since its last one).
 
 /// Segments smaller than this always join a merge (see the module docs): it bounds
