@@ -159,17 +159,20 @@ impl State {
 type Tables = (HashMap<String, ThreadRow>, Vec<SpawnEdge>);
 
 /// Refuses the database at `path` unless it (and its `-wal` and `-shm`, when they are
-/// there) is a regular file inside the Codex home, its folder: SQLite opens them by
-/// name and would wait forever on a FIFO, and follow a link anywhere. Checked right
-/// before each open (see [`crate::model::core::input::open_beneath`]), and the open
-/// itself follows no link (`SQLITE_OPEN_NOFOLLOW`).
+/// there) is a regular file inside the Codex home, its folder, reached through no
+/// link: SQLite opens them by name and would wait forever on a FIFO, and follow a link
+/// anywhere. Checked right before each open, and the open itself follows no link
+/// (`SQLITE_OPEN_NOFOLLOW`). Checked without opening them
+/// ([`crate::model::core::input::check_beneath`]): closing a descriptor of one would
+/// drop the POSIX locks of every SQLite connection of this process on it (a reply's
+/// write transaction on another thread among them).
 pub fn check_db_files(path: &Path) -> std::io::Result<()> {
     let home = path.parent().unwrap_or(Path::new("."));
-    crate::model::core::input::open_beneath(home, path)?;
+    crate::model::core::input::check_beneath(home, path)?;
     for ext in ["-wal", "-shm"] {
         let mut p = path.as_os_str().to_os_string();
         p.push(ext);
-        match crate::model::core::input::open_beneath(home, Path::new(&p)) {
+        match crate::model::core::input::check_beneath(home, Path::new(&p)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }

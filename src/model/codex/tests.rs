@@ -586,6 +586,37 @@ fn busy_db_falls_back_quickly() {
         .unwrap();
 }
 
+/// SQLite's locks are POSIX locks, the process's on the file: closing any descriptor
+/// of the database or its `-wal`/`-shm` would drop those of our own connections (a
+/// reply's write transaction on another thread). Checking the files (as every open of
+/// the database, reading or writing, does first) and reading the state leave a
+/// connection's locks in place.
+#[test]
+fn the_state_database_is_never_closed_under_our_connections() {
+    use crate::model::core::input::locked_for_others;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("state_5.sqlite");
+    make_db(&db);
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.execute_batch("PRAGMA journal_mode=WAL").unwrap();
+    let shm = dir.path().join("state_5.sqlite-shm");
+    // In WAL mode an open connection keeps its shared lock on the database between
+    // transactions; a write transaction holds its lock on `-shm`.
+    writer
+        .execute_batch("BEGIN IMMEDIATE; UPDATE threads SET title = 'held'")
+        .unwrap();
+    assert!(locked_for_others(&db), "the connection holds no lock");
+    assert!(locked_for_others(&shm), "the transaction holds no lock");
+    super::state::check_db_files(&db).unwrap();
+    assert!(locked_for_others(&db), "lost by checking the files");
+    assert!(locked_for_others(&shm), "lost by checking the files");
+    let s = State::load(dir.path());
+    assert_eq!(s.db_error, None);
+    assert!(locked_for_others(&db), "lost by reading the state");
+    assert!(locked_for_others(&shm), "lost by reading the state");
+    writer.execute_batch("COMMIT").unwrap();
+}
+
 #[test]
 fn state_never_writes() {
     let dir = tempfile::tempdir().unwrap();

@@ -198,6 +198,111 @@ pub fn open_beneath(home: &Path, path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Checks, without opening it, that `path` is a regular file inside `home` reached
+/// through no symbolic link: what [`open_beneath`] checks, for a file another program
+/// locks. SQLite's locks are POSIX locks, which belong to the process: closing any
+/// descriptor of a database file drops every lock the process holds on it, those of
+/// its SQLite connections included (a write in progress would then be open to another
+/// writer). So a database that SQLite opens by name is checked with `fstatat` on the
+/// folders that lead to it (opened `O_PATH`, whose close drops no lock), never opened
+/// here. A directory is `EISDIR`, a device, FIFO or socket [`not_regular`], a link
+/// [`outside`].
+pub fn check_beneath(home: &Path, path: &Path) -> io::Result<()> {
+    let rel = path.strip_prefix(home).map_err(|_| outside(home, path))?;
+    let parts: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let only_names = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    let Some((last, dirs)) = parts.split_last().filter(|_| only_names) else {
+        return Err(outside(home, path));
+    };
+    let mut dir = open_dir(home)?;
+    for part in dirs {
+        let c = CString::new(part.as_bytes())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: valid descriptor and C string; the result is checked.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::ELOOP | libc::ENOTDIR) => outside(home, path),
+                _ => e,
+            });
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        dir = unsafe { OwnedFd::from_raw_fd(fd) };
+    }
+    let c =
+        CString::new(last.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `libc::stat` is plain data; zero is a valid value of every field.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid descriptor, C string and buffer; the result is checked.
+    if unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => Ok(()),
+        libc::S_IFDIR => Err(io::Error::from_raw_os_error(libc::EISDIR)),
+        libc::S_IFLNK => Err(outside(home, path)),
+        _ => Err(not_regular()),
+    }
+}
+
+/// Whether another process sees a lock on the file at `path`: a child asks the kernel
+/// (`fcntl(F_GETLK)` for a write lock over the whole file) and exits with the answer.
+/// For the tests that SQLite's locks survive what we do to a database's files.
+#[cfg(test)]
+pub(crate) fn locked_for_others(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: between `fork` and `_exit` the child only makes system calls (no
+    // allocation, no lock), which is what a child of a threaded process may do.
+    unsafe {
+        let pid = libc::fork();
+        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+        if pid == 0 {
+            let fd = libc::open(c.as_ptr(), libc::O_RDONLY);
+            if fd < 0 {
+                libc::_exit(2);
+            }
+            let mut fl: libc::flock = std::mem::zeroed();
+            fl.l_type = libc::F_WRLCK as _;
+            fl.l_whence = libc::SEEK_SET as _;
+            if libc::fcntl(fd, libc::F_GETLK, &mut fl) != 0 {
+                libc::_exit(3);
+            }
+            libc::_exit(i32::from(fl.l_type != libc::F_UNLCK as libc::c_short));
+        }
+        let mut status = 0;
+        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+        match libc::WEXITSTATUS(status) {
+            0 => false,
+            1 => true,
+            e => panic!("the lock probe failed ({e})"),
+        }
+    }
+}
+
 /// [`open_beneath`] the folder of `homes` that holds `path` (the longest that does, by
 /// its path): an agent whose files lie in several folders, each of which may itself be
 /// a link (a Codex home whose `sessions/` lives on another disk), names them all.
@@ -848,6 +953,52 @@ mod tests {
 
     /// The attacker's side files: links out of the folder, a FIFO, `/dev/zero`, loops,
     /// a directory; none opens, none blocks, each says why.
+    /// A database's files are checked as `open_beneath` would refuse them, without
+    /// being opened: a regular file inside the folder passes; a link (even to a file
+    /// inside), a folder on the way that is a link, a FIFO, a device, a folder, a path
+    /// out of the folder, and a missing file do not.
+    #[test]
+    fn files_checked_beneath_without_opening() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        std::fs::create_dir_all(home.join("sub")).unwrap();
+        std::fs::write(home.join("db"), "x").unwrap();
+        std::fs::write(home.join("sub/db"), "x").unwrap();
+        std::fs::write(d.path().join("secret"), "x").unwrap();
+        symlink("db", home.join("inside")).unwrap();
+        symlink(d.path().join("secret"), home.join("abs")).unwrap();
+        symlink("/dev/zero", home.join("zero")).unwrap();
+        symlink(home.join("sub"), home.join("linked")).unwrap();
+        mkfifo(&home.join("fifo"));
+        let check = |name: &str| check_beneath(&home, &home.join(name));
+        assert!(check("db").is_ok());
+        assert!(check("sub/db").is_ok());
+        for bad in ["inside", "abs", "zero", "linked/db"] {
+            let e = check(bad).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied, "{bad}: {e}");
+            assert!(e.to_string().contains("leads outside"), "{bad}: {e}");
+        }
+        assert_eq!(
+            check("fifo").unwrap_err().to_string(),
+            "neither a regular file nor a directory"
+        );
+        assert_eq!(check("sub").unwrap_err().raw_os_error(), Some(libc::EISDIR));
+        assert_eq!(check("nope").unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            check_beneath(&home, &d.path().join("secret"))
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::PermissionDenied
+        );
+        assert_eq!(
+            check_beneath(&home, &home.join("../secret"))
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::PermissionDenied
+        );
+    }
+
     #[test]
     fn side_files_open_only_inside_the_agents_folder() {
         use std::os::unix::fs::symlink;

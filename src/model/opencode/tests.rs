@@ -1,6 +1,7 @@
 //! The opencode model against the kit's samples and sessions
 //! (`tests/fixtures/opencode/`, made by the real CLI 1.18.33).
 
+use crate::model::core::input::locked_for_others;
 use crate::model::core::session::Session;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -769,39 +770,6 @@ fn replies_take_turns_with_opencodes_writes() {
         s.render(s.leaf().unwrap()).unwrap().0,
         format!("reply {}\n", REPLIES - 1)
     );
-}
-
-/// Whether another process sees a lock on the file at `path`: a child asks the kernel
-/// (`fcntl(F_GETLK)` for a write lock over the whole file) and exits with the answer.
-fn locked_for_others(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: between `fork` and `_exit` the child only makes system calls (no
-    // allocation, no lock), which is what a child of a threaded process may do.
-    unsafe {
-        let pid = libc::fork();
-        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
-        if pid == 0 {
-            let fd = libc::open(c.as_ptr(), libc::O_RDONLY);
-            if fd < 0 {
-                libc::_exit(2);
-            }
-            let mut fl: libc::flock = std::mem::zeroed();
-            fl.l_type = libc::F_WRLCK as _;
-            fl.l_whence = libc::SEEK_SET as _;
-            if libc::fcntl(fd, libc::F_GETLK, &mut fl) != 0 {
-                libc::_exit(3);
-            }
-            libc::_exit(i32::from(fl.l_type != libc::F_UNLCK as libc::c_short));
-        }
-        let mut status = 0;
-        assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
-        match libc::WEXITSTATUS(status) {
-            0 => false,
-            1 => true,
-            e => panic!("the lock probe failed ({e})"),
-        }
-    }
 }
 
 /// SQLite's locks are POSIX locks, the process's on the file: closing any descriptor
