@@ -26,17 +26,14 @@
 #[path = "common/props.rs"]
 mod props;
 
-use props::{Cut, Style, base64};
+use props::{Cut, Spec, Style, base64};
 use proptest::prelude::*;
 use sessionfs::model::Session;
 use sessionfs::model::claude::search::CLAUDE;
 use sessionfs::model::content::entry_content;
 use sessionfs::search::grepfile::Mode;
-use sessionfs::search::output::Printer;
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules;
-use sessionfs::search::session::{Chunk, Job, Search, search_file};
 use std::fs;
 use std::path::Path;
 
@@ -107,27 +104,11 @@ fn text() -> impl Strategy<Value = String> {
     props::text(PIECES, 10)
 }
 
-/// The random parts of one line.
-#[derive(Debug, Clone)]
-struct Spec {
-    kind: u8,
-    a: String,
-    b: String,
-    n: i64,
-    flag: bool,
-}
-
 /// Random lines; a spilled result (kind 8) one time in six, so that most sessions
 /// have one.
 fn spec() -> impl Strategy<Value = Spec> {
     let kind = (0u8..KINDS + 6).prop_map(|k| if k >= KINDS { 8 } else { k });
-    (kind, text(), text(), -2000i64..200000, any::<bool>()).prop_map(|(kind, a, b, n, flag)| Spec {
-        kind,
-        a,
-        b,
-        n,
-        flag,
-    })
+    props::spec(kind, text, -2000..200000)
 }
 
 /// How many kinds of line [`node`] writes.
@@ -605,59 +586,15 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) {
     }
 }
 
-/// `sessionfs grep PATTERN` over the session in `dir`, with `-c` (every entry
-/// listed, a dropped one with a count of 0) or `-n` (a dropped one missing), with the
-/// prefilter or with every entry rendered.
+/// `sessionfs grep PATTERN` over the session in `dir` ([`props::grep`]).
 fn grep(dir: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
-    let prefilters = rules::all()
-        .iter()
-        .map(|r| {
-            // The file is Claude Code's: the other formats' prefilters are not used.
-            let pf = if prefiltered && r.name == CLAUDE.name {
-                Prefilter::new(&p.required, r, p.ignore_case, mode == Mode::Count)
-            } else {
-                Prefilter::everything()
-            };
-            (r.name, pf)
-        })
-        .collect();
-    let search = Search {
-        pattern: p.clone(),
-        mode,
-        json: false,
-        printer: Printer {
-            colors: None,
-            line_numbers: true,
-        },
-        sessions: false,
-        prefilters,
-        scans: Default::default(),
-        plans: None,
-    };
-    let job = Job {
-        path: dir.join(format!("{SID}.jsonl")),
-        prefix: Vec::new(),
-        explicit: true,
-    };
-    let mut out = Vec::new();
-    // The search's read buffer, kept between searches as `sessionfs grep` keeps it
-    // between files (each new one would be zeroed first).
-    thread_local! {
-        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    BUF.with_borrow_mut(|buf| {
-        search_file(&job, &search, buf, &mut |c| match c {
-            Chunk::Out(b) => out.extend(b),
-            Chunk::Err(e) => out.extend(format!("error: {e}\n").bytes()),
-            Chunk::Session(_) => {}
-        })
-    });
-    out
+    let file = dir.join(format!("{SID}.jsonl"));
+    props::grep(&file, &CLAUDE, p, mode, prefiltered)
 }
 
 /// One case: the session written, every content file of every entry rendered, and
-/// for each cut (with `-c` or not, from a full output or any file) the search with the prefilter printing what it
-/// prints with every entry rendered.
+/// for each cut (with `-c` or not, from a full output or any file) the search with
+/// the prefilter printing what it prints with every entry rendered.
 fn check(
     specs: &[Spec],
     side: &[Spec],
@@ -668,10 +605,7 @@ fn check(
     let dir = tmp.path();
     write_session(dir, specs, side, st);
     let file = dir.join(format!("{SID}.jsonl"));
-    prop_assert_eq!(
-        rules::detect(&fs::read(&file).unwrap()).map(|r| r.name),
-        Some(CLAUDE.name)
-    );
+    props::detected(&fs::read(&file).unwrap(), &CLAUDE)?;
     let Ok(s) = Session::open(&file) else {
         return Ok(());
     };
@@ -697,21 +631,9 @@ fn check(
         } else {
             &all
         };
-        let Some((pat, p)) = c.pattern(from) else {
-            continue;
-        };
-        let mode = if *counted { Mode::Count } else { Mode::Lines };
-        let want = grep(dir, &p, mode, false);
-        let got = grep(dir, &p, mode, true);
-        prop_assert!(
-            want == got,
-            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {}, {mode:?})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
-            c.icase,
-            c.word,
-            String::from_utf8_lossy(&want),
-            String::from_utf8_lossy(&got),
-            fs::read_to_string(&file).unwrap()
-        );
+        props::check_search(&file, &CLAUDE, from, c, *counted, "an entry", &|| {
+            format!("session:\n{}", fs::read_to_string(&file).unwrap())
+        })?;
     }
     Ok(())
 }
@@ -723,7 +645,7 @@ proptest! {
     fn the_claude_code_prefilter_keeps_every_entry_whose_rendering_matches(
         specs in prop::collection::vec(spec(), 1..8),
         side in prop::collection::vec(spec(), 0..3),
-        st in prop_oneof![Just(props::plain()), props::style(10, false)],
+        st in props::plain_or_style(),
         cuts in prop::collection::vec((props::cut(), any::<bool>(), any::<bool>()), 1..5),
     ) {
         check(&specs, &side, &st, &cuts)?;

@@ -31,14 +31,12 @@
 #[path = "common/props.rs"]
 mod props;
 
-use props::{Cut, Style, base64, cut};
+use props::{Cut, Entry, Style, base64, cut, scanned};
 use proptest::prelude::*;
 use sessionfs::model::codex::search::CODEX;
 use sessionfs::model::codex::{page, render};
-use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -115,18 +113,6 @@ const PIECES: &[&str] = &[
 
 fn text() -> impl Strategy<Value = String> {
     props::text(PIECES, 10)
-}
-
-/// Half the time plain (as Codex writes: any escape `JSON.stringify` would not write
-/// makes its line a candidate whatever the pattern, which would hide what the rules
-/// must catch), else with random escapes and spacing.
-fn style() -> impl Strategy<Value = Style> {
-    let plain = (prop::bool::weighted(0.2), 0u8..6).prop_map(|(spaced, number_form)| Style {
-        spaced,
-        number_form,
-        ..props::plain()
-    });
-    prop_oneof![plain, props::style(10, false)]
 }
 
 /// The JSON inside a call's arguments: escapes there are what raw bytes cannot see
@@ -516,33 +502,13 @@ fn compaction_text() -> impl Strategy<Value = String> {
 
 /// One item of a compaction's replacement history: its kind (every kind
 /// `render::item_preview` handles, and items that are no objects), texts, a flag.
-#[derive(Debug, Clone)]
-struct Item {
-    kind: u8,
-    a: String,
-    b: String,
-    n: i64,
-    flag: bool,
-}
+type Item = props::Spec;
 
 /// How many kinds of item [`history_item`] writes.
 const ITEM_KINDS: u8 = 22;
 
 fn history_item() -> impl Strategy<Value = Item> {
-    (
-        0u8..ITEM_KINDS,
-        compaction_text(),
-        compaction_text(),
-        -2000i64..200000,
-        any::<bool>(),
-    )
-        .prop_map(|(kind, a, b, n, flag)| Item {
-            kind,
-            a,
-            b,
-            n,
-            flag,
-        })
+    props::spec(0u8..ITEM_KINDS, compaction_text, -2000..200000)
 }
 
 /// A compaction line: its message and replacement history.
@@ -920,23 +886,6 @@ fn selected(bytes: &[u8], p: &Pattern) -> Vec<u64> {
     scanned(bytes, &pf)
 }
 
-/// The lines `pf` selects (their start offsets).
-fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
-    let mut out = Vec::new();
-    if pf.selects_everything() {
-        let mut start = 0;
-        for (k, b) in bytes.iter().enumerate() {
-            if *b == b'\n' {
-                out.push(start as u64);
-                start = k + 1;
-            }
-        }
-        return out;
-    }
-    pf.scan(bytes, 0, &mut out);
-    out
-}
-
 fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> {
     check_page(&page_bytes(specs, st), cuts)
 }
@@ -962,11 +911,10 @@ fn check_sources(
     bytes: &[u8],
     sources: &dyn Fn(&[&[u8]]) -> Vec<Source>,
 ) -> Result<(), TestCaseError> {
-    let bytes = bytes.to_vec();
-    prop_assert_eq!(rules::detect(&bytes).map(|r| r.name), Some(CODEX.name));
-    let parsed = page::parse(&bytes);
+    props::detected(bytes, &CODEX)?;
+    let parsed = page::parse(bytes);
     // Every entry: its start, its KIND file and its images.
-    let mut entries: Vec<(u64, Vec<Vec<u8>>)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     for l in parsed.lines.iter().filter(|l| l.kind.is_node()) {
         let r = render::line_text(l);
         let mut files = vec![r.text.into_bytes()];
@@ -977,28 +925,13 @@ fn check_sources(
         return Ok(());
     }
     // Patterns are cut from any content file of any entry.
-    let texts: Vec<&[u8]> = entries
-        .iter()
-        .flat_map(|(_, files)| files.iter().map(Vec::as_slice))
-        .collect();
-    for (pat, syntax, icase, word) in sources(&texts) {
+    for (pat, syntax, icase, word) in sources(&props::texts(&entries)) {
         let Some(compiled) = compiled(&pat, syntax, icase, word) else {
             continue;
         };
         let (p, pf) = &*compiled;
-        let sel = scanned(&bytes, pf);
-        for (start, files) in &entries {
-            let matches = files
-                .iter()
-                .any(|f| grepfile::grep(p, f, Mode::Count).count > 0);
-            prop_assert!(
-                !matches || sel.contains(start),
-                "the prefilter dropped the line at {start}, whose rendering matches {pat:?} (-i {}, -w {})\npage:\n{}",
-                icase,
-                word,
-                String::from_utf8_lossy(&bytes)
-            );
-        }
+        let shown = format!("{pat:?} (-i {icase}, -w {word})");
+        props::check_entry_lines(bytes, &entries, p, pf, &shown)?;
     }
     Ok(())
 }
@@ -1009,7 +942,7 @@ proptest! {
     #[test]
     fn the_codex_prefilter_keeps_every_line_whose_rendering_matches(
         specs in prop::collection::vec(spec(), 1..8),
-        st in style(),
+        st in props::spaced_or_style(),
         cuts in prop::collection::vec(cut(), 1..5),
     ) {
         check(&specs, &st, &cuts)?;
@@ -1022,7 +955,7 @@ proptest! {
     fn the_codex_prefilter_keeps_every_compaction_whose_rendering_matches(
         compactions in prop::collection::vec(compaction(), 1..3),
         other in prop::option::weighted(0.2, spec()),
-        st in style(),
+        st in props::spaced_or_style(),
         cuts in prop::collection::vec(cut(), 1..5),
         around in prop::collection::vec(anchored(), 1..9),
     ) {

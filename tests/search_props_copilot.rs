@@ -23,15 +23,13 @@
 #[path = "common/props.rs"]
 mod props;
 
-use props::{Cut, Style, base64, cut};
+use props::{Cut, Entry, Spec, Style, base64, cut, scanned};
 use proptest::prelude::*;
 use serde_json::Value;
 use sessionfs::model::copilot::events::{Line, classify};
 use sessionfs::model::copilot::render;
 use sessionfs::model::copilot::search::COPILOT;
-use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules;
 use std::collections::HashMap;
 
 /// Pieces strings are made of.
@@ -115,46 +113,11 @@ fn text() -> impl Strategy<Value = String> {
     props::text(PIECES, 10)
 }
 
-/// Half the time plain (as the CLI writes: any escape `JSON.stringify` would not write
-/// makes its line a candidate whatever the pattern, which would hide what the rules
-/// must catch), else with random escapes and spacing.
-fn style() -> impl Strategy<Value = Style> {
-    let plain = (prop::bool::weighted(0.2), 0u8..6).prop_map(|(spaced, number_form)| Style {
-        spaced,
-        number_form,
-        ..props::plain()
-    });
-    prop_oneof![plain, props::style(10, false)]
-}
-
-/// The random parts of one line.
-#[derive(Debug, Clone)]
-struct Spec {
-    kind: u8,
-    a: String,
-    b: String,
-    n: i64,
-    flag: bool,
-}
-
 /// How many kinds of line [`line`] writes.
 const KINDS: u8 = 21;
 
 fn spec() -> impl Strategy<Value = Spec> {
-    (
-        0u8..KINDS,
-        text(),
-        text(),
-        -2000i64..2_000_000,
-        any::<bool>(),
-    )
-        .prop_map(|(kind, a, b, n, flag)| Spec {
-            kind,
-            a,
-            b,
-            n,
-            flag,
-        })
+    props::spec(0u8..KINDS, text, -2000..2_000_000)
 }
 
 /// An event line of type `ty` with `data`.
@@ -405,7 +368,7 @@ fn file_bytes(specs: &[Spec], st: &Style) -> Vec<u8> {
 
 /// Every entry of `bytes`: its start and its content files, rendered as the mount
 /// renders them.
-fn entries(bytes: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
+fn entries(bytes: &[u8]) -> Vec<Entry> {
     let mut assets: HashMap<String, (String, String)> = HashMap::new();
     let mut out = Vec::new();
     let mut start = 0u64;
@@ -442,50 +405,10 @@ fn entries(bytes: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
     out
 }
 
-/// The lines `pf` selects (their start offsets).
-fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
-    let mut out = Vec::new();
-    if pf.selects_everything() {
-        let mut start = 0;
-        for (k, b) in bytes.iter().enumerate() {
-            if *b == b'\n' {
-                out.push(start as u64);
-                start = k + 1;
-            }
-        }
-        return out;
-    }
-    pf.scan(bytes, 0, &mut out);
-    out
-}
-
+/// The property ([`props::check_entries`]) for the file `bytes`.
 fn check(bytes: &[u8], cuts: &[Cut]) -> Result<(), TestCaseError> {
-    prop_assert_eq!(rules::detect(bytes).map(|r| r.name), Some(COPILOT.name));
-    let entries = entries(bytes);
-    let texts: Vec<&[u8]> = entries
-        .iter()
-        .flat_map(|(_, files)| files.iter().map(Vec::as_slice))
-        .collect();
-    for c in cuts {
-        let Some((pat, p)) = c.pattern(&texts) else {
-            continue;
-        };
-        let pf = Prefilter::new(&p.required, &COPILOT, p.ignore_case, false);
-        let sel = scanned(bytes, &pf);
-        for (start, files) in &entries {
-            let matches = files
-                .iter()
-                .any(|f| grepfile::grep(&p, f, Mode::Count).count > 0);
-            prop_assert!(
-                !matches || sel.contains(start),
-                "the prefilter dropped the line at {start}, whose rendering matches {pat:?} (-i {}, -w {})\nfile:\n{}",
-                c.icase,
-                c.word,
-                String::from_utf8_lossy(bytes)
-            );
-        }
-    }
-    Ok(())
+    props::detected(bytes, &COPILOT)?;
+    props::check_entries(bytes, &COPILOT, &entries(bytes), cuts)
 }
 
 proptest! {
@@ -494,7 +417,7 @@ proptest! {
     #[test]
     fn the_copilot_prefilter_keeps_every_line_whose_rendering_matches(
         specs in prop::collection::vec(spec(), 1..8),
-        st in style(),
+        st in props::spaced_or_style(),
         cuts in prop::collection::vec(cut(), 1..5),
     ) {
         check(&file_bytes(&specs, &st), &cuts)?;

@@ -25,15 +25,13 @@
 #[path = "common/props.rs"]
 mod props;
 
-use props::{Cut, Style, base64, cut};
+use props::{Cut, Entry, Style, base64, cut, scanned};
 use proptest::prelude::*;
 use sessionfs::model::core::content::entry_content;
 use sessionfs::model::gemini::search::GEMINI;
 use sessionfs::model::session::Session;
-use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules;
 
 /// Pieces strings are made of.
 const PIECES: &[&str] = &[
@@ -99,16 +97,6 @@ const PIECES: &[&str] = &[
 
 fn text() -> impl Strategy<Value = String> {
     props::text(PIECES, 10)
-}
-
-/// Half the time plain (as the CLI writes), else with random escapes and spacing.
-fn style() -> impl Strategy<Value = Style> {
-    let plain = (prop::bool::weighted(0.2), 0u8..6).prop_map(|(spaced, number_form)| Style {
-        spaced,
-        number_form,
-        ..props::plain()
-    });
-    prop_oneof![plain, props::style(10, false)]
 }
 
 /// The random parts of one line.
@@ -428,26 +416,9 @@ fn file_bytes(specs: &[Spec], st: &Style) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// The lines `pf` selects (their start offsets).
-fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
-    let mut out = Vec::new();
-    if pf.selects_everything() {
-        let mut start = 0;
-        for (k, b) in bytes.iter().enumerate() {
-            if *b == b'\n' {
-                out.push(start as u64);
-                start = k + 1;
-            }
-        }
-        return out;
-    }
-    pf.scan(bytes, 0, &mut out);
-    out
-}
-
 /// Every entry of the file `bytes`: the start of the line its record is in, and its
 /// content files, as the mount serves them.
-fn entries(bytes: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
+fn entries(bytes: &[u8]) -> Vec<Entry> {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("session-2026-12-05T07-36-0a0b0c0d.jsonl");
     std::fs::write(&p, bytes).unwrap();
@@ -470,40 +441,11 @@ fn entries(bytes: &[u8]) -> Vec<(u64, Vec<Vec<u8>>)> {
     out
 }
 
+/// The property ([`props::check_entries`]) for the file `specs` make.
 fn check(specs: &[Spec], st: &Style, cuts: &[Cut]) -> Result<(), TestCaseError> {
     let bytes = file_bytes(specs, st);
-    prop_assert_eq!(rules::detect(&bytes).map(|r| r.name), Some(GEMINI.name));
-    let entries = entries(&bytes);
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let texts: Vec<&[u8]> = entries
-        .iter()
-        .flat_map(|(_, files)| files.iter().map(Vec::as_slice))
-        .collect();
-    for c in cuts {
-        let Some((pat, syntax)) = c.source(&texts) else {
-            continue;
-        };
-        let Ok(p) = Pattern::new(&pat, syntax, c.icase, c.word) else {
-            continue;
-        };
-        let pf = Prefilter::new(&p.required, &GEMINI, p.ignore_case, false);
-        let sel = scanned(&bytes, &pf);
-        for (start, files) in &entries {
-            let matches = files
-                .iter()
-                .any(|f| grepfile::grep(&p, f, Mode::Count).count > 0);
-            prop_assert!(
-                !matches || sel.contains(start),
-                "the prefilter dropped the line at {start}, whose entry matches {pat:?} (-i {}, -w {})\nfile:\n{}",
-                c.icase,
-                c.word,
-                String::from_utf8_lossy(&bytes)
-            );
-        }
-    }
-    Ok(())
+    props::detected(&bytes, &GEMINI)?;
+    props::check_entries(&bytes, &GEMINI, &entries(&bytes), cuts)
 }
 
 proptest! {
@@ -512,7 +454,7 @@ proptest! {
     #[test]
     fn the_gemini_prefilter_keeps_every_line_whose_entries_match(
         specs in prop::collection::vec(spec(), 1..10),
-        st in style(),
+        st in props::spaced_or_style(),
         cuts in prop::collection::vec(cut(), 1..5),
     ) {
         check(&specs, &st, &cuts)?;

@@ -34,11 +34,8 @@ use sessionfs::model::Session;
 use sessionfs::model::content::entry_content;
 use sessionfs::model::opencode::search::OPENCODE;
 use sessionfs::search::grepfile::Mode;
-use sessionfs::search::output::Printer;
 use sessionfs::search::pattern::{Pattern, Syntax};
-use sessionfs::search::prefilter::Prefilter;
 use sessionfs::search::rules;
-use sessionfs::search::session::{Chunk, Job, Search, search_file};
 use std::path::{Path, PathBuf};
 
 /// Pieces strings are made of.
@@ -116,33 +113,13 @@ fn text() -> impl Strategy<Value = String> {
 }
 
 /// The random parts of one part.
-#[derive(Debug, Clone)]
-struct PartSpec {
-    kind: u8,
-    a: String,
-    b: String,
-    n: i64,
-    flag: bool,
-}
+type PartSpec = props::Spec;
 
 /// How many kinds of part [`part`] writes.
 const PART_KINDS: u8 = 22;
 
 fn part_spec() -> impl Strategy<Value = PartSpec> {
-    (
-        0u8..PART_KINDS,
-        text(),
-        text(),
-        -2000i64..200000,
-        any::<bool>(),
-    )
-        .prop_map(|(kind, a, b, n, flag)| PartSpec {
-            kind,
-            a,
-            b,
-            n,
-            flag,
-        })
+    props::spec(0u8..PART_KINDS, text, -2000..200000)
 }
 
 /// The random parts of one message.
@@ -625,46 +602,9 @@ fn write_db(dir: &Path, c: &Case, st: &Style) -> PathBuf {
     db
 }
 
-/// `sessionfs grep PATTERN DB/SESSION`, with `-c` (every message listed, a dropped
-/// one with a count of 0) or `-n` (a dropped one missing), with the prefilter or with
-/// every message rendered.
+/// `sessionfs grep PATTERN DB/SESSION` ([`props::grep`]).
 fn grep(session: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
-    let prefilters = rules::all()
-        .iter()
-        .map(|r| {
-            let pf = if prefiltered && r.name == OPENCODE.name {
-                Prefilter::new(&p.required, r, p.ignore_case, mode == Mode::Count)
-            } else {
-                Prefilter::everything()
-            };
-            (r.name, pf)
-        })
-        .collect();
-    let search = Search {
-        pattern: p.clone(),
-        mode,
-        json: false,
-        printer: Printer {
-            colors: None,
-            line_numbers: true,
-        },
-        sessions: false,
-        prefilters,
-        scans: Default::default(),
-        plans: None,
-    };
-    let job = Job {
-        path: session.to_path_buf(),
-        prefix: Vec::new(),
-        explicit: true,
-    };
-    let mut out = Vec::new();
-    search_file(&job, &search, &mut Vec::new(), &mut |c| match c {
-        Chunk::Out(b) => out.extend(b),
-        Chunk::Err(e) => out.extend(format!("error: {e}\n").bytes()),
-        Chunk::Session(_) => {}
-    });
-    out
+    props::grep(session, &OPENCODE, p, mode, prefiltered)
 }
 
 /// One case: the database written, every content file of every message rendered, and
@@ -688,26 +628,20 @@ fn check(c: &Case, st: &Style, cuts: &[(Cut, bool)]) -> Result<(), TestCaseError
         texts.extend(content.images.into_iter().map(|im| im.data));
     }
     let all: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+    let context = || {
+        let texts: Vec<_> = texts.iter().map(|t| String::from_utf8_lossy(t)).collect();
+        format!("messages: {kinds:?}\ntexts:\n{}", texts.join("\n----\n"))
+    };
     for (cut, counted) in cuts {
-        let Some((pat, p)) = cut.pattern(&all) else {
-            continue;
-        };
-        let mode = if *counted { Mode::Count } else { Mode::Lines };
-        let want = grep(&session, &p, mode, false);
-        let got = grep(&session, &p, mode, true);
-        prop_assert!(
-            want == got,
-            "the prefilter dropped a message that matches {pat:?} (-i {}, -w {}, {mode:?})\nwith every message rendered:\n{}\nwith the prefilter:\n{}\nmessages: {kinds:?}\ntexts:\n{}",
-            cut.icase,
-            cut.word,
-            String::from_utf8_lossy(&want),
-            String::from_utf8_lossy(&got),
-            texts
-                .iter()
-                .map(|t| String::from_utf8_lossy(t).into_owned())
-                .collect::<Vec<_>>()
-                .join("\n----\n")
-        );
+        props::check_search(
+            &session,
+            &OPENCODE,
+            &all,
+            cut,
+            *counted,
+            "a message",
+            &context,
+        )?;
     }
     Ok(())
 }
@@ -718,7 +652,7 @@ proptest! {
     #[test]
     fn the_opencode_prefilter_keeps_every_message_whose_rendering_matches(
         c in case(),
-        st in prop_oneof![Just(props::plain()), props::style(10, false)],
+        st in props::plain_or_style(),
         cuts in prop::collection::vec((props::cut(), any::<bool>()), 1..5),
     ) {
         check(&c, &st, &cuts)?;

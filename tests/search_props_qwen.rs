@@ -24,17 +24,14 @@
 #[path = "common/props.rs"]
 mod props;
 
-use props::{Cut, Style, base64};
+use props::{Cut, Spec, Style, base64};
 use proptest::prelude::*;
 use sessionfs::model::Session;
 use sessionfs::model::content::entry_content;
 use sessionfs::model::qwen::search::QWEN;
 use sessionfs::search::grepfile::Mode;
-use sessionfs::search::output::Printer;
 use sessionfs::search::pattern::{Pattern, Syntax};
 use sessionfs::search::prefilter::Prefilter;
-use sessionfs::search::rules;
-use sessionfs::search::session::{Chunk, Job, Search, search_file};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -100,29 +97,11 @@ fn text() -> impl Strategy<Value = String> {
     props::text(PIECES, 10)
 }
 
-/// The random parts of one record.
-#[derive(Debug, Clone)]
-struct Spec {
-    kind: u8,
-    a: String,
-    b: String,
-    n: i64,
-    flag: bool,
-}
-
 /// How many kinds of record [`record`] writes.
 const KINDS: u8 = 24;
 
 fn spec() -> impl Strategy<Value = Spec> {
-    (0u8..KINDS, text(), text(), -2000i64..200_000, any::<bool>()).prop_map(
-        |(kind, a, b, n, flag)| Spec {
-            kind,
-            a,
-            b,
-            n,
-            flag,
-        },
-    )
+    props::spec(0u8..KINDS, text, -2000..200_000)
 }
 
 const SID: &str = "5e551011-0000-4000-8000-00000000a0e1";
@@ -438,52 +417,14 @@ fn write_session(dir: &Path, specs: &[Spec], side: &[Spec], st: &Style) -> PathB
     file
 }
 
-/// `sessionfs grep PATTERN` over the session file, with `-c` or `-n`, with the
-/// prefilter or with every entry rendered.
+/// `sessionfs grep PATTERN` over the session file ([`props::grep`]).
 fn grep(file: &Path, p: &Pattern, mode: Mode, prefiltered: bool) -> Vec<u8> {
-    let prefilters = rules::all()
-        .iter()
-        .map(|r| {
-            let pf = if prefiltered && r.name == QWEN.name {
-                Prefilter::new(&p.required, r, p.ignore_case, mode == Mode::Count)
-            } else {
-                Prefilter::everything()
-            };
-            (r.name, pf)
-        })
-        .collect();
-    let search = Search {
-        pattern: p.clone(),
-        mode,
-        json: false,
-        printer: Printer {
-            colors: None,
-            line_numbers: true,
-        },
-        sessions: false,
-        prefilters,
-        scans: Default::default(),
-        plans: None,
-    };
-    let job = Job {
-        path: file.to_path_buf(),
-        prefix: Vec::new(),
-        explicit: true,
-    };
-    let mut out = Vec::new();
-    thread_local! {
-        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    BUF.with_borrow_mut(|buf| {
-        search_file(&job, &search, buf, &mut |c| match c {
-            Chunk::Out(b) => out.extend(b),
-            Chunk::Err(e) => out.extend(format!("error: {e}\n").bytes()),
-            Chunk::Session(_) => {}
-        })
-    });
-    out
+    props::grep(file, &QWEN, p, mode, prefiltered)
 }
 
+/// One case: the session written, every entry rendered, and for each cut (with `-c`
+/// or not) the search with the prefilter printing what it prints with every entry
+/// rendered.
 fn check(
     specs: &[Spec],
     side: &[Spec],
@@ -492,10 +433,7 @@ fn check(
 ) -> Result<(), TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
     let file = write_session(tmp.path(), specs, side, st);
-    prop_assert_eq!(
-        rules::detect(&fs::read(&file).unwrap()).map(|r| r.name),
-        Some(QWEN.name)
-    );
+    props::detected(&fs::read(&file).unwrap(), &QWEN)?;
     let Ok(s) = Session::open(&file) else {
         return Ok(());
     };
@@ -507,21 +445,9 @@ fn check(
     }
     let all: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
     for (c, counted) in cuts {
-        let Some((pat, p)) = c.pattern(&all) else {
-            continue;
-        };
-        let mode = if *counted { Mode::Count } else { Mode::Lines };
-        let want = grep(&file, &p, mode, false);
-        let got = grep(&file, &p, mode, true);
-        prop_assert!(
-            want == got,
-            "the prefilter dropped an entry that matches {pat:?} (-i {}, -w {}, {mode:?})\nwith every entry rendered:\n{}\nwith the prefilter:\n{}\nsession:\n{}",
-            c.icase,
-            c.word,
-            String::from_utf8_lossy(&want),
-            String::from_utf8_lossy(&got),
-            fs::read_to_string(&file).unwrap()
-        );
+        props::check_search(&file, &QWEN, &all, c, *counted, "an entry", &|| {
+            format!("session:\n{}", fs::read_to_string(&file).unwrap())
+        })?;
     }
     Ok(())
 }
@@ -533,7 +459,7 @@ proptest! {
     fn the_qwen_code_prefilter_keeps_every_entry_whose_rendering_matches(
         specs in prop::collection::vec(spec(), 1..8),
         side in prop::collection::vec(spec(), 0..3),
-        st in prop_oneof![Just(props::plain()), props::style(10, false)],
+        st in props::plain_or_style(),
         cuts in prop::collection::vec((props::cut(), any::<bool>()), 1..5),
     ) {
         check(&specs, &side, &st, &cuts)?;
