@@ -33,6 +33,10 @@ struct Home {
     _dir: tempfile::TempDir,
     home: PathBuf,
     cache: PathBuf,
+    /// The merge policy's floor for every command (`SESSIONFS_INDEX_MERGE_FLOOR`, debug
+    /// builds): this home's index is far below the real one, so every merge would be
+    /// a whole one without it.
+    floor: std::cell::Cell<Option<u64>>,
 }
 
 impl Home {
@@ -63,6 +67,7 @@ impl Home {
             _dir: dir,
             home,
             cache,
+            floor: std::cell::Cell::new(None),
         }
     }
 
@@ -77,7 +82,11 @@ impl Home {
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
+            .env_remove("SESSIONFS_INDEX_MERGE_FLOOR")
             .current_dir(&self.home);
+        if let Some(f) = self.floor.get() {
+            c.env("SESSIONFS_INDEX_MERGE_FLOOR", f.to_string());
+        }
         c
     }
 
@@ -640,6 +649,103 @@ fn a_writer_killed_between_any_two_steps_does_no_harm() {
         merges_killed > 0 || !cfg!(debug_assertions),
         "no merge was reached"
     );
+    // A partial merge (only the small segments of the appends), killed before and after
+    // its output is placed: the big segments stay, and no search answers wrongly.
+    h.floor.set(Some(1));
+    assert!(h.index(&["--drop"]).status.success());
+    assert!(h.index(&[]).status.success());
+    let big = largest_segment(&h);
+    let mut partial_killed = 0;
+    for k in 0..4 * index_max_segments() {
+        let word = format!("partial{k}w");
+        let f = &files[k % files.len()];
+        append(f, &line_for(f, &word));
+        let point = ["merged", "merge-placed"][k / 2 % 2];
+        if writer(&h, point, k % 2 == 0, &word) {
+            partial_killed += 1;
+            no_harm_done(&h, &word, &format!("partial merge killed at {point}"));
+        } else {
+            h.same(&["-l", &word]);
+        }
+        assert!(h.index_dir().join(&big).exists(), "{big} was merged");
+    }
+    assert!(
+        partial_killed > 1 || !cfg!(debug_assertions),
+        "no partial merge was reached"
+    );
+}
+
+/// The name of the largest segment file of `h`'s index.
+fn largest_segment(h: &Home) -> String {
+    index_files(h)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "six"))
+        .max_by_key(|p| fs::metadata(p).unwrap().len())
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Many small appends, each published as a segment of its own by the search that
+/// finds it: merges keep the segments a query opens at most
+/// `sessionfs::search::index::MAX_SEGMENTS`, they merge only the small segments of
+/// the appends (the segments of the first build stay as they are), every search
+/// prints what it prints without the index; and once most of what the index covers
+/// is deleted, the next merge is a whole one that drops it.
+#[test]
+fn appends_merge_only_small_segments_and_dead_bytes_a_whole_merge() {
+    let h = Home::new();
+    h.floor.set(Some(1));
+    assert!(h.index(&[]).status.success());
+    let big = largest_segment(&h);
+    let files = one_of_each(&h);
+    let max = index_max_segments() - 1;
+    let mut counts = Vec::new();
+    for k in 0..4 * index_max_segments() {
+        let word = format!("tiered{k}w");
+        let f = &files[k % files.len()];
+        append(f, &line_for(f, &word));
+        let out = h.same(&["-l", &word]);
+        assert_eq!(out.stdout.lines().count(), 1, "{word}");
+        let n = segments_said(&h.index(&["--status"]).stdout);
+        assert!(n <= max, "{n} segments after {k} appends");
+        assert!(h.index_dir().join(&big).exists(), "{big} merged at {k}");
+        counts.push(n);
+    }
+    let merges = counts.windows(2).filter(|w| w[1] < w[0]).count();
+    assert!(merges >= 2, "{counts:?}");
+    for p in [
+        &["-c", "tiered"][..],
+        &["-n", "-i", "READ"],
+        &["-l", "error"],
+    ] {
+        h.same(p);
+    }
+    // Most of the index dead: every session but one deleted.
+    let keep = &files[2];
+    for d in [".pi", ".claude", ".codex"] {
+        for f in h.files(d) {
+            if f != *keep {
+                fs::remove_file(f).unwrap();
+            }
+        }
+    }
+    for k in 0..index_max_segments() {
+        let word = format!("lastly{k}w");
+        append(keep, &line_for(keep, &word));
+        h.same(&["-l", &word]);
+    }
+    let st = h.index(&["--status"]).stdout;
+    assert!(!h.index_dir().join(&big).exists(), "{big} kept: {st}");
+    h.same(&["-c", "tiered"]);
+    h.same(&["-c", "lastly"]);
+    let n = index_files(&h)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "six"))
+        .count();
+    assert_eq!(n, segments_said(&st), "{st}");
 }
 
 /// `sessionfs::search::index::MAX_SEGMENTS`, plus one.

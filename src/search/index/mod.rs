@@ -88,9 +88,17 @@
 //!
 //! An append is indexed into a segment of its own (the new bytes only), by the next
 //! search or, while a mount watches the file, by the mount's keeper thread
-//! ([`super::fresh`]) a moment after it; segments are merged, by whichever of them
-//! publishes next, when there are more than [`MAX_SEGMENTS`] ([`segment::merge`], streaming:
-//! memory bounded by one page of each input and the output's dictionary). The index
+//! ([`super::fresh`]) a moment after it. When there are more than [`MAX_SEGMENTS`],
+//! whichever refresh publishes next merges a run of the smallest segments into one
+//! ([`tiers`]: a big segment joins only once the smaller ones add up to it, so a byte
+//! is rewritten about `log2(index / 1 MiB)` times and a query opens at most
+//! `max(8, 2 + log2(index / 1 MiB))` segments, 13 for the 2.4 GB index of a 40 GB
+//! home), and all of them when half the index is dead ([`segment::merge`], streaming:
+//! memory bounded by one page of each input and the output's dictionary). Before
+//! any merge, the entries of files gone or replaced are dropped; a merge leaves out
+//! the blocks of keys no entry names. A merge is written and placed like a segment
+//! before the manifest that names it: a crash at any point leaves the old manifest,
+//! whose segments are all still there, and the output unnamed, swept later. The index
 //! lives under `$XDG_CACHE_HOME/sessionfs/index-1/`, never beside the sessions, and
 //! `SESSIONFS_CACHE=off` turns it off; deleting it loses nothing. Its size is capped
 //! ([`DEFAULT_CAP`], `SESSIONFS_INDEX_MAX`): files that come once it is full are
@@ -104,6 +112,7 @@ pub mod hash;
 pub mod query;
 pub mod segment;
 pub mod store;
+pub mod tiers;
 pub mod trigram;
 
 use build::{LineRules, Pending};
@@ -124,7 +133,7 @@ use store::{Entry, Manifest, SegInfo, Stamp, Store};
 pub const RACY: Stamp = (3, 0);
 /// Candidate ranges of a file closer than this are read as one.
 pub const GAP: u64 = 16 << 10;
-/// Segments are merged once there are more than this many.
+/// A merge is due once there are more than this many segments ([`tiers`] says which).
 pub const MAX_SEGMENTS: usize = 8;
 /// The index's bound, by default: 16 GiB (a tenth of 160 GB of sessions).
 pub const DEFAULT_CAP: u64 = 16 << 30;
@@ -134,7 +143,8 @@ pub const DEFAULT_CAP: u64 = 16 << 30;
 /// itself with `SIGKILL` when it reaches `POINT`, as `kill -9` would, so that a test
 /// can stop a writer between any two of its steps: `segment` (a segment written under
 /// its temporary name), `segment-placed` (renamed into place, the manifest not yet
-/// changed), `merged` (a merge's output written, not placed), `publish` (every
+/// changed), `merged` (a merge's output written, not placed), `merge-placed` (renamed
+/// into place, the manifest still naming the segments merged), `publish` (every
 /// segment placed, the manifest about to be written), `manifest-written` (the new
 /// manifest written under its temporary name), `manifest-renamed` (renamed over the
 /// old one, the segments it no longer names not yet removed). `tests/search_index.rs`
@@ -161,6 +171,19 @@ pub(crate) fn crash_point(point: &str) {
     }
     #[cfg(not(debug_assertions))]
     let _ = point;
+}
+
+/// The floor of the merge policy ([`tiers::FLOOR`]); in debug builds,
+/// `SESSIONFS_INDEX_MERGE_FLOOR=BYTES` sets it, so that a test's small index has
+/// segments on both sides of it and makes partial merges.
+fn merge_floor() -> u64 {
+    #[cfg(debug_assertions)]
+    if let Some(v) = std::env::var_os("SESSIONFS_INDEX_MERGE_FLOOR")
+        && let Some(n) = v.to_str().and_then(|v| v.parse::<u64>().ok())
+    {
+        return n;
+    }
+    tiers::FLOOR
 }
 
 /// What the index must be told about formats; the search provides it
@@ -656,9 +679,24 @@ impl Index {
         Ok(())
     }
 
-    /// Merges every segment into one, leaving out the blocks no entry names and the
-    /// entries of files that are gone.
+    /// Merges the segments [`tiers::plan`] picks into one (a run of the smallest, or
+    /// all of them), leaving out the blocks no entry names; drops first the entries of
+    /// files that are gone.
     fn merge(&mut self, m: &mut Manifest, lock: &store::Lock) -> io::Result<()> {
+        // Nothing is read unless the lengths alone call for a merge: a publish that
+        // only verified files, over a staircase of segments none of which joins the
+        // smaller ones, costs no `stat` of every entry.
+        let lens: Vec<tiers::Seg> = m
+            .segments
+            .iter()
+            .map(|s| tiers::Seg {
+                len: s.len,
+                dead: 0,
+            })
+            .collect();
+        if tiers::plan(&lens, MAX_SEGMENTS, merge_floor()).is_none() {
+            return Ok(());
+        }
         // Entries of files gone (or replaced) are dropped.
         m.entries.retain(|e| {
             std::fs::metadata(&e.path).is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)
@@ -669,10 +707,32 @@ impl Index {
             .filter(|e| e.id != 0)
             .map(|e| e.id)
             .collect();
-        let mut inputs = Vec::new();
+        // Every segment's block table (what a query reads of each): how much of it
+        // indexes bytes no entry names any more.
+        let mut opened = Vec::with_capacity(m.segments.len());
+        let mut sizes = Vec::with_capacity(m.segments.len());
         for s in &m.segments {
-            inputs.push(Segment::open(&self.store.seg_path(s.no), s.len)?);
+            let seg = Segment::open(&self.store.seg_path(s.no), s.len)?;
+            let (all, dead) = seg.blocks.iter().fold((0u64, 0u64), |(a, d), b| {
+                let gone = if live.contains(&b.key) { 0 } else { b.len };
+                (a + b.len, d + gone)
+            });
+            let dead = if all == 0 {
+                s.len
+            } else {
+                (u128::from(s.len) * u128::from(dead) / u128::from(all)) as u64
+            };
+            sizes.push(tiers::Seg { len: s.len, dead });
+            opened.push(Some(seg));
         }
+        let Some(run) = tiers::plan(&sizes, MAX_SEGMENTS, merge_floor()) else {
+            return Ok(());
+        };
+        let inputs: Vec<Segment> = run
+            .iter()
+            .map(|&k| opened[k].take().expect("each segment once"))
+            .collect();
+        drop(opened);
         let nprobes = inputs.iter().map(Segment::nprobes).max().unwrap_or(0);
         let tmp = self.store.temp_path();
         let len = segment::merge(
@@ -682,6 +742,7 @@ impl Index {
             nprobes,
             &tmp,
         );
+        drop(inputs);
         let len = match len {
             Ok(l) => l,
             Err(e) => {
@@ -693,13 +754,32 @@ impl Index {
         let no = m.next_seg;
         m.next_seg += 1;
         self.store.place_segment(&tmp, no, lock)?;
-        m.segments = vec![SegInfo { no, len }];
+        crash_point("merge-placed");
+        let merged: HashSet<u32> = run.iter().map(|&k| m.segments[k].no).collect();
+        log::debug!(
+            "index: merged {} of {} segments ({} bytes) into segment {no} ({len} bytes)",
+            run.len(),
+            m.segments.len(),
+            run.iter().map(|&k| m.segments[k].len).sum::<u64>()
+        );
+        // The output takes the place of the oldest segment of the run.
+        let first = run[0];
+        let mut segments = Vec::with_capacity(m.segments.len() + 1 - run.len());
+        for (k, s) in m.segments.iter().enumerate() {
+            if k == first {
+                segments.push(SegInfo { no, len });
+            } else if !merged.contains(&s.no) {
+                segments.push(*s);
+            }
+        }
+        m.segments = segments;
         for e in &mut m.entries {
-            e.segs = if e.id != 0 && !e.segs.is_empty() {
-                vec![no]
-            } else {
-                Vec::new()
-            };
+            if e.id == 0 {
+                e.segs.clear();
+            } else if e.segs.iter().any(|s| merged.contains(s)) {
+                e.segs.retain(|s| !merged.contains(s));
+                e.segs.push(no);
+            }
         }
         Ok(())
     }
