@@ -132,7 +132,7 @@ const DECORATIONS: &[Decoration] = &[
     d(" bytes]", IMAGE),
     d("unknown type", IMAGE),
     // The extension always stands between `.` and `]`: declared with them, a word
-    // ending in `g` or starting with `b` does not read every image line.
+    // ending in `g` or starting with `n` does not read every image line.
     d(".png]", IMAGE),
     d(".jpg]", IMAGE),
     d(".gif]", IMAGE),

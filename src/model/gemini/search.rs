@@ -90,7 +90,7 @@ const DECORATIONS: &[Decoration] = &[
     d(" → image-", IMAGE),
     d(".", IMAGE),
     // The extension always stands between `.` and `]`: declared with them, a word
-    // ending in `g` or starting with `b` does not read every image line.
+    // ending in `g` or starting with `n` does not read every image line.
     d(".jpg]", IMAGE),
     d(".bin]", IMAGE),
     d("]", IMAGE),

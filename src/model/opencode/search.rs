@@ -98,7 +98,7 @@ const DECORATIONS: &[Decoration] = &[
     d(", ", DATA_URL),
     d(" bytes → image-", DATA_URL),
     // The extension always stands between `.` and `]`: declared with them, a word
-    // ending in `g` or starting with `b` does not read every image line.
+    // ending in `g` or starting with `n` does not read every image line.
     d(".png]", DATA_URL),
     d(".jpg]", DATA_URL),
     d(".gif]", DATA_URL),

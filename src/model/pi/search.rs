@@ -94,7 +94,7 @@ const PI_DECORATIONS: &[Decoration] = &[
     d(" byte → image-", IMAGE),
     d("unknown type", IMAGE),
     // The extension always stands between `.` and `]`: declared with them, a word
-    // ending in `g` or starting with `b` does not read every image line.
+    // ending in `g` or starting with `n` does not read every image line.
     d(".png]", IMAGE),
     d(".jpg]", IMAGE),
     d(".gif]", IMAGE),

@@ -90,7 +90,7 @@ const DECORATIONS: &[Decoration] = &[
     d(" bytes]", INLINE),
     d("unknown type", INLINE),
     // The extension always stands between `.` and `]`: declared with them, a word
-    // ending in `g` or starting with `b` does not read every image line.
+    // ending in `g` or starting with `n` does not read every image line.
     d(".png]", INLINE),
     d(".jpg]", INLINE),
     d(".gif]", INLINE),
