@@ -37,6 +37,10 @@ struct Home {
     /// builds): this home's index is far below the real one, so every merge would be
     /// a whole one without it.
     floor: std::cell::Cell<Option<u64>>,
+    /// How many bytes of postings a build holds before it writes a segment
+    /// (`SESSIONFS_INDEX_SEGMENT_MEMORY`, debug builds): small, a build of this home
+    /// writes several.
+    segment_memory: std::cell::Cell<Option<usize>>,
 }
 
 impl Home {
@@ -68,6 +72,7 @@ impl Home {
             home,
             cache,
             floor: std::cell::Cell::new(None),
+            segment_memory: std::cell::Cell::new(None),
         }
     }
 
@@ -83,9 +88,13 @@ impl Home {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("SESSIONFS_INDEX_MERGE_FLOOR")
+            .env_remove("SESSIONFS_INDEX_SEGMENT_MEMORY")
             .current_dir(&self.home);
         if let Some(f) = self.floor.get() {
             c.env("SESSIONFS_INDEX_MERGE_FLOOR", f.to_string());
+        }
+        if let Some(n) = self.segment_memory.get() {
+            c.env("SESSIONFS_INDEX_SEGMENT_MEMORY", n.to_string());
         }
         c
     }
@@ -746,6 +755,58 @@ fn appends_merge_only_small_segments_and_dead_bytes_a_whole_merge() {
         .filter(|p| p.extension().is_some_and(|e| e == "six"))
         .count();
     assert_eq!(n, segments_said(&st), "{st}");
+}
+
+/// A build that writes several segments (a first build of a big home writes one per
+/// 96 MiB of postings) publishes them merged into one, so that the first merge due
+/// after it takes only the appends' small segments; searches print what they print
+/// without the index; `kill -9` in that merge, before or after its output is placed,
+/// does no harm.
+#[test]
+fn a_build_written_in_several_segments_is_published_as_one() {
+    let h = Home::new();
+    h.segment_memory.set(Some(1 << 20));
+    let mut c = h.command(&["index"]);
+    c.env("RUST_LOG", "sessionfs=debug");
+    let out = run_command(c);
+    assert!(out.status.success(), "{}", out.stderr);
+    let merged = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("index: merged "))
+        .unwrap_or_else(|| panic!("no merge: {}", out.stderr));
+    let n: usize = merged
+        .split("index: merged ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{merged}"));
+    assert!(n >= 2, "{merged}");
+    // The session files' segments merged into one; their side files (Claude Code's
+    // subagents), indexed by a second refresh, publish one more.
+    let st = h.index(&["--status"]).stdout;
+    assert!(segments_said(&st) <= 2, "{st}\n{}", out.stderr);
+    for p in [
+        &["-c", "error"][..],
+        &["-n", "-i", "READ"],
+        &["-l", "-F", "the"],
+    ] {
+        h.same(p);
+    }
+    let files = one_of_each(&h);
+    for (k, point) in ["merged", "merge-placed"].iter().enumerate() {
+        let word = format!("buildmerge{k}w");
+        let f = &files[k % files.len()];
+        append(f, &line_for(f, &word));
+        assert!(h.index(&["--drop"]).status.success());
+        let mut c = h.command(&["index"]);
+        c.env("SESSIONFS_INDEX_CRASH", point);
+        let died = killed(&run_command(c).status);
+        assert!(died || !cfg!(debug_assertions), "not killed at {point}");
+        h.segment_memory.set(None);
+        no_harm_done(&h, &word, &format!("build killed in its merge at {point}"));
+        h.segment_memory.set(Some(1 << 20));
+    }
 }
 
 /// `sessionfs::search::index::MAX_SEGMENTS`, plus one.
