@@ -209,41 +209,20 @@ pub fn open_beneath(home: &Path, path: &Path) -> io::Result<File> {
 /// [`outside`].
 pub fn check_beneath(home: &Path, path: &Path) -> io::Result<()> {
     let rel = path.strip_prefix(home).map_err(|_| outside(home, path))?;
-    let parts: Vec<&std::ffi::OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect();
     let only_names = rel
         .components()
         .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    let Some((last, dirs)) = parts.split_last().filter(|_| only_names) else {
+    let (Some(last), true) = (rel.file_name(), only_names) else {
         return Err(outside(home, path));
     };
-    let mut dir = open_dir(home)?;
-    for part in dirs {
-        let c = CString::new(part.as_bytes())
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        // SAFETY: valid descriptor and C string; the result is checked.
-        let fd = unsafe {
-            libc::openat(
-                dir.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            let e = io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
-                Some(libc::ELOOP | libc::ENOTDIR) => outside(home, path),
-                _ => e,
-            });
-        }
-        // SAFETY: `fd` was just opened and is owned by nothing else.
-        dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    }
+    // The folders on the way, each opened `O_PATH` with no link followed.
+    let folders = rel.parent().unwrap_or(Path::new(""));
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let dir =
+        open_no_links(open_dir(home)?, folders, flags).map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP | libc::ENOTDIR) => outside(home, path),
+            _ => e,
+        })?;
     let c =
         CString::new(last.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: `libc::stat` is plain data; zero is a valid value of every field.

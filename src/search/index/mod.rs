@@ -177,30 +177,32 @@ pub(crate) fn crash_point(point: &str) {
     let _ = point;
 }
 
+/// A test's setting from the environment variable `name` (debug builds only; release
+/// builds always take `default`).
+fn debug_setting<T: std::str::FromStr>(name: &str, default: T) -> T {
+    #[cfg(debug_assertions)]
+    if let Some(n) =
+        std::env::var_os(name).and_then(|v| v.to_str().and_then(|v| v.parse::<T>().ok()))
+    {
+        return n;
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+    default
+}
+
+/// How many bytes of postings a build holds before it writes them as a segment
+/// ([`build::SEGMENT_MEMORY`]); in debug builds `SESSIONFS_INDEX_SEGMENT_MEMORY`, so
+/// that a test's small home is built in several segments.
+fn segment_memory() -> usize {
+    debug_setting("SESSIONFS_INDEX_SEGMENT_MEMORY", build::SEGMENT_MEMORY)
+}
+
 /// The floor of the merge policy ([`tiers::FLOOR`]); in debug builds,
 /// `SESSIONFS_INDEX_MERGE_FLOOR=BYTES` sets it, so that a test's small index has
 /// segments on both sides of it and makes partial merges.
-/// How many bytes of postings a build holds before it writes them as a segment
-/// ([`build::SEGMENT_MEMORY`]; in debug builds `SESSIONFS_INDEX_SEGMENT_MEMORY`, so
-/// that a test's small home is built in several segments).
-fn segment_memory() -> usize {
-    #[cfg(debug_assertions)]
-    if let Some(v) = std::env::var_os("SESSIONFS_INDEX_SEGMENT_MEMORY")
-        && let Some(n) = v.to_str().and_then(|v| v.parse::<usize>().ok())
-    {
-        return n;
-    }
-    build::SEGMENT_MEMORY
-}
-
 fn merge_floor() -> u64 {
-    #[cfg(debug_assertions)]
-    if let Some(v) = std::env::var_os("SESSIONFS_INDEX_MERGE_FLOOR")
-        && let Some(n) = v.to_str().and_then(|v| v.parse::<u64>().ok())
-    {
-        return n;
-    }
-    tiers::FLOOR
+    debug_setting("SESSIONFS_INDEX_MERGE_FLOOR", tiers::FLOOR)
 }
 
 /// What the index must be told about formats; the search provides it
