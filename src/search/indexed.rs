@@ -66,6 +66,8 @@ const FIRST_TABLE: usize = 9;
 struct Table {
     matches: Vec<&'static str>,
     lacks: Vec<&'static str>,
+    /// A searcher for each of `lacks`, made once (the index asks every line).
+    lacks_finders: Vec<memchr::memmem::Finder<'static>>,
     openers: Vec<usize>,
     longer: Vec<usize>,
 }
@@ -133,6 +135,10 @@ fn table() -> &'static Table {
         longer.sort();
         Table {
             matches,
+            lacks_finders: lacks
+                .iter()
+                .map(|s| memchr::memmem::Finder::new(s.as_bytes()))
+                .collect(),
             lacks,
             openers,
             longer,
@@ -234,7 +240,6 @@ const MIN_PAYLOAD: usize = 64;
 /// The long strings of `line` made of base64 (after a `data:…;base64,` prefix, if
 /// any), without escapes: where payloads may be.
 fn base64_strings(line: &[u8]) -> Vec<Range<usize>> {
-    let b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_');
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(q) = memchr::memchr(b'"', &line[at..]) {
@@ -266,11 +271,31 @@ fn base64_strings(line: &[u8]) -> Vec<Range<usize>> {
         {
             s += c + 8;
         }
-        if end - s >= MIN_PAYLOAD && line[s..end].iter().all(|&c| b64(c)) {
+        if end - s >= MIN_PAYLOAD && all_base64(&line[s..end]) {
             out.push(s..end);
         }
     }
     out
+}
+
+/// Whether every byte of `s` is of either base64 alphabet or `=`. The strings
+/// looked at are images of hundreds of KB, so each run of 64 bytes is checked
+/// whole, without branches (which the compiler turns into vector compares), and
+/// only then is the answer looked at.
+fn all_base64(s: &[u8]) -> bool {
+    s.chunks(64).all(|run| {
+        run.iter().fold(true, |ok, &c| {
+            let letter = (c | 0x20).wrapping_sub(b'a') < 26;
+            let digit = c.wrapping_sub(b'0') < 10;
+            ok & (letter
+                | digit
+                | (c == b'+')
+                | (c == b'/')
+                | (c == b'=')
+                | (c == b'-')
+                | (c == b'_'))
+        })
+    })
 }
 
 impl FormatLines {
@@ -349,7 +374,7 @@ impl LineRules for FormatLines {
         if prefilter::odd_numbers(line) {
             p.push(ODD_NUMBERS as u16);
         }
-        let openers = line.iter().filter(|&&b| b == b'[' || b == b'{').count();
+        let openers = crate::model::core::grep::openers(line);
         // Regular expressions see the newline, as the prefilter's scan of a block does.
         if self.always.holds(line_nl, line, openers) {
             p.push(ALWAYS as u16);
@@ -375,8 +400,8 @@ impl LineRules for FormatLines {
                 p.push(ids[k]);
             }
         }
-        for (k, s) in t.lacks.iter().enumerate() {
-            if memchr::memmem::find(line, s.as_bytes()).is_none() {
+        for (k, f) in t.lacks_finders.iter().enumerate() {
+            if f.find(line).is_none() {
                 p.push((FIRST_TABLE + t.matches.len() + k) as u16);
             }
         }
@@ -775,6 +800,31 @@ pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePla
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_base64_agrees_with_a_byte_at_a_time_check() {
+        let plain = |s: &[u8]| {
+            s.iter()
+                .all(|&c| c.is_ascii_alphanumeric() || b"+/=-_".contains(&c))
+        };
+        for c in 0..=255u8 {
+            assert_eq!(all_base64(&[c]), plain(&[c]), "byte {c}");
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in (0..700).step_by(3) {
+            let mut s: Vec<u8> = (0..len).map(|k| b"QUJDab+/=-_09"[k % 13]).collect();
+            assert!(all_base64(&s));
+            if len > 0 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let at = (seed >> 33) as usize % len;
+                s[at] = [b'"', b'\\', b' ', b'.', 0x80, b'@', b'['][(seed >> 20) as usize % 7];
+                assert_eq!(all_base64(&s), plain(&s), "length {len}, at {at}");
+                assert!(!all_base64(&s));
+            }
+        }
+    }
 
     #[test]
     fn probe_table() {

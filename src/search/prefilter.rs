@@ -648,7 +648,7 @@ impl Prefilter {
         self.lacks.iter().any(|f| f.find(line).is_none())
             || self
                 .openers
-                .is_some_and(|n| line.iter().filter(|&&b| b == b'[' || b == b'{').count() > n)
+                .is_some_and(|n| crate::model::core::grep::openers(line) > n)
             || self.longer.is_some_and(|n| line.len() > n)
             || (self.numbers && odd_numbers(line))
     }
