@@ -143,31 +143,60 @@ impl Pending {
 
     /// Moves the unit into `b`; returns the keys of its blocks.
     pub fn submit(&mut self, b: &mut Builder) -> Vec<u64> {
+        self.seal().add_to(b)
+    }
+
+    /// The unit, ready to be added to a segment: its trigrams sorted, its lines in
+    /// block order. What takes time is done here, so that threads sharing a
+    /// [`Builder`] hold its lock only for [`Sealed::add_to`].
+    pub fn seal(&mut self) -> Sealed {
+        let trigrams = self.ex.take();
         if self.is_empty() {
-            self.ex.take();
+            return Sealed::default();
+        }
+        // Lines in block order, as the builder wants them.
+        self.lines.sort_by_key(|&(blk, p, s, _)| (blk, p, s));
+        self.bytes = 0;
+        Sealed {
+            trigrams,
+            blocks: std::mem::take(&mut self.blocks),
+            lines: std::mem::take(&mut self.lines),
+        }
+    }
+
+    pub fn full(&self) -> bool {
+        self.bytes >= UNIT_TARGET
+    }
+}
+
+/// A unit [`Pending::seal`] made ready for a segment.
+#[derive(Default)]
+pub struct Sealed {
+    trigrams: Vec<u32>,
+    /// (key, start, len) of each block.
+    blocks: Vec<(u64, u64, u64)>,
+    /// (block in `blocks`, probe, start, len), in block order.
+    lines: Vec<(usize, usize, u64, u64)>,
+}
+
+impl Sealed {
+    /// Adds the unit to `b`; returns the keys of its blocks.
+    pub fn add_to(self, b: &mut Builder) -> Vec<u64> {
+        if self.blocks.is_empty() {
             return Vec::new();
         }
-        b.add_unit(&self.ex.take());
+        b.add_unit(&self.trigrams);
         let mut ids = Vec::with_capacity(self.blocks.len());
         let mut keys = Vec::new();
         for &(key, start, len) in &self.blocks {
             ids.push(b.add_block(key, start, len));
             keys.push(key);
         }
-        // Lines in block order, as the builder wants them.
-        self.lines.sort_by_key(|&(blk, p, s, _)| (blk, p, s));
         for &(blk, p, s, l) in &self.lines {
             b.add_line(ids[blk], p, s, l);
         }
-        self.blocks.clear();
-        self.lines.clear();
-        self.bytes = 0;
         keys.dedup();
         keys
-    }
-
-    pub fn full(&self) -> bool {
-        self.bytes >= UNIT_TARGET
     }
 }
 

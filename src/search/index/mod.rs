@@ -1074,9 +1074,10 @@ impl Shared<'_> {
     /// Moves a thread's unit into the segment being built, writing the segment out
     /// when it is big enough.
     fn submit(&self, pend: &mut Pending) {
+        let unit = pend.seal();
         let mut s = self.segs.lock();
         let before = s.builder.memory();
-        let keys = pend.submit(&mut s.builder);
+        let keys = unit.add_to(&mut s.builder);
         let grew = s.builder.memory().saturating_sub(before) as u64;
         let _ = self
             .budget

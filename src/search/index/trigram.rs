@@ -102,6 +102,8 @@ fn may_run_mask(look: &[u8]) -> u64 {
 pub struct Extractor {
     seen: Vec<u64>,
     list: Vec<u32>,
+    /// Room for [`sort_trigrams`].
+    scratch: Vec<u32>,
 }
 
 impl Default for Extractor {
@@ -115,6 +117,7 @@ impl Extractor {
         Extractor {
             seen: vec![0; SPACE / 64],
             list: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -204,8 +207,10 @@ impl Extractor {
         for &t in &self.list {
             self.seen[(t >> 6) as usize] = 0;
         }
-        let mut v = std::mem::take(&mut self.list);
-        v.sort_unstable();
+        // The next unit likely holds about as many.
+        let room = self.list.len();
+        let mut v = std::mem::replace(&mut self.list, Vec::with_capacity(room));
+        sort_trigrams(&mut v, &mut self.scratch);
         v
     }
 
@@ -219,9 +224,60 @@ impl Extractor {
     }
 }
 
+/// Sorts trigrams (values under 2^24): a unit has tens of thousands, which three
+/// passes of counting a byte each (a radix sort) sort in about a third of the time a
+/// comparison sort takes. `tmp` is room reused from one call to the next.
+fn sort_trigrams(v: &mut Vec<u32>, tmp: &mut Vec<u32>) {
+    if v.len() < 1024 {
+        v.sort_unstable();
+        return;
+    }
+    debug_assert!(v.iter().all(|&t| t < 1 << 24));
+    tmp.clear();
+    tmp.resize(v.len(), 0);
+    for shift in [0, 8, 16] {
+        let mut at = [0usize; 256];
+        for &t in v.iter() {
+            at[(t >> shift) as usize & 0xFF] += 1;
+        }
+        let mut sum = 0;
+        for a in at.iter_mut() {
+            let n = *a;
+            *a = sum;
+            sum += n;
+        }
+        for &t in v.iter() {
+            let d = (t >> shift) as usize & 0xFF;
+            tmp[at[d]] = t;
+            at[d] += 1;
+        }
+        std::mem::swap(v, tmp);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trigrams_sorted_as_a_comparison_sort_does() {
+        let mut seed = 0x1234_abcdu64;
+        let mut tmp = Vec::new();
+        for len in [0, 1, 5, 1023, 1024, 1025, 5000, 70_000] {
+            let mut v: Vec<u32> = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (seed >> 40) as u32
+                })
+                .collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            sort_trigrams(&mut v, &mut tmp);
+            assert_eq!(v, want, "{len}");
+        }
+    }
 
     #[test]
     fn the_mask_marks_what_may_run() {
