@@ -168,31 +168,75 @@ struct Building {
     bytes: Vec<u8>,
 }
 
-/// A hasher for trigrams (24-bit keys): one multiplication, not SipHash.
-#[derive(Default, Clone, Copy)]
-pub struct TriHasher(u64);
-
-impl std::hash::Hasher for TriHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+/// The posting lists being built, by trigram: a page of 256 slots for each value of
+/// a trigram's first two bytes (made when first needed), each slot naming its list.
+/// A unit's trigrams come sorted, so one unit's lookups walk the pages in order,
+/// where a hash table would send each to a random place; and the lists come out
+/// sorted by trigram without a sort.
+struct Lists {
+    pages: Vec<Option<Box<[u32; 256]>>>,
+    /// The lists, in the order their trigrams first came; a slot holds an index
+    /// here plus one (0: no list).
+    items: Vec<Building>,
+    /// Pages made.
+    made: usize,
 }
 
-type TriMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<TriHasher>>;
+impl Lists {
+    fn new() -> Lists {
+        Lists {
+            pages: (0..1 << 16).map(|_| None).collect(),
+            items: Vec::new(),
+            made: 0,
+        }
+    }
+
+    /// The list of trigram `t` (under 2^24), made empty if there is none.
+    #[inline]
+    fn get(&mut self, t: u32) -> &mut Building {
+        let page = self.pages[(t >> 8) as usize].get_or_insert_with(|| {
+            self.made += 1;
+            Box::new([0; 256])
+        });
+        let slot = &mut page[(t & 0xFF) as usize];
+        if *slot == 0 {
+            self.items.push(Building::default());
+            *slot = self.items.len() as u32;
+        }
+        &mut self.items[*slot as usize - 1]
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Memory the pages take.
+    fn page_bytes(&self) -> usize {
+        self.pages.len() * 8 + self.made * 1024
+    }
+
+    /// The lists with their trigrams, sorted by trigram.
+    fn into_sorted(self) -> Vec<(u32, Building)> {
+        let mut items: Vec<Option<Building>> = self.items.into_iter().map(Some).collect();
+        let mut out = Vec::with_capacity(items.len());
+        for (p, page) in self.pages.iter().enumerate() {
+            let Some(page) = page else { continue };
+            for (k, &slot) in page.iter().enumerate() {
+                if slot != 0 {
+                    let l = items[slot as usize - 1].take().expect("one slot per list");
+                    out.push((((p << 8) | k) as u32, l));
+                }
+            }
+        }
+        out
+    }
+}
 
 /// A segment being built in memory, then written once ([`Builder::write`]).
 pub struct Builder {
     blocks: Vec<BlockRec>,
     nunits: u32,
-    lists: TriMap<Building>,
+    lists: Lists,
     probes: Vec<Vec<LineRec>>,
     postings: usize,
     /// Bytes of the lists' encodings.
@@ -206,7 +250,7 @@ impl Builder {
         Builder {
             blocks: Vec::new(),
             nunits: 0,
-            lists: TriMap::default(),
+            lists: Lists::new(),
             probes: vec![Vec::new(); nprobes],
             postings: 0,
             list_bytes: 0,
@@ -219,7 +263,7 @@ impl Builder {
         let u = self.nunits;
         self.nunits += 1;
         for &t in trigrams {
-            let l = self.lists.entry(t).or_default();
+            let l = self.lists.get(t);
             let d = u - l.last.map_or(0, |p| p + 1);
             let before = l.bytes.len();
             put_varint(&mut l.bytes, u64::from(d));
@@ -252,7 +296,11 @@ impl Builder {
 
     /// About how much memory the builder holds.
     pub fn memory(&self) -> usize {
-        self.lists.len() * 64 + self.list_bytes * 2 + self.blocks.len() * BLOCK + self.lines * 24
+        self.lists.len() * 64
+            + self.lists.page_bytes()
+            + self.list_bytes * 2
+            + self.blocks.len() * BLOCK
+            + self.lines * 24
     }
 
     pub fn is_empty(&self) -> bool {
@@ -265,8 +313,7 @@ impl Builder {
 
     /// Writes the segment to `path` (created); returns its length.
     pub fn write(self, path: &Path) -> io::Result<u64> {
-        let mut lists: Vec<(u32, Building)> = self.lists.into_iter().collect();
-        lists.sort_unstable_by_key(|(t, _)| *t);
+        let lists = self.lists.into_sorted();
         let mut w = Writer::create(path, &self.blocks, self.nunits, &self.probes)?;
         for (t, mut l) in lists {
             let c = hash(&l.bytes) as u32;
