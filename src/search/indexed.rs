@@ -285,15 +285,7 @@ fn base64_strings(line: &[u8]) -> Vec<Range<usize>> {
 fn all_base64(s: &[u8]) -> bool {
     s.chunks(64).all(|run| {
         run.iter().fold(true, |ok, &c| {
-            let letter = (c | 0x20).wrapping_sub(b'a') < 26;
-            let digit = c.wrapping_sub(b'0') < 10;
-            ok & (letter
-                | digit
-                | (c == b'+')
-                | (c == b'/')
-                | (c == b'=')
-                | (c == b'-')
-                | (c == b'_'))
+            ok & (crate::model::core::base64::in_alphabet(c) | (c == b'='))
         })
     })
 }

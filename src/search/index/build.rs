@@ -141,11 +141,6 @@ impl Pending {
         self.lines.push((self.blocks.len() - 1, HUGE, start, len));
     }
 
-    /// Moves the unit into `b`; returns the keys of its blocks.
-    pub fn submit(&mut self, b: &mut Builder) -> Vec<u64> {
-        self.seal().add_to(b)
-    }
-
     /// The unit, ready to be added to a segment: its trigrams sorted, its lines in
     /// block order. What takes time is done here, so that threads sharing a
     /// [`Builder`] hold its lock only for [`Sealed::add_to`].
@@ -354,12 +349,12 @@ mod tests {
             &mut h,
             &mut pend,
             &mut |p| {
-                p.submit(&mut Builder::new(2));
+                p.seal().add_to(&mut Builder::new(2));
             },
         )
         .unwrap();
         assert_eq!(end, text.len() as u64);
-        assert_eq!(pend.submit(&mut b), vec![5]);
+        assert_eq!(pend.seal().add_to(&mut b), vec![5]);
         let s = d.path().join("s");
         let n = b.write(&s).unwrap();
         let mut seg = Segment::open(&s, n).unwrap();

@@ -685,12 +685,7 @@ impl Index {
         // now costs the refresh a pass over what it has just written.
         if new_segs.len() >= 2 {
             let run: Vec<usize> = (m.segments.len() - new_segs.len()..m.segments.len()).collect();
-            let live: HashSet<u64> = m
-                .entries
-                .iter()
-                .filter(|e| e.id != 0)
-                .map(|e| e.id)
-                .collect();
+            let live = m.live_keys();
             let inputs = run
                 .iter()
                 .map(|&k| {
@@ -742,12 +737,7 @@ impl Index {
         m.entries.retain(|e| {
             std::fs::metadata(&e.path).is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)
         });
-        let live: HashSet<u64> = m
-            .entries
-            .iter()
-            .filter(|e| e.id != 0)
-            .map(|e| e.id)
-            .collect();
+        let live = m.live_keys();
         // Every segment's block table (what a query reads of each): how much of it
         // indexes bytes no entry names any more.
         let mut opened = Vec::with_capacity(m.segments.len());

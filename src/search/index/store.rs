@@ -31,7 +31,7 @@
 
 use super::segment::damaged;
 use crate::model::core::input;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -101,6 +101,15 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The keys of blocks some entry names: a merge leaves out the others.
+    pub fn live_keys(&self) -> HashSet<u64> {
+        self.entries
+            .iter()
+            .filter(|e| e.id != 0)
+            .map(|e| e.id)
+            .collect()
+    }
+
     /// An empty manifest for `fingerprint`.
     pub fn empty(fingerprint: u64) -> Manifest {
         Manifest {

@@ -62,8 +62,11 @@ fn run_unit(b: &[u8]) -> usize {
 /// [`FOLDED_ONTO_ASCII`] (a test checks these are all of them).
 #[inline(always)]
 fn may_run(b: u8) -> bool {
-    printable(b) | (b == 0xC5) | (b == 0xBF) | (b == 0xE2) | (b == 0x84) | (b == 0xAA)
+    printable(b) | FOLDED_BYTES.iter().fold(false, |m, &f| m | (b == f))
 }
+
+/// Every byte of the letters of [`FOLDED_ONTO_ASCII`].
+const FOLDED_BYTES: [u8; 5] = [0xC5, 0xBF, 0xE2, 0x84, 0xAA];
 
 /// Bit k set when `may_run(look[k])`, for up to 64 bytes: 16 at a time with SSE2
 /// compares (part of every x86-64), the rest one by one.
@@ -83,7 +86,7 @@ fn may_run_mask(look: &[u8]) -> u64 {
                 _mm_cmpgt_epi8(v, _mm_set1_epi8(0x1F)),
                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F)),
             );
-            for f in [0xC5u8, 0xBF, 0xE2, 0x84, 0xAA] {
+            for f in FOLDED_BYTES {
                 hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(f as i8)));
             }
             _mm_movemask_epi8(hit)
