@@ -333,6 +333,86 @@ fn a_rewrite_in_place_is_never_answered_from_old_postings() {
     assert!(!h.same(&["-l", &changed]).stdout.is_empty());
 }
 
+/// What the listers read of a file's head (a Codex page's `session_meta`, which names
+/// its thread's project) is kept between searches (`core::memo`), and never used for
+/// a file that changed since: a `cwd` rewritten in place, same size and the mtime set
+/// back, moves the thread to its new project at the next search; a damaged memo is
+/// ignored.
+#[test]
+fn remembered_heads_follow_their_files() {
+    let h = Home::new();
+    let day = h.home.join(".codex/sessions/2026/12/01");
+    let mut pages: Vec<PathBuf> = fs::read_dir(&day)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pages.sort();
+    let page = &pages[0];
+    let stem = page.file_stem().unwrap().to_string_lossy().into_owned();
+    // `rollout-TIME-THREAD`: the thread's id is a UUID.
+    let thread = stem[stem.len() - 36..].to_string();
+    let text = fs::read(page).unwrap();
+    let at = find(&text, b"\"cwd\":\"").expect("a cwd") + 7;
+    let len = text[at..].iter().position(|&c| c == b'"').unwrap();
+    let cwd = String::from_utf8(text[at..at + len].to_vec()).unwrap();
+    let mut moved = cwd.clone();
+    let last = if cwd.ends_with('z') { "y" } else { "z" };
+    moved.replace_range(cwd.len() - 1.., last);
+    let project = |c: &str| c.replace(['/', '.'], "-");
+    let codex = h.home.join(".codex");
+    let listed = |c: &str| {
+        let out = h.grep(&["-l", "", codex.to_str().unwrap()]);
+        let want = format!("{}/{thread}/", project(c));
+        out.stdout.lines().any(|l| l.starts_with(&want))
+    };
+    // Past the racy margin of the copy, so that the search keeps the head it reads.
+    let settled = {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(page).unwrap();
+        std::time::UNIX_EPOCH
+            + std::time::Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
+            + std::time::Duration::from_millis(3100)
+    };
+    assert!(wait_until(std::time::Duration::from_secs(20), || {
+        std::time::SystemTime::now() > settled
+    }));
+    assert!(listed(&cwd), "{thread} under {cwd}");
+    let memo = h.cache.join("sessionfs/heads-1");
+    assert!(memo.is_file(), "the heads read are kept");
+    // What the caches hold of someone's sessions is theirs alone.
+    let mode = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&h.cache.join("sessionfs")), 0o700);
+    assert_eq!(mode(&h.index_dir()), 0o700);
+    assert_eq!(mode(&memo), 0o600);
+    // Read from the memo now.
+    assert!(listed(&cwd));
+    let before = fs::metadata(page).unwrap();
+    let mut b = text.clone();
+    b[at..at + len].copy_from_slice(moved.as_bytes());
+    fs::write(page, &b).unwrap();
+    OpenOptions::new()
+        .write(true)
+        .open(page)
+        .unwrap()
+        .set_modified(before.modified().unwrap())
+        .unwrap();
+    assert_eq!(fs::metadata(page).unwrap().len(), before.len());
+    assert!(listed(&moved), "{thread} moved to {moved}");
+    assert!(!listed(&cwd), "{thread} still under {cwd}");
+    // A memo that is garbage, or cut short, is not trusted.
+    let whole = fs::read(&memo).unwrap();
+    let plain = h.grep_plain(&["-l", "", codex.to_str().unwrap()]);
+    for bad in [b"garbage".to_vec(), whole[..whole.len() / 2].to_vec()] {
+        fs::write(&memo, &bad).unwrap();
+        let out = h.grep(&["-l", "", codex.to_str().unwrap()]);
+        assert_eq!(out.stdout, plain.stdout);
+        assert_eq!(out.status.code(), plain.status.code());
+    }
+}
+
 #[test]
 fn replaced_truncated_and_deleted_files() {
     let h = Home::new();

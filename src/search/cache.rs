@@ -259,7 +259,7 @@ impl Cache {
     }
 
     fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        fs::create_dir_all(&self.dir)?;
+        crate::model::core::memo::private_dir(&self.dir)?;
         let tmp = self.dir.join(format!(
             ".tmp-{}-{:x}",
             std::process::id(),

@@ -643,23 +643,31 @@ impl Planned {
     }
 }
 
-/// The index's plans for a search of `jobs`, after bringing the index up to date for
-/// them (`None` without an index: `SESSIONFS_CACHE=off` or `SESSIONFS_INDEX=off`).
-pub fn prepare(
-    jobs: &[Job],
-    search: &Search,
-    using: &super::IndexUse,
-    threads: usize,
-    progress: Option<&index::Progress>,
-) -> Option<Planned> {
+/// The index a search uses, as it is now (`None` without an index:
+/// `SESSIONFS_CACHE=off` or `SESSIONFS_INDEX=off`): its manifest read, nothing
+/// verified yet. It does not depend on the files searched, so the search opens it
+/// while it lists them.
+pub fn open(using: &super::IndexUse) -> Option<Index> {
     let store = match using {
         super::IndexUse::Off => return None,
         super::IndexUse::FromEnv if !wanted() => return None,
         super::IndexUse::FromEnv => Store::from_env()?,
         super::IndexUse::At(dir) => Store::at(dir.clone()),
     };
+    Some(Index::open(store, SearchFormats::get().fingerprint()))
+}
+
+/// The index's plans for a search of `jobs`, after bringing the index `ix` ([`open`])
+/// up to date for them (`None` without an index).
+pub fn prepare(
+    jobs: &[Job],
+    search: &Search,
+    ix: Option<Index>,
+    threads: usize,
+    progress: Option<&index::Progress>,
+) -> Option<Planned> {
+    let mut ix = ix?;
     let formats = SearchFormats::get();
-    let mut ix = Index::open(store, formats.fingerprint());
     let opts = Options {
         wait: false,
         cap: cap(),
@@ -909,10 +917,12 @@ pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::pro
         None
     };
     (crate::model::agents::SEARCH.begin)();
+    super::walk::remember_heads();
     let (jobs, problems) = match &agents {
         Some(a) => super::walk::agent_jobs(a),
         None => super::walk::jobs(paths),
     };
+    crate::model::core::memo::save();
     for p in &problems {
         eprintln!("sessionfs: {}", p.why);
     }

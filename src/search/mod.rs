@@ -220,20 +220,6 @@ fn run_inner(
     } else {
         Mode::Lines
     };
-    let prefilters = rules::all()
-        .iter()
-        .map(|r| {
-            (
-                r.name,
-                Prefilter::new(
-                    &pattern.required,
-                    r,
-                    pattern.ignore_case,
-                    mode == Mode::Count,
-                ),
-            )
-        })
-        .collect();
     let mut search = Search {
         pattern,
         mode,
@@ -243,18 +229,49 @@ fn run_inner(
             line_numbers: opts.line_numbers,
         },
         sessions: opts.sessions,
-        prefilters,
+        prefilters: Vec::new(),
         scans: Default::default(),
         plans: None,
     };
     // A search takes the files as they are when it starts (each Codex home is listed
     // once, not once per thread opened).
     (crate::model::agents::SEARCH.begin)();
+    walk::remember_heads();
     let t0 = std::time::Instant::now();
-    let (jobs, problems) = match &agents {
-        Some(a) => walk::agent_jobs(a),
-        None => walk::jobs(&opts.paths),
-    };
+    // While the files are listed: the prefilters made (a regex or two per format) and
+    // the index's manifest read, which do not depend on them.
+    let ((jobs, problems), prefilters, ix) = std::thread::scope(|s| {
+        let pattern = &search.pattern;
+        let prefilters = s.spawn(move || {
+            rules::all()
+                .iter()
+                .map(|r| {
+                    (
+                        r.name,
+                        Prefilter::new(
+                            &pattern.required,
+                            r,
+                            pattern.ignore_case,
+                            mode == Mode::Count,
+                        ),
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
+        let ix = s.spawn(|| indexed::open(&opts.index));
+        let listed = match &agents {
+            Some(a) => walk::agent_jobs(a),
+            None => walk::jobs(&opts.paths),
+        };
+        (
+            listed,
+            prefilters
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            ix.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        )
+    });
+    search.prefilters = prefilters;
     log::debug!("walk: {} jobs in {:?}", jobs.len(), t0.elapsed());
     // Nothing to search is not "no match": say so, as `mount` does.
     for w in empty_folders(agents.as_deref(), &opts.paths) {
@@ -272,13 +289,14 @@ fn run_inner(
     // The index: brought up to date for these files, then asked what to read.
     let t1 = std::time::Instant::now();
     search.plans = progress::showing("indexing", |p| {
-        indexed::prepare(&jobs, &search, &opts.index, threads, Some(p))
+        indexed::prepare(&jobs, &search, ix, threads, Some(p))
     });
     log::debug!("index: plans in {:?}", t1.elapsed());
     let t2 = std::time::Instant::now();
     let (matched, errors) =
         search_all(&jobs, &search, threads, opts.json, out, err, on_write_error);
     log::debug!("search: {:?}", t2.elapsed());
+    crate::model::core::memo::save();
     Ok(if trouble || errors {
         TROUBLE
     } else if matched {

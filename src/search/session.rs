@@ -270,6 +270,7 @@ impl OrOwner for Vec<u32> {
 
 /// Opens a session file for searching: the format seam.
 pub fn open(path: &Path) -> Result<Box<dyn Searchable>, LoadError> {
+    log::trace!("opening {}", path.display());
     Ok(Box::new(Session::open(path)?))
 }
 

@@ -84,6 +84,15 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
     (jobs, problems)
 }
 
+/// Keeps what the agents' listers read of files' heads between searches
+/// (`core::memo`), in the cache directory, unless `SESSIONFS_CACHE=off`; the caller
+/// saves it (`core::memo::save`) once done.
+pub fn remember_heads() {
+    if let Some(dir) = super::cache::base_dir_from_env() {
+        crate::model::core::memo::enable(dir.join(crate::model::core::memo::FILE_NAME));
+    }
+}
+
 /// The jobs for every agent's sessions directory (`sessions_dir::agents`), each hit's
 /// path starting with the agent's folder (`pi/`, `claude/`), as in a mount of every
 /// agent.

@@ -28,7 +28,7 @@ pub const MAX_META: u64 = 4 << 20;
 const MAX_BASE: u64 = 64 << 20;
 
 /// What a page's first line says.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PageHead {
     /// `payload.cwd` of a `session_meta` line ([`cwd_in`]), for a line shorter than
     /// [`MAX_META`].
@@ -82,7 +82,9 @@ impl PageHead {
 }
 
 /// [`PageHead::read`], once per page while the files are taken as they are
-/// (`files::list_once`); read each time otherwise (a mount sees files change).
+/// (`files::list_once`), and then from the memo of heads when the page has not
+/// changed since an earlier search read it (`core::memo`); read each time otherwise
+/// (a mount sees files change).
 pub fn head(path: &Path) -> Arc<PageHead> {
     type Heads = Mutex<HashMap<PathBuf, Arc<PageHead>>>;
     static HEADS: OnceLock<Heads> = OnceLock::new();
@@ -94,7 +96,13 @@ pub fn head(path: &Path) -> Arc<PageHead> {
     if let Some(h) = lock().get(path) {
         return h.clone();
     }
-    let h = Arc::new(PageHead::read(path));
+    // Kept between searches while the page is as it was (`core::memo`): the head is
+    // the page's first line's, and its name's.
+    let h = Arc::new(crate::model::core::memo::get(
+        "codex-page-head",
+        path,
+        || PageHead::read(path),
+    ));
     lock().insert(path.to_path_buf(), h.clone());
     h
 }

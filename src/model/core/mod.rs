@@ -12,7 +12,8 @@
 //! * [`input`] is what sessionfs agrees to read; [`check`] what it reports; [`tree`]
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`catalog`] is how an agent that lays its files out otherwise than one file per
-//!   session in project folders lists its sessions; [`grep`] is what an agent tells
+//!   session in project folders lists its sessions, and [`memo`] keeps what a lister
+//!   read of a file's head between processes; [`grep`] is what an agent tells
 //!   `sessionfs grep` about its formats; [`structure`] finds a JSON line's strings and
 //!   braces 64 bytes at a time (for a map of a big file's ids).
 //! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
@@ -176,6 +177,7 @@ pub mod input;
 pub mod js;
 pub mod json_view;
 pub mod kind;
+pub mod memo;
 pub mod problem;
 pub mod reply;
 pub mod scan;

@@ -110,7 +110,7 @@ pub fn session_name(id: &str) -> OsString {
 }
 
 /// What a session file's first lines say.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Head {
     pub session_id: Option<String>,
     pub kind: Option<String>,
@@ -199,7 +199,8 @@ impl Scanner {
         {
             return h.clone();
         }
-        let h = head(path);
+        // Kept between searches while the file is as it was (`core::memo`).
+        let h = crate::model::core::memo::get("gemini-head", path, || head(path));
         self.heads
             .lock()
             .insert(path.to_path_buf(), (sig.0, sig.1, h.clone()));

@@ -416,14 +416,18 @@ impl Index {
         // Look at every file; keep those needing work.
         let mut work: Vec<Work> = Vec::new();
         let mut seen = HashSet::new();
-        for p in files {
-            let Ok(md) = std::fs::metadata(p) else {
+        // The `stat`s (a path lookup each, most of the time of a refresh that finds
+        // everything fresh) on the search's threads.
+        let stats = crate::search::walk::par_map(files, opts.threads, |p| {
+            std::fs::metadata(p)
+                .ok()
+                .filter(|md| md.is_file())
+                .map(|md| Stat::of(&md))
+        });
+        for (p, st) in files.iter().zip(stats) {
+            let Some(st) = st else {
                 continue;
             };
-            if !md.is_file() {
-                continue;
-            }
-            let st = Stat::of(&md);
             self.seen.insert(p.clone(), st);
             if !seen.insert((st.dev, st.ino)) {
                 continue;
@@ -897,9 +901,16 @@ impl Index {
                             }
                         }
                         query::Units::Some(us) => {
-                            for b in seg.blocks.iter().filter(|b| ok(b.key)) {
-                                if us.binary_search(&b.unit).is_ok() {
-                                    out.push((b.key, b.start, b.start + b.len));
+                            // Blocks are in unit order: each candidate unit's blocks
+                            // are found by bisection, not by a pass over every block
+                            // (a rare word's handful of units among tens of thousands).
+                            let mut lo = 0;
+                            for &u in us {
+                                lo += seg.blocks[lo..].partition_point(|b| b.unit < u);
+                                for b in seg.blocks[lo..].iter().take_while(|b| b.unit == u) {
+                                    if ok(b.key) {
+                                        out.push((b.key, b.start, b.start + b.len));
+                                    }
                                 }
                             }
                         }

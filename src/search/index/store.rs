@@ -335,7 +335,9 @@ impl Store {
     /// Takes the writers' lock: waiting for it with `wait`, else `None` when another
     /// process holds it.
     pub fn lock(&self, wait: bool) -> io::Result<Option<Lock>> {
-        fs::create_dir_all(&self.dir)?;
+        // Its owner's alone: the manifest names the sessions, the segments hold
+        // their words.
+        crate::model::core::memo::private_dir(&self.dir)?;
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
