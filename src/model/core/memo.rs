@@ -53,6 +53,8 @@ use std::sync::OnceLock;
 pub const RACY: (i64, i64) = (3, 0);
 /// The most heads kept.
 pub const MAX_RECORDS: usize = 200_000;
+/// The longest memo file read.
+const MAX_FILE: u64 = 256 << 20;
 /// The start of the file; a new layout gets a new one.
 const MAGIC: &[u8; 8] = b"SFSMEMO1";
 /// The memo file's name in the cache directory.
@@ -160,8 +162,7 @@ impl Memo {
     fn state(&self) -> &Mutex<State> {
         self.state.get_or_init(|| {
             Mutex::new(State {
-                records: fs::read(&self.file)
-                    .ok()
+                records: read_file(&self.file)
                     .and_then(|b| decode(&b, self.program))
                     .unwrap_or_default(),
                 dirty: false,
@@ -258,6 +259,19 @@ impl Memo {
         };
         let _ = write_whole(&self.file, &bytes);
     }
+}
+
+/// The memo file's bytes, through the core's opener (a regular file only, never
+/// blocking), at most [`MAX_FILE`] of them (a longer file fails its checksum).
+fn read_file(file: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut b = Vec::new();
+    super::input::open_regular(file)
+        .ok()?
+        .take(MAX_FILE)
+        .read_to_end(&mut b)
+        .ok()?;
+    Some(b)
 }
 
 /// Makes `dir` (a cache's folder, and the folders above it it creates) readable by
