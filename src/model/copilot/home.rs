@@ -318,22 +318,31 @@ impl Scanner {
 
 /// A session folder's project directory: `workspace.yaml`'s `cwd`, else the `cwd` of its
 /// `session.start` line, else empty.
+/// Each file's reading is kept between searches while the file is as it was
+/// (`core::memo`).
 pub fn session_cwd(dir: &Path) -> String {
-    if let Some(c) = read_workspace(dir)
-        .as_ref()
-        .and_then(|w| w.get("cwd"))
-        .filter(|c| !c.is_empty())
-    {
-        return c.to_string();
+    use crate::model::core::memo;
+    let workspace: Option<String> =
+        memo::get("copilot-workspace-cwd", &dir.join(WORKSPACE), || {
+            read_workspace(dir)
+                .as_ref()
+                .and_then(|w| w.get("cwd"))
+                .map(|c| c.to_string())
+        });
+    if let Some(c) = workspace.filter(|c| !c.is_empty()) {
+        return c;
     }
-    first_line(&dir.join(EVENTS), 64 << 10)
-        .and_then(|l| serde_json::from_slice::<serde_json::Value>(&l).ok())
-        .and_then(|v| {
-            v.pointer("/data/context/cwd")
-                .and_then(|c| c.as_str())
-                .map(str::to_string)
-        })
-        .unwrap_or_default()
+    let events = dir.join(EVENTS);
+    memo::get("copilot-start-cwd", &events, || {
+        first_line(&events, 64 << 10)
+            .and_then(|l| serde_json::from_slice::<serde_json::Value>(&l).ok())
+            .and_then(|v| {
+                v.pointer("/data/context/cwd")
+                    .and_then(|c| c.as_str())
+                    .map(str::to_string)
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// The first line of a file (without its `\n`), when it ends within `max` bytes.

@@ -214,6 +214,7 @@ impl Scanner {
             ..Catalog::default()
         };
         let home = root.parent().unwrap_or(root);
+        let projects = super::files::Projects::read(home);
         let mut slugs: Vec<PathBuf> = fs::read_dir(root)?.flatten().map(|e| e.path()).collect();
         slugs.sort();
         for slug_dir in slugs {
@@ -227,7 +228,7 @@ impl Scanner {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            let project = match super::files::project_of(home, &slug) {
+            let project = match projects.project_of(home, &slug) {
                 Some(p) => project_name(&p),
                 // A folder's own name, its control characters escaped.
                 None => {

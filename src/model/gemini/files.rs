@@ -34,28 +34,52 @@ pub fn home_of(path: &Path) -> Option<(PathBuf, String)> {
 /// The project folder of slug `slug` of the CLI folder `home`: from `projects.json`
 /// (the path that maps to it), else `tmp/<slug>/.project_root`.
 pub fn project_of(home: &Path, slug: &str) -> Option<String> {
-    use crate::model::core::input::read_beneath;
-    // Both files are opened inside the CLI folder, bounded: a link out of it or a
-    // FIFO in its place is not followed.
-    if let Ok(b) = read_beneath(home, &home.join("projects.json"), 64 << 20)
-        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b)
-        && let Some(p) = v.get("projects").and_then(|p| p.as_object())
-    {
-        // The last key that maps to it, as a JavaScript object lookup would find it
-        // last when written twice.
-        if let Some((k, _)) = p.iter().rev().find(|(_, s)| s.as_str() == Some(slug)) {
+    Projects::read(home).project_of(home, slug)
+}
+
+/// `projects.json` of a CLI folder, read once for a listing of all its projects (read
+/// again for each, a listing of n projects read it n times).
+#[derive(Debug, Default)]
+pub struct Projects {
+    /// Slug → the last project path that maps to it (as a JavaScript object lookup
+    /// finds a key written twice: last).
+    by_slug: std::collections::HashMap<String, String>,
+}
+
+impl Projects {
+    pub fn read(home: &Path) -> Projects {
+        use crate::model::core::input::read_beneath;
+        let mut by_slug = std::collections::HashMap::new();
+        // Opened inside the CLI folder, bounded: a link out of it or a FIFO in its
+        // place is not followed.
+        if let Ok(b) = read_beneath(home, &home.join("projects.json"), 64 << 20)
+            && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b)
+            && let Some(p) = v.get("projects").and_then(|p| p.as_object())
+        {
+            for (k, s) in p {
+                if let Some(s) = s.as_str() {
+                    by_slug.insert(s.to_string(), k.clone());
+                }
+            }
+        }
+        Projects { by_slug }
+    }
+
+    /// [`project_of`], with this `projects.json`.
+    pub fn project_of(&self, home: &Path, slug: &str) -> Option<String> {
+        if let Some(k) = self.by_slug.get(slug) {
             return Some(k.clone());
         }
+        let root = crate::model::core::input::read_beneath(
+            home,
+            &home.join("tmp").join(slug).join(".project_root"),
+            1 << 20,
+        )
+        .ok()?;
+        let root = String::from_utf8(root).ok()?;
+        let root = root.trim();
+        (!root.is_empty()).then(|| root.to_string())
     }
-    let root = read_beneath(
-        home,
-        &home.join("tmp").join(slug).join(".project_root"),
-        1 << 20,
-    )
-    .ok()?;
-    let root = String::from_utf8(root).ok()?;
-    let root = root.trim();
-    (!root.is_empty()).then(|| root.to_string())
 }
 
 /// The folder of the subagents of session `sid` whose file is `path`:
