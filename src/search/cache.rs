@@ -5,9 +5,11 @@
 //! them, keyed by the file, checked, bounded and safe against crashes.
 //!
 //! Building the map costs a structural pass over every byte of the file; loading it
-//! costs reading a few MB (about 28 bytes a line) and checking them. Only files of
-//! at least [`MIN_SIZE`] are cached: below that the pass costs less than the trip to
-//! the cache.
+//! costs reading about 28 bytes a line and checking them. Only files of at least
+//! [`MIN_SIZE`] are cached: below that the pass costs about what the trip to the
+//! cache does. (At 8 MiB, an identifier found in 96 Pi sessions of 0.1 to 51 MB,
+//! 4.5 MB the median, rebuilt the maps of all but the biggest at every search: 1 MiB
+//! took the search's CPU from 0.61 to 0.52 s.)
 //!
 //! # Why a cached map is never used for a file that changed
 //!
@@ -52,7 +54,7 @@ use std::sync::OnceLock;
 use std::time::SystemTime;
 
 /// Files smaller than this are not cached.
-pub const MIN_SIZE: u64 = 8 << 20;
+pub const MIN_SIZE: u64 = 1 << 20;
 /// The cache directory's bound.
 pub const MAX_BYTES: u64 = 256 << 20;
 /// The start of every cache file; a new layout gets a new one.
