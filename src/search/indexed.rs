@@ -919,7 +919,7 @@ pub fn run_index(paths: &[PathBuf], mode: IndexMode, threads: usize) -> std::pro
     (crate::model::agents::SEARCH.begin)();
     super::walk::remember_heads();
     let (jobs, problems) = match &agents {
-        Some(a) => super::walk::agent_jobs(a),
+        Some(a) => super::walk::agent_jobs(a, threads),
         None => super::walk::jobs(paths),
     };
     crate::model::core::memo::save();

@@ -237,40 +237,51 @@ fn run_inner(
     // once, not once per thread opened).
     (crate::model::agents::SEARCH.begin)();
     walk::remember_heads();
+    // `--threads`: every phase's threads, the listing's included.
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     let t0 = std::time::Instant::now();
+    let pattern = &search.pattern;
+    let make_prefilters = move || {
+        rules::all()
+            .iter()
+            .map(|r| {
+                (
+                    r.name,
+                    Prefilter::new(
+                        &pattern.required,
+                        r,
+                        pattern.ignore_case,
+                        mode == Mode::Count,
+                    ),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let list = || match &agents {
+        Some(a) => walk::agent_jobs(a, opts.threads),
+        None => walk::jobs(&opts.paths),
+    };
     // While the files are listed: the prefilters made (a regex or two per format) and
     // the index's manifest read, which do not depend on them.
-    let ((jobs, problems), prefilters, ix) = std::thread::scope(|s| {
-        let pattern = &search.pattern;
-        let prefilters = s.spawn(move || {
-            rules::all()
-                .iter()
-                .map(|r| {
-                    (
-                        r.name,
-                        Prefilter::new(
-                            &pattern.required,
-                            r,
-                            pattern.ignore_case,
-                            mode == Mode::Count,
-                        ),
-                    )
-                })
-                .collect::<Vec<_>>()
-        });
-        let ix = s.spawn(|| indexed::open(&opts.index));
-        let listed = match &agents {
-            Some(a) => walk::agent_jobs(a),
-            None => walk::jobs(&opts.paths),
-        };
-        (
-            listed,
-            prefilters
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            ix.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-        )
-    });
+    let ((jobs, problems), prefilters, ix) = if threads == 1 {
+        (list(), make_prefilters(), indexed::open(&opts.index))
+    } else {
+        std::thread::scope(|s| {
+            let prefilters = s.spawn(make_prefilters);
+            let ix = s.spawn(|| indexed::open(&opts.index));
+            let listed = list();
+            (
+                listed,
+                prefilters
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                ix.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            )
+        })
+    };
     search.prefilters = prefilters;
     log::debug!("walk: {} jobs in {:?}", jobs.len(), t0.elapsed());
     // Nothing to search is not "no match": say so, as `mount` does.
@@ -282,10 +293,6 @@ fn run_inner(
         let _ = writeln!(err, "sessionfs: {}", p.why);
         trouble = true;
     }
-    let threads = match opts.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
     // The index: brought up to date for these files, then asked what to read.
     let t1 = std::time::Instant::now();
     search.plans = progress::showing("indexing", |p| {

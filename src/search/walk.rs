@@ -95,12 +95,16 @@ pub fn remember_heads() {
 
 /// The jobs for every agent's sessions directory (`sessions_dir::agents`), each hit's
 /// path starting with the agent's folder (`pi/`, `claude/`), as in a mount of every
-/// agent.
-pub fn agent_jobs(agents: &[(&'static str, PathBuf)]) -> (Vec<Job>, Vec<Problem>) {
-    // Each agent's folder on a thread of its own: listing is system calls and small
-    // reads (a Codex rollout's first line), and the agents' folders are apart.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let each = par_map(agents, threads.max(agents.len()), |(folder, dir)| {
+/// agent; on at most `threads` threads (`--threads`; 0: one per agent).
+pub fn agent_jobs(agents: &[(&'static str, PathBuf)], threads: usize) -> (Vec<Job>, Vec<Problem>) {
+    // By default each agent's folder on a thread of its own, more than the CPUs:
+    // listing is system calls and small reads (a Codex rollout's first line), which
+    // wait on the kernel, and the agents' folders are apart.
+    let threads = match threads {
+        0 => agents.len(),
+        n => n.min(agents.len()),
+    };
+    let each = par_map(agents, threads, |(folder, dir)| {
         let mut jobs = Vec::new();
         let mut problems = Vec::new();
         dir_jobs(dir, folder.as_bytes(), &mut jobs, &mut problems);
