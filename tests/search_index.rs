@@ -387,6 +387,15 @@ fn remembered_heads_follow_their_files() {
     assert_eq!(mode(&h.cache.join("sessionfs")), 0o700);
     assert_eq!(mode(&h.index_dir()), 0o700);
     assert_eq!(mode(&memo), 0o600);
+    // One made before, open to all: closed by the next search, even one that writes
+    // nothing.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let base = h.cache.join("sessionfs");
+        fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(listed(&cwd));
+        assert_eq!(mode(&base), 0o700);
+    }
     // Read from the memo now.
     assert!(listed(&cwd));
     let before = fs::metadata(page).unwrap();

@@ -88,8 +88,14 @@ pub fn jobs(args: &[PathBuf]) -> (Vec<Job>, Vec<Problem>) {
 /// (`core::memo`), in the cache directory, unless `SESSIONFS_CACHE=off`; the caller
 /// saves it (`core::memo::save`) once done.
 pub fn remember_heads() {
+    use crate::model::core::memo;
     if let Some(dir) = super::cache::base_dir_from_env() {
-        crate::model::core::memo::enable(dir.join(crate::model::core::memo::FILE_NAME));
+        // A cache folder made before they were private: closed now, not at its next
+        // write (a search of files that did not change writes nothing).
+        if dir.is_dir() {
+            let _ = memo::private_dir(&dir);
+        }
+        memo::enable(dir.join(memo::FILE_NAME));
     }
 }
 
