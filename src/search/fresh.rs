@@ -22,6 +22,13 @@
 //! the index's `flock`, and the search's own locks under it; the watchers hold none of
 //! the keeper's (the channel is lock-free for senders).
 //!
+//! A path told of again is indexed again only if it changed since the round that
+//! indexed it all, or one of its side files did (or a file was added to their
+//! folders): a session's side files grow while its own file does not (a subagent
+//! running), and the watchers tell of the session either way (the mount of one
+//! session watches its side folders; a mount of every agent those of a session
+//! entered, `crate::view::MultiView`).
+//!
 //! Bounded: at most [`MAX_PATHS`] distinct paths wait at a time (more are dropped: the
 //! next search indexes them); each round reads only what changed (plus a hash of the
 //! indexed prefix of a file that grew, at memory speed).
