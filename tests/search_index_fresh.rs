@@ -332,10 +332,6 @@ fn a_mount_keeps_the_index_fresh_for_every_agent_it_watches() {
                 f,
                 &line_like_the_last(f, &long_text(&word), 2 * k as u32 + round),
             );
-            assert!(
-                !h.covers(f).contains("(100.0%)"),
-                "{what}: the append is too short to tell"
-            );
             wait_indexed(h, &m, what, f);
             let found = h.grep_l(&word);
             assert_eq!(found.len(), 1, "{what}: grep -l {word}: {found:?}");
