@@ -364,6 +364,24 @@ fn a_mount_keeps_the_index_fresh_for_every_agent_it_watches() {
     fs::write(&new, text).unwrap();
     wait_indexed(h, &m, "a new codex thread", &new);
     assert_eq!(h.grep_l(word).len(), 1, "a new codex thread");
+    // And one in a new day folder, which comes with it (moved into place).
+    let new_id = "01a233fc-f62c-79e0-b2f3-257e7f73df98";
+    let aside = h._dir.path().join("07");
+    fs::create_dir(&aside).unwrap();
+    let name = format!("rollout-2026-12-07T10-00-00-{new_id}.jsonl");
+    let word = "keptfreshnewdayq";
+    let mut text = fs::read_to_string(&from).unwrap().replace(old_id, new_id);
+    text.push_str(&line_like_the_last(&from, &long_text(word), 97));
+    text.push('\n');
+    fs::write(aside.join(&name), text).unwrap();
+    fs::rename(&aside, day.join("07")).unwrap();
+    let new = day.join("07").join(&name);
+    wait_indexed(h, &m, "a new codex thread in a new day folder", &new);
+    assert_eq!(
+        h.grep_l(word).len(),
+        1,
+        "a new codex thread in a new day folder"
+    );
     drop(m);
 
     // A session mounted alone: its side files too.

@@ -1819,10 +1819,31 @@ impl MultiView {
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
         if listing {
-            r.forget();
+            let old = r.forget();
             // The scan watches new folders at once: a folder made for a new session
             // (a Codex day folder) must not wait for someone to list the mount.
             let cat = self.catalog(c, r).ok();
+            // Sessions the scan found that the last one did not (their folder came
+            // with them, or before its watch): told of, as their files are new.
+            if let (Some(old), Some(new)) = (&old, &cat)
+                && self.changed_hook.get().is_some()
+            {
+                let before: HashSet<&OsStr> = old
+                    .projects
+                    .values()
+                    .flatten()
+                    .map(|t| t.name.as_os_str())
+                    .collect();
+                for t in new.projects.values().flatten() {
+                    if !before.contains(t.name.as_os_str()) {
+                        for f in std::iter::once(&t.path).chain(&t.files) {
+                            if fs::metadata(f).is_ok_and(|m| m.is_file()) {
+                                self.tell_changed(f);
+                            }
+                        }
+                    }
+                }
+            }
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
