@@ -22,6 +22,13 @@
 //! the index's `flock`, and the search's own locks under it; the watchers hold none of
 //! the keeper's (the channel is lock-free for senders).
 //!
+//! A path told of again is indexed again only if it changed since the round that
+//! indexed it all, or one of its side files did (or a file was added to their
+//! folders): a session's side files grow while its own file does not (a subagent
+//! running), and the watchers tell of the session either way (the mount of one
+//! session watches its side folders; a mount of every agent those of a session
+//! entered, `crate::view::MultiView`).
+//!
 //! Bounded: at most [`MAX_PATHS`] distinct paths wait at a time (more are dropped: the
 //! next search indexes them); each round reads only what changed (plus a hash of the
 //! indexed prefix of a file that grew, at memory speed).
@@ -67,8 +74,9 @@ impl Keeper {
             .spawn(move || {
                 crate::prio::helper();
                 let mut waiting: BTreeSet<PathBuf> = BTreeSet::new();
-                // Each file as the last round that indexed it all found it.
-                let mut last: HashMap<PathBuf, Stat> = HashMap::new();
+                // Each file as the last round that indexed it all found it, with its
+                // side files and their folders.
+                let mut last: HashMap<PathBuf, Seen> = HashMap::new();
                 loop {
                     // The first change of a burst (or the end).
                     match rx.recv() {
@@ -94,17 +102,21 @@ impl Keeper {
                         }
                     }
                     // Only what changed since the last round saw it (a watcher's
-                    // safety net tells of files that did not change).
+                    // safety net tells of files that did not change), side files
+                    // included (a subagent's transcript grows, its session file not).
                     let mut paths: Vec<PathBuf> = Vec::new();
-                    let mut stats = Vec::new();
+                    let mut seen: Vec<Seen> = Vec::new();
                     for p in std::mem::take(&mut waiting) {
                         let Ok(md) = std::fs::metadata(&p) else {
                             last.remove(&p);
                             continue;
                         };
-                        let st = Stat::of(&md);
-                        if md.is_file() && last.get(&p) != Some(&st) {
-                            stats.push((p.clone(), st));
+                        if !md.is_file() {
+                            continue;
+                        }
+                        let now = Seen::now(&md, last.get(&p));
+                        if last.get(&p) != Some(&now) {
+                            seen.push(now);
                             paths.push(p);
                         }
                     }
@@ -113,13 +125,20 @@ impl Keeper {
                     }
                     let t = Instant::now();
                     let report = super::indexed::refresh_paths(&paths);
-                    if report.as_ref().is_some_and(|r| r.left == 0) {
-                        if last.len() + stats.len() > MAX_PATHS {
+                    if let Some((r, sides)) = &report
+                        && r.left == 0
+                    {
+                        if last.len() + paths.len() > MAX_PATHS {
                             last.clear();
                         }
-                        last.extend(stats);
+                        let sides: HashMap<&PathBuf, &Vec<PathBuf>> =
+                            sides.iter().map(|(p, s)| (p, s)).collect();
+                        for (p, now) in paths.iter().zip(seen) {
+                            let s = sides.get(p).map_or(&[][..], |s| s.as_slice());
+                            last.insert(p.clone(), now.with_sides(s));
+                        }
                     }
-                    if let Some(r) = report {
+                    if let Some((r, _)) = report {
                         log::debug!(
                             "index: kept fresh for {} changed files in {:?}: {} indexed ({} bytes), {} left",
                             paths.len(),
@@ -143,6 +162,57 @@ impl Keeper {
     /// Never blocks.
     pub fn changed(&self, path: &Path) {
         let _ = self.tx.send(Msg::Changed(path.to_path_buf()));
+    }
+}
+
+/// A session file as a round saw it before indexing it: its `stat`, and that of each
+/// side file and side folder the round before found (a folder's changes when a side
+/// file is added to it). A side file found by the last round but not seen before it
+/// has no `stat` yet, so that the next change indexes it again: what it was when
+/// indexed is not known.
+#[derive(PartialEq, Eq)]
+struct Seen {
+    file: Stat,
+    sides: Vec<(PathBuf, Option<Stat>)>,
+}
+
+impl Seen {
+    /// A session file whose metadata is `md`, and what `before` knew of its side files, now.
+    fn now(md: &std::fs::Metadata, before: Option<&Seen>) -> Seen {
+        let sides = before.map_or_else(Vec::new, |b| {
+            b.sides
+                .iter()
+                .map(|(q, _)| (q.clone(), std::fs::metadata(q).ok().map(|m| Stat::of(&m))))
+                .collect()
+        });
+        Seen {
+            file: Stat::of(md),
+            sides,
+        }
+    }
+
+    /// As seen now, with the side files a round found (`sides`) and their folders.
+    fn with_sides(self, sides: &[PathBuf]) -> Seen {
+        let mut want: Vec<PathBuf> = Vec::new();
+        for s in sides {
+            if let Some(d) = s.parent()
+                && !want.iter().any(|w| w == d)
+            {
+                want.push(d.to_path_buf());
+            }
+        }
+        want.extend(sides.iter().cloned());
+        let known: HashMap<PathBuf, Option<Stat>> = self.sides.into_iter().collect();
+        Seen {
+            file: self.file,
+            sides: want
+                .into_iter()
+                .map(|q| {
+                    let st = known.get(&q).copied().flatten();
+                    (q, st)
+                })
+                .collect(),
+        }
     }
 }
 

@@ -749,12 +749,16 @@ pub fn enabled() -> bool {
     wanted() && Store::from_env().is_some()
 }
 
+/// Session files and the side files a refresh found for each ([`refresh_paths`]).
+pub type SidesOf = Vec<(PathBuf, Vec<PathBuf>)>;
+
 /// Brings the index up to date for `paths` (session files a running mount saw
 /// change, [`super::fresh`]) and their side files, as a search of them would, without
 /// waiting for another writer (one that holds the lock is left to finish: the next
 /// search or change catches up). `None` when the index is off (`SESSIONFS_CACHE=off`,
-/// `SESSIONFS_INDEX=off`).
-pub fn refresh_paths(paths: &[PathBuf]) -> Option<index::Report> {
+/// `SESSIONFS_INDEX=off`). With the report, the side files found for each of `paths`
+/// that has some (the keeper watches them change).
+pub fn refresh_paths(paths: &[PathBuf]) -> Option<(index::Report, SidesOf)> {
     if !wanted() {
         return None;
     }
@@ -777,7 +781,11 @@ pub fn refresh_paths(paths: &[PathBuf]) -> Option<index::Report> {
             explicit: false,
         })
         .collect();
-    let sides = files_of(&ix, &jobs).split_off(jobs.len());
+    let listed: SidesOf = side_files(&ix, &jobs, 1)
+        .into_iter()
+        .map(|(p, _, s)| (p.clone(), s))
+        .collect();
+    let sides: Vec<PathBuf> = listed.iter().flat_map(|(_, s)| s.iter().cloned()).collect();
     if !sides.is_empty() {
         let s = ix.refresh(&sides, formats, &opts);
         r.indexed += s.indexed;
@@ -785,7 +793,7 @@ pub fn refresh_paths(paths: &[PathBuf]) -> Option<index::Report> {
         r.left += s.left;
         r.published |= s.published;
     }
-    Some(r)
+    Some((r, listed))
 }
 
 /// The plan for the open file `f`, if the index has one that still holds.

@@ -77,6 +77,7 @@
 //!    numbering kept across drops. Held briefly, never while indexing or calling a view.
 //! 4. Leaves, held briefly, under which no other lock is taken but the invalidation
 //!    sink: `containers`, `slots`, `loaded`, a folder's `listing`, `handles`, `watch`,
+//!    `side_watches`,
 //!    each view's invalidation receiver (held while what it held is sent on, so that
 //!    invalidations reach the sink in the order the view made them); and last the
 //!    sink.
@@ -290,6 +291,18 @@ impl CatalogRoot {
 /// and the session's slot, not as a folder of the view.
 const SESSION_WATCH: u32 = 1 << 31;
 
+/// The watch of a folder a loaded session reads besides its file's own (a subagent's
+/// transcript's, [`SessionView`]'s `watched_dirs`) reports as this bit and the
+/// folder's number in [`MultiView::side_watches`].
+const SIDE_WATCH: u32 = 1 << 30;
+
+/// See [`MultiView::side_watches`].
+#[derive(Default)]
+struct SideWatches {
+    list: Vec<(u32, PathBuf)>,
+    asked: HashSet<PathBuf>,
+}
+
 #[derive(Clone)]
 struct Listed {
     name: OsString,
@@ -436,6 +449,11 @@ pub struct MultiView {
     watch: Mutex<Option<Arc<dyn DirWatch>>>,
     /// Told of each session file seen to change ([`MultiView::on_session_changed`]).
     changed_hook: OnceLock<SessionChanged>,
+    /// The folders watched for loaded sessions besides their files' own (see
+    /// [`SIDE_WATCH`]): each one's slot and path, numbered by position, and the paths
+    /// asked for already. Only grows (a folder gone is asked for again): at most one
+    /// entry per side folder of a session loaded since the mount began.
+    side_watches: Mutex<SideWatches>,
     /// Open handles of this view's own files (the stats file, `ERROR`).
     handles: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     next_fh: AtomicU64,
@@ -573,6 +591,7 @@ impl MultiView {
             sink: InvalidationSink::default(),
             watch: Mutex::new(None),
             changed_hook: OnceLock::new(),
+            side_watches: Mutex::new(SideWatches::default()),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
         }
@@ -636,6 +655,51 @@ impl MultiView {
             && w.watch_dir(c.idx, &c.path)
         {
             c.watched.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Watches the folders loaded session `e` reads besides its file's own (a
+    /// subagent's transcripts', its `watched_dirs`), so that a change there is the
+    /// session's change: it catches up, and the index keeper is told
+    /// ([`MultiView::on_session_changed`]). Folders that do not exist yet are asked
+    /// for again at its next change; folders a listing watches already (a project's,
+    /// a catalog's) are left to it.
+    fn watch_side_folders(&self, e: &SlotEntry, l: &Loaded) {
+        let Some(w) = self.watch.lock().clone() else {
+            return;
+        };
+        let path = e.path();
+        let own = file_of(&path).parent().map(Path::to_path_buf);
+        let mut dirs = l.view.with_session(|s| s.watched_dirs());
+        dirs.retain(|d| Some(d) != own.as_ref());
+        if dirs.is_empty() {
+            return;
+        }
+        {
+            let sw = self.side_watches.lock();
+            dirs.retain(|d| !sw.asked.contains(d));
+        }
+        let catalog = match &e.container.lister {
+            Lister::CatalogProject(r) => r.catalog.lock().clone(),
+            _ => None,
+        };
+        dirs.retain(|d| {
+            !catalog.as_ref().is_some_and(|c| c.folders.contains(d))
+                && !self.containers.read().list.iter().any(|c| &c.path == d)
+                && d.is_dir()
+        });
+        for d in dirs {
+            let id = {
+                let mut sw = self.side_watches.lock();
+                if sw.list.len() as u32 >= SIDE_WATCH - 1 || !sw.asked.insert(d.clone()) {
+                    continue;
+                }
+                sw.list.push((e.num, d.clone()));
+                sw.list.len() as u32 - 1
+            };
+            if !w.watch_dir(SIDE_WATCH | id, &d) {
+                self.side_watches.lock().asked.remove(&d);
+            }
         }
     }
 
@@ -998,6 +1062,9 @@ impl MultiView {
             }
         };
         self.sink.send(invs);
+        if let Ok(Got::View(l)) = &got {
+            self.watch_side_folders(e, l);
+        }
         got
     }
 
@@ -1631,6 +1698,20 @@ impl MultiView {
     /// `listing`, it was created, deleted or renamed; otherwise its content or
     /// attributes changed. Called by the watcher.
     pub fn dir_changed(&self, container: u32, name: &OsStr, listing: bool) {
+        if container & (SESSION_WATCH | SIDE_WATCH) == SIDE_WATCH {
+            // In a folder a loaded session reads besides its file's own: that session
+            // changed (a subagent's transcript appended, a new one written).
+            let side = self
+                .side_watches
+                .lock()
+                .list
+                .get((container & !SIDE_WATCH) as usize)
+                .cloned();
+            if let Some(e) = side.and_then(|(num, _)| self.slot(num)) {
+                self.session_changed(&e);
+            }
+            return;
+        }
         if container & SESSION_WATCH != 0 {
             // In a session's own folder: that session changed (a Copilot CLI session's
             // events.jsonl appended or rewritten, its workspace.yaml rewritten).
@@ -1738,10 +1819,31 @@ impl MultiView {
         // A write can make a file a session (see `Lister::changes_listing`).
         let listing = listing || r.lister.changes_listing(name);
         if listing {
-            r.forget();
+            let old = r.forget();
             // The scan watches new folders at once: a folder made for a new session
             // (a Codex day folder) must not wait for someone to list the mount.
             let cat = self.catalog(c, r).ok();
+            // Sessions the scan found that the last one did not (their folder came
+            // with them, or before its watch): told of, as their files are new.
+            if let (Some(old), Some(new)) = (&old, &cat)
+                && self.changed_hook.get().is_some()
+            {
+                let before: HashSet<&OsStr> = old
+                    .projects
+                    .values()
+                    .flatten()
+                    .map(|t| t.name.as_os_str())
+                    .collect();
+                for t in new.projects.values().flatten() {
+                    if !before.contains(t.name.as_os_str()) {
+                        for f in std::iter::once(&t.path).chain(&t.files) {
+                            if fs::metadata(f).is_ok_and(|m| m.is_file()) {
+                                self.tell_changed(f);
+                            }
+                        }
+                    }
+                }
+            }
             *c.listing.lock() = None;
             invs.push(Invalidation::Inode(c.ino));
             let projects: Vec<Arc<Container>> = self
@@ -1784,6 +1886,21 @@ impl MultiView {
         let Some(session) = r.lister.session_of(name) else {
             return;
         };
+        // The file that changed is told of whether its session was entered or not
+        // (a session with no slot yet is not told of below).
+        if self.changed_hook.get().is_some() {
+            let cat = r.catalog.lock().clone();
+            if let Some(t) = cat.as_ref().and_then(|cat| cat.find(&session)) {
+                let file = t
+                    .files
+                    .iter()
+                    .find(|f| f.file_name() == Some(name))
+                    .unwrap_or(&t.path);
+                if fs::metadata(file).is_ok_and(|m| m.is_file()) {
+                    self.tell_changed(file);
+                }
+            }
+        }
         let slots: Vec<Arc<SlotEntry>> = self
             .slots
             .read()
@@ -1880,6 +1997,14 @@ impl MultiView {
 
     /// The watch on folder `container` ended (it was deleted or moved away).
     pub fn dir_gone(&self, container: u32) {
+        if container & (SESSION_WATCH | SIDE_WATCH) == SIDE_WATCH {
+            // Asked for again when its session next changes.
+            let mut sw = self.side_watches.lock();
+            if let Some((_, d)) = sw.list.get((container & !SIDE_WATCH) as usize).cloned() {
+                sw.asked.remove(&d);
+            }
+            return;
+        }
         if container & SESSION_WATCH != 0 {
             // A session's own folder went (or moved): the session went with it; a folder
             // of that name made again is watched when its project is listed again.
@@ -1971,6 +2096,8 @@ impl MultiView {
                 debug!("refreshing {}: {err:?}", e.path().display());
             }
             self.forward(e, &l);
+            // A side folder may have appeared (a session's first subagent).
+            self.watch_side_folders(e, &l);
         } else if reload {
             // Without counting it as a use: it is the first to be dropped again.
             match self.load_locked(e) {

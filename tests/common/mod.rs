@@ -109,7 +109,8 @@ impl Mount {
         Mount::start_with_env(dir, file, args, envs)
     }
 
-    fn start_with_env(
+    /// As [`start`](Self::start), with variables added to the environment.
+    pub fn start_with_env(
         dir: tempfile::TempDir,
         file: PathBuf,
         args: &[&str],

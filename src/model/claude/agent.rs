@@ -248,6 +248,21 @@ impl Agent for State {
         true
     }
 
+    /// The session file's folder, its side folder `<sessionId>/` and the subagents'
+    /// `<sessionId>/subagents/` (whether they exist yet or not): a mount of a whole
+    /// sessions directory watches those of a loaded session, so that a subagent's
+    /// transcript growing is seen as the session's change.
+    fn watched_dirs(&self, s: &Session) -> Vec<PathBuf> {
+        let side = s.path().with_extension("");
+        let subagents = side.join("subagents");
+        s.path()
+            .parent()
+            .map(|p| p.to_path_buf())
+            .into_iter()
+            .chain([side, subagents])
+            .collect()
+    }
+
     /// A subagent's line is in its transcript (`sides`), which is no source of the
     /// session: the agent reads it itself.
     fn entry_file(&self, _s: &Session, i: u32) -> Option<PathBuf> {
