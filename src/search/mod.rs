@@ -284,6 +284,9 @@ fn run_inner(
     };
     search.prefilters = prefilters;
     log::debug!("walk: {} jobs in {:?}", jobs.len(), t0.elapsed());
+    // The heads the listing read, kept now: a search cut short (`| head` ends it with
+    // SIGPIPE) would otherwise keep none, however often it ran.
+    crate::model::core::memo::save();
     // Nothing to search is not "no match": say so, as `mount` does.
     for w in empty_folders(agents.as_deref(), &opts.paths) {
         let _ = writeln!(err, "sessionfs: warning: {w}; nothing was searched there");
@@ -303,6 +306,7 @@ fn run_inner(
     let (matched, errors) =
         search_all(&jobs, &search, threads, opts.json, out, err, on_write_error);
     log::debug!("search: {:?}", t2.elapsed());
+    // And those the search read (a Codex page's, for its hits' paths).
     crate::model::core::memo::save();
     Ok(if trouble || errors {
         TROUBLE

@@ -66,15 +66,18 @@ fn sessions_in(chats: &Path) -> Vec<SessionRef> {
         .filter_map(|e| {
             let name = session_name(&e.file_name())?.to_os_string();
             let path = e.path();
-            // A regular file, or a link to one.
-            fs::metadata(&path)
-                .is_ok_and(|m| m.is_file())
-                .then_some(SessionRef {
-                    name,
-                    path,
-                    mtime: None,
-                    files: Vec::new(),
-                })
+            // A regular file (as the listing says, without a `stat`), or a link to one.
+            let regular = match e.file_type() {
+                Ok(t) if t.is_file() => true,
+                Ok(t) if t.is_symlink() => fs::metadata(&path).is_ok_and(|m| m.is_file()),
+                _ => false,
+            };
+            regular.then_some(SessionRef {
+                name,
+                path,
+                mtime: None,
+                files: Vec::new(),
+            })
         })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
