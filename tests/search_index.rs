@@ -229,12 +229,6 @@ fn line_for(path: &Path, text: &str) -> String {
     }
 }
 
-fn append(path: &Path, line: &str) {
-    let mut f = OpenOptions::new().append(true).open(path).unwrap();
-    f.write_all(line.as_bytes()).unwrap();
-    f.write_all(b"\n").unwrap();
-}
-
 /// Every agent's first session file (Pi, Claude Code, Codex).
 fn one_of_each(h: &Home) -> Vec<PathBuf> {
     let pi = h.pi_file("mixed.jsonl");
@@ -257,7 +251,7 @@ fn appended_lines_are_found_at_once_and_after_they_are_indexed() {
     );
     for (k, f) in one_of_each(&h).iter().enumerate() {
         let word = format!("appendedword{k}x");
-        append(f, &line_for(f, &format!("now {word} here")));
+        append_line(f, &line_for(f, &format!("now {word} here")));
         // The first search after the append finds it (the new bytes are scanned, and
         // indexed); so does the next, from the index.
         for _ in 0..2 {
@@ -279,7 +273,7 @@ fn appended_lines_are_found_at_once_and_after_they_are_indexed() {
     drop(w);
     let out = h.same(&["-l", "halfwrittenword"]);
     assert_eq!(out.stdout, "");
-    append(&f, "");
+    append_line(&f, "");
     assert_eq!(h.same(&["-l", "halfwrittenword"]).stdout.lines().count(), 1);
 }
 
@@ -669,7 +663,7 @@ fn no_harm_done(h: &Home, word: &str, when: &str) {
     let st = h.index(&["--status"]);
     assert!(st.stdout.contains("(100.0%)"), "{when}: {}", st.stdout);
     let f = h.pi_file("mixed.jsonl");
-    append(&f, &line_for(&f, "sweepword"));
+    append_line(&f, &line_for(&f, "sweepword"));
     h.same(&["-l", "sweepword"]);
     let st = h.index(&["--status"]);
     let named = segments_said(&st.stdout);
@@ -713,7 +707,7 @@ fn a_writer_killed_between_any_two_steps_does_no_harm() {
     for (k, point) in points.iter().enumerate() {
         let word = format!("firstbuild{k}w");
         let f = &files[k % files.len()];
-        append(f, &line_for(f, &word));
+        append_line(f, &line_for(f, &word));
         assert!(h.index(&["--drop"]).status.success());
         let died = writer(&h, point, k % 2 == 1, &word);
         assert!(died || !cfg!(debug_assertions), "not killed at {point}");
@@ -724,7 +718,7 @@ fn a_writer_killed_between_any_two_steps_does_no_harm() {
         for grep in [false, true] {
             let word = format!("appended{k}{grep}w");
             let f = &files[(k + 1) % files.len()];
-            append(f, &line_for(f, &word));
+            append_line(f, &line_for(f, &word));
             let died = writer(&h, point, grep, &word);
             assert!(died || !cfg!(debug_assertions), "not killed at {point}");
             no_harm_done(&h, &word, &format!("append killed at {point}"));
@@ -735,7 +729,7 @@ fn a_writer_killed_between_any_two_steps_does_no_harm() {
     for k in 0..3 * index_max_segments() {
         let word = format!("merging{k}w");
         let f = &files[k % files.len()];
-        append(f, &line_for(f, &word));
+        append_line(f, &line_for(f, &word));
         if writer(&h, "merged", k % 2 == 0, &word) {
             merges_killed += 1;
             no_harm_done(&h, &word, "merge killed");
@@ -757,7 +751,7 @@ fn a_writer_killed_between_any_two_steps_does_no_harm() {
     for k in 0..4 * index_max_segments() {
         let word = format!("partial{k}w");
         let f = &files[k % files.len()];
-        append(f, &line_for(f, &word));
+        append_line(f, &line_for(f, &word));
         let point = ["merged", "merge-placed"][k / 2 % 2];
         if writer(&h, point, k % 2 == 0, &word) {
             partial_killed += 1;
@@ -804,7 +798,7 @@ fn appends_merge_only_small_segments_and_dead_bytes_a_whole_merge() {
     for k in 0..4 * index_max_segments() {
         let word = format!("tiered{k}w");
         let f = &files[k % files.len()];
-        append(f, &line_for(f, &word));
+        append_line(f, &line_for(f, &word));
         let out = h.same(&["-l", &word]);
         assert_eq!(out.stdout.lines().count(), 1, "{word}");
         let n = segments_said(&h.index(&["--status"]).stdout);
@@ -832,7 +826,7 @@ fn appends_merge_only_small_segments_and_dead_bytes_a_whole_merge() {
     }
     for k in 0..index_max_segments() {
         let word = format!("lastly{k}w");
-        append(keep, &line_for(keep, &word));
+        append_line(keep, &line_for(keep, &word));
         h.same(&["-l", &word]);
     }
     let st = h.index(&["--status"]).stdout;
@@ -886,7 +880,7 @@ fn a_build_written_in_several_segments_is_published_as_one() {
     for (k, point) in ["merged", "merge-placed"].iter().enumerate() {
         let word = format!("buildmerge{k}w");
         let f = &files[k % files.len()];
-        append(f, &line_for(f, &word));
+        append_line(f, &line_for(f, &word));
         assert!(h.index(&["--drop"]).status.success());
         let mut c = h.command(&["index"]);
         c.env("SESSIONFS_INDEX_CRASH", point);
@@ -916,7 +910,7 @@ fn a_writer_killed_at_any_moment_does_no_harm() {
     {
         let word = format!("moment{k}w");
         let f = &files[k % files.len()];
-        append(f, &line_for(f, &word));
+        append_line(f, &line_for(f, &word));
         // Half the time from nothing, half the time over what is there.
         if k % 2 == 0 {
             assert!(h.index(&["--drop"]).status.success());
@@ -952,12 +946,7 @@ fn covers(cache: &Path, file: &Path) -> String {
         .env("XDG_CACHE_HOME", cache)
         .env_remove("SESSIONFS_INDEX")
         .env_remove("SESSIONFS_CACHE");
-    let out = run_command(c);
-    out.stdout
-        .lines()
-        .find(|l| l.starts_with("covers:"))
-        .unwrap_or_default()
-        .to_string()
+    covers_line(&run_command(c))
 }
 
 /// A line for a Pi session holding `word` and enough other text that the file's
@@ -993,7 +982,7 @@ fn a_mount_keeps_the_index_fresh_for_what_it_watches() {
         let f = h.pi_file(name);
         assert!(covers(&h.cache, &f).contains("(100.0%)"));
         let word = format!("keptfresh{k}z");
-        append(&f, &long_line(&f, &word));
+        append_line(&f, &long_line(&f, &word));
         let mut last = String::new();
         let fresh = wait_until(DEADLINE, || {
             last = covers(&h.cache, &f);
@@ -1008,7 +997,7 @@ fn a_mount_keeps_the_index_fresh_for_what_it_watches() {
     let cache = tempdir();
     let cache_dir = cache.path().to_string_lossy().into_owned();
     let m = Mount::with_env("small.jsonl", &[], &[("XDG_CACHE_HOME", &cache_dir)]);
-    append(&m.file, &long_line(&m.file, "keptfreshonez"));
+    append_line(&m.file, &long_line(&m.file, "keptfreshonez"));
     let mut last = String::new();
     let fresh = wait_until(DEADLINE, || {
         last = covers(cache.path(), &m.file);

@@ -18,8 +18,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::ffi::OsString;
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -51,23 +50,15 @@ impl Home {
                 &home.join(".claude/projects").join(p),
             );
         }
-        // Threads whose later pages lie in another day folder than their first.
-        copy_tree(
-            &fixtures().join("codex/replies/codex-home"),
-            &home.join(".codex"),
-        );
-        copy_tree(
-            &fixtures().join("gemini/samples/gemini-home"),
-            &home.join(".gemini"),
-        );
-        copy_tree(
-            &fixtures().join("qwen/samples/qwen-home"),
-            &home.join(".qwen"),
-        );
-        copy_tree(
-            &fixtures().join("copilot/samples/copilot-home"),
-            &home.join(".copilot"),
-        );
+        for (from, to) in [
+            // Threads whose later pages lie in another day folder than their first.
+            ("codex/replies/codex-home", ".codex"),
+            ("gemini/samples/gemini-home", ".gemini"),
+            ("qwen/samples/qwen-home", ".qwen"),
+            ("copilot/samples/copilot-home", ".copilot"),
+        ] {
+            copy_tree(&fixtures().join(from), &home.join(to));
+        }
         let cache = dir.path().join("cache");
         Home {
             _dir: dir,
@@ -124,12 +115,7 @@ impl Home {
     fn covers(&self, file: &Path) -> String {
         let mut c = self.command(&["index", "--status"]);
         c.arg(file);
-        let out = run_command(c);
-        out.stdout
-            .lines()
-            .find(|l| l.starts_with("covers:"))
-            .unwrap_or_default()
-            .to_string()
+        covers_line(&run_command(c))
     }
 }
 
@@ -200,12 +186,6 @@ fn line_like_the_last(path: &Path, text: &str, n: u32) -> String {
         }
     }
     line.to_string()
-}
-
-fn append(path: &Path, line: &str) {
-    let mut f = OpenOptions::new().append(true).open(path).unwrap();
-    f.write_all(line.as_bytes()).unwrap();
-    f.write_all(b"\n").unwrap();
 }
 
 /// A text holding `word` and enough other text that a file's coverage falls well
@@ -328,7 +308,7 @@ fn a_mount_keeps_the_index_fresh_for_every_agent_it_watches() {
     for round in 0..2u32 {
         for (k, (what, f)) in files.iter().enumerate() {
             let word = format!("keptfresh{k}r{round}q");
-            append(
+            append_line(
                 f,
                 &line_like_the_last(f, &long_text(&word), 2 * k as u32 + round),
             );
@@ -416,7 +396,7 @@ fn a_mount_keeps_the_index_fresh_for_every_agent_it_watches() {
         let what = format!("{agent} subagent, its session mounted alone");
         for round in 0..2u32 {
             let word = format!("keptalone{k}r{round}q");
-            append(
+            append_line(
                 &side,
                 &line_like_the_last(&side, &long_text(&word), 200 + 2 * k as u32 + round),
             );

@@ -725,3 +725,21 @@ pub fn check_console_example(
         }
     }
 }
+
+/// Appends `line` and its newline to `path`, as an agent appends one line.
+pub fn append_line(path: &Path, line: &str) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(line.as_bytes()).unwrap();
+    f.write_all(b"\n").unwrap();
+}
+
+/// The `covers:` line of what `sessionfs index --status FILE` printed.
+pub fn covers_line(status: &Output) -> String {
+    status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("covers:"))
+        .unwrap_or_default()
+        .to_string()
+}

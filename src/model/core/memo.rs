@@ -14,7 +14,7 @@
 //! size, mtime and ctime (to the nanosecond). Appending changes the size; rewriting in
 //! place changes the ctime (and nothing sets a ctime back: `touch -d` sets it to now);
 //! replacing the file changes the inode. A head is given back only when the key is
-//! the file's key now, and only when it was read at least [`RACY`] after the file's
+//! the file's key now, and only when it was read at least [`super::stamp::RACY`] after the file's
 //! ctime: a change within the same tick of the file system's clock as the one before
 //! it would keep the ctime, so a file changed that recently is read again (git's
 //! "racy" entries). A head is kept only when the file's key after the reading is the
@@ -49,8 +49,6 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// A head read less than this after its file's last change is read again next time.
-pub const RACY: (i64, i64) = (3, 0);
 /// The most heads kept.
 pub const MAX_RECORDS: usize = 200_000;
 /// The longest memo file read.
@@ -61,26 +59,7 @@ const MAGIC: &[u8; 8] = b"SFSMEMO1";
 pub const FILE_NAME: &str = "heads-1";
 
 /// A file as it was when its head was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Key {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Key {
-    fn of(m: &fs::Metadata) -> Key {
-        Key {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.len(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
-}
+type Key = super::stamp::Stat;
 
 #[derive(Debug, Clone)]
 struct Record {
@@ -102,8 +81,7 @@ impl Record {
 
 /// Whether a reading that started at `read_at` is past the racy margin of `ctime`.
 fn trusted(read_at: (i64, i64), ctime: (i64, i64)) -> bool {
-    let limit = (ctime.0 + RACY.0, ctime.1 + RACY.1);
-    read_at >= limit
+    super::stamp::past_racy(read_at, ctime)
 }
 
 #[derive(Default)]
@@ -141,13 +119,6 @@ fn program_tag() -> u64 {
         (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()).hash(&mut h);
     }
     h.finish()
-}
-
-fn now() -> (i64, i64) {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    (d.as_secs() as i64, i64::from(d.subsec_nanos()))
 }
 
 impl Memo {
@@ -215,7 +186,7 @@ impl Memo {
                 return v;
             }
         }
-        let read_at = now();
+        let read_at = super::stamp::now();
         let value = read();
         let unchanged = fs::metadata(path).is_ok_and(|m| Key::of(&m) == key);
         // A reading still within the racy margin would not be trusted: not worth a

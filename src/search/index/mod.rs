@@ -133,8 +133,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use store::{Entry, Manifest, SegInfo, Stamp, Store};
 
 /// How long after its ctime a file's read must end for the file to be trusted on
-/// its `stat` alone (see the module docs).
-pub const RACY: Stamp = (3, 0);
+/// its `stat` alone (see the module docs; the same margin as every cache's).
+pub use crate::model::core::stamp::RACY;
 /// Candidate ranges of a file closer than this are read as one.
 pub const GAP: u64 = 16 << 10;
 /// A merge is due once there are more than this many segments ([`tiers`] says which).
@@ -220,44 +220,13 @@ pub trait Formats: Sync {
     fn lines(&self, name: &str) -> Option<&dyn LineRules>;
 }
 
-/// A file as `stat` sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: u64,
-    pub mtime: Stamp,
-    pub ctime: Stamp,
-}
+pub use crate::model::core::stamp::{Stat, now};
 
 impl Stat {
-    pub fn of(m: &std::fs::Metadata) -> Stat {
-        Stat {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.len(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        }
-    }
-
     /// Size, mtime and ctime as an entry recorded them.
     fn same_as(&self, e: &Entry) -> bool {
         self.size == e.size && self.mtime == e.mtime && self.ctime == e.ctime
     }
-}
-
-/// The clock now.
-pub fn now() -> Stamp {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    (d.as_secs() as i64, i64::from(d.subsec_nanos()))
-}
-
-fn plus(a: Stamp, b: Stamp) -> Stamp {
-    let ns = a.1 + b.1;
-    (a.0 + b.0 + ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
 /// What a file needs before its postings can be used.
@@ -278,7 +247,7 @@ pub fn verdict(e: Option<&Entry>, st: &Stat) -> Verdict {
     if (e.dev, e.ino) != (st.dev, st.ino) || st.size < e.covered {
         return Verdict::New;
     }
-    if st.same_as(e) && e.verified_at >= plus(e.ctime, RACY) {
+    if st.same_as(e) && crate::model::core::stamp::past_racy(e.verified_at, e.ctime) {
         return Verdict::Fresh;
     }
     Verdict::Verify

@@ -45,8 +45,7 @@ const MANIFEST_MAX: u64 = 4 << 30;
 /// The directory's name under the cache directory: a new layout gets a new one.
 pub const DIR_NAME: &str = "index-1";
 
-/// An instant as (seconds, nanoseconds) since the epoch.
-pub type Stamp = (i64, i64);
+pub use crate::model::core::stamp::Stamp;
 
 /// What the index knows of one session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
