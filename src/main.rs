@@ -359,7 +359,11 @@ enum Color {
     Never,
 }
 
+/// When the program started, for the debug log's times.
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    STARTED.get_or_init(std::time::Instant::now);
     // The log says what it says as every other message does: `sessionfs: warning: …`,
     // `sessionfs: error: …` (and `info`; `debug` and `trace` with RUST_LOG, which also
     // name the module: `sessionfs: debug: fuser::request: FUSE(…)`).
@@ -374,8 +378,17 @@ fn main() -> ExitCode {
                 log::Level::Trace => "trace",
             };
             if rec.level() >= log::Level::Debug {
-                // What RUST_LOG=debug asks for: where each line comes from.
-                writeln!(buf, "sessionfs: {level}: {}: {}", rec.target(), rec.args())
+                // What RUST_LOG=debug asks for: where each line comes from, and when
+                // (milliseconds since the program started: where a command's time goes).
+                let ms = STARTED
+                    .get()
+                    .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
+                writeln!(
+                    buf,
+                    "sessionfs: {level}: {ms:.1}ms {}: {}",
+                    rec.target(),
+                    rec.args()
+                )
             } else {
                 writeln!(buf, "sessionfs: {level}: {}", rec.args())
             }

@@ -406,3 +406,140 @@ fn a_mount_keeps_the_index_fresh_for_every_agent_it_watches() {
         drop(m);
     }
 }
+
+/// Every file and folder under `dir`, depth first, sorted.
+fn tree_of(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A search keeps the folders it listed (`core::listing`, in the heads' memo) and
+/// the next one pays a `stat` for each: a kept listing must never hide a change. Each
+/// agent's session files, subagent transcripts and folders are moved out of the home
+/// and back, one at a time; after each move, `sessionfs grep -l ''` prints what it
+/// prints with no cache at all (`SESSIONFS_CACHE=off`), which differs from before
+/// the move.
+#[test]
+fn remembered_listings_follow_their_folders() {
+    let h = Home::new();
+    let home = &h.home;
+    let all = tree_of(home);
+    // Past the racy margin of every folder: the first search keeps its listings.
+    let settled = all
+        .iter()
+        .filter_map(|p| fs::symlink_metadata(p).ok())
+        .map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            std::time::UNIX_EPOCH
+                + std::time::Duration::new(m.ctime() as u64, m.ctime_nsec() as u32)
+        })
+        .max()
+        .unwrap()
+        + std::time::Duration::from_millis(3100);
+    assert!(wait_until(std::time::Duration::from_secs(30), || {
+        std::time::SystemTime::now() > settled
+    }));
+    let grep = |cache: bool| {
+        let mut c = h.command(&["grep", "-l", ""]);
+        if !cache {
+            c.env("SESSIONFS_CACHE", "off");
+        }
+        run_command(c)
+    };
+    let same = |what: &str| {
+        let kept = grep(true);
+        let plain = grep(false);
+        assert_eq!(kept.stdout, plain.stdout, "{what}: stdout");
+        assert_eq!(kept.stderr, plain.stderr, "{what}: stderr");
+        assert_eq!(kept.status.code(), plain.status.code(), "{what}");
+        kept.stdout
+    };
+    let first = same("first search");
+    let memo = fs::read(h.cache.join("sessionfs/heads-1")).expect("the memo");
+    let day = all
+        .iter()
+        .find(|p| p.to_string_lossy().contains(".codex/sessions/") && p.is_file())
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    assert!(
+        memo.windows(day.as_os_str().len())
+            .any(|w| w == day.as_os_str().as_encoded_bytes()),
+        "the listing of {} is kept",
+        day.display()
+    );
+    let pick = |what: &str, f: &dyn Fn(&str) -> bool| -> PathBuf {
+        all.iter()
+            .find(|p| f(&p.strip_prefix(home).unwrap().to_string_lossy()))
+            .unwrap_or_else(|| panic!("no {what} in the home"))
+            .clone()
+    };
+    let moved = [
+        pick("Pi session", &|p| {
+            p.starts_with(".pi/") && p.ends_with(".jsonl")
+        }),
+        pick("Claude Code session", &|p| {
+            p.starts_with(".claude/projects/-home-dev-src-qa/") && p.ends_with(".jsonl")
+        }),
+        pick("Claude Code subagent", &|p| {
+            p.starts_with(".claude/") && p.contains("/subagents/agent-") && p.ends_with(".jsonl")
+        }),
+        pick("Claude Code subagents folder", &|p| {
+            p.starts_with(".claude/") && p.ends_with("/subagents")
+        }),
+        pick("Codex page", &|p| {
+            p.starts_with(".codex/sessions/") && p.ends_with(".jsonl")
+        }),
+        day.clone(),
+        pick("Gemini CLI session", &|p| {
+            p.starts_with(".gemini/tmp/qa/chats/session-")
+        }),
+        pick("Gemini CLI subagent", &|p| {
+            p.starts_with(".gemini/tmp/sub/chats/") && p.matches('/').count() == 5
+        }),
+        pick("Gemini CLI project", &|p| p == ".gemini/tmp/qa"),
+        pick("Qwen Code session", &|p| {
+            p.starts_with(".qwen/projects/-home-dev-src-qa/chats/") && p.ends_with(".jsonl")
+        }),
+        pick("Qwen Code subagent", &|p| {
+            p.starts_with(".qwen/projects/-home-dev-src-sub/subagents/") && p.ends_with(".jsonl")
+        }),
+        pick("Qwen Code project", &|p| {
+            p == ".qwen/projects/-home-dev-src-qa"
+        }),
+        pick("Copilot CLI session", &|p| {
+            p.starts_with(".copilot/session-state/") && p.matches('/').count() == 2
+        }),
+    ];
+    let aside = h._dir.path().join("aside");
+    for p in &moved {
+        let what = p.strip_prefix(home).unwrap().display().to_string();
+        fs::rename(p, &aside).unwrap();
+        let without = same(&format!("{what} moved out"));
+        assert_ne!(without, first, "{what} moved out: nothing changed");
+        fs::rename(&aside, p).unwrap();
+        assert_eq!(
+            same(&format!("{what} moved back")),
+            first,
+            "{what} moved back"
+        );
+    }
+    // A folder replaced by a copy of itself (another inode, the same names).
+    let old = h._dir.path().join("old");
+    fs::rename(&day, &old).unwrap();
+    copy_tree(&old, &day);
+    assert_eq!(same("a day folder copied"), first);
+}

@@ -551,18 +551,11 @@ pub struct Listing {
 /// Entries that vanish or cannot be examined while it is read are left out.
 pub fn list(dir: &Path, top: bool) -> io::Result<Listing> {
     let mut out = Listing::default();
-    for ent in fs::read_dir(dir)? {
-        let Ok(ent) = ent else { continue };
-        let name = ent.file_name();
-        let Ok(mut ft) = ent.file_type() else {
+    for ent in crate::model::core::listing::read_dir(dir)? {
+        let name = ent.file_name().to_os_string();
+        let Some(ft) = ent.kind_followed() else {
             continue;
         };
-        if ft.is_symlink() {
-            match fs::metadata(ent.path()) {
-                Ok(m) => ft = m.file_type(),
-                Err(_) => continue,
-            }
-        }
         if ft.is_dir() && top {
             out.projects.push(name);
         } else if ft.is_file()

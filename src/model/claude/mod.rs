@@ -561,18 +561,17 @@ impl State {
 /// `<dir>/<stem>/subagents/agent-*.jsonl`, sorted.
 pub fn side_files(path: &std::path::Path) -> Vec<std::path::PathBuf> {
     let dir = path.with_extension("").join("subagents");
-    let Ok(rd) = std::fs::read_dir(&dir) else {
+    let Ok(rd) = crate::model::core::listing::read_dir(&dir) else {
         return Vec::new();
     };
     let mut out: Vec<std::path::PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "jsonl")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("agent-"))
-                && p.is_file()
+        .into_iter()
+        .filter(|e| {
+            e.path().extension().is_some_and(|x| x == "jsonl")
+                && e.file_name().to_string_lossy().starts_with("agent-")
+                && e.is_file()
         })
+        .map(|e| e.into_path())
         .collect();
     out.sort();
     out

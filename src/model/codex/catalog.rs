@@ -19,6 +19,7 @@
 //! that has not been seen before: a first line never changes (files are only appended
 //! to), so the `cwd` read from it is kept for the life of the [`Scanner`].
 
+use crate::model::core::listing;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
@@ -75,15 +76,14 @@ pub fn sessions_root_of(dir: &Path) -> Option<PathBuf> {
 
 /// Whether a page lies in `dir` or in its folders, `depth` levels down at most.
 pub fn holds_pages(dir: &Path, depth: u32) -> bool {
-    let Ok(rd) = fs::read_dir(dir) else {
+    let Ok(rd) = listing::read_dir(dir) else {
         return false;
     };
-    for e in rd.flatten() {
-        let name = e.file_name();
-        if parse_page_name(&name).is_some() {
+    for e in rd {
+        if parse_page_name(e.file_name()).is_some() {
             return true;
         }
-        if depth > 0 && e.path().is_dir() && holds_pages(&e.path(), depth - 1) {
+        if depth > 0 && e.is_dir() && holds_pages(e.path(), depth - 1) {
             return true;
         }
     }
@@ -355,24 +355,19 @@ fn rank(n: &PageName) -> (bool, bool, String) {
 }
 
 fn walk(dir: &Path, depth: u32, pages: &mut Vec<(PathBuf, PageName)>, folders: &mut Vec<PathBuf>) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let name = e.file_name();
-        let Ok(ft) = e.file_type() else { continue };
-        let path = e.path();
-        let (is_dir, is_file) = if ft.is_symlink() {
-            match fs::metadata(&path) {
-                Ok(m) => (m.is_dir(), m.is_file()),
-                Err(_) => continue,
-            }
-        } else {
-            (ft.is_dir(), ft.is_file())
+    let Ok(rd) = listing::read_dir(dir) else {
+        return;
+    };
+    for e in rd {
+        let Some(kind) = e.kind_followed() else {
+            continue;
         };
-        if is_file {
-            if let Some(n) = parse_page_name(&name) {
-                pages.push((path, n));
+        if kind.is_file() {
+            if let Some(n) = parse_page_name(e.file_name()) {
+                pages.push((e.into_path(), n));
             }
-        } else if is_dir && depth > 0 {
+        } else if kind.is_dir() && depth > 0 {
+            let path = e.into_path();
             folders.push(path.clone());
             walk(&path, depth - 1, pages, folders);
         }

@@ -10,6 +10,7 @@
 //! names exist the plain file wins, as Codex's own readers prefer it (§8); a reader that
 //! finds one missing tries the other ([`read_page`]).
 
+use crate::model::core::listing;
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
@@ -272,18 +273,22 @@ fn list(root: &Root) -> Vec<PageFile> {
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PageFile>) {
-    let Ok(rd) = fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let Ok(ft) = e.file_type() else { continue };
-        let path = e.path();
+    let Ok(rd) = listing::read_dir(dir) else {
+        return;
+    };
+    for e in rd {
+        let ft = e.kind();
         if ft.is_dir() {
             if depth < MAX_DEPTH {
-                walk(&path, depth + 1, out);
+                walk(e.path(), depth + 1, out);
             }
         } else if ft.is_file()
             && let Some(name) = e.file_name().to_str().and_then(parse_file_name)
         {
-            out.push(PageFile { path, name });
+            out.push(PageFile {
+                path: e.into_path(),
+                name,
+            });
         }
     }
 }

@@ -274,12 +274,12 @@ impl Scanner {
             folders: vec![root.to_path_buf()],
             ..Catalog::default()
         };
-        for e in fs::read_dir(root)?.flatten() {
-            let id = e.file_name();
+        for e in crate::model::core::listing::read_dir(root)? {
+            let id = e.file_name().to_os_string();
             if !is_session_id(&id) {
                 continue;
             }
-            let dir = e.path();
+            let dir = e.into_path();
             let events = dir.join(EVENTS);
             if !fs::metadata(&events).is_ok_and(|m| m.is_file()) {
                 continue;

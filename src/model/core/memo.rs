@@ -156,6 +156,26 @@ pub fn get<T: Serialize + DeserializeOwned>(
     }
 }
 
+/// [`get`] for a reader that makes bytes of its own encoding and may fail: a failure
+/// is given back and never kept (the next process tries again, and says why). With
+/// the memo on, a path that cannot be `stat`ed fails with that error, unread: what
+/// is read this way (a folder) cannot be read without being `stat`ed.
+pub fn get_bytes(
+    reader: &str,
+    path: &Path,
+    read: impl FnOnce() -> std::io::Result<Vec<u8>>,
+) -> std::io::Result<Vec<u8>> {
+    match MEMO.get() {
+        Some(m) => {
+            // One failed `stat` for a folder that is not there (most of a search's
+            // side folders), not a `stat` and an `open`.
+            let before = fs::metadata(path)?;
+            m.fetch(reader, path, &before, true, read)
+        }
+        None => read(),
+    }
+}
+
 /// Writes the memo back if this process added to it (errors ignored: the memo only
 /// saves time).
 pub fn save() {
@@ -171,43 +191,73 @@ impl Memo {
         path: &Path,
         read: impl FnOnce() -> T,
     ) -> T {
-        let Ok(before) = fs::metadata(path) else {
-            return read();
+        let read = std::cell::Cell::new(Some(read));
+        let fresh = std::cell::RefCell::new(None);
+        let read_now = || {
+            let v = read.take().expect("read once")();
+            let json = serde_json::to_vec(&v);
+            *fresh.borrow_mut() = Some(v);
+            json.map_err(|_| ())
         };
-        let key = Key::of(&before);
-        let id = (reader.to_string(), path.to_path_buf());
+        let Ok(before) = fs::metadata(path) else {
+            return read.take().expect("not read yet")();
+        };
+        let got = self.fetch(reader, path, &before, true, read_now);
+        if fresh.borrow().is_none()
+            && let Ok(json) = got
+            && let Ok(v) = serde_json::from_slice::<T>(&json)
         {
+            return v;
+        }
+        if fresh.borrow().is_none() {
+            // A record this reader cannot read (another version's): read, and
+            // replace it.
+            let _ = self.fetch(reader, path, &before, false, read_now);
+        }
+        fresh.into_inner().expect("read")
+    }
+
+    /// The bytes `read` makes of the file at `path`, whose metadata was `before` just
+    /// now: the record's when it holds for the file as it is (and `lookup`), else read
+    /// and kept (when the file did not change meanwhile and `read` succeeded).
+    fn fetch<E>(
+        &self,
+        reader: &str,
+        path: &Path,
+        before: &fs::Metadata,
+        lookup: bool,
+        read: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<Vec<u8>, E> {
+        let key = Key::of(before);
+        let id = (reader.to_string(), path.to_path_buf());
+        if lookup {
             let mut st = self.state().lock();
             if let Some(r) = st.records.get_mut(&id)
                 && r.holds_for(&key)
-                && let Ok(v) = serde_json::from_slice::<T>(&r.value)
             {
                 r.used = true;
-                return v;
+                return Ok(r.value.to_vec());
             }
         }
         let read_at = super::stamp::now();
-        let value = read();
+        let value = read()?;
         let unchanged = fs::metadata(path).is_ok_and(|m| Key::of(&m) == key);
         // A reading still within the racy margin would not be trusted: not worth a
         // write.
-        if unchanged
-            && trusted(read_at, key.ctime)
-            && let Ok(json) = serde_json::to_vec(&value)
-        {
+        if unchanged && trusted(read_at, key.ctime) {
             let mut st = self.state().lock();
             st.records.insert(
                 id,
                 Record {
                     key,
                     read_at,
-                    value: json.into_boxed_slice(),
+                    value: value.clone().into_boxed_slice(),
                     used: true,
                 },
             );
             st.dirty = true;
         }
-        value
+        Ok(value)
     }
 
     /// Records not used by this process go first when there are too many.

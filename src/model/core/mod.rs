@@ -13,7 +13,8 @@
 //!   draws the tree; [`content`] is what an entry's directory holds.
 //! * [`catalog`] is how an agent that lays its files out otherwise than one file per
 //!   session in project folders lists its sessions, and [`memo`] keeps what a lister
-//!   read of a file's head between processes, under the file's [`stamp::Stat`]; [`grep`] is what an agent tells
+//!   read of a file's head between processes, under the file's [`stamp::Stat`]
+//!   ([`listing`]: a folder's entries, under the folder's); [`grep`] is what an agent tells
 //!   `sessionfs grep` about its formats; [`structure`] finds a JSON line's strings and
 //!   braces 64 bytes at a time (for a map of a big file's ids).
 //! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
@@ -177,6 +178,7 @@ pub mod input;
 pub mod js;
 pub mod json_view;
 pub mod kind;
+pub mod listing;
 pub mod memo;
 pub mod problem;
 pub mod reply;

@@ -28,6 +28,7 @@
 use super::line::{self, Kind};
 use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
 use crate::model::core::json_view::{Json, JsonObj, Tape};
+use crate::model::core::listing;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -44,7 +45,7 @@ use std::path::{Path, PathBuf};
 pub fn sessions_root_of(dir: &Path) -> Option<PathBuf> {
     let marks = |d: &Path| d.join("projects.json").is_file() || d.join("settings.json").is_file();
     let holds_chats = |tmp: &Path| {
-        fs::read_dir(tmp).is_ok_and(|rd| rd.flatten().any(|e| e.path().join("chats").is_dir()))
+        listing::read_dir(tmp).is_ok_and(|rd| rd.iter().any(|e| e.path().join("chats").is_dir()))
     };
     let tmp = dir.join("tmp");
     if tmp.is_dir() && marks(dir) && (holds_chats(&tmp) || dir.join("projects.json").is_file()) {
@@ -215,11 +216,14 @@ impl Scanner {
         };
         let home = root.parent().unwrap_or(root);
         let projects = super::files::Projects::read(home);
-        let mut slugs: Vec<PathBuf> = fs::read_dir(root)?.flatten().map(|e| e.path()).collect();
+        let mut slugs: Vec<PathBuf> = listing::read_dir(root)?
+            .into_iter()
+            .map(|e| e.into_path())
+            .collect();
         slugs.sort();
         for slug_dir in slugs {
             let chats = slug_dir.join("chats");
-            let Ok(rd) = fs::read_dir(&chats) else {
+            let Ok(rd) = listing::read_dir(&chats) else {
                 continue;
             };
             cat.folders.push(chats.clone());
@@ -245,13 +249,13 @@ impl Scanner {
             };
             // Session id → (has conversation, file name, path): the file to show.
             let mut best: HashMap<String, (bool, OsString, PathBuf)> = HashMap::new();
-            for e in rd.flatten() {
-                let name = e.file_name();
+            for e in rd {
+                let name = e.file_name().to_os_string();
                 let b = name.as_bytes();
                 if !(b.starts_with(b"session-") && b.ends_with(b".jsonl")) {
                     continue;
                 }
-                let path = e.path();
+                let path = e.into_path();
                 let Some(h) = self.head(&path) else { continue };
                 let Some(sid) = h.session_id.clone() else {
                     continue;

@@ -96,13 +96,13 @@ pub fn subagent_files(path: &Path, sid: &str) -> Vec<PathBuf> {
     let Some(dir) = subagent_dir(path, sid) else {
         return Vec::new();
     };
-    let Ok(rd) = std::fs::read_dir(&dir) else {
+    let Ok(rd) = crate::model::core::listing::read_dir(&dir) else {
         return Vec::new();
     };
     let mut v: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .into_iter()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl") && e.is_file())
+        .map(|e| e.into_path())
         .collect();
     v.sort();
     v

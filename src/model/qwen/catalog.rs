@@ -10,8 +10,8 @@
 //! sessions (`chats/archive/`) are not listed.
 
 use crate::model::core::catalog::{Catalog, CatalogOf, Lister, SessionRef};
+use crate::model::core::listing;
 use std::ffi::{OsStr, OsString};
-use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -28,8 +28,8 @@ pub const CATALOG: CatalogOf = CatalogOf {
 
 /// Whether some project folder of `projects` has a `chats/` folder.
 fn has_chats(projects: &Path) -> bool {
-    fs::read_dir(projects).is_ok_and(|rd| {
-        rd.flatten()
+    listing::read_dir(projects).is_ok_and(|rd| {
+        rd.into_iter()
             .take(100_000)
             .any(|e| e.path().join(CHATS).is_dir())
     })
@@ -58,23 +58,17 @@ fn session_name(file: &OsStr) -> Option<&OsStr> {
 
 /// The sessions of one `chats/` folder, sorted by name.
 fn sessions_in(chats: &Path) -> Vec<SessionRef> {
-    let Ok(rd) = fs::read_dir(chats) else {
+    let Ok(rd) = listing::read_dir(chats) else {
         return Vec::new();
     };
     let mut out: Vec<SessionRef> = rd
-        .flatten()
+        .into_iter()
         .filter_map(|e| {
-            let name = session_name(&e.file_name())?.to_os_string();
-            let path = e.path();
+            let name = session_name(e.file_name())?.to_os_string();
             // A regular file (as the listing says, without a `stat`), or a link to one.
-            let regular = match e.file_type() {
-                Ok(t) if t.is_file() => true,
-                Ok(t) if t.is_symlink() => fs::metadata(&path).is_ok_and(|m| m.is_file()),
-                _ => false,
-            };
-            regular.then_some(SessionRef {
+            e.is_file().then(|| SessionRef {
                 name,
-                path,
+                path: e.into_path(),
                 mtime: None,
                 files: Vec::new(),
             })
@@ -85,7 +79,7 @@ fn sessions_in(chats: &Path) -> Vec<SessionRef> {
 }
 
 fn holds_sessions(root: &Path) -> io::Result<bool> {
-    for p in fs::read_dir(root)?.flatten() {
+    for p in listing::read_dir(root)? {
         if !sessions_in(&p.path().join(CHATS)).is_empty() {
             return Ok(true);
         }
@@ -110,16 +104,25 @@ impl Lister for Projects {
             folders: vec![self.root.clone()],
             ..Catalog::default()
         };
-        for p in fs::read_dir(&self.root)?.flatten() {
-            let path = p.path();
-            if !fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+        for p in listing::read_dir(&self.root)? {
+            if !p.is_dir() {
                 continue;
             }
+            let path = p.path();
             let chats = path.join(CHATS);
             // The project folder until its chats/ appears; then chats/.
-            cat.folders
-                .push(if chats.is_dir() { chats.clone() } else { path });
-            cat.projects.insert(p.file_name(), sessions_in(&chats));
+            let has_chats = chats.is_dir();
+            cat.folders.push(if has_chats {
+                chats.clone()
+            } else {
+                path.to_path_buf()
+            });
+            let sessions = if has_chats {
+                sessions_in(&chats)
+            } else {
+                Vec::new()
+            };
+            cat.projects.insert(p.file_name().to_os_string(), sessions);
         }
         Ok(cat)
     }
@@ -132,6 +135,7 @@ impl Lister for Projects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn projects_are_listed_from_their_chats_folders() {

@@ -602,17 +602,17 @@ pub fn side_files(path: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let dir = project.join("subagents").join(stem);
-    let Ok(rd) = std::fs::read_dir(&dir) else {
+    let Ok(rd) = crate::model::core::listing::read_dir(&dir) else {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        .into_iter()
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|n| {
                 n.starts_with("agent-") && n.ends_with(".jsonl") && !n.ends_with(".meta.jsonl")
-            }) && p.is_file()
+            }) && e.is_file()
         })
+        .map(|e| e.into_path())
         .collect();
     out.sort();
     out
