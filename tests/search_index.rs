@@ -1005,3 +1005,24 @@ fn a_mount_keeps_the_index_fresh_for_what_it_watches() {
     });
     assert!(fresh, "the mount did not index its session file: {last}");
 }
+
+/// A line the format rewrites (a Pi system message, shown as a one-line summary of
+/// its sections and tools) is found by the text it shows, which its raw line does not
+/// hold: the index keeps that text, and reads the line only when its block holds the
+/// query's trigrams.
+#[test]
+fn rewritten_lines_are_found_by_what_they_show() {
+    let h = Home::new();
+    h.same(&["-c", "e"]);
+    for w in [
+        "sections preamble, tools",
+        "tools +read, +bash, +edit",
+        "text \"Also be brief.\"",
+        "sections skills, -cwd",
+    ] {
+        let out = h.same(&["-l", "-F", w]);
+        assert!(out.stdout.lines().count() >= 1, "{w}: {}", out.stdout);
+        let out = h.same(&["-c", "-i", "-F", &w.to_uppercase()]);
+        assert!(out.stdout.lines().any(|l| !l.ends_with(":0")), "{w}");
+    }
+}

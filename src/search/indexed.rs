@@ -35,6 +35,7 @@ use super::index::{self, Formats, Index, Options, Plans, Spec, Stat, store::Stor
 use super::prefilter::{self, Prefilter, Selection};
 use super::rules::{self, Rules, Trigger};
 use super::session::{Job, Search};
+use crate::model::core::fasthash::FastMap;
 use regex::bytes::Regex;
 use std::fs::File;
 use std::ops::Range;
@@ -42,8 +43,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Bump when what the index records of a line changes in a way the fingerprint
-/// cannot see (how a format's renderer shows base64 text).
-const INDEX_VERSION: u64 = 2;
+/// cannot see: how a format's renderer shows base64 text, or the text it shows for a
+/// line it rewrites ([`index::build::LineFacts::shown`]; the test
+/// `rewritten_lines_render_as_the_index_was_told` says when).
+const INDEX_VERSION: u64 = 3;
 
 // Probe numbers ([`HUGE`] is 0).
 const ODD_U: usize = 1;
@@ -369,7 +372,13 @@ impl LineRules for FormatLines {
         let openers = crate::model::core::grep::openers(line);
         // Regular expressions see the newline, as the prefilter's scan of a block does.
         if self.always.holds(line_nl, line, openers) {
-            p.push(ALWAYS as u16);
+            // A line the format rewrites: where the search renders it from the line
+            // alone, the text it shows is indexed, and the line is read only when its
+            // block holds the query's trigrams; else it is read for every query.
+            match self.rules.line_content.and_then(|lc| lc(line)) {
+                Some(c) => facts.shown.push(c.text),
+                None => p.push(ALWAYS as u16),
+            }
         }
         if self
             .spill
@@ -605,11 +614,11 @@ pub struct Planned {
     /// The files (by the path the search names them with) with nothing to read at all,
     /// as the search's refresh found them: no candidate in their indexed bytes, no
     /// byte after them. Their format's name.
-    nothing: std::collections::HashMap<PathBuf, String>,
+    nothing: FastMap<PathBuf, String>,
     /// Each session file's side files, as listed once for this search (by the name
     /// of the format they were listed for): the scan of a session takes them from
     /// here rather than listing its folders again.
-    sides: std::collections::HashMap<PathBuf, (&'static str, Vec<PathBuf>)>,
+    sides: FastMap<PathBuf, (&'static str, Vec<PathBuf>)>,
 }
 
 impl Planned {
@@ -691,7 +700,7 @@ pub fn prepare(
     log::debug!("index: {} side files in {:?}", sides.len(), t.elapsed());
     // The session files each file is searched as part of (itself, or the session
     // whose side file it is), for the guarded probes: spilled files.
-    let mut sessions: std::collections::HashMap<(u64, u64), Vec<&Path>> = Default::default();
+    let mut sessions: FastMap<(u64, u64), Vec<&Path>> = Default::default();
     let pairs = jobs
         .iter()
         .map(|j| (&j.path, &j.path))
@@ -715,8 +724,9 @@ pub fn prepare(
             spec(search.prefilter_of(r))
         },
         &guard,
+        threads,
     );
-    let mut nothing = std::collections::HashMap::new();
+    let mut nothing = FastMap::default();
     for p in files.iter().chain(&sides) {
         if let Some(st) = ix.stat_seen(p)
             && let Some(plan) = plans.get(&(st.dev, st.ino))
@@ -808,6 +818,61 @@ pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePla
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index keeps the text a format shows for the lines it rewrites (a Pi system
+    /// prompt's one-line summary) as it was rendered when the index was built; an
+    /// index built by an older program would answer from text this one no longer
+    /// shows. So the text of every such line of the committed fixtures is pinned
+    /// here: a change to it must come with a new [`INDEX_VERSION`], which makes every
+    /// index be built again.
+    #[test]
+    fn rewritten_lines_render_as_the_index_was_told() {
+        const PINNED: (u64, u64) = (3, 2635796944528429621);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = Vec::new();
+        let mut todo = vec![root];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let mut h = index::hash::Hasher::new();
+        let mut lines = 0;
+        for f in &files {
+            let b = std::fs::read(f).unwrap();
+            let head: Vec<u8> = b.iter().take(1 << 16).copied().collect();
+            let Some(r) = rules::detect(&head) else {
+                continue;
+            };
+            let lines_of = FormatLines::new(r);
+            for line in b.split_inclusive(|&c| c == b'\n') {
+                if line.last() != Some(&b'\n') {
+                    continue;
+                }
+                let mut facts = LineFacts::default();
+                lines_of.line(line, &mut facts);
+                for t in &facts.shown {
+                    h.update(r.name.as_bytes());
+                    h.update(t);
+                    lines += 1;
+                }
+            }
+        }
+        let now = (INDEX_VERSION, h.finish());
+        assert!(lines > 0, "no rewritten line in the fixtures");
+        assert_eq!(
+            now, PINNED,
+            "the text shown for rewritten lines changed ({lines} lines): an index built \
+             before would answer from the old text. Bump INDEX_VERSION, and pin the new \
+             pair here"
+        );
+    }
 
     #[test]
     fn all_base64_agrees_with_a_byte_at_a_time_check() {

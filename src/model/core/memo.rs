@@ -38,9 +38,9 @@
 //! Lock order: one mutex, held only to look up or insert a record (never while a
 //! file is read or the memo written).
 
+use super::fasthash::FastMap;
 use parking_lot::Mutex;
 use serde::{Serialize, de::DeserializeOwned};
-use std::collections::HashMap;
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -87,7 +87,7 @@ fn trusted(read_at: (i64, i64), ctime: (i64, i64)) -> bool {
 #[derive(Default)]
 struct State {
     /// By the reader's name and the path it was asked for.
-    records: HashMap<(String, PathBuf), Record>,
+    records: FastMap<(String, PathBuf), Record>,
     /// A record was added or replaced since the memo was loaded.
     dirty: bool,
 }
@@ -404,7 +404,7 @@ impl<'a> Reader<'a> {
 
 /// The records of a memo file written by the program `program`; `None` for a file
 /// that is not whole, not ours, or another program's.
-fn decode(b: &[u8], program: u64) -> Option<HashMap<(String, PathBuf), Record>> {
+fn decode(b: &[u8], program: u64) -> Option<FastMap<(String, PathBuf), Record>> {
     let body_len = b.len().checked_sub(8)?;
     let (body, sum) = b.split_at(body_len);
     if checksum(body) != u64::from_le_bytes(sum.try_into().ok()?) {
@@ -415,7 +415,8 @@ fn decode(b: &[u8], program: u64) -> Option<HashMap<(String, PathBuf), Record>> 
         return None;
     }
     let n = r.u64()?;
-    let mut out = HashMap::with_capacity((n as usize).min(MAX_RECORDS));
+    let mut out =
+        FastMap::with_capacity_and_hasher((n as usize).min(MAX_RECORDS), Default::default());
     for _ in 0..n {
         let reader = std::str::from_utf8(r.bytes()?).ok()?.to_string();
         let path = PathBuf::from(std::ffi::OsStr::from_bytes(r.bytes()?));

@@ -14,7 +14,8 @@
 //! * [`catalog`] is how an agent that lays its files out otherwise than one file per
 //!   session in project folders lists its sessions, and [`memo`] keeps what a lister
 //!   read of a file's head between processes, under the file's [`stamp::Stat`]
-//!   ([`listing`]: a folder's entries, under the folder's); [`grep`] is what an agent tells
+//!   ([`listing`]: a folder's entries, under the folder's); [`fasthash`] hashes the
+//!   keys of a search's maps of every file; [`grep`] is what an agent tells
 //!   `sessionfs grep` about its formats; [`structure`] finds a JSON line's strings and
 //!   braces 64 bytes at a time (for a map of a big file's ids).
 //! * [`reply`] is what a reply is before an agent writes it; [`fork`] and [`usage`]
@@ -168,6 +169,7 @@ pub mod base64;
 pub mod catalog;
 pub mod check;
 pub mod content;
+pub mod fasthash;
 pub mod fork;
 pub mod fork_file;
 pub mod format;

@@ -70,15 +70,16 @@ impl Projects {
         if let Some(k) = self.by_slug.get(slug) {
             return Some(k.clone());
         }
-        let root = crate::model::core::input::read_beneath(
-            home,
-            &home.join("tmp").join(slug).join(".project_root"),
-            1 << 20,
-        )
-        .ok()?;
-        let root = String::from_utf8(root).ok()?;
-        let root = root.trim();
-        (!root.is_empty()).then(|| root.to_string())
+        let file = home.join("tmp").join(slug).join(".project_root");
+        let read = || {
+            let root = crate::model::core::input::read_beneath(home, &file, 1 << 20).ok()?;
+            let root = String::from_utf8(root).ok()?;
+            let root = root.trim();
+            (!root.is_empty()).then(|| root.to_string())
+        };
+        // Kept between searches while the file is as it was (`core::memo`): a `stat`
+        // per project rather than an `open` and a read.
+        crate::model::core::memo::get("gemini-project-root", &file, read)
     }
 }
 

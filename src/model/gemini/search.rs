@@ -149,10 +149,20 @@ pub fn detect(line: &[u8], _head: &LineHead) -> Option<&'static Rules> {
 /// The subagents' files of the session file `path`: `chats/<sessionId>/*.jsonl`, the
 /// session id read from its metadata line (the first line that has one).
 pub fn side_files(path: &Path) -> Vec<PathBuf> {
+    // The session id is the file's first lines' alone: kept between searches while the
+    // file is as it was (`core::memo`), a `stat` rather than an `open` and a read.
+    match crate::model::core::memo::get("gemini-side-sid", path, || side_session_id(path)) {
+        Some(sid) => super::files::subagent_files(path, &sid),
+        None => Vec::new(),
+    }
+}
+
+/// The session id whose subagents' folder a session file's search reads: its
+/// metadata's `sessionId` (`None` for a subagent's own file, or none in its first
+/// lines).
+fn side_session_id(path: &Path) -> Option<String> {
     use std::io::{BufRead, BufReader};
-    let Ok(f) = crate::model::core::input::open_regular(path) else {
-        return Vec::new();
-    };
+    let f = crate::model::core::input::open_regular(path).ok()?;
     let mut r = BufReader::new(f);
     let mut buf = Vec::new();
     // The metadata line is the first; a damaged file may have it a little later.
@@ -165,12 +175,12 @@ pub fn side_files(path: &Path) -> Vec<PathBuf> {
         let Some(t) = Tape::new(raw) else { continue };
         if let Kind::Meta(o) = line::kind_of(t.root()) {
             if o.get("kind").and_then(|k| k.as_str()).as_deref() == Some("subagent") {
-                return Vec::new();
+                return None;
             }
             if let Some(sid) = o.get("sessionId").and_then(|v| v.as_str()) {
-                return super::files::subagent_files(path, &sid);
+                return Some(sid.into_owned());
             }
         }
     }
-    Vec::new()
+    None
 }

@@ -46,6 +46,10 @@ pub struct LineFacts {
     pub binary: Vec<Vec<u8>>,
     /// The probes that select the line (never [`HUGE`]).
     pub probes: Vec<u16>,
+    /// The text the format shows for the line where it is not the line's own bytes
+    /// (a line it rewrites): indexed as text too, so that a query finds the line's
+    /// block by what it shows.
+    pub shown: Vec<Vec<u8>>,
 }
 
 impl LineFacts {
@@ -53,6 +57,7 @@ impl LineFacts {
         self.hide.clear();
         self.binary.clear();
         self.probes.clear();
+        self.shown.clear();
     }
 }
 
@@ -123,6 +128,9 @@ impl Pending {
         }
         for data in &self.facts.binary {
             self.ex.binary(data);
+        }
+        for text in &self.facts.shown {
+            self.ex.text(text);
         }
         for &k in &self.facts.probes {
             if k as usize != HUGE {

@@ -119,6 +119,7 @@ pub mod store;
 pub mod tiers;
 pub mod trigram;
 
+use crate::model::core::fasthash::{FastMap, FastSet};
 use build::{LineRules, Pending};
 use hash::Hasher;
 use parking_lot::Mutex;
@@ -295,11 +296,11 @@ pub struct Index {
     manifest: Manifest,
     fingerprint: u64,
     /// Entries this process has checked against their files, with the `stat` seen.
-    trusted: HashMap<(u64, u64), (usize, Stat)>,
+    trusted: FastMap<(u64, u64), (usize, Stat)>,
     /// Why the published index was not used, if it was not.
     pub ignored: Option<String>,
     /// What `stat` gave for each path the refreshes looked at.
-    seen: HashMap<PathBuf, Stat>,
+    seen: FastMap<PathBuf, Stat>,
 }
 
 /// The part of a file a search must read, by device and inode.
@@ -327,7 +328,7 @@ pub struct Spec {
 }
 
 /// Plans by device and inode.
-pub type Plans = HashMap<(u64, u64), FilePlan>;
+pub type Plans = FastMap<(u64, u64), FilePlan>;
 
 impl Index {
     /// The index in `store` for `fingerprint`: the published one, or an empty one when
@@ -347,9 +348,9 @@ impl Index {
             store,
             manifest,
             fingerprint,
-            trusted: HashMap::new(),
+            trusted: FastMap::default(),
             ignored,
-            seen: HashMap::new(),
+            seen: FastMap::default(),
         }
     }
 
@@ -363,7 +364,7 @@ impl Index {
     }
 
     /// The format of each file this process has verified, by device and inode.
-    pub fn formats_by_inode(&self) -> HashMap<(u64, u64), String> {
+    pub fn formats_by_inode(&self) -> FastMap<(u64, u64), String> {
         self.trusted
             .iter()
             .filter(|(_, (k, _))| !self.manifest.entries[*k].format.is_empty())
@@ -384,7 +385,7 @@ impl Index {
         let by_inode = self.manifest.by_inode();
         // Look at every file; keep those needing work.
         let mut work: Vec<Work> = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         // The `stat`s (a path lookup each, most of the time of a refresh that finds
         // everything fresh) on the search's threads.
         let stats = crate::search::walk::par_map(files, opts.threads, |p| {
@@ -806,13 +807,15 @@ impl Index {
     /// indexed bytes a search must read. Files left out are read whole. The lines of
     /// a spec's `guarded` probes are read in the files `guard` keeps, given their
     /// format and device and inode.
+    /// Segments are read on up to `threads` threads.
     pub fn plans(
         &self,
         spec: &dyn Fn(&str) -> Option<Spec>,
-        guard: &dyn Fn(&str, (u64, u64)) -> bool,
+        guard: &(dyn Fn(&str, (u64, u64)) -> bool + Sync),
+        threads: usize,
     ) -> Plans {
         // Entries by key, of trusted files only.
-        let mut by_key: HashMap<u64, (usize, Stat)> = HashMap::new();
+        let mut by_key: FastMap<u64, (usize, Stat)> = FastMap::default();
         for &(k, st) in self.trusted.values() {
             let e = &self.manifest.entries[k];
             if e.id != 0 && !e.format.is_empty() && e.flags & Entry::CAPPED == 0 {
@@ -828,14 +831,16 @@ impl Index {
             .filter_map(|f| Some((f, spec(f)?)))
             .collect();
         // Each segment's candidates: (key, start, end).
-        let mut ranges: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+        let mut ranges: FastMap<u64, Vec<(u64, u64)>> = FastMap::default();
         let mut bad: HashSet<u32> = HashSet::new();
-        for s in &self.manifest.segments {
-            let r = Segment::open(&self.store.seg_path(s.no), s.len).and_then(|mut seg| {
+        // Each segment on a thread of its own (a rare word's query is mostly posting
+        // lists read and intersected, segment by segment).
+        let per_segment = crate::search::walk::par_map(&self.manifest.segments, threads, |s| {
+            Segment::open(&self.store.seg_path(s.no), s.len).and_then(|mut seg| {
                 let mut out: Vec<(u64, u64, u64)> = Vec::new();
                 let mut cache = Cached {
                     seg: &mut seg,
-                    lists: HashMap::new(),
+                    lists: FastMap::default(),
                 };
                 let mut per_format: Vec<(&str, query::Units, Vec<Probe>)> = Vec::new();
                 for (f, sp) in &specs {
@@ -885,7 +890,7 @@ impl Index {
                         }
                     }
                     for &(k, g) in probes {
-                        let mut kept: HashMap<u64, bool> = HashMap::new();
+                        let mut kept: FastMap<u64, bool> = FastMap::default();
                         for l in seg.probe_lines(k)? {
                             let key = seg.blocks[l.block as usize].key;
                             let keep =
@@ -897,7 +902,9 @@ impl Index {
                     }
                 }
                 Ok(out)
-            });
+            })
+        });
+        for (s, r) in self.manifest.segments.iter().zip(per_segment) {
             match r {
                 Ok(v) => {
                     for (key, a, b) in v {
@@ -910,7 +917,7 @@ impl Index {
                 }
             }
         }
-        let mut plans = Plans::new();
+        let mut plans = Plans::default();
         let mut read: HashMap<&str, (usize, u64, u64)> = HashMap::new();
         for (key, (k, st)) in by_key {
             let e = &self.manifest.entries[k];
@@ -966,7 +973,7 @@ type Probe = (usize, bool);
 
 struct Cached<'a> {
     seg: &'a mut Segment,
-    lists: HashMap<u32, Vec<u32>>,
+    lists: FastMap<u32, Vec<u32>>,
 }
 
 impl query::Lists for Cached<'_> {
