@@ -37,6 +37,7 @@ use super::rules::{self, Rules, Trigger};
 use super::session::{Job, Search};
 use crate::model::core::fasthash::FastMap;
 use regex::bytes::Regex;
+use std::ffi::OsString;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -613,25 +614,26 @@ pub struct Planned {
     pub plans: Plans,
     /// The files (by the path the search names them with) with nothing to read at all,
     /// as the search's refresh found them: no candidate in their indexed bytes, no
-    /// byte after them. Their format's name.
-    nothing: FastMap<PathBuf, String>,
+    /// byte after them. Their format's name. (Keyed by the path's bytes, as every
+    /// lookup spells it.)
+    nothing: FastMap<OsString, String>,
     /// Each session file's side files, as listed once for this search (by the name
     /// of the format they were listed for): the scan of a session takes them from
     /// here rather than listing its folders again.
-    sides: FastMap<PathBuf, (&'static str, Vec<PathBuf>)>,
+    sides: FastMap<OsString, (&'static str, Vec<PathBuf>)>,
 }
 
 impl Planned {
     /// The format of `path` when the index says it has nothing to read.
     pub fn nothing_in(&self, path: &Path) -> Option<&'static Rules> {
-        rules::named(self.nothing.get(path)?)
+        rules::named(self.nothing.get(path.as_os_str())?)
     }
 
     /// The side files of the session file `path` in the format `rules`, as this
     /// search listed them, if it did.
     pub fn sides_of(&self, path: &Path, rules: &Rules) -> Option<&[PathBuf]> {
         self.sides
-            .get(path)
+            .get(path.as_os_str())
             .filter(|(f, _)| *f == rules.name)
             .map(|(_, s)| s.as_slice())
     }
@@ -734,7 +736,7 @@ pub fn prepare(
             && plan.ranges.is_empty()
             && plan.covered == st.size
         {
-            nothing.insert(p.clone(), plan.format.clone());
+            nothing.insert(p.as_os_str().to_os_string(), plan.format.clone());
         }
     }
     log::debug!(
@@ -744,7 +746,7 @@ pub fn prepare(
     );
     let sides = listed
         .into_iter()
-        .map(|(p, r, s)| (p.clone(), (r.name, s)))
+        .map(|(p, r, s)| (p.as_os_str().to_os_string(), (r.name, s)))
         .collect();
     Some(Planned {
         plans,

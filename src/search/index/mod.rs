@@ -300,7 +300,9 @@ pub struct Index {
     /// Why the published index was not used, if it was not.
     pub ignored: Option<String>,
     /// What `stat` gave for each path the refreshes looked at.
-    seen: FastMap<PathBuf, Stat>,
+    /// (Keyed by the path's bytes: every lookup names a file as the refresh was
+    /// given it, and hashing bytes is cheaper than hashing a path's components.)
+    seen: FastMap<std::ffi::OsString, Stat>,
 }
 
 /// The part of a file a search must read, by device and inode.
@@ -360,7 +362,7 @@ impl Index {
 
     /// What `stat` gave for `path` when a refresh looked at it.
     pub fn stat_seen(&self, path: &Path) -> Option<Stat> {
-        self.seen.get(path).copied()
+        self.seen.get(path.as_os_str()).copied()
     }
 
     /// The format of each file this process has verified, by device and inode.
@@ -398,7 +400,7 @@ impl Index {
             let Some(st) = st else {
                 continue;
             };
-            self.seen.insert(p.clone(), st);
+            self.seen.insert(p.as_os_str().to_os_string(), st);
             if !seen.insert((st.dev, st.ino)) {
                 continue;
             }

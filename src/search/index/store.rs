@@ -31,7 +31,7 @@
 
 use super::segment::damaged;
 use crate::model::core::input;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
@@ -125,7 +125,7 @@ impl Manifest {
     }
 
     /// Entries by device and inode.
-    pub fn by_inode(&self) -> HashMap<(u64, u64), usize> {
+    pub fn by_inode(&self) -> crate::model::core::fasthash::FastMap<(u64, u64), usize> {
         self.entries
             .iter()
             .enumerate()
