@@ -22,7 +22,8 @@
 //!
 //! What is kept must be a function of the file's bytes and its path alone: a reader
 //! that also looks at another file (a folder's other files, a database) does not use
-//! the memo.
+//! the memo. A folder's entries are such a function of the folder ([`super::listing`]
+//! keeps them through [`get_bytes`], under the folder's key).
 //!
 //! # What it survives
 //!
