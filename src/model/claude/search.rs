@@ -130,7 +130,10 @@ const DECORATIONS: &[Decoration] = &[
     d(", ", IMAGE),
     d(" bytes → image-", IMAGE),
     d(" bytes]", IMAGE),
-    d("unknown type", IMAGE),
+    // an image without a type: `[image N: unknown type, …`, declared with what stands
+    // around it, so that a word starting with `e` or ending in `u` does not read
+    // every image line
+    d(": unknown type, ", IMAGE),
     // The extension always stands between `.` and `]`: declared with them, a word
     // ending in `g` or starting with `n` does not read every image line.
     d(".png]", IMAGE),
@@ -138,25 +141,36 @@ const DECORATIONS: &[Decoration] = &[
     d(".gif]", IMAGE),
     d(".webp]", IMAGE),
     d(".bin]", IMAGE),
-    // system
-    d("turn took ", TURN_DURATION),
-    d(" s", TURN_DURATION),
+    // system. The decorations that start or end with a letter are declared with what
+    // always stands beside them (a line end, punctuation), so that a word starting or
+    // ending with that letter does not read every such line: a match never spans a
+    // line end, and a fragment holds no punctuation. A turn's duration starts its
+    // file: `turn took 1.5 s\n` or `turn took 1.5 s, 12 messages\n`.
+    d("\nturn took ", TURN_DURATION),
+    d(" s\n", TURN_DURATION),
+    d(" s, ", TURN_DURATION),
     d(", ", TURN_DURATION),
-    d(" messages", TURN_DURATION),
+    d(" messages\n", TURN_DURATION),
     d(".", TURN_DURATION),
-    d("[compaction", COMPACT_BOUNDARY),
+    // `[compaction: T trigger, N tokens before, K messages kept]` (each part when
+    // known), or `[compaction]`.
+    d("[compaction: ", COMPACT_BOUNDARY),
+    d("[compaction]", COMPACT_BOUNDARY),
     d(": ", COMPACT_BOUNDARY),
-    d(" trigger", COMPACT_BOUNDARY),
-    d(" tokens before", COMPACT_BOUNDARY),
-    d(" messages kept", COMPACT_BOUNDARY),
+    d(" trigger, ", COMPACT_BOUNDARY),
+    d(" trigger]", COMPACT_BOUNDARY),
+    d(" tokens before, ", COMPACT_BOUNDARY),
+    d(" tokens before]", COMPACT_BOUNDARY),
+    d(" messages kept]", COMPACT_BOUNDARY),
     d(", ", COMPACT_BOUNDARY),
     d("]", COMPACT_BOUNDARY),
     // attachments: the heading, how it is sent, the wrapper of the texts
     d("[attachment ", ATTACHMENT),
     d("]", ATTACHMENT),
-    d(": not sent to the model", ATTACHMENT),
-    d(", sent as user text", RENDERED_ROLE),
-    d(", sent as system text", RENDERED_ROLE),
+    // (each ends its heading, declared with its bracket)
+    d(": not sent to the model]", ATTACHMENT),
+    d(", sent as user text]", RENDERED_ROLE),
+    d(", sent as system text]", RENDERED_ROLE),
     d("<system-reminder>", ATTACHMENT),
     d("</system-reminder>", ATTACHMENT),
     // a field the template wants and the attachment lacks (JavaScript's `${undefined}`)
@@ -171,18 +185,21 @@ const DECORATIONS: &[Decoration] = &[
     d("[settings]", PROMPT_SNAPSHOT),
     d("[tool ", PROMPT_SNAPSHOT),
     d("]", PROMPT_SNAPSHOT),
-    d("parameters: none", PROMPT_SNAPSHOT),
-    d("parameters:", PROMPT_SNAPSHOT),
+    // (`core::text::render_tool`; those starting or ending with a letter declared with
+    // what stands beside them: a line end, a bracket)
+    d("\nparameters: none\n", PROMPT_SNAPSHOT),
+    d("\nparameters:\n", PROMPT_SNAPSHOT),
     d(" (", PROMPT_SNAPSHOT),
-    d(", required", PROMPT_SNAPSHOT),
+    d(", required)", PROMPT_SNAPSHOT),
     d(")", PROMPT_SNAPSHOT),
     d(": ", PROMPT_SNAPSHOT),
-    d("any", PROMPT_SNAPSHOT),
+    d("(any)", PROMPT_SNAPSHOT),
+    d("(any, ", PROMPT_SNAPSHOT),
     d("|", PROMPT_SNAPSHOT),
     // a parameter's other schema keywords, after its description
     d(" {", PROMPT_SNAPSHOT),
-    d("schema: ", PROMPT_SNAPSHOT),
-    d("constrained sampling: ", PROMPT_SNAPSHOT),
+    d("\n  schema: ", PROMPT_SNAPSHOT),
+    d("\nconstrained sampling: ", PROMPT_SNAPSHOT),
     // agent_listing_delta
     d("Available agent types for the Agent tool:", AGENT_LISTING),
     d(

@@ -94,7 +94,9 @@ const DECORATIONS: &[Decoration] = &[
     d(".jpg]", IMAGE),
     d(".bin]", IMAGE),
     d("]", IMAGE),
-    d("unknown type", IMAGE),
+    // `[image N: unknown type, …`: declared with what stands around it, so that a
+    // word starting with `e` or ending in `u` does not read every image line.
+    d(": unknown type, ", IMAGE),
     // `[file data: URI (MIME)]`
     d("[file data: ", FILE_DATA),
     d(" (", FILE_DATA),

@@ -92,7 +92,9 @@ const PI_DECORATIONS: &[Decoration] = &[
     d(", ", IMAGE),
     d(" bytes → image-", IMAGE),
     d(" byte → image-", IMAGE),
-    d("unknown type", IMAGE),
+    // `[image N: unknown type, …`: declared with what stands around it, so that a
+    // word starting with `e` or ending in `u` does not read every image line.
+    d(": unknown type, ", IMAGE),
     // The extension always stands between `.` and `]`: declared with them, a word
     // ending in `g` or starting with `n` does not read every image line.
     d(".png]", IMAGE),

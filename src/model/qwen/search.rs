@@ -88,7 +88,9 @@ const DECORATIONS: &[Decoration] = &[
     d(", ", INLINE),
     d(" bytes → image-", INLINE),
     d(" bytes]", INLINE),
-    d("unknown type", INLINE),
+    // `[image N: unknown type, …`: declared with what stands around it, so that a
+    // word starting with `e` or ending in `u` does not read every image line.
+    d(": unknown type, ", INLINE),
     // The extension always stands between `.` and `]`: declared with them, a word
     // ending in `g` or starting with `n` does not read every image line.
     d(".png]", INLINE),
