@@ -898,6 +898,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_holding_line_indexes_its_decoded_data_and_hides_its_base64_only_if_asked() {
+        let data = "iVBORw0KGgpxdWl6emxlYnJvdA==";
+        let line = format!(r#"{{"kind":"blob","mime":"image/png","data":"{data}"}}"#);
+        let at = line.find(data).unwrap();
+        let mut facts = LineFacts::default();
+        held_payloads(line.as_bytes(), &mut facts, true);
+        assert_eq!(facts.hide, [at..at + data.len()]);
+        assert_eq!(facts.binary, [b"\x89PNG\r\n\x1a\nquizzlebrot".to_vec()]);
+        assert_eq!(facts.probes, [PAYLOAD as u16]);
+        // Not asked to hide (the line shows text of its own): the text keeps it.
+        let mut facts = LineFacts::default();
+        held_payloads(line.as_bytes(), &mut facts, false);
+        assert!(facts.hide.is_empty() && facts.binary.len() == 1);
+        // An escape in its data, or data that does not end: not vouched for.
+        for bad in [
+            r#"{"kind":"blob","data":"iVBOR\u0077w0KGgo="}"#,
+            r#"{"kind":"blob","data":"iVBORw0KGgo"#,
+        ] {
+            let mut facts = LineFacts::default();
+            held_payloads(bad.as_bytes(), &mut facts, true);
+            assert_eq!(facts.probes, [BINARY_UNKNOWN as u16], "{bad}");
+            assert!(facts.hide.is_empty(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn held_content_asks_for_its_payloads_or_every_naming_line() {
+        let sel = |held: Option<Vec<String>>| Selection {
+            fragments: vec!["quizzlebrot".into()],
+            icase: false,
+            triggers: Vec::new(),
+            numbers: false,
+            slash: false,
+            binary: None,
+            spill: false,
+            spill_every: false,
+            held,
+        };
+        let s = spec_of(&sel(Some(vec!["quizzlebrot".into()]))).unwrap();
+        assert!(s.probes.contains(&BINARY_UNKNOWN) && !s.probes.contains(&HELD_NAMES));
+        assert!(!s.probes.contains(&PAYLOAD), "a literal found by its runs");
+        let s = spec_of(&sel(Some(vec!["é".into()]))).unwrap();
+        assert!(s.probes.contains(&PAYLOAD), "a literal runs cannot find");
+        // `-c`: every naming line.
+        let s = spec_of(&sel(Some(Vec::new()))).unwrap();
+        assert!(s.probes.contains(&HELD_NAMES));
+        let s = spec_of(&sel(None)).unwrap();
+        assert!(!s.probes.contains(&HELD_NAMES) && !s.probes.contains(&BINARY_UNKNOWN));
+    }
+
+    #[test]
     fn all_base64_agrees_with_a_byte_at_a_time_check() {
         let plain = |s: &[u8]| {
             s.iter()
