@@ -788,12 +788,12 @@ fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
 /// Visits the binary content of `line` as the prefilter decodes it: each `"data"`
 /// string, and the base64 part of each `"image_url"` or `"url"` `data:` URL, with the
 /// bytes of the line it is decoded from and the decoded bytes, until `visit` says
-/// `true` (then `Ok(true)`). `Err` when such a string holds an escape or does not end
-/// before one that `visit` accepts (it may be anything).
+/// `true` (then `Some(true)`). `None` when such a string holds an escape or does not
+/// end before one that `visit` accepts (it may be anything).
 pub fn binary_strings(
     line: &[u8],
     visit: &mut dyn FnMut(Range<usize>, &[u8]) -> bool,
-) -> Result<bool, ()> {
+) -> Option<bool> {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     for key in [&b"\"data\""[..], &b"\"image_url\""[..], &b"\"url\""[..]] {
         for h in memmem::find_iter(line, key) {
@@ -812,11 +812,10 @@ pub fn binary_strings(
                 continue;
             }
             let start = i + 1;
-            let Some(len) = memchr::memchr2(b'"', b'\\', &line[start..]) else {
-                return Err(());
-            };
+            // A string that does not end may be anything.
+            let len = memchr::memchr2(b'"', b'\\', &line[start..])?;
             if line[start + len] == b'\\' {
-                return Err(());
+                return None;
             }
             let mut from = start;
             if key != b"\"data\"" {
@@ -832,11 +831,11 @@ pub fn binary_strings(
             let raw = &line[from..start + len];
             let data = crate::model::base64::decode(&String::from_utf8_lossy(raw));
             if visit(from..start + len, &data) {
-                return Ok(true);
+                return Some(true);
             }
         }
     }
-    Ok(false)
+    Some(false)
 }
 
 /// Whether the file a line names ([`Rules::spilled`]) may hold the pattern's
