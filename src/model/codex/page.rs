@@ -348,19 +348,19 @@ mod check {
     pub(super) fn fast(line: &[u8]) -> Result<Head, Unsure> {
         let own = |s: Option<std::borrow::Cow<'_, str>>| s.map(|c| c.into_owned());
         let mut h = Head::default();
-        Reader::object_line(line, |k: &str, r: &mut Reader<'_>| {
+        Reader::object_line(line, |k: &[u8], r: &mut Reader<'_>| {
             match k {
-                "type" => h.ty = own(r.str()?),
-                "ordinal" => h.ordinal = r.i64()?,
-                "timestamp" => h.timestamp = own(r.str()?),
-                "payload" => {
+                b"type" => h.ty = own(r.str()?),
+                b"ordinal" => h.ordinal = r.i64()?,
+                b"timestamp" => h.timestamp = own(r.str()?),
+                b"payload" => {
                     // The last `payload` is the one a `Value` keeps.
                     let mut p = Payload::default();
-                    r.object(&mut |k: &str, r: &mut Reader<'_>| {
+                    r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
                         match k {
-                            "type" => p.ty = own(r.str()?),
-                            "role" => p.role = own(r.str()?),
-                            "id" => p.id = own(r.str()?),
+                            b"type" => p.ty = own(r.str()?),
+                            b"role" => p.role = own(r.str()?),
+                            b"id" => p.id = own(r.str()?),
                             _ => r.skip()?,
                         }
                         Ok(())

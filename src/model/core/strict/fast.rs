@@ -40,12 +40,14 @@ pub(crate) struct Reader<'a> {
     depth: u32,
 }
 
-/// What reads one field of an object: called with the decoded key and the reader on
+/// What reads one field of an object: called with the decoded key (its UTF-8 bytes:
+/// they were checked with the string, and a match on bytes costs no second check)
+/// and the reader on
 /// the field's value, which it must read with exactly one of [`Reader::skip`],
 /// [`Reader::str`], [`Reader::i64`], [`Reader::u64`], [`Reader::f64`] or
 /// [`Reader::object`].
-pub(crate) trait Field<'a>: FnMut(&str, &mut Reader<'a>) -> R<()> {}
-impl<'a, F: FnMut(&str, &mut Reader<'a>) -> R<()>> Field<'a> for F {}
+pub(crate) trait Field<'a>: FnMut(&[u8], &mut Reader<'a>) -> R<()> {}
+impl<'a, F: FnMut(&[u8], &mut Reader<'a>) -> R<()>> Field<'a> for F {}
 
 impl<'a> Reader<'a> {
     /// Reads `line`, which must be one JSON object, with `field`; `Ok` only when
@@ -116,10 +118,9 @@ impl<'a> Reader<'a> {
             self.ws();
             if escaped {
                 let k = decode(&self.b[start - 1..end])?;
-                field(&k, self)?;
+                field(k.as_bytes(), self)?;
             } else {
-                let k = std::str::from_utf8(&self.b[start..end - 1]).map_err(|_| Unsure)?;
-                field(k, self)?;
+                field(&self.b[start..end - 1], self)?;
             }
             self.ws();
             match self.peek() {

@@ -40,15 +40,16 @@ fn by_value(line: &[u8]) -> Option<Fields> {
 }
 
 fn fast_fields(line: &[u8]) -> Result<Fields, Unsure> {
-    fn field<'a>(f: &mut Fields, k: &str, r: &mut Reader<'a>, deep: bool) -> Result<(), Unsure> {
+    fn field<'a>(f: &mut Fields, k: &[u8], r: &mut Reader<'a>, deep: bool) -> Result<(), Unsure> {
         match k {
-            "s" => f.s = r.str()?.map(|c| c.into_owned()),
-            "i" => f.i = r.i64()?,
-            "u" => f.u = r.u64()?,
-            "f" => f.f = r.f64()?.map(f64::to_bits),
-            "o" if deep => {
+            b"s" => f.s = r.str()?.map(|c| c.into_owned()),
+            b"i" => f.i = r.i64()?,
+            b"u" => f.u = r.u64()?,
+            b"f" => f.f = r.f64()?.map(f64::to_bits),
+            b"o" if deep => {
                 let mut o = Fields::default();
-                let is = r.object(&mut |k: &str, r: &mut Reader<'a>| field(&mut o, k, r, false))?;
+                let is =
+                    r.object(&mut |k: &[u8], r: &mut Reader<'a>| field(&mut o, k, r, false))?;
                 f.o = is.then(|| Box::new(o));
             }
             _ => r.skip()?,
@@ -56,7 +57,7 @@ fn fast_fields(line: &[u8]) -> Result<Fields, Unsure> {
         Ok(())
     }
     let mut f = Fields::default();
-    Reader::object_line(line, |k: &str, r: &mut Reader<'_>| {
+    Reader::object_line(line, |k: &[u8], r: &mut Reader<'_>| {
         field(&mut f, k, r, true)
     })?;
     Ok(f)
