@@ -999,6 +999,36 @@ fn prints_what_grep_r_prints_through_a_mount_of_copilot_cli_sessions() {
     }
 }
 
+/// Copilot CLI's session with two images (`own`), its assets changed
+/// ([`held_images_session`]). Returns the home and its roots.
+fn copilot_home_with_held_images(dir: &Path) -> (PathBuf, BTreeSet<String>) {
+    let (home, roots) = copilot_home(dir, "own");
+    held_images_session(&home.join(HELD_IMAGES_SESSION));
+    (home, roots)
+}
+
+/// A Copilot CLI prompt's image is held by another line of the file (before or after
+/// the prompt, shared by two prompts): `sessionfs grep` finds a literal in its bytes,
+/// and the MIME type and size the prompt shows of it, as `grep -r` does through a
+/// mount, and finds nothing where no asset holds the literal.
+#[test]
+fn images_held_by_other_lines_are_found_as_grep_r_finds_them() {
+    let dir = tempdir();
+    let (home, roots) = copilot_home_with_held_images(dir.path());
+    let cases: &[&[&str]] = &[
+        &["-l", "-F", "--", "qzheld-before"],
+        &["-l", "-F", "--", "qzheld-after"],
+        &["-c", "-F", "--", "qzheld-after"],
+        &["-l", "-F", "--", "qzheld"],
+        &["-l", "-i", "-F", "--", "QZHELD-AFTER"],
+        &["-l", "-F", "--", "qzheld-nowhere"],
+        &["-n", "-F", "--", "image/png"],
+        &["-n", "-E", "--", "[0-9]+ bytes\\)"],
+        &["-n", "-F", "--", "[image-"],
+    ];
+    compare_in_with(dir, &home, &roots, cases, 2);
+}
+
 /// `sessionfs grep PATTERN FILE` against `grep -r` at the root of `sessionfs mount
 /// FILE MNT`: paths start at the entries (`ID/…/KIND`). Colours as GREP_COLORS says.
 #[test]

@@ -1005,3 +1005,60 @@ fn a_mount_keeps_the_index_fresh_for_what_it_watches() {
     });
     assert!(fresh, "the mount did not index its session file: {last}");
 }
+
+/// How many sessions `grep ARGS` opened (read whole), from its trace.
+fn sessions_opened(h: &Home, args: &[&str]) -> usize {
+    let mut a = vec!["grep"];
+    a.extend_from_slice(args);
+    let mut c = h.command(&a);
+    c.env("RUST_LOG", "sessionfs::search::session=trace");
+    let out = run_command(c);
+    out.stderr
+        .lines()
+        .filter(|l| l.contains("opening "))
+        .count()
+}
+
+/// A Copilot CLI prompt's image is held by another line of its file (before the
+/// prompt, after it, shared by two prompts): a literal in its bytes is found with and
+/// without the index, also once an asset appended after the index was built holds it;
+/// and a search for a literal no asset holds opens no Copilot CLI session.
+#[test]
+fn images_held_by_other_lines_are_found_and_open_their_session_only_then() {
+    let h = Home::new();
+    let copilot = h.home.join(".copilot");
+    copy_tree(&fixtures().join("copilot/own/copilot-home"), &copilot);
+    let f = copilot.join(HELD_IMAGES_SESSION);
+    held_images_session(&f);
+    let id = "c00645c2-ec2c-4ad0-ba5e-4b757f7e5fbf";
+    // The first search builds the index; the next ones answer from it.
+    for _ in 0..2 {
+        // The asset before its prompt: one prompt; the one after both prompts that
+        // name it: both.
+        let out = h.same(&["-l", "-F", "qzheld-before"]);
+        assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+        assert!(out.stdout.contains(id) && out.stdout.contains("/image-2.png"));
+        let out = h.same(&["-l", "-F", "qzheld-after"]);
+        assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+        assert!(out.stdout.lines().all(|l| l.ends_with("/image-1.png")));
+        h.same(&["-n", "-F", "image/png"]);
+        h.same(&["-c", "-F", "qzheld-after"]);
+        assert_eq!(h.same(&["-l", "-F", "qzheld-nowhere"]).stdout, "");
+    }
+    // Nothing in any asset: no session read whole for its images; a hit in one: its
+    // session only.
+    assert_eq!(sessions_opened(&h, &["-l", "-F", "qzheld-nowhere"]), 0);
+    assert_eq!(sessions_opened(&h, &["-l", "-F", "qzheld-after"]), 1);
+    // An asset stored again after the index was built (the later line is shown):
+    // found at once, and once indexed.
+    let text = fs::read_to_string(&f).unwrap();
+    let last = text.lines().last().unwrap().to_string();
+    let data = regex::Regex::new(r#""data":"[A-Za-z0-9+/]*={0,2}""#).unwrap();
+    let to = format!(r#""data":"{}""#, base64(&png_with("qzheld-later")));
+    append_line(&f, &data.replace(&last, to.as_str()));
+    for _ in 0..2 {
+        let out = h.same(&["-l", "-F", "qzheld-later"]);
+        assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+        assert_eq!(h.same(&["-l", "-F", "qzheld-after"]).stdout, "");
+    }
+}

@@ -656,7 +656,7 @@ proptest! {
 /// `session` (`None`: a scan that does not know where the session is).
 fn scanned(pf: &Prefilter, raw: &[u8], session: Option<&Path>) -> Vec<usize> {
     let mut out = Vec::new();
-    pf.scan_in(raw, 0, &mut out, session);
+    pf.scan_in(raw, 0, &mut out, session, None);
     let starts: Vec<u64> = std::iter::once(0)
         .chain(
             raw.iter()

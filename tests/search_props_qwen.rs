@@ -499,7 +499,7 @@ fn the_check_can_fail() {
     let raw = fs::read(&file).unwrap();
     let pf = Prefilter::new(&p.required, &bare, false, false);
     let mut out = Vec::new();
-    pf.scan_in(&raw, 0, &mut out, None);
+    pf.scan_in(&raw, 0, &mut out, None, None);
     assert!(
         out.is_empty(),
         "without its decorations the rewind's line is no candidate"

@@ -16,7 +16,9 @@
 //! format's triggers ask a line to lack, the lines lacking it; for every nesting bound
 //! some trigger names, the lines past it; for every length bound, the lines longer
 //! than it; and, for binary content, the lines with
-//! images and the lines whose binary content cannot be vouched for.
+//! images and the lines whose binary content cannot be vouched for; and the lines
+//! that may name binary content other lines hold ([`Rules::held`]), read only by `-c`
+//! (which lists every image).
 //!
 //! # Payloads
 //!
@@ -28,6 +30,15 @@
 //! images cannot all be matched that way, or that cannot be rendered alone, is
 //! recorded as binary content that cannot be vouched for: every literal search reads
 //! it. A format without [`Rules::alone`] gets that for every such line.
+//!
+//! A line that may hold binary content other lines show ([`Rules::held`]: an image a
+//! prompt names by id) shows none of its own, and its base64 never shows as text: each
+//! of its `"data"` strings (as the prefilter decodes them) is left out of the text's
+//! trigrams and its decoded bytes indexed by their runs; a line with such a string
+//! that holds an escape or does not end is recorded as binary content that cannot be
+//! vouched for. A search reads the holding lines that may match, never the naming
+//! lines for their sake: the scan of a file reads it whole when one of those may
+//! match ([`super::session`]), which is when the file has a hit.
 
 use super::index::build::{LineFacts, LineRules};
 use super::index::query::{Lit, Q};
@@ -43,7 +54,7 @@ use std::sync::OnceLock;
 
 /// Bump when what the index records of a line changes in a way the fingerprint
 /// cannot see (how a format's renderer shows base64 text).
-const INDEX_VERSION: u64 = 2;
+const INDEX_VERSION: u64 = 3;
 
 // Probe numbers ([`HUGE`] is 0).
 const ODD_U: usize = 1;
@@ -57,7 +68,10 @@ const PAYLOAD: usize = 7;
 /// (`Spilled::file` gives `Err`): read whether or not the session has spilled
 /// files, when the others are read only where it may (`Spilled::any`).
 const SPILL_UNTOLD: usize = 8;
-const FIRST_TABLE: usize = 9;
+/// The lines that may name binary content other lines hold ([`Rules::held`]): read by
+/// a search that selects every such line (`-c`).
+const HELD_NAMES: usize = 9;
+const FIRST_TABLE: usize = 10;
 
 /// The probes that depend on the formats' triggers: the lines where each trigger of
 /// a decoration or of derived numbers holds (`Matches`), lacking each string a
@@ -80,6 +94,7 @@ fn all_triggers(r: &Rules) -> impl Iterator<Item = &Trigger> {
         .chain(r.always)
         .chain(r.binary_content)
         .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
+        .chain(r.held.iter().flat_map(|h| h.names.iter().chain(h.holds)))
 }
 
 /// The triggers a prefilter may ask for one by one: its decorations' and derived
@@ -185,6 +200,8 @@ struct FormatLines {
     always: Compiled,
     spill: Option<Compiled>,
     binary: Option<Regex>,
+    /// Lines that may name held binary content, and lines that may hold it.
+    held: Option<(Compiled, Compiled)>,
     /// Its decorations' and derived numbers' `Matches` triggers, and their probes.
     triggers: Option<(regex::bytes::RegexSet, Vec<u16>)>,
 }
@@ -310,6 +327,9 @@ impl FormatLines {
             always: Compiled::new(rules.always),
             spill: rules.spilled.map(|s| Compiled::new(s.place)),
             binary: Compiled::new(rules.binary_content).re,
+            held: rules
+                .held
+                .map(|h| (Compiled::new(h.names), Compiled::new(h.holds))),
             triggers: (!pats.is_empty()).then(|| {
                 (
                     regex::bytes::RegexSet::new(&pats).expect("valid triggers"),
@@ -349,6 +369,35 @@ impl FormatLines {
             m[r.clone()].copy_from_slice(&saved);
         }
         facts.binary.extend(c.images.into_iter().map(|im| im.data));
+    }
+}
+
+/// The payloads of a line that may hold binary content other lines show
+/// ([`Rules::held`]): the decoded bytes of each `"data"` string the prefilter decodes
+/// are indexed, and with `hide` the string is left out of the text; a string with an
+/// escape, or one that does not end, makes the line binary content that cannot be
+/// vouched for.
+fn held_payloads(line: &[u8], facts: &mut LineFacts, hide: bool) {
+    let mut found: Vec<(Range<usize>, Vec<u8>)> = Vec::new();
+    let whole = prefilter::binary_strings(line, &mut |r, data| {
+        found.push((r, data.to_vec()));
+        false
+    });
+    if whole.is_none() {
+        facts.probes.push(BINARY_UNKNOWN as u16);
+    }
+    if found.is_empty() {
+        return;
+    }
+    facts.probes.push(PAYLOAD as u16);
+    found.sort_by_key(|(r, _)| r.start);
+    for (r, data) in found {
+        // Sorted, apart (the strings of a line do not overlap; a range given twice
+        // is left in the text).
+        if hide && facts.hide.last().is_none_or(|h| h.end <= r.start) {
+            facts.hide.push(r);
+        }
+        facts.binary.push(data);
     }
 }
 
@@ -413,6 +462,25 @@ impl LineRules for FormatLines {
         if self.binary.as_ref().is_some_and(|r| r.is_match(line)) {
             self.binary(line, facts);
         }
+        if let Some((names, holds)) = &self.held {
+            if names.holds(line_nl, line, openers) {
+                facts.probes.push(HELD_NAMES as u16);
+            }
+            if holds.holds(line_nl, line, openers) {
+                // Its strings are left out of the text only where the line shows no
+                // text of its own (an image's line: its strings show only in the
+                // entries naming it, the base64 decoded), and nothing else hid any.
+                let hide = facts.hide.is_empty()
+                    && self
+                        .rules
+                        .line_content
+                        .and_then(|f| f(line))
+                        .is_some_and(|c| {
+                            c.text.is_empty() && c.images.is_empty() && c.full_output.is_none()
+                        });
+                held_payloads(line, facts, hide);
+            }
+        }
     }
 }
 
@@ -439,6 +507,10 @@ impl SearchFormats {
                     .chain(r.binary_content)
                     .chain(r.spilled.iter().flat_map(|s| s.place.iter()))
                 {
+                    h.update(format!("{tr:?}").as_bytes());
+                }
+                h.update(b"held");
+                for tr in r.held.iter().flat_map(|h| h.names.iter().chain(h.holds)) {
                     h.update(format!("{tr:?}").as_bytes());
                 }
             }
@@ -526,6 +598,22 @@ pub fn spec_of(sel: &Selection) -> Option<Spec> {
         } else {
             parts.extend(lits.iter().map(Lit::query));
         }
+    }
+    match &sel.held {
+        // Every naming line (`-c`).
+        Some(lits) if lits.is_empty() => probes.push(HELD_NAMES),
+        // The holding lines that may match: by their text (the query's fragments),
+        // their payloads' runs, or every payload; and those not vouched for.
+        Some(lits) => {
+            probes.push(BINARY_UNKNOWN);
+            let lits: Vec<Lit> = lits.iter().map(|l| Lit::new(l, sel.icase)).collect();
+            if lits.iter().all(Lit::run_safe) {
+                parts.extend(lits.iter().map(Lit::query));
+            } else {
+                probes.push(PAYLOAD);
+            }
+        }
+        None => {}
     }
     probes.sort_unstable();
     probes.dedup();
@@ -808,6 +896,58 @@ pub fn plan_for<'a>(planned: &'a Planned, f: &File) -> Option<&'a index::FilePla
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_holding_line_indexes_its_decoded_data_and_hides_its_base64_only_if_asked() {
+        let data = "iVBORw0KGgpxdWl6emxlYnJvdA==";
+        let line = format!(r#"{{"kind":"blob","mime":"image/png","data":"{data}"}}"#);
+        let at = line.find(data).unwrap();
+        let mut facts = LineFacts::default();
+        held_payloads(line.as_bytes(), &mut facts, true);
+        assert_eq!(facts.hide.len(), 1);
+        assert_eq!(facts.hide[0], at..at + data.len());
+        assert_eq!(facts.binary, [b"\x89PNG\r\n\x1a\nquizzlebrot".to_vec()]);
+        assert_eq!(facts.probes, [PAYLOAD as u16]);
+        // Not asked to hide (the line shows text of its own): the text keeps it.
+        let mut facts = LineFacts::default();
+        held_payloads(line.as_bytes(), &mut facts, false);
+        assert!(facts.hide.is_empty() && facts.binary.len() == 1);
+        // An escape in its data, or data that does not end: not vouched for.
+        for bad in [
+            r#"{"kind":"blob","data":"iVBOR\u0077w0KGgo="}"#,
+            r#"{"kind":"blob","data":"iVBORw0KGgo"#,
+        ] {
+            let mut facts = LineFacts::default();
+            held_payloads(bad.as_bytes(), &mut facts, true);
+            assert_eq!(facts.probes, [BINARY_UNKNOWN as u16], "{bad}");
+            assert!(facts.hide.is_empty(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn held_content_asks_for_its_payloads_or_every_naming_line() {
+        let sel = |held: Option<Vec<String>>| Selection {
+            fragments: vec!["quizzlebrot".into()],
+            icase: false,
+            triggers: Vec::new(),
+            numbers: false,
+            slash: false,
+            binary: None,
+            spill: false,
+            spill_every: false,
+            held,
+        };
+        let s = spec_of(&sel(Some(vec!["quizzlebrot".into()]))).unwrap();
+        assert!(s.probes.contains(&BINARY_UNKNOWN) && !s.probes.contains(&HELD_NAMES));
+        assert!(!s.probes.contains(&PAYLOAD), "a literal found by its runs");
+        let s = spec_of(&sel(Some(vec!["é".into()]))).unwrap();
+        assert!(s.probes.contains(&PAYLOAD), "a literal runs cannot find");
+        // `-c`: every naming line.
+        let s = spec_of(&sel(Some(Vec::new()))).unwrap();
+        assert!(s.probes.contains(&HELD_NAMES));
+        let s = spec_of(&sel(None)).unwrap();
+        assert!(!s.probes.contains(&HELD_NAMES) && !s.probes.contains(&BINARY_UNKNOWN));
+    }
 
     #[test]
     fn all_base64_agrees_with_a_byte_at_a_time_check() {

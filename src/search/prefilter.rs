@@ -39,6 +39,14 @@
 //!    result's `full-output`, [`Rules::spilled`]), is not in the line at all: a line
 //!    that may name one is a candidate when the file it names holds one of the
 //!    pattern's required literals, or cannot be read, or the line does not parse.
+//! 9. Binary content an entry shows from another line of its file (an image a Copilot
+//!    CLI prompt names by id, [`Rules::held`]): a line that may name some is a
+//!    candidate when its own bytes make it one, or when a line of the same file that
+//!    may hold some may match: it is selected by the rules above (its strings, its
+//!    triggers, its escapes), or one of the pattern's literals occurs in the decoded
+//!    bytes of one of its `"data"` strings, or such a string holds an escape or does
+//!    not end. The file's scan decides that once it has read every line it reads
+//!    ([`HeldScan`]), since the holding line may come after the naming one.
 //!
 //! Among the fragments of the literals, the one that selects least is used (longest,
 //! without full passes over the lines); a set of literals (an alternation) gives one
@@ -50,6 +58,7 @@
 use super::rules::{Rules, Trigger};
 use memchr::memmem;
 use regex::bytes::{Regex, RegexBuilder};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Characters a fragment may not hold (see the module docs).
@@ -330,6 +339,30 @@ struct Spill {
     literals: Regex,
 }
 
+/// How lines that may show binary content held by other lines are decided
+/// ([`Rules::held`]).
+#[derive(Debug, Clone)]
+struct HeldPlaces {
+    /// Lines that may name held content.
+    names: Regex,
+    /// Lines that may hold it.
+    holds: Regex,
+    /// The pattern's literals, looked for in the decoded held content.
+    literals: Regex,
+}
+
+/// What the scan of one file found of its held binary content ([`Rules::held`]), over
+/// the blocks it reads: whether a holding line may match, and the naming lines that
+/// are candidates only if one does (rule 9 of the module docs).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct HeldScan {
+    /// A line that may hold binary content may match.
+    pub may: bool,
+    /// Naming lines not selected by their own bytes: each line's offset (as the scan
+    /// was given it, `base` + position) and length without its newline.
+    pub waiting: Vec<(u64, usize)>,
+}
+
 /// What a prefilter selects, as the index needs to know it ([`super::indexed`]): a
 /// line is a candidate when it holds a fragment (with `icase`, any case variant) or
 /// one of `triggers` holds on it, or it is of a kind the prefilter always selects
@@ -337,7 +370,9 @@ struct Spill {
 /// otherwise only with `numbers`; the format's `always` lines; lines that may name a
 /// spilled file with `spill`: every such line with `spill_every`, else only where the
 /// session may have spilled files, `Spilled::any`), or (with `binary`) it may have
-/// binary content holding one of those literals (none: any binary content).
+/// binary content holding one of those literals (none: any binary content), or (with
+/// `held`) it may hold binary content other lines show holding one of those literals
+/// (none: every line that may name held content is a candidate, `-c`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     pub fragments: Vec<String>,
@@ -348,6 +383,7 @@ pub struct Selection {
     pub binary: Option<Vec<String>>,
     pub spill: bool,
     pub spill_every: bool,
+    pub held: Option<Vec<String>>,
 }
 
 /// The raw-line test for one pattern and one format. See the module docs.
@@ -367,8 +403,11 @@ pub struct Prefilter {
     binary: Option<Binary>,
     /// Where a file of the entry's own may be named, and what else decides.
     spill: Option<Spill>,
-    /// The fragments and triggers alone, for a line where binary content or a
-    /// spilled file may be: a line that has them is a candidate anyway.
+    /// Where binary content other lines show may be named and held (not with
+    /// `every_binary`, where every naming line is a candidate).
+    held: Option<HeldPlaces>,
+    /// The fragments and triggers alone, for a line where binary content, a spilled
+    /// file or held content may be: a line that has them is a candidate anyway.
     text: Option<Regex>,
     numbers: bool,
     /// The fragments chosen (for `--debug` output and tests).
@@ -389,6 +428,7 @@ impl Prefilter {
             slash: false,
             binary: None,
             spill: None,
+            held: None,
             text: None,
             numbers: false,
             fragments: Vec::new(),
@@ -398,8 +438,9 @@ impl Prefilter {
 
     /// The prefilter for a pattern with these required literal sets (each a
     /// necessary condition), searched case-insensitively with `icase`. With
-    /// `every_binary`, every line that may have binary content files or a spilled
-    /// file is a candidate (`-c` lists every image and file, matching or not).
+    /// `every_binary`, every line that may have binary content files, a spilled file
+    /// or held binary content is a candidate (`-c` lists every image and file,
+    /// matching or not).
     pub fn new(
         required: &[Vec<String>],
         rules: &Rules,
@@ -465,6 +506,13 @@ impl Prefilter {
             }),
             spill: rules.spilled.is_some(),
             spill_every: rules.spilled.is_some() && every_binary,
+            held: rules.held.map(|_| {
+                if every_binary {
+                    Vec::new()
+                } else {
+                    set.clone()
+                }
+            }),
         };
         triggers.extend_from_slice(rules.always);
         for t in &triggers {
@@ -501,6 +549,19 @@ impl Prefilter {
             Some(sp) => patterns(sp.place, "a spilled file"),
             None => Vec::new(),
         };
+        // Likewise a line that may name held content, with `every_binary`; otherwise
+        // naming and holding lines are looked at whatever they hold.
+        let (names_where, holds_where) = match rules.held {
+            Some(h) if every_binary => {
+                alts.extend(patterns(h.names, "held content"));
+                (Vec::new(), Vec::new())
+            }
+            Some(h) => (
+                patterns(h.names, "held content"),
+                patterns(h.holds, "held content"),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
         let text = alts.join("|");
         let literals = set
             .iter()
@@ -519,15 +580,24 @@ impl Prefilter {
             }),
             _ => None,
         };
-        let text = (binary.is_some() || spill.is_some()).then(|| build(&text, false));
+        let held = (!names_where.is_empty()).then(|| HeldPlaces {
+            names: build(&names_where.join("|"), false),
+            holds: build(&holds_where.join("|"), false),
+            literals: build(&literals, icase),
+        });
+        let text =
+            (binary.is_some() || spill.is_some() || held.is_some()).then(|| build(&text, false));
         alts.extend(binary_where);
         alts.extend(spill_where);
+        alts.extend(names_where);
+        alts.extend(holds_where);
         let finder = build(&alts.join("|"), false);
         Prefilter {
             all: false,
             finder: Some(finder),
             binary,
             spill,
+            held,
             text,
             lacks,
             openers,
@@ -554,14 +624,26 @@ impl Prefilter {
     /// A line that may name a spilled file ([`Rules::spilled`]) is a candidate: see
     /// [`Prefilter::scan_in`].
     pub fn scan(&self, buf: &[u8], base: u64, out: &mut Vec<u64>) {
-        self.scan_in(buf, base, out, None);
+        self.scan_in(buf, base, out, None, None);
     }
 
     /// [`Prefilter::scan`] for lines of the session file `session` (or of its side
     /// files): a line that may name a spilled file is a candidate when the file it
     /// names holds one of the pattern's literals, or cannot be read, or the line does
-    /// not say (without `session`: always).
-    pub fn scan_in(&self, buf: &[u8], base: u64, out: &mut Vec<u64>, session: Option<&Path>) {
+    /// not say (without `session`: always). With `held`, a line that may name binary
+    /// content held by other lines ([`Rules::held`]) and is no candidate by its own
+    /// bytes is added to `held.waiting` rather than to `out`, and `held.may` is set
+    /// when a line that may hold such content may match: the caller makes the waiting
+    /// lines candidates once it has read every line of the file it reads, if `may`
+    /// is set then. Without `held`, such a line is a candidate.
+    pub fn scan_in(
+        &self,
+        buf: &[u8],
+        base: u64,
+        out: &mut Vec<u64>,
+        session: Option<&Path>,
+        mut held: Option<&mut HeldScan>,
+    ) {
         let mut marks: Vec<usize> = Vec::new();
         if self.all {
             let mut start = 0;
@@ -582,20 +664,35 @@ impl Prefilter {
         let starts_at = |place: &Regex, h: usize, le: usize| {
             place.find_at(&buf[..le], h).is_some_and(|p| p.start() == h)
         };
+        // Naming lines that are no candidates by their own bytes, waiting (positions).
+        let mut waiting: Vec<(usize, usize)> = Vec::new();
         let mut at = 0;
         while at < buf.len() {
             let Some(m) = re.find_at(buf, at) else { break };
             let h = m.start();
             let (ls, le) = (line_start(h), line_end(h));
             let line = &buf[ls..le];
-            let conditional = self
-                .binary
-                .as_ref()
-                .is_some_and(|b| starts_at(&b.place, h, le))
-                || self
-                    .spill
+            let conditional =
+                self.binary
                     .as_ref()
-                    .is_some_and(|sp| starts_at(&sp.place, h, le));
+                    .is_some_and(|b| starts_at(&b.place, h, le))
+                    || self
+                        .spill
+                        .as_ref()
+                        .is_some_and(|sp| starts_at(&sp.place, h, le))
+                    || self.held.as_ref().is_some_and(|hp| {
+                        starts_at(&hp.names, h, le) || starts_at(&hp.holds, h, le)
+                    });
+            if let Some(hp) = &self.held
+                && let Some(hs) = held.as_deref_mut()
+                && !hs.may
+                && hp.holds.is_match(line)
+                && (self.text.as_ref().is_some_and(|t| t.is_match(line))
+                    || binary_may_match(line, &hp.literals))
+            {
+                hs.may = true;
+            }
+            let names = |hp: &HeldPlaces| hp.names.is_match(line);
             let keep = !conditional
                 || self.text.as_ref().is_some_and(|t| t.is_match(line))
                 || self
@@ -604,9 +701,12 @@ impl Prefilter {
                     .is_some_and(|b| b.place.is_match(line) && binary_may_match(line, &b.literals))
                 || self.spill.as_ref().is_some_and(|sp| {
                     sp.place.is_match(line) && spill_may_match(sp, line, session)
-                });
+                })
+                || (held.is_none() && self.held.as_ref().is_some_and(names));
             if keep {
                 marks.push(ls);
+            } else if self.held.as_ref().is_some_and(names) {
+                waiting.push((ls, le - ls));
             }
             at = le + 1;
         }
@@ -619,6 +719,12 @@ impl Prefilter {
         for h in escapes {
             if odd_escape(buf, h) {
                 marks.push(line_start(h));
+                // It may spell a key or a type: the line may hold content others show.
+                if self.held.is_some()
+                    && let Some(hs) = held.as_deref_mut()
+                {
+                    hs.may = true;
+                }
             }
         }
         marks.sort_unstable();
@@ -638,8 +744,25 @@ impl Prefilter {
                 }
                 start = nl + 1;
             }
+            if let Some(hp) = &self.held
+                && let Some(hs) = held.as_deref_mut()
+                && !hs.may
+            {
+                // A holding line its triggers select (a nesting bound, a missing key).
+                hs.may = extra
+                    .iter()
+                    .any(|&s| hp.holds.is_match(&buf[s..line_end(s)]));
+            }
             marks.extend(extra);
             marks.sort_unstable();
+        }
+        if let Some(hs) = held {
+            hs.waiting.extend(
+                waiting
+                    .into_iter()
+                    .filter(|(s, _)| marks.binary_search(s).is_err())
+                    .map(|(s, l)| (base + s as u64, l)),
+            );
         }
         out.extend(marks.into_iter().map(|m| base + m as u64));
     }
@@ -659,6 +782,18 @@ impl Prefilter {
 /// `"image_url"` or `"url"` `data:` URL (as Codex's and opencode's are), or such a
 /// string holds an escape.
 fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
+    binary_strings(line, &mut |_, data| literals.is_match(data)).unwrap_or(true)
+}
+
+/// Visits the binary content of `line` as the prefilter decodes it: each `"data"`
+/// string, and the base64 part of each `"image_url"` or `"url"` `data:` URL, with the
+/// bytes of the line it is decoded from and the decoded bytes, until `visit` says
+/// `true` (then `Some(true)`). `None` when such a string holds an escape or does not
+/// end before one that `visit` accepts (it may be anything).
+pub fn binary_strings(
+    line: &[u8],
+    visit: &mut dyn FnMut(Range<usize>, &[u8]) -> bool,
+) -> Option<bool> {
     let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     for key in [&b"\"data\""[..], &b"\"image_url\""[..], &b"\"url\""[..]] {
         for h in memmem::find_iter(line, key) {
@@ -677,30 +812,30 @@ fn binary_may_match(line: &[u8], literals: &Regex) -> bool {
                 continue;
             }
             let start = i + 1;
-            let Some(len) = memchr::memchr2(b'"', b'\\', &line[start..]) else {
-                return true;
-            };
-            let mut raw = &line[start..start + len];
+            // A string that does not end may be anything.
+            let len = memchr::memchr2(b'"', b'\\', &line[start..])?;
             if line[start + len] == b'\\' {
-                return true;
+                return None;
             }
+            let mut from = start;
             if key != b"\"data\"" {
                 // `data:MIME;base64,DATA`: only DATA is decoded.
-                match raw.strip_prefix(b"data:") {
+                match line[start..start + len].strip_prefix(b"data:") {
                     Some(r) => match memchr::memchr(b',', r) {
-                        Some(c) => raw = &r[c + 1..],
+                        Some(c) => from = start + 5 + c + 1,
                         None => continue,
                     },
                     None => continue,
                 }
             }
+            let raw = &line[from..start + len];
             let data = crate::model::base64::decode(&String::from_utf8_lossy(raw));
-            if literals.is_match(&data) {
-                return true;
+            if visit(from..start + len, &data) {
+                return Some(true);
             }
         }
     }
-    false
+    Some(false)
 }
 
 /// Whether the file a line names ([`Rules::spilled`]) may hold the pattern's
@@ -916,6 +1051,161 @@ mod tests {
             r#"{"content":"an \"image\" quoted"}"#,
         ];
         assert_eq!(cands(&p, &lines), [1, 2]);
+    }
+
+    /// A format whose prompts (`"ref"`) show images held by lines of their own
+    /// (`"kind":"blob"`), as [`Rules::held`] describes.
+    static HELD: Rules = Rules {
+        name: "held-test",
+        decorations: &[],
+        derived_numbers: &[],
+        derived_ids: false,
+        always: &[],
+        binary_content: &[],
+        line_content: None,
+        side_files: None,
+        parent_text: false,
+        spilled: None,
+        no_entries_before: None,
+        hit_paths: None,
+        alone: None,
+        held: Some(crate::model::core::grep::Held {
+            names: &[Trigger::Matches(r#""ref""#)],
+            holds: &[Trigger::Matches(r#""kind":"blob""#)],
+        }),
+    };
+
+    /// The base64 of `b`.
+    fn b64(b: &[u8]) -> String {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut s = String::new();
+        for c in b.chunks(3) {
+            let v = (u32::from(c[0]) << 16)
+                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                | u32::from(*c.get(2).unwrap_or(&0));
+            for i in 0..4 {
+                s.push(if i <= c.len() {
+                    A[((v >> (18 - 6 * i)) & 63) as usize] as char
+                } else {
+                    '='
+                });
+            }
+        }
+        s
+    }
+
+    fn blob(id: &str, bytes: &[u8]) -> String {
+        format!(
+            r#"{{"kind":"blob","id":"{id}","mime":"image/png","data":"{}"}}"#,
+            b64(bytes)
+        )
+    }
+
+    fn prompt(text: &str, id: &str) -> String {
+        format!(r#"{{"kind":"prompt","text":"{text}","ref":"{id}"}}"#)
+    }
+
+    /// The candidates of `blocks` (each whole lines, scanned one after the other as a
+    /// file's blocks are) and what the held scan found, as line numbers over all.
+    fn held_scan(p: &Prefilter, blocks: &[&[String]]) -> (Vec<usize>, bool, Vec<usize>) {
+        let mut starts = Vec::new();
+        let mut out = Vec::new();
+        let mut hs = HeldScan::default();
+        let mut base = 0u64;
+        for lines in blocks {
+            let mut buf = String::new();
+            for l in *lines {
+                starts.push(base + buf.len() as u64);
+                buf.push_str(l);
+                buf.push('\n');
+            }
+            p.scan_in(buf.as_bytes(), base, &mut out, None, Some(&mut hs));
+            base += buf.len() as u64;
+        }
+        let no = |o: u64| starts.iter().position(|&s| s == o).unwrap();
+        let waiting = hs.waiting.iter().map(|&(o, _)| no(o)).collect();
+        (out.into_iter().map(no).collect(), hs.may, waiting)
+    }
+
+    fn pf_held(lit: &str) -> Prefilter {
+        Prefilter::new(&[vec![lit.to_string()]], &HELD, false, false)
+    }
+
+    #[test]
+    fn a_prompt_naming_held_content_waits_for_a_holding_line_that_may_match() {
+        let png = b"\x89PNG\r\n\x1a\n one quizzlebrot here \x00\x01";
+        let with = blob("a", png);
+        let without = blob("b", b"\x89PNG\r\n\x1a\n nothing to see \x00");
+        let p1 = prompt("look", "a");
+        let p2 = prompt("again", "a");
+        let other = prompt("and this", "b");
+        let plain = r#"{"kind":"prompt","text":"no image"}"#.to_string();
+        let p = pf_held("quizzlebrot");
+        // The asset before the prompts, or after them, in one block or another: both
+        // prompts sharing it wait, and the scan says an asset may match.
+        for blocks in [
+            vec![vec![with.clone(), p1.clone(), p2.clone(), plain.clone()]],
+            vec![vec![p1.clone(), p2.clone(), plain.clone(), with.clone()]],
+            vec![
+                vec![p1.clone(), p2.clone()],
+                vec![plain.clone()],
+                vec![with.clone()],
+            ],
+        ] {
+            let b: Vec<&[String]> = blocks.iter().map(Vec::as_slice).collect();
+            let (cands, may, waiting) = held_scan(&p, &b);
+            assert!(may, "{blocks:?}");
+            assert!(cands.is_empty(), "{cands:?}");
+            let at = |l: &String| blocks.concat().iter().position(|x| x == l).unwrap();
+            assert_eq!(waiting, [at(&p1), at(&p2)], "{blocks:?}");
+        }
+        // No asset holds it: nothing may match, the prompts wait for nothing.
+        let (cands, may, waiting) = held_scan(&p, &[&[without.clone(), other.clone()]]);
+        assert!(!may && cands.is_empty());
+        assert_eq!(waiting, [1]);
+        // A prompt whose own text holds it is a candidate by itself.
+        let (cands, may, waiting) = held_scan(
+            &p,
+            &[&[without.clone(), prompt("a quizzlebrot", "b"), other.clone()]],
+        );
+        assert_eq!((cands, may, waiting), (vec![1], false, vec![2]));
+        // A holding line's own strings show in the prompt (its MIME type).
+        let (_, may, _) = held_scan(&pf_held("image/png"), &[&[without.clone(), other.clone()]]);
+        assert!(may);
+        // Without a held scan (a caller that cannot wait), every prompt is a candidate.
+        let mut out = Vec::new();
+        let buf = format!("{without}\n{other}\n");
+        p.scan_in(buf.as_bytes(), 0, &mut out, None, None);
+        assert_eq!(out, [without.len() as u64 + 1]);
+        // `-c` lists every image: every prompt is a candidate, none waits.
+        let every = Prefilter::new(&[vec!["quizzlebrot".into()]], &HELD, false, true);
+        let (cands, may, waiting) = held_scan(&every, &[&[without.clone(), other.clone()]]);
+        assert_eq!((cands, may, waiting), (vec![1], false, vec![]));
+    }
+
+    #[test]
+    fn a_holding_line_that_cannot_be_vouched_for_may_match() {
+        let p = pf_held("quizzlebrot");
+        let other = prompt("and this", "b");
+        // An escape in its data: not decoded, it may hold anything.
+        let escaped = r#"{"kind":"blob","id":"b","data":"iVBOR\u0077w0KGgo"}"#.to_string();
+        let (_, may, waiting) = held_scan(&p, &[&[escaped, other.clone()]]);
+        assert!(may);
+        assert_eq!(waiting, [1]);
+        let slashed = r#"{"kind":"blob","id":"b","data":"iVBOR\/w0KGgo"}"#.to_string();
+        assert!(held_scan(&p, &[&[slashed, other.clone()]]).1);
+        // Damaged: its data does not end.
+        let cut =
+            r#"{"kind":"blob","id":"b","data":"iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCA"#.to_string();
+        assert!(held_scan(&p, &[&[cut, other.clone()]]).1);
+        // A key spelled with escapes: any line may then be a holding one.
+        let spelled = r#"{"k\u0069nd":"blob","id":"b","data":"iVBORw0KGgo="}"#.to_string();
+        let (cands, may, _) = held_scan(&p, &[&[spelled, other.clone()]]);
+        assert!(may);
+        assert_eq!(cands, [0]);
+        // Whole and plain, without the literal: nothing may match.
+        let fine = blob("b", b"\x89PNG\r\n\x1a\n nothing \x00");
+        assert!(!held_scan(&p, &[&[fine, other]]).1);
     }
 
     #[test]
@@ -1178,6 +1468,8 @@ mod tests {
         sides: usize,
         /// Entries the rules always select (not checked).
         always: usize,
+        /// Entries that may show binary content other lines hold.
+        naming: usize,
     }
 
     /// Every entry of every committed fixture whose lines the prefilter reads, for
@@ -1211,6 +1503,16 @@ mod tests {
                 .filter(|e| e.file == 0)
                 .map(|e| e.offset)
                 .collect();
+            // The lines holding binary content other lines show (their strings may
+            // show in the naming lines' entries).
+            let held: Vec<u8> = match rules.held {
+                Some(h) => head
+                    .split(|&b| b == b'\n')
+                    .filter(|l| h.holds.iter().any(|t| t.holds(l)))
+                    .flat_map(|l| l.iter().copied().chain([b'\n']))
+                    .collect(),
+                None => Vec::new(),
+            };
             let mut off = 0u64;
             for line in head.split_inclusive(|&b| b == b'\n') {
                 if !starts.contains(&off)
@@ -1240,10 +1542,17 @@ mod tests {
                     c.always += 1;
                     continue;
                 }
-                let parent = match s.parent(i) {
+                let mut parent = match s.parent(i) {
                     Some(p) if rules.parent_text => s.entry_bytes(p).unwrap(),
                     _ => Vec::new(),
                 };
+                if rules
+                    .held
+                    .is_some_and(|h| h.names.iter().any(|t| t.holds(&raw)))
+                {
+                    c.naming += 1;
+                    parent.extend_from_slice(&held);
+                }
                 let content = entry_content(&s, i).unwrap();
                 let text = String::from_utf8(content.text).unwrap();
                 let bad = unexplained_with(&text, &raw, &parent, rules);
@@ -1285,6 +1594,8 @@ mod tests {
         );
         let (copilot, _, always) = get("copilot");
         assert!(copilot > 300, "only {copilot} Copilot CLI entries checked");
+        let naming = by_format.get("copilot").map_or(0, |c| c.naming);
+        assert!(naming > 0, "no Copilot CLI prompt with an image checked");
         assert!(
             always < copilot / 10,
             "{always} of {copilot} Copilot CLI entries always selected"
@@ -1317,6 +1628,7 @@ mod tests {
             no_entries_before: None,
             hit_paths: None,
             alone: None,
+            held: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

@@ -10,7 +10,7 @@
 //! parses ([`detect`]). A file whose format or version no agent claims is searched
 //! without prefilter, every entry rendered.
 
-pub use crate::model::core::grep::{Decoration, LineContent, Rules, Spilled, Trigger};
+pub use crate::model::core::grep::{Decoration, Held, LineContent, Rules, Spilled, Trigger};
 use crate::model::core::scan::{LineError, LineHead};
 use std::path::Path;
 

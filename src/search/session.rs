@@ -34,7 +34,7 @@ use super::cache::{Cache, Key};
 use super::grepfile::{self, Found, Mode};
 use super::output::Printer;
 use super::pattern::Pattern;
-use super::prefilter::Prefilter;
+use super::prefilter::{HeldScan, Prefilter};
 use super::rules::{self, Rules};
 use crate::model::core::content::{self, Content, FULL_OUTPUT};
 use crate::model::core::grep::{
@@ -745,6 +745,7 @@ fn scan_file<'a>(
                 *e = EarlyMap::new(search, r);
             }
             format = Some((r, p));
+            let mut held = HeldScan::default();
             let skip = match passing(format) {
                 Some(n) => {
                     let mut nl = [0u8];
@@ -768,6 +769,7 @@ fn scan_file<'a>(
                         Some(b),
                         None,
                         &mut out,
+                        &mut held,
                     )?;
                 }
             }
@@ -783,12 +785,26 @@ fn scan_file<'a>(
                 None,
                 None,
                 &mut out,
+                &mut held,
             )?;
-            return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
+            // A line holding binary content that lines naming it show may match: those
+            // lines are candidates, and the plan read only some of them (it reads the
+            // holding lines that may match, not every naming line). Read the file whole.
+            let whole = plan.covered <= skip
+                || plan
+                    .ranges
+                    .first()
+                    .is_some_and(|&(a, b)| a <= skip && b >= plan.covered);
+            if !held.may || whole {
+                settle_held(&f, r, search, file, held, &mut out);
+                return Ok(format.map(|(r, p)| (r, p, out, Some(f))));
+            }
+            out.clear();
         }
     }
     let passing = passing(format);
     let base = passing.map_or(0, |n| n - 1);
+    let mut held = HeldScan::default();
     if !scan_span(
         &f,
         session,
@@ -796,15 +812,68 @@ fn scan_file<'a>(
         buf,
         &mut format,
         file,
-        early,
+        early.as_deref_mut(),
         base,
         None,
         passing,
         &mut out,
+        &mut held,
     )? {
         return Ok(None);
     }
+    if let Some((r, _)) = format {
+        let before = out.len();
+        settle_held(&f, r, search, file, held, &mut out);
+        if out.len() > before
+            && let Some(e) = early
+        {
+            // Candidates the map was not fed with: the full index places them.
+            *e = EarlyMap::Off;
+        }
+    }
     Ok(format.map(|(r, p)| (r, p, out, Some(f))))
+}
+
+/// Makes the naming lines `held` keeps waiting candidates of `f` (numbered `file`, in
+/// `r`'s format), when a line holding binary content they may show may match (rule 9
+/// of [`super::prefilter`]): each read again and, where the format renders it alone,
+/// searched (and dropped without a match). A line that cannot be read again (the
+/// file was cut since) is left to its session.
+fn settle_held(
+    f: &File,
+    r: &Rules,
+    search: &Search,
+    file: usize,
+    held: HeldScan,
+    out: &mut Vec<Candidate>,
+) {
+    if !held.may || held.waiting.is_empty() {
+        return;
+    }
+    for (offset, len) in held.waiting {
+        let mut line = vec![0; len];
+        let results = match f.read_exact_at(&mut line, offset) {
+            Ok(()) => r
+                .line_content
+                .and_then(|lc| lc(&line))
+                .and_then(|c| results_of(c, search, None).ok()),
+            Err(_) => None,
+        };
+        if let Some(rs) = &results
+            && search.mode != Mode::Count
+            && rs.iter().all(|r| r.found.count == 0)
+        {
+            continue;
+        }
+        out.push(Candidate {
+            file,
+            offset,
+            len,
+            results,
+        });
+    }
+    out.sort_by_key(|c| c.offset);
+    out.dedup_by_key(|c| c.offset);
 }
 
 /// Scans the lines of `f` from `base` (a line's start, or with `passing` the `\n`
@@ -826,6 +895,7 @@ fn scan_span<'a>(
     end: Option<u64>,
     mut passing: Option<u64>,
     out: &mut Vec<Candidate>,
+    held: &mut HeldScan,
 ) -> io::Result<bool> {
     let max = input::max_line();
     let mut filled = 0;
@@ -900,7 +970,11 @@ fn scan_span<'a>(
             }
         };
         offsets.clear();
-        p.scan_in(&buf[..whole], 0, &mut offsets, Some(session));
+        let waited = held.waiting.len();
+        p.scan_in(&buf[..whole], 0, &mut offsets, Some(session), Some(held));
+        for w in &mut held.waiting[waited..] {
+            w.0 += base;
+        }
         let had = out.len();
         for &o in &offsets {
             let start = o as usize;
@@ -1123,7 +1197,7 @@ fn search_in_memory(job: &Job, search: &Search, emit: &mut dyn FnMut(Chunk)) -> 
             buf.push(b'\n');
         });
         let mut offsets = Vec::new();
-        p.scan_in(&buf, 0, &mut offsets, Some(&job.path));
+        p.scan_in(&buf, 0, &mut offsets, Some(&job.path), None);
         let mut picked: Vec<(u32, Option<Vec<FileResult>>)> = offsets
             .iter()
             .filter_map(|o| {

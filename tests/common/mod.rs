@@ -743,3 +743,64 @@ pub fn covers_line(status: &Output) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// Standard base64 with padding.
+pub fn base64(b: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in b.chunks(3) {
+        let v = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            s.push(if i <= c.len() {
+                A[((v >> (18 - 6 * i)) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    s
+}
+
+/// A PNG-like image whose bytes hold `text`.
+pub fn png_with(text: &str) -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01".to_vec();
+    png.extend_from_slice(text.as_bytes());
+    png.extend_from_slice(b"\x00\xff\x10 tail");
+    png
+}
+
+/// The session of Copilot CLI's `own` fixture home with two images, below the home.
+pub const HELD_IMAGES_SESSION: &str =
+    "session-state/c00645c2-ec2c-4ad0-ba5e-4b757f7e5fbf/events.jsonl";
+
+/// Changes the assets of [`HELD_IMAGES_SESSION`] at `f` (its images are held by lines
+/// of their own, `session.binary_asset`): the asset a later prompt names too (stored
+/// before the first prompt) is stored again after both prompts with bytes holding
+/// `qzheld-after` (the later line is the one shown), and the other asset's bytes are
+/// replaced where they are by bytes holding `qzheld-before`.
+pub fn held_images_session(f: &Path) {
+    let text = fs::read_to_string(f).unwrap();
+    let data = regex::Regex::new(r#""data":"iVBOR[A-Za-z0-9+/]*={0,2}""#).unwrap();
+    let mut out = String::new();
+    let mut shared = None;
+    for line in text.lines() {
+        if line.contains(r#""type":"session.binary_asset""#) && line.contains("sha256:2af4") {
+            shared = Some(line.to_string());
+            out.push_str(line);
+        } else if line.contains(r#""type":"session.binary_asset""#) {
+            let to = format!(r#""data":"{}""#, base64(&png_with("qzheld-before")));
+            out.push_str(&data.replace(line, to.as_str()));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    let to = format!(r#""data":"{}""#, base64(&png_with("qzheld-after")));
+    let shared = shared.expect("the shared asset");
+    let again = data.replace(&shared, to.as_str());
+    out.push_str(&again.replace(r#""id":"31847b99"#, r#""id":"31847b90"#));
+    out.push('\n');
+    fs::write(f, out).unwrap();
+}

@@ -31,7 +31,7 @@ use proptest::prelude::*;
 use sessionfs::search::grepfile::{self, Mode};
 use sessionfs::search::output::Printer;
 use sessionfs::search::pattern::{Pattern, Syntax};
-use sessionfs::search::prefilter::Prefilter;
+use sessionfs::search::prefilter::{HeldScan, Prefilter};
 use sessionfs::search::rules::{self, Rules};
 use sessionfs::search::session::{Chunk, Job, Search, search_file};
 use std::ops::Range;
@@ -325,7 +325,9 @@ pub fn detected(head: &[u8], rules: &Rules) -> Result<(), TestCaseError> {
 }
 
 /// The lines `pf` selects in `bytes` (their start offsets); every line when it
-/// selects everything (the scan is then skipped, as the search skips it).
+/// selects everything (the scan is then skipped, as the search skips it). Lines
+/// that may show binary content held by other lines wait for the whole file, as the
+/// search's scan of a file has them wait.
 pub fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
     let mut out = Vec::new();
     if pf.selects_everything() {
@@ -338,7 +340,13 @@ pub fn scanned(bytes: &[u8], pf: &Prefilter) -> Vec<u64> {
         }
         return out;
     }
-    pf.scan(bytes, 0, &mut out);
+    let mut held = HeldScan::default();
+    pf.scan_in(bytes, 0, &mut out, None, Some(&mut held));
+    if held.may {
+        out.extend(held.waiting.iter().map(|&(o, _)| o));
+        out.sort_unstable();
+        out.dedup();
+    }
     out
 }
 

@@ -327,6 +327,7 @@ pub static CLAUDE: Rules = Rules {
     no_entries_before: None,
     hit_paths: None,
     alone: Some(alone),
+    held: None,
 };
 
 /// A line's KIND file and images from the line alone (a tool result's tool name and

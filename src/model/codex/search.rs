@@ -187,6 +187,7 @@ pub static CODEX: Rules = Rules {
     no_entries_before: Some(meta_end),
     hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
     alone: Some(alone),
+    held: None,
 };
 
 /// A line's KIND file and images from the line alone: for the index.

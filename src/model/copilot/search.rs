@@ -16,10 +16,16 @@
 //!   pretty-printed (`": `, indentation); their numbers are written as JavaScript does,
 //!   and the counts of a compaction or a subagent's end with thousands separators
 //!   ([`Rules::derived_numbers`]).
-//! * **Images**: a prompt's image is decoded from another line (its
-//!   `session.binary_asset`), which the raw scan of the prompt's line cannot look
-//!   into: a prompt naming an asset is always a candidate ([`Rules::always`]), and
-//!   left to the session (which reads the asset) rather than rendered from its line.
+//! * **Images**: a prompt's image is decoded from another line of the same file (its
+//!   `session.binary_asset`, stored once, before the first prompt naming it, named
+//!   again by later prompts), which the raw scan of the prompt's line cannot look
+//!   into: the prompt shows its image (`image-N.EXT`, the asset's base64 decoded) and
+//!   a line `[image-N.EXT: PATH (MIME, SIZE bytes)]` with the asset's MIME type (else
+//!   its own) and the decoded size. The asset lines are [`Held`] content: a prompt
+//!   naming an asset is a candidate when its own line is one, or when an asset line of
+//!   the file may match (its strings, or its decoded bytes); it is then left to the
+//!   session (which reads the asset) rather than rendered from its line. A search for
+//!   a literal no asset holds opens no session for its images.
 //!
 //! Every other line (bookkeeping: `session.start`, `system.message`, usage records, …)
 //! has no KIND file: a candidate among them is dropped when its content is found empty
@@ -29,7 +35,7 @@
 use super::events::{self, Ev, Line};
 use super::render;
 use crate::model::core::content::Content;
-use crate::model::core::grep::{Decoration, HitPaths, Rules, Trigger, deco};
+use crate::model::core::grep::{Decoration, Held, HitPaths, Rules, Trigger, deco};
 use crate::model::core::scan::LineHead;
 use serde_json::Value;
 
@@ -56,6 +62,11 @@ const WARNING: &[Trigger] = &[m(r#""type"\s*:\s*"session\.warning""#)];
 const INFO: &[Trigger] = &[m(r#""type"\s*:\s*"session\.info""#)];
 const SUBAGENT: &[Trigger] = &[m(r#""type"\s*:\s*"subagent\.(?:completed|failed)""#)];
 const ATTACHMENTS: &[Trigger] = &[m(r#""attachments"\s*:\s*\[\s*\{"#)];
+/// A prompt naming an image asset (an asset's own line names itself too). A key
+/// spelled with escapes makes its line a candidate anyway.
+const NAMES_ASSET: &[Trigger] = &[m(r#""assetId""#)];
+/// An image asset's line.
+const ASSET: &[Trigger] = &[m(r#""type"\s*:\s*"session\.binary_asset""#)];
 /// Events shown as `[TYPE]` and their data as JSON: those of no other kind (any line
 /// may be one; the brackets are never in a fragment anyway).
 const AS_JSON: &[Trigger] = &[];
@@ -74,6 +85,16 @@ const DECORATIONS: &[Decoration] = &[
     d(")]", ATTACHMENTS),
     d("]", ATTACHMENTS),
     d("?", ATTACHMENTS),
+    // user: an image, `[image-N.EXT: PATH (MIME, SIZE bytes)]`
+    d("[image-", NAMES_ASSET),
+    d(".png: ", NAMES_ASSET),
+    d(".jpg: ", NAMES_ASSET),
+    d(".gif: ", NAMES_ASSET),
+    d(".webp: ", NAMES_ASSET),
+    d(".bin: ", NAMES_ASSET),
+    d(" (", NAMES_ASSET),
+    d(", ", NAMES_ASSET),
+    d(" bytes)]", NAMES_ASSET),
     // assistant: reasoning, calls, nothing at all
     d("[reasoning]", REASONING),
     d("(no content)", ASSISTANT),
@@ -134,14 +155,16 @@ const DECORATIONS: &[Decoration] = &[
     d("; its raw line is in entry.json]", TOO_DEEP),
 ];
 
-/// Counts with thousands separators (a compaction, a subagent's end), and the line
-/// number of an entry too deep. (Numbers of JSON written again, a call's arguments or
+/// Counts with thousands separators (a compaction, a subagent's end), an image's
+/// number and size, and the line number of an entry too deep. (Numbers of JSON written again, a call's arguments or
 /// an event's data, are objects of the line, written as JavaScript does: the prefilter
 /// selects the lines whose numbers are written otherwise by itself.)
-const DERIVED_NUMBERS: &[Trigger] = &[COMPACTION[0], SUBAGENT[0], Trigger::Openers(128)];
-
-/// A prompt naming an image asset: its image is read from another line.
-const ALWAYS: &[Trigger] = &[m(r#""assetId""#)];
+const DERIVED_NUMBERS: &[Trigger] = &[
+    COMPACTION[0],
+    SUBAGENT[0],
+    NAMES_ASSET[0],
+    Trigger::Openers(128),
+];
 
 /// Copilot CLI's `events.jsonl` (recognised by its first line, an event).
 pub static COPILOT: Rules = Rules {
@@ -149,7 +172,7 @@ pub static COPILOT: Rules = Rules {
     decorations: DECORATIONS,
     derived_numbers: DERIVED_NUMBERS,
     derived_ids: false,
-    always: ALWAYS,
+    always: &[],
     binary_content: &[],
     line_content: Some(line_content),
     side_files: None,
@@ -157,9 +180,12 @@ pub static COPILOT: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
-    // No renderer of a line alone: the search's index reads every line where
-    // binary content may be for any literal, and keeps its base64 in the postings.
+    // No binary content in a line's own entry: images are held by asset lines.
     alone: None,
+    held: Some(Held {
+        names: NAMES_ASSET,
+        holds: ASSET,
+    }),
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a

@@ -22,7 +22,8 @@
 //!   indexed), other files whose lines are entries of the session
 //!   ([`Rules::side_files`]), text taken from the parent's line
 //!   ([`Rules::parent_text`]), files an entry shows beside its KIND file
-//!   ([`Rules::spilled`]), bytes at the start of a file that hold no entry
+//!   ([`Rules::spilled`]), binary content an entry shows from another line of its
+//!   file ([`Rules::held`]), bytes at the start of a file that hold no entry
 //!   ([`Rules::no_entries_before`]);
 //! * **where a hit is** without the full index, when the format allows it
 //!   ([`Rules::hit_paths`]): either a map of the file built from its raw lines
@@ -161,6 +162,38 @@ pub struct Rules {
     /// and which show as no text. `None`: every line where binary content may be is
     /// a candidate for any literal (correct, slower).
     pub alone: Option<LineContent>,
+    /// Lines whose entries show binary content another line of the same file holds
+    /// (an image a prompt names by id, stored once in a line of its own).
+    pub held: Option<Held>,
+}
+
+/// Lines whose entries show binary content held by other lines of the same file
+/// ([`Rules::held`]): a prompt names an image by an id, and the image is the decoded
+/// base64 of a line of its own, anywhere in the file, which several prompts may name.
+///
+/// The raw scan of a naming line cannot look into the holding line, and the holding
+/// line may come before or after it. So a naming line is a candidate when its own
+/// bytes make it one (as any line), or when some holding line of the same file may
+/// give its entry what the pattern needs: the holding line is selected by the
+/// prefilter's other rules (a fragment among its strings, such as a MIME type the
+/// entry shows; a trigger; an escape `JSON.stringify` would not write, which may spell
+/// any key or type), or one of the pattern's literals occurs in the decoded bytes of
+/// one of its `"data"` strings, or such a string holds an escape or does not end (it
+/// is not looked into). Which holding line a naming line names is not matched: any
+/// holding line of the file that may match makes every naming line of the file a
+/// candidate (a rare case: that file has a hit, and its session is read anyway).
+///
+/// What the naming line's entry shows of a holding line must be its decoded data
+/// (image files), strings of the holding line, or text its own decorations and
+/// derived numbers cover (triggers on the naming line: the image's name and size).
+/// The holding line's base64 is never shown as text: the search's index leaves it out
+/// of the text's trigrams and indexes the decoded bytes instead.
+#[derive(Debug, Clone, Copy)]
+pub struct Held {
+    /// Lines that may name held content.
+    pub names: &'static [Trigger],
+    /// Lines that may hold it (a line spelled with escapes is taken as one too).
+    pub holds: &'static [Trigger],
 }
 
 /// Lines whose entry may show a file of its own ([`Rules::spilled`]).

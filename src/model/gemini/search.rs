@@ -138,6 +138,7 @@ pub static GEMINI: Rules = Rules {
     // No renderer of a line alone: the search's index reads every line with an
     // `inlineData` for any literal, and keeps its base64 in the postings.
     alone: None,
+    held: None,
 };
 
 /// The rules of a file whose first parsed line is `line`, if it is Gemini CLI's (as

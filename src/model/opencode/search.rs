@@ -158,6 +158,7 @@ pub static OPENCODE: Rules = Rules {
     // No renderer of a line alone: the search's index reads every line where
     // binary content may be for any literal, and keeps its base64 in the postings.
     alone: None,
+    held: None,
 };
 
 /// The rules of a session whose path names it in an opencode database (`DB/ses_…`).

@@ -175,6 +175,7 @@ pub static PI: Rules = Rules {
     no_entries_before: None,
     hit_paths: Some(HitPaths::Map(&super::hitpath::MAP)),
     alone: Some(super::content::line_content),
+    held: None,
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -193,6 +194,7 @@ pub static PI_V2: Rules = Rules {
     no_entries_before: None,
     hit_paths: None,
     alone: Some(super::content::line_content),
+    held: None,
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -212,6 +214,7 @@ pub static PI_V1: Rules = Rules {
     no_entries_before: None,
     hit_paths: None,
     alone: Some(super::content::line_content),
+    held: None,
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a

@@ -199,6 +199,7 @@ pub static QWEN: Rules = Rules {
     // No renderer of a line alone: the search's index reads every line where
     // binary content may be for any literal, and keeps its base64 in the postings.
     alone: None,
+    held: None,
 };
 
 /// The rules of a file whose first parsed line is `line`, if it is Qwen Code's.
