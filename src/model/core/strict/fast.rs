@@ -42,10 +42,9 @@ pub(crate) struct Reader<'a> {
 
 /// What reads one field of an object: called with the decoded key (its UTF-8 bytes:
 /// they were checked with the string, and a match on bytes costs no second check)
-/// and the reader on
-/// the field's value, which it must read with exactly one of [`Reader::skip`],
-/// [`Reader::str`], [`Reader::i64`], [`Reader::u64`], [`Reader::f64`] or
-/// [`Reader::object`].
+/// and the reader on the field's value, which it must read with exactly one of
+/// [`Reader::skip`], [`Reader::str`], [`Reader::i64`], [`Reader::u64`],
+/// [`Reader::f64`] or [`Reader::object`].
 pub(crate) trait Field<'a>: FnMut(&[u8], &mut Reader<'a>) -> R<()> {}
 impl<'a, F: FnMut(&[u8], &mut Reader<'a>) -> R<()>> Field<'a> for F {}
 
