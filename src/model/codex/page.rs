@@ -311,12 +311,12 @@ pub fn parse_line(src: &Arc<[u8]>, start: usize, end: usize, number: usize) -> L
 /// (`core::strict`): the line is accepted exactly when `serde_json::from_slice::<Value>`
 /// accepts it as an object, and each field is what `Value`'s indexing gives.
 mod check {
-    use crate::model::core::strict::{self, FromMap, I64, Obj, Skip, Str};
+    use crate::model::core::strict::{self, FromMap, I64, Obj, Reader, Skip, Str, Unsure};
     use serde::de::{Deserialize, Deserializer, MapAccess};
 
     /// What `parse_line` reads of a line: each as `Value`'s indexing reads it
     /// (`v["type"].as_str()`, `v["ordinal"].as_i64()`, `v["payload"]["id"]`…).
-    #[derive(Debug, Default, Clone)]
+    #[derive(Debug, Default, Clone, PartialEq)]
     pub struct Head {
         /// `type`, when it is a string.
         pub ty: Option<String>,
@@ -331,9 +331,49 @@ mod check {
         pub payload_id: Option<String>,
     }
 
-    /// The line's head, or `None` when it is not a JSON object.
+    /// The line's head, or `None` when it is not a JSON object: read by the fast
+    /// reader, and by serde when that one is not sure (`core::strict`).
     pub fn head(line: &[u8]) -> Option<Head> {
+        match fast(line) {
+            Ok(h) => Some(h),
+            Err(Unsure) => by_serde(line),
+        }
+    }
+
+    /// The head through serde alone (what [`head`] falls back to).
+    pub fn by_serde(line: &[u8]) -> Option<Head> {
         serde_json::from_slice::<Obj<Head>>(line).ok()?.0
+    }
+
+    pub(super) fn fast(line: &[u8]) -> Result<Head, Unsure> {
+        let own = |s: Option<std::borrow::Cow<'_, str>>| s.map(|c| c.into_owned());
+        let mut h = Head::default();
+        Reader::object_line(line, |k: &[u8], r: &mut Reader<'_>| {
+            match k {
+                b"type" => h.ty = own(r.str()?),
+                b"ordinal" => h.ordinal = r.i64()?,
+                b"timestamp" => h.timestamp = own(r.str()?),
+                b"payload" => {
+                    // The last `payload` is the one a `Value` keeps.
+                    let mut p = Payload::default();
+                    r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
+                        match k {
+                            b"type" => p.ty = own(r.str()?),
+                            b"role" => p.role = own(r.str()?),
+                            b"id" => p.id = own(r.str()?),
+                            _ => r.skip()?,
+                        }
+                        Ok(())
+                    })?;
+                    h.payload_type = p.ty;
+                    h.payload_role = p.role;
+                    h.payload_id = p.id;
+                }
+                _ => r.skip()?,
+            }
+            Ok(())
+        })?;
+        Ok(h)
     }
 
     /// The keys read, at the top and in `payload`.
@@ -910,6 +950,61 @@ mod tests {
         fn the_lazy_head_reads_what_the_value_reads(l in line()) {
             prop_assert_eq!(by_check(&l), by_value(&l), "{}", String::from_utf8_lossy(&l));
         }
+    }
+
+    /// How fast the head of a line is read, through serde and by [`check::head`],
+    /// over the pages under `$SESSIONFS_BENCH_CODEX` (a `sessions` folder), with both
+    /// answers compared on every line:
+    /// `SESSIONFS_BENCH_CODEX=… cargo test --release --lib page::tests::head_rate -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn head_rate() {
+        use std::time::{Duration, Instant};
+        let Some(dir) = std::env::var_os("SESSIONFS_BENCH_CODEX") else {
+            eprintln!("set SESSIONFS_BENCH_CODEX to a Codex `sessions` folder");
+            return;
+        };
+        fn walk(d: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(Path::new(&dir), &mut files);
+        let (mut bytes, mut lines, mut unsure, mut broken) = (0usize, 0usize, 0usize, 0usize);
+        let (mut old, mut new) = (Duration::ZERO, Duration::ZERO);
+        for f in &files {
+            let src = std::fs::read(f).unwrap();
+            let ls: Vec<&[u8]> = src.split(|&b| b == b'\n').collect();
+            let ls = &ls[..ls.len() - 1];
+            bytes += ls.iter().map(|l| l.len() + 1).sum::<usize>();
+            lines += ls.len();
+            let t = Instant::now();
+            let a: Vec<_> = ls.iter().map(|l| check::by_serde(l)).collect();
+            old += t.elapsed();
+            let t = Instant::now();
+            let b: Vec<_> = ls.iter().map(|l| check::head(l)).collect();
+            new += t.elapsed();
+            for (l, (a, b)) in ls.iter().zip(a.iter().zip(&b)) {
+                assert_eq!(a, b, "{}: {}", f.display(), String::from_utf8_lossy(l));
+                broken += a.is_none() as usize;
+                unsure += check::fast(l).is_err() as usize;
+            }
+        }
+        let mb = bytes as f64 / 1e6;
+        eprintln!(
+            "{} pages, {lines} lines, {mb:.0} MB ({broken} refused, {unsure} left to serde): \
+             serde {:.0} MB/s, head {:.0} MB/s ({:.2}x)",
+            files.len(),
+            mb / old.as_secs_f64(),
+            mb / new.as_secs_f64(),
+            old.as_secs_f64() / new.as_secs_f64(),
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! files it reads, keyed by id and timestamp (not for v1 files, whose ids are made up).
 
 use crate::model::core::session::Session;
-use crate::model::core::strict::{self, F64, FromMap, Obj, Skip, Str, U64};
+use crate::model::core::strict::{self, F64, FromMap, Obj, Reader, Skip, Str, U64, Unsure};
 use crate::model::core::usage::prices::Prices;
 use crate::model::core::usage::{Record, Source, Table, Tokens};
 use serde::de::{Deserialize, Deserializer, MapAccess};
@@ -228,13 +228,49 @@ impl<'a> Fields<'a> {
     /// allocates the line again). `None` when that parse fails.
     pub(crate) fn parse(bytes: &'a [u8]) -> Option<Fields<'a>> {
         match std::str::from_utf8(bytes) {
-            Ok(text) => serde_json::from_str(text).ok(),
+            // The fast reader first; serde decides what it is not sure of.
+            Ok(text) => match Fields::fast(bytes) {
+                Ok(f) => Some(f),
+                Err(Unsure) => serde_json::from_str(text).ok(),
+            },
             Err(_) => {
                 let fixed = String::from_utf8_lossy(bytes).into_owned();
                 let f: Fields<'_> = serde_json::from_str(&fixed).ok()?;
                 Some(f.into_owned())
             }
         }
+    }
+
+    /// [`Fields`] by `core::strict`'s fast reader: `Ok` only for an object line that
+    /// serde_json accepts, read as the serde path reads it.
+    fn fast(bytes: &'a [u8]) -> Result<Fields<'a>, Unsure> {
+        let mut f = Fields::default();
+        Reader::object_line(bytes, |k: &[u8], r: &mut Reader<'a>| {
+            match k {
+                b"type" => f.kind = r.str()?,
+                b"message" => {
+                    let mut m = Message::default();
+                    let is = r.object(&mut |k: &[u8], r: &mut Reader<'a>| {
+                        match k {
+                            b"role" => m.role = r.str()?,
+                            b"provider" => m.provider = r.str()?,
+                            b"model" => m.model = r.str()?,
+                            b"usage" => m.usage = UsageFields::fast(r)?,
+                            _ => r.skip()?,
+                        }
+                        Ok(())
+                    })?;
+                    f.message = is.then_some(m);
+                }
+                b"provider" => f.provider = r.str()?,
+                b"model" => f.model = r.str()?,
+                b"usage" => f.usage = UsageFields::fast(r)?,
+                b"timestamp" => f.timestamp = r.str()?,
+                _ => r.skip()?,
+            }
+            Ok(())
+        })?;
+        Ok(f)
     }
 
     fn into_owned(self) -> Fields<'static> {
@@ -331,6 +367,36 @@ impl<'de: 'a, 'a> FromMap<'de> for Message<'a> {
             }
         }
         Ok(m)
+    }
+}
+
+impl UsageFields {
+    /// The value as [`Obj<UsageFields>`] reads it, by the fast reader.
+    fn fast(r: &mut Reader<'_>) -> Result<Option<UsageFields>, Unsure> {
+        let mut u = UsageFields::default();
+        let is = r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
+            match k {
+                b"input" => u.input = r.u64()?,
+                b"output" => u.output = r.u64()?,
+                b"cacheRead" => u.cache_read = r.u64()?,
+                b"cacheWrite" => u.cache_write = r.u64()?,
+                b"cacheWrite1h" => u.cache_write_1h = r.u64()?,
+                b"cost" => {
+                    let mut total = None;
+                    let is = r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
+                        match k {
+                            b"total" => total = r.f64()?,
+                            _ => r.skip()?,
+                        }
+                        Ok(())
+                    })?;
+                    u.cost_total = total.filter(|_| is);
+                }
+                _ => r.skip()?,
+            }
+            Ok(())
+        })?;
+        Ok(is.then_some(u))
     }
 }
 
