@@ -34,6 +34,10 @@
 //! A panic inside a handler is caught at the request's boundary ([`guard`]): the request
 //! fails with `EIO` and the mount goes on.
 //!
+//! A directory's mtime is the view's with the count of invalidations sent for it in
+//! its nanoseconds below the microsecond (`notify` says why: the kernel checks it
+//! before it serves a listing it kept).
+//!
 //! On a read-only mount, `open` and `flush` answer `ENOSYS`: the kernel then opens,
 //! closes and releases files without asking (no OPEN, FLUSH or RELEASE round trips),
 //! keeps their pages across opens, and reads them with handle 0, which the view serves
@@ -104,14 +108,20 @@ impl Adapter {
     }
 
     fn file_attr(&self, a: &Attr) -> FileAttr {
+        // A directory's time carries the invalidations sent for it, so that the kernel
+        // drops a listing it filled while one was on its way (see `notify`).
+        let mtime = match (&self.delivery, a.kind) {
+            (Some(d), FileKind::Dir) => d.dir_mtime(a.ino, a.mtime),
+            _ => a.mtime,
+        };
         FileAttr {
             ino: INodeNo(a.ino),
             size: a.size,
             blocks: a.size.div_ceil(512),
-            atime: a.mtime,
-            mtime: a.mtime,
-            ctime: a.mtime,
-            crtime: a.mtime,
+            atime: mtime,
+            mtime,
+            ctime: mtime,
+            crtime: mtime,
             kind: file_type(a.kind),
             perm: a.perm,
             nlink: a.nlink,

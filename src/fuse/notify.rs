@@ -19,11 +19,29 @@
 //! this thread might itself be stuck in (a kernel lock held by a process whose request
 //! waits for a busy FUSE thread) into a delay, never a deadlock.
 //!
+//! **Listings the kernel filled while a change was on its way.** The kernel keeps
+//! each directory's listing (`opendir` answers `ENOSYS`, see `adapter`), and an
+//! invalidation of the directory drops the pages that hold it. But a `READDIR` that
+//! was answered before the view changed and whose entries the kernel copies into
+//! those pages only after the invalidation arrived fills them again with the old
+//! listing (the kernel's fill checks its own resets, not invalidations), and nothing
+//! would ever drop it: a session or project that appeared would stay unlisted until
+//! the next change of that directory. What the kernel does check, before it serves a
+//! kept listing from its start, is the directory's mtime against the one it had when
+//! the listing was filled (with `FUSE_AUTO_INVAL_DATA`, which the mount asks for).
+//! So before it sends a directory's invalidation, this thread counts it
+//! ([`Delivery::changed`]), and the adapter shows every directory's mtime with that
+//! count in its nanoseconds below the microsecond ([`Delivery::dir_mtime`]): a
+//! listing filled before the change carries the old count and is dropped at the
+//! next `ls`. The times users read (to the microsecond: agents write milliseconds)
+//! stay as the layout says.
+//!
 //! Pending invalidations are drained in batches and duplicates within a batch are
 //! sent once. An `ENOENT` answer means the kernel had nothing cached for that inode or
 //! name, which is the common case and not an error; other failures are logged at
 //! debug level (after an unmount every notification fails, harmlessly).
 
+use crate::model::core::fasthash::FastMap;
 use crate::view::Invalidation;
 use fuser::{INodeNo, Notifier};
 use log::debug;
@@ -34,7 +52,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How often the thread checks for a stop request while the channel is idle.
 const IDLE_CHECK: Duration = Duration::from_millis(200);
@@ -43,16 +61,30 @@ const IDLE_CHECK: Duration = Duration::from_millis(200);
 pub const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
 /// How far the notifier thread has got: lets a request wait until the invalidations
-/// queued before it was made have been sent to the kernel.
+/// queued before it was made have been sent to the kernel. And how many times it has
+/// told the kernel that each inode changed, which a directory's mtime carries (see
+/// the module docs).
 ///
-/// Its locks are leaves: `reached` is held only to read or raise it, and nothing else
-/// is taken under it.
+/// Its locks are leaves: `reached` is held only to read or raise it, `changes` only
+/// to count or read one inode's number, and nothing else is taken under either. The
+/// notifier never holds one while it talks to the kernel.
 pub struct Delivery {
     tx: Sender<Invalidation>,
     next: AtomicU64,
     reached: Mutex<u64>,
     cv: Condvar,
+    /// Invalidations sent per inode, modulo [`CHANGE_STEPS`] (an inode never
+    /// invalidated has none).
+    changes: Mutex<FastMap<u64, u16>>,
 }
+
+/// How many different nanosecond values a directory's mtime takes below its
+/// microsecond: a kept listing is wrongly served only if exactly a multiple of this
+/// many invalidations of its directory were sent while it was being filled.
+const CHANGE_STEPS: u16 = 1000;
+/// The most inodes counted; past it the counts start afresh (a listing being filled
+/// at that moment may then be kept until its directory's next change).
+const MAX_COUNTED: usize = 1 << 20;
 
 impl Delivery {
     /// A delivery tracker that queues its marks on `tx`, the notifier's channel.
@@ -62,7 +94,28 @@ impl Delivery {
             next: AtomicU64::new(0),
             reached: Mutex::new(0),
             cv: Condvar::new(),
+            changes: Mutex::new(FastMap::default()),
         })
+    }
+
+    /// Counts an invalidation of `ino`, before it is sent (a `GETATTR` the kernel sends
+    /// after it must see the new count).
+    fn changed(&self, ino: u64) {
+        let mut c = self.changes.lock();
+        if c.len() >= MAX_COUNTED && !c.contains_key(&ino) {
+            c.clear();
+        }
+        let n = c.entry(ino).or_insert(0);
+        *n = (*n + 1) % CHANGE_STEPS;
+    }
+
+    /// The mtime to show for directory `ino` whose view time is `shown`: `shown` with
+    /// its nanoseconds below the microsecond moved by the invalidations sent for it.
+    pub fn dir_mtime(&self, ino: u64, shown: SystemTime) -> SystemTime {
+        let Some(&n) = self.changes.lock().get(&ino) else {
+            return shown;
+        };
+        with_change_count(shown, n)
     }
 
     /// Waits until everything queued on the channel before this call has been sent to
@@ -142,11 +195,31 @@ impl Drop for NotifierThread {
     }
 }
 
+/// `t` with its nanoseconds below the microsecond moved by `n` (modulo
+/// [`CHANGE_STEPS`]); the microseconds and above unchanged.
+fn with_change_count(t: SystemTime, n: u16) -> SystemTime {
+    let steps = u32::from(CHANGE_STEPS);
+    let (base, sub) = match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => (
+            d - Duration::from_nanos(u64::from(d.subsec_nanos() % steps)),
+            d.subsec_nanos() % steps,
+        ),
+        // Before 1970: left as it is.
+        Err(_) => return t,
+    };
+    let sub = (sub + u32::from(n)) % steps;
+    UNIX_EPOCH + base + Duration::from_nanos(u64::from(sub))
+}
+
 /// The thread's body.
 fn run(notifier: &Notifier, rx: &Receiver<Invalidation>, stop: &AtomicBool, delivery: &Delivery) {
     drain_loop(rx, stop, |inv| match inv {
         Invalidation::Mark(n) => delivery.reach(*n),
-        _ => send(notifier, inv),
+        Invalidation::Inode(ino) => {
+            delivery.changed(*ino);
+            send(notifier, inv);
+        }
+        Invalidation::Entry { .. } => send(notifier, inv),
     });
 }
 
@@ -265,6 +338,32 @@ mod tests {
         let t = Instant::now();
         assert!(!d.wait_sent(Duration::from_millis(50)));
         assert!(t.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[test]
+    fn a_directory_s_mtime_moves_below_the_microsecond_with_each_change() {
+        let (tx, _rx) = channel();
+        let d = Delivery::new(tx);
+        let t = UNIX_EPOCH + Duration::new(1_764_000_000, 123_456_999);
+        // Never invalidated: as the view shows it.
+        assert_eq!(d.dir_mtime(9, t), t);
+        let mut seen = HashSet::new();
+        for _ in 0..CHANGE_STEPS - 1 {
+            d.changed(9);
+            let m = d.dir_mtime(9, t);
+            assert!(seen.insert(m), "{m:?} shown twice");
+            let (a, b) = (
+                t.duration_since(UNIX_EPOCH).unwrap(),
+                m.duration_since(UNIX_EPOCH).unwrap(),
+            );
+            assert_eq!(a.as_micros(), b.as_micros(), "the microseconds stay");
+            assert_ne!(m, t);
+        }
+        // Another inode is not moved by 9's changes.
+        assert_eq!(d.dir_mtime(10, t), t);
+        // A time before 1970 is left alone.
+        let old = UNIX_EPOCH - Duration::from_secs(5);
+        assert_eq!(d.dir_mtime(9, old), old);
     }
 
     #[test]

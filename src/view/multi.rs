@@ -1807,13 +1807,16 @@ impl MultiView {
             return;
         }
         // A file of a session not listed yet (hidden: a Codex thread its picker left
-        // empty): its first line lists it.
+        // empty): its first line lists it. With no catalog now (forgotten, a scan not
+        // kept, or one under way that may have read the file before this change), the
+        // session may be such a one: listed again, or the kernel would keep the
+        // listing it has, without the session, until the next change.
         let listing = listing
             || r.lister.session_of(name).is_some_and(|s| {
                 r.catalog
                     .lock()
                     .as_ref()
-                    .is_some_and(|cat| cat.hidden.contains(&s))
+                    .is_none_or(|cat| cat.hidden.contains(&s))
             });
         let mut invs = Vec::new();
         // A write can make a file a session (see `Lister::changes_listing`).
@@ -2893,6 +2896,47 @@ mod tests {
         assert_eq!(names(&v, ROOT_INO), vec!["-w-a", "-w-b"]);
         let b = look(&v, ROOT_INO, "-w-b");
         assert_eq!(names(&v, b), vec![U]);
+    }
+
+    /// An empty thread's first line lists it, and the root's listing is invalidated,
+    /// even when the change comes while the catalog is forgotten (a scan not kept, or
+    /// one under way): the kernel keeps listings until told.
+    #[test]
+    fn an_empty_thread_s_first_line_lists_it_when_the_catalog_is_forgotten() {
+        let (d, home) = codex_home();
+        let dir = home.join("sessions/2026/12/01");
+        fs::create_dir_all(&dir).unwrap();
+        let page = dir.join(format!("rollout-2026-12-01T19-38-28-{T}.jsonl"));
+        let meta = serde_json::json!({"timestamp":"2026-12-01T19:38:28.000Z","ordinal":0,
+            "type":"session_meta","payload":{"id":T,"cwd":"/w/a"}});
+        fs::write(&page, format!("{meta}\n")).unwrap();
+        let v = MultiView::open(&home, MultiOptions::new(d.path().join("mnt"))).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        v.set_invalidation_sink(tx);
+        assert!(
+            names(&v, ROOT_INO).is_empty(),
+            "the empty thread is not listed"
+        );
+        let root = v.container(0).unwrap();
+        let Lister::CatalogRoot(r) = &root.lister else {
+            panic!("a Codex home is listed by its catalog")
+        };
+        r.forget();
+        let user = serde_json::json!({"timestamp":"2026-12-01T19:38:29.000Z","ordinal":1,
+            "type":"response_item","payload":{"type":"message","role":"user","content":[]}});
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&page)
+            .unwrap()
+            .write_all(format!("{user}\n").as_bytes())
+            .unwrap();
+        v.dir_changed(root.idx, page.file_name().unwrap(), false);
+        let sent: Vec<Invalidation> = rx.try_iter().collect();
+        assert!(
+            sent.contains(&Invalidation::Inode(ROOT_INO)),
+            "the root's listing is not invalidated: {sent:?}"
+        );
+        assert_eq!(names(&v, ROOT_INO), vec!["-w-a"]);
     }
 
     #[test]
