@@ -371,6 +371,22 @@ fn message_ids(db: &Path, sid: &str) -> Vec<String> {
         .collect()
 }
 
+/// The sessions of the project of session `sid` that the mount lists (not a
+/// subagent's).
+fn project_sessions(db: &Path, sid: &str) -> Vec<String> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = c
+        .prepare(
+            "SELECT id FROM session WHERE parent_id IS NULL AND project_id = \
+             (SELECT project_id FROM session WHERE id = ?1) ORDER BY id",
+        )
+        .unwrap();
+    stmt.query_map([sid], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 #[test]
 fn replies_are_written_as_opencode_writes_them() {
     let dir = tempdir();
@@ -413,7 +429,15 @@ fn replies_are_written_as_opencode_writes_them() {
     )
     .ok();
     assert_eq!(message_ids(&db, QA), after);
-    assert!(wait_until(DEADLINE, || try_ls(&qa).unwrap().len() == n + 1));
+    let listed = wait_until(DEADLINE, || try_ls(&qa).unwrap().len() == n + 1);
+    assert!(
+        listed,
+        "the fork is not listed: {:?} (sessions of the project in the database: {:?}); \
+         the mount said: {}",
+        try_ls(&qa),
+        project_sessions(&db, QA),
+        m.stderr_text()
+    );
     let fork = try_ls(&qa)
         .unwrap()
         .into_iter()

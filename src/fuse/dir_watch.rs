@@ -18,7 +18,8 @@
 //!
 //! As in [`watch`](super::watch), bursts are coalesced (a few milliseconds of quiet,
 //! at most a tenth of a second), and every second without events the loaded sessions
-//! catch up anyway, as a safety net. The thread never panics, and stops promptly when
+//! catch up anyway, and a listing that can tell cheaply whether it changed (a
+//! database's) is read again if it did, as a safety net ([`MultiView::safety_poll`]). The thread never panics, and stops promptly when
 //! the [`DirWatcher`] is stopped or dropped. Without inotify only the safety net runs.
 
 use super::watch::Timing;
@@ -178,7 +179,7 @@ fn run(view: &MultiView, w: &Watches, timing: Timing, stop: RawFd) {
     loop {
         match wait(stop, ifd, timing.safety_poll) {
             Wake::Stop => return,
-            Wake::Timeout => view.refresh_loaded(),
+            Wake::Timeout => view.safety_poll(),
             Wake::Events => {
                 let mut batch = Batch::default();
                 read_events(w, &mut batch);

@@ -629,10 +629,25 @@ impl MultiView {
 
     /// Where directories to watch are announced; the root and every folder seen so far
     /// are announced at once.
+    ///
+    /// A catalog listed before (a request as the mount came up, before the watcher
+    /// started) was read with nothing watching its folders: they are watched now, then
+    /// it is read again, so that a change in between (a commit, a new session) is not
+    /// missed until some later change, and no scan begun before is kept.
     pub fn set_dir_watch(&self, w: Arc<dyn DirWatch>) {
-        *self.watch.lock() = Some(w);
+        *self.watch.lock() = Some(w.clone());
         let list: Vec<Arc<Container>> = self.containers.read().list.clone();
         for c in list {
+            if let Lister::CatalogRoot(r) = &c.lister {
+                let old = r.forget();
+                if let Some(old) = &old {
+                    for f in &old.folders {
+                        w.watch_dir(c.idx, f);
+                    }
+                    self.catalog_renewed(&c, r, Some(old.clone()));
+                    continue;
+                }
+            }
             self.ensure_watched(&c);
         }
     }
@@ -1934,6 +1949,12 @@ impl MultiView {
     /// ([`CatalogLister::sessions_changed`]).
     fn catalog_changed_all(&self, c: &Arc<Container>, r: &CatalogRoot) {
         let old = r.forget();
+        self.catalog_renewed(c, r, old);
+    }
+
+    /// [`catalog_changed_all`](Self::catalog_changed_all) once the catalog `old` was
+    /// forgotten.
+    fn catalog_renewed(&self, c: &Arc<Container>, r: &CatalogRoot, old: Option<Arc<Catalog>>) {
         let new = self.catalog(c, r).ok();
         let projects: Vec<Arc<Container>> = self
             .containers
@@ -2127,8 +2148,25 @@ impl MultiView {
         }
     }
 
-    /// Forgets every listing and catches up every loaded session (after the watcher
-    /// lost events).
+    /// The watcher's safety net, after a while without events: catalogs that can tell
+    /// cheaply whether they changed ([`CatalogLister::moved_since`]: a database's) are
+    /// read again if they did, and every loaded session catches up with its file.
+    pub fn safety_poll(&self) {
+        let list: Vec<Arc<Container>> = self.containers.read().list.clone();
+        for c in &list {
+            if let Lister::CatalogRoot(r) = &c.lister {
+                let shown = r.catalog.lock().clone();
+                if shown.is_some_and(|cat| r.lister.moved_since(&cat)) {
+                    debug!("{}: changed unannounced; listed again", r.path.display());
+                    self.catalog_changed_all(c, r);
+                }
+            }
+        }
+        self.refresh_loaded();
+    }
+
+    /// Forgets every listing, catalogs included, and catches up every loaded session
+    /// (after the watcher lost events).
     pub fn rescan(&self) {
         let list: Vec<Arc<Container>> = self.containers.read().list.clone();
         let mut invs = Vec::new();
@@ -2137,6 +2175,11 @@ impl MultiView {
             invs.push(Invalidation::Inode(c.ino));
         }
         self.sink.send(invs);
+        for c in &list {
+            if let Lister::CatalogRoot(r) = &c.lister {
+                self.catalog_changed_all(c, r);
+            }
+        }
         self.refresh_loaded();
     }
 
@@ -3310,5 +3353,95 @@ mod tests {
         let c = look(&v, p, "c");
         look(&v, c, "e8dfd932");
         assert_eq!(v.stats().loaded, 1);
+    }
+
+    /// A copy of opencode's sample database, kept open in WAL mode as opencode keeps
+    /// it, and a view of it.
+    fn opencode_view() -> (tempfile::TempDir, PathBuf, rusqlite::Connection, MultiView) {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("opencode.db");
+        fs::copy(
+            fixture("opencode/samples/home/.local/share/opencode/opencode.db"),
+            &db,
+        )
+        .unwrap();
+        let keep = rusqlite::Connection::open(&db).unwrap();
+        keep.execute_batch("PRAGMA journal_mode=WAL").unwrap();
+        let v = MultiView::open(&db, MultiOptions::new(d.path().join("mnt"))).unwrap();
+        (d, db, keep, v)
+    }
+
+    /// The project folder of opencode's session `QA`, and that session.
+    const OC_QA: (&str, &str) = ("-home-dev-src-qa", "ses_dbae8e944ffe1iTjYgNIN5rQxf");
+
+    /// A session made in the database (a copy of `QA`'s row under id `sid`).
+    fn opencode_session(c: &rusqlite::Connection, sid: &str) {
+        c.execute_batch(&format!(
+            "CREATE TEMP TABLE s AS SELECT * FROM session WHERE id = '{}'; \
+             UPDATE s SET id = '{sid}'; INSERT INTO session SELECT * FROM s; DROP TABLE s",
+            OC_QA.1
+        ))
+        .unwrap();
+    }
+
+    /// A watch that notes what it was asked to watch.
+    #[derive(Default)]
+    struct Noted(Mutex<Vec<PathBuf>>);
+
+    impl DirWatch for Noted {
+        fn watch_dir(&self, _container: u32, path: &Path) -> bool {
+            self.0.lock().push(path.to_path_buf());
+            true
+        }
+    }
+
+    /// A request lists the database as the mount comes up, before the watcher is
+    /// started: the watcher watches its folder all the same, and what was committed in
+    /// between is listed.
+    #[test]
+    fn a_database_listed_before_the_watcher_started_is_watched() {
+        let (_d, db, keep, v) = opencode_view();
+        let qa = look(&v, ROOT_INO, OC_QA.0);
+        let before = names(&v, qa);
+        assert!(before.iter().any(|n| n == OC_QA.1), "{before:?}");
+        opencode_session(&keep, "ses_0000000000001aaaaaaaaaaaaa");
+        let w = Arc::new(Noted::default());
+        v.set_dir_watch(w.clone());
+        let watched = w.0.lock().clone();
+        assert!(
+            watched.iter().any(|p| Some(p.as_path()) == db.parent()),
+            "{watched:?}"
+        );
+        let after = names(&v, qa);
+        assert_eq!(after.len(), before.len() + 1, "{after:?}");
+    }
+
+    /// The watcher was woken by a commit's pages before the commit was visible, and
+    /// listed what was visible then; no event comes after. The safety poll lists it.
+    #[test]
+    fn a_commit_listed_too_early_is_listed_at_the_safety_poll() {
+        let (_d, db, keep, v) = opencode_view();
+        v.set_dir_watch(Arc::new(Noted::default()));
+        let qa = look(&v, ROOT_INO, OC_QA.0);
+        let before = names(&v, qa);
+        let wal = OsString::from(format!("{}-wal", db.file_name().unwrap().to_string_lossy()));
+        v.dir_changed(0, &wal, false);
+        assert_eq!(names(&v, qa), before);
+        opencode_session(&keep, "ses_0000000000001aaaaaaaaaaaaa");
+        assert_eq!(names(&v, qa), before, "listed again with no event");
+        v.safety_poll();
+        let after = names(&v, qa);
+        assert_eq!(after.len(), before.len() + 1, "{after:?}");
+        // Nothing more: the safety poll lists nothing again.
+        let cat = match &v.container(0).unwrap().lister {
+            Lister::CatalogRoot(r) => r.catalog.lock().clone().unwrap(),
+            _ => unreachable!("a database is a catalog"),
+        };
+        v.safety_poll();
+        let again = match &v.container(0).unwrap().lister {
+            Lister::CatalogRoot(r) => r.catalog.lock().clone().unwrap(),
+            _ => unreachable!("a database is a catalog"),
+        };
+        assert!(Arc::ptr_eq(&cat, &again), "read again with nothing changed");
     }
 }

@@ -15,7 +15,9 @@
 //!
 //! A lister is asked again after every change in its folders ([`Lister::scan`]) and may
 //! keep what it read between calls (a file's first line, which never changes in an
-//! append-only file), so that listing again costs a directory read per folder.
+//! append-only file), so that listing again costs a directory read per folder. One
+//! that can tell cheaply whether anything changed ([`Lister::moved_since`]) is also
+//! asked at every safety poll of the watcher, in case an event was missed.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -89,6 +91,16 @@ pub trait Lister: Send + Sync {
     /// up. `None`: every loaded session catches up.
     fn sessions_changed(&self) -> Option<Vec<OsString>> {
         None
+    }
+    /// Whether the sessions under the root may have changed since `shown` was
+    /// scanned, when the lister can tell cheaply enough to be asked at every safety
+    /// poll of the watcher (a database that counts its commits): then the listing is
+    /// read again, as after [`changes_every_session`](Self::changes_every_session). A
+    /// change whose event came before it could be seen (a commit whose pages were
+    /// written before it was visible), or that came with no event at all, is listed at
+    /// the next poll rather than never. `false`: only events tell.
+    fn moved_since(&self, _shown: &Catalog) -> bool {
+        false
     }
 }
 

@@ -240,6 +240,21 @@ impl crate::model::core::catalog::Lister for Sessions {
         touched.map(|t| t.into_iter().map(OsString::from).collect())
     }
 
+    /// Whether a commit was made since the listing `shown` was read: the tracker
+    /// looks (a `PRAGMA data_version` when nothing changed), and what was last read at
+    /// the step it is at now is compared with what is shown (a listing read by a scan
+    /// that was not the last one kept could differ). Unreadable right now: `false`, the
+    /// next poll asks again.
+    fn moved_since(&self, shown: &crate::model::core::catalog::Catalog) -> bool {
+        let Some(step) = self.tracker.poll() else {
+            return false;
+        };
+        match &*self.listed.lock() {
+            Some((at, cat)) => *at != step || cat != shown,
+            None => true,
+        }
+    }
+
     /// No file of one session: a change to the database is any session's.
     fn session_of(&self, _changed: &std::ffi::OsStr) -> Option<OsString> {
         None

@@ -152,10 +152,15 @@ fn stat(p: &Path) -> (u64, i64) {
         .unwrap_or((0, 0))
 }
 
-/// The size and modification time (ns) of `db`'s `-wal` (zeros when there is none):
-/// it moves when a commit's pages are written, before the commit is visible.
+/// The size and modification time (ns) of `db`'s `-wal`: it moves when a commit's
+/// pages are written, before the commit is visible. Zeros when it holds no pages
+/// (there is none, or an empty one: as a reader's first look makes it, or a
+/// checkpoint truncates it).
 pub fn wal_stat(db: &Path) -> (u64, i64) {
-    stat(&wal_of(db))
+    match stat(&wal_of(db)) {
+        (0, _) => (0, 0),
+        s => s,
+    }
 }
 
 /// The `PRAGMA data_version` of connection `c`: it moves whenever another connection

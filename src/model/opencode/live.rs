@@ -37,9 +37,18 @@
 //! `data_version` (outside a transaction: what is visible now) is the same has nothing
 //! to do. So a commit is never counted as looked at by queries that did not see it. A
 //! commit's pages reach `-wal` before it is visible, and that write is what wakes the
-//! watcher: when the `-wal` moved but nothing became visible, the watcher waits for the
-//! commit to become visible ([`Tracker::settle`], up to [`SETTLE`]), rather than look
-//! too early and see it only at the next safety poll.
+//! watcher: when the `-wal` moved since the last look and nothing new is visible, the
+//! watcher waits for the commit to become visible ([`Tracker::settle`], up to
+//! [`SETTLE`]), rather than look too early and see it only at the next safety poll. The
+//! `-wal` is noted only by a look that saw something new: a poll that finds nothing
+//! new (a request's, the safety poll's catching up of a loaded session) may be made
+//! while a commit's pages are written, and must not count them as seen, or the
+//! watcher woken by them would not wait. This only saves time, it is not what makes a
+//! commit listed: the `-wal`'s size and time cannot say which pages a snapshot holds
+//! (a look made while a second commit's pages are being written counts them as
+//! seen), and a commit may take longer than [`SETTLE`] to become visible (its sync
+//! on a busy disk). What `settle` misses, the watcher's safety poll lists within a
+//! second (`super::catalog::Sessions`'s `moved_since`).
 //!
 //! **Locks.** `marks` is held by the thread that looks at the database (one at a time;
 //! another that wants to look waits, then sees the result); `log` only briefly, never
@@ -91,7 +100,8 @@ struct Marks {
     /// error), and the `data_version` of the last look's snapshot.
     conn: Option<Connection>,
     version: Option<i64>,
-    /// The `-wal`'s size and time at the last look.
+    /// The `-wal`'s size and time before the last look that saw something new (or
+    /// when [`Tracker::settle`] last gave up waiting).
     wal: (u64, i64),
     /// Session id → (`time_updated`, `parent_id`).
     sessions: HashMap<String, (i64, Option<String>)>,
@@ -218,23 +228,21 @@ impl Tracker {
     }
 
     /// Waits, up to [`SETTLE`], for a commit being written to become visible: while the
-    /// `-wal` moved since the last look and nothing new is visible. For the watcher,
+    /// `-wal` moved since the last look that saw something new and nothing new is
+    /// visible. For the watcher,
     /// which is woken by the write of the pages, before the commit is visible; never
     /// holds a lock while it waits.
     pub fn settle(&self) {
         let until = Instant::now() + SETTLE;
         loop {
-            {
-                let marks = self.marks.lock();
-                let (Some(c), Some(v)) = (&marks.conn, marks.version) else {
-                    return;
-                };
-                if db::wal_stat(&self.db) == marks.wal || db::data_version(c).ok() != Some(v) {
-                    return;
-                }
-            }
             let now = Instant::now();
+            if !self.unseen(now >= until) {
+                return;
+            }
             if now >= until {
+                // Given up: the pages written so far are not waited for again (they may
+                // be a transaction rolled back); the safety poll sees them if they
+                // become visible.
                 return;
             }
             // Every millisecond at first, then every 5.
@@ -247,14 +255,31 @@ impl Tracker {
         }
     }
 
+    /// Whether pages were written to the `-wal` since the last look that saw something
+    /// new while nothing new is visible: a commit being written. With `give_up`, such
+    /// pages count as seen from now on.
+    fn unseen(&self, give_up: bool) -> bool {
+        let mut marks = self.marks.lock();
+        let (Some(c), Some(v)) = (&marks.conn, marks.version) else {
+            return false;
+        };
+        let wal = db::wal_stat(&self.db);
+        let unseen = wal != marks.wal && db::data_version(c).ok() == Some(v);
+        if unseen && give_up {
+            marks.wal = wal;
+        }
+        unseen
+    }
+
     /// Looks at the database if what is visible changed since the last look, and
     /// records what changed as a new step; the step it is at then. `None` when the
     /// database cannot be read now: nothing is recorded, the next look tries again.
     pub fn poll(&self) -> Option<u64> {
         let mut marks = self.marks.lock();
         // The `-wal` before what is visible: pages written in between are seen as
-        // written and not visible by the next `settle`.
-        marks.wal = db::wal_stat(&self.db);
+        // written and not visible by the next `settle`. Noted only if the look sees
+        // something new (see the module docs).
+        let wal = db::wal_stat(&self.db);
         if marks.conn.is_none() {
             // A new connection counts its versions afresh: the next look tells nothing.
             marks.version = None;
@@ -314,6 +339,7 @@ impl Tracker {
             Step::Some(touched)
         };
         marks.version = Some(version);
+        marks.wal = wal;
         marks.sessions = seen.sessions;
         marks.max = seen.max;
         let mut log = self.log.lock();
@@ -498,5 +524,57 @@ mod tests {
         assert!(touched.contains(&other) && touched.contains(&parent));
         assert!(!touched.contains(&never));
         assert_eq!(t.touched_since(s5), (s5, Some(HashSet::new())));
+    }
+
+    /// A poll made while a commit's pages are being written (a request's, the safety
+    /// poll's) sees nothing new and leaves them unseen: the watcher those pages woke
+    /// still waits for the commit to become visible, rather than list too early.
+    #[test]
+    fn pages_written_and_not_visible_stay_unseen_until_a_look_sees_them() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("opencode.db");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/opencode/samples/home/.local/share/opencode/opencode.db"),
+            &p,
+        )
+        .unwrap();
+        let keep = Connection::open(&p).unwrap();
+        keep.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0")
+            .unwrap();
+        let touch = "UPDATE session SET time_updated = time_updated + 1 WHERE id = \
+                     (SELECT id FROM session LIMIT 1)";
+        // The `-wal` holds pages (written through the connection kept open: the last
+        // one closed would checkpoint them away).
+        keep.execute_batch(touch).unwrap();
+        let t = tracker(&p);
+        let s0 = t.poll().unwrap();
+        assert!(!t.unseen(false));
+        // A commit's pages are written, not visible yet: the `-wal` moved.
+        let moved = |secs| {
+            let f = std::fs::File::options()
+                .write(true)
+                .open(db::wal_of(&p))
+                .unwrap();
+            f.set_modified(std::time::SystemTime::now() + Duration::from_secs(secs))
+                .unwrap();
+        };
+        moved(10);
+        assert!(t.unseen(false));
+        assert_eq!(t.poll(), Some(s0), "nothing new is visible");
+        assert!(t.unseen(false), "a poll that saw nothing new saw no pages");
+        // The commit is visible: settle waits no more, and the look sees it.
+        keep.execute_batch(touch).unwrap();
+        assert!(!t.unseen(false));
+        t.settle();
+        assert_eq!(t.poll(), Some(s0 + 1));
+        assert!(!t.unseen(false));
+        // Pages that never become visible (a transaction rolled back) are waited for
+        // once: given up on, they count as seen.
+        moved(20);
+        assert!(t.unseen(false));
+        assert!(t.unseen(true));
+        assert!(!t.unseen(false));
+        assert_eq!(t.poll(), Some(s0 + 1));
     }
 }
