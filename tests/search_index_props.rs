@@ -538,23 +538,9 @@ fn image_line(agent: Agent, pools: &Pools, rng: &mut Rng) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    for c in b.chunks(3) {
-        let v = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                s.push(A[((v >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
-}
+#[path = "common/base64.rs"]
+mod b64;
+use b64::base64;
 
 /// Changes a random file of the home.
 fn change(home: &mut Home, pools: &Pools, rng: &mut Rng) -> String {

@@ -491,6 +491,35 @@ struct Candidate {
     results: Option<Vec<FileResult>>,
 }
 
+/// The line of `file` at `offset` (`len` bytes, `line` when it could be read) as a
+/// candidate: searched already where its format renders it alone
+/// ([`Rules::line_content`]), and then dropped when it shows no hit (unless every line
+/// is counted).
+fn candidate(
+    r: &Rules,
+    search: &Search,
+    file: usize,
+    offset: u64,
+    len: usize,
+    line: Option<&[u8]>,
+) -> Option<Candidate> {
+    let results = line
+        .and_then(|l| r.line_content.and_then(|lc| lc(l)))
+        .and_then(|c| results_of(c, search, None).ok());
+    if let Some(rs) = &results
+        && search.mode != Mode::Count
+        && rs.iter().all(|r| r.found.count == 0)
+    {
+        return None;
+    }
+    Some(Candidate {
+        file,
+        offset,
+        len,
+        results,
+    })
+}
+
 /// What the raw scan of a session selected.
 struct Scanned {
     rules: &'static Rules,
@@ -852,25 +881,8 @@ fn settle_held(
     }
     for (offset, len) in held.waiting {
         let mut line = vec![0; len];
-        let results = match f.read_exact_at(&mut line, offset) {
-            Ok(()) => r
-                .line_content
-                .and_then(|lc| lc(&line))
-                .and_then(|c| results_of(c, search, None).ok()),
-            Err(_) => None,
-        };
-        if let Some(rs) = &results
-            && search.mode != Mode::Count
-            && rs.iter().all(|r| r.found.count == 0)
-        {
-            continue;
-        }
-        out.push(Candidate {
-            file,
-            offset,
-            len,
-            results,
-        });
+        let line = f.read_exact_at(&mut line, offset).ok().map(|()| &line[..]);
+        out.extend(candidate(r, search, file, offset, len, line));
     }
     out.sort_by_key(|c| c.offset);
     out.dedup_by_key(|c| c.offset);
@@ -980,22 +992,7 @@ fn scan_span<'a>(
             let start = o as usize;
             let end = start + memchr::memchr(b'\n', &buf[start..whole]).expect("whole lines");
             let line = &buf[start..end];
-            let results = r
-                .line_content
-                .and_then(|f| f(line))
-                .and_then(|c| results_of(c, search, None).ok());
-            if let Some(rs) = &results
-                && search.mode != Mode::Count
-                && rs.iter().all(|r| r.found.count == 0)
-            {
-                continue;
-            }
-            out.push(Candidate {
-                file,
-                offset: base + o,
-                len: line.len(),
-                results,
-            });
+            out.extend(candidate(r, search, file, base + o, line.len(), Some(line)));
         }
         if let Some(e) = early.as_deref_mut() {
             e.after_block(f, &buf[..whole], base, &out[had..]);

@@ -142,6 +142,26 @@ pub fn decoded_len(s: &str) -> usize {
     n / 4 * 3 + [0, 0, 1, 2][n % 4]
 }
 
+/// Standard base64 with padding: what the tests build lines with.
+#[cfg(test)]
+pub(crate) fn encode(b: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in b.chunks(3) {
+        let v = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            s.push(if i <= c.len() {
+                A[((v >> (18 - 6 * i)) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
