@@ -26,10 +26,16 @@
 //! rendered alone ([`Rules::alone`]): each image must be the decoding of one of the
 //! line's long base64 strings, whose printable runs are then indexed; a base64 string
 //! is left out of the text's trigrams when replacing it with other base64 of the same
-//! length leaves the rendered text unchanged (it shows as no text). A line whose
-//! images cannot all be matched that way, or that cannot be rendered alone, is
+//! length leaves the rendered text unchanged (it shows as no text).
+//!
+//! A format without [`Rules::alone`], and a line that cannot be rendered alone, keep
+//! every base64 string in the text's trigrams, and the decoded bytes of each string the
+//! prefilter decodes ([`prefilter::binary_strings`]: its rule 7, which every format's
+//! images keep to, is what a search without the index relies on too) are indexed by
+//! their runs. A line with such a string that holds an escape or does not end is
 //! recorded as binary content that cannot be vouched for: every literal search reads
-//! it. A format without [`Rules::alone`] gets that for every such line.
+//! it. (Before, every line of such a format where binary content may be was read by
+//! every literal search: a UUID read 19 MB of Qwen Code's image lines.)
 //!
 //! A line that may hold binary content other lines show ([`Rules::held`]: an image a
 //! prompt names by id) shows none of its own, and its base64 never shows as text: each
@@ -55,10 +61,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Bump when what the index records of a line changes in a way the fingerprint
-/// cannot see: how a format's renderer shows base64 text, or the text it shows for a
-/// line it rewrites ([`index::build::LineFacts::shown`]; the test
+/// cannot see: how a format's renderer shows base64 text, what is indexed of the
+/// binary content of a format that has no renderer of a line alone, or the text it
+/// shows for a line it rewrites ([`index::build::LineFacts::shown`]; the test
 /// `rewritten_lines_render_as_the_index_was_told` says when).
-const INDEX_VERSION: u64 = 4;
+const INDEX_VERSION: u64 = 5;
 
 // Probe numbers ([`HUGE`] is 0).
 const ODD_U: usize = 1;
@@ -347,14 +354,13 @@ impl FormatLines {
     /// (as the format shows them, from the line alone) are indexed by their runs; a
     /// long base64 string is left out of the text when the text does not depend on it.
     fn binary(&self, line: &[u8], facts: &mut LineFacts) {
-        let Some(alone) = self.rules.alone else {
-            facts.probes.push(BINARY_UNKNOWN as u16);
+        // Without the line's rendering: its base64 kept in the text, and what the
+        // prefilter decodes of it indexed (see the module docs).
+        let Some(c) = self.rules.alone.and_then(|alone| alone(line)) else {
+            held_payloads(line, facts, false);
             return;
         };
-        let Some(c) = alone(line) else {
-            facts.probes.push(BINARY_UNKNOWN as u16);
-            return;
-        };
+        let alone = self.rules.alone.expect("rendered alone");
         if !c.images.is_empty() {
             facts.probes.push(PAYLOAD as u16);
         }
@@ -917,7 +923,7 @@ mod tests {
     /// index be built again.
     #[test]
     fn rewritten_lines_render_as_the_index_was_told() {
-        const PINNED: (u64, u64) = (4, 7867617480657096728);
+        const PINNED: (u64, u64) = (5, 7867617480657096728);
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut files = Vec::new();
         let mut todo = vec![root];
@@ -988,6 +994,53 @@ mod tests {
             held_payloads(bad.as_bytes(), &mut facts, true);
             assert_eq!(facts.probes, [BINARY_UNKNOWN as u16], "{bad}");
             assert!(facts.hide.is_empty(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_format_without_a_renderer_of_a_line_alone_indexes_what_the_prefilter_decodes() {
+        // Every format without one: an image line is found by its decoded runs and
+        // its text (base64 included), no longer read by every literal search.
+        let without: Vec<&Rules> = rules::all()
+            .iter()
+            .copied()
+            .filter(|r| r.alone.is_none() && !r.binary_content.is_empty())
+            .collect();
+        assert!(!without.is_empty());
+        let data = "iVBORw0KGgpxdWl6emxlYnJvdA==";
+        for r in without {
+            let lines = FormatLines::new(r);
+            let line = format!(
+                r#"{{"inlineData":{{"mimeType":"image/png","data":"{data}"}},"image":1,"file":1,"type":"image","url":"data:image/png;base64,{data}"}}"#
+            );
+            let mut facts = LineFacts::default();
+            lines.binary(line.as_bytes(), &mut facts);
+            assert!(
+                facts.hide.is_empty(),
+                "{}: the base64 stays in the text",
+                r.name
+            );
+            assert!(facts.probes.contains(&(PAYLOAD as u16)), "{}", r.name);
+            assert!(
+                !facts.probes.contains(&(BINARY_UNKNOWN as u16)),
+                "{}",
+                r.name
+            );
+            assert_eq!(facts.binary.len(), 2, "{}", r.name);
+            assert!(facts.binary.iter().all(|b| b.ends_with(b"quizzlebrot")));
+            // One it cannot decode as the prefilter does: read by every literal search.
+            let bad = r#"{"inlineData":{"data":"iVBOR\u0077w0KGgo="}}"#;
+            let mut facts = LineFacts::default();
+            lines.binary(bad.as_bytes(), &mut facts);
+            assert_eq!(facts.probes, [BINARY_UNKNOWN as u16], "{}", r.name);
+            // No base64 at all: nothing to read it for.
+            let mut facts = LineFacts::default();
+            lines.binary(br#"{"inlineData":{"mimeType":"image/png"}}"#, &mut facts);
+            assert!(
+                facts.probes.is_empty() && facts.binary.is_empty(),
+                "{}",
+                r.name
+            );
         }
     }
 

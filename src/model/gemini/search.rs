@@ -137,8 +137,9 @@ pub static GEMINI: Rules = Rules {
     spilled: None,
     no_entries_before: None,
     hit_paths: None,
-    // No renderer of a line alone: the search's index reads every line with an
-    // `inlineData` for any literal, and keeps its base64 in the postings.
+    // No renderer of a line alone: the search's index keeps the base64 of a line
+    // where binary content may be in its postings, and indexes the decoded bytes
+    // of each string as the prefilter decodes them.
     alone: None,
     held: None,
 };
