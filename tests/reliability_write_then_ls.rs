@@ -90,3 +90,47 @@ fn a_reply_is_listed_when_the_write_returns_sessions_mount() {
     let m = Mount::sessions_dir(dir, Some(&root), &[], &[]);
     exercise(&m.mnt, "--home-dev-proj--/small", &file);
 }
+
+/// The kernel serves a directory listing it keeps only while the directory's mtime is
+/// the one it kept it with, and it may refill that listing from a READDIR answered
+/// just before a change. So the mount moves a directory's time below the microsecond
+/// with each change of its listing it tells the kernel of (`fuse::notify`), leaving
+/// the time users read (to the microsecond) as the layout gives it. Checked here
+/// through the kernel: `stat` of an entry's directory before and after replies add
+/// children to it.
+#[test]
+fn a_directory_s_time_moves_below_the_microsecond_when_its_listing_changes() {
+    use std::os::unix::fs::MetadataExt;
+    let m = Mount::new("small.jsonl");
+    let parent = last_id(&m.file);
+    let dir = m.mnt.join(nested_path(&m.mnt, &parent));
+    let time = |d: &Path| {
+        let md = fs::metadata(d).unwrap();
+        (md.mtime(), md.mtime_nsec())
+    };
+    let micros = |t: (i64, i64)| (t.0, t.1 / 1000);
+    let mut before = time(&dir);
+    for round in 0..3 {
+        let out = sh(&format!("echo 'round {round}' > reply && ls -1a"), &dir).ok();
+        let child = last_id(&m.file);
+        assert!(
+            out.stdout.lines().any(|l| l == child),
+            "round {round}: {out:?}"
+        );
+        // The kernel keeps attributes for a second at most; the change is told at once.
+        let mut now = before;
+        assert!(
+            wait_until(DEADLINE, || {
+                now = time(&dir);
+                now != before
+            }),
+            "round {round}: the directory's time stayed {before:?} after a child was added"
+        );
+        assert_eq!(
+            micros(now),
+            micros(before),
+            "round {round}: only the nanoseconds below the microsecond move"
+        );
+        before = now;
+    }
+}
