@@ -159,8 +159,9 @@ pub struct Rules {
     /// An entry's content files from its raw line alone, as far as they depend on the
     /// line's own bytes (text taken from other lines may be missing or differ), images
     /// included: the search's index asks it which base64 strings of a line are images
-    /// and which show as no text. `None`: every line where binary content may be is
-    /// a candidate for any literal (correct, slower).
+    /// and which show as no text. `None`: the index keeps every base64 string of a
+    /// line where binary content may be in its text, and indexes the decoded bytes of
+    /// each as the prefilter decodes them (correct, a larger index).
     pub alone: Option<LineContent>,
     /// Lines whose entries show binary content another line of the same file holds
     /// (an image a prompt names by id, stored once in a line of its own).
