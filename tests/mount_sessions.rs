@@ -412,6 +412,71 @@ fn appends_by_another_program_appear_in_a_mounted_session() {
     assert_eq!(out.stdout, "appended by pi\n");
 }
 
+/// Writes to a file every few milliseconds until dropped (and waits for the writer).
+struct Busy {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    fn writing(file: PathBuf) -> Busy {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                let _ = fs::write(&file, format!("{n}\n"));
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        Busy {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_change_no_event_reports_appears_while_the_folders_keep_changing() {
+    // A session linked to a file outside the sessions directory: appends to that file
+    // reach no watched folder, and only the watcher's safety net (every loaded session
+    // catches up once a second) shows them. It must run while another file of a
+    // project changes every 20 ms, as the files of an agent at work do.
+    let dir = tempdir();
+    let t = build(dir.path());
+    let (p, s) = t.sessions[1].clone();
+    let outside = dir.path().join("elsewhere");
+    fs::create_dir(&outside).unwrap();
+    let target = outside.join("linked.jsonl");
+    fs::rename(t.file(&p, &s), &target).unwrap();
+    std::os::unix::fs::symlink(&target, t.file(&p, &s)).unwrap();
+    let root = t.root.clone();
+    let m = Mount::sessions_dir(dir, Some(&root), &[], &[]);
+    let session = m.path(&rel(&p, &s));
+    ls(&session.join("e8dfd932"));
+    // Every project folder listed, so that each is watched.
+    for project in ls(&m.mnt) {
+        let _ = try_ls(&m.mnt.join(&project));
+    }
+    let _busy = Busy::writing(root.join(GAMMA).join("notes.txt"));
+    append_user(&target, "cafe0001", "e8dfd932", "appended through a link");
+    assert!(
+        wait_until(DEADLINE, || try_ls(&session.join("e8dfd932"))
+            .is_some_and(|n| n.contains(&"cafe0001".to_string()))),
+        "the append to the linked file was not shown while the folders kept changing"
+    );
+}
+
 #[test]
 fn a_damaged_file_explains_itself() {
     let (m, t) = mount(&[]);

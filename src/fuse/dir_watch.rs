@@ -17,7 +17,7 @@
 //!   session catches up.
 //!
 //! As in [`watch`](super::watch), bursts are coalesced (a few milliseconds of quiet,
-//! at most a tenth of a second), and every second without events the loaded sessions
+//! at most a tenth of a second). Every second, events or not, the loaded sessions
 //! catch up anyway, and a listing that can tell cheaply whether it changed (a
 //! database's) is read again if it did, as a safety net ([`MultiView::safety_poll`]). The thread never panics, and stops promptly when
 //! the [`DirWatcher`] is stopped or dropped. Without inotify only the safety net runs.
@@ -176,10 +176,19 @@ enum Wake {
 
 fn run(view: &MultiView, w: &Watches, timing: Timing, stop: RawFd) {
     let ifd = w.fd.as_ref().map_or(-1, |f| f.as_raw_fd());
+    // The safety net runs once per `safety_poll` whatever the events: a folder that
+    // keeps changing (an agent writing a line every few hundred milliseconds) would
+    // otherwise keep it from ever running, and a change no event reports from ever
+    // being shown.
+    let mut polled = Instant::now();
     loop {
-        match wait(stop, ifd, timing.safety_poll) {
+        match wait(
+            stop,
+            ifd,
+            timing.safety_poll.saturating_sub(polled.elapsed()),
+        ) {
             Wake::Stop => return,
-            Wake::Timeout => view.safety_poll(),
+            Wake::Timeout => {}
             Wake::Events => {
                 let mut batch = Batch::default();
                 read_events(w, &mut batch);
@@ -197,6 +206,10 @@ fn run(view: &MultiView, w: &Watches, timing: Timing, stop: RawFd) {
                 }
                 dispatch(view, batch);
             }
+        }
+        if polled.elapsed() >= timing.safety_poll {
+            view.safety_poll();
+            polled = Instant::now();
         }
     }
 }

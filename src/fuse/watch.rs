@@ -29,7 +29,7 @@
 //! Bursts are coalesced: after an event the thread waits until the file has been quiet
 //! for a few milliseconds (but never longer than a tenth of a second in all) and then
 //! refreshes once. As a safety net against missed events (inotify does not see
-//! changes made through NFS, say) it also refreshes after every second without events.
+//! changes made through NFS, say) it also refreshes once a second, events or not.
 //!
 //! Guarantees: the thread never panics and never ends on its own. A refresh that fails
 //! (the file was deleted, or became unreadable) is logged as a warning once per
@@ -266,15 +266,13 @@ impl Loop {
     }
 
     fn run<E: std::fmt::Display>(mut self, refresh: &mut dyn FnMut() -> Result<(), E>) {
+        // The safety net runs once per `safety_poll` whatever the events: a folder
+        // whose other files keep changing would otherwise keep it from ever running.
+        let mut polled = Instant::now();
         loop {
-            match self.wait(self.timing.safety_poll) {
+            match self.wait(self.timing.safety_poll.saturating_sub(polled.elapsed())) {
                 Wake::Stop => return,
-                Wake::Timeout => {
-                    if let Some(i) = &mut self.inotify {
-                        i.rewatch();
-                    }
-                    self.refresh(refresh);
-                }
+                Wake::Timeout => {}
                 Wake::Events => {
                     let mut seen = self.read_events();
                     let start = Instant::now();
@@ -295,9 +293,18 @@ impl Loop {
                         i.rewatch();
                     }
                     if seen.changed {
+                        // Read just now: the safety net's next turn is a second away.
                         self.refresh(refresh);
+                        polled = Instant::now();
                     }
                 }
+            }
+            if polled.elapsed() >= self.timing.safety_poll {
+                if let Some(i) = &mut self.inotify {
+                    i.rewatch();
+                }
+                self.refresh(refresh);
+                polled = Instant::now();
             }
         }
     }
@@ -767,6 +774,47 @@ mod tests {
             count.load(Ordering::SeqCst)
         );
         w.stop();
+    }
+
+    #[test]
+    fn the_safety_net_runs_while_the_folder_keeps_changing() {
+        // Other files made and removed in the session's folder every 5 ms (another
+        // session's, an agent's lock files): their events wake the watcher, and the
+        // safety net's refresh must still come once per poll.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "a\n").unwrap();
+        let timing = Timing {
+            safety_poll: Duration::from_millis(100),
+            ..fast()
+        };
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        let w = Watcher::spawn_with(&path, timing, move || {
+            c.fetch_add(1, Ordering::SeqCst);
+            Ok::<(), std::io::Error>(())
+        })
+        .unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let busy = {
+            let stop = Arc::clone(&stop);
+            let other = dir.path().join("other.jsonl");
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let _ = std::fs::write(&other, "b\n");
+                    let _ = std::fs::remove_file(&other);
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+        };
+        let n = count.load(Ordering::SeqCst);
+        let polled = wait_for(Duration::from_secs(30), || {
+            count.load(Ordering::SeqCst) >= n + 3
+        });
+        stop.store(true, Ordering::SeqCst);
+        busy.join().unwrap();
+        w.stop();
+        assert!(polled, "no safety refresh while the folder kept changing");
     }
 
     #[test]

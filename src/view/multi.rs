@@ -2148,7 +2148,7 @@ impl MultiView {
         }
     }
 
-    /// The watcher's safety net, after a while without events: catalogs that can tell
+    /// The watcher's safety net, once a second whatever the events: catalogs that can tell
     /// cheaply whether they changed ([`CatalogLister::moved_since`]: a database's) are
     /// read again if they did, and every loaded session catches up with its file.
     pub fn safety_poll(&self) {
