@@ -538,9 +538,7 @@ fn image_line(agent: Agent, pools: &Pools, rng: &mut Rng) -> Vec<u8> {
     s.into_bytes()
 }
 
-#[path = "common/base64.rs"]
-mod b64;
-use b64::base64;
+use sessionfs::model::core::base64::encode as base64;
 
 /// Changes a random file of the home.
 fn change(home: &mut Home, pools: &Pools, rng: &mut Rng) -> String {

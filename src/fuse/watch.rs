@@ -788,13 +788,7 @@ mod tests {
             safety_poll: Duration::from_millis(100),
             ..fast()
         };
-        let count = Arc::new(AtomicUsize::new(0));
-        let c = Arc::clone(&count);
-        let w = Watcher::spawn_with(&path, timing, move || {
-            c.fetch_add(1, Ordering::SeqCst);
-            Ok::<(), std::io::Error>(())
-        })
-        .unwrap();
+        let (w, count) = counting(&path, timing);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let busy = {
             let stop = Arc::clone(&stop);

@@ -356,11 +356,14 @@ impl FormatLines {
     fn binary(&self, line: &[u8], facts: &mut LineFacts) {
         // Without the line's rendering: its base64 kept in the text, and what the
         // prefilter decodes of it indexed (see the module docs).
-        let Some(c) = self.rules.alone.and_then(|alone| alone(line)) else {
+        let rendered = self
+            .rules
+            .alone
+            .and_then(|alone| Some((alone, alone(line)?)));
+        let Some((alone, c)) = rendered else {
             held_payloads(line, facts, false);
             return;
         };
-        let alone = self.rules.alone.expect("rendered alone");
         if !c.images.is_empty() {
             facts.probes.push(PAYLOAD as u16);
         }
@@ -383,7 +386,8 @@ impl FormatLines {
 }
 
 /// The payloads of a line that may hold binary content other lines show
-/// ([`Rules::held`]): the decoded bytes of each `"data"` string the prefilter decodes
+/// ([`Rules::held`]), or of a line where binary content may be that the format cannot
+/// render alone ([`FormatLines::binary`]): the decoded bytes of each `"data"` string the prefilter decodes
 /// are indexed, and with `hide` the string is left out of the text; a string with an
 /// escape, or one that does not end, makes the line binary content that cannot be
 /// vouched for.

@@ -744,9 +744,8 @@ pub fn covers_line(status: &Output) -> String {
         .to_string()
 }
 
-#[path = "base64.rs"]
-mod b64;
-pub use b64::base64;
+/// Standard base64 with padding, for the tests' lines.
+pub use sessionfs::model::core::base64::encode as base64;
 
 /// A PNG-like image whose bytes hold `text`.
 pub fn png_with(text: &str) -> Vec<u8> {

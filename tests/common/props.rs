@@ -209,9 +209,8 @@ where
     })
 }
 
-#[path = "base64.rs"]
-mod b64;
-pub use b64::base64;
+/// Standard base64 with padding, for the tests' lines.
+pub use sessionfs::model::core::base64::encode as base64;
 
 /// A pattern cut from rendered text: which text, which of its lines, where, how
 /// long, and with which options.

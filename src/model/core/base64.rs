@@ -142,9 +142,9 @@ pub fn decoded_len(s: &str) -> usize {
     n / 4 * 3 + [0, 0, 1, 2][n % 4]
 }
 
-/// Standard base64 with padding: what the tests build lines with.
-#[cfg(test)]
-pub(crate) fn encode(b: &[u8]) -> String {
+/// Standard base64 with padding. sessionfs itself only decodes: this is what the
+/// unit and integration tests write images with, in one place.
+pub fn encode(b: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut s = String::new();
     for c in b.chunks(3) {
