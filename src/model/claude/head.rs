@@ -9,8 +9,10 @@
 //! keep their last value. Invalid UTF-8 is replaced first, as Node does.
 
 use crate::model::core::scan::{
-    Field, FieldSeed, LineError, parse_line, parse_object, skip_other_values, skip_scalar_values,
+    Field, FieldSeed, LineError, fast_field, parse_line, parse_object, skip_other_values,
+    skip_scalar_values,
 };
+use crate::model::core::strict::{Reader, Unsure};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
@@ -67,7 +69,23 @@ pub struct Content {
 
 impl<'a> Head<'a> {
     /// Parses one line (without its `\n`).
+    ///
+    /// `core::strict`'s fast reader reads it first, serde what that one is not sure
+    /// of, as [`crate::model::core::scan::LineHead::parse`] does: the answer is
+    /// serde's ([`Head::by_serde`]) on every line.
     pub fn parse(line: &'a [u8]) -> Result<Head<'a>, LineError> {
+        parse_line(
+            line,
+            |l| match fast(l) {
+                Ok(h) => Ok(h),
+                Err(Unsure) => parse_object(l, HeadVisitor),
+            },
+            |l| parse_object(l, HeadVisitor).map(Head::into_owned),
+        )
+    }
+
+    /// [`Head::parse`] by serde alone: what the fast reader must agree with.
+    pub fn by_serde(line: &'a [u8]) -> Result<Head<'a>, LineError> {
         parse_line(
             line,
             |l| parse_object(l, HeadVisitor),
@@ -396,6 +414,109 @@ impl<'de> Visitor<'de> for HeadVisitor {
     skip_other_values!(None);
 }
 
+/// The head by the fast reader: `Ok` only for a line that serde_json accepts as an
+/// object, with the fields [`HeadVisitor`] reads.
+fn fast(line: &[u8]) -> Result<Head<'_>, Unsure> {
+    let mut h = Head::default();
+    Reader::object_line(line, |k: &[u8], r: &mut Reader<'_>| {
+        let slot = match k {
+            b"type" => &mut h.ty,
+            b"subtype" => &mut h.subtype,
+            b"uuid" => &mut h.uuid,
+            b"parentUuid" => &mut h.parent_uuid,
+            b"logicalParentUuid" => &mut h.logical_parent_uuid,
+            b"timestamp" => &mut h.timestamp,
+            b"sessionId" => &mut h.session_id,
+            b"isSidechain" => &mut h.is_sidechain,
+            b"isMeta" => &mut h.is_meta,
+            b"isCompactSummary" => &mut h.is_compact_summary,
+            b"isApiErrorMessage" => &mut h.is_api_error,
+            b"toolUseResult" => &mut h.tool_use_result,
+            b"leafUuid" => &mut h.leaf_uuid,
+            b"explicit" => &mut h.explicit,
+            b"rewound" => &mut h.rewound,
+            b"customTitle" => &mut h.custom_title,
+            b"agentName" => &mut h.agent_name,
+            b"aiTitle" => &mut h.ai_title,
+            b"lastPrompt" => &mut h.last_prompt,
+            b"summary" => &mut h.summary,
+            b"attachment" => {
+                // Its `type` when it is an object ([`TypeOnlySeed`]).
+                let mut ty = Field::Missing;
+                r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
+                    if k == b"type" {
+                        ty = fast_field(r)?;
+                        Ok(())
+                    } else {
+                        r.skip()
+                    }
+                })?;
+                h.attachment_type = ty;
+                return Ok(());
+            }
+            b"message" => return fast_message(&mut h, r),
+            _ => return r.skip(),
+        };
+        *slot = fast_field(r)?;
+        Ok(())
+    })?;
+    Ok(h)
+}
+
+/// `message`, as [`MessageSeed`] reads it: an object replaces what an earlier one
+/// gave; anything else leaves the head as it is.
+fn fast_message<'a>(h: &mut Head<'a>, r: &mut Reader<'a>) -> Result<(), Unsure> {
+    if r.next_byte() != Some(b'{') {
+        return r.skip();
+    }
+    h.role = Field::Missing;
+    h.msg_id = Field::Missing;
+    h.model = Field::Missing;
+    h.content = Content::default();
+    r.object(&mut |k: &[u8], r: &mut Reader<'a>| {
+        match k {
+            b"role" => h.role = fast_field(r)?,
+            b"id" => h.msg_id = fast_field(r)?,
+            b"model" => h.model = fast_field(r)?,
+            b"content" => h.content = fast_content(r)?,
+            _ => r.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// `message.content`, as [`ContentSeed`] reads it.
+fn fast_content(r: &mut Reader<'_>) -> Result<Content, Unsure> {
+    let mut c = Content::default();
+    let mut first = true;
+    c.is_array = r.elements(&mut |r: &mut Reader<'_>| {
+        // A block, as [`BlockSeed`] reads it.
+        let (mut ty, mut id) = (Field::Missing, None);
+        r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
+            match k {
+                b"type" => ty = fast_field(r)?,
+                b"id" => id = fast_field(r)?.as_str().map(str::to_string),
+                _ => r.skip()?,
+            }
+            Ok(())
+        })?;
+        let t = ty.as_str();
+        if c.tool_use_id.is_none() && t == Some("tool_use") {
+            c.tool_use_id = id;
+        }
+        if t == Some("tool_result") {
+            c.any_tool_result = true;
+            c.first_is_tool_result |= first;
+        } else if t == Some("image") {
+            c.any_image = true;
+        }
+        first = false;
+        Ok(())
+    })?;
+    Ok(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,5 +547,125 @@ mod tests {
         assert_eq!(h.parent_uuid, Field::Null);
         assert!(Head::parse(b"[1]").is_err());
         assert!(Head::parse(b"{\"half\":").is_err());
+    }
+
+    /// Every line of the committed fixtures: the fast reader's head is serde's, and
+    /// it reads nearly every line itself.
+    #[test]
+    fn the_fast_head_is_serde_s_on_every_fixture_line() {
+        let (mut lines, mut quick) = (0usize, 0usize);
+        for f in &crate::model::core::scan::tests::fixture_files() {
+            let src = std::fs::read(f).unwrap();
+            for l in src.split(|&b| b == b'\n') {
+                assert_eq!(
+                    Head::parse(l),
+                    Head::by_serde(l),
+                    "{}: {}",
+                    f.display(),
+                    String::from_utf8_lossy(&l[..l.len().min(300)])
+                );
+                lines += 1;
+                quick += usize::from(fast(l).is_ok());
+            }
+        }
+        assert!(
+            quick * 10 > lines * 9,
+            "{quick} of {lines} lines read by the fast reader"
+        );
+    }
+
+    #[test]
+    fn a_later_message_replaces_an_earlier_one_only_when_it_is_an_object() {
+        let l = br#"{"message":{"role":"user","id":"m","content":[{"type":"tool_use","id":"t"}]},"message":"x"}"#;
+        let h = Head::parse(l).unwrap();
+        assert_eq!(h.role.as_str(), Some("user"));
+        assert_eq!(h.content.tool_use_id.as_deref(), Some("t"));
+        let l =
+            br#"{"message":{"role":"user","content":[{"type":"image"}]},"message":{"model":"m"}}"#;
+        let h = Head::parse(l).unwrap();
+        assert_eq!(h.role, Field::Missing);
+        assert_eq!(h.content, Content::default());
+        let l = br#"{"message":{"content":[7,{"type":"tool_result"},{"id":"a","type":"tool_use","id":"b"},{"type":"tool_use","id":"c"}]}}"#;
+        let h = Head::parse(l).unwrap();
+        assert!(h.content.is_array && h.content.any_tool_result && !h.content.first_is_tool_result);
+        assert_eq!(h.content.tool_use_id.as_deref(), Some("b"));
+        for l in [&l[..], br#"{"message":{"content":{"type":"image"}}}"#] {
+            assert!(fast(l).is_ok());
+            assert_eq!(Head::parse(l), Head::by_serde(l));
+        }
+    }
+
+    /// How fast [`Head::parse`] reads Claude Code's lines, against serde alone, over
+    /// the sessions under `$SESSIONFS_BENCH_CLAUDE`:
+    /// `SESSIONFS_BENCH_CLAUDE=… cargo test --release --lib claude::head::tests::head_rate -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn head_rate() {
+        let Some(dir) = std::env::var_os("SESSIONFS_BENCH_CLAUDE") else {
+            eprintln!("set SESSIONFS_BENCH_CLAUDE to a Claude Code projects folder");
+            return;
+        };
+        let (mb, serde, fast) = crate::model::core::scan::tests::head_rates(
+            std::path::Path::new(&dir),
+            |l| Head::parse(l).is_ok(),
+            |l| Head::by_serde(l).is_ok(),
+            |l| Head::parse(l) == Head::by_serde(l),
+        );
+        eprintln!("{mb:.0} MB: serde {serde:.0} MB/s, fast reader first {fast:.0} MB/s");
+    }
+
+    mod generated {
+        use crate::model::claude::head::{Head, fast};
+        use crate::model::core::scan::tests::generated::line;
+        use proptest::prelude::*;
+
+        /// What [`Head`] reads, a few others, and escaped spellings.
+        const KEYS: &[&str] = &[
+            "type",
+            "subtype",
+            "uuid",
+            "parentUuid",
+            "logicalParentUuid",
+            "timestamp",
+            "sessionId",
+            "isSidechain",
+            "isMeta",
+            "isCompactSummary",
+            "isApiErrorMessage",
+            "toolUseResult",
+            "leafUuid",
+            "explicit",
+            "rewound",
+            "customTitle",
+            "agentName",
+            "aiTitle",
+            "lastPrompt",
+            "summary",
+            "message",
+            "message",
+            "message",
+            "attachment",
+            "attachment",
+            "role",
+            "id",
+            "id",
+            "model",
+            "content",
+            "content",
+            "content",
+            "u\\u0075id",
+            "",
+        ];
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+            #[test]
+            fn the_fast_head_is_serde_s((l, plain) in line(KEYS)) {
+                prop_assert_eq!(Head::parse(&l), Head::by_serde(&l));
+                if plain {
+                    prop_assert!(fast(&l).is_ok(), "left to serde: {}", String::from_utf8_lossy(&l));
+                }
+            }
+        }
     }
 }

@@ -964,18 +964,7 @@ mod tests {
             eprintln!("set SESSIONFS_BENCH_CODEX to a Codex `sessions` folder");
             return;
         };
-        fn walk(d: &Path, out: &mut Vec<std::path::PathBuf>) {
-            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    walk(&p, out);
-                } else if p.extension().is_some_and(|x| x == "jsonl") {
-                    out.push(p);
-                }
-            }
-        }
-        let mut files = Vec::new();
-        walk(Path::new(&dir), &mut files);
+        let files = crate::model::core::scan::tests::jsonl_files(Path::new(&dir));
         let (mut bytes, mut lines, mut unsure, mut broken) = (0usize, 0usize, 0usize, 0usize);
         let (mut old, mut new) = (Duration::ZERO, Duration::ZERO);
         for f in &files {

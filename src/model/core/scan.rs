@@ -11,6 +11,7 @@
 //! replaced by U+FFFD first, as Node's UTF-8 decoder does when Pi reads the file.
 
 use super::input::Line;
+use super::strict::{Reader, Unsure};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -82,7 +83,25 @@ pub enum LineError {
 
 impl<'a> LineHead<'a> {
     /// Parses one line (without its `\n`; a trailing `\r` is whitespace to JSON).
+    ///
+    /// `core::strict`'s fast reader reads it first; whatever that one is not sure
+    /// serde_json accepts (a syntax error, invalid UTF-8, a lone surrogate, deep
+    /// nesting…) is read by serde, which decides, so the answer is serde's on every
+    /// line ([`LineHead::by_serde`]), only sooner: most of a line is long strings
+    /// (tool output, base64 images) that the fast reader passes 16 bytes at a compare.
     pub fn parse(line: &'a [u8]) -> Result<LineHead<'a>, LineError> {
+        parse_line(
+            line,
+            |l| match fast_head(l) {
+                Ok(h) => Ok(h),
+                Err(Unsure) => parse_object(l, HeadVisitor),
+            },
+            |l| parse_object(l, HeadVisitor).map(LineHead::into_owned),
+        )
+    }
+
+    /// [`LineHead::parse`] by serde alone: what the fast reader must agree with.
+    pub fn by_serde(line: &'a [u8]) -> Result<LineHead<'a>, LineError> {
         parse_line(
             line,
             |l| parse_object(l, HeadVisitor),
@@ -373,6 +392,64 @@ impl<'de> Visitor<'de> for HeadVisitor {
     skip_other_values!(None);
 }
 
+/// The head by the fast reader: `Ok` only for a line that serde_json accepts as an
+/// object, with the fields [`HeadVisitor`] reads (the last of a repeated key, a
+/// `message` that is no object giving no role).
+fn fast_head(line: &[u8]) -> Result<LineHead<'_>, Unsure> {
+    let mut h = LineHead::default();
+    Reader::object_line(line, |k: &[u8], r: &mut Reader<'_>| {
+        let slot = match k {
+            b"type" => &mut h.ty,
+            b"id" => &mut h.id,
+            b"parentId" => &mut h.parent_id,
+            b"timestamp" => &mut h.timestamp,
+            b"targetId" => &mut h.target_id,
+            b"label" => &mut h.label,
+            b"name" => &mut h.name,
+            b"version" => &mut h.version,
+            b"firstKeptEntryIndex" => &mut h.first_kept_index,
+            b"message" => {
+                let mut role = Field::Missing;
+                r.object(&mut |k: &[u8], r: &mut Reader<'_>| {
+                    if k == b"role" {
+                        role = fast_field(r)?;
+                        Ok(())
+                    } else {
+                        r.skip()
+                    }
+                })?;
+                h.role = role;
+                return Ok(());
+            }
+            _ => return r.skip(),
+        };
+        *slot = fast_field(r)?;
+        Ok(())
+    })?;
+    Ok(h)
+}
+
+/// The value the fast reader is on, as [`FieldSeed`] keeps it.
+pub(crate) fn fast_field<'a>(r: &mut Reader<'a>) -> Result<Field<'a>, Unsure> {
+    Ok(match r.next_byte() {
+        Some(b'"') => Field::Str(r.str()?.ok_or(Unsure)?),
+        Some(b'-' | b'0'..=b'9') => Field::Num(r.f64()?.ok_or(Unsure)?),
+        Some(b'n') => {
+            r.skip()?;
+            Field::Null
+        }
+        Some(c @ (b't' | b'f')) => {
+            r.skip()?;
+            Field::Other { truthy: c == b't' }
+        }
+        Some(b'[' | b'{') => {
+            r.skip()?;
+            Field::Other { truthy: true }
+        }
+        _ => return Err(Unsure),
+    })
+}
+
 /// A batch of lines handed on by [`read_line_batches`](super::input::read_line_batches)
 /// that add up to fewer bytes than this is parsed by one thread.
 pub(crate) const PARALLEL_HEADS_BYTES: usize = 256 << 10;
@@ -509,7 +586,7 @@ pub(crate) fn second_cpu() -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -586,5 +663,310 @@ mod tests {
         // JSON.parse would; a full parse (content) stops at its nesting limit instead.
         assert!(LineHead::parse(s.as_bytes()).is_ok());
         assert!(crate::model::core::js::parse_line(s.as_bytes()).is_err());
+    }
+
+    /// Every `.jsonl` file under `dir`, at any depth.
+    pub(crate) fn jsonl_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "jsonl") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(dir, &mut files);
+        files
+    }
+
+    /// Every `.jsonl` file of the committed fixtures (every agent's, damaged ones
+    /// included).
+    pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
+        let files =
+            jsonl_files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"));
+        assert!(files.len() > 100, "fixtures not found: {}", files.len());
+        files
+    }
+
+    /// Every line of the committed fixtures: the fast reader's head is serde's, and
+    /// it reads nearly every line itself.
+    #[test]
+    fn the_fast_head_is_serde_s_on_every_fixture_line() {
+        let (mut lines, mut fast) = (0usize, 0usize);
+        for f in &fixture_files() {
+            let src = std::fs::read(f).unwrap();
+            for l in src.split(|&b| b == b'\n') {
+                assert_eq!(
+                    LineHead::parse(l),
+                    LineHead::by_serde(l),
+                    "{}: {}",
+                    f.display(),
+                    String::from_utf8_lossy(&l[..l.len().min(300)])
+                );
+                lines += 1;
+                fast += usize::from(fast_head(l).is_ok());
+            }
+        }
+        // Blank and damaged lines are left to serde; real ones are not.
+        assert!(
+            fast * 10 > lines * 9,
+            "{fast} of {lines} lines read by the fast reader"
+        );
+    }
+
+    #[test]
+    fn the_last_message_gives_the_role() {
+        for (l, role) in [
+            (
+                &br#"{"message":{"role":"user"},"message":"x"}"#[..],
+                Field::Missing,
+            ),
+            (
+                br#"{"message":{"role":"user"},"message":{}}"#,
+                Field::Missing,
+            ),
+            (br#"{"message":{"role":"user","role":7}}"#, Field::Num(7.0)),
+            (br#"{"message":[{"role":"user"}]}"#, Field::Missing),
+            (
+                br#"{"message":{"role":"a"},"message":{"role":"b"}}"#,
+                Field::Str("b".into()),
+            ),
+        ] {
+            assert_eq!(
+                LineHead::parse(l).unwrap().role,
+                role,
+                "{}",
+                String::from_utf8_lossy(l)
+            );
+            assert!(fast_head(l).is_ok());
+            assert_eq!(LineHead::parse(l), LineHead::by_serde(l));
+        }
+    }
+
+    /// The rates (MB/s) of `parse` and of `by_serde` over the lines of every `.jsonl`
+    /// file under `dir`, with the MB read; `same` checks both answers on every line.
+    pub(crate) fn head_rates(
+        dir: &std::path::Path,
+        parse: impl Fn(&[u8]) -> bool,
+        by_serde: impl Fn(&[u8]) -> bool,
+        same: impl Fn(&[u8]) -> bool,
+    ) -> (f64, f64, f64) {
+        use std::hint::black_box;
+        use std::time::{Duration, Instant};
+        let files = jsonl_files(dir);
+        let (mut bytes, mut old, mut new) = (0usize, Duration::ZERO, Duration::ZERO);
+        for f in &files {
+            let src = std::fs::read(f).unwrap();
+            let ls: Vec<&[u8]> = src.split(|&b| b == b'\n').collect();
+            bytes += src.len();
+            let t = Instant::now();
+            for l in &ls {
+                black_box(by_serde(black_box(l)));
+            }
+            old += t.elapsed();
+            let t = Instant::now();
+            for l in &ls {
+                black_box(parse(black_box(l)));
+            }
+            new += t.elapsed();
+            for l in &ls {
+                assert!(same(l), "{}: {}", f.display(), String::from_utf8_lossy(l));
+            }
+        }
+        let mb = bytes as f64 / 1e6;
+        (mb, mb / old.as_secs_f64(), mb / new.as_secs_f64())
+    }
+
+    /// How fast [`LineHead::parse`] reads Pi's lines, against serde alone, over the
+    /// sessions under `$SESSIONFS_BENCH_PI`:
+    /// `SESSIONFS_BENCH_PI=… cargo test --release --lib scan::tests::head_rate -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn head_rate() {
+        let Some(dir) = std::env::var_os("SESSIONFS_BENCH_PI") else {
+            eprintln!("set SESSIONFS_BENCH_PI to a Pi sessions folder");
+            return;
+        };
+        let (mb, serde, fast) = head_rates(
+            std::path::Path::new(&dir),
+            |l| LineHead::parse(l).is_ok(),
+            |l| LineHead::by_serde(l).is_ok(),
+            |l| LineHead::parse(l) == LineHead::by_serde(l),
+        );
+        eprintln!("{mb:.0} MB: serde {serde:.0} MB/s, fast reader first {fast:.0} MB/s");
+    }
+
+    /// Generated lines for a reader of a line's head: objects of the keys it reads
+    /// and others, with hard strings and numbers, nesting, and damage.
+    pub(crate) mod generated {
+        use crate::model::core::scan::{LineHead, fast_head};
+        use proptest::prelude::*;
+
+        /// A piece of a line and whether the fast reader must read it itself (valid
+        /// JSON, nothing it leaves to serde).
+        type Piece = (String, bool);
+
+        /// Pi's keys (and a few others): what [`LineHead`] reads.
+        pub(crate) const PI_KEYS: &[&str] = &[
+            "type",
+            "id",
+            "parentId",
+            "timestamp",
+            "message",
+            "message",
+            "targetId",
+            "label",
+            "name",
+            "version",
+            "firstKeptEntryIndex",
+            "role",
+            "role",
+            "content",
+            "ty\\u0070e",
+            "\\u0069d",
+            "typ",
+            "",
+        ];
+
+        fn key(keys: &'static [&'static str]) -> impl Strategy<Value = Piece> {
+            prop::sample::select(keys).prop_map(|k| (format!("\"{k}\""), true))
+        }
+
+        fn scalar() -> impl Strategy<Value = Piece> {
+            let plain = prop::sample::select(vec![
+                "\"abc\"",
+                "\"\"",
+                "\"tool_use\"",
+                "\"tool_result\"",
+                "\"image\"",
+                "\"a\\\"b\\\\c\\n\"",
+                "\"caf\u{e9} \u{1F600}\"",
+                "\"\\u00e9\\ud83d\\ude00\"",
+                "\"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==\"",
+                "0",
+                "-0",
+                "12",
+                "-12",
+                "1.5",
+                "1E2",
+                "2.5e-3",
+                "18446744073709551615",
+                "18446744073709551616",
+                "-9223372036854775809",
+                "null",
+                "true",
+                "false",
+            ])
+            .prop_map(|s| (s.to_string(), true));
+            // Each refused by serde_json, or left to it by the fast reader.
+            let bad = prop::sample::select(vec![
+                "\"\\ud800\"",
+                "\"\\udc00x\"",
+                "\"tab\there\"",
+                "\"\\x\"",
+                "1e400",
+                "01",
+                "1.",
+                "-",
+                "nul",
+                "tru",
+            ])
+            .prop_map(|s| (s.to_string(), false));
+            prop_oneof![12 => plain, 1 => bad]
+        }
+
+        fn ws() -> impl Strategy<Value = String> {
+            prop_oneof![
+                12 => prop::sample::select(vec!["", "", "", " ", "\t", "\r\n "]),
+                1 => Just("\u{a0}"),
+            ]
+            .prop_map(str::to_string)
+        }
+
+        fn value(keys: &'static [&'static str]) -> impl Strategy<Value = Piece> {
+            scalar().prop_recursive(4, 24, 4, move |inner| {
+                prop_oneof![
+                    prop::collection::vec((ws(), inner.clone()), 0..4).prop_map(|vs| {
+                        let plain = vs.iter().all(|(w, v)| v.1 && !w.contains('\u{a0}'));
+                        let body: Vec<String> =
+                            vs.into_iter().map(|(w, v)| format!("{w}{}", v.0)).collect();
+                        (format!("[{}]", body.join(",")), plain)
+                    }),
+                    prop::collection::vec((key(keys), inner), 0..4).prop_map(|kvs| {
+                        let plain = kvs.iter().all(|(_, v)| v.1);
+                        let body: Vec<String> = kvs
+                            .into_iter()
+                            .map(|(k, v)| format!("{}:{}", k.0, v.0))
+                            .collect();
+                        (format!("{{{}}}", body.join(",")), plain)
+                    }),
+                ]
+            })
+        }
+
+        /// A line: an object of generated fields (or, rarely, another value), then
+        /// maybe damaged by a cut or a changed byte.
+        pub(crate) fn line(
+            keys: &'static [&'static str],
+        ) -> impl Strategy<Value = (Vec<u8>, bool)> {
+            let fields = prop::collection::vec((ws(), key(keys), ws(), value(keys)), 0..8);
+            (
+                fields,
+                prop::bool::weighted(0.2),
+                0u8..8,
+                any::<prop::sample::Index>(),
+                any::<u8>(),
+            )
+                .prop_map(|(fields, deep, damage, at, byte)| {
+                    let mut plain = fields
+                        .iter()
+                        .all(|(a, _, b, v)| v.1 && !a.contains('\u{a0}') && !b.contains('\u{a0}'));
+                    let mut body: Vec<String> = fields
+                        .into_iter()
+                        .map(|(a, k, b, v)| format!("{a}{}{b}:{}", k.0, v.0))
+                        .collect();
+                    if deep {
+                        // Past the fast reader's depth, within serde_json's or not.
+                        let n = 90 + byte as usize;
+                        body.push(format!("\"deep\":{}{}", "[".repeat(n), "]".repeat(n)));
+                        // (With the line's own object, 100 levels is its limit.)
+                        plain &= n < 100;
+                    }
+                    let mut l = format!("{{{}}}", body.join(",")).into_bytes();
+                    match damage {
+                        0 => {
+                            l.truncate(at.index(l.len() + 1));
+                            plain = false;
+                        }
+                        1 => {
+                            let i = at.index(l.len());
+                            l[i] = *b"\"\\}],: \x01\xff"
+                                .get(byte as usize % 10)
+                                .unwrap_or(&byte);
+                            plain = false;
+                        }
+                        2 => {
+                            l = b"[{\"type\":\"x\"}]".to_vec();
+                            plain = false;
+                        }
+                        _ => {}
+                    }
+                    (l, plain)
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+            #[test]
+            fn the_fast_head_is_serde_s((l, plain) in line(PI_KEYS)) {
+                prop_assert_eq!(LineHead::parse(&l), LineHead::by_serde(&l));
+                if plain {
+                    prop_assert!(fast_head(&l).is_ok(), "left to serde: {}", String::from_utf8_lossy(&l));
+                }
+            }
+        }
     }
 }

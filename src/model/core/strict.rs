@@ -30,6 +30,12 @@
 //! about what it accepts, and the differential test (`tests` below) holds it to
 //! `serde_json::from_slice::<Value>` on generated lines, valid and damaged.
 //!
+//! Pi's and Claude Code's line heads (`core::scan::LineHead`, `claude::head::Head`)
+//! try [`Reader`] first too, though their serde path walks what it does not keep
+//! with `IgnoredAny`, the laxer scan: a line the reader accepts is one a `Value`
+//! accepts, so that scan accepts it too and reads the same fields, and every other
+//! line is still that scan's to judge.
+//!
 //! The other ways measured (on the Codex pages of a 4.2 GB home, `codex::page`'s
 //! ignored bench): serde with `IgnoredAny` is not exact (above); finding string ends
 //! with `memchr2` and then checking the span for control bytes is two passes where

@@ -69,6 +69,14 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    /// The first byte of the value the reader is on, after whitespace: what kind of
+    /// value it is (`"`, `{`, `[`, `t`, `f`, `n`, `-` or a digit), before reading it
+    /// with one of the readers.
+    pub(crate) fn next_byte(&mut self) -> Option<u8> {
+        self.ws();
+        self.peek()
+    }
+
     #[inline]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
@@ -134,6 +142,38 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads the value as an array, each element with `each` (which must read
+    /// exactly one value, as a [`Field`] does), or skips it when it is no array:
+    /// whether it was one.
+    pub(crate) fn elements(&mut self, each: &mut impl FnMut(&mut Reader<'a>) -> R<()>) -> R<bool> {
+        self.ws();
+        if self.peek() != Some(b'[') {
+            self.skip()?;
+            return Ok(false);
+        }
+        self.enter()?;
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            self.depth -= 1;
+            return Ok(true);
+        }
+        loop {
+            self.ws();
+            each(self)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(true);
+                }
+                _ => return Err(Unsure),
+            }
+        }
+    }
+
     fn enter(&mut self) -> R<()> {
         self.i += 1;
         self.depth += 1;
@@ -190,26 +230,7 @@ impl<'a> Reader<'a> {
 
     /// Walks an array, the reader on its `[`.
     fn array(&mut self) -> R<()> {
-        self.enter()?;
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.i += 1;
-            self.depth -= 1;
-            return Ok(());
-        }
-        loop {
-            self.skip()?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    self.depth -= 1;
-                    return Ok(());
-                }
-                _ => return Err(Unsure),
-            }
-        }
+        self.elements(&mut |r: &mut Reader<'a>| r.skip()).map(drop)
     }
 
     fn literal(&mut self, word: &[u8]) -> R<()> {
