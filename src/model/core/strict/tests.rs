@@ -554,6 +554,18 @@ fn the_hard_cases() {
         b"{\"s\":1}\x0c",
         br#"{"s" 1}"#,
         br#"{"s":tru}"#,
+        // Separators missing or doubled, in a walked array or object.
+        br#"{"x":[1 2]}"#,
+        br#"{"x":["a" "b"]}"#,
+        br#"{"x":[[] {}]}"#,
+        br#"{"x":[1,]}"#,
+        br#"{"x":[,1]}"#,
+        br#"{"x":[1,,2]}"#,
+        br#"{"x":{"a":1 "b":2}}"#,
+        br#"{"x":{"a":1,}}"#,
+        br#"{"x":[1}"#,
+        br#"{"s":1 "i":2}"#,
+        br#"{"s":1,,"i":2}"#,
     ];
     for l in unsure {
         let show = String::from_utf8_lossy(l);
