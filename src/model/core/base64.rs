@@ -121,27 +121,12 @@ pub fn decode(s: &str) -> Vec<u8> {
 #[inline]
 fn bulk(b: &[u8], out: &mut [u8]) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
-    if avx2() {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above; std keeps the answer).
         return unsafe { bulk_avx2(b, out) };
     }
     let _ = (b, out);
     (0, 0)
-}
-
-/// Whether the CPU has AVX2 (asked once).
-#[cfg(target_arch = "x86_64")]
-fn avx2() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static HAS: AtomicU8 = AtomicU8::new(0);
-    match HAS.load(Ordering::Relaxed) {
-        0 => {
-            let has = std::arch::is_x86_feature_detected!("avx2");
-            HAS.store(if has { 2 } else { 1 }, Ordering::Relaxed);
-            has
-        }
-        v => v == 2,
-    }
 }
 
 /// [`bulk`] with AVX2: each block of 32 characters is mapped to its 32 values by
