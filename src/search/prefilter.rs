@@ -48,9 +48,9 @@
 //!    not end. The file's scan decides that once it has read every line it reads
 //!    ([`HeldScan`]), since the holding line may come after the naming one.
 //!
-//! Among the fragments of the literals, the one that selects least is used (longest,
-//! without full passes over the lines); a set of literals (an alternation) gives one
-//! fragment per literal. With `-i`, fragments are searched case-insensitively and
+//! Among the fragments of the literals, the one that selects least is used (long,
+//! adding few triggers and no full pass over the lines: [`score`]); a set of literals
+//! (an alternation) gives one fragment per literal. With `-i`, fragments are searched case-insensitively and
 //! compared with decorations case-insensitively. When no literal gives a fragment
 //! (`.*`, a single `{`, a pattern made of decoration text only), or the format is
 //! not known ([`super::rules::detect`]), every line is a candidate.
@@ -223,6 +223,29 @@ struct Choice {
     score: i64,
 }
 
+/// How few lines a fragment of `chars` characters selects, as a score (higher is
+/// fewer), when the lines where it overlaps a decoration add `triggers` distinct
+/// triggers, `full_pass` when one of those needs a look at every line (a number, a
+/// line's length or nesting).
+///
+/// Length counts up to 16 characters: past a few, a literal is rare in any text,
+/// and one or two characters less change little (a fragment of 11 characters selects
+/// about the lines one of 12 does). A trigger, by contrast, selects every line of a
+/// kind whatever the pattern: every attachment line of every Claude Code session for
+/// a fragment starting with `d`, which can end JavaScript's `undefined`. So a trigger
+/// costs as much as four characters: `ebug_assert` (no trigger) is chosen over
+/// `debug_assert` (every attachment line), where a trigger worth less than one
+/// character chose the latter and read a thousand sessions that held neither. Under
+/// three characters a fragment holds no trigram, so the index cannot narrow it, and
+/// it occurs in most lines: a fragment that short costs five characters more, so
+/// that `dog` and its trigger are still chosen over `og`.
+fn score(chars: usize, full_pass: bool, triggers: usize) -> i64 {
+    (chars.min(16) as i64) * 10
+        - if chars < 3 { 50 } else { 0 }
+        - if full_pass { 50 } else { 0 }
+        - 40 * triggers as i64
+}
+
 /// The best fragment of `lit` under `rules`, if any is usable.
 fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
     let cs: Vec<char> = lit.chars().collect();
@@ -295,9 +318,7 @@ fn choose(lit: &str, rules: &Rules, icase: bool) -> Option<Choice> {
             }
             let full_pass = numbers || set.iter().zip(&passes).any(|(a, b)| a & b != 0);
             let count: u32 = set.iter().map(|w| w.count_ones()).sum();
-            let score = (f.len().min(16) as i64) * 10
-                - if full_pass { 50 } else { 0 }
-                - 3 * i64::from(count);
+            let score = score(f.len(), full_pass, count as usize);
             if best.as_ref().is_none_or(|b| score > b.4) {
                 best = Some((s, e, set.clone(), numbers, score));
             }
@@ -971,16 +992,19 @@ mod tests {
     fn fragments_avoid_escaped_and_structural_characters() {
         assert_eq!(pf("say \"hello world\"", false).fragments, ["hello world"]);
         assert!(["a", "b"].contains(&pf("a\\b", false).fragments[0].as_str()));
-        assert_eq!(pf("TODO: fix it", false).fragments, ["fix it"]);
+        // Every fragment of `fix it` overlaps a decoration of Pi's usage lines at an
+        // edge (` input`, `tokens: `), which every assistant line has: `TODO` has none.
+        assert_eq!(pf("TODO: fix it", false).fragments, ["TODO"]);
         assert_eq!(pf("  indented", false).fragments, ["indented"]);
         assert!(pf("{}", false).selects_everything());
     }
 
     #[test]
     fn decorations_bring_their_triggers_or_are_avoided() {
-        // "thinking" is inside "[thinking]": usable, with the thinking lines.
+        // "hinking" is inside "[thinking]": usable, with the thinking lines. (Its `t`
+        // would also end ` output`, a decoration of every usage line.)
         let p = pf("thinking", false);
-        assert_eq!(p.fragments, ["thinking"]);
+        assert_eq!(p.fragments, ["hinking"]);
         let lines = [
             r#"{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"}]}}"#,
             r#"{"type":"message","message":{"role":"user","content":"nothing here"}}"#,
@@ -990,6 +1014,39 @@ mod tests {
         assert_eq!(cands(&pf("THINKING", true), &lines), [0]);
         // ": " can appear anywhere (indented JSON): never part of a fragment.
         assert_eq!(pf("x\": y", false).fragments, ["x"]);
+    }
+
+    /// A literal that meets a decoration only at an edge letter (`dzqxjv`, whose `d`
+    /// could end Claude Code's `undefined`) is looked for without that letter, not
+    /// with every line the decoration's triggers select: in every format, for every
+    /// decoration that starts or ends with a letter.
+    #[test]
+    fn an_edge_letter_is_dropped_rather_than_a_kind_of_line_read() {
+        let mut checked = 0;
+        for r in crate::search::rules::all() {
+            for d in r.decorations.iter().filter(|d| !d.when.is_empty()) {
+                let (Some(first), Some(last)) = (d.text.chars().next(), d.text.chars().last())
+                else {
+                    continue;
+                };
+                let lits = [
+                    last.is_alphabetic().then(|| format!("{last}zqxjvw")),
+                    first.is_alphabetic().then(|| format!("zqxjvw{first}")),
+                ];
+                for lit in lits.into_iter().flatten() {
+                    let c = choose(&lit, r, false).expect("a fragment");
+                    assert_eq!(
+                        (c.fragment.as_str(), c.triggers.as_slice()),
+                        ("zqxjvw", &[][..]),
+                        "{lit:?} in {} (decoration {:?})",
+                        r.name,
+                        d.text
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 20, "only {checked} literals");
     }
 
     #[test]
@@ -1245,9 +1302,7 @@ mod tests {
                 triggers.dedup();
                 let full_pass =
                     numbers || triggers.iter().any(|t| !matches!(t, Trigger::Matches(_)));
-                let score = (f.len().min(16) as i64) * 10
-                    - if full_pass { 50 } else { 0 }
-                    - 3 * triggers.len() as i64;
+                let score = score(f.len(), full_pass, triggers.len());
                 if best.as_ref().is_none_or(|b| score > b.score) {
                     best = Some(Choice {
                         fragment: f.iter().collect(),
