@@ -17,13 +17,14 @@
 //!    adds: a heading, a placeholder) also selects the lines where that decoration can
 //!    appear (its triggers). A fragment that overlaps a decoration that can appear
 //!    anywhere is not used.
-//! 3. A fragment made of a number's characters and holding a digit (or only the
-//!    non-digit characters of a number, such as `e`) may come from a number, which the
+//! 3. A fragment that can lie inside one number as JavaScript writes it (`-12.5`,
+//!    `1e+21`, and any part of one: `2.5`, `e+`) may come from a number, which the
 //!    renderer writes as JavaScript does: it also selects the lines holding a number
-//!    written otherwise (`1.50`, `1e3`, `-0`, 16 digits or more) and the lines where
-//!    the format derives numbers. A fragment with other characters (`v1.5x`, a UUID)
-//!    cannot lie inside a number, and reaches past one only into text no fragment
-//!    holds or into a decoration, whose triggers it selects ([`number_sensitive`]).
+//!    written otherwise (`1.50`, `1e3`, `-0`, 16 digits or more) whose JavaScript form
+//!    holds it (`1e3` for `1000`), and the lines where the format derives numbers. A
+//!    fragment no one number can hold (`v1.5x`, a UUID, but also `1.6.0`, `127.0.0.1`,
+//!    `2026-11-30`) reaches past a number only into text no fragment holds or into a
+//!    decoration, whose triggers it selects ([`number_sensitive`]).
 //! 4. Escapes that JavaScript's `JSON.stringify` would not write (`\/`, `\u0041`,
 //!    upper-case hex, surrogate pairs) can spell any character: a line holding one is
 //!    a candidate whatever the fragment.
@@ -194,24 +195,46 @@ fn number_char(c: char) -> bool {
 
 /// Whether an occurrence of `f` can share characters with a number the renderer writes
 /// otherwise than the line (as JavaScript does: `-12.5`, `1e+21`, `1e-7`) or derives:
-/// only a fragment made of a number's characters. A number in the rendered text is a
-/// token of those characters, and what stands next to it is either what no fragment
-/// holds (JSON punctuation, a quote, a line's end, the indentation before it, which no
-/// fragment starts with) or a decoration of the format (the text around a derived
-/// number: `, SIZE bytes → image-`); a fragment reaching past the number overlaps that
-/// decoration, and selects the lines where it can be written through its triggers.
-/// The tests that explain every fixture's rendering with the rules check that the
-/// renderers keep to this.
+/// only a fragment that can lie inside one such number ([`in_one_number`]). A number
+/// in the rendered text is a token of that shape, and what stands next to it is either
+/// what no fragment holds (JSON punctuation, a quote, a line's end, the indentation
+/// before it, which no fragment starts with) or a decoration of the format (the text
+/// around a derived number: `, SIZE bytes → image-`); a fragment reaching past the
+/// number overlaps that decoration, and selects the lines where it can be written
+/// through its triggers. So `1.6.0`, `127.0.0.1` or `2026-11-30`, which no one number
+/// holds, are in the line or meet a decoration, as any other text. The tests that
+/// explain every fixture's rendering with the rules check that the renderers keep to
+/// this.
 fn number_sensitive(f: &[char]) -> bool {
-    if !f.iter().all(|&c| number_char(c)) {
-        return false;
-    }
-    if f.iter().any(|c| c.is_ascii_digit()) {
-        return true;
-    }
-    // The digit-free substrings of a number.
-    let s: String = f.iter().map(|c| c.to_ascii_lowercase()).collect();
-    matches!(s.as_str(), "." | "e" | "+" | "-" | "e+" | "e-")
+    f.iter().all(|&c| number_char(c)) && in_one_number(f)
+}
+
+/// Whether `f` (not empty) can be a part of one number as JavaScript writes it,
+/// `-?D+(\.D+)?(e[+-]D+)?` with `D` a digit (`e` in either case, for `-i`): a walk of
+/// that shape's states that may start at any of them.
+fn in_one_number(f: &[char]) -> bool {
+    // 0 before the sign, 1 after it, 2 in the integer digits, 3 after the point, 4 in
+    // the fraction's digits, 5 after the `e`, 6 after the exponent's sign, 7 in its
+    // digits.
+    let step = |state: u8, c: char| -> Option<u8> {
+        let digit = c.is_ascii_digit();
+        match (state, c) {
+            (0, '-') => Some(1),
+            (0..=2, _) if digit => Some(2),
+            (2, '.') => Some(3),
+            (3 | 4, _) if digit => Some(4),
+            (2 | 4, 'e' | 'E') => Some(5),
+            (5, '+' | '-') => Some(6),
+            (5..=7, _) if digit => Some(7),
+            _ => None,
+        }
+    };
+    !f.is_empty()
+        && (0..8).any(|start| {
+            f.iter()
+                .try_fold(start, |state, &c| step(state, c))
+                .is_some()
+        })
 }
 
 /// A fragment and what else it selects.
@@ -431,6 +454,10 @@ pub struct Prefilter {
     /// file or held content may be: a line that has them is a candidate anyway.
     text: Option<Regex>,
     numbers: bool,
+    /// The fragments that may lie inside a number ([`number_sensitive`]), in lower
+    /// case: a number written otherwise makes its line a candidate only when its
+    /// JavaScript form holds one of them.
+    number_fragments: Vec<String>,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
     /// What it selects, for the index (`None`: every line).
@@ -452,6 +479,7 @@ impl Prefilter {
             held: None,
             text: None,
             numbers: false,
+            number_fragments: Vec::new(),
             fragments: Vec::new(),
             selection: None,
         }
@@ -625,6 +653,11 @@ impl Prefilter {
             longer,
             slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
+            number_fragments: fragments
+                .iter()
+                .filter(|f| number_sensitive(&f.chars().collect::<Vec<_>>()))
+                .map(|f| f.to_lowercase())
+                .collect(),
             fragments,
             selection: Some(selection),
         }
@@ -794,7 +827,7 @@ impl Prefilter {
                 .openers
                 .is_some_and(|n| crate::model::core::grep::openers(line) > n)
             || self.longer.is_some_and(|n| line.len() > n)
-            || (self.numbers && odd_numbers(line))
+            || (self.numbers && odd_numbers_showing(line, &self.number_fragments))
     }
 }
 
@@ -918,6 +951,36 @@ pub fn has_odd_escape(line: &[u8], slash: bool) -> bool {
 /// exponent, a fraction ending in 0, a negative zero, 16 digits or more, or a value
 /// below 1e-6 written out. Looks at every digit run, inside strings too.
 pub fn odd_numbers(line: &[u8]) -> bool {
+    any_odd_number(line, |_| true)
+}
+
+/// Whether `line` holds a number JavaScript would write otherwise ([`odd_numbers`])
+/// whose JavaScript form (as the renderer writes it, [`js_number`]) holds one of
+/// `fragments` (in lower case), or such a number that does not parse as one (it is
+/// then taken as holding anything). A fragment inside a number is inside its form:
+/// what stands next to a number in the rendered text is no fragment's (see
+/// [`number_sensitive`]), so the other numbers of the line cannot make it.
+///
+/// [`js_number`]: crate::model::core::js::js_number
+fn odd_numbers_showing(line: &[u8], fragments: &[String]) -> bool {
+    if fragments.is_empty() {
+        return odd_numbers(line);
+    }
+    any_odd_number(line, |text| {
+        match serde_json::from_slice::<serde_json::Number>(text) {
+            Ok(n) => {
+                let js = crate::model::core::js::js_number(&n);
+                fragments.iter().any(|f| js.contains(f.as_str()))
+            }
+            Err(_) => true,
+        }
+    })
+}
+
+/// Calls `f` with the text (its `-` included) of each number of `line` that
+/// JavaScript would write otherwise ([`odd_numbers`]), in order, until it says yes:
+/// whether one did.
+fn any_odd_number(line: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> bool {
     let n = line.len();
     let mut i = 0;
     while i < n {
@@ -932,28 +995,33 @@ pub fn odd_numbers(line: &[u8]) -> bool {
         let int = &line[start..i];
         let mut digits = int.len();
         let mut frac: &[u8] = &[];
+        let mut odd = false;
         if i + 1 < n && line[i] == b'.' && line[i + 1].is_ascii_digit() {
-            let f = i + 1;
-            i = f;
+            let from = i + 1;
+            i = from;
             while i < n && line[i].is_ascii_digit() {
                 i += 1;
             }
-            frac = &line[f..i];
+            frac = &line[from..i];
             digits += frac.len();
-            if frac.last() == Some(&b'0') {
-                return true;
-            }
-            if int == b"0" && frac.starts_with(b"000000") {
-                return true;
-            }
+            odd |= frac.last() == Some(&b'0');
+            odd |= int == b"0" && frac.starts_with(b"000000");
         }
-        if digits >= 16 {
-            return true;
-        }
+        odd |= digits >= 16;
         if i < n && (line[i] == b'e' || line[i] == b'E') {
-            return true;
+            odd = true;
+            // The exponent, as far as it goes: `e`, a sign, digits.
+            i += 1;
+            if i < n && (line[i] == b'+' || line[i] == b'-') {
+                i += 1;
+            }
+            while i < n && line[i].is_ascii_digit() {
+                i += 1;
+            }
         }
-        if start > 0 && line[start - 1] == b'-' && int == b"0" && frac.iter().all(|&b| b == b'0') {
+        let minus = start > 0 && line[start - 1] == b'-';
+        odd |= minus && int == b"0" && frac.iter().all(|&b| b == b'0');
+        if odd && f(&line[start - usize::from(minus)..i]) {
             return true;
         }
     }
@@ -1081,7 +1149,73 @@ mod tests {
             r#"{"n":12345678901234567}"#,
             r#"{"n":-0.5}"#,
         ];
-        assert_eq!(cands(&p, &lines), [0, 1, 3, 4, 5, 6]);
+        // `1e3` is written `1000`; `1.50`, `-0`, `0.0000001` and the 17 digits are
+        // written otherwise (`1.5`, `0`, `1e-7`, `12345678901234568`), but not so as
+        // to show `1000`.
+        assert_eq!(cands(&p, &lines), [0, 1]);
+        assert_eq!(cands(&pf("1.5", false), &lines), [3]);
+        assert_eq!(cands(&pf("e-7", false), &lines), [5]);
+        assert_eq!(cands(&pf("4568", false), &lines), [6]);
+        assert_eq!(cands(&pf("E-7", true), &lines), [5]);
+        // No one number holds a version, an address or a date: they are looked for
+        // as text, in the lines that hold them.
+        for text in ["1.6.0", "127.0.0.1", "2026-11-30", "1e5e5", "1-2", "+-1"] {
+            let p = pf(text, false);
+            assert!(!p.numbers, "{text}");
+            assert_eq!(p.fragments, [text]);
+            let lines = [r#"{"n":1.50,"m":1e3}"#, &format!(r#"{{"t":"{text}"}}"#)];
+            assert_eq!(cands(&p, &lines), [1], "{text}");
+        }
+    }
+
+    /// [`in_one_number`] against the numbers JavaScript writes: every substring of
+    /// each is in one number, and a string is in one exactly when some such number
+    /// holds it.
+    #[test]
+    fn what_lies_inside_one_number() {
+        let numbers = [
+            "0",
+            "-0.5",
+            "12.25",
+            "1e+21",
+            "1.5e-7",
+            "-123456789",
+            "9.99e+300",
+            "-1e-7",
+        ];
+        let subs: std::collections::HashSet<String> = numbers
+            .iter()
+            .flat_map(|n| {
+                (0..n.len()).flat_map(move |a| (a + 1..=n.len()).map(move |b| n[a..b].to_string()))
+            })
+            .collect();
+        for t in &subs {
+            let cs: Vec<char> = t.chars().collect();
+            assert!(in_one_number(&cs), "{t}");
+        }
+        // Every string of up to four of a number's characters (`0`, `1`, `.`, `e`,
+        // `+`, `-`): in one number exactly when it is a part of one made by the
+        // grammar (a sign, digits, a fraction, an exponent with its sign).
+        let one = regex::Regex::new(r"^-?[01]+(\.[01]+)?(e[+-]?[01]+)?$").unwrap();
+        let alphabet = ['0', '1', '.', 'e', '+', '-'];
+        let mut all: Vec<String> = vec![String::new()];
+        for _ in 0..4 {
+            all = all
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            for t in &all {
+                // Part of a number of that grammar: what can stand before it and
+                // after it in one makes one.
+                let part = ["", "-", "0", "0.", "0e", "0e+", "0e-"].iter().any(|pre| {
+                    ["", "0", "+0"]
+                        .iter()
+                        .any(|post| one.is_match(&format!("{pre}{t}{post}")))
+                });
+                let cs: Vec<char> = t.chars().collect();
+                assert_eq!(in_one_number(&cs), part, "{t:?}");
+            }
+        }
     }
 
     #[test]
@@ -1411,9 +1545,10 @@ mod tests {
 
     /// The pieces of `rendered` that the prefilter relies on finding in `raw`, and
     /// are not there: every run of fragment characters not covered by a decoration
-    /// whose trigger holds on `raw` must be in `raw` (a piece holding digits may
-    /// instead come from a number written otherwise, when the prefilter looks for
-    /// those). Empty when the rules explain the rendering.
+    /// whose trigger holds on `raw` must be in `raw` (a piece that can lie inside one
+    /// number, [`in_one_number`], may instead come from a derived number, or from a
+    /// number written otherwise whose JavaScript form holds it). Empty when the rules
+    /// explain the rendering.
     fn unexplained(rendered: &str, raw: &[u8], rules: &Rules) -> Vec<String> {
         unexplained_with(rendered, raw, b"", rules)
     }
@@ -1430,7 +1565,7 @@ mod tests {
             .filter(|d| d.when.is_empty() || holds(d.when))
             .map(|d| d.text)
             .collect();
-        let numbers = odd_numbers(raw) || holds(rules.derived_numbers);
+        let derived = holds(rules.derived_numbers);
         let mut bad = Vec::new();
         for line in rendered.split('\n') {
             let cs: Vec<char> = line.chars().collect();
@@ -1453,7 +1588,10 @@ mod tests {
                     let explained = derived_id
                         || raw_text.contains(piece.as_str())
                         || also_text.contains(piece.as_str())
-                        || (numbers && piece.chars().all(number_char));
+                        || ({
+                            let cs: Vec<char> = piece.chars().collect();
+                            cs.iter().all(|&c| number_char(c)) && in_one_number(&cs)
+                        } && (derived || odd_numbers_showing(raw, &[piece.to_lowercase()])));
                     if !piece.is_empty() && !explained {
                         bad.push(piece.clone());
                     }
