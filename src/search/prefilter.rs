@@ -19,9 +19,9 @@
 //!    anywhere is not used.
 //! 3. A fragment that can lie inside one number as JavaScript writes it (`-12.5`,
 //!    `1e+21`, and any part of one: `2.5`, `e+`) may come from a number, which the
-//!    renderer writes as JavaScript does: it also selects the lines holding a number
-//!    written otherwise (`1.50`, `1e3`, `-0`, 16 digits or more) whose JavaScript form
-//!    holds it (`1e3` for `1000`), and the lines where the format derives numbers. A
+//!    renderer writes as JavaScript does (or, for some values, as serde_json does:
+//!    `2479.0`): it also selects the lines holding a number written otherwise (`1.50`,
+//!    `1e3`, `-0`, 16 digits or more) and the lines where the format derives numbers. A
 //!    fragment no one number can hold (`v1.5x`, a UUID, but also `1.6.0`, `127.0.0.1`,
 //!    `2026-11-30`) reaches past a number only into text no fragment holds or into a
 //!    decoration, whose triggers it selects ([`number_sensitive`]).
@@ -51,10 +51,11 @@
 //!
 //! Among the fragments of the literals, the one that selects least is used (long,
 //! adding few triggers and no full pass over the lines: [`score`]); a set of literals
-//! (an alternation) gives one fragment per literal. With `-i`, fragments are searched case-insensitively and
-//! compared with decorations case-insensitively. When no literal gives a fragment
-//! (`.*`, a single `{`, a pattern made of decoration text only), or the format is
-//! not known ([`super::rules::detect`]), every line is a candidate.
+//! (an alternation) gives one fragment per literal. With `-i`, fragments are searched
+//! case-insensitively and compared with decorations case-insensitively. When no
+//! literal gives a fragment (`.*`, a single `{`, a pattern made of decoration text
+//! only), or the format is not known ([`super::rules::detect`]), every line is a
+//! candidate.
 
 use super::rules::{Rules, Trigger};
 use memchr::memmem;
@@ -454,10 +455,6 @@ pub struct Prefilter {
     /// file or held content may be: a line that has them is a candidate anyway.
     text: Option<Regex>,
     numbers: bool,
-    /// The fragments that may lie inside a number ([`number_sensitive`]), in lower
-    /// case: a number written otherwise makes its line a candidate only when its
-    /// JavaScript form holds one of them.
-    number_fragments: Vec<String>,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
     /// What it selects, for the index (`None`: every line).
@@ -479,7 +476,6 @@ impl Prefilter {
             held: None,
             text: None,
             numbers: false,
-            number_fragments: Vec::new(),
             fragments: Vec::new(),
             selection: None,
         }
@@ -653,11 +649,6 @@ impl Prefilter {
             longer,
             slash: fragments.iter().any(|f| f.contains('/')),
             numbers,
-            number_fragments: fragments
-                .iter()
-                .filter(|f| number_sensitive(&f.chars().collect::<Vec<_>>()))
-                .map(|f| f.to_lowercase())
-                .collect(),
             fragments,
             selection: Some(selection),
         }
@@ -827,7 +818,7 @@ impl Prefilter {
                 .openers
                 .is_some_and(|n| crate::model::core::grep::openers(line) > n)
             || self.longer.is_some_and(|n| line.len() > n)
-            || (self.numbers && odd_numbers_showing(line, &self.number_fragments))
+            || (self.numbers && odd_numbers(line))
     }
 }
 
@@ -951,36 +942,6 @@ pub fn has_odd_escape(line: &[u8], slash: bool) -> bool {
 /// exponent, a fraction ending in 0, a negative zero, 16 digits or more, or a value
 /// below 1e-6 written out. Looks at every digit run, inside strings too.
 pub fn odd_numbers(line: &[u8]) -> bool {
-    any_odd_number(line, |_| true)
-}
-
-/// Whether `line` holds a number JavaScript would write otherwise ([`odd_numbers`])
-/// whose JavaScript form (as the renderer writes it, [`js_number`]) holds one of
-/// `fragments` (in lower case), or such a number that does not parse as one (it is
-/// then taken as holding anything). A fragment inside a number is inside its form:
-/// what stands next to a number in the rendered text is no fragment's (see
-/// [`number_sensitive`]), so the other numbers of the line cannot make it.
-///
-/// [`js_number`]: crate::model::core::js::js_number
-fn odd_numbers_showing(line: &[u8], fragments: &[String]) -> bool {
-    if fragments.is_empty() {
-        return odd_numbers(line);
-    }
-    any_odd_number(line, |text| {
-        match serde_json::from_slice::<serde_json::Number>(text) {
-            Ok(n) => {
-                let js = crate::model::core::js::js_number(&n);
-                fragments.iter().any(|f| js.contains(f.as_str()))
-            }
-            Err(_) => true,
-        }
-    })
-}
-
-/// Calls `f` with the text (its `-` included) of each number of `line` that
-/// JavaScript would write otherwise ([`odd_numbers`]), in order, until it says yes:
-/// whether one did.
-fn any_odd_number(line: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> bool {
     let n = line.len();
     let mut i = 0;
     while i < n {
@@ -995,33 +956,28 @@ fn any_odd_number(line: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> bool {
         let int = &line[start..i];
         let mut digits = int.len();
         let mut frac: &[u8] = &[];
-        let mut odd = false;
         if i + 1 < n && line[i] == b'.' && line[i + 1].is_ascii_digit() {
-            let from = i + 1;
-            i = from;
+            let f = i + 1;
+            i = f;
             while i < n && line[i].is_ascii_digit() {
                 i += 1;
             }
-            frac = &line[from..i];
+            frac = &line[f..i];
             digits += frac.len();
-            odd |= frac.last() == Some(&b'0');
-            odd |= int == b"0" && frac.starts_with(b"000000");
+            if frac.last() == Some(&b'0') {
+                return true;
+            }
+            if int == b"0" && frac.starts_with(b"000000") {
+                return true;
+            }
         }
-        odd |= digits >= 16;
+        if digits >= 16 {
+            return true;
+        }
         if i < n && (line[i] == b'e' || line[i] == b'E') {
-            odd = true;
-            // The exponent, as far as it goes: `e`, a sign, digits.
-            i += 1;
-            if i < n && (line[i] == b'+' || line[i] == b'-') {
-                i += 1;
-            }
-            while i < n && line[i].is_ascii_digit() {
-                i += 1;
-            }
+            return true;
         }
-        let minus = start > 0 && line[start - 1] == b'-';
-        odd |= minus && int == b"0" && frac.iter().all(|&b| b == b'0');
-        if odd && f(&line[start - usize::from(minus)..i]) {
+        if start > 0 && line[start - 1] == b'-' && int == b"0" && frac.iter().all(|&b| b == b'0') {
             return true;
         }
     }
@@ -1149,14 +1105,7 @@ mod tests {
             r#"{"n":12345678901234567}"#,
             r#"{"n":-0.5}"#,
         ];
-        // `1e3` is written `1000`; `1.50`, `-0`, `0.0000001` and the 17 digits are
-        // written otherwise (`1.5`, `0`, `1e-7`, `12345678901234568`), but not so as
-        // to show `1000`.
-        assert_eq!(cands(&p, &lines), [0, 1]);
-        assert_eq!(cands(&pf("1.5", false), &lines), [3]);
-        assert_eq!(cands(&pf("e-7", false), &lines), [5]);
-        assert_eq!(cands(&pf("4568", false), &lines), [6]);
-        assert_eq!(cands(&pf("E-7", true), &lines), [5]);
+        assert_eq!(cands(&p, &lines), [0, 1, 3, 4, 5, 6]);
         // No one number holds a version, an address or a date: they are looked for
         // as text, in the lines that hold them.
         for text in ["1.6.0", "127.0.0.1", "2026-11-30", "1e5e5", "1-2", "+-1"] {
@@ -1546,9 +1495,9 @@ mod tests {
     /// The pieces of `rendered` that the prefilter relies on finding in `raw`, and
     /// are not there: every run of fragment characters not covered by a decoration
     /// whose trigger holds on `raw` must be in `raw` (a piece that can lie inside one
-    /// number, [`in_one_number`], may instead come from a derived number, or from a
-    /// number written otherwise whose JavaScript form holds it). Empty when the rules
-    /// explain the rendering.
+    /// number, [`in_one_number`], may instead come from a number written otherwise or
+    /// derived, when the prefilter looks for those). Empty when the rules explain the
+    /// rendering.
     fn unexplained(rendered: &str, raw: &[u8], rules: &Rules) -> Vec<String> {
         unexplained_with(rendered, raw, b"", rules)
     }
@@ -1565,7 +1514,7 @@ mod tests {
             .filter(|d| d.when.is_empty() || holds(d.when))
             .map(|d| d.text)
             .collect();
-        let derived = holds(rules.derived_numbers);
+        let numbers = odd_numbers(raw) || holds(rules.derived_numbers);
         let mut bad = Vec::new();
         for line in rendered.split('\n') {
             let cs: Vec<char> = line.chars().collect();
@@ -1588,10 +1537,10 @@ mod tests {
                     let explained = derived_id
                         || raw_text.contains(piece.as_str())
                         || also_text.contains(piece.as_str())
-                        || ({
+                        || (numbers && {
                             let cs: Vec<char> = piece.chars().collect();
                             cs.iter().all(|&c| number_char(c)) && in_one_number(&cs)
-                        } && (derived || odd_numbers_showing(raw, &[piece.to_lowercase()])));
+                        });
                     if !piece.is_empty() && !explained {
                         bad.push(piece.clone());
                     }
