@@ -450,7 +450,10 @@ pub struct Prefilter {
     /// The fragments and triggers alone, for a line where binary content, a spilled
     /// file or held content may be: a line that has them is a candidate anyway.
     text: Option<Regex>,
-    numbers: bool,
+    /// The fragments that can lie inside one number (lower-case with `-i`): a line
+    /// holding a number written otherwise is a candidate when a form the renderers
+    /// write it in holds one of them (rule 3).
+    numbers: Vec<Vec<u8>>,
     /// The fragments chosen (for `--debug` output and tests).
     pub fragments: Vec<String>,
     /// What it selects, for the index (`None`: every line).
@@ -471,7 +474,7 @@ impl Prefilter {
             spill: None,
             held: None,
             text: None,
-            numbers: false,
+            numbers: Vec::new(),
             fragments: Vec::new(),
             selection: None,
         }
@@ -507,11 +510,18 @@ impl Prefilter {
             return Prefilter::everything();
         };
         let mut triggers: Vec<Trigger> = Vec::new();
-        let mut numbers = false;
+        let mut numbers = Vec::new();
         let mut fragments = Vec::new();
         for c in choices {
             triggers.extend(c.triggers);
-            numbers |= c.numbers;
+            if c.numbers {
+                // A number's forms are ASCII, with a lower-case `e`.
+                numbers.push(if icase {
+                    c.fragment.to_ascii_lowercase().into_bytes()
+                } else {
+                    c.fragment.clone().into_bytes()
+                });
+            }
             fragments.push(c.fragment);
         }
         triggers.sort_by_key(|t| format!("{t:?}"));
@@ -536,7 +546,7 @@ impl Prefilter {
             fragments: fragments.clone(),
             icase,
             triggers: triggers.clone(),
-            numbers,
+            numbers: !numbers.is_empty(),
             slash: fragments.iter().any(|f| f.contains('/')),
             binary: (!rules.binary_content.is_empty()).then(|| {
                 if every_binary {
@@ -771,7 +781,10 @@ impl Prefilter {
         marks.sort_unstable();
         marks.dedup();
         // Checks that need every line.
-        if !self.lacks.is_empty() || self.openers.is_some() || self.longer.is_some() || self.numbers
+        if !self.lacks.is_empty()
+            || self.openers.is_some()
+            || self.longer.is_some()
+            || !self.numbers.is_empty()
         {
             let mut extra = Vec::new();
             let mut next_mark = marks.iter().peekable();
@@ -814,7 +827,7 @@ impl Prefilter {
                 .openers
                 .is_some_and(|n| crate::model::core::grep::openers(line) > n)
             || self.longer.is_some_and(|n| line.len() > n)
-            || (self.numbers && odd_numbers(line))
+            || (!self.numbers.is_empty() && odd_number_holding(line, &self.numbers))
     }
 }
 
@@ -934,50 +947,140 @@ pub fn has_odd_escape(line: &[u8], slash: bool) -> bool {
         || (slash && memmem::find_iter(line, b"\\/").any(|h| odd_escape(line, h)))
 }
 
-/// Whether `line` may hold a number that JavaScript would write otherwise: an
-/// exponent, a fraction ending in 0, a negative zero, 16 digits or more, or a value
-/// below 1e-6 written out. Looks at every digit run, inside strings too.
+/// Whether `line` may hold a number that a renderer writes otherwise than the line
+/// does ([`odd_number_tokens`]).
 pub fn odd_numbers(line: &[u8]) -> bool {
+    odd_number_tokens(line, |_| true)
+}
+
+/// Whether `line` holds a number written otherwise whose written forms may hold one
+/// of `fragments` (each lower-case when the search ignores case, as the forms are):
+/// the text a number-sensitive fragment can come from when the line does not hold it.
+fn odd_number_holding(line: &[u8], fragments: &[Vec<u8>]) -> bool {
+    odd_number_tokens(line, |tok| match written_forms(tok) {
+        Some(forms) => forms.iter().any(|f| {
+            fragments
+                .iter()
+                .any(|x| memmem::find(f.as_bytes(), x).is_some())
+        }),
+        None => true,
+    })
+}
+
+/// Gives `visit` each number of `line` that a renderer may write otherwise than the
+/// line does, until it returns `true` (then `true`).
+///
+/// A renderer writes a number it parsed from JSON: the line's own, or a string of it
+/// that it parses as JSON (Codex's tool-call arguments). In JSON a number is a token
+/// `-?(0|[1-9]D*)(\.D+)?([eE][+-]?D+)?` between JSON's punctuation or whitespace; in
+/// the raw line, whitespace inside a string is an escape (`\n`, `\t`, `\r`; one
+/// written `\u0020` makes the line a candidate anyway, rule 4), and a string that is
+/// all one number starts and ends with its quotes. So a number is a run of those
+/// characters with none of `[A-Za-z0-9_.+-]` just before or after it (a letter
+/// after a backslash is an escape, and may stand before it): the digits of an id
+/// (`6461e083`, `a-0f3`), a version (`1.10.2`), a word (`x1e5`) or base64 are no
+/// numbers. A number is written otherwise when JavaScript's form or serde_json's
+/// ([`written_forms`]) is not its text in the line: `1.50`, `1e3`, `-0`, `2479e0`,
+/// `0.000001` (serde_json's `1e-6`), an integer past 2^53; not `0.1`, `-12`, nor the
+/// 17 digits of `0.30000000000000004` JavaScript wrote.
+pub fn odd_number_tokens(line: &[u8], mut visit: impl FnMut(&[u8]) -> bool) -> bool {
     let n = line.len();
+    let digits_from = |mut j: usize| {
+        while j < n && line[j].is_ascii_digit() {
+            j += 1;
+        }
+        j
+    };
     let mut i = 0;
     while i < n {
         if !line[i].is_ascii_digit() {
             i += 1;
             continue;
         }
-        let start = i;
-        while i < n && line[i].is_ascii_digit() {
-            i += 1;
+        // A run of digits starts at `i` (what precedes it is no digit).
+        let start = if i > 0 && line[i - 1] == b'-' {
+            i - 1
+        } else {
+            i
+        };
+        let int_end = digits_from(i);
+        let mut j = int_end;
+        let mut plain = true;
+        if j + 1 < n && line[j] == b'.' && line[j + 1].is_ascii_digit() {
+            j = digits_from(j + 1);
+            plain = false;
         }
-        let int = &line[start..i];
-        let mut digits = int.len();
-        let mut frac: &[u8] = &[];
-        if i + 1 < n && line[i] == b'.' && line[i + 1].is_ascii_digit() {
-            let f = i + 1;
-            i = f;
-            while i < n && line[i].is_ascii_digit() {
-                i += 1;
+        if j < n && line[j] | 0x20 == b'e' {
+            let mut k = j + 1;
+            if k < n && (line[k] == b'+' || line[k] == b'-') {
+                k += 1;
             }
-            frac = &line[f..i];
-            digits += frac.len();
-            if frac.last() == Some(&b'0') {
+            if k < n && line[k].is_ascii_digit() {
+                j = digits_from(k);
+                plain = false;
+            }
+        }
+        let opens = start == 0
+            || !word_char(line[start - 1])
+            || (line[start - 1].is_ascii_alphabetic() && start >= 2 && line[start - 2] == b'\\');
+        let closes = j == n || !word_char(line[j]);
+        let leading_zero = int_end - i > 1 && line[i] == b'0';
+        if opens && closes && !leading_zero {
+            let tok = &line[start..j];
+            let odd = if plain {
+                // An integer: both write it as it is, up to 15 digits (beyond, as
+                // JavaScript rounds past 2^53), but for `-0`.
+                tok == b"-0" || (int_end - i > 15 && written_otherwise(tok))
+            } else {
+                written_otherwise(tok)
+            };
+            if odd && visit(tok) {
                 return true;
             }
-            if int == b"0" && frac.starts_with(b"000000") {
-                return true;
-            }
         }
-        if digits >= 16 {
-            return true;
-        }
-        if i < n && (line[i] == b'e' || line[i] == b'E') {
-            return true;
-        }
-        if start > 0 && line[start - 1] == b'-' && int == b"0" && frac.iter().all(|&b| b == b'0') {
-            return true;
-        }
+        i = j;
     }
     false
+}
+
+/// What may stand next to a number's characters in a word, a version or an id, and
+/// never next to a number in JSON.
+fn word_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-')
+}
+
+/// Whether a renderer may write the number `tok` (a JSON number's text) otherwise
+/// than `tok`, as JavaScript or serde_json does. A decimal fraction of 15 significant
+/// digits or fewer, not ending in 0, from 1e-5 (below it serde_json writes an
+/// exponent; JavaScript from 1e-6) up, is written as it is by both, without asking.
+fn written_otherwise(tok: &[u8]) -> bool {
+    let t = tok.strip_prefix(b"-").unwrap_or(tok);
+    if let Some(dot) = memchr::memchr(b'.', t)
+        && !t.iter().any(|&b| b | 0x20 == b'e')
+    {
+        let (int, frac) = (&t[..dot], &t[dot + 1..]);
+        if frac.last() == Some(&b'0') {
+            return true;
+        }
+        let significant = if int == b"0" {
+            let zeros = frac.iter().take_while(|&&b| b == b'0').count();
+            (zeros <= 4).then_some(frac.len() - zeros)
+        } else {
+            Some(int.len() + frac.len())
+        };
+        if significant.is_some_and(|d| d <= 15) {
+            return false;
+        }
+    }
+    written_forms(tok).is_none_or(|forms| forms.iter().any(|f| f.as_bytes() != tok))
+}
+
+/// The forms in which the renderers write the JSON number `tok`: JavaScript's
+/// (`JSON.stringify`, `String(n)`) and serde_json's (Codex's output objects: `2479.0`,
+/// `1e-6`). `None` when serde_json does not take it (out of range: any form).
+fn written_forms(tok: &[u8]) -> Option<[String; 2]> {
+    let n: serde_json::Number = serde_json::from_slice(tok).ok()?;
+    Some([crate::model::core::js::js_number(&n), n.to_string()])
 }
 
 #[cfg(test)]
@@ -1088,9 +1191,9 @@ mod tests {
     #[test]
     fn numbers() {
         // A fragment without digits is preferred.
-        assert!(!pf("issue 1000", false).numbers);
+        assert!(pf("issue 1000", false).numbers.is_empty());
         let p = pf("1000", false);
-        assert!(p.numbers);
+        assert_eq!(p.numbers, [b"1000".to_vec()]);
         let lines = [
             r#"{"n":1e3}"#,
             r#"{"n":1000}"#,
@@ -1100,17 +1203,87 @@ mod tests {
             r#"{"n":0.0000001}"#,
             r#"{"n":12345678901234567}"#,
             r#"{"n":-0.5}"#,
+            r#"{"n":0.1e4}"#,
+            r#"{"a":"{\"n\":[\n1E3]}"}"#,
+            r#"{"id":"a1e3","v":"x-1e3","w":"1e3x"}"#,
         ];
-        assert_eq!(cands(&p, &lines), [0, 1, 3, 4, 5, 6]);
+        // Where a number written otherwise is written `1000` (by JavaScript; serde_json
+        // writes `1000.0`), or the line holds it: not where it is written `1.5`, `0`,
+        // `1e-7` or `12345678901234568`, nor where `1e3` is no number.
+        assert_eq!(cands(&p, &lines), [0, 1, 8, 9]);
+        // `-i`: the forms have a lower-case `e`.
+        let p = pf("1E+21", true);
+        assert_eq!(p.numbers, [b"1e+21".to_vec()]);
+        assert_eq!(
+            cands(&p, &[r#"{"n":1000000000000000000000}"#, r#"{"n":1e3}"#]),
+            [0]
+        );
+        assert_eq!(
+            cands(&pf("1E+21", false), &[r#"{"n":1000000000000000000000}"#]),
+            Vec::<usize>::new()
+        );
         // No one number holds a version, an address or a date: they are looked for
         // as text, in the lines that hold them.
         for text in ["1.6.0", "127.0.0.1", "2026-11-30", "1e5e5", "1-2", "+-1"] {
             let p = pf(text, false);
-            assert!(!p.numbers, "{text}");
+            assert!(p.numbers.is_empty(), "{text}");
             assert_eq!(p.fragments, [text]);
             let lines = [r#"{"n":1.50,"m":1e3}"#, &format!(r#"{{"t":"{text}"}}"#)];
             assert_eq!(cands(&p, &lines), [1], "{text}");
         }
+    }
+
+    /// Which numbers of a line are written otherwise: JSON tokens only (not the digits
+    /// of an id, a version or a word), compared with the forms JavaScript and
+    /// serde_json write them in.
+    #[test]
+    fn numbers_written_otherwise() {
+        let odd = |line: &str| {
+            let mut v = Vec::new();
+            odd_number_tokens(line.as_bytes(), |t| {
+                v.push(String::from_utf8(t.to_vec()).unwrap());
+                false
+            });
+            v
+        };
+        assert_eq!(
+            odd(r#"{"a":1.50,"b":1e3,"c":-0,"d":2479e0,"e":0.000001,"f":9007199254740993}"#),
+            [
+                "1.50",
+                "1e3",
+                "-0",
+                "2479e0",
+                "0.000001",
+                "9007199254740993"
+            ]
+        );
+        assert_eq!(
+            odd(r#"{"a":1E3,"b":1e+3,"c":-1.0,"d":100000000000000000000000,"e":1e21}"#),
+            ["1E3", "1e+3", "-1.0", "100000000000000000000000", "1e21"]
+        );
+        // As both write them (JavaScript's 17 digits of a sum, 2^53 - 1, the bounds of
+        // fixed notation that both keep).
+        let same = [
+            r#"{"a":0.1,"b":-12,"c":0.30000000000000004,"d":9007199254740991}"#,
+            r#"{"a":0.00001,"b":1e-7,"c":0.05419600000000001,"d":123456789012345}"#,
+            r#"{"a":[0,-1,2.5],"b":18446744073709551615.5e-20}"#,
+        ];
+        assert_eq!(odd(same[0]), Vec::<String>::new());
+        assert_eq!(odd(same[1]), Vec::<String>::new());
+        assert_eq!(odd(same[2]), ["18446744073709551615.5e-20"]);
+        // Not JSON numbers: ids, versions, words, base64, leading zeros. (An id of
+        // digits and one `e`, `"6461e083"`, is a number as a string can be.)
+        let none = r#"{"id":"6461e08a","x":"a-0f3","v":"1.10.2","w":"x1e5","y":"1e5e5","z":"007.50","b":"q+1e3/","c":"5.","d":"1e","e":"--0"}"#;
+        assert_eq!(odd(none), Vec::<String>::new());
+        // In a string the renderer parses as JSON (escaped whitespace before them), or
+        // a string that is one number.
+        assert_eq!(
+            odd(r#"{"args":"{\"n\":[\n1.50,\t2e2, 3e3]}","s":"1.50"}"#),
+            ["1.50", "2e2", "3e3", "1.50"]
+        );
+        // At the line's ends.
+        assert_eq!(odd("1e3"), ["1e3"]);
+        assert_eq!(odd("-0"), ["-0"]);
     }
 
     /// [`in_one_number`] against the numbers JavaScript writes: every substring of
@@ -1491,9 +1664,9 @@ mod tests {
     /// The pieces of `rendered` that the prefilter relies on finding in `raw`, and
     /// are not there: every run of fragment characters not covered by a decoration
     /// whose trigger holds on `raw` must be in `raw` (a piece that can lie inside one
-    /// number, [`in_one_number`], may instead come from a number written otherwise or
-    /// derived, when the prefilter looks for those). Empty when the rules explain the
-    /// rendering.
+    /// number, [`in_one_number`], may instead come from a number the line holds
+    /// written otherwise, inside a form the renderers write it in, or from a number
+    /// the format derives there). Empty when the rules explain the rendering.
     fn unexplained(rendered: &str, raw: &[u8], rules: &Rules) -> Vec<String> {
         unexplained_with(rendered, raw, b"", rules)
     }
@@ -1510,7 +1683,7 @@ mod tests {
             .filter(|d| d.when.is_empty() || holds(d.when))
             .map(|d| d.text)
             .collect();
-        let numbers = odd_numbers(raw) || holds(rules.derived_numbers);
+        let derived = holds(rules.derived_numbers);
         let mut bad = Vec::new();
         for line in rendered.split('\n') {
             let cs: Vec<char> = line.chars().collect();
@@ -1533,7 +1706,8 @@ mod tests {
                     let explained = derived_id
                         || raw_text.contains(piece.as_str())
                         || also_text.contains(piece.as_str())
-                        || (numbers && number_sensitive(&piece.chars().collect::<Vec<_>>()));
+                        || (number_sensitive(&piece.chars().collect::<Vec<_>>())
+                            && (derived || odd_number_holding(raw, &[piece.as_bytes().to_vec()])));
                     if !piece.is_empty() && !explained {
                         bad.push(piece.clone());
                     }

@@ -11,9 +11,10 @@
 //!   JSON shown indented (a call's arguments, a response that is no text, a payload):
 //!   [`Decoration`]s, each with the raw-line conditions ([`Trigger`]s) under which it
 //!   is written;
-//! * **numbers it computes or writes again**: an image's number and size, counts with
-//!   thousands separators (`20,517 tokens`), numbers of indented JSON as JavaScript
-//!   writes them: [`Rules::derived_numbers`];
+//! * **numbers it computes**: an image's number and size, counts with thousands
+//!   separators (`20,517 tokens`): [`Rules::derived_numbers`] (numbers of indented
+//!   JSON are the line's own, written as JavaScript writes them: the prefilter knows
+//!   those);
 //! * **other lines**: a fragment (a later line with the uuid of an earlier record) adds
 //!   its parts to the first line's KIND file. The fragment's line holds them, but the
 //!   hit is shown under the first line's entry: the search renders a candidate's entry
@@ -172,14 +173,13 @@ const DECORATIONS: &[Decoration] = &[
 
 /// Lines where numbers are written that are not the line's own digits: images (their
 /// number and size), counts with separators (compressions, API responses: in
-/// `systemPayload`), and numbers JavaScript writes otherwise than the line does when it
-/// shows JSON indented (`1.0` as `1`, `1e2` as `100`, past 2^53 rounded).
+/// `systemPayload`), the line number of an entry too deep. (The numbers of JSON shown
+/// indented, a call's arguments or a response, are the line's own, written as
+/// JavaScript does: the prefilter selects by itself the lines whose numbers are written
+/// otherwise, `1.0` as `1`, `1e2` as `100`.)
 const DERIVED_NUMBERS: &[Trigger] = &[
     m(r#""inlineData""#),
-    m(r#""(?:functionCall|functionResponse|systemPayload)""#),
-    m(r"[0-9][eE.][0-9+-]"),
-    m(r"[0-9]{16}"),
-    m(r"-0"),
+    m(r#""systemPayload""#),
     Trigger::Openers(128),
 ];
 
