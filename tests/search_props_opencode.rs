@@ -22,7 +22,12 @@
 //! cases.
 //!
 //! The number of cases is `PROPTEST_CASES` (256 by default, so that the run of every
-//! test stays short; `PROPTEST_CASES=100000` for the full run).
+//! test stays short; `PROPTEST_CASES=100000` for the full run). Each case writes a new
+//! database, and sessionfs keeps one descriptor of every database file it has seen for
+//! the life of the process (`opencode::db::held`: closing one would drop the SQLite
+//! locks of the process's connections), so a run needs a descriptor per case: it
+//! raises its limit of open files to the hard limit, and refuses at once a number of
+//! cases that limit cannot hold ([`cases`]) rather than fail midway on `EMFILE`.
 
 #[path = "common/props.rs"]
 mod props;
@@ -646,8 +651,37 @@ fn check(c: &Case, st: &Style, cuts: &[(Cut, bool)]) -> Result<(), TestCaseError
     Ok(())
 }
 
+/// The number of cases ([`props::cases`]), once the limit of open files is raised to
+/// hold a descriptor per case's database (see the module docs), with room for the
+/// descriptors a case uses while it runs.
+fn cases() -> u32 {
+    const ROOM: u64 = 512;
+    let n = props::cases(256);
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit with a valid struct, before any case runs.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut r), 0);
+        if r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &r), 0);
+        }
+    }
+    assert!(
+        u64::from(n) + ROOM <= r.rlim_cur,
+        "PROPTEST_CASES={n}: every case's database keeps a descriptor open for the life \
+         of the test process (opencode::db::held), and the limit of open files is {} \
+         (hard limit): raise it (`ulimit -Hn`, as root) or run at most {} cases per run",
+        r.rlim_cur,
+        r.rlim_cur.saturating_sub(ROOM)
+    );
+    n
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: props::cases(256), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn the_opencode_prefilter_keeps_every_message_whose_rendering_matches(
