@@ -66,12 +66,17 @@ use std::sync::OnceLock;
 /// shows for a line it rewrites ([`index::build::LineFacts::shown`]; the test
 /// `rewritten_lines_render_as_the_index_was_told` says when), or which lines hold a
 /// number written otherwise ([`prefilter::odd_numbers`]; 6: numbers are JSON tokens,
-/// compared with their written forms, where every digit followed by an `e` was one).
-const INDEX_VERSION: u64 = 6;
+/// compared with their written forms, where every digit followed by an `e` was one;
+/// 7: those forms are indexed as text the line shows, [`ODD_NUMBERS`] only marks a
+/// number with no known form).
+const INDEX_VERSION: u64 = 7;
 
 // Probe numbers ([`HUGE`] is 0).
 const ODD_U: usize = 1;
 const ODD_SLASH: usize = 2;
+/// A line holding a number written otherwise that serde_json does not take (out of
+/// range), so with no known form: any fragment of a number may come from it. The forms
+/// of the others are indexed as text the line shows ([`FormatLines`]).
 const ODD_NUMBERS: usize = 3;
 const ALWAYS: usize = 4;
 const SPILL: usize = 5;
@@ -428,7 +433,22 @@ impl LineRules for FormatLines {
         if memchr::memmem::find(line, b"\\/").is_some() && prefilter::has_odd_escape(line, true) {
             p.push(ODD_SLASH as u16);
         }
-        if prefilter::odd_numbers(line) {
+        // A number written otherwise shows its written forms (`1e3` as `1000`): they
+        // are indexed as text of the line, so that a fragment of a number finds the
+        // line's block by them and no query reads every block holding such a number
+        // (Pi's ids of digits and one `e` are numbers as a string can be one).
+        let mut unknown = false;
+        prefilter::odd_number_tokens(line, |tok| {
+            match prefilter::written_forms(tok) {
+                Some(forms) => facts
+                    .shown
+                    .extend(forms.into_iter().map(String::into_bytes)),
+                None => unknown = true,
+            }
+            false
+        });
+        let p = &mut facts.probes;
+        if unknown {
             p.push(ODD_NUMBERS as u16);
         }
         let openers = crate::model::core::grep::openers(line);
@@ -922,14 +942,15 @@ mod tests {
     use super::*;
 
     /// The index keeps the text a format shows for the lines it rewrites (a Pi system
-    /// prompt's one-line summary) as it was rendered when the index was built; an
+    /// prompt's one-line summary), and the forms of the numbers a line holds written
+    /// otherwise, as they were rendered when the index was built; an
     /// index built by an older program would answer from text this one no longer
     /// shows. So the text of every such line of the committed fixtures is pinned
     /// here: a change to it must come with a new [`INDEX_VERSION`], which makes every
     /// index be built again.
     #[test]
     fn rewritten_lines_render_as_the_index_was_told() {
-        const PINNED: (u64, u64) = (6, 7867617480657096728);
+        const PINNED: (u64, u64) = (7, 2893622974574116961);
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut files = Vec::new();
         let mut todo = vec![root];
@@ -974,6 +995,25 @@ mod tests {
              before would answer from the old text. Bump INDEX_VERSION, and pin the new \
              pair here"
         );
+    }
+
+    /// A number written otherwise is indexed by its written forms (a query for
+    /// `1000` finds the block of a line holding `1e3` by its text, not by a probe that
+    /// every such line would set); one with no known form (out of range) is marked.
+    #[test]
+    fn numbers_written_otherwise_are_indexed_by_their_forms() {
+        let lines = FormatLines::new(rules::named("pi").unwrap());
+        let mut facts = LineFacts::default();
+        lines.line(
+            b"{\"type\":\"x\",\"n\":1e3,\"id\":\"6461e08a\",\"m\":12}\n",
+            &mut facts,
+        );
+        assert_eq!(facts.shown, [b"1000".to_vec(), b"1000.0".to_vec()]);
+        assert!(!facts.probes.contains(&(ODD_NUMBERS as u16)));
+        let mut facts = LineFacts::default();
+        lines.line(b"{\"type\":\"x\",\"n\":1e400}\n", &mut facts);
+        assert!(facts.shown.is_empty());
+        assert!(facts.probes.contains(&(ODD_NUMBERS as u16)));
     }
 
     #[test]

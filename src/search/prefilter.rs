@@ -1078,7 +1078,7 @@ fn written_otherwise(tok: &[u8]) -> bool {
 /// The forms in which the renderers write the JSON number `tok`: JavaScript's
 /// (`JSON.stringify`, `String(n)`) and serde_json's (Codex's output objects: `2479.0`,
 /// `1e-6`). `None` when serde_json does not take it (out of range: any form).
-fn written_forms(tok: &[u8]) -> Option<[String; 2]> {
+pub fn written_forms(tok: &[u8]) -> Option<[String; 2]> {
     let n: serde_json::Number = serde_json::from_slice(tok).ok()?;
     Some([crate::model::core::js::js_number(&n), n.to_string()])
 }
