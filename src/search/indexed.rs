@@ -65,7 +65,7 @@ use std::sync::OnceLock;
 /// binary content of a format that has no renderer of a line alone, or the text it
 /// shows for a line it rewrites ([`index::build::LineFacts::shown`]; the test
 /// `rewritten_lines_render_as_the_index_was_told` says when), or which lines hold a
-/// number written otherwise ([`prefilter::odd_numbers`]; 6: numbers are JSON tokens,
+/// number written otherwise ([`prefilter::odd_number_tokens`]; 6: numbers are JSON tokens,
 /// compared with their written forms, where every digit followed by an `e` was one;
 /// 7: those forms are indexed as text the line shows, [`ODD_NUMBERS`] only marks a
 /// number with no known form).
@@ -438,11 +438,11 @@ impl LineRules for FormatLines {
         // line's block by them and no query reads every block holding such a number
         // (Pi's ids of digits and one `e` are numbers as a string can be one).
         let mut unknown = false;
-        prefilter::odd_number_tokens(line, |tok| {
-            match prefilter::written_forms(tok) {
+        prefilter::odd_number_tokens(line, |_, forms| {
+            match forms {
                 Some(forms) => facts
                     .shown
-                    .extend(forms.into_iter().map(String::into_bytes)),
+                    .extend(forms.iter().map(|f| f.as_bytes().to_vec())),
                 None => unknown = true,
             }
             false

@@ -947,17 +947,11 @@ pub fn has_odd_escape(line: &[u8], slash: bool) -> bool {
         || (slash && memmem::find_iter(line, b"\\/").any(|h| odd_escape(line, h)))
 }
 
-/// Whether `line` may hold a number that a renderer writes otherwise than the line
-/// does ([`odd_number_tokens`]).
-pub fn odd_numbers(line: &[u8]) -> bool {
-    odd_number_tokens(line, |_| true)
-}
-
 /// Whether `line` holds a number written otherwise whose written forms may hold one
 /// of `fragments` (each lower-case when the search ignores case, as the forms are):
 /// the text a number-sensitive fragment can come from when the line does not hold it.
 fn odd_number_holding(line: &[u8], fragments: &[Vec<u8>]) -> bool {
-    odd_number_tokens(line, |tok| match written_forms(tok) {
+    odd_number_tokens(line, |_, forms| match forms {
         Some(forms) => forms.iter().any(|f| {
             fragments
                 .iter()
@@ -968,7 +962,8 @@ fn odd_number_holding(line: &[u8], fragments: &[Vec<u8>]) -> bool {
 }
 
 /// Gives `visit` each number of `line` that a renderer may write otherwise than the
-/// line does, until it returns `true` (then `true`).
+/// line does, with its written forms ([`written_forms`]; `None`: not known), until it
+/// returns `true` (then `true`).
 ///
 /// A renderer writes a number it parsed from JSON: the line's own, or a string of it
 /// that it parses as JSON (Codex's tool-call arguments). In JSON a number is a token
@@ -983,7 +978,10 @@ fn odd_number_holding(line: &[u8], fragments: &[Vec<u8>]) -> bool {
 /// ([`written_forms`]) is not its text in the line: `1.50`, `1e3`, `-0`, `2479e0`,
 /// `0.000001` (serde_json's `1e-6`), an integer past 2^53; not `0.1`, `-12`, nor the
 /// 17 digits of `0.30000000000000004` JavaScript wrote.
-pub fn odd_number_tokens(line: &[u8], mut visit: impl FnMut(&[u8]) -> bool) -> bool {
+pub fn odd_number_tokens(
+    line: &[u8],
+    mut visit: impl FnMut(&[u8], Option<&[String; 2]>) -> bool,
+) -> bool {
     let n = line.len();
     let digits_from = |mut j: usize| {
         while j < n && line[j].is_ascii_digit() {
@@ -1027,14 +1025,13 @@ pub fn odd_number_tokens(line: &[u8], mut visit: impl FnMut(&[u8]) -> bool) -> b
         let leading_zero = int_end - i > 1 && line[i] == b'0';
         if opens && closes && !leading_zero {
             let tok = &line[start..j];
-            let odd = if plain {
-                // An integer: both write it as it is, up to 15 digits (beyond, as
-                // JavaScript rounds past 2^53), but for `-0`.
-                tok == b"-0" || (int_end - i > 15 && written_otherwise(tok))
-            } else {
-                written_otherwise(tok)
-            };
-            if odd && visit(tok) {
+            // An integer: both write it as it is, up to 15 digits (beyond, as
+            // JavaScript rounds past 2^53), but for `-0`.
+            let as_is = plain && tok != b"-0" && int_end - i <= 15;
+            if !as_is
+                && let Some(forms) = written_otherwise(tok)
+                && visit(tok, forms.as_ref())
+            {
                 return true;
             }
         }
@@ -1049,36 +1046,38 @@ fn word_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-')
 }
 
-/// Whether a renderer may write the number `tok` (a JSON number's text) otherwise
-/// than `tok`, as JavaScript or serde_json does. A decimal fraction of 15 significant
+/// When a renderer may write the number `tok` (a JSON number's text) otherwise than
+/// `tok`, as JavaScript or serde_json does, its written forms (`Some(None)`: not
+/// known); `None` when both write it as it is. A decimal fraction of 15 significant
 /// digits or fewer, not ending in 0, from 1e-5 (below it serde_json writes an
 /// exponent; JavaScript from 1e-6) up, is written as it is by both, without asking.
-fn written_otherwise(tok: &[u8]) -> bool {
+fn written_otherwise(tok: &[u8]) -> Option<Option<[String; 2]>> {
     let t = tok.strip_prefix(b"-").unwrap_or(tok);
     if let Some(dot) = memchr::memchr(b'.', t)
         && !t.iter().any(|&b| b | 0x20 == b'e')
     {
         let (int, frac) = (&t[..dot], &t[dot + 1..]);
-        if frac.last() == Some(&b'0') {
-            return true;
-        }
         let significant = if int == b"0" {
             let zeros = frac.iter().take_while(|&&b| b == b'0').count();
             (zeros <= 4).then_some(frac.len() - zeros)
         } else {
             Some(int.len() + frac.len())
         };
-        if significant.is_some_and(|d| d <= 15) {
-            return false;
+        if frac.last() != Some(&b'0') && significant.is_some_and(|d| d <= 15) {
+            return None;
         }
     }
-    written_forms(tok).is_none_or(|forms| forms.iter().any(|f| f.as_bytes() != tok))
+    let forms = written_forms(tok);
+    match &forms {
+        Some(fs) if fs.iter().all(|f| f.as_bytes() == tok) => None,
+        _ => Some(forms),
+    }
 }
 
 /// The forms in which the renderers write the JSON number `tok`: JavaScript's
 /// (`JSON.stringify`, `String(n)`) and serde_json's (Codex's output objects: `2479.0`,
 /// `1e-6`). `None` when serde_json does not take it (out of range: any form).
-pub fn written_forms(tok: &[u8]) -> Option<[String; 2]> {
+fn written_forms(tok: &[u8]) -> Option<[String; 2]> {
     let n: serde_json::Number = serde_json::from_slice(tok).ok()?;
     Some([crate::model::core::js::js_number(&n), n.to_string()])
 }
@@ -1240,7 +1239,7 @@ mod tests {
     fn numbers_written_otherwise() {
         let odd = |line: &str| {
             let mut v = Vec::new();
-            odd_number_tokens(line.as_bytes(), |t| {
+            odd_number_tokens(line.as_bytes(), |t, _| {
                 v.push(String::from_utf8(t.to_vec()).unwrap());
                 false
             });
