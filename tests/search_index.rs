@@ -1029,15 +1029,88 @@ fn rewritten_lines_are_found_by_what_they_show() {
 
 /// How many sessions `grep ARGS` opened (read whole), from its trace.
 fn sessions_opened(h: &Home, args: &[&str]) -> usize {
+    opened(h, args, true)
+}
+
+/// The same with the index or without it.
+fn opened(h: &Home, args: &[&str], index: bool) -> usize {
     let mut a = vec!["grep"];
     a.extend_from_slice(args);
     let mut c = h.command(&a);
     c.env("RUST_LOG", "sessionfs::search::session=trace");
+    if !index {
+        c.env("SESSIONFS_INDEX", "off");
+    }
     let out = run_command(c);
     out.stderr
         .lines()
         .filter(|l| l.contains("opening "))
         .count()
+}
+
+/// A Claude Code line that is no entry (2.1.332's request records, which hold the
+/// whole system prompt and the first prompt's attachments; a `progress` line; a line
+/// without a `uuid`) is shown in no file: a literal found only there is found
+/// nowhere, with or without the index, and no session is opened for it. Once an
+/// entry after those lines holds it too, that entry is found, and its session
+/// opened.
+#[test]
+fn claude_code_lines_that_are_no_entries_open_no_session() {
+    let h = Home::new();
+    let sid = "5aa252c6-78fb-47ae-af22-e00c3a1b6282";
+    let f = h
+        .home
+        .join(".claude/projects/-home-dev-src-big")
+        .join(format!("{sid}.jsonl"));
+    let leaf = "8de4f4a2-29f5-49b9-a218-775e0b3eb62b";
+    assert!(fs::read_to_string(&f).unwrap().contains(leaf));
+    let lines = [
+        format!(
+            r#"{{"type":"api-request-shape","sessionId":"{sid}","shapeHash":"a1","timestamp":"2026-12-01T20:44:20.161Z","version":"2.1.332","shape":{{"system":[{{"type":"text","text":"You are qzmeta-only."}}],"tools":[]}}}}"#
+        ),
+        format!(
+            r#"{{"type":"api-request-blob","sessionId":"{sid}","hash":"b2","message":{{"role":"user","content":[{{"type":"text","text":"qzmeta-only, then qzmeta-later"}}]}}}}"#
+        ),
+        format!(
+            r#"{{"type":"progress","uuid":"0d6c2f0e-1111-4222-8333-444455556666","parentUuid":"{leaf}","sessionId":"{sid}","data":{{"text":"qzmeta-only"}}}}"#
+        ),
+        format!(
+            r#"{{"type":"user","uuid":"","parentUuid":"{leaf}","sessionId":"{sid}","message":{{"role":"user","content":"qzmeta-only"}}}}"#
+        ),
+    ];
+    for l in &lines {
+        append_line(&f, l);
+    }
+    // The first search builds the index; the next one answers from it.
+    for _ in 0..2 {
+        assert_eq!(h.same(&["-l", "-F", "qzmeta-only"]).stdout, "");
+        assert_eq!(h.same(&["-l", "-F", "qzmeta-later"]).stdout, "");
+    }
+    for index in [true, false] {
+        assert_eq!(opened(&h, &["-l", "-F", "qzmeta-only"], index), 0);
+        assert_eq!(opened(&h, &["-l", "-E", "qzmeta-(only|later)"], index), 0);
+    }
+    append_line(
+        &f,
+        &format!(
+            r#"{{"type":"user","uuid":"0d6c2f0e-7777-4888-9999-aaaabbbbcccc","parentUuid":"{leaf}","sessionId":"{sid}","timestamp":"2026-12-01T20:45:00.000Z","message":{{"role":"user","content":"qzmeta-later"}}}}"#
+        ),
+    );
+    for _ in 0..2 {
+        let out = h.same(&["-l", "-F", "qzmeta-later"]);
+        assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+        assert!(
+            out.stdout
+                .contains("/0d6c2f0e-7777-4888-9999-aaaabbbbcccc/user"),
+            "{}",
+            out.stdout
+        );
+        h.index(&[]);
+    }
+    for index in [true, false] {
+        assert_eq!(opened(&h, &["-l", "-F", "qzmeta-later"], index), 1);
+        assert_eq!(opened(&h, &["-l", "-F", "qzmeta-only"], index), 0);
+    }
 }
 
 /// A Copilot CLI prompt's image is held by another line of its file (before the

@@ -1381,6 +1381,7 @@ mod tests {
             names: &[Trigger::Matches(r#""ref""#)],
             holds: &[Trigger::Matches(r#""kind":"blob""#)],
         }),
+        shown: None,
     };
 
     fn blob(id: &str, bytes: &[u8]) -> String {
@@ -1918,6 +1919,7 @@ mod tests {
             hit_paths: None,
             alone: None,
             held: None,
+            shown: None,
         };
         assert_eq!(unexplained("[error]\nx\n", raw, &bare), ["error"]);
         assert_eq!(unexplained("1000\n", br#"{"n":999}"#, &bare), ["1000"]);

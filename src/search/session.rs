@@ -2,6 +2,9 @@
 //!
 //! 1. The file is read in 256 KiB blocks; its first lines say its format
 //!    ([`rules::detect`]), whose [`Prefilter`] picks candidate lines in each block.
+//!    Until the file has a candidate left, a line its format shows nowhere
+//!    ([`Rules::shown`]: Claude Code's metadata) is dropped: a file whose only
+//!    candidates are such lines is not opened.
 //! 2. Where the format renders a line on its own ([`Rules::line_content`]), each
 //!    candidate is rendered and searched there and then, and dropped without a match;
 //!    only what grep found is kept (the lines to print), not the content.
@@ -992,6 +995,11 @@ fn scan_span<'a>(
             let start = o as usize;
             let end = start + memchr::memchr(b'\n', &buf[start..whole]).expect("whole lines");
             let line = &buf[start..end];
+            // A line the format shows nowhere is no candidate; asked only until the
+            // file has one (`Rules::shown`).
+            if out.is_empty() && r.shown.is_some_and(|shown| !shown(line)) {
+                continue;
+            }
             out.extend(candidate(r, search, file, base + o, line.len(), Some(line)));
         }
         if let Some(e) = early.as_deref_mut() {

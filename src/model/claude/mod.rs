@@ -211,6 +211,25 @@ pub fn looks_like_claude(raw: &[u8]) -> bool {
         || ty.is_some_and(|t| METADATA_TYPES.contains(&t) || t == "progress")
 }
 
+/// A line's `uuid`, when it names one (a non-empty string).
+fn uuid_of<'h>(h: &'h Head<'_>) -> Option<&'h str> {
+    match &h.uuid {
+        Field::Str(u) if !u.is_empty() => Some(u),
+        _ => None,
+    }
+}
+
+/// Whether a raw line (without its `\n`) is an entry, as [`State::index_line`]
+/// decides it: it parses, names a `uuid`, and is no `progress` line. No other line
+/// is shown in any KIND file: metadata lines (titles, the last prompt, a request's
+/// `api-request-*` records) feed the leaf and the name, and an entry's rendering
+/// ([`extra`]) takes text only from entries (its parent's tool call, the other
+/// parts of its reply) and from files beside the session. The search drops such
+/// lines from its candidates (`Rules::shown`).
+pub fn shown(raw: &[u8]) -> bool {
+    Head::parse(raw).is_ok_and(|h| h.ty.as_str() != Some("progress") && uuid_of(&h).is_some())
+}
+
 impl State {
     /// Has `custom-title.json` beside the session file `path` changed (appeared,
     /// gone, rewritten) since [`read_title_file`](Self::read_title_file) read it?
@@ -312,10 +331,7 @@ impl State {
             self.session_id = Some(sid.to_string());
         }
         let ty = h.ty.as_str().unwrap_or("");
-        let uuid = match &h.uuid {
-            Field::Str(u) if !u.is_empty() => Some(&**u),
-            _ => None,
-        };
+        let uuid = uuid_of(&h);
         if ty == "progress" {
             if let Some(u) = uuid {
                 // Claude Code's `M`: a progress line's children go to its parent.

@@ -345,6 +345,7 @@ pub static CLAUDE: Rules = Rules {
     hit_paths: None,
     alone: Some(alone),
     held: None,
+    shown: Some(super::shown),
 };
 
 /// A line's KIND file and images from the line alone (a tool result's tool name and

@@ -572,3 +572,161 @@ fn match_counts() {
         }
     }
 }
+
+/// Every `*.jsonl` under the Claude Code fixture sets but a subagent's transcript.
+fn every_fixture_file() -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "subagents") {
+                    walk(&p, out);
+                }
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&root).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("claude"))
+        {
+            walk(&p, &mut out);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The search drops a candidate line its format shows nowhere (`Rules::shown`), so
+/// `shown` must keep every line that is an entry: every node of every fixture session
+/// (its subagents' lines too) is shown, and so is any line with a `uuid`; the lines
+/// it drops are there (2.1.332's `api-request-*`, 38 KB each), and the lines at the
+/// edge (a `progress` line, an empty or non-string `uuid`, a line cut short) are
+/// decided as the loader decides them.
+#[test]
+fn every_entry_line_is_shown_and_only_metadata_is_not() {
+    let (mut nodes, mut dropped) = (0, 0);
+    for f in every_fixture_file() {
+        let Ok(s) = Session::open(&f) else { continue };
+        if s.claude().is_none() {
+            continue;
+        }
+        for (i, e) in s.entries().iter().enumerate() {
+            if e.is_node() {
+                let raw = s.entry_bytes(i as u32).unwrap();
+                assert!(
+                    super::shown(&raw),
+                    "{}:{}: an entry not shown",
+                    f.display(),
+                    e.line
+                );
+                nodes += 1;
+            }
+        }
+        dropped += std::fs::read(&f)
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty() && !super::shown(l))
+            .count();
+    }
+    assert!(
+        nodes > 1000 && dropped > 100,
+        "{nodes} nodes, {dropped} lines dropped"
+    );
+
+    let edges: &[(&str, bool)] = &[
+        (
+            r#"{"type":"user","uuid":"e1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"qz"}}"#,
+            true,
+        ),
+        (
+            r#"{"type":"api-request-blob","sessionId":"s","hash":"h","message":{"role":"user","content":"qz"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"api-request-shape","sessionId":"s","shapeHash":"h","shape":{"system":[{"type":"text","text":"qz"}]}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"progress","uuid":"e2","parentUuid":"e1","data":{"text":"qz"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"user","uuid":"","parentUuid":"e1","message":{"role":"user","content":"qz"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"user","uuid":7,"parentUuid":"e1","message":{"role":"user","content":"qz"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"user","parentUuid":"e1","message":{"role":"user","content":"qz"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"api-request","uuid":"e3","parentUuid":"e1","data":"qz"}"#,
+            true,
+        ),
+        (
+            r#"{"uuid":"e4","parentUuid":"e3","message":{"content":"qz"}}"#,
+            true,
+        ),
+        (
+            r#"{"type":"user","uuid":"e5","parentUuid":"e4","message":{"content":"#,
+            false,
+        ),
+        (
+            r#"{"type":"user","uuid":"e6","type":"progress","parentUuid":"e4"}"#,
+            false,
+        ),
+        (
+            r#"{"type":"progress","uuid":"e7","type":"user","parentUuid":"e4","message":{"content":"qz"}}"#,
+            true,
+        ),
+        ("qz", false),
+    ];
+    // An entry nested past serde's limit of 128 levels is one ("[this entry cannot
+    // be shown: …]"), and so is an entry of more values than a line may hold parsed.
+    let deep = format!(
+        r#"{{"type":"user","uuid":"e8","parentUuid":"e4","message":{{"content":{}"qz"{}}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let many = format!(
+        r#"{{"type":"user","uuid":"e9","parentUuid":"e4","message":{{"content":[{}0]}}}}"#,
+        "0,".repeat(crate::model::core::input::COUNTED_FROM)
+    );
+    let edges: Vec<(&str, bool)> = edges
+        .iter()
+        .copied()
+        .chain([(deep.as_str(), true), (many.as_str(), true)])
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir
+        .path()
+        .join("00000000-0000-4000-8000-000000000001.jsonl");
+    let text: String = edges.iter().map(|(l, _)| format!("{l}\n")).collect();
+    std::fs::write(&f, text).unwrap();
+    let s = Session::open(&f).unwrap();
+    let entries: Vec<u32> = s
+        .entries()
+        .iter()
+        .filter(|e| e.is_node())
+        .map(|e| e.line)
+        .collect();
+    for (n, (line, want)) in edges.iter().enumerate() {
+        assert_eq!(super::shown(line.as_bytes()), *want, "{line}");
+        let entry = entries.contains(&(n as u32 + 1));
+        assert!(!entry || *want, "{line}: an entry, not shown");
+    }
+    assert_eq!(
+        entries.len(),
+        edges.iter().filter(|e| e.1).count(),
+        "{entries:?}"
+    );
+}

@@ -188,6 +188,7 @@ pub static CODEX: Rules = Rules {
     hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
     alone: Some(alone),
     held: None,
+    shown: None,
 };
 
 /// A line's KIND file and images from the line alone: for the index.

@@ -186,6 +186,7 @@ pub static COPILOT: Rules = Rules {
         names: NAMES_ASSET,
         holds: ASSET,
     }),
+    shown: None,
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a

@@ -166,6 +166,18 @@ pub struct Rules {
     /// Lines whose entries show binary content another line of the same file holds
     /// (an image a prompt names by id, stored once in a line of its own).
     pub held: Option<Held>,
+    /// Whether a line may be shown at all: as an entry of its own, or as text another
+    /// entry's content takes from it (`None`: any line may). A line it says no for is
+    /// no candidate, whatever it holds: Claude Code's metadata lines (a request's
+    /// system prompt and tool definitions, 38 KB in every session; file backups;
+    /// costs), which belong to no entry and give no entry text. It must be the
+    /// format's own test, the one its index decides with, not a guess from the bytes.
+    ///
+    /// The search asks it of a file's candidates only until one is shown: the session
+    /// is then opened anyway, and a line that is no entry selects nothing there. So a
+    /// file whose only candidates are such lines is not opened, and one with a hit
+    /// pays for a few lines more.
+    pub shown: Option<fn(&[u8]) -> bool>,
 }
 
 /// Lines whose entries show binary content held by other lines of the same file

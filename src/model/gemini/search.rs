@@ -142,6 +142,7 @@ pub static GEMINI: Rules = Rules {
     // of each string as the prefilter decodes them.
     alone: None,
     held: None,
+    shown: None,
 };
 
 /// The rules of a file whose first parsed line is `line`, if it is Gemini CLI's (as

@@ -160,6 +160,7 @@ pub static OPENCODE: Rules = Rules {
     // of each string as the prefilter decodes them.
     alone: None,
     held: None,
+    shown: None,
 };
 
 /// The rules of a session whose path names it in an opencode database (`DB/ses_…`).

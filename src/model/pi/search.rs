@@ -178,6 +178,7 @@ pub static PI: Rules = Rules {
     hit_paths: Some(HitPaths::Map(&super::hitpath::MAP)),
     alone: Some(super::content::line_content),
     held: None,
+    shown: None,
 };
 
 /// Pi's sessions of format version 2: entries are migrated when read (a role
@@ -197,6 +198,7 @@ pub static PI_V2: Rules = Rules {
     hit_paths: None,
     alone: Some(super::content::line_content),
     held: None,
+    shown: None,
 };
 
 /// Pi's sessions of format version 1 (no ids on disk): entries get ids derived from
@@ -217,6 +219,7 @@ pub static PI_V1: Rules = Rules {
     hit_paths: None,
     alone: Some(super::content::line_content),
     held: None,
+    shown: None,
 };
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a

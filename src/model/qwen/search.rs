@@ -203,6 +203,7 @@ pub static QWEN: Rules = Rules {
     // of each string as the prefilter decodes them.
     alone: None,
     held: None,
+    shown: None,
 };
 
 /// The rules of a file whose first parsed line is `line`, if it is Qwen Code's.
