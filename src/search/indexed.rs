@@ -20,6 +20,15 @@
 //! that may name binary content other lines hold ([`Rules::held`]), read only by `-c`
 //! (which lists every image).
 //!
+//! # Lines shown nowhere
+//!
+//! A line its format shows in no file ([`Rules::shown`]: Claude Code's metadata, a
+//! fifth of its bytes in a real home, most of it the system prompt and tool
+//! definitions every request record repeats) has nothing indexed and no probe: no
+//! query reads it, and its block is selected only by the lines around it. An index
+//! built before this rule holds their trigrams too, which only makes it select more:
+//! no new [`INDEX_VERSION`].
+//!
 //! # Payloads
 //!
 //! A line where its format says binary content may be ([`Rules::binary_content`]) is
@@ -426,6 +435,13 @@ impl LineRules for FormatLines {
     fn line(&self, line_nl: &[u8], facts: &mut LineFacts) {
         let t = table();
         let line = &line_nl[..line_nl.len() - 1];
+        // A line its format shows nowhere (Claude Code's metadata: a request's system
+        // prompt and tools, 38 KB a session) can give no search a hit: none of its
+        // text is indexed, and no probe selects it. Its block still covers it.
+        if self.rules.shown.is_some_and(|shown| !shown(line)) {
+            facts.hide.push(0..line.len());
+            return;
+        }
         let p = &mut facts.probes;
         if prefilter::has_odd_escape(line, false) {
             p.push(ODD_U as u16);
