@@ -289,6 +289,15 @@ pub fn parse(bytes: &[u8]) -> Lines {
 }
 
 /// Line `number` of the bytes `src`, at `[start, end)` (its `\n` included).
+/// Whether a raw line (without its `\n`) is an entry of the tree, as [`parse_line`]
+/// decides it: a JSON object whose `type` is a node's ([`LineKind::is_node`]). No
+/// other line is shown in any KIND file (a line's KIND file follows from the line
+/// alone, [`super::render::line_text`]): the search's index indexes nothing of them
+/// (`Rules::shown`).
+pub fn shown(line: &[u8]) -> bool {
+    check::head(line).is_some_and(|h| LineKind::of(h.ty.as_deref().unwrap_or("")).is_node())
+}
+
 pub fn parse_line(src: &Arc<[u8]>, start: usize, end: usize, number: usize) -> Line {
     let head = check::head(&src[start..end - 1]);
     Line {

@@ -37,7 +37,9 @@
 //! Lines that are not entries (`session_meta`, `event_msg`, `turn_context`,
 //! `world_state`, token records, unknown types, broken lines) have no KIND file: a
 //! candidate among them is dropped when its content is found empty
-//! ([`Rules::line_content`]). A line's KIND file follows from the line alone, so
+//! ([`Rules::line_content`]), and the index indexes nothing of them ([`page::shown`]:
+//! 70% of the bytes of the bench's threads: the 20 KB `session_meta` of each page,
+//! `turn_context`, the settings, `event_msg`s and token records). A line's KIND file follows from the line alone, so
 //! candidates are searched before the thread is indexed; those with images are left to
 //! the session, which names their files as the mount does.
 //!
@@ -188,7 +190,7 @@ pub static CODEX: Rules = Rules {
     hit_paths: Some(HitPaths::Direct(super::hitpath::paths)),
     alone: Some(alone),
     held: None,
-    shown: None,
+    shown: Some(page::shown),
 };
 
 /// A line's KIND file and images from the line alone: for the index.

@@ -1006,3 +1006,84 @@ fn base_cycles_are_reported() {
     }
     assert_eq!(codex.thread_nodes(codex.thread(t).unwrap()).len(), 2);
 }
+
+/// The search's index indexes nothing of a line that is no entry (`page::shown`), so
+/// every entry must be shown: every node of every thread of the fixtures (their base
+/// pages' lines too), and a line that is not is there to drop (`session_meta`,
+/// `turn_context`, `event_msg`s, token records).
+#[test]
+fn every_entry_line_is_shown() {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex"),
+        &mut files,
+    );
+    files.sort();
+    let (mut nodes, mut dropped) = (0, 0);
+    for f in &files {
+        let Ok(s) = crate::model::core::session::Session::open(f) else {
+            continue;
+        };
+        for (i, e) in s.entries().iter().enumerate() {
+            if e.is_node() {
+                let raw = s.entry_bytes(i as u32).unwrap();
+                assert!(
+                    super::page::shown(&raw),
+                    "{}:{}: an entry not shown",
+                    f.display(),
+                    e.line
+                );
+                nodes += 1;
+            }
+        }
+        dropped += std::fs::read(f)
+            .unwrap()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty() && !super::page::shown(l))
+            .count();
+    }
+    assert!(
+        nodes > 500 && dropped > 500,
+        "{nodes} nodes, {dropped} lines dropped"
+    );
+    for (line, want) in [
+        (
+            r#"{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[]}}"#,
+            true,
+        ),
+        (
+            r#"{"timestamp":"t","type":"compacted","payload":{"message":"m"}}"#,
+            true,
+        ),
+        (
+            r#"{"timestamp":"t","type":"turn_context","payload":{"cwd":"/x"}}"#,
+            false,
+        ),
+        (
+            r#"{"timestamp":"t","type":"event_msg","payload":{"type":"agent_message","message":"m"}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"response_item","type":"world_state","payload":{}}"#,
+            false,
+        ),
+        (
+            r#"{"type":"world_state","type":"response_item","payload":{}}"#,
+            true,
+        ),
+        (r#"{"type":"response_item","payload":"#, false),
+    ] {
+        assert_eq!(super::page::shown(line.as_bytes()), want, "{line}");
+    }
+}
