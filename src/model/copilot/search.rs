@@ -186,8 +186,23 @@ pub static COPILOT: Rules = Rules {
         names: NAMES_ASSET,
         holds: ASSET,
     }),
-    shown: None,
+    shown: Some(shown),
 };
+
+/// Whether a line may be shown: every line but those the index files as bookkeeping
+/// (`super::index`, by the same head: the system prompt a request carried, 61% of the
+/// bench home's Copilot CLI bytes; token records; the `model.*` and other events of
+/// no conversation). Every KIND file follows from its own line and the assets it
+/// names (`super::render`), and an asset line stays shown. A line whose head does
+/// not parse is kept.
+pub fn shown(line: &[u8]) -> bool {
+    LineHead::parse(line).map_or(true, |h| {
+        !matches!(
+            events::classify(h.ty.as_str().unwrap_or("")),
+            Line::System | Line::Usage | Line::Other
+        )
+    })
+}
 
 /// The rules of a file whose first parsed line is `line` (read as `head`), if it is a
 /// Copilot CLI event (as the agents' table detects it).
