@@ -575,29 +575,13 @@ fn match_counts() {
 
 /// Every `*.jsonl` under the Claude Code fixture sets but a subagent's transcript.
 fn every_fixture_file() -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        for e in rd {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n != "subagents") {
-                    walk(&p, out);
-                }
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&root).unwrap() {
-        let p = e.unwrap().path();
-        if p.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("claude"))
-        {
-            walk(&p, &mut out);
-        }
-    }
+    let mut out: Vec<PathBuf> = crate::model::core::scan::tests::fixture_files()
+        .into_iter()
+        .filter(|p| {
+            let s = p.to_string_lossy();
+            s.contains("/tests/fixtures/claude") && !s.contains("/subagents/")
+        })
+        .collect();
     out.sort();
     out
 }
@@ -610,30 +594,10 @@ fn every_fixture_file() -> Vec<PathBuf> {
 /// decided as the loader decides them.
 #[test]
 fn every_entry_line_is_shown_and_only_metadata_is_not() {
-    let (mut nodes, mut dropped) = (0, 0);
-    for f in every_fixture_file() {
-        let Ok(s) = Session::open(&f) else { continue };
-        if s.claude().is_none() {
-            continue;
-        }
-        for (i, e) in s.entries().iter().enumerate() {
-            if e.is_node() {
-                let raw = s.entry_bytes(i as u32).unwrap();
-                assert!(
-                    super::shown(&raw),
-                    "{}:{}: an entry not shown",
-                    f.display(),
-                    e.line
-                );
-                nodes += 1;
-            }
-        }
-        dropped += std::fs::read(&f)
-            .unwrap()
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty() && !super::shown(l))
-            .count();
-    }
+    let (nodes, dropped) = crate::model::core::grep::shown_check::every_entry_shown(
+        &every_fixture_file(),
+        super::shown,
+    );
     assert!(
         nodes > 1000 && dropped > 100,
         "{nodes} nodes, {dropped} lines dropped"

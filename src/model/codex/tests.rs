@@ -1013,46 +1013,12 @@ fn base_cycles_are_reported() {
 /// `turn_context`, `event_msg`s, token records).
 #[test]
 fn every_entry_line_is_shown() {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(d) else { return };
-        for e in rd {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
+    let mut files = crate::model::core::scan::tests::jsonl_files(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex"),
-        &mut files,
     );
     files.sort();
-    let (mut nodes, mut dropped) = (0, 0);
-    for f in &files {
-        let Ok(s) = crate::model::core::session::Session::open(f) else {
-            continue;
-        };
-        for (i, e) in s.entries().iter().enumerate() {
-            if e.is_node() {
-                let raw = s.entry_bytes(i as u32).unwrap();
-                assert!(
-                    super::page::shown(&raw),
-                    "{}:{}: an entry not shown",
-                    f.display(),
-                    e.line
-                );
-                nodes += 1;
-            }
-        }
-        dropped += std::fs::read(f)
-            .unwrap()
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty() && !super::page::shown(l))
-            .count();
-    }
+    let (nodes, dropped) =
+        crate::model::core::grep::shown_check::every_entry_shown(&files, super::page::shown);
     assert!(
         nodes > 500 && dropped > 500,
         "{nodes} nodes, {dropped} lines dropped"

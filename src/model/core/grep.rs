@@ -380,6 +380,43 @@ pub struct SearchTable {
     pub begin: fn(),
 }
 
+/// The test every format with a [`Rules::shown`] runs over its fixtures.
+#[cfg(test)]
+pub(crate) mod shown_check {
+    use crate::model::core::session::Session;
+    use std::path::PathBuf;
+
+    /// Asserts that `shown` keeps the line of every entry of the session of each of
+    /// `files` (its other files' entries too); returns how many entries that was and
+    /// how many lines of `files` `shown` drops, for the caller to check that it drops
+    /// what it is meant to.
+    pub fn every_entry_shown(files: &[PathBuf], shown: fn(&[u8]) -> bool) -> (usize, usize) {
+        let (mut nodes, mut dropped) = (0, 0);
+        for f in files {
+            if let Ok(s) = Session::open(f) {
+                for (i, e) in s.entries().iter().enumerate() {
+                    if e.is_node() {
+                        let raw = s.entry_bytes(i as u32).unwrap();
+                        assert!(
+                            shown(&raw),
+                            "{}:{}: an entry not shown",
+                            f.display(),
+                            e.line
+                        );
+                        nodes += 1;
+                    }
+                }
+            }
+            dropped += std::fs::read(f)
+                .unwrap()
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty() && !shown(l))
+                .count();
+        }
+        (nodes, dropped)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::openers;
